@@ -1,0 +1,58 @@
+"""The evaluation contract: every convention a score depends on, as one value recorded beside it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from evalset.metrics.ranking import TIE_RULES, TieRule
+
+Gain = Literal["linear", "exponential"]
+MissingPolicy = Literal["zero", "skip"]
+UndefinedPolicy = Literal["skip", "zero"]
+
+
+@dataclass(frozen=True)
+class EvaluationContract:
+    """How runs are scored (DESIGN.md, "The evaluation contract").
+
+    rel_level
+        Binary measures count a document relevant when its grade is at least this (default 1, as trec_eval).
+    gain
+        nDCG gain: ``linear`` (gain = grade) or ``exponential`` (2^grade - 1).
+    ties
+        Tie rule for equal scores: ``trec`` (doc id descending), ``run``, ``docid`` (ascending), ``expected``.
+    missing
+        A judged query absent from a run: ``zero`` (it scores 0: the system returned nothing) or ``skip``
+        (left out, as trec_eval averages over the run's queries).
+    undefined
+        A query where the measure is undefined (no relevant document): ``skip`` (left out of the mean and
+        counted) or ``zero`` (scored 0, as trec_eval does).
+    """
+
+    rel_level: int = 1
+    gain: Gain = "linear"
+    ties: TieRule = "trec"
+    missing: MissingPolicy = "zero"
+    undefined: UndefinedPolicy = "skip"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rel_level, bool) or not isinstance(self.rel_level, int) or self.rel_level < 1:
+            raise ValueError(f"rel_level must be an integer >= 1, got {self.rel_level!r}")
+        choices = {"gain": ("linear", "exponential"), "ties": TIE_RULES, "missing": ("zero", "skip"),
+                   "undefined": ("skip", "zero")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> EvaluationContract:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+TREC_EVAL = EvaluationContract(missing="skip", undefined="zero")
+"""trec_eval's conventions: average over the run's judged queries, a query without relevant documents scores 0."""

@@ -1,0 +1,343 @@
+"""Readers and writers for the tables the stages hand each other: TREC runs and qrels.
+
+All input validation lives here. A reader either returns a clean DataFrame or raises
+:class:`~evalset.errors.InputError` naming the file and line; writers never leave a half-written file.
+
+Parsing is columnar (pyarrow's CSV reader and compute kernels), never a Python loop over lines: a
+10-million-line run parses in a few seconds. A file is read on a fast path that assumes one delimiter
+(tab or space) throughout; a file that does not fit it (runs of spaces, mixed delimiters) or that has a bad
+value is re-read line by line through pyarrow's whitespace splitter, which also gives exact line numbers
+for errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from evalset.errors import InputError
+
+RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "grade")
+_RUN_LAYOUT = "qid Q0 docid rank score tag"
+_QRELS_LAYOUT = "qid 0 docid grade"
+_KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results"}
+_BLOCK_SIZE = 1 << 24
+
+
+def run_name(path: str | os.PathLike) -> str:
+    """A run's name: its file name without the usual extensions (``bm25.run.gz`` -> ``bm25``)."""
+    name = Path(path).name
+    while True:
+        stem, suffix = os.path.splitext(name)
+        if suffix.lower() in _KNOWN_SUFFIXES and stem:
+            name = stem
+        else:
+            return name
+
+
+# --------------------------------------------------------------------------------------------------- parsing
+def _open_text_head(path: str) -> str:
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.strip():
+                    return line
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from exc
+    return ""
+
+
+def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str]) -> pa.Table:
+    return pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
+        parse_options=parse,
+        convert_options=pacsv.ConvertOptions(
+            column_types={name: pa.string() for name in names},
+            include_columns=include,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+
+
+def _fields_fast(path: str, names: tuple[str, ...], keep: list[str]) -> pa.Table | None:
+    """One-delimiter parse; None when the file does not fit it (the caller falls back)."""
+    head = _open_text_head(path)
+    if not head:
+        return None
+    delimiter = "\t" if "\t" in head else " "
+    parse = pacsv.ParseOptions(
+        delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
+    )
+    try:
+        table = _read_csv(path, parse, list(names), keep)
+    except pa.ArrowInvalid:
+        return None
+    for name in keep:  # a stray space or tab leaves an empty or padded field: not this path's job
+        column = table[name]
+        if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py() or pc.any(
+            pc.match_substring_regex(column, r"\s")
+        ).as_py():
+            return None
+    return table
+
+
+def _fields_by_line(path: str, names: tuple[str, ...], keep: list[str], layout: str) -> pa.Table:
+    """Whitespace-split parse that keeps line numbers; raises InputError on a malformed line."""
+    parse = pacsv.ParseOptions(
+        delimiter="\x1e", quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=False
+    )
+    try:
+        lines = _read_csv(path, parse, ["line"], ["line"])["line"]
+    except pa.ArrowInvalid as exc:
+        if "Empty CSV file" in str(exc):
+            return pa.table({name: pa.array([], pa.string()) for name in keep} | {"line_no": pa.array([], pa.int64())})
+        raise InputError(f"cannot parse: {exc}", path) from exc
+    lines = lines.combine_chunks()
+    fields = pc.utf8_split_whitespace(lines)
+    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero((counts != len(names)) & (counts != 0))
+    if bad.size:
+        row = int(bad[0])
+        raise InputError(
+            f"expected {len(names)} whitespace-separated fields `{layout}`, found {counts[row]}: "
+            f"{lines[row].as_py()!r}",
+            path,
+            row + 1,
+        )
+    nonblank = np.flatnonzero(counts != 0)
+    flat = pc.list_flatten(fields.take(pa.array(nonblank))).to_numpy(zero_copy_only=False)
+    columns = {
+        name: pa.array(flat[names.index(name) :: len(names)], pa.string()) for name in keep
+    }
+    columns["line_no"] = pa.array(nonblank + 1)
+    return pa.table(columns)
+
+
+def _read_fields(path: str | os.PathLike, names: tuple[str, ...], keep: list[str], layout: str,
+                 fast: bool) -> pa.Table:
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError("no such file", path)
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a file", path)
+    try:
+        table = _fields_fast(path, names, keep) if fast else None
+        return table if table is not None else _fields_by_line(path, names, keep, layout)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc}", path) from exc
+
+
+def _first_bad(values: pa.ChunkedArray | pa.Array, convert) -> int:
+    for row, value in enumerate(values.to_pylist()):
+        try:
+            convert(value)
+        except ValueError:
+            return row
+    return -1
+
+
+def _as_int(text: str) -> int:
+    return int(text)
+
+
+def _as_finite_float(text: str) -> float:
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def _cast_column(table: pa.Table, name: str, target: pa.DataType, convert, what: str,
+                 path: str, layout: str, names: tuple[str, ...], keep: list[str]) -> pa.ChunkedArray:
+    """Cast a string column; on failure name the line (re-reading by line if the fast path was used)."""
+    try:
+        values = pc.cast(table[name], target)
+        if pa.types.is_floating(target) and not pc.all(pc.is_finite(values)).as_py():
+            raise pa.ArrowInvalid("non-finite")
+        return values
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if "line_no" not in table.column_names:
+            table = _fields_by_line(path, names, keep, layout)
+        row = _first_bad(table[name], convert)
+        line = int(table["line_no"][row].as_py()) if row >= 0 else None
+        value = table[name][row].as_py() if row >= 0 else "?"
+        raise InputError(f"{what} must be {'an integer' if target == pa.int64() else 'a finite number'}, "
+                         f"found {value!r}", path, line) from None
+
+
+# ------------------------------------------------------------------------------------------------------ runs
+def read_run(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``).
+
+    Returns a DataFrame with columns ``query_id`` and ``doc_id`` (categorical), ``rank`` (int64) and
+    ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
+    by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
+    """
+    path = os.fspath(path)
+    keep = ["query_id", "doc_id", "rank", "score"]
+    table = _read_fields(path, RUN_FIELDS, keep, _RUN_LAYOUT, fast=True)
+    score = _cast_column(table, "score", pa.float64(), _as_finite_float, "score", path, _RUN_LAYOUT, RUN_FIELDS,
+                         keep)
+    rank = _cast_column(table, "rank", pa.int64(), _as_int, "rank", path, _RUN_LAYOUT, RUN_FIELDS, keep)
+    frame = pa.table({
+        "query_id": pc.dictionary_encode(table["query_id"]),
+        "doc_id": pc.dictionary_encode(table["doc_id"]),
+        "rank": rank,
+        "score": score,
+    }).unify_dictionaries().combine_chunks()
+    return frame.to_pandas()
+
+
+def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataFrame:
+    """Validate a run given as a DataFrame (``query_id, doc_id, score[, rank]``) and normalise it.
+
+    Without a ``rank`` column, ranks are the row order within each query (1-based).
+    """
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
+    if missing:
+        raise InputError(f"run is missing column(s) {', '.join(missing)}", source)
+    out = pd.DataFrame({
+        "query_id": frame["query_id"].astype(str).astype("category"),
+        "doc_id": frame["doc_id"].astype(str).astype("category"),
+    })
+    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(score))
+    if bad.size:
+        raise InputError(f"score must be a finite number, found {frame['score'].iloc[bad[0]]!r} (row {bad[0]})",
+                         source)
+    if "rank" in frame.columns:
+        rank = pd.to_numeric(frame["rank"], errors="coerce")
+        if rank.isna().any() or (rank != rank.round()).any():
+            row = int(np.flatnonzero((rank.isna() | (rank != rank.round())).to_numpy())[0])
+            raise InputError(f"rank must be an integer, found {frame['rank'].iloc[row]!r} (row {row})", source)
+        out["rank"] = rank.to_numpy(dtype=np.int64)
+    else:
+        out["rank"] = out.groupby("query_id", observed=True).cumcount().to_numpy(dtype=np.int64) + 1
+    out["score"] = score
+    return out.reset_index(drop=True)
+
+
+def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") -> None:
+    """Write a run in TREC format (atomically), in the frame's row order."""
+    lines = pd.DataFrame({
+        "query_id": run["query_id"].astype(str),
+        "q0": "Q0",
+        "doc_id": run["doc_id"].astype(str),
+        "rank": run["rank"] if "rank" in run else run.groupby("query_id", observed=True).cumcount() + 1,
+        "score": run["score"],
+        "tag": tag,
+    })
+    with atomic_path(path) as tmp:
+        lines.to_csv(tmp, sep=" ", header=False, index=False, float_format="%.17g",
+                     compression="gzip" if str(path).endswith(".gz") else None)
+
+
+# ----------------------------------------------------------------------------------------------------- qrels
+def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
+    """Read TREC qrels (``qid iter docid grade``, whitespace separated, plain or ``.gz``).
+
+    Returns ``query_id, doc_id, grade`` (strings and int64), sorted by query and document. A negative grade
+    keeps trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as
+    judged). A non-integer grade, a malformed line, or one pair given two different grades is refused with the
+    line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
+    """
+    path = os.fspath(path)
+    keep = ["query_id", "doc_id", "grade"]
+    table = _read_fields(path, QRELS_FIELDS, keep, _QRELS_LAYOUT, fast=False)
+    grade = _cast_column(table, "grade", pa.int64(), _as_int, "grade", path, _QRELS_LAYOUT, QRELS_FIELDS, keep)
+    frame = pd.DataFrame({
+        "query_id": table["query_id"].to_numpy(),
+        "doc_id": table["doc_id"].to_numpy(),
+        "grade": grade.to_numpy(),
+        "line_no": table["line_no"].to_numpy(),
+    })
+    return _check_qrels(frame, path)
+
+
+def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    frame = frame.astype({"query_id": str, "doc_id": str})
+    repeated = frame.duplicated(["query_id", "doc_id"], keep=False)
+    collapsed = 0
+    if repeated.any():
+        group = frame[repeated]
+        conflicting = group.groupby(["query_id", "doc_id"], sort=False)["grade"].transform("nunique") > 1
+        if conflicting.any():
+            first = group[conflicting].iloc[0]
+            same = group[(group["query_id"] == first["query_id"]) & (group["doc_id"] == first["doc_id"])]
+            where = ", ".join(f"line {n}: grade {g}" for n, g in zip(same["line_no"], same["grade"], strict=True))
+            raise InputError(
+                f"query {first['query_id']} document {first['doc_id']} has two different grades ({where})",
+                source, int(same["line_no"].iloc[1]),
+            )
+        collapsed = int(frame.duplicated(["query_id", "doc_id"]).sum())
+        frame = frame.drop_duplicates(["query_id", "doc_id"])
+    frame = frame.drop(columns="line_no").sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+    frame.attrs["collapsed_duplicates"] = collapsed
+    return frame
+
+
+def qrels_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataFrame:
+    """Validate qrels given as a DataFrame (``query_id, doc_id, grade``) like :func:`read_qrels` does.
+
+    Rows are numbered from 1 in error messages.
+    """
+    missing = [c for c in ("query_id", "doc_id", "grade") if c not in frame.columns]
+    if missing:
+        raise InputError(f"qrels are missing column(s) {', '.join(missing)}", source)
+    grade = pd.to_numeric(frame["grade"], errors="coerce")
+    bad = grade.isna() | (grade != grade.round())
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"grade must be an integer, found {frame['grade'].iloc[row]!r}", source, row + 1)
+    out = pd.DataFrame({
+        "query_id": frame["query_id"].to_numpy(),
+        "doc_id": frame["doc_id"].to_numpy(),
+        "grade": grade.to_numpy(dtype=np.int64),
+        "line_no": np.arange(1, len(frame) + 1),
+    })
+    return _check_qrels(out, source)
+
+
+def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write qrels as ``qid 0 docid grade`` lines (atomically), sorted by query and document."""
+    ordered = qrels.sort_values(["query_id", "doc_id"], kind="stable")
+    lines = pd.DataFrame({
+        "query_id": ordered["query_id"].astype(str),
+        "iteration": "0",
+        "doc_id": ordered["doc_id"].astype(str),
+        "grade": ordered["grade"].astype(np.int64),
+    })
+    with atomic_path(path) as tmp:
+        lines.to_csv(tmp, sep=" ", header=False, index=False,
+                     compression="gzip" if str(path).endswith(".gz") else None)
+
+
+# ----------------------------------------------------------------------------------------------------- files
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
