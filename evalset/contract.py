@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
-from evalset.metrics.ranking import TIE_RULES, TieRule
-
+TieRule = Literal["trec", "run", "docid", "expected"]
+TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
 Gain = Literal["linear", "exponential"]
 MissingPolicy = Literal["zero", "skip"]
 UndefinedPolicy = Literal["skip", "zero"]

@@ -17,6 +17,7 @@ import gzip
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,22 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 
-RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
-QRELS_FIELDS = ("query_id", "iteration", "doc_id", "grade")
-_RUN_LAYOUT = "qid Q0 docid rank score tag"
-_QRELS_LAYOUT = "qid 0 docid grade"
+
+@dataclass(frozen=True)
+class _Layout:
+    """A whitespace-separated line format: its field names, the ones kept, and whether extra fields are allowed."""
+
+    fields: tuple[str, ...]
+    keep: tuple[str, ...]
+    extra_fields: bool  # trec_eval ignores text after a run line's tag
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.fields)
+
+
+RUN_LAYOUT = _Layout(("qid", "Q0", "docid", "rank", "score", "tag"), ("qid", "docid", "rank", "score"), True)
+QRELS_LAYOUT = _Layout(("qid", "0", "docid", "grade"), ("qid", "docid", "grade"), False)
 _KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results"}
 _BLOCK_SIZE = 1 << 24
 
@@ -65,7 +78,7 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
         read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
         parse_options=parse,
         convert_options=pacsv.ConvertOptions(
-            column_types={name: pa.string() for name in names},
+            column_types=dict.fromkeys(names, pa.string()),
             include_columns=include,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
@@ -73,21 +86,22 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
     )
 
 
-def _fields_fast(path: str, names: tuple[str, ...], keep: list[str]) -> pa.Table | None:
+def _parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptions:
+    return pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
+                              ignore_empty_lines=ignore_empty_lines)
+
+
+def _fields_fast(path: str, layout: _Layout) -> pa.Table | None:
     """One-delimiter parse; None when the file does not fit it (the caller falls back)."""
     head = _open_text_head(path)
     if not head:
         return None
-    delimiter = "\t" if "\t" in head else " "
-    parse = pacsv.ParseOptions(
-        delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
-    )
     try:
-        table = _read_csv(path, parse, list(names), keep)
+        table = _read_csv(path, _parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
+                          list(layout.keep))
     except pa.ArrowInvalid:
         return None
-    for name in keep:  # a stray space or tab leaves an empty or padded field: not this path's job
-        column = table[name]
+    for column in table.columns:  # a stray space or tab leaves an empty or padded field: not this path's job
         if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py() or pc.any(
             pc.match_substring_regex(column, r"\s")
         ).as_py():
@@ -95,63 +109,42 @@ def _fields_fast(path: str, names: tuple[str, ...], keep: list[str]) -> pa.Table
     return table
 
 
-def _fields_by_line(path: str, names: tuple[str, ...], keep: list[str], layout: str) -> pa.Table:
-    """Whitespace-split parse that keeps line numbers; raises InputError on a malformed line."""
-    parse = pacsv.ParseOptions(
-        delimiter="\x1e", quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=False
-    )
+def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
+    """Whitespace-split parse that keeps line numbers (``line_no``); raises InputError on a malformed line."""
     try:
-        lines = _read_csv(path, parse, ["line"], ["line"])["line"]
+        lines = _read_csv(path, _parse_options("\x1e", False), ["line"], ["line"])["line"]
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
-            return pa.table({name: pa.array([], pa.string()) for name in keep} | {"line_no": pa.array([], pa.int64())})
+            empty = {name: pa.array([], pa.string()) for name in layout.keep}
+            return pa.table(empty | {"line_no": pa.array([], pa.int64())})
         raise InputError(f"cannot parse: {exc}", path) from exc
     lines = lines.combine_chunks()
     fields = pc.utf8_split_whitespace(lines)
-    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
-    bad = np.flatnonzero((counts != len(names)) & (counts != 0))
+    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False).copy()
+    counts[pc.equal(pc.utf8_trim_whitespace(lines), "").to_numpy(zero_copy_only=False)] = 0  # blank lines
+    width = len(layout.fields)
+    allowed = counts >= width if layout.extra_fields else counts == width
+    bad = np.flatnonzero(~allowed & (counts != 0))
     if bad.size:
         row = int(bad[0])
-        raise InputError(
-            f"expected {len(names)} whitespace-separated fields `{layout}`, found {counts[row]}: "
-            f"{lines[row].as_py()!r}",
-            path,
-            row + 1,
-        )
+        raise InputError(f"expected {width} whitespace-separated fields `{layout.text}`, found {counts[row]}: "
+                         f"{lines[row].as_py()!r}", path, row + 1)
     nonblank = np.flatnonzero(counts != 0)
-    flat = pc.list_flatten(fields.take(pa.array(nonblank))).to_numpy(zero_copy_only=False)
-    columns = {
-        name: pa.array(flat[names.index(name) :: len(names)], pa.string()) for name in keep
-    }
-    columns["line_no"] = pa.array(nonblank + 1)
-    return pa.table(columns)
+    fields = fields.take(pa.array(nonblank))
+    columns = {name: pc.list_element(fields, layout.fields.index(name)) for name in layout.keep}
+    return pa.table(columns | {"line_no": pa.array(nonblank + 1)})
 
 
-def _read_fields(path: str | os.PathLike, names: tuple[str, ...], keep: list[str], layout: str,
-                 fast: bool) -> pa.Table:
-    path = os.fspath(path)
+def _read_fields(path: str, layout: _Layout, fast: bool) -> pa.Table:
     if not os.path.exists(path):
         raise InputError("no such file", path)
     if os.path.isdir(path):
         raise InputError("is a folder, not a file", path)
     try:
-        table = _fields_fast(path, names, keep) if fast else None
-        return table if table is not None else _fields_by_line(path, names, keep, layout)
+        table = _fields_fast(path, layout) if fast else None
+        return table if table is not None else _fields_by_line(path, layout)
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
-
-
-def _first_bad(values: pa.ChunkedArray | pa.Array, convert) -> int:
-    for row, value in enumerate(values.to_pylist()):
-        try:
-            convert(value)
-        except ValueError:
-            return row
-    return -1
-
-
-def _as_int(text: str) -> int:
-    return int(text)
 
 
 def _as_finite_float(text: str) -> float:
@@ -161,22 +154,25 @@ def _as_finite_float(text: str) -> float:
     return value
 
 
-def _cast_column(table: pa.Table, name: str, target: pa.DataType, convert, what: str,
-                 path: str, layout: str, names: tuple[str, ...], keep: list[str]) -> pa.ChunkedArray:
-    """Cast a string column; on failure name the line (re-reading by line if the fast path was used)."""
+def _cast_column(table: pa.Table, name: str, target: pa.DataType, path: str, layout: _Layout) -> pa.ChunkedArray:
+    """Cast a string column to int64 or float64; on failure name the line (re-reading by line if needed)."""
+    integer = target == pa.int64()
     try:
         values = pc.cast(table[name], target)
-        if pa.types.is_floating(target) and not pc.all(pc.is_finite(values)).as_py():
+        if not integer and not pc.all(pc.is_finite(values)).as_py():
             raise pa.ArrowInvalid("non-finite")
         return values
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         if "line_no" not in table.column_names:
-            table = _fields_by_line(path, names, keep, layout)
-        row = _first_bad(table[name], convert)
-        line = int(table["line_no"][row].as_py()) if row >= 0 else None
-        value = table[name][row].as_py() if row >= 0 else "?"
-        raise InputError(f"{what} must be {'an integer' if target == pa.int64() else 'a finite number'}, "
-                         f"found {value!r}", path, line) from None
+            table = _fields_by_line(path, layout)
+        convert = int if integer else _as_finite_float
+        for row, value in enumerate(table[name].to_pylist()):
+            try:
+                convert(value)
+            except ValueError:
+                raise InputError(f"{name} must be {'an integer' if integer else 'a finite number'}, "
+                                 f"found {value!r}", path, int(table["line_no"][row].as_py())) from None
+        raise
 
 
 # ------------------------------------------------------------------------------------------------------ runs
@@ -188,14 +184,12 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
     """
     path = os.fspath(path)
-    keep = ["query_id", "doc_id", "rank", "score"]
-    table = _read_fields(path, RUN_FIELDS, keep, _RUN_LAYOUT, fast=True)
-    score = _cast_column(table, "score", pa.float64(), _as_finite_float, "score", path, _RUN_LAYOUT, RUN_FIELDS,
-                         keep)
-    rank = _cast_column(table, "rank", pa.int64(), _as_int, "rank", path, _RUN_LAYOUT, RUN_FIELDS, keep)
+    table = _read_fields(path, RUN_LAYOUT, fast=True)
+    score = _cast_column(table, "score", pa.float64(), path, RUN_LAYOUT)
+    rank = _cast_column(table, "rank", pa.int64(), path, RUN_LAYOUT)
     frame = pa.table({
-        "query_id": pc.dictionary_encode(table["query_id"]),
-        "doc_id": pc.dictionary_encode(table["doc_id"]),
+        "query_id": pc.dictionary_encode(table["qid"]),
+        "doc_id": pc.dictionary_encode(table["docid"]),
         "rank": rank,
         "score": score,
     }).unify_dictionaries().combine_chunks()
@@ -256,12 +250,11 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
     """
     path = os.fspath(path)
-    keep = ["query_id", "doc_id", "grade"]
-    table = _read_fields(path, QRELS_FIELDS, keep, _QRELS_LAYOUT, fast=False)
-    grade = _cast_column(table, "grade", pa.int64(), _as_int, "grade", path, _QRELS_LAYOUT, QRELS_FIELDS, keep)
+    table = _read_fields(path, QRELS_LAYOUT, fast=False)
+    grade = _cast_column(table, "grade", pa.int64(), path, QRELS_LAYOUT)
     frame = pd.DataFrame({
-        "query_id": table["query_id"].to_numpy(),
-        "doc_id": table["doc_id"].to_numpy(),
+        "query_id": table["qid"].to_numpy(),
+        "doc_id": table["docid"].to_numpy(),
         "grade": grade.to_numpy(),
         "line_no": table["line_no"].to_numpy(),
     })

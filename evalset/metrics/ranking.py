@@ -6,7 +6,9 @@ always see the same ranking.
 Tie rules (score descending first, always):
 
 ``trec``
-    doc id descending (byte order), as trec_eval does, so that published figures reproduce.
+    doc id descending (byte order), as trec_eval does, so that published figures reproduce. Like trec_eval,
+    which stores scores as 32-bit floats, scores are compared at single precision under this rule: two
+    scores that differ only beyond float32 precision are a tie.
 ``run``
     the run's own order: its rank column, then its line order.
 ``docid``
@@ -21,13 +23,11 @@ A document repeated in one query's ranking counts once, at its first position in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-TieRule = Literal["trec", "run", "docid", "expected"]
-TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
+from evalset.contract import TIE_RULES, TieRule
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,14 @@ def _is_sorted(keys: list[np.ndarray]) -> bool:
     return not np.any(undecided)
 
 
+def position_in_group(codes: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its run of equal consecutive ``codes``."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    return np.arange(len(codes)) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
+
+
 def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
     """Order a run (from :func:`evalset.tables.read_run`) for evaluation under a tie rule.
 
@@ -98,12 +106,14 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
     doc_code = doc.cat.codes.to_numpy().astype(np.int64)
     score = run["score"].to_numpy(dtype=np.float64)
 
+    # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
+    order_score = score.astype(np.float32).astype(np.float64) if ties == "trec" else score
     if ties == "run":
         secondary = [run["rank"].to_numpy(dtype=np.int64)] if "rank" in run else []
-        keys = [query_code, -score, *secondary, np.arange(len(run))]
+        keys = [query_code, -order_score, *secondary, np.arange(len(run))]
     else:
         doc_rank = _lexical_rank(doc.cat.categories)[doc_code]
-        keys = [query_code, -score, doc_rank if ties == "docid" else -doc_rank]
+        keys = [query_code, -order_score, doc_rank if ties == "docid" else -doc_rank]
     if not _is_sorted(keys):
         order = np.lexsort(keys[::-1])
         query_code, doc_code, score = query_code[order], doc_code[order], score[order]
@@ -114,16 +124,13 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
         keep = ~duplicate
         query_code, doc_code, score = query_code[keep], doc_code[keep], score[keep]
 
-    starts = np.flatnonzero(np.r_[True, query_code[1:] != query_code[:-1]]) if len(query_code) else np.array([], int)
-    lengths = np.diff(np.r_[starts, len(query_code)])
-    position = np.arange(len(query_code)) - np.repeat(starts, lengths)
     return OrderedRun(
         query_ids=query_ids[query_order],
         doc_ids=doc.cat.categories,
         query_code=query_code,
         doc_code=doc_code,
         score=score,
-        position=position,
+        position=position_in_group(query_code),
         duplicates_removed=removed,
     )
 

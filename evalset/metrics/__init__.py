@@ -1,0 +1,25 @@
+"""The shared metrics module: every score evalset prints comes from here.
+
+Measures are small value objects (:mod:`evalset.metrics.measures`); one vectorised engine computes them
+(:mod:`evalset.metrics.engine`) on rankings ordered by a declared tie rule (:mod:`evalset.metrics.ranking`).
+This package imports no pipeline stage.
+"""
+
+from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepare_qrels, summarize
+from evalset.metrics.measures import MEASURES, Measure, parse_measure
+from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
+
+__all__ = [
+    "MEASURES",
+    "TIE_RULES",
+    "Measure",
+    "OrderedRun",
+    "PreparedQrels",
+    "evaluate",
+    "evaluate_runs",
+    "order_run",
+    "parse_measure",
+    "prepare_qrels",
+    "summarize",
+    "top_k",
+]

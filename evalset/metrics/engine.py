@@ -1,0 +1,318 @@
+"""One vectorised engine that computes every measure of :mod:`evalset.metrics.measures` for all queries at once.
+
+The run is ordered once (:func:`~evalset.metrics.ranking.order_run`), joined to the qrels by a sorted-key
+search, and every measure is a weighted sum per query (``np.bincount``) over flat numpy arrays: there is no
+Python loop over queries or documents.
+
+Ties. Each row belongs to a tie group: itself under a deterministic tie rule, or all the query's documents
+with the same score under ``ties="expected"``. Each measure is written as a per-position expectation over the
+orders of the group, which for a group of one is the plain value. For a group of n documents starting at
+rank s+1 with r relevant ones, c relevant and c' judged non-relevant documents ranked above the group, and
+a position s+u in it:
+
+* P(relevant at s+u) = r/n; expected gain = mean gain of the group (this gives scikit-learn's tie-averaged
+  DCG, and P, recall and judged likewise);
+* AP term: (r/n) (c + 1 + (r-1)(u-1)/(n-1)) / (s+u), since the other r-1 relevant documents fall above a
+  given position hypergeometrically;
+* P(first relevant document at s+u) = C(n-u, r-1) / C(n, r) when c = 0 (RR sums it over 1/(s+u), success@k
+  over the top k);
+* bpref: the judged non-relevant documents of the group above a relevant one are uniform on {0..m}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import gammaln
+
+from evalset.contract import EvaluationContract
+from evalset.metrics.measures import Measure, parse_measure
+from evalset.metrics.ranking import order_run, position_in_group
+
+_NOT_IN_QRELS = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class PreparedQrels:
+    """Qrels indexed for the engine under one contract (reuse it to score many runs).
+
+    ``query_ids`` are the judged queries (those with at least one qrels line, any grade), in byte order.
+    """
+
+    query_ids: pd.Index
+    query_code: np.ndarray
+    doc_ids: np.ndarray
+    grade: np.ndarray
+    num_relevant: np.ndarray
+    num_judged_nonrelevant: np.ndarray
+    ideal_query_code: np.ndarray
+    ideal_gain: np.ndarray
+    ideal_position: np.ndarray
+    contract: EvaluationContract
+
+    def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
+        within = self.ideal_position < (cutoff if cutoff is not None else np.iinfo(np.int64).max)
+        weights = self.ideal_gain * _discount(self.ideal_position) * within
+        return np.bincount(self.ideal_query_code, weights=weights, minlength=len(self.query_ids))
+
+
+def _discount(position: np.ndarray) -> np.ndarray:
+    return 1.0 / np.log2(position + 2.0)
+
+
+def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
+    positive = np.maximum(grade, 0).astype(np.float64)
+    return positive if kind == "linear" else np.exp2(positive) - 1.0
+
+
+def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = None) -> PreparedQrels:
+    """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.tables.read_qrels`) for scoring."""
+    contract = contract or EvaluationContract()
+    query_text = qrels["query_id"].astype(str).to_numpy()
+    query_ids = pd.Index(np.unique(query_text.astype(str)), dtype=object)
+    query_code = query_ids.get_indexer(query_text)
+    grade = qrels["grade"].to_numpy(dtype=np.int64)
+    relevant = grade >= contract.rel_level
+    judged_nonrelevant = (grade >= 0) & ~relevant
+    gain = _gain(grade, contract.gain)
+    has_gain = gain > 0
+    order = np.lexsort((-gain[has_gain], query_code[has_gain]))
+    ideal_query_code = query_code[has_gain][order]
+    ideal_position = position_in_group(ideal_query_code)
+    count = len(query_ids)
+    return PreparedQrels(
+        query_ids=query_ids,
+        query_code=query_code,
+        doc_ids=qrels["doc_id"].astype(str).to_numpy(),
+        grade=grade,
+        num_relevant=np.bincount(query_code, weights=relevant, minlength=count),
+        num_judged_nonrelevant=np.bincount(query_code, weights=judged_nonrelevant, minlength=count),
+        ideal_query_code=ideal_query_code,
+        ideal_gain=gain[has_gain][order],
+        ideal_position=ideal_position,
+        contract=contract,
+    )
+
+
+@dataclass
+class _Rows:
+    """The run's rows for judged queries, in evaluation order, with their tie-group statistics."""
+
+    query: np.ndarray  # index into PreparedQrels.query_ids
+    position: np.ndarray  # 0-based rank
+    expected_relevant: np.ndarray  # r/n
+    expected_gain: np.ndarray  # G/n
+    expected_judged: np.ndarray  # J/n
+    ap_term: np.ndarray
+    first_relevant: np.ndarray  # P(first relevant document of the query is here)
+    bpref_term: np.ndarray  # sum over the group's relevant documents, on the group's first row
+    queries_in_run: np.ndarray  # bool per judged query
+
+
+def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
+    return np.add.reduceat(values, starts)[group] if len(values) else values
+
+
+def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
+    contract = prepared.contract
+    ordered = order_run(run, contract.ties)
+    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
+    query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
+    keep = query >= 0
+    query, position = query[keep], ordered.position[keep]
+    doc, score = ordered.doc_code[keep], ordered.score[keep]
+
+    # Join to the qrels on (query, doc code in the run's dictionary) with a sorted-key search.
+    doc_in_run = pd.Index(ordered.doc_ids).get_indexer(prepared.doc_ids)
+    width = max(len(ordered.doc_ids), 1)
+    qrels_key = prepared.query_code.astype(np.int64) * width + doc_in_run
+    found = doc_in_run >= 0
+    qrels_order = np.argsort(qrels_key[found], kind="stable")
+    sorted_key = qrels_key[found][qrels_order]
+    sorted_grade = prepared.grade[found][qrels_order]
+    row_key = query.astype(np.int64) * width + doc
+    slot = np.minimum(np.searchsorted(sorted_key, row_key), max(len(sorted_key) - 1, 0))
+    hit = (sorted_key[slot] == row_key) if len(sorted_key) else np.zeros(len(row_key), bool)
+    grade = np.where(hit, sorted_grade[slot] if len(sorted_grade) else 0, _NOT_IN_QRELS)
+
+    relevant = (grade >= contract.rel_level).astype(np.float64)
+    judged = (grade >= 0).astype(np.float64)
+    judged_nonrelevant = judged - relevant
+    gain = np.where(grade > 0, _gain(grade, contract.gain), 0.0)
+
+    new_query = np.r_[True, query[1:] != query[:-1]] if len(query) else np.zeros(0, bool)
+    boundary = new_query.copy()
+    if contract.ties == "expected" and len(query):
+        boundary |= np.r_[True, score[1:] != score[:-1]]
+    else:
+        boundary[:] = True
+    group_starts = np.flatnonzero(boundary)
+    group = np.cumsum(boundary) - 1
+    size = np.diff(np.r_[group_starts, len(query)])[group].astype(np.float64)
+    group_relevant = _group_sum(relevant, group_starts, group)
+    u = position - position[group_starts][group] + 1  # 1-based place inside the tie group
+
+    query_starts = np.flatnonzero(new_query)
+    query_of_row = np.cumsum(new_query) - 1
+
+    def before_group(values: np.ndarray) -> np.ndarray:
+        exclusive = np.r_[0.0, np.cumsum(values)]
+        return (exclusive[group_starts][group] - exclusive[query_starts][query_of_row]) if len(values) else values
+
+    relevant_above = before_group(relevant)
+    nonrelevant_above = before_group(judged_nonrelevant)
+
+    others = np.divide((group_relevant - 1) * (u - 1), size - 1, out=np.zeros_like(size), where=size > 1)
+    ap_term = (group_relevant / size) * (relevant_above + 1 + others) / (position + 1)
+
+    first_relevant = np.zeros(len(query))
+    candidate = (relevant_above == 0) & (group_relevant > 0)
+    single = candidate & (size == 1)
+    first_relevant[single] = 1.0
+    tied = candidate & (size > 1) & (size - u >= group_relevant - 1)
+    n, r, k = size[tied], group_relevant[tied], u[tied]
+    first_relevant[tied] = np.exp(_log_choose(n - k, r - 1) - _log_choose(n, r))
+
+    total_relevant = prepared.num_relevant[query]
+    total_nonrelevant = prepared.num_judged_nonrelevant[query]
+    cap = np.minimum(total_nonrelevant, total_relevant)
+    m = _group_sum(judged_nonrelevant, group_starts, group)
+    t = np.clip(total_relevant - nonrelevant_above, 0, m + 1)
+    expected_above = (t * nonrelevant_above + t * (t - 1) / 2 + (m + 1 - t) * total_relevant) / (m + 1)
+    per_relevant = 1.0 - np.divide(expected_above, cap, out=np.zeros_like(cap), where=cap > 0)
+    bpref_term = np.where(u == 1, group_relevant * per_relevant, 0.0)
+
+    queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
+    queries_in_run[query] = True
+    stats = {
+        "duplicates_removed": ordered.duplicates_removed,
+        "unjudged_queries": int(np.sum(to_judged < 0)),
+        "unjudged_query_rows": int(np.sum(~keep)),
+    }
+    rows = _Rows(
+        query=query,
+        position=position,
+        expected_relevant=group_relevant / size,
+        expected_gain=_group_sum(gain, group_starts, group) / size,
+        expected_judged=_group_sum(judged, group_starts, group) / size,
+        ap_term=ap_term,
+        first_relevant=first_relevant,
+        bpref_term=bpref_term,
+        queries_in_run=queries_in_run,
+    )
+    return rows, stats
+
+
+def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def _measure_values(measure: Measure, rows: _Rows, prepared: PreparedQrels) -> np.ndarray:
+    count = len(prepared.query_ids)
+    cutoff = measure.cutoff
+    within = rows.position < cutoff if cutoff is not None else np.ones(len(rows.position), dtype=bool)
+
+    def per_query(weights: np.ndarray, mask: np.ndarray = within) -> np.ndarray:
+        return np.bincount(rows.query, weights=weights * mask, minlength=count)
+
+    relevant_total = prepared.num_relevant
+    with np.errstate(divide="ignore", invalid="ignore"):
+        match measure.name:
+            case "p":
+                values = per_query(rows.expected_relevant) / cutoff
+            case "judged":
+                values = per_query(rows.expected_judged) / cutoff
+            case "recall":
+                values = per_query(rows.expected_relevant) / relevant_total
+            case "ap":
+                values = per_query(rows.ap_term) / relevant_total
+            case "rr":
+                values = per_query(rows.first_relevant / (rows.position + 1))
+            case "success":
+                values = np.minimum(per_query(rows.first_relevant), 1.0)
+            case "rprec":
+                values = per_query(rows.expected_relevant, rows.position < relevant_total[rows.query]) / relevant_total
+            case "bpref":
+                values = per_query(rows.bpref_term) / relevant_total
+            case "ndcg":
+                ideal = prepared.ideal_dcg(cutoff)
+                values = per_query(rows.expected_gain * _discount(rows.position)) / ideal
+                return np.where(ideal > 0, values, np.nan)
+            case _:  # pragma: no cover - Measure validates names
+                raise ValueError(f"no computation for {measure}")
+    if measure.defined_without_relevant:
+        return values
+    return np.where(relevant_total > 0, values, np.nan)
+
+
+def evaluate(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame | PreparedQrels,
+    measures: Iterable[Measure | str],
+    contract: EvaluationContract | None = None,
+) -> pd.DataFrame:
+    """Score one run per query.
+
+    Parameters
+    ----------
+    run
+        ``query_id, doc_id, score[, rank]`` (from :func:`evalset.tables.read_run` or
+        :func:`evalset.tables.run_from_frame`).
+    qrels
+        ``query_id, doc_id, grade`` or a :class:`PreparedQrels` (its contract is then used).
+    measures
+        :class:`Measure` objects or their spellings (``"ndcg@10"``).
+    contract
+        The conventions (default :class:`EvaluationContract`); ignored when ``qrels`` is prepared.
+
+    Returns
+    -------
+    DataFrame indexed by ``query_id`` (the judged queries, in byte order; without the judged queries
+    absent from the run when ``contract.missing == "skip"``), one float column per measure named by
+    ``str(measure)``. NaN marks an undefined value (kept only when ``contract.undefined == "skip"``).
+    ``frame.attrs`` counts what was left out: ``unjudged_queries`` (in the run, not in the qrels; ignored),
+    ``unjudged_query_rows``, ``missing_queries`` (judged, absent from the run) and ``duplicates_removed``.
+    """
+    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
+    contract = prepared.contract
+    measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    rows, stats = _rows(run, prepared)
+    table = pd.DataFrame(
+        {str(m): _measure_values(m, rows, prepared) for m in measures},
+        index=pd.Index(prepared.query_ids, name="query_id"),
+    )
+    if contract.undefined == "zero":
+        table = table.fillna(0.0)
+    stats["missing_queries"] = int(np.sum(~rows.queries_in_run))
+    if contract.missing == "skip":
+        table = table[rows.queries_in_run]
+    table.attrs.update(stats)
+    return table
+
+
+def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Mean over defined queries, with the count of defined and undefined queries, per measure column.
+
+    A measure with no defined query has mean NaN.
+    """
+    defined = per_query.notna().sum()
+    return pd.DataFrame({
+        "mean": per_query.mean(skipna=True),
+        "defined": defined.astype(int),
+        "undefined": (len(per_query) - defined).astype(int),
+    })
+
+
+def evaluate_runs(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    measures: Iterable[Measure | str],
+    contract: EvaluationContract | None = None,
+) -> dict[str, pd.DataFrame]:
+    """:func:`evaluate` for several named runs against the same qrels (indexed once)."""
+    prepared = prepare_qrels(qrels, contract)
+    measures = list(measures)
+    return {name: evaluate(run, prepared, measures) for name, run in runs.items()}

@@ -1,0 +1,82 @@
+"""Paired comparisons: statistics checked against scipy, the verdict rules, and the DL19 cases."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalset.compare import compare_paired, permutation_p_value
+from evalset.metrics import evaluate_runs
+from evalset.tables import read_qrels, read_run
+
+
+@pytest.fixture(scope="module")
+def dl19_ndcg10(shared_data):
+    root = shared_data / "dl19"
+    names = ["bm25base_p", "idst_bert_p1", "p_bert", "p_exp_bert"]
+    runs = {name: read_run(root / "runs" / "official_top100" / f"{name}.run.gz") for name in names}
+    return {name: table["ndcg@10"] for name, table in evaluate_runs(runs, read_qrels(root / "qrels.txt"),
+                                                                   ["ndcg@10"]).items()}
+
+
+def test_bert_against_bm25_is_established(dl19_ndcg10):
+    base, cand = dl19_ndcg10["bm25base_p"], dl19_ndcg10["idst_bert_p1"]
+    result = compare_paired(base, cand, planned=2)
+    reference = stats.ttest_rel(cand, base)
+    assert result.t == pytest.approx(reference.statistic, abs=1e-12)
+    assert round(result.t, 4) == 7.1275
+    assert result.ttest_p == pytest.approx(reference.pvalue)
+    assert result.permutation_p == pytest.approx(1 / 10000)  # no flip reaches the observed mean
+    assert result.established and result.threshold == 0.025 and result.ci_level == 0.975
+    assert result.ci_low < result.mean_difference < result.ci_high and result.ci_low > 0
+    assert (result.wins, result.losses, result.ties) == (38, 5, 0)
+    differences = cand - base
+    assert result.effect_size == pytest.approx(differences.mean() / differences.std(ddof=1))
+    assert result.median_difference == pytest.approx(differences.median())
+    assert [loss["query_id"] for loss in result.largest_losses] == list(differences.nsmallest(5).index)
+
+
+def test_p_bert_against_p_exp_bert_is_not_established(dl19_ndcg10):
+    result = compare_paired(dl19_ndcg10["p_bert"], dl19_ndcg10["p_exp_bert"])
+    assert result.ttest_p == pytest.approx(0.37, abs=0.01)
+    assert not result.established and result.verdict.startswith("not established")
+    assert result.permutation_p > 0.05
+
+
+def test_exploratory_is_never_established(dl19_ndcg10):
+    result = compare_paired(dl19_ndcg10["bm25base_p"], dl19_ndcg10["idst_bert_p1"], exploratory=True)
+    assert result.permutation_p < 0.001 and not result.established and result.kind == "exploratory"
+
+
+def test_same_seed_same_result_and_bootstrap_matches_scipy(dl19_ndcg10):
+    base, cand = dl19_ndcg10["p_bert"], dl19_ndcg10["p_exp_bert"]
+    first, second = compare_paired(base, cand, seed=7), compare_paired(base, cand, seed=7)
+    assert first == second
+    rng = np.random.default_rng(7)
+    permutation_p_value((cand - base).to_numpy(), 9999, rng)  # the interval's draws come after the test's
+    reference = stats.bootstrap(((cand - base).to_numpy(),), np.mean, confidence_level=0.95, n_resamples=9999,
+                                method="BCa", random_state=rng)
+    assert (first.ci_low, first.ci_high) == pytest.approx(
+        (reference.confidence_interval.low, reference.confidence_interval.high), abs=1e-12)
+
+
+def test_permutation_p_of_a_known_case_matches_the_exact_test():
+    differences = np.array([0.3, 0.2, 0.25, 0.1, -0.05, 0.15, 0.05, 0.2])
+    # exact: enumerate all 2^8 sign vectors
+    signs = np.array(np.meshgrid(*[[-1, 1]] * 8)).reshape(8, -1).T
+    exact = np.mean(np.abs(signs @ differences) >= abs(differences.sum()) - 1e-12)
+    estimate = permutation_p_value(differences, 99999, np.random.default_rng(1))
+    assert exact == pytest.approx(6 / 256)
+    assert estimate == pytest.approx(exact, abs=0.002)
+
+
+def test_undefined_queries_are_left_out_and_counted():
+    base = pd.Series([0.1, np.nan, 0.5, 0.2], index=list("abcd"))
+    cand = pd.Series([0.3, np.nan, 0.4, 0.6], index=list("abcd"))
+    result = compare_paired(base, cand)
+    assert result.n == 3 and result.undefined == 1 and (result.wins, result.losses) == (2, 1)
+
+
+def test_mismatched_queries_are_refused():
+    with pytest.raises(ValueError, match="different queries"):
+        compare_paired(pd.Series([1.0], index=["a"]), pd.Series([1.0], index=["b"]))

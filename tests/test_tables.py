@@ -1,0 +1,100 @@
+"""Readers and writers for TREC runs and qrels: values, formats, and errors that name the file and line."""
+
+import gzip
+
+import pandas as pd
+import pytest
+
+from evalset.errors import InputError
+from evalset.tables import read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
+
+
+def write(path, text, compress=False):
+    if compress:
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_reads_a_dl19_run_with_its_types(shared_data):
+    run = read_run(shared_data / "dl19" / "runs" / "official_full" / "bm25base_p.run.gz")
+    assert len(run) == 43000 and run["query_id"].nunique() == 43
+    assert list(run.columns) == ["query_id", "doc_id", "rank", "score"]
+    assert run.iloc[0].to_dict() == {"query_id": "19335", "doc_id": "8412684", "rank": 1, "score": 10.6067}
+
+
+def test_runs_with_runs_of_spaces_and_trailing_text_read_like_trec_eval(shared_data):
+    # results.trunc has "\t  2.138276\t" fields and text after the tag, which trec_eval ignores
+    run = read_run(shared_data / "trec_eval" / "results.trunc")
+    assert len(run) == 584
+    assert run.iloc[0][["query_id", "doc_id", "rank", "score"]].tolist() == ["301", "FBIS3-27619", 99, 2.138276]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_space_tab_and_gzip_runs_agree(tmp_path, compress):
+    spaced = write(tmp_path / ("a.run.gz" if compress else "a.run"), "1 Q0 d1 1 2.5 t\n\n1 Q0 d2 2 1.5 t\n",
+                   compress)
+    tabbed = write(tmp_path / "b.run", "1\tQ0\td1\t1\t2.5\tt\n1\tQ0\td2\t2\t1.5\tt\n")
+    pd.testing.assert_frame_equal(read_run(spaced), read_run(tabbed))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1.5\n", 2, "expected 6 whitespace-separated fields"),
+        ("1 Q0 d1 1 2.5 t\n\n1 Q0 d2 2 high t\n", 3, "score must be a finite number, found 'high'"),
+        ("1 Q0 d1 1 nan t\n", 1, "score must be a finite number"),
+        ("1 Q0 d1 first 2.5 t\n", 1, "rank must be an integer"),
+    ],
+)
+def test_a_malformed_run_line_is_refused_with_file_and_line(tmp_path, text, line, message):
+    path = write(tmp_path / "bad.run", text)
+    with pytest.raises(InputError, match=message) as error:
+        read_run(path)
+    assert error.value.line == line and str(error.value).startswith(f"{path}:{line}: ")
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_run(tmp_path / "absent.run")
+
+
+def test_qrels_keep_negative_grades_and_collapse_exact_repeats(tmp_path):
+    path = write(tmp_path / "q.txt", "1 0 a 2\n1 0 b -1\n1 0 a 2\n2 0 a 0\n")
+    qrels = read_qrels(path)
+    assert qrels.to_dict("list") == {"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "grade": [2, -1, 0]}
+    assert qrels.attrs["collapsed_duplicates"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("1 0 a 1\n1 0 b 1.5\n", 2, "grade must be an integer, found '1.5'"),
+        ("1 0 a 1\n1 0 b\n", 2, "expected 4 whitespace-separated fields"),
+        ("1 0 a 1\n1 0 b 0\n1 0 a 2\n", 3, r"two different grades \(line 1: grade 1, line 3: grade 2\)"),
+    ],
+)
+def test_bad_qrels_are_refused_with_file_and_line(tmp_path, text, line, message):
+    path = write(tmp_path / "q.txt", text)
+    with pytest.raises(InputError, match=message) as error:
+        read_qrels(path)
+    assert error.value.line == line
+
+
+def test_round_trip_and_atomic_write(tmp_path):
+    run = run_from_frame(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [0.1 + 0.2, 0.25]}))
+    write_run(run, tmp_path / "r.run.gz", tag="mine")
+    again = read_run(tmp_path / "r.run.gz")
+    assert again["score"].tolist() == [0.1 + 0.2, 0.25]  # full precision survives
+    qrels = read_qrels(write(tmp_path / "q.txt", "2 0 b 1\n1 0 a 3\n"))
+    write_qrels(qrels, tmp_path / "out" / "q.txt")
+    assert (tmp_path / "out" / "q.txt").read_text() == "1 0 a 3\n2 0 b 1\n"
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["q.txt"]  # no temporary file left
+
+
+def test_run_names_drop_the_usual_extensions():
+    assert run_name("runs/ICT-BERT2.run.gz") == "ICT-BERT2"
+    assert run_name("BM25.dl19.top100.run.gz") == "BM25.dl19.top100"
+    assert run_name("mine.txt") == "mine"
