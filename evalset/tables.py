@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
+from evalset.keys import HashedRows, as_string_array, string_keys
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,11 @@ def _fields_fast(path: str, layout: _Layout) -> pa.Table | None:
                           list(layout.keep))
     except pa.ArrowInvalid:
         return None
-    for column in table.columns:  # a stray space or tab leaves an empty or padded field: not this path's job
-        if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py() or pc.any(
-            pc.match_substring_regex(column, r"\s")
-        ).as_py():
+    # A stray space or tab leaves an empty or padded id: not this path's job (numbers are checked by casting).
+    other = " " if "\t" in head else "\t"
+    for name in ("qid", "docid"):
+        column = table[name]
+        if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py() or pc.any(pc.match_substring(column, other)).as_py():
             return None
     return table
 
@@ -154,17 +156,24 @@ def _as_finite_float(text: str) -> float:
     return value
 
 
-def _cast_column(table: pa.Table, name: str, target: pa.DataType, path: str, layout: _Layout) -> pa.ChunkedArray:
-    """Cast a string column to int64 or float64; on failure name the line (re-reading by line if needed)."""
-    integer = target == pa.int64()
+def _cast(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    cast = pc.cast(values, target)
+    if pa.types.is_floating(target) and not pc.all(pc.is_finite(cast)).as_py():
+        raise pa.ArrowInvalid("non-finite value")
+    return cast
+
+
+def _typed_columns(table: pa.Table, path: str, layout: _Layout,
+                   types: dict[str, pa.DataType]) -> tuple[pa.Table, dict[str, pa.ChunkedArray]]:
+    """Cast string columns to int64/float64. A failure on the fast path re-reads by line (padded numbers
+    parse there); a failure there names the first bad line."""
     try:
-        values = pc.cast(table[name], target)
-        if not integer and not pc.all(pc.is_finite(values)).as_py():
-            raise pa.ArrowInvalid("non-finite")
-        return values
+        return table, {name: _cast(table[name], target) for name, target in types.items()}
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         if "line_no" not in table.column_names:
-            table = _fields_by_line(path, layout)
+            return _typed_columns(_fields_by_line(path, layout), path, layout, types)
+    for name, target in types.items():
+        integer = pa.types.is_integer(target)
         convert = int if integer else _as_finite_float
         for row, value in enumerate(table[name].to_pylist()):
             try:
@@ -172,27 +181,22 @@ def _cast_column(table: pa.Table, name: str, target: pa.DataType, path: str, lay
             except ValueError:
                 raise InputError(f"{name} must be {'an integer' if integer else 'a finite number'}, "
                                  f"found {value!r}", path, int(table["line_no"][row].as_py())) from None
-        raise
+    raise InputError("cannot parse numbers", path)  # pragma: no cover - Python accepted what arrow refused
 
 
 # ------------------------------------------------------------------------------------------------------ runs
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``).
 
-    Returns a DataFrame with columns ``query_id`` and ``doc_id`` (categorical), ``rank`` (int64) and
+    Returns a DataFrame with columns ``query_id`` and ``doc_id`` (strings), ``rank`` (int64) and
     ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
     by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
     """
     path = os.fspath(path)
     table = _read_fields(path, RUN_LAYOUT, fast=True)
-    score = _cast_column(table, "score", pa.float64(), path, RUN_LAYOUT)
-    rank = _cast_column(table, "rank", pa.int64(), path, RUN_LAYOUT)
-    frame = pa.table({
-        "query_id": pc.dictionary_encode(table["qid"]),
-        "doc_id": pc.dictionary_encode(table["docid"]),
-        "rank": rank,
-        "score": score,
-    }).unify_dictionaries().combine_chunks()
+    table, typed = _typed_columns(table, path, RUN_LAYOUT, {"rank": pa.int64(), "score": pa.float64()})
+    frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"], "rank": typed["rank"],
+                      "score": typed["score"]})
     return frame.to_pandas()
 
 
@@ -204,10 +208,7 @@ def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataF
     missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
     if missing:
         raise InputError(f"run is missing column(s) {', '.join(missing)}", source)
-    out = pd.DataFrame({
-        "query_id": frame["query_id"].astype(str).astype("category"),
-        "doc_id": frame["doc_id"].astype(str).astype("category"),
-    })
+    out = pd.DataFrame({"query_id": frame["query_id"].astype(str), "doc_id": frame["doc_id"].astype(str)})
     score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(score))
     if bad.size:
@@ -220,7 +221,7 @@ def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataF
             raise InputError(f"rank must be an integer, found {frame['rank'].iloc[row]!r} (row {row})", source)
         out["rank"] = rank.to_numpy(dtype=np.int64)
     else:
-        out["rank"] = out.groupby("query_id", observed=True).cumcount().to_numpy(dtype=np.int64) + 1
+        out["rank"] = out.groupby("query_id").cumcount().to_numpy(dtype=np.int64) + 1
     out["score"] = score
     return out.reset_index(drop=True)
 
@@ -244,41 +245,43 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") 
 def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     """Read TREC qrels (``qid iter docid grade``, whitespace separated, plain or ``.gz``).
 
-    Returns ``query_id, doc_id, grade`` (strings and int64), sorted by query and document. A negative grade
-    keeps trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as
-    judged). A non-integer grade, a malformed line, or one pair given two different grades is refused with the
+    Returns ``query_id, doc_id, grade`` (strings and int64) in file order. A negative grade keeps
+    trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as judged).
+    A non-integer grade, a malformed line, or one pair given two different grades is refused with the
     line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
     """
     path = os.fspath(path)
-    table = _read_fields(path, QRELS_LAYOUT, fast=False)
-    grade = _cast_column(table, "grade", pa.int64(), path, QRELS_LAYOUT)
-    frame = pd.DataFrame({
-        "query_id": table["qid"].to_numpy(),
-        "doc_id": table["docid"].to_numpy(),
-        "grade": grade.to_numpy(),
-        "line_no": table["line_no"].to_numpy(),
-    })
-    return _check_qrels(frame, path)
+    table = _read_fields(path, QRELS_LAYOUT, fast=True)
+    table, typed = _typed_columns(table, path, QRELS_LAYOUT, {"grade": pa.int64()})
+    frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
+                          "grade": typed["grade"].to_numpy()})
+    try:
+        return _check_qrels(frame, path)
+    except InputError:
+        if "line_no" in table.column_names:
+            raise
+    table = _fields_by_line(path, QRELS_LAYOUT)  # re-read to name the lines of the conflict
+    return _check_qrels(frame.assign(line_no=table["line_no"].to_numpy()), path)
 
 
 def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
-    frame = frame.astype({"query_id": str, "doc_id": str})
-    repeated = frame.duplicated(["query_id", "doc_id"], keep=False)
-    collapsed = 0
-    if repeated.any():
-        group = frame[repeated]
+    """Collapse exact repeats; refuse a pair with two grades (naming lines when ``line_no`` is given)."""
+    query_code = pc.dictionary_encode(as_string_array(frame["query_id"])).indices.to_numpy(zero_copy_only=False)
+    (doc_key,) = string_keys(frame["doc_id"])
+    repeated = HashedRows.of(query_code, doc_key).repeated()
+    collapsed = int(repeated.sum())
+    if collapsed:
+        group = frame[frame.duplicated(["query_id", "doc_id"], keep=False)]  # rare: strings are fine here
         conflicting = group.groupby(["query_id", "doc_id"], sort=False)["grade"].transform("nunique") > 1
         if conflicting.any():
             first = group[conflicting].iloc[0]
             same = group[(group["query_id"] == first["query_id"]) & (group["doc_id"] == first["doc_id"])]
-            where = ", ".join(f"line {n}: grade {g}" for n, g in zip(same["line_no"], same["grade"], strict=True))
-            raise InputError(
-                f"query {first['query_id']} document {first['doc_id']} has two different grades ({where})",
-                source, int(same["line_no"].iloc[1]),
-            )
-        collapsed = int(frame.duplicated(["query_id", "doc_id"]).sum())
-        frame = frame.drop_duplicates(["query_id", "doc_id"])
-    frame = frame.drop(columns="line_no").sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+            lines = same["line_no"] if "line_no" in same else pd.Series([None] * len(same))
+            where = ", ".join(f"line {n}: grade {g}" for n, g in zip(lines, same["grade"], strict=True))
+            raise InputError(f"query {first['query_id']} document {first['doc_id']} has two different grades "
+                             f"({where})", source, None if lines.iloc[1] is None else int(lines.iloc[1]))
+        frame = frame[~repeated]
+    frame = frame.drop(columns="line_no", errors="ignore").reset_index(drop=True)
     frame.attrs["collapsed_duplicates"] = collapsed
     return frame
 

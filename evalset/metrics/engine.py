@@ -26,11 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from scipy.special import gammaln
 
 from evalset.contract import EvaluationContract
+from evalset.keys import as_string_array, join_keys
 from evalset.metrics.measures import Measure, parse_measure
-from evalset.metrics.ranking import order_run, position_in_group
+from evalset.metrics.ranking import order_run, position_in_group, query_codes
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 
@@ -44,7 +46,7 @@ class PreparedQrels:
 
     query_ids: pd.Index
     query_code: np.ndarray
-    doc_ids: np.ndarray
+    doc_id: pa.Array
     grade: np.ndarray
     num_relevant: np.ndarray
     num_judged_nonrelevant: np.ndarray
@@ -71,9 +73,7 @@ def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
 def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = None) -> PreparedQrels:
     """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.tables.read_qrels`) for scoring."""
     contract = contract or EvaluationContract()
-    query_text = qrels["query_id"].astype(str).to_numpy()
-    query_ids = pd.Index(np.unique(query_text.astype(str)), dtype=object)
-    query_code = query_ids.get_indexer(query_text)
+    query_ids, query_code = query_codes(qrels["query_id"])
     grade = qrels["grade"].to_numpy(dtype=np.int64)
     relevant = grade >= contract.rel_level
     judged_nonrelevant = (grade >= 0) & ~relevant
@@ -86,7 +86,7 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
     return PreparedQrels(
         query_ids=query_ids,
         query_code=query_code,
-        doc_ids=qrels["doc_id"].astype(str).to_numpy(),
+        doc_id=as_string_array(qrels["doc_id"]),
         grade=grade,
         num_relevant=np.bincount(query_code, weights=relevant, minlength=count),
         num_judged_nonrelevant=np.bincount(query_code, weights=judged_nonrelevant, minlength=count),
@@ -122,39 +122,49 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
     query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
     keep = query >= 0
-    query, position = query[keep], ordered.position[keep]
-    doc, score = ordered.doc_code[keep], ordered.score[keep]
+    position, score = ordered.position[keep], ordered.score[keep]
 
-    # Join to the qrels on (query, doc code in the run's dictionary) with a sorted-key search.
-    doc_in_run = pd.Index(ordered.doc_ids).get_indexer(prepared.doc_ids)
-    width = max(len(ordered.doc_ids), 1)
-    qrels_key = prepared.query_code.astype(np.int64) * width + doc_in_run
-    found = doc_in_run >= 0
-    qrels_order = np.argsort(qrels_key[found], kind="stable")
-    sorted_key = qrels_key[found][qrels_order]
-    sorted_grade = prepared.grade[found][qrels_order]
-    row_key = query.astype(np.int64) * width + doc
-    slot = np.minimum(np.searchsorted(sorted_key, row_key), max(len(sorted_key) - 1, 0))
-    hit = (sorted_key[slot] == row_key) if len(sorted_key) else np.zeros(len(row_key), bool)
-    grade = np.where(hit, sorted_grade[slot] if len(sorted_grade) else 0, _NOT_IN_QRELS)
+    # Join to the qrels (those of the run's queries) on exact (query, doc) keys, before dropping rows.
+    qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
+    in_run = qrels_query >= 0
+    hashed, qrels_key = join_keys(ordered.hashed, ordered.doc_id, ordered.row, prepared.doc_id.filter(in_run))
+    match = hashed.lookup(qrels_query[in_run], qrels_key)
+    grade = np.where(match >= 0, prepared.grade[in_run][np.maximum(match, 0)], _NOT_IN_QRELS)[keep]
+    query = query[keep]
+
+    queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
+    queries_in_run[query] = True
+
+    # Tie groups: each row alone, or (under expected ties) the query's rows with one score. Only groups
+    # holding a judged document can contribute to any measure, so the rest is dropped here; the counts
+    # above and below a group are unchanged by that, and the positions were fixed before.
+    judged_row = grade >= 0
+    if contract.ties == "expected" and len(query):
+        boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
+        group_starts = np.flatnonzero(boundary)
+        group = np.cumsum(boundary) - 1
+        size = np.diff(np.r_[group_starts, len(query)])[group]
+        useful = np.maximum.reduceat(judged_row, group_starts)[group]
+        size = size[useful].astype(np.float64)
+        query, position, score, grade = query[useful], position[useful], score[useful], grade[useful]
+        boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])] if len(query) else \
+            np.zeros(0, bool)
+    else:
+        query, position, grade = query[judged_row], position[judged_row], grade[judged_row]
+        size = np.ones(len(query))
+        boundary = np.ones(len(query), dtype=bool)
 
     relevant = (grade >= contract.rel_level).astype(np.float64)
     judged = (grade >= 0).astype(np.float64)
     judged_nonrelevant = judged - relevant
     gain = np.where(grade > 0, _gain(grade, contract.gain), 0.0)
 
-    new_query = np.r_[True, query[1:] != query[:-1]] if len(query) else np.zeros(0, bool)
-    boundary = new_query.copy()
-    if contract.ties == "expected" and len(query):
-        boundary |= np.r_[True, score[1:] != score[:-1]]
-    else:
-        boundary[:] = True
     group_starts = np.flatnonzero(boundary)
     group = np.cumsum(boundary) - 1
-    size = np.diff(np.r_[group_starts, len(query)])[group].astype(np.float64)
     group_relevant = _group_sum(relevant, group_starts, group)
     u = position - position[group_starts][group] + 1  # 1-based place inside the tie group
 
+    new_query = np.r_[True, query[1:] != query[:-1]] if len(query) else np.zeros(0, bool)
     query_starts = np.flatnonzero(new_query)
     query_of_row = np.cumsum(new_query) - 1
 
@@ -185,8 +195,6 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     per_relevant = 1.0 - np.divide(expected_above, cap, out=np.zeros_like(cap), where=cap > 0)
     bpref_term = np.where(u == 1, group_relevant * per_relevant, 0.0)
 
-    queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
-    queries_in_run[query] = True
     stats = {
         "duplicates_removed": ordered.duplicates_removed,
         "unjudged_queries": int(np.sum(to_judged < 0)),

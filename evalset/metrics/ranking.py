@@ -26,55 +26,50 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
+from evalset.keys import HashedRows, as_string_array, string_keys
 
 
 @dataclass(frozen=True)
 class OrderedRun:
     """A run in evaluation order, as flat numpy arrays (one entry per kept row).
 
-    ``query_code`` indexes ``query_ids``; ``doc_code`` indexes ``doc_ids``; ``position`` is the 0-based rank
-    within the query; ``query_start`` holds, per query present, the offset of its first row.
+    ``query_code`` indexes ``query_ids`` (the run's queries in byte order); ``doc_key`` holds exact
+    order-preserving keys of the doc ids (:func:`evalset.metrics.keys.string_keys`), ``hashed`` the same
+    rows prepared for joins; ``position`` is the
+    0-based rank within the query; ``row`` is each entry's row in the run as given.
     """
 
     query_ids: pd.Index
-    doc_ids: pd.Index
     query_code: np.ndarray
-    doc_code: np.ndarray
+    doc_key: np.ndarray
+    hashed: HashedRows
+    doc_id: pa.Array
     score: np.ndarray
     position: np.ndarray
+    row: np.ndarray
     duplicates_removed: int
 
     def to_frame(self) -> pd.DataFrame:
         """The ordered run as ``query_id, doc_id, score, rank`` (rank 1-based, after the tie rule)."""
         return pd.DataFrame({
-            "query_id": pd.Categorical.from_codes(self.query_code, categories=self.query_ids),
-            "doc_id": pd.Categorical.from_codes(self.doc_code, categories=self.doc_ids),
+            "query_id": self.query_ids.to_numpy()[self.query_code],
+            "doc_id": self.doc_id.take(pa.array(self.row)).to_pandas(),
             "score": self.score,
             "rank": self.position + 1,
         })
 
 
-def _lexical_rank(categories: pd.Index) -> np.ndarray:
-    """For each category, its position in byte (code point) order."""
-    order = np.argsort(categories.to_numpy(dtype=object).astype(str), kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return rank
-
-
-def _is_sorted(keys: list[np.ndarray]) -> bool:
-    """True when rows are already in lexicographic ascending order of ``keys`` (primary key first)."""
-    if len(keys[0]) < 2:
+def _grouped_by_query_and_sorted(query_code: np.ndarray, score: np.ndarray, queries: int) -> bool:
+    """True when each query's rows are contiguous and in non-increasing score order (most runs are)."""
+    if len(query_code) < 2:
         return True
-    undecided = np.ones(len(keys[0]) - 1, dtype=bool)
-    for key in keys:
-        step = np.diff(key)
-        if np.any(undecided & (step < 0)):
-            return False
-        undecided &= step == 0
-    return not np.any(undecided)
+    same_query = query_code[1:] == query_code[:-1]
+    contiguous = np.count_nonzero(~same_query) == queries - 1
+    return contiguous and not np.any(same_query & (score[1:] > score[:-1]))
 
 
 def position_in_group(codes: np.ndarray) -> np.ndarray:
@@ -85,52 +80,79 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     return np.arange(len(codes)) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
 
 
+def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
+    """The distinct query ids in byte order, and each row's index into them."""
+    encoded = pc.dictionary_encode(as_string_array(query_id))
+    names = np.array(encoded.dictionary.to_pylist(), dtype=object)
+    order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.ndarray]:
+    """Keys that order tied rows (first key first), indexed by the run's rows as given."""
+    if ties == "run":
+        return [run["rank"].to_numpy(dtype=np.int64)] if "rank" in run else []
+    if ties == "docid":
+        return list(doc_key.T)
+    return [~word for word in doc_key.T]  # doc id descending: trec, and a fixed order for expected
+
+
+def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
+    """Reorder each block of rows tied on (query, score) by ``keys``; other rows stay where they are."""
+    if len(row) < 2 or not keys:
+        return row
+    same = (query_code[1:] == query_code[:-1]) & (score[1:] == score[:-1])
+    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    if len(tied) == 0:
+        return row
+    block = np.cumsum(np.r_[True, ~same])[tied]
+    subset = row[tied]
+    order = np.lexsort([*(key[subset] for key in reversed(keys)), block])
+    row = row.copy()
+    row[tied] = subset[order]
+    return row
+
+
 def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
     """Order a run (from :func:`evalset.tables.read_run`) for evaluation under a tie rule.
 
-    Queries come in ascending byte order of their ids; within a query, score descending, then the tie rule.
+    Each query's rows are contiguous (in the run's query order when it already groups them, else in byte
+    order of the query ids); within a query, score descending, then the tie rule.
     Duplicate (query, doc) rows after the first are removed and counted.
     """
     if ties not in TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
-    query = run["query_id"]
-    doc = run["doc_id"]
-    if not isinstance(query.dtype, pd.CategoricalDtype):
-        query = query.astype(str).astype("category")
-    if not isinstance(doc.dtype, pd.CategoricalDtype):
-        doc = doc.astype(str).astype("category")
-    query_ids = query.cat.categories
-    query_rank = _lexical_rank(query_ids)
-    query_order = np.argsort(query_rank)
-    query_code = query_rank[query.cat.codes.to_numpy()]
-    doc_code = doc.cat.codes.to_numpy().astype(np.int64)
+    query_ids, query_code = query_codes(run["query_id"])
+    doc_id = as_string_array(run["doc_id"])
+    (doc_key,) = string_keys(doc_id)
     score = run["score"].to_numpy(dtype=np.float64)
 
     # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
     order_score = score.astype(np.float32).astype(np.float64) if ties == "trec" else score
-    if ties == "run":
-        secondary = [run["rank"].to_numpy(dtype=np.int64)] if "rank" in run else []
-        keys = [query_code, -order_score, *secondary, np.arange(len(run))]
-    else:
-        doc_rank = _lexical_rank(doc.cat.categories)[doc_code]
-        keys = [query_code, -order_score, doc_rank if ties == "docid" else -doc_rank]
-    if not _is_sorted(keys):
-        order = np.lexsort(keys[::-1])
-        query_code, doc_code, score = query_code[order], doc_code[order], score[order]
+    row = np.arange(len(run))
+    if not _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
+        row = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
+    row = _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
+    query_code, doc_key, score = query_code[row], doc_key[row], score[row]
 
-    duplicate = pd.Series(query_code * max(len(doc.cat.categories), 1) + doc_code).duplicated().to_numpy()
-    removed = int(duplicate.sum())
+    hashed = HashedRows.of(query_code, doc_key)
+    repeated = hashed.repeated()
+    removed = int(repeated.sum())
     if removed:
-        keep = ~duplicate
-        query_code, doc_code, score = query_code[keep], doc_code[keep], score[keep]
-
+        keep = ~repeated
+        hashed = hashed.subset(keep)
+        query_code, doc_key, score, row = query_code[keep], doc_key[keep], score[keep], row[keep]
     return OrderedRun(
-        query_ids=query_ids[query_order],
-        doc_ids=doc.cat.categories,
+        query_ids=query_ids,
         query_code=query_code,
-        doc_code=doc_code,
+        doc_key=doc_key,
+        hashed=hashed,
+        doc_id=doc_id,
         score=score,
         position=position_in_group(query_code),
+        row=row,
         duplicates_removed=removed,
     )
 

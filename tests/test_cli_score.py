@@ -1,0 +1,88 @@
+"""`evalset score` and `evalset compare` as a user runs them: output contracts, errors, exit codes."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+
+
+@pytest.fixture(scope="module")
+def dl19(shared_data):
+    root = shared_data / "dl19"
+    return {"qrels": str(root / "qrels.txt"),
+            "runs": {name: str(root / "runs" / "official_full" / f"{name}.run.gz")
+                     for name in ("bm25base_p", "idst_bert_p1", "p_bert")}}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_score_json_follows_the_output_contract(dl19):
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["idst_bert_p1"], "-m", "ndcg_cut_10", "-m", "ap",
+                    "--format", "json", "--per-query")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["contract"] == {"rel_level": 1, "gain": "linear", "ties": "trec", "missing": "zero",
+                                    "undefined": "skip"}
+    scores = document["runs"]["idst_bert_p1"]
+    assert list(scores) == ["ndcg_cut_10", "judged@10", "ap"]  # spelled as given; judged@k beside nDCG@k
+    assert scores["ndcg_cut_10"]["mean"] == pytest.approx(0.7645, abs=5e-5)
+    assert scores["ap"] == {"mean": pytest.approx(0.5290, abs=5e-5), "defined": 43, "undefined": 0}
+    rows = document["per_query"]
+    assert len(rows) == 43 * 3 and set(rows[0]) == {"run", "query_id", "metric", "value"}
+
+
+def test_score_tsv_per_query_columns(dl19):
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], dl19["runs"]["p_bert"],
+                    "-m", "rr", "--format", "tsv", "--per-query")
+    lines = result.output.splitlines()
+    assert lines[0].split("\t") == ["run", "query_id", "metric", "value"]
+    assert len(lines) == 1 + 2 * 43
+
+
+def test_score_table_names_runs_and_contract(dl19):
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], "-m", "p@10", "--rel-level", "2")
+    assert result.exit_code == 0
+    assert "bm25base_p" in result.output and "rel_level=2" in result.output
+    assert result.output.splitlines()[1].split() == ["bm25base_p", "0.4116"]  # NIST's passages-eval P_10
+
+
+def test_k_zero_is_refused_with_one_line_and_exit_2(dl19):
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], "-m", "ndcg@0")
+    assert result.exit_code == 2
+    assert result.output.strip() == "evalset: error: ndcg: the cutoff k must be a positive integer, got 0"
+
+
+def test_malformed_run_names_file_and_line(tmp_path, dl19):
+    bad = tmp_path / "bad.run"
+    bad.write_text("19335 Q0 a 1 3.0 x\n19335 Q0 b 2 x\n")
+    result = invoke("score", "--qrels", dl19["qrels"], bad)
+    assert result.exit_code == 2 and f"{bad}:2: expected 6" in result.output
+
+
+def test_two_runs_with_one_name_are_refused(tmp_path, dl19):
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["p_bert"], dl19["runs"]["p_bert"])
+    assert result.exit_code == 2 and "two runs are named 'p_bert'" in result.output
+
+
+def test_compare_json_has_every_field(dl19):
+    result = invoke("compare", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    dl19["runs"]["p_bert"], "--format", "json")
+    assert result.exit_code == 0, result.output
+    comparisons = json.loads(result.output)
+    assert [c["candidate"] for c in comparisons] == ["idst_bert_p1", "p_bert"]
+    required = {"baseline", "candidate", "metric", "n", "mean_difference", "median_difference", "wins", "losses",
+                "ties", "permutation_p", "t", "ttest_p", "ci_low", "ci_high", "ci_level", "effect_size", "threshold",
+                "kind", "established", "largest_losses"}
+    assert required <= set(comparisons[0])
+    assert comparisons[0]["threshold"] == 0.025  # two planned comparisons by default
+    assert round(comparisons[0]["t"], 4) == 7.1275 and comparisons[0]["established"] is True
+
+
+def test_compare_exploratory_table(dl19):
+    result = invoke("compare", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], dl19["runs"]["p_bert"],
+                    "--exploratory")
+    assert result.exit_code == 0 and "never established" in result.output
