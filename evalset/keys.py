@@ -8,8 +8,6 @@ order. Longer ids fall back to their rank in a shared sorted dictionary. Either 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -33,31 +31,34 @@ def as_string_array(values) -> pa.Array:
 
 
 def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start offsets, byte lengths and the data buffer of a string array (views, no copies of the bytes)."""
     _, offsets_buffer, data_buffer = array.buffers()
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
     offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[array.offset: array.offset + len(array) + 1]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    return offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64), data
+    return offsets[:-1], np.diff(offsets), data
 
 
 def _words_needed(array: pa.Array) -> int:
-    if len(array) == 0:
-        return 1
-    longest = pc.max(pc.binary_length(array)).as_py() or 0
-    return max(1, -(-longest // 8))
+    lengths = _bounds(array)[1]
+    return max(1, -(-int(lengths.max()) // 8)) if len(lengths) else 1
+
+
+# _MASKS[r] keeps the first r bytes of a big-endian word
+_MASKS = np.array([0] + [((1 << (8 * r)) - 1) << (64 - 8 * r) for r in range(1, 9)], dtype=np.uint64)
 
 
 def _pack(array: pa.Array, words: int) -> np.ndarray:
     starts, lengths, data = _bounds(array)
-    packed = np.zeros((len(array), words * 8), dtype=np.uint8)
-    shortest = int(lengths.min()) if len(array) else 0
-    for j in range(int(lengths.max()) if len(array) else 0):
-        if j < shortest:
-            packed[:, j] = data[starts + j]
-        else:
-            rows = np.flatnonzero(lengths > j)
-            packed[rows, j] = data[starts[rows] + j]
-    return packed.view(">u8").astype(np.uint64)
+    # A view of the bytes as overlapping big-endian uint64s, one starting at every byte: word j of an id is
+    # one gather at (start + 8j), with the bytes past the id's end masked off.
+    padded = np.concatenate([data, np.zeros(8 * words, dtype=np.uint8)])
+    windows = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+    packed = np.empty((len(array), words), dtype=np.uint64)
+    for j in range(words):
+        remaining = np.clip(lengths - 8 * j, 0, 8)
+        packed[:, j] = windows[starts + 8 * j].astype(np.uint64) & _MASKS[remaining]
+    return packed
 
 
 def string_keys(*arrays) -> list[np.ndarray]:
@@ -90,60 +91,62 @@ def row_hash(query_code: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return mixed
 
 
-@dataclass(frozen=True)
-class HashedRows:
-    """(query code, doc key) rows with their hashes and the order that sorts the hashes.
+def repeated_rows(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """True for every row equal to an earlier row (same query, same key).
 
-    Sorting once makes both duplicate detection (equal neighbours) and the join with the qrels (a search
-    with sorted needles) cache-friendly; hash collisions are resolved by comparing the exact keys.
+    One sort of the rows' 64-bit hashes finds candidates (usually none); candidates are compared exactly.
     """
-
-    query: np.ndarray
-    keys: np.ndarray
-    hashes: np.ndarray
-    order: np.ndarray
-
-    @classmethod
-    def of(cls, query: np.ndarray, keys: np.ndarray) -> HashedRows:
-        hashes = row_hash(query, keys)
-        return cls(query, keys, hashes, np.argsort(hashes))
-
-    def subset(self, keep: np.ndarray) -> HashedRows:
-        """The rows where ``keep`` is true, still sorted by hash."""
-        new_index = np.cumsum(keep) - 1
-        order = new_index[self.order[keep[self.order]]]
-        return HashedRows(self.query[keep], self.keys[keep], self.hashes[keep], order)
-
-    def repeated(self) -> np.ndarray:
-        """True for every row equal to an earlier row (same query, same key)."""
-        ordered = self.hashes[self.order]
-        same = ordered[1:] == ordered[:-1]
-        repeated = np.zeros(len(self.query), dtype=bool)
-        if not same.any():
-            return repeated
-        rows = np.sort(self.order[np.r_[same, False] | np.r_[False, same]])  # in row order
-        exact = pd.DataFrame(np.column_stack([self.query[rows].astype(np.uint64), self.keys[rows]])).duplicated()
-        repeated[rows[exact.to_numpy()]] = True
+    hashes = row_hash(query, keys)
+    ordered = np.sort(hashes)
+    repeated = np.zeros(len(query), dtype=bool)
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if len(twice) == 0:
         return repeated
+    rows = np.flatnonzero(np.isin(hashes, twice))  # in row order, so the first of equal rows is kept
+    exact = pd.DataFrame(np.column_stack([query[rows].astype(np.uint64), keys[rows]])).duplicated()
+    repeated[rows[exact.to_numpy()]] = True
+    return repeated
 
-    def lookup(self, table_query: np.ndarray, table_keys: np.ndarray) -> np.ndarray:
-        """For each row, the index of the equal row in a table of unique rows, or -1."""
-        found = np.full(len(self.query), -1, dtype=np.int64)
-        if len(table_query) == 0 or len(self.query) == 0:
-            return found
-        table_hash = row_hash(table_query, table_keys)
-        table_order = np.argsort(table_hash)
-        sorted_hash = table_hash[table_order]
-        if np.any(sorted_hash[1:] == sorted_hash[:-1]):  # a 64-bit collision: take the exact (slower) road
-            return _lookup_exact(self.query, self.keys, table_query, table_keys)
-        needles = self.hashes[self.order]
-        slot = np.minimum(np.searchsorted(sorted_hash, needles), len(table_order) - 1)
-        candidate = table_order[slot]
-        rows = self.order
-        keys, table_keys = _same_width(self.keys, table_keys)
-        hit = (self.query[rows] == table_query[candidate]) & np.all(keys[rows] == table_keys[candidate], axis=1)
-        found[rows[hit]] = candidate[hit]
+
+def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_keys: np.ndarray) -> np.ndarray:
+    """For each (query, key) row (rows unique), the index of the equal row of the table (rows unique), or -1.
+
+    A sort-merge join: each row's hash, truncated to make room for its row number in the low bits, is sorted
+    with the table's; a row and its match then sit side by side, and every pairing is confirmed on the exact
+    keys. Blocks where truncated hashes collide are resolved by an exact merge.
+    """
+    found = np.full(len(query), -1, dtype=np.int64)
+    if len(query) == 0 or len(table_query) == 0:
         return found
+    keys, table_keys = _same_width(keys, table_keys)
+    total = len(query) + len(table_query)
+    bits = int(total - 1).bit_length()
+    low = np.uint64((1 << bits) - 1)
+
+    def packed(hashes: np.ndarray, first: int) -> np.ndarray:
+        return (hashes & ~low) | (np.arange(first, first + len(hashes), dtype=np.uint64))
+
+    merged = np.sort(np.concatenate([packed(row_hash(query, keys), 0),
+                                     packed(row_hash(table_query, table_keys), len(query))]))
+    block = merged & ~low
+    equal = block[1:] == block[:-1]  # position i and i + 1 share a truncated hash
+    before, after = np.r_[False, equal[:-1]], np.r_[equal[1:], False]
+    pairs = np.flatnonzero(equal & ~before & ~after)  # blocks of exactly two
+    row = (merged[pairs] & low).astype(np.int64)
+    other = (merged[pairs + 1] & low).astype(np.int64) - len(query)
+    candidate = (row < len(query)) & (other >= 0)
+    row, other = row[candidate], other[candidate]
+    exact = (query[row] == table_query[other]) & np.all(keys[row] == table_keys[other], axis=1)
+    found[row[exact]] = other[exact]
+    crowded = np.flatnonzero(equal & (before | after))
+    if len(crowded) and len(table_query):
+        members = (merged[np.unique(np.r_[crowded, crowded + 1])] & low).astype(np.int64)
+        rows, others = members[members < len(query)], members[members >= len(query)] - len(query)
+        if len(rows) == 0 or len(others) == 0:
+            return found
+        hit = _lookup_exact(query[rows], keys[rows], table_query[others], table_keys[others])
+        found[rows] = np.where(hit >= 0, others[np.maximum(hit, 0)], -1)
+    return found
 
 
 def _same_width(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,15 +164,15 @@ def _lookup_exact(query, keys, table_query, table_keys) -> np.ndarray:
     return merged["index"].fillna(-1).to_numpy(dtype=np.int64)
 
 
-def join_keys(hashed: HashedRows, array, rows: np.ndarray, other) -> tuple[HashedRows, np.ndarray]:
-    """Keys of ``other`` in the key space of ``hashed`` (the keys of ``array`` at ``rows``).
+def join_keys(array, keys: np.ndarray, rows: np.ndarray, other) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of ``other`` in the key space of ``keys`` (the keys of ``array`` taken at ``rows``).
 
-    Packed keys of different widths are compatible (zero padding); otherwise both sides are re-encoded in
-    one dictionary and the rows re-hashed.
+    Packed keys of different widths are compatible (zero padding, see :func:`join`); otherwise both sides are
+    re-encoded in one dictionary.
     """
     array, other = as_string_array(array), as_string_array(other)
     words = max(_words_needed(array), _words_needed(other))
     if words <= MAX_WORDS:
-        return hashed, _pack(other, words)
+        return keys, _pack(other, words)
     taken, other_keys = string_keys(array.take(pa.array(rows)), other)
-    return HashedRows.of(hashed.query, taken), other_keys
+    return taken, other_keys

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
-from evalset.keys import HashedRows, as_string_array, string_keys
+from evalset.keys import as_string_array, repeated_rows, string_keys
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,14 @@ def _open_text_head(path: str) -> str:
     return ""
 
 
-def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str]) -> pa.Table:
+def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str],
+              numbers: dict[str, pa.DataType] | None = None) -> pa.Table:
     return pacsv.read_csv(
         path,
         read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
         parse_options=parse,
         convert_options=pacsv.ConvertOptions(
-            column_types=dict.fromkeys(names, pa.string()),
+            column_types=dict.fromkeys(names, pa.string()) | (numbers or {}),
             include_columns=include,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
@@ -92,14 +93,15 @@ def _parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptio
                               ignore_empty_lines=ignore_empty_lines)
 
 
-def _fields_fast(path: str, layout: _Layout) -> pa.Table | None:
-    """One-delimiter parse; None when the file does not fit it (the caller falls back)."""
+def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
+    """One-delimiter parse, numbers parsed by the reader; None when the file does not fit (the caller falls
+    back to the line-by-line parse, which also names a bad line)."""
     head = _open_text_head(path)
     if not head:
         return None
     try:
         table = _read_csv(path, _parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
-                          list(layout.keep))
+                          list(layout.keep), numbers)
     except pa.ArrowInvalid:
         return None
     # A stray space or tab leaves an empty or padded id: not this path's job (numbers are checked by casting).
@@ -137,13 +139,13 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
     return pa.table(columns | {"line_no": pa.array(nonblank + 1)})
 
 
-def _read_fields(path: str, layout: _Layout, fast: bool) -> pa.Table:
+def _read_fields(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table:
     if not os.path.exists(path):
         raise InputError("no such file", path)
     if os.path.isdir(path):
         raise InputError("is a folder, not a file", path)
     try:
-        table = _fields_fast(path, layout) if fast else None
+        table = _fields_fast(path, layout, numbers)
         return table if table is not None else _fields_by_line(path, layout)
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
@@ -193,8 +195,8 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
     """
     path = os.fspath(path)
-    table = _read_fields(path, RUN_LAYOUT, fast=True)
-    table, typed = _typed_columns(table, path, RUN_LAYOUT, {"rank": pa.int64(), "score": pa.float64()})
+    numbers = {"rank": pa.int64(), "score": pa.float64()}
+    table, typed = _typed_columns(_read_fields(path, RUN_LAYOUT, numbers), path, RUN_LAYOUT, numbers)
     frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"], "rank": typed["rank"],
                       "score": typed["score"]})
     return frame.to_pandas()
@@ -251,8 +253,8 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
     """
     path = os.fspath(path)
-    table = _read_fields(path, QRELS_LAYOUT, fast=True)
-    table, typed = _typed_columns(table, path, QRELS_LAYOUT, {"grade": pa.int64()})
+    numbers = {"grade": pa.int64()}
+    table, typed = _typed_columns(_read_fields(path, QRELS_LAYOUT, numbers), path, QRELS_LAYOUT, numbers)
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
     try:
@@ -268,7 +270,7 @@ def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """Collapse exact repeats; refuse a pair with two grades (naming lines when ``line_no`` is given)."""
     query_code = pc.dictionary_encode(as_string_array(frame["query_id"])).indices.to_numpy(zero_copy_only=False)
     (doc_key,) = string_keys(frame["doc_id"])
-    repeated = HashedRows.of(query_code, doc_key).repeated()
+    repeated = repeated_rows(query_code, doc_key)
     collapsed = int(repeated.sum())
     if collapsed:
         group = frame[frame.duplicated(["query_id", "doc_id"], keep=False)]  # rare: strings are fine here

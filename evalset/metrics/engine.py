@@ -30,7 +30,7 @@ import pyarrow as pa
 from scipy.special import gammaln
 
 from evalset.contract import EvaluationContract
-from evalset.keys import as_string_array, join_keys
+from evalset.keys import as_string_array, join, join_keys
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.ranking import order_run, position_in_group, query_codes
 
@@ -127,8 +127,8 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     # Join to the qrels (those of the run's queries) on exact (query, doc) keys, before dropping rows.
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
     in_run = qrels_query >= 0
-    hashed, qrels_key = join_keys(ordered.hashed, ordered.doc_id, ordered.row, prepared.doc_id.filter(in_run))
-    match = hashed.lookup(qrels_query[in_run], qrels_key)
+    doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
+    match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key)
     grade = np.where(match >= 0, prepared.grade[in_run][np.maximum(match, 0)], _NOT_IN_QRELS)[keep]
     query = query[keep]
 

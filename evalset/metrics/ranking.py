@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.keys import HashedRows, as_string_array, string_keys
+from evalset.keys import as_string_array, repeated_rows, string_keys
 
 
 @dataclass(frozen=True)
@@ -38,15 +38,13 @@ class OrderedRun:
     """A run in evaluation order, as flat numpy arrays (one entry per kept row).
 
     ``query_code`` indexes ``query_ids`` (the run's queries in byte order); ``doc_key`` holds exact
-    order-preserving keys of the doc ids (:func:`evalset.metrics.keys.string_keys`), ``hashed`` the same
-    rows prepared for joins; ``position`` is the
+    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`); ``position`` is the
     0-based rank within the query; ``row`` is each entry's row in the run as given.
     """
 
     query_ids: pd.Index
     query_code: np.ndarray
     doc_key: np.ndarray
-    hashed: HashedRows
     doc_id: pa.Array
     score: np.ndarray
     position: np.ndarray
@@ -131,24 +129,23 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
 
     # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
     order_score = score.astype(np.float32).astype(np.float64) if ties == "trec" else score
-    row = np.arange(len(run))
-    if not _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
+    if _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
+        row = _break_ties(np.arange(len(run)), query_code, order_score, _tie_keys(run, doc_key, ties))
+    else:
         row = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
-    row = _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
-    query_code, doc_key, score = query_code[row], doc_key[row], score[row]
+        row = _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
+    if np.any(row != np.arange(len(row))):
+        query_code, doc_key, score = query_code[row], doc_key[row], score[row]
 
-    hashed = HashedRows.of(query_code, doc_key)
-    repeated = hashed.repeated()
+    repeated = repeated_rows(query_code, doc_key)
     removed = int(repeated.sum())
     if removed:
         keep = ~repeated
-        hashed = hashed.subset(keep)
         query_code, doc_key, score, row = query_code[keep], doc_key[keep], score[keep], row[keep]
     return OrderedRun(
         query_ids=query_ids,
         query_code=query_code,
         doc_key=doc_key,
-        hashed=hashed,
         doc_id=doc_id,
         score=score,
         position=position_in_group(query_code),
