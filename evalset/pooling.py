@@ -44,7 +44,7 @@ import scipy.sparse as sp
 
 from evalset import __version__
 from evalset.errors import InputError
-from evalset.metrics.ranking import TIE_RULES, TieRule, top_k
+from evalset.metrics.ranking import TIE_RULES, TieRule, order_run
 from evalset.tables import (
     atomic_path,
     expand_run_paths,
@@ -65,10 +65,11 @@ def pair_id(query_id: str, doc_id: str) -> str:
     return hashlib.sha256(f"{query_id}\t{doc_id}".encode()).hexdigest()[:PAIR_ID_DIGITS]
 
 
-def pair_ids(query_ids: Iterable[str], doc_ids: Iterable[str]) -> np.ndarray:
+def pair_ids(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Array) -> np.ndarray:
     """:func:`pair_id` of each pair, as an object array. Raises ValueError on a (64-bit) collision."""
-    queries = pa.array(np.asarray(query_ids, dtype=object).astype(str), pa.large_string())
-    docs = pa.array(np.asarray(doc_ids, dtype=object).astype(str), pa.large_string())
+    queries, docs = (ids.cast(pa.large_string()) if isinstance(ids, pa.Array)
+                     else pa.array(np.asarray(ids, dtype=object).astype(str), pa.large_string())
+                     for ids in (query_ids, doc_ids))
     if len(queries) != len(docs):
         raise ValueError(f"{len(queries)} query ids but {len(docs)} document ids")
     tab = pa.scalar("\t", pa.large_string())
@@ -80,6 +81,14 @@ def pair_ids(query_ids: Iterable[str], doc_ids: Iterable[str]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------- the pool
+class UnknownQueriesError(ValueError):
+    """Query ids asked for that no run answers (almost always an id mismatch between files)."""
+
+    def __init__(self, query_ids: list[str]):
+        self.query_ids = query_ids
+        super().__init__(f"{len(query_ids)} query id(s) to pool are in no run: {', '.join(query_ids[:5])}")
+
+
 @dataclass(frozen=True)
 class Pool:
     """A judging pool and how it was made (see the module docstring for every convention).
@@ -125,18 +134,107 @@ def _positive_int(value: Any, what: str) -> int:
     return int(value)
 
 
-def _merged_codes(columns: list[pd.Categorical]) -> tuple[np.ndarray, pd.Index]:
-    """Codes of several categoricals in one vocabulary sorted in byte order; returns (codes, vocabulary).
+@dataclass(frozen=True)
+class TopK:
+    """Every system's top k per query, stacked, as integer codes (what :func:`collect_top_k` returns as a frame).
 
-    Arrow's unique, sort and lookup kernels do this in C++: a Python-level merge of millions of document ids
-    would dominate the pooling time.
+    ``query_code`` indexes ``queries`` and ``doc_code`` indexes ``docs``, both sorted in byte order, so that
+    sorting codes sorts ids; ``system_code`` indexes ``systems`` (sorted names); ``rank`` is 1-based.
     """
-    vocabularies = [pa.array(column.categories.astype(str), pa.large_string()) for column in columns]
-    merged = pc.unique(pa.chunked_array(vocabularies, pa.large_string()).combine_chunks())
-    merged = merged.take(pc.sort_indices(merged))
-    codes = [pc.index_in(vocabulary, value_set=merged).to_numpy(zero_copy_only=False)[column.codes]
-             for vocabulary, column in zip(vocabularies, columns, strict=True)]
-    return np.concatenate(codes).astype(np.int64), pd.Index(merged.to_numpy(zero_copy_only=False), dtype=object)
+
+    query_code: np.ndarray
+    doc_code: np.ndarray
+    system_code: np.ndarray
+    rank: np.ndarray
+    queries: pa.Array
+    docs: pa.Array
+    systems: list[str]
+
+    def to_frame(self, rows: np.ndarray | None = None) -> pd.DataFrame:
+        """``query_id, doc_id, system, rank`` for the given row positions (all rows by default)."""
+        rows = np.arange(len(self.rank)) if rows is None else rows
+        return pd.DataFrame({
+            "query_id": self.queries.take(pa.array(self.query_code[rows])).to_pandas(),
+            "doc_id": self.docs.take(pa.array(self.doc_code[rows])).to_pandas(),
+            "system": pd.Categorical.from_codes(self.system_code[rows], categories=self.systems),
+            "rank": self.rank[rows],
+        })
+
+
+def _strings(index: pd.Index) -> pa.Array:
+    return pa.array(index.astype(str), pa.large_string())
+
+
+def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) -> tuple:
+    """One run's top k as (query vocabulary, query codes, doc vocabulary, doc codes, ranks), unused ids dropped."""
+    ordered = order_run(run, ties)
+    rows = ordered.position < k
+    if keep is not None:
+        rows &= np.isin(ordered.query_code, np.flatnonzero(ordered.query_ids.astype(str).isin(keep)))
+    used_queries, query_codes = np.unique(ordered.query_code[rows], return_inverse=True)
+    used_docs, doc_codes = np.unique(ordered.doc_code[rows], return_inverse=True)
+    return (_strings(ordered.query_ids).take(pa.array(used_queries)), query_codes,
+            _strings(ordered.doc_ids).take(pa.array(used_docs)), doc_codes, ordered.position[rows] + 1)
+
+
+def _merge_vocabularies(vocabularies: list[pa.Array], local_codes: list[np.ndarray]) -> tuple[np.ndarray, pa.Array]:
+    """Codes into one vocabulary sorted in byte order; returns (codes, vocabulary).
+
+    Arrow's hashing and sorting kernels do this in C++: merging millions of document ids in Python would
+    dominate the pooling time.
+    """
+    if not vocabularies:
+        return np.zeros(0, dtype=np.int64), pa.array([], pa.large_string())
+    encoded = pc.dictionary_encode(pa.concat_arrays(vocabularies))
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    code_of_entry = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    offsets = np.cumsum([0, *map(len, vocabularies)])[:-1]
+    codes = [code_of_entry[offset + local] for offset, local in zip(offsets, local_codes, strict=True)]
+    return np.concatenate(codes), encoded.dictionary.take(pa.array(order))
+
+
+def stack_top_k(
+    runs: Mapping[str, pd.DataFrame] | Iterable[tuple[str, pd.DataFrame]],
+    depth: int,
+    depths: Mapping[str, int] | None = None,
+    ties: TieRule = "trec",
+    query_ids: Iterable[str] | None = None,
+) -> TopK:
+    """Every system's top k per query, in the tie order of :func:`evalset.metrics.ranking.order_run`.
+
+    ``runs`` maps system names to runs (from :func:`evalset.tables.read_run`); an iterable of pairs is
+    consumed one run at a time, so a generator that reads each file lazily keeps only top-k codes in memory.
+    ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
+    """
+    depth = _positive_int(depth, "depth")
+    depths = {name: _positive_int(k, f"depth of {name}") for name, k in (depths or {}).items()}
+    if ties not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+    keep = None if query_ids is None else set(map(str, query_ids))
+    parts: dict[str, tuple] = {}
+    for name, run in runs.items() if isinstance(runs, Mapping) else runs:
+        if name in parts:
+            raise ValueError(f"two runs are named {name!r}")
+        parts[name] = _run_top_k(run, depths.get(name, depth), ties, keep) if len(run) else None
+    unknown = sorted(set(depths) - set(parts))
+    if unknown:
+        raise ValueError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
+    systems = sorted(name for name, part in parts.items() if part is not None)
+    stacked = [parts[name] for name in systems]
+    query_code, queries = _merge_vocabularies([p[0] for p in stacked], [p[1] for p in stacked])
+    doc_code, docs = _merge_vocabularies([p[2] for p in stacked], [p[3] for p in stacked])
+    lengths = [len(p[4]) for p in stacked]
+    return TopK(
+        query_code=query_code,
+        doc_code=doc_code,
+        system_code=np.repeat(np.arange(len(systems), dtype=np.int16), lengths),
+        rank=np.concatenate([p[4] for p in stacked]).astype(np.int32) if stacked else np.zeros(0, np.int32),
+        queries=queries,
+        docs=docs,
+        systems=systems,
+    )
 
 
 def collect_top_k(
@@ -146,44 +244,8 @@ def collect_top_k(
     ties: TieRule = "trec",
     query_ids: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """Every system's top k per query, stacked: ``query_id, doc_id, system, rank`` (categoricals and int32).
-
-    ``runs`` maps system names to runs (from :func:`evalset.tables.read_run`); an iterable of pairs is
-    consumed one run at a time, so a generator that reads each file lazily keeps only top-k rows in memory.
-    ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
-    """
-    depth = _positive_int(depth, "depth")
-    depths = {name: _positive_int(k, f"depth of {name}") for name, k in (depths or {}).items()}
-    if ties not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
-    keep = None if query_ids is None else set(map(str, query_ids))
-    parts, seen = [], set()
-    for name, run in runs.items() if isinstance(runs, Mapping) else runs:
-        if name in seen:
-            raise ValueError(f"two runs are named {name!r}")
-        seen.add(name)
-        if len(run) == 0:
-            continue
-        top = top_k(run, depths.get(name, depth), ties)
-        if keep is not None:
-            top = top[top["query_id"].astype(str).isin(keep).to_numpy()]
-        parts.append((name, top))
-    unknown = sorted(set(depths) - seen)
-    if unknown:
-        raise ValueError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
-    if not parts:
-        empty = pd.Categorical([], categories=pd.Index([], dtype=object))
-        return pd.DataFrame({"query_id": empty, "doc_id": empty, "system": empty,
-                             "rank": np.zeros(0, np.int32)})
-    query_codes, queries = _merged_codes([top["query_id"].array.remove_unused_categories() for _, top in parts])
-    doc_codes, docs = _merged_codes([top["doc_id"].array.remove_unused_categories() for _, top in parts])
-    return pd.DataFrame({
-        "query_id": pd.Categorical.from_codes(query_codes, categories=queries),
-        "doc_id": pd.Categorical.from_codes(doc_codes, categories=docs),
-        "system": pd.Categorical(np.repeat([name for name, _ in parts], [len(top) for _, top in parts]),
-                                 categories=sorted(name for name, _ in parts)),
-        "rank": np.concatenate([top["rank"].to_numpy(np.int32) for _, top in parts]),
-    })
+    """Every system's top k per query as one frame ``query_id, doc_id, system, rank`` (see :func:`stack_top_k`)."""
+    return stack_top_k(runs, depth, depths, ties, query_ids).to_frame()
 
 
 def build_pool(
@@ -209,7 +271,7 @@ def build_pool(
         The tie rule of :mod:`evalset.metrics.ranking` (the same one scoring uses).
     query_ids : iterable of str, optional
         Restrict the pool to these queries. Each must be answered by at least one run (an id no run has
-        is almost always an id mismatch, so it is refused).
+        is almost always an id mismatch, so it is refused with :class:`UnknownQueriesError`).
     judged : DataFrame, optional
         ``query_id, doc_id`` pairs already judged (:func:`evalset.tables.read_judged_pairs`); they are
         left out (judge-the-holes), and each system's judged@k is reported.
@@ -227,64 +289,57 @@ def build_pool(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
-    sources = collect_top_k(runs, depth, depths, ties, wanted)
-    # collect_top_k's categories are in byte order, so code order is the canonical pair order.
-    query_codes = sources["query_id"].cat.codes.to_numpy().astype(np.int64)
-    queries = sources["query_id"].cat.categories.to_numpy(dtype=object)
+    top = stack_top_k(runs, depth, depths, ties, wanted)
+    queries = top.queries.to_numpy(zero_copy_only=False)
     if wanted is not None:
         answered = set(queries)
         missing = [q for q in wanted if q not in answered]
         if missing:
-            raise ValueError(f"{len(missing)} query id(s) to pool are in no run: {', '.join(missing[:5])}")
-    doc_codes = sources["doc_id"].cat.codes.to_numpy().astype(np.int64)
-    docs = sources["doc_id"].cat.categories.to_numpy(dtype=object)
-    pair_key = query_codes * max(len(docs), 1) + doc_codes
-    unique_keys, pair_of_row = np.unique(pair_key, return_inverse=True)
-    candidates = pd.DataFrame({
-        "query_code": unique_keys // max(len(docs), 1),
-        "doc_code": unique_keys % max(len(docs), 1),
-        "best_rank": _group_min(sources["rank"].to_numpy(), pair_of_row, len(unique_keys)),
-        "systems": np.bincount(pair_of_row, minlength=len(unique_keys)),
-    })
-    query_id = queries[candidates["query_code"].to_numpy()]
-    doc_id = docs[candidates["doc_code"].to_numpy()]
-    candidates.insert(0, "pair_id", pair_ids(query_id, doc_id))
-    is_judged = _judged_mask(query_id, doc_id, judged)
+            raise UnknownQueriesError(missing)
+    candidates, pair_of_row = _candidate_pairs(top)
+    is_judged = _judged_mask(candidates["query_id"], candidates["doc_id"], judged)
     kept = candidates[~is_judged]
     kept = apply_budget(kept, budget) if budget is not None else kept
     in_pool = np.zeros(len(candidates), dtype=bool)
     in_pool[kept.index.to_numpy()] = True
-    system_codes = sources["system"].cat.codes.to_numpy()
-    names = list(sources["system"].cat.categories)
-    effective_depths = {name: int((depths or {}).get(name, depth)) for name in names}
-    systems = _system_table(names, effective_depths, system_codes, pair_of_row, candidates["systems"].to_numpy(),
-                            in_pool, is_judged if judged is not None else None, len(queries))
-    pairs = _in_judging_order(kept, queries, docs, seed)
-    pool_rows = in_pool[pair_of_row]
-    pool_sources = pd.DataFrame({
-        "query_id": pd.Categorical.from_codes(query_codes[pool_rows], categories=queries),
-        "doc_id": pd.Categorical.from_codes(doc_codes[pool_rows], categories=docs),
-        "system": sources["system"][pool_rows].to_numpy(),
-        "rank": sources["rank"].to_numpy()[pool_rows],
-    })
-    pool_sources = pool_sources.iloc[np.lexsort((pool_sources["system"].astype(str).to_numpy(),
-                                                 doc_codes[pool_rows], query_codes[pool_rows]))]
-    per_query = np.bincount(kept["query_code"].to_numpy(), minlength=len(queries))
+    all_depths = {name: int((depths or {}).get(name, depth)) for name in top.systems}
+    pool_rows = np.flatnonzero(in_pool[pair_of_row])
+    pool_rows = pool_rows[np.lexsort((top.system_code[pool_rows], pair_of_row[pool_rows]))]
     return Pool(
-        pairs=pairs,
-        sources=pool_sources.reset_index(drop=True),
-        systems=systems,
-        overlap=_overlap(names, system_codes, pair_of_row, len(candidates)),
-        pairs_per_query=pd.Series(per_query, index=pd.Index(queries, name="query_id"), name="pairs"),
+        pairs=_in_judging_order(kept, seed),
+        sources=top.to_frame(pool_rows),
+        systems=_system_table(top, all_depths, pair_of_row, candidates["systems"].to_numpy(), in_pool,
+                              None if judged is None else is_judged, len(queries)),
+        overlap=_overlap(top, pair_of_row, len(candidates)),
+        pairs_per_query=pd.Series(np.bincount(kept["query_code"].to_numpy(), minlength=len(queries)),
+                                  index=pd.Index(queries, name="query_id"), name="pairs"),
         candidates=len(candidates),
         judged_excluded=int(is_judged.sum()),
         budget_dropped=int((~is_judged).sum()) - len(kept),
         depth=int(depth),
-        depths={name: k for name, k in effective_depths.items() if k != depth},
+        depths={name: k for name, k in all_depths.items() if k != depth},
         ties=ties,
         seed=int(seed),
         budget=budget,
     )
+
+
+def _candidate_pairs(top: TopK) -> tuple[pd.DataFrame, np.ndarray]:
+    """The distinct pairs in canonical order (query, then document, byte order), and each row's pair."""
+    n_docs = max(len(top.docs), 1)
+    keys, pair_of_row = np.unique(top.query_code * n_docs + top.doc_code, return_inverse=True)
+    query_code, doc_code = keys // n_docs, keys % n_docs
+    query_id = top.queries.take(pa.array(query_code))
+    doc_id = top.docs.take(pa.array(doc_code))
+    candidates = pd.DataFrame({
+        "pair_id": pair_ids(query_id, doc_id),
+        "query_id": query_id.to_pandas(),
+        "doc_id": doc_id.to_pandas(),
+        "query_code": query_code,
+        "best_rank": _group_min(top.rank, pair_of_row, len(keys)),
+        "systems": np.bincount(pair_of_row, minlength=len(keys)),
+    })
+    return candidates, pair_of_row
 
 
 def _group_min(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
@@ -344,40 +399,35 @@ def judging_order(query_codes: np.ndarray, seed: int) -> np.ndarray:
     return order
 
 
-def _in_judging_order(kept: pd.DataFrame, queries: np.ndarray, docs: np.ndarray, seed: int) -> pd.DataFrame:
-    query_code = kept["query_code"].to_numpy()
-    pairs = pd.DataFrame({
-        "pair_id": kept["pair_id"].to_numpy(),
-        "query_id": queries[query_code],
-        "doc_id": docs[kept["doc_code"].to_numpy()],
-        "order": judging_order(query_code, seed),
-        "best_rank": kept["best_rank"].to_numpy(),
-        "systems": kept["systems"].to_numpy(),
-    })
+def _in_judging_order(kept: pd.DataFrame, seed: int) -> pd.DataFrame:
+    pairs = kept[["pair_id", "query_id", "doc_id"]].assign(
+        order=judging_order(kept["query_code"].to_numpy(), seed),
+        best_rank=kept["best_rank"].to_numpy(),
+        systems=kept["systems"].to_numpy(),
+    )
     return pairs.sort_values("order").reset_index(drop=True)
 
 
-def _system_table(names: list[str], depths: dict[str, int], system_codes: np.ndarray, pair_of_row: np.ndarray,
-                  voters: np.ndarray, in_pool: np.ndarray, is_judged: np.ndarray | None,
-                  n_queries: int) -> pd.DataFrame:
-    n = len(names)
+def _system_table(top: TopK, depths: dict[str, int], pair_of_row: np.ndarray, voters: np.ndarray,
+                  in_pool: np.ndarray, is_judged: np.ndarray | None, n_queries: int) -> pd.DataFrame:
+    n, codes = len(top.systems), top.system_code
     table = pd.DataFrame({
-        "depth": [depths[name] for name in names],
-        "contributed": np.bincount(system_codes, minlength=n),
-        "unique": np.bincount(system_codes[voters[pair_of_row] == 1], minlength=n),
-        "in_pool": np.bincount(system_codes[in_pool[pair_of_row]], minlength=n),
-    }, index=pd.Index(names, name="system"))
+        "depth": [depths[name] for name in top.systems],
+        "contributed": np.bincount(codes, minlength=n),
+        "unique": np.bincount(codes[voters[pair_of_row] == 1], minlength=n),
+        "in_pool": np.bincount(codes[in_pool[pair_of_row]], minlength=n),
+    }, index=pd.Index(top.systems, name="system"))
     if is_judged is not None:
-        judged_rows = np.bincount(system_codes[is_judged[pair_of_row]], minlength=n)
+        judged_rows = np.bincount(codes[is_judged[pair_of_row]], minlength=n)
         table["judged_at_k"] = judged_rows / (table["depth"].to_numpy() * max(n_queries, 1))
     return table
 
 
-def _overlap(names: list[str], system_codes: np.ndarray, pair_of_row: np.ndarray, n_pairs: int) -> pd.DataFrame:
-    member = sp.csr_matrix((np.ones(len(pair_of_row), dtype=np.int64), (pair_of_row, system_codes)),
-                           shape=(n_pairs, len(names)))
+def _overlap(top: TopK, pair_of_row: np.ndarray, n_pairs: int) -> pd.DataFrame:
+    member = sp.csr_matrix((np.ones(len(pair_of_row), dtype=np.int64), (pair_of_row, top.system_code)),
+                           shape=(n_pairs, len(top.systems)))
     shared = (member.T @ member).toarray()
-    return pd.DataFrame(shared, index=pd.Index(names, name="system"), columns=names)
+    return pd.DataFrame(shared, index=pd.Index(top.systems, name="system"), columns=top.systems)
 
 
 # ------------------------------------------------------------------------------------------- texts, tasks
@@ -495,10 +545,9 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
         pool = build_pool(((name, read_run(path)) for name, path in run_files.items()), spec.depth,
                           depths=spec.depths, ties=spec.ties, seed=spec.seed, budget=spec.budget,
                           query_ids=None if queries is None else queries["query_id"], judged=judged)
-    except ValueError as exc:
-        if spec.queries and "query id(s) to pool are in no run" in str(exc):
-            raise InputError(str(exc), spec.queries) from None
-        raise
+    except UnknownQueriesError as exc:
+        line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
+        raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
     tasks = missing = None
     if spec.corpus:
         corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())
@@ -590,7 +639,10 @@ def _write_tsv(frame: pd.DataFrame, path: str) -> None:
     table = pa.table([column.cast(pa.large_string()) if pa.types.is_dictionary(column.type) else column
                       for column in table.columns], names=table.column_names)
     try:
-        pacsv.write_csv(table, path, pacsv.WriteOptions(delimiter="\t", quoting_style="none"))
+        with open(path, "wb") as handle:  # Arrow quotes header names even when told not to quote
+            handle.write(("\t".join(table.column_names) + "\n").encode())
+            pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, delimiter="\t",
+                                                              quoting_style="none"))
     except pa.ArrowInvalid:  # an id holding a quote character: let pandas quote it
         frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
 

@@ -424,7 +424,8 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
 
     A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
     pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
-    the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order. An empty query id
+    the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
+    number in ``frame.attrs["line_numbers"]`` (for error messages downstream). An empty query id
     or query text, a line with the wrong number of fields, or a repeated query id is refused with its line.
     """
     path = os.fspath(path)
@@ -446,7 +447,9 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     _refuse_blank(frame, ("query_id", "query"), line_numbers, path)
     _refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
     ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
-    return frame[ordered].astype(str).reset_index(drop=True)
+    frame = frame[ordered].astype(str).reset_index(drop=True)
+    frame.attrs["line_numbers"] = line_numbers
+    return frame
 
 
 def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None) -> pd.DataFrame:

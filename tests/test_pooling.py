@@ -265,6 +265,7 @@ def test_cli_writes_the_four_files_and_reports_the_pair_without_text(cli_pool_wi
     assert result.exit_code == 0, result.output
     assert "pooled 2,495 pairs over 43 queries from 37 runs" in result.output
     assert "1 pair(s) have no text in the corpus" in result.output and "87181/8732212" in result.output
+    assert (out / "pool.tsv").read_text().startswith("pair_id\tquery_id\tdoc_id\torder\n")
     pool = pd.read_csv(out / "pool.tsv", sep="\t", dtype=str)
     assert pool.columns.tolist() == ["pair_id", "query_id", "doc_id", "order"] and len(pool) == 2495
     sources = pd.read_csv(out / "pool_sources.tsv", sep="\t", dtype=str)
@@ -326,7 +327,7 @@ def test_unknown_query_id_in_the_filter_is_refused_and_nothing_written(dl19, tmp
     topics.write_text("156493\tdo goldfish grow\nNOPE-1\tno such query\n")
     out = tmp_path / "out"
     refused(invoke("pool", dl19 / "runs" / "official_top100", "-k", 10, "-o", out, "--queries", topics),
-            str(topics), "NOPE-1")
+            f"{topics}:2: query id NOPE-1 is in no run")
     assert not out.exists()
 
 
