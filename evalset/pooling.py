@@ -2,8 +2,9 @@
 
 Conventions
 -----------
-- A system's top k is taken by :func:`evalset.metrics.ranking.top_k` under the declared tie rule (default
-  ``trec``), so a pool and a score always see the same ranking. A document repeated in a ranking counts once.
+- A system's top k is taken in the order of :func:`evalset.metrics.ranking.order_run` (as ``top_k`` does)
+  under the declared tie rule (default ``trec``), so a pool and a score always see the same ranking. A
+  document repeated in a ranking counts once, at its first position.
 - Query and document ids are compared in byte (code point) order wherever an order is needed.
 - ``pair_id`` is the first 16 hex digits of ``sha256(query_id + "\\t" + doc_id)`` (UTF-8): the same pair
   always gets the same id, whatever the seed, the runs or their order, and the id says nothing of a system or
@@ -56,7 +57,6 @@ from evalset.tables import (
 )
 
 PAIR_ID_DIGITS = 16
-POOL_FILES = ("pool.tsv", "pool_sources.tsv", "pool.json", "tasks.jsonl")
 
 
 # ------------------------------------------------------------------------------------------------- pair ids
