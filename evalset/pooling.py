@@ -273,8 +273,9 @@ def build_pool(
         Restrict the pool to these queries. Each must be answered by at least one run (an id no run has
         is almost always an id mismatch, so it is refused with :class:`UnknownQueriesError`).
     judged : DataFrame, optional
-        ``query_id, doc_id`` pairs already judged (:func:`evalset.tables.read_judged_pairs`); they are
-        left out (judge-the-holes), and each system's judged@k is reported.
+        ``query_id, doc_id`` pairs already judged (:func:`evalset.tables.read_judged_pairs`, or qrels, whose
+        rows with a negative grade do not count); they are left out (judge-the-holes), and each system's
+        judged@k is reported.
     budget : int, optional
         Keep at most this many pairs, by the rule in the module docstring.
     seed : int
@@ -357,6 +358,8 @@ def _judged_mask(query_id: np.ndarray, doc_id: np.ndarray, judged: pd.DataFrame 
     missing = [c for c in ("query_id", "doc_id") if c not in judged.columns]
     if missing:
         raise ValueError(f"judged pairs are missing column(s) {', '.join(missing)}")
+    if "grade" in judged.columns:  # qrels given directly: a negative grade means pooled but not judged
+        judged = judged[pd.to_numeric(judged["grade"], errors="coerce").fillna(0) >= 0]
     known = pd.MultiIndex.from_arrays([judged["query_id"].astype(str), judged["doc_id"].astype(str)])
     return pd.MultiIndex.from_arrays([query_id, doc_id]).isin(known)
 

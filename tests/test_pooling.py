@@ -387,3 +387,22 @@ def test_bad_labels_and_specs_are_refused(tmp_path):
 def test_per_system_depth_for_an_unknown_run_is_refused():
     with pytest.raises(ValueError, match=r"unknown system.*zzz"):
         build_pool(TOY_RUNS, 2, depths={"zzz": 3})
+
+
+def test_qrels_given_directly_do_not_count_negative_grades_as_judged():
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "grade": [2, -1]})
+    pool = build_pool(TOY_RUNS, 2, query_ids=["q1"], judged=qrels)
+    # q1's top 2: a has d1, d2; b has d2, d4. d1 is judged; d2's grade -1 is not a judgment.
+    assert sorted(pool.pairs["doc_id"]) == ["d2", "d4"]
+
+
+def test_cli_per_system_depth_and_a_missing_output_folder(dl19, tmp_path):
+    run = dl19 / "runs" / "official_top100" / "p_bert.run.gz"
+    other = dl19 / "runs" / "official_top100" / "UNH_bm25.run.gz"
+    result = invoke("pool", run, other, "-k", 5, "--system-depth", "p_bert=20", "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "pool.json").read_text())
+    assert manifest["depths"] == {"p_bert": 20}
+    assert manifest["systems"]["p_bert"]["contributed"] == 20 * 43
+    assert manifest["systems"]["UNH_bm25"]["contributed"] == 5 * 43
+    assert invoke("pool", run, "-k", 5).exit_code == 2
