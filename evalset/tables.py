@@ -13,10 +13,13 @@ for errors.
 from __future__ import annotations
 
 import contextlib
+import csv
 import gzip
+import hashlib
+import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -334,8 +337,274 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     os.close(handle)
     try:
         yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should read like any other file
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# --- corpus, queries and labels
+QUERIES_COLUMNS = ("query_id", "query", "stratum", "frequency", "stratum_share", "weight", "split")
+LABELS_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at", "comment")
+LABEL_KINDS = ("human", "llm")
+_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes (hex), as recorded beside every artefact built from it."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_file(path: str) -> None:
+    if not os.path.exists(path):
+        raise InputError("no such file", path)
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a file", path)
+
+
+@contextlib.contextmanager
+def _text_lines(path: str) -> Iterator[Iterator[tuple[int, str]]]:
+    """Yield ``(line_no, line)`` pairs (1-based, newline stripped) of a UTF-8 file, plain or ``.gz``."""
+    _check_file(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            yield ((number, line.rstrip("\r\n")) for number, line in enumerate(handle, 1))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc}", path) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from None
+
+
+def _first_field(path: str) -> str:
+    """The first tab-separated field of the first non-blank line ('' for an empty file)."""
+    with _text_lines(path) as lines:
+        for _, line in lines:
+            if line.strip():
+                return line.split("\t", 1)[0].strip()
+    return ""
+
+
+def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
+    """Map run names to files; a folder stands for the (non-hidden) files in it, in name order.
+
+    Two runs with the same name (see :func:`run_name`) are refused, naming both files: a pool or a
+    comparison keyed by name would silently mix them up.
+    """
+    files: list[str] = []
+    for path in map(os.fspath, paths):
+        if os.path.isdir(path):
+            inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
+            files.extend(os.path.join(path, entry) for entry in inside
+                         if os.path.isfile(os.path.join(path, entry)))
+        elif not os.path.exists(path):
+            raise InputError("no such file", path)
+        else:
+            files.append(path)
+    named: dict[str, str] = {}
+    for path in files:
+        name = run_name(path)
+        if name in named:
+            raise InputError(f"two runs are named {name!r}: {named[name]} and {path}", path)
+        named[name] = path
+    if not named:
+        raise InputError("no run files given")
+    return named
+
+
+def read_queries(path: str | os.PathLike) -> pd.DataFrame:
+    """Read queries: a ``queries.tsv`` written by ``sample``, or a TREC topics file ``qid<TAB>query``.
+
+    A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
+    pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
+    the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
+    number in ``frame.attrs["line_numbers"]`` (for error messages downstream). An empty query id
+    or query text, a line with the wrong number of fields, or a repeated query id is refused with its line.
+    """
+    path = os.fspath(path)
+    if _first_field(path) == "query_id":
+        rows, line_numbers, columns = _read_tsv_with_header(path, required=("query_id", "query"))
+        frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    else:
+        rows, line_numbers = [], []
+        with _text_lines(path) as lines:
+            for number, line in lines:
+                if not line.strip():
+                    continue
+                if "\t" not in line:
+                    raise InputError(f"expected `qid<TAB>query`, found {line!r}", path, number)
+                query_id, query = line.split("\t", 1)
+                rows.append((query_id.strip(), query.strip()))
+                line_numbers.append(number)
+        frame = pd.DataFrame(rows, columns=["query_id", "query"], dtype=object)
+    _refuse_blank(frame, ("query_id", "query"), line_numbers, path)
+    _refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
+    ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
+    frame = frame[ordered].astype(str).reset_index(drop=True)
+    frame.attrs["line_numbers"] = line_numbers
+    return frame
+
+
+def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None) -> pd.DataFrame:
+    """Read document texts: JSON Lines ``{"doc_id", "text"[, "title", "url"]}`` or TSV ``doc_id<TAB>text``.
+
+    The format follows the name (``.jsonl``/``.ndjson``/``.json`` or ``.tsv``/``.txt``, each optionally
+    ``.gz``), else the first character (``{`` means JSON Lines). A TSV may start with a ``doc_id<TAB>text``
+    header. Every line is validated (a line without ``doc_id`` or ``text`` is refused with its line number);
+    only documents in ``doc_ids`` are kept when it is given, so a large corpus costs memory only for the
+    documents needed. A document id given twice among the kept documents is refused.
+
+    Returns ``doc_id, text`` (strings), plus ``title`` and ``url`` when a JSON corpus has them.
+    """
+    path = os.fspath(path)
+    wanted = None if doc_ids is None else set(map(str, doc_ids))
+    stem = path[:-3] if path.endswith(".gz") else path
+    if stem.lower().endswith(_JSONL_SUFFIXES):
+        is_json = True
+    elif stem.lower().endswith((".tsv", ".txt")):
+        is_json = False
+    else:
+        is_json = _first_field(path).startswith("{")
+    records, line_numbers = (_corpus_jsonl if is_json else _corpus_tsv)(path, wanted)
+    columns = ["doc_id", "text"] + [c for c in ("title", "url") if any(c in r for r in records)]
+    frame = pd.DataFrame.from_records(records, columns=columns).astype(object)
+    _refuse_repeats(frame, ["doc_id"], line_numbers, path, "document id")
+    return frame.fillna("").astype(str).reset_index(drop=True)
+
+
+def _corpus_jsonl(path: str, wanted: set[str] | None) -> tuple[list[dict], list[int]]:
+    records, line_numbers = [], []
+    with _text_lines(path) as lines:
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not a JSON object: {exc.msg}", path, number) from None
+            if not isinstance(record, dict):
+                raise InputError(f"not a JSON object: {line[:80]!r}", path, number)
+            doc_id = record.get("doc_id")
+            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
+                keys = ", ".join(sorted(record)) or "none"
+                raise InputError(f"document has no doc_id (keys: {keys})", path, number)
+            if not isinstance(record.get("text"), str):
+                raise InputError(f"document {doc_id} has no text string", path, number)
+            doc_id = str(doc_id).strip()
+            if wanted is None or doc_id in wanted:
+                kept = {key: record[key] for key in ("title", "url") if isinstance(record.get(key), str)}
+                records.append({"doc_id": doc_id, "text": record["text"], **kept})
+                line_numbers.append(number)
+    return records, line_numbers
+
+
+def _corpus_tsv(path: str, wanted: set[str] | None) -> tuple[list[dict], list[int]]:
+    records, line_numbers = [], []
+    with _text_lines(path) as lines:
+        for number, line in lines:
+            if not line.strip() or (number == 1 and line.startswith("doc_id\t")):
+                continue
+            doc_id, tab, text = line.partition("\t")
+            if not tab or not doc_id.strip():
+                raise InputError(f"expected `doc_id<TAB>text`, found {line[:80]!r}", path, number)
+            doc_id = doc_id.strip()
+            if wanted is None or doc_id in wanted:
+                records.append({"doc_id": doc_id, "text": text})
+                line_numbers.append(number)
+    return records, line_numbers
+
+
+def read_labels(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a labels table (TSV with a header; columns :data:`LABELS_COLUMNS`, one row per judgment).
+
+    Returns the table with ``grade`` as int64 and every other column a string. A missing column, an empty
+    query or document id, a ``kind`` other than human/llm, or a non-integer grade is refused with its line.
+    Whether a grade is on the guideline's scale is the caller's check (the scale lives in the guideline).
+    """
+    path = os.fspath(path)
+    rows, line_numbers, columns = _read_tsv_with_header(path, required=LABELS_COLUMNS)
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    _refuse_blank(frame, ("query_id", "doc_id"), line_numbers, path)
+    bad_kind = ~frame["kind"].isin(LABEL_KINDS)
+    if bad_kind.any():
+        row = int(np.flatnonzero(bad_kind.to_numpy())[0])
+        raise InputError(f"kind must be one of {', '.join(LABEL_KINDS)}, found {frame['kind'].iloc[row]!r}",
+                         path, line_numbers[row])
+    grade = pd.to_numeric(frame["grade"], errors="coerce")
+    bad_grade = grade.isna() | (grade != grade.round())
+    if bad_grade.any():
+        row = int(np.flatnonzero(bad_grade.to_numpy())[0])
+        raise InputError(f"grade must be an integer, found {frame['grade'].iloc[row]!r}", path,
+                         line_numbers[row])
+    frame = frame.astype(str)
+    frame["grade"] = grade.to_numpy(dtype=np.int64)
+    return frame.reset_index(drop=True)
+
+
+def read_judged_pairs(path: str | os.PathLike) -> pd.DataFrame:
+    """The pairs already judged, from TREC qrels or a labels table (told apart by a ``query_id`` header).
+
+    Returns distinct ``query_id, doc_id`` rows. A qrels line with a negative grade is not a judgment
+    (trec_eval: pooled but not judged), so it is not returned; in a labels table every row counts, human or
+    LLM (filter the table first when only some kinds should count).
+    """
+    path = os.fspath(path)
+    if _first_field(path) == "query_id":
+        judged = read_labels(path)
+    else:
+        qrels = read_qrels(path)
+        judged = qrels[qrels["grade"] >= 0]
+    return judged[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)
+
+
+def _read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[str]], list[int], list[str]]:
+    _check_file(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    rows, line_numbers = [], []
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            header = [name.strip() for name in next(reader, [])]
+            missing = [name for name in required if name not in header]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)} in header {header}", path, 1)
+            for row in reader:
+                if not any(field.strip() for field in row):
+                    continue
+                if len(row) != len(header):
+                    raise InputError(f"expected {len(header)} tab-separated fields, found {len(row)}", path,
+                                     reader.line_num)
+                rows.append(row)
+                line_numbers.append(reader.line_num)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc}", path) from None
+    except csv.Error as exc:
+        raise InputError(f"cannot parse: {exc}", path) from None
+    return rows, line_numbers, header
+
+
+def _refuse_blank(frame: pd.DataFrame, columns: Iterable[str], line_numbers: list[int], path: str) -> None:
+    for column in columns:
+        blank = frame[column].astype(str).str.strip() == ""
+        if blank.any():
+            row = int(np.flatnonzero(blank.to_numpy())[0])
+            raise InputError(f"empty {column}", path, line_numbers[row])
+
+
+def _refuse_repeats(frame: pd.DataFrame, key: list[str], line_numbers: list[int], path: str,
+                    what: str) -> None:
+    repeated = frame.duplicated(key, keep=False).to_numpy()
+    if repeated.any():
+        rows = np.flatnonzero(repeated)
+        first = frame.iloc[rows[0]][key].tolist()
+        same = [row for row in rows if frame.iloc[row][key].tolist() == first]
+        raise InputError(f"{what} {' '.join(map(str, first))} appears twice (lines {line_numbers[same[0]]} "
+                         f"and {line_numbers[same[1]]})", path, line_numbers[same[1]])

@@ -140,7 +140,8 @@ def main() -> None:
         ratio_t = result["seconds"] / base["seconds"] if base else float("nan")
         ratio_m = result["peak_mib"] / base["peak_mib"] if base else float("nan")
         means = "  ".join(f"{result['means'][m]:.4f}" for m in MEASURES)
-        print(f"{tool:<12} {result['seconds']:>8.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} {ratio_m:>9.2f}  {means}")
+        figures = f"{result['seconds']:>8.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} {ratio_m:>9.2f}"
+        print(f"{tool:<12} {figures}  {means}")
     if base:
         for tool, result in results.items():
             worst = max(abs(result["means"][m] - base["means"][m]) for m in MEASURES)

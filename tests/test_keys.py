@@ -14,7 +14,7 @@ def random_ids(rng, count, longest):
 @pytest.mark.parametrize("longest", [7, 20, 45])  # one word, three words, and the dictionary fallback (> 32 bytes)
 def test_keys_order_like_the_byte_order_of_the_ids(longest):
     rng = np.random.default_rng(longest)
-    ids = random_ids(rng, 3000, longest) + ["", "a", "a", "b"]
+    ids = [*random_ids(rng, 3000, longest), "", "a", "a", "b"]
     (packed,) = keys.string_keys(ids)
     order = np.lexsort(packed.T[::-1])
     assert [ids[i].encode() for i in order] == sorted(i.encode() for i in ids)

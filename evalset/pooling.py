@@ -1,0 +1,663 @@
+"""Judging pools: the union of several systems' top k, blind and in a seeded order, and judge-the-holes.
+
+Conventions
+-----------
+- A system's top k is taken in the order of :func:`evalset.metrics.ranking.order_run` (as ``top_k`` does)
+  under the declared tie rule (default ``trec``), so a pool and a score always see the same ranking. A
+  document repeated in a ranking counts once, at its first position.
+- Query and document ids are compared in byte (code point) order wherever an order is needed.
+- ``pair_id`` is the first 16 hex digits of ``sha256(query_id + "\\t" + doc_id)`` (UTF-8): the same pair
+  always gets the same id, whatever the seed, the runs or their order, and the id says nothing of a system or
+  a rank.
+- ``order`` is the judging order, 1-based: the queries in a seeded random order, and within each query its
+  documents in a seeded random order (the pairs of one query stay together, as TREC assessors judge a topic
+  at a time). It depends only on the set of pairs and the seed (numpy ``default_rng``).
+- ``--budget N`` keeps at most N pairs (after judged pairs are left out): pairs are ranked within their query
+  by best rank across systems, then by the number of systems that retrieved them (more first), then by
+  ``pair_id``; queries are then filled round-robin: every query's first pair, then every query's second pair,
+  and so on, until N pairs are kept. Within a round, queries whose pair has the better best rank (then more
+  systems, then the smaller query id) come first, so per-query counts differ by at most one unless a query runs
+  out of candidates.
+- Per-system statistics describe the full top-k union (before judged pairs or a budget take pairs out):
+  ``contributed`` (pairs in its top k), ``unique`` (pairs no other system has in its top k), ``overlap``
+  (pairs two systems share), and ``in_pool`` (its pairs in the final pool). ``judged_at_k`` (with judged
+  pairs given) is the share of its top k already judged, averaged over the pool's queries (a query it did
+  not answer counts 0; the divisor is always its k).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import scipy.sparse as sp
+
+from evalset import __version__
+from evalset.errors import InputError
+from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
+from evalset.tables import (
+    atomic_path,
+    expand_run_paths,
+    file_sha256,
+    read_corpus,
+    read_judged_pairs,
+    read_queries,
+    read_run,
+)
+
+PAIR_ID_DIGITS = 16
+
+
+# ------------------------------------------------------------------------------------------------- pair ids
+def pair_id(query_id: str, doc_id: str) -> str:
+    """The opaque, stable id of a (query, document) pair: 16 hex digits of sha256 of ``query_id\\tdoc_id``."""
+    return hashlib.sha256(f"{query_id}\t{doc_id}".encode()).hexdigest()[:PAIR_ID_DIGITS]
+
+
+def pair_ids(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Array) -> np.ndarray:
+    """:func:`pair_id` of each pair, as an object array. Raises ValueError on a (64-bit) collision."""
+    queries, docs = (ids.cast(pa.large_string()) if isinstance(ids, pa.Array)
+                     else pa.array(np.asarray(ids, dtype=object).astype(str), pa.large_string())
+                     for ids in (query_ids, doc_ids))
+    if len(queries) != len(docs):
+        raise ValueError(f"{len(queries)} query ids but {len(docs)} document ids")
+    tab = pa.scalar("\t", pa.large_string())
+    joined = pc.binary_join_element_wise(queries, docs, tab).cast(pa.large_binary()).to_pylist()
+    ids = np.array([hashlib.sha256(key).hexdigest()[:PAIR_ID_DIGITS] for key in joined], dtype=object)
+    if len(pd.unique(ids)) != len(ids):
+        raise ValueError("two different pairs got the same pair_id (a sha256 prefix collision); please report")
+    return ids
+
+
+# ------------------------------------------------------------------------------------------------- the pool
+class UnknownQueriesError(ValueError):
+    """Query ids asked for that no run answers (almost always an id mismatch between files)."""
+
+    def __init__(self, query_ids: list[str]):
+        self.query_ids = query_ids
+        super().__init__(f"{len(query_ids)} query id(s) to pool are in no run: {', '.join(query_ids[:5])}")
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A judging pool and how it was made (see the module docstring for every convention).
+
+    Attributes
+    ----------
+    pairs : DataFrame
+        ``pair_id, query_id, doc_id, order, best_rank, systems``, one row per pair to judge, in judging order.
+    sources : DataFrame
+        ``query_id, doc_id, system, rank``: which system put each pooled pair in its top k, at which rank
+        (never shown to annotators). Sorted by query, document, system.
+    systems : DataFrame
+        Indexed by system name: ``depth, contributed, unique, in_pool`` and, when judged pairs were given,
+        ``judged_at_k``.
+    overlap : DataFrame
+        System x system: pairs both have in their top k (the diagonal is ``contributed``).
+    pairs_per_query : Series
+        Pairs in the pool per query id, zeros included, in query id order.
+    candidates : int
+        Pairs in the top-k union before judged pairs and the budget were taken out.
+    judged_excluded, budget_dropped : int
+        Pairs left out because already judged, and because of the budget.
+    """
+
+    pairs: pd.DataFrame
+    sources: pd.DataFrame
+    systems: pd.DataFrame
+    overlap: pd.DataFrame
+    pairs_per_query: pd.Series
+    candidates: int
+    judged_excluded: int
+    budget_dropped: int
+    depth: int
+    depths: dict[str, int]
+    ties: str
+    seed: int
+    budget: int | None
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class TopK:
+    """Every system's top k per query, stacked, as integer codes (what :func:`collect_top_k` returns as a frame).
+
+    ``query_code`` indexes ``queries`` and ``doc_code`` indexes ``docs``, both sorted in byte order, so that
+    sorting codes sorts ids; ``system_code`` indexes ``systems`` (sorted names); ``rank`` is 1-based.
+    """
+
+    query_code: np.ndarray
+    doc_code: np.ndarray
+    system_code: np.ndarray
+    rank: np.ndarray
+    queries: pa.Array
+    docs: pa.Array
+    systems: list[str]
+
+    def to_frame(self, rows: np.ndarray | None = None) -> pd.DataFrame:
+        """``query_id, doc_id, system, rank`` for the given row positions (all rows by default)."""
+        rows = np.arange(len(self.rank)) if rows is None else rows
+        return pd.DataFrame({
+            "query_id": self.queries.take(pa.array(self.query_code[rows])).to_pandas(),
+            "doc_id": self.docs.take(pa.array(self.doc_code[rows])).to_pandas(),
+            "system": pd.Categorical.from_codes(self.system_code[rows], categories=self.systems),
+            "rank": self.rank[rows],
+        })
+
+
+def _strings(index: pd.Index) -> pa.Array:
+    return pa.array(index.astype(str), pa.large_string())
+
+
+def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) -> tuple:
+    """One run's top k as (query vocabulary, query codes, doc vocabulary, doc codes, ranks), unused ids dropped."""
+    ordered = order_run(run, ties)
+    rows = ordered.position < k
+    if keep is not None:
+        rows &= np.isin(ordered.query_code, np.flatnonzero(ordered.query_ids.astype(str).isin(keep)))
+    used_queries, query_codes = np.unique(ordered.query_code[rows], return_inverse=True)
+    docs = pc.dictionary_encode(ordered.doc_id.take(pa.array(ordered.row[rows])))
+    return (_strings(ordered.query_ids).take(pa.array(used_queries)), query_codes,
+            pc.cast(docs.dictionary, pa.large_string()), docs.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            ordered.position[rows] + 1)
+
+
+def _merge_vocabularies(vocabularies: list[pa.Array], local_codes: list[np.ndarray]) -> tuple[np.ndarray, pa.Array]:
+    """Codes into one vocabulary sorted in byte order; returns (codes, vocabulary).
+
+    Arrow's hashing and sorting kernels do this in C++: merging millions of document ids in Python would
+    dominate the pooling time.
+    """
+    if not vocabularies:
+        return np.zeros(0, dtype=np.int64), pa.array([], pa.large_string())
+    encoded = pc.dictionary_encode(pa.concat_arrays(vocabularies))
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    code_of_entry = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    offsets = np.cumsum([0, *map(len, vocabularies)])[:-1]
+    codes = [code_of_entry[offset + local] for offset, local in zip(offsets, local_codes, strict=True)]
+    return np.concatenate(codes), encoded.dictionary.take(pa.array(order))
+
+
+def stack_top_k(
+    runs: Mapping[str, pd.DataFrame] | Iterable[tuple[str, pd.DataFrame]],
+    depth: int,
+    depths: Mapping[str, int] | None = None,
+    ties: TieRule = "trec",
+    query_ids: Iterable[str] | None = None,
+) -> TopK:
+    """Every system's top k per query, in the tie order of :func:`evalset.metrics.ranking.order_run`.
+
+    ``runs`` maps system names to runs (from :func:`evalset.tables.read_run`); an iterable of pairs is
+    consumed one run at a time, so a generator that reads each file lazily keeps only top-k codes in memory.
+    ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
+    """
+    depth = _positive_int(depth, "depth")
+    depths = {name: _positive_int(k, f"depth of {name}") for name, k in (depths or {}).items()}
+    if ties not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+    keep = None if query_ids is None else set(map(str, query_ids))
+    parts: dict[str, tuple] = {}
+    for name, run in runs.items() if isinstance(runs, Mapping) else runs:
+        if name in parts:
+            raise ValueError(f"two runs are named {name!r}")
+        parts[name] = _run_top_k(run, depths.get(name, depth), ties, keep) if len(run) else None
+    unknown = sorted(set(depths) - set(parts))
+    if unknown:
+        raise ValueError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
+    systems = sorted(name for name, part in parts.items() if part is not None)
+    stacked = [parts[name] for name in systems]
+    query_code, queries = _merge_vocabularies([p[0] for p in stacked], [p[1] for p in stacked])
+    doc_code, docs = _merge_vocabularies([p[2] for p in stacked], [p[3] for p in stacked])
+    lengths = [len(p[4]) for p in stacked]
+    return TopK(
+        query_code=query_code,
+        doc_code=doc_code,
+        system_code=np.repeat(np.arange(len(systems), dtype=np.int16), lengths),
+        rank=np.concatenate([p[4] for p in stacked]).astype(np.int32) if stacked else np.zeros(0, np.int32),
+        queries=queries,
+        docs=docs,
+        systems=systems,
+    )
+
+
+def collect_top_k(
+    runs: Mapping[str, pd.DataFrame] | Iterable[tuple[str, pd.DataFrame]],
+    depth: int,
+    depths: Mapping[str, int] | None = None,
+    ties: TieRule = "trec",
+    query_ids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Every system's top k per query as one frame ``query_id, doc_id, system, rank`` (see :func:`stack_top_k`)."""
+    return stack_top_k(runs, depth, depths, ties, query_ids).to_frame()
+
+
+def build_pool(
+    runs: Mapping[str, pd.DataFrame] | Iterable[tuple[str, pd.DataFrame]],
+    depth: int,
+    *,
+    depths: Mapping[str, int] | None = None,
+    ties: TieRule = "trec",
+    query_ids: Iterable[str] | None = None,
+    judged: pd.DataFrame | None = None,
+    budget: int | None = None,
+    seed: int = 0,
+) -> Pool:
+    """Pool the top ``depth`` documents of every run, per query, into blind judging pairs.
+
+    Parameters
+    ----------
+    runs : mapping or iterable of (name, run)
+        Runs as read by :func:`evalset.tables.read_run` (or :func:`evalset.tables.run_from_frame`).
+    depth : int
+        k for every system; ``depths`` overrides it per system name.
+    ties : {"trec", "run", "docid", "expected"}
+        The tie rule of :mod:`evalset.metrics.ranking` (the same one scoring uses).
+    query_ids : iterable of str, optional
+        Restrict the pool to these queries. Each must be answered by at least one run (an id no run has
+        is almost always an id mismatch, so it is refused with :class:`UnknownQueriesError`).
+    judged : DataFrame, optional
+        ``query_id, doc_id`` pairs already judged (:func:`evalset.tables.read_judged_pairs`, or qrels, whose
+        rows with a negative grade do not count); they are left out (judge-the-holes), and each system's
+        judged@k is reported.
+    budget : int, optional
+        Keep at most this many pairs, by the rule in the module docstring.
+    seed : int
+        Seed of the judging order.
+
+    Returns
+    -------
+    Pool
+    """
+    if budget is not None:
+        budget = _positive_int(budget, "budget")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
+    top = stack_top_k(runs, depth, depths, ties, wanted)
+    queries = top.queries.to_numpy(zero_copy_only=False)
+    if wanted is not None:
+        answered = set(queries)
+        missing = [q for q in wanted if q not in answered]
+        if missing:
+            raise UnknownQueriesError(missing)
+    candidates, pair_of_row = _candidate_pairs(top)
+    is_judged = _judged_mask(candidates["query_id"], candidates["doc_id"], judged)
+    kept = candidates[~is_judged]
+    kept = apply_budget(kept, budget) if budget is not None else kept
+    in_pool = np.zeros(len(candidates), dtype=bool)
+    in_pool[kept.index.to_numpy()] = True
+    all_depths = {name: int((depths or {}).get(name, depth)) for name in top.systems}
+    pool_rows = np.flatnonzero(in_pool[pair_of_row])
+    pool_rows = pool_rows[np.lexsort((top.system_code[pool_rows], pair_of_row[pool_rows]))]
+    return Pool(
+        pairs=_in_judging_order(kept, seed),
+        sources=top.to_frame(pool_rows),
+        systems=_system_table(top, all_depths, pair_of_row, candidates["systems"].to_numpy(), in_pool,
+                              None if judged is None else is_judged, len(queries)),
+        overlap=_overlap(top, pair_of_row, len(candidates)),
+        pairs_per_query=pd.Series(np.bincount(kept["query_code"].to_numpy(), minlength=len(queries)),
+                                  index=pd.Index(queries, name="query_id"), name="pairs"),
+        candidates=len(candidates),
+        judged_excluded=int(is_judged.sum()),
+        budget_dropped=int((~is_judged).sum()) - len(kept),
+        depth=int(depth),
+        depths={name: k for name, k in all_depths.items() if k != depth},
+        ties=ties,
+        seed=int(seed),
+        budget=budget,
+    )
+
+
+def _candidate_pairs(top: TopK) -> tuple[pd.DataFrame, np.ndarray]:
+    """The distinct pairs in canonical order (query, then document, byte order), and each row's pair."""
+    n_docs = max(len(top.docs), 1)
+    keys, pair_of_row = np.unique(top.query_code * n_docs + top.doc_code, return_inverse=True)
+    query_code, doc_code = keys // n_docs, keys % n_docs
+    query_id = top.queries.take(pa.array(query_code))
+    doc_id = top.docs.take(pa.array(doc_code))
+    candidates = pd.DataFrame({
+        "pair_id": pair_ids(query_id, doc_id),
+        "query_id": query_id.to_pandas(),
+        "doc_id": doc_id.to_pandas(),
+        "query_code": query_code,
+        "best_rank": _group_min(top.rank, pair_of_row, len(keys)),
+        "systems": np.bincount(pair_of_row, minlength=len(keys)),
+    })
+    return candidates, pair_of_row
+
+
+def _group_min(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+    out = np.full(groups, np.iinfo(np.int32).max, dtype=np.int32)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    if len(order):
+        out[group[order][starts]] = np.minimum.reduceat(values[order], starts)
+    return out
+
+
+def _judged_mask(query_id: np.ndarray, doc_id: np.ndarray, judged: pd.DataFrame | None) -> np.ndarray:
+    if judged is None or len(judged) == 0:
+        return np.zeros(len(query_id), dtype=bool)
+    missing = [c for c in ("query_id", "doc_id") if c not in judged.columns]
+    if missing:
+        raise ValueError(f"judged pairs are missing column(s) {', '.join(missing)}")
+    if "grade" in judged.columns:  # qrels given directly: a negative grade means pooled but not judged
+        judged = judged[pd.to_numeric(judged["grade"], errors="coerce").fillna(0) >= 0]
+    known = pd.MultiIndex.from_arrays([judged["query_id"].astype(str), judged["doc_id"].astype(str)])
+    return pd.MultiIndex.from_arrays([query_id, doc_id]).isin(known)
+
+
+def apply_budget(pairs: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """Keep at most ``budget`` pairs: within each query by best rank, queries filled round-robin.
+
+    ``pairs`` needs ``pair_id, query_code, best_rank, systems`` (``query_code`` in query id order). The rule
+    is the module docstring's; the kept rows come back in their original order.
+    """
+    budget = _positive_int(budget, "budget")
+    if len(pairs) <= budget:
+        return pairs
+    best, voters = pairs["best_rank"].to_numpy(), pairs["systems"].to_numpy()
+    query = pairs["query_code"].to_numpy()
+    in_query = np.lexsort((pairs["pair_id"].to_numpy().astype(str), -voters, best, query))
+    round_of = np.empty(len(pairs), dtype=np.int64)
+    round_of[in_query] = position_in_group(query[in_query])
+    fill = np.lexsort((query, -voters, best, round_of))
+    return pairs.iloc[np.sort(fill[:budget])]
+
+
+def judging_order(query_codes: np.ndarray, seed: int) -> np.ndarray:
+    """1-based judging order of pairs given in canonical order (query, then document, byte order).
+
+    Queries get a seeded random order; the pairs of a query stay together, in a seeded random order.
+    """
+    rng = np.random.default_rng(seed)
+    distinct = np.unique(query_codes)
+    query_rank = np.empty(distinct.max() + 1 if len(distinct) else 0, dtype=np.int64)
+    query_rank[distinct] = rng.permutation(len(distinct))
+    within = rng.permutation(len(query_codes))
+    order = np.empty(len(query_codes), dtype=np.int64)
+    order[np.lexsort((within, query_rank[query_codes]))] = np.arange(1, len(query_codes) + 1)
+    return order
+
+
+def _in_judging_order(kept: pd.DataFrame, seed: int) -> pd.DataFrame:
+    pairs = kept[["pair_id", "query_id", "doc_id"]].assign(
+        order=judging_order(kept["query_code"].to_numpy(), seed),
+        best_rank=kept["best_rank"].to_numpy(),
+        systems=kept["systems"].to_numpy(),
+    )
+    return pairs.sort_values("order").reset_index(drop=True)
+
+
+def _system_table(top: TopK, depths: dict[str, int], pair_of_row: np.ndarray, voters: np.ndarray,
+                  in_pool: np.ndarray, is_judged: np.ndarray | None, n_queries: int) -> pd.DataFrame:
+    n, codes = len(top.systems), top.system_code
+    table = pd.DataFrame({
+        "depth": [depths[name] for name in top.systems],
+        "contributed": np.bincount(codes, minlength=n),
+        "unique": np.bincount(codes[voters[pair_of_row] == 1], minlength=n),
+        "in_pool": np.bincount(codes[in_pool[pair_of_row]], minlength=n),
+    }, index=pd.Index(top.systems, name="system"))
+    if is_judged is not None:
+        judged_rows = np.bincount(codes[is_judged[pair_of_row]], minlength=n)
+        table["judged_at_k"] = judged_rows / (table["depth"].to_numpy() * max(n_queries, 1))
+    return table
+
+
+def _overlap(top: TopK, pair_of_row: np.ndarray, n_pairs: int) -> pd.DataFrame:
+    member = sp.csr_matrix((np.ones(len(pair_of_row), dtype=np.int64), (pair_of_row, top.system_code)),
+                           shape=(n_pairs, len(top.systems)))
+    shared = (member.T @ member).toarray()
+    return pd.DataFrame(shared, index=pd.Index(top.systems, name="system"), columns=top.systems)
+
+
+# ------------------------------------------------------------------------------------------- texts, tasks
+def attach_texts(pairs: pd.DataFrame, corpus: pd.DataFrame,
+                 queries: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Join document texts (and query texts) to pairs, in the pairs' order.
+
+    Returns ``(tasks, missing)``: ``tasks`` has ``pair_id, query_id, doc_id, query, text`` (``query`` only
+    with ``queries``; ``title``/``url`` when the corpus has them) for the pairs whose document has a text;
+    ``missing`` lists ``pair_id, query_id, doc_id`` of the pairs whose document is not in the corpus. No
+    pair is dropped without being in one of the two.
+    """
+    texts = corpus.drop_duplicates("doc_id").set_index("doc_id")
+    has_text = pairs["doc_id"].astype(str).isin(texts.index).to_numpy()
+    found = pairs.loc[has_text, ["pair_id", "query_id", "doc_id"]].astype({"query_id": str, "doc_id": str})
+    tasks = found.reset_index(drop=True)
+    if queries is not None:
+        query_text = queries.drop_duplicates("query_id").set_index("query_id")["query"]
+        tasks["query"] = query_text.reindex(tasks["query_id"]).to_numpy()
+    for column in texts.columns:
+        tasks[column] = texts[column].reindex(tasks["doc_id"]).to_numpy()
+    missing = pairs.loc[~has_text, ["pair_id", "query_id", "doc_id"]].reset_index(drop=True)
+    return tasks, missing
+
+
+# ------------------------------------------------------------------------------------ specs and the folder
+@dataclass(frozen=True)
+class PoolSpec:
+    """Everything that defines a pool; a TOML file in ``pools/`` holds the same keys.
+
+    Relative paths in a spec file are resolved against the spec file's folder joined with its ``base`` key
+    (default ``"."``); ``pools/dl19-demo.toml`` sets ``base = ".."`` so its paths read from the repository
+    root. Keys: ``runs`` (list of files or folders), ``depth``, ``depths`` (a table, system name -> k),
+    ``ties``, ``seed``, ``budget``, ``queries``, ``exclude_judged``, ``corpus``, ``output``.
+    """
+
+    runs: tuple[str, ...] = ()
+    depth: int | None = None
+    depths: dict[str, int] = field(default_factory=dict)
+    ties: str = "trec"
+    seed: int = 0
+    budget: int | None = None
+    queries: str | None = None
+    exclude_judged: str | None = None
+    corpus: str | None = None
+    output: str | None = None
+    spec_file: str | None = None
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike) -> PoolSpec:
+        """Read a pool specification; unknown keys and wrong types are refused naming the file."""
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise InputError("no such file", path) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", path) from None
+        known = {f.name for f in fields(cls)} - {"spec_file"}
+        unknown = sorted(set(data) - known - {"base"})
+        if unknown:
+            raise InputError(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(known))}", path)
+        base = Path(path).parent / str(data.pop("base", "."))
+
+        def resolve(value: Any, key: str) -> str:
+            if not isinstance(value, str) or not value:
+                raise InputError(f"{key} must be a path (a non-empty string), got {value!r}", path)
+            return os.path.normpath(base / value) if not os.path.isabs(value) else value
+
+        runs = data.get("runs", [])
+        if isinstance(runs, str):
+            runs = [runs]
+        if not isinstance(runs, list):
+            raise InputError(f"runs must be a list of paths, got {runs!r}", path)
+        values = {key: resolve(data[key], key) for key in ("queries", "exclude_judged", "corpus", "output")
+                  if key in data}
+        depths = data.get("depths", {})
+        if not isinstance(depths, dict):
+            raise InputError(f"depths must be a table of system = k, got {depths!r}", path)
+        scalars = {key: data[key] for key in ("depth", "ties", "seed", "budget") if key in data}
+        return cls(runs=tuple(resolve(run, "runs") for run in runs), depths=dict(depths), spec_file=path,
+                   **scalars, **values)
+
+    def with_overrides(self, **overrides: Any) -> PoolSpec:
+        """A copy where every override that is not None (or empty) replaces the spec's value."""
+        given = {key: value for key, value in overrides.items() if value not in (None, (), [], {})}
+        if "runs" in given:
+            given["runs"] = tuple(given["runs"])
+        if "depths" in given:
+            given["depths"] = {**self.depths, **given["depths"]}
+        return replace(self, **given)
+
+
+@dataclass(frozen=True)
+class PoolBuild:
+    """A pool with what it was built from: the manifest (``pool.json``), and tasks when texts were given."""
+
+    pool: Pool
+    manifest: dict[str, Any]
+    tasks: pd.DataFrame | None
+    missing_text: pd.DataFrame | None
+
+
+def build_from_spec(spec: PoolSpec) -> PoolBuild:
+    """Read every input of ``spec``, validate it, and build the pool, tasks and manifest (writes nothing)."""
+    if not spec.runs:
+        raise ValueError("no runs to pool (give RUN files/folders or `runs` in the spec)")
+    if spec.depth is None:
+        raise ValueError("no depth (give --depth or `depth` in the spec)")
+    run_files = expand_run_paths(spec.runs)
+    queries = read_queries(spec.queries) if spec.queries else None
+    judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
+    try:
+        pool = build_pool(((name, read_run(path)) for name, path in run_files.items()), spec.depth,
+                          depths=spec.depths, ties=spec.ties, seed=spec.seed, budget=spec.budget,
+                          query_ids=None if queries is None else queries["query_id"], judged=judged)
+    except UnknownQueriesError as exc:
+        line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
+        raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
+    tasks = missing = None
+    if spec.corpus:
+        corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())
+        tasks, missing = attach_texts(pool.pairs, corpus, queries)
+    manifest = pool_manifest(pool, spec, run_files, missing)
+    return PoolBuild(pool, manifest, tasks if queries is not None else None, missing)
+
+
+def _input_record(path: str) -> dict[str, str]:
+    return {"path": path, "sha256": file_sha256(path)}
+
+
+def pool_manifest(pool: Pool, spec: PoolSpec, run_files: Mapping[str, str],
+                  missing_text: pd.DataFrame | None) -> dict[str, Any]:
+    """The content of ``pool.json``: inputs with sha256, options, counts, per-system figures, overlap."""
+    inputs: dict[str, Any] = {"runs": {name: _input_record(path) for name, path in sorted(run_files.items())}}
+    for key in ("queries", "exclude_judged", "corpus", "spec_file"):
+        if getattr(spec, key):
+            inputs[key] = _input_record(getattr(spec, key))
+    systems = pool.systems.round(6).astype(object).to_dict(orient="index")
+    manifest = {
+        "evalset_version": __version__,
+        "inputs": inputs,
+        "depth": pool.depth,
+        "depths": pool.depths,
+        "ties": pool.ties,
+        "seed": pool.seed,
+        "budget": pool.budget,
+        "pair_id": f"first {PAIR_ID_DIGITS} hex digits of sha256(query_id TAB doc_id)",
+        "order": "queries in seeded random order; within a query, documents in seeded random order",
+        "counts": {
+            "queries": len(pool.pairs_per_query),
+            "candidates": pool.candidates,
+            "judged_excluded": pool.judged_excluded,
+            "budget_dropped": pool.budget_dropped,
+            "pairs": len(pool.pairs),
+        },
+        "pairs_per_query": {q: int(n) for q, n in pool.pairs_per_query.items()},
+        "systems": {name: {k: _plain(v) for k, v in row.items()} for name, row in systems.items()},
+        "overlap": {name: {other: int(n) for other, n in row.items()}
+                    for name, row in pool.overlap.to_dict(orient="index").items()},
+    }
+    if missing_text is not None:
+        manifest["counts"]["missing_text"] = len(missing_text)
+        manifest["missing_text"] = missing_text.astype(str).to_dict(orient="records")
+    return manifest
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def write_pool(build: PoolBuild, folder: str | os.PathLike) -> list[str]:
+    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` into ``folder``.
+
+    Each file is written to a temporary name and renamed, so none is ever half-written. A ``tasks.jsonl``
+    left from an earlier pool in the same folder is removed when this pool has no tasks (it would not match).
+    Returns the paths written.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("output exists and is not a folder", str(folder))
+    written = []
+    tables = {
+        "pool.tsv": build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
+        "pool_sources.tsv": build.pool.sources,
+    }
+    for name, table in tables.items():
+        with atomic_path(folder / name) as tmp:
+            _write_tsv(table, tmp)
+        written.append(str(folder / name))
+    if build.tasks is not None:
+        with atomic_path(folder / "tasks.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            for record in build.tasks.to_dict(orient="records"):
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        written.append(str(folder / "tasks.jsonl"))
+    elif (folder / "tasks.jsonl").exists():
+        (folder / "tasks.jsonl").unlink()
+    with atomic_path(folder / "pool.json") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(build.manifest, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+    written.append(str(folder / "pool.json"))
+    return written
+
+
+def _write_tsv(frame: pd.DataFrame, path: str) -> None:
+    """Write a TSV with a header, as pandas would; through Arrow's writer, which is much faster on big pools."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = pa.table([column.cast(pa.large_string()) if pa.types.is_dictionary(column.type) else column
+                      for column in table.columns], names=table.column_names)
+    try:
+        with open(path, "wb") as handle:  # Arrow quotes header names even when told not to quote
+            handle.write(("\t".join(table.column_names) + "\n").encode())
+            pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, delimiter="\t",
+                                                              quoting_style="none"))
+    except pa.ArrowInvalid:  # an id holding a quote character: let pandas quote it
+        frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
+
+
+def summary_lines(build: PoolBuild) -> list[str]:
+    """A human summary of a pool: counts, per-system figures, and pairs without text."""
+    pool, counts = build.pool, build.manifest["counts"]
+    lines = [f"pooled {counts['pairs']:,} pairs over {counts['queries']:,} queries from {len(pool.systems)} runs "
+             f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
+             f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]
+    table = pool.systems.copy()
+    if "judged_at_k" in table:
+        table["judged_at_k"] = table["judged_at_k"].map("{:.3f}".format)
+    lines += table.reset_index().to_string(index=False).splitlines()
+    if build.missing_text is not None and len(build.missing_text):
+        shown = ", ".join(f"{q}/{d}" for q, d in build.missing_text[["query_id", "doc_id"]].head(5).to_numpy())
+        lines.append(f"warning: {len(build.missing_text):,} pair(s) have no text in the corpus and are not in "
+                     f"tasks.jsonl (listed in pool.json): {shown}")
+    return lines

@@ -1,0 +1,107 @@
+"""Benchmark `evalset pool`: 20 synthetic runs x 10,000 queries x depth 100 (the issue's size).
+
+Writes synthetic TREC runs (100 documents per query, drawn from 300 candidates per query that the systems
+rank with a shared relevance signal plus their own noise, so pools overlap as real ones do) to a temporary
+folder, then pools them at depth 100 in a fresh child process, exactly as the command does (read every run,
+top k, union, pair ids, judging order, write pool.tsv, pool_sources.tsv, pool.json). The child reports its
+wall time per phase and its peak resident memory (ru_maxrss), so the figures exclude the data generation.
+
+    python scripts/bench_pool.py [--runs 20] [--queries 10000] [--depth 100] [--candidates 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+
+def write_runs(folder: str, runs: int, queries: int, per_query: int, candidates: int, seed: int = 0) -> list[str]:
+    """Write synthetic runs; returns their paths."""
+    rng = np.random.default_rng(seed)
+    relevance = rng.normal(size=(queries, candidates))
+    query_ids = np.array([f"q{q:06d}" for q in range(queries)], dtype=object)
+    paths = []
+    for system in range(runs):
+        scores = relevance + rng.normal(scale=1.0, size=relevance.shape)
+        top = np.argpartition(-scores, per_query - 1, axis=1)[:, :per_query]
+        top_scores = np.take_along_axis(scores, top, axis=1)
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        top, top_scores = np.take_along_axis(top, order, axis=1), np.take_along_axis(top_scores, order, axis=1)
+        doc_numbers = (np.arange(queries)[:, None] * candidates + top).ravel()
+        table = pa.table({
+            "qid": pa.array(np.repeat(query_ids, per_query), pa.string()),
+            "q0": pa.array(np.full(queries * per_query, "Q0", dtype=object), pa.string()),
+            "docid": pa.array(doc_numbers.astype(str), pa.string()),
+            "rank": pa.array(np.tile(np.arange(1, per_query + 1), queries)),
+            "score": pa.array(np.round(top_scores.ravel(), 6)),
+            "tag": pa.array(np.full(queries * per_query, f"sys{system:02d}", dtype=object), pa.string()),
+        })
+        path = os.path.join(folder, f"sys{system:02d}.run")
+        pacsv.write_csv(table, path, pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+        paths.append(path)
+    return paths
+
+
+def measure(run_folder: str, depth: int, output: str) -> dict:
+    """Pool the runs as `evalset pool` does; returns phase times and peak memory of this process."""
+    from evalset import pooling
+
+    started = time.perf_counter()
+    build = pooling.build_from_spec(pooling.PoolSpec(runs=(run_folder,), depth=depth, seed=1))
+    built = time.perf_counter()
+    pooling.write_pool(build, output)
+    written = time.perf_counter()
+    return {
+        "build_s": round(built - started, 2),
+        "write_s": round(written - built, 2),
+        "total_s": round(written - started, 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "source_rows": int(build.pool.systems["contributed"].sum()),
+        "pairs": len(build.pool.pairs),
+        "queries": len(build.pool.pairs_per_query),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--candidates", type=int, default=300)
+    parser.add_argument("--measure", nargs=2, metavar=("RUN_FOLDER", "OUTPUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure[0], args.depth, args.measure[1])))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench_pool.") as scratch:
+        run_folder = os.path.join(scratch, "runs")
+        os.mkdir(run_folder)
+        started = time.perf_counter()
+        paths = write_runs(run_folder, args.runs, args.queries, args.depth, args.candidates)
+        size = sum(os.path.getsize(p) for p in paths)
+        print(f"generated {args.runs} runs x {args.queries:,} queries x {args.depth} documents "
+              f"({size / 2**20:,.0f} MiB of TREC run text) in {time.perf_counter() - started:.1f} s")
+        child = subprocess.run(
+            [sys.executable, __file__, "--depth", str(args.depth), "--measure", run_folder,
+             os.path.join(scratch, "pool")],
+            check=True, capture_output=True, text=True,
+        )
+        figures = json.loads(child.stdout.strip().splitlines()[-1])
+    print(f"pool at depth {args.depth}: {figures['source_rows']:,} top-k rows -> {figures['pairs']:,} pairs over "
+          f"{figures['queries']:,} queries")
+    print(f"time: {figures['total_s']:.1f} s (read, rank and pool {figures['build_s']:.1f} s, "
+          f"write {figures['write_s']:.1f} s); peak memory {figures['peak_rss_mib']:,} MiB (RSS)")
+
+
+if __name__ == "__main__":
+    main()
