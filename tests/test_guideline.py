@@ -1,0 +1,46 @@
+"""The guideline file: its scale is machine-readable and validates grades; bad files are refused."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from evalset.errors import InputError
+from evalset.guideline import read_guideline
+
+GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
+
+
+def test_the_shipped_guideline_has_a_0_to_3_scale_with_names_and_definitions():
+    guideline = read_guideline(GUIDELINE)
+    assert guideline.grades == [0, 1, 2, 3]
+    assert [g.name for g in guideline.scale] == ["Irrelevant", "Related", "Highly relevant", "Perfectly relevant"]
+    assert all(g.definition for g in guideline.scale)
+    assert guideline.sha256 == hashlib.sha256(GUIDELINE.read_bytes()).hexdigest()
+    assert guideline.body.startswith("# Relevance guideline") and "+++" not in guideline.body
+
+
+def test_grades_off_the_scale_are_refused_not_clipped():
+    guideline = read_guideline(GUIDELINE)
+    guideline.check_grades([0, 3, 2])
+    with pytest.raises(InputError, match=r"grade 5 is not on the scale") as error:
+        guideline.check_grades([0, 5], source="labels.tsv")
+    assert error.value.line == 2
+    with pytest.raises(InputError, match="grade 1.5"):
+        guideline.check_grades([1.5])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# no front matter\n", "starts with a TOML front-matter"),
+        ("+++\nversion = 1\n", "not closed"),
+        ("+++\nversion = 1\n[scale.0]\nname = 'x'\n+++\n", "at least two grades"),
+        ("+++\n[scale.0]\nname = 'a'\n[scale.1]\nname = 'b'\n+++\n", "integer version"),
+    ],
+)
+def test_malformed_guidelines_are_refused(tmp_path, text, message):
+    path = tmp_path / "g.md"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_guideline(path)
