@@ -26,7 +26,7 @@ def test_grades_off_the_scale_are_refused_not_clipped():
     with pytest.raises(InputError, match=r"grade 5 is not on the scale") as error:
         guideline.check_grades([0, 5], source="labels.tsv")
     assert error.value.line == 2
-    with pytest.raises(InputError, match="grade 1.5"):
+    with pytest.raises(InputError, match=r"grade 1\.5"):
         guideline.check_grades([1.5])
 
 
