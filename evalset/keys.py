@@ -82,12 +82,17 @@ def string_keys(*arrays) -> list[np.ndarray]:
 
 def row_hash(query_code: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """A 64-bit mix of (query code, key words); equal rows hash equal, collisions are checked by callers."""
-    mixed = query_code.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    mixed = query_code.astype(np.uint64)
+    mixed *= np.uint64(0x9E3779B97F4A7C15)
     for index, word in enumerate(keys.T):
-        step = (mixed ^ word) * np.uint64(0xBF58476D1CE4E5B9)
+        step = mixed ^ word
+        step *= np.uint64(0xBF58476D1CE4E5B9)
         step ^= step >> np.uint64(31)
         # zero words (the padding of short ids) leave the hash alone, so widening keys keeps their hashes
-        mixed = step if index == 0 else np.where(word != 0, step, mixed)
+        if index == 0:
+            mixed = step
+        else:
+            np.copyto(mixed, step, where=word != 0)
     return mixed
 
 
@@ -115,7 +120,7 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
     with the table's; a row and its match then sit side by side, and every pairing is confirmed on the exact
     keys. Blocks where truncated hashes collide are resolved by an exact merge.
     """
-    found = np.full(len(query), -1, dtype=np.int64)
+    found = np.full(len(query), -1, dtype=np.int32 if len(table_query) < 2**31 else np.int64)
     if len(query) == 0 or len(table_query) == 0:
         return found
     keys, table_keys = _same_width(keys, table_keys)
@@ -123,13 +128,11 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
     bits = int(total - 1).bit_length()
     low = np.uint64((1 << bits) - 1)
 
-    def packed(hashes: np.ndarray, first: int) -> np.ndarray:
-        return (hashes & ~low) | (np.arange(first, first + len(hashes), dtype=np.uint64))
-
-    merged = np.sort(np.concatenate([packed(row_hash(query, keys), 0),
-                                     packed(row_hash(table_query, table_keys), len(query))]))
-    block = merged & ~low
-    equal = block[1:] == block[:-1]  # position i and i + 1 share a truncated hash
+    merged = np.concatenate([row_hash(query, keys), row_hash(table_query, table_keys)])
+    merged &= ~low
+    merged |= np.arange(total, dtype=np.uint64)  # each entry's row number in the low bits
+    merged.sort()
+    equal = np.bitwise_xor(merged[1:], merged[:-1]) <= low  # position i and i + 1 share a truncated hash
     before, after = np.r_[False, equal[:-1]], np.r_[equal[1:], False]
     pairs = np.flatnonzero(equal & ~before & ~after)  # blocks of exactly two
     row = (merged[pairs] & low).astype(np.int64)

@@ -122,15 +122,20 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
     query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
     keep = query >= 0
-    position, score = ordered.position[keep], ordered.score[keep]
+    everything = bool(keep.all())
+    position, score = (ordered.position, ordered.score) if everything else (ordered.position[keep], ordered.score[keep])
 
     # Join to the qrels (those of the run's queries) on exact (query, doc) keys, before dropping rows.
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
     in_run = qrels_query >= 0
     doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
     match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key)
-    grade = np.where(match >= 0, prepared.grade[in_run][np.maximum(match, 0)], _NOT_IN_QRELS)[keep]
-    query = query[keep]
+    grade = np.full(len(match), _NOT_IN_QRELS, dtype=np.int64)
+    hit = match >= 0
+    grade[hit] = prepared.grade[in_run][match[hit]]
+    del match, hit
+    if not everything:
+        grade, query = grade[keep], query[keep]
 
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
     queries_in_run[query] = True

@@ -74,8 +74,8 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     """0-based position of each row within its run of equal consecutive ``codes``."""
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    return np.arange(len(codes)) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]).astype(np.int32)
+    return np.arange(len(codes), dtype=np.int32) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
 
 
 def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
@@ -83,7 +83,7 @@ def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
     encoded = pc.dictionary_encode(as_string_array(query_id))
     names = np.array(encoded.dictionary.to_pylist(), dtype=object)
     order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order))
     return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -97,20 +97,21 @@ def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.
     return [~word for word in doc_key.T]  # doc id descending: trec, and a fixed order for expected
 
 
-def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
-    """Reorder each block of rows tied on (query, score) by ``keys``; other rows stay where they are."""
+def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> bool:
+    """Reorder, in place, each block of rows tied on (query, score) by ``keys``; True if any row moved."""
     if len(row) < 2 or not keys:
-        return row
+        return False
     same = (query_code[1:] == query_code[:-1]) & (score[1:] == score[:-1])
     tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
     if len(tied) == 0:
-        return row
+        return False
     block = np.cumsum(np.r_[True, ~same])[tied]
     subset = row[tied]
     order = np.lexsort([*(key[subset] for key in reversed(keys)), block])
-    row = row.copy()
+    if np.all(order == np.arange(len(order))):
+        return False
     row[tied] = subset[order]
-    return row
+    return True
 
 
 def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
@@ -128,13 +129,15 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
     score = run["score"].to_numpy(dtype=np.float64)
 
     # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
-    order_score = score.astype(np.float32).astype(np.float64) if ties == "trec" else score
-    if _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
-        row = _break_ties(np.arange(len(run)), query_code, order_score, _tie_keys(run, doc_key, ties))
-    else:
+    order_score = score.astype(np.float32) if ties == "trec" else score
+    row = np.arange(len(run))
+    moved = not _grouped_by_query_and_sorted(query_code, order_score, len(query_ids))
+    if moved:
         row = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
-        row = _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
-    if np.any(row != np.arange(len(row))):
+    moved |= _break_ties(row, query_code[row] if moved else query_code, order_score[row] if moved else order_score,
+                         _tie_keys(run, doc_key, ties))
+    del order_score
+    if moved:
         query_code, doc_key, score = query_code[row], doc_key[row], score[row]
 
     repeated = repeated_rows(query_code, doc_key)
