@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import click
 import pandas as pd
@@ -12,8 +14,23 @@ from evalset import __version__
 from evalset.compare import DEFAULT_SEED, Comparison, compare_paired
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.metrics import TIE_RULES, Measure, evaluate_runs, parse_measure, summarize
-from evalset.tables import read_qrels, read_run, run_name
+from evalset.guideline import read_guideline
+from evalset.metrics import TIE_RULES, Measure, evaluate_runs, parse_measure
+from evalset.sets import (
+    MERGE_RULES,
+    WEIGHTINGS,
+    FrozenSet,
+    SetContract,
+    comparisons_made,
+    diff_sets,
+    load_set,
+    log_comparison,
+    select_split,
+    stratified_summary,
+    verify_set,
+)
+from evalset.sets import freeze as freeze_set
+from evalset.tables import file_sha256, labels_from_file, read_qrels, read_queries, read_run, run_name
 
 
 class _Group(click.Group):
@@ -40,28 +57,67 @@ def main(debug: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------- score / compare
+_CONTRACT_DEFAULTS = EvaluationContract()
+
+
 def _contract_options(command):
-    """The evaluation-contract options shared by score and compare."""
+    """The evaluation-contract options shared by score and compare (defaults: the set's, else the contract's)."""
     options = [
-        click.option("--rel-level", type=int, default=1, show_default=True,
-                     help="Binary measures count a document relevant when grade >= this."),
-        click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True,
-                     help="nDCG gain: the grade, or 2^grade - 1."),
-        click.option("--ties", type=click.Choice(list(TIE_RULES)), default="trec", show_default=True,
-                     help="Tie rule for equal scores: trec (doc id descending), run (the run's order), "
-                          "docid (ascending), expected (expectation over tied orders)."),
-        click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-                     help="A judged query absent from a run scores 0, or is skipped (trec_eval)."),
-        click.option("--undefined", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
-                     help="A query with no relevant document is left out of the mean, or scores 0 (trec_eval)."),
+        click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
+                                                   "[default: 1, or the set's]."),
+        click.option("--gain", type=click.Choice(["linear", "exponential"]),
+                     help="nDCG gain: the grade, or 2^grade - 1 [default: linear, or the set's]."),
+        click.option("--ties", type=click.Choice(list(TIE_RULES)),
+                     help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
+                          "(ascending), expected (expectation over tied orders) [default: trec, or the set's]."),
+        click.option("--missing", type=click.Choice(["zero", "skip"]),
+                     help="A judged query absent from a run scores 0, or is skipped as trec_eval does "
+                          "[default: zero, or the set's]."),
+        click.option("--undefined", type=click.Choice(["skip", "zero"]),
+                     help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
+                          "does [default: skip, or the set's]."),
+        click.option("--set", "set_path", type=click.Path(file_okay=False),
+                     help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract."),
+        click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+                     help="With --set: the queries scored."),
+        click.option("--override-contract", is_flag=True,
+                     help="With --set: allow options that contradict the set's contract (the output says so)."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def _contract(rel_level: int, gain: str, ties: str, missing: str, undefined: str) -> EvaluationContract:
-    return EvaluationContract(rel_level=rel_level, gain=gain, ties=ties, missing=missing, undefined=undefined)
+@dataclass
+class _Scoring:
+    """What score and compare share: the contract in force, the qrels, and (with --set) the set and split."""
+
+    contract: EvaluationContract
+    qrels: pd.DataFrame
+    frozen: FrozenSet | None = None
+    queries: pd.DataFrame | None = None
+    overridden: list[str] | None = None
+
+    @property
+    def headline(self) -> str:
+        return self.frozen.contract.headline if self.frozen else "ndcg@10"
+
+
+def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
+    if bool(qrels_path) == bool(set_path):
+        raise click.UsageError("give either --qrels or --set")
+    given = {k: v for k, v in given.items() if v is not None}
+    if qrels_path:
+        return _Scoring(EvaluationContract.from_dict(_CONTRACT_DEFAULTS.to_dict() | given), read_qrels(qrels_path))
+    frozen = load_set(set_path)
+    recorded = frozen.contract.evaluation.to_dict()
+    overridden = [f"{k}={v} (set: {recorded[k]})" for k, v in given.items() if recorded[k] != v]
+    if overridden and not override:
+        raise click.UsageError("these options contradict the set's contract: " + ", ".join(overridden)
+                               + "; add --override-contract to score anyway")
+    queries = select_split(frozen.queries, split)
+    qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+    return _Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, queries, overridden)
 
 
 def _read_runs(paths: tuple[str, ...]) -> dict[str, pd.DataFrame]:
@@ -90,41 +146,47 @@ def _json_number(value: float) -> float | None:
     return None if pd.isna(value) else float(value)
 
 
+def _summary_entry(table: pd.DataFrame, measure: Measure, scoring: _Scoring) -> dict:
+    column = table[str(measure)]
+    if scoring.frozen is not None:
+        return stratified_summary(column, scoring.queries, scoring.frozen.contract.weighting)
+    return {"mean": _json_number(column.mean()), "defined": int(column.notna().sum()),
+            "undefined": int(column.isna().sum())}
+
+
 @main.command()
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade.")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Repeatable: ndcg@10, ndcg, ap, ap@100, p@10, recall@100, rr, rr@10, rprec, bpref, success@10, "
-                   "judged@10 (trec_eval names such as ndcg_cut_10 or P_10 work too). "
-                   "Default: ndcg@10, ap, rr, p@10. judged@k is added beside every ndcg@k.")
+                   "judged@10 (trec_eval names such as ndcg_cut_10 or P_10 work too). Default: ndcg@10, ap, rr, "
+                   "p@10 (with --set: the set's headline metric). judged@k is added beside every ndcg@k.")
 @_contract_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json"]), default="table",
               show_default=True)
-def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, per_query, output_format):
-    """Score RUN files (TREC format, .gz allowed) against QRELS.
+def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, set_path, split, override_contract,
+          per_query, output_format):
+    """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
-    printed with each mean. A run's name is its file name without extensions.
+    printed with each mean. With --set, results come per stratum with the traffic-weighted mean across
+    strata, on the test split by default. A run's name is its file name without extensions.
     """
-    contract = _contract(rel_level, gain, ties, missing, undefined)
-    spelled = _metric_spellings(metrics, ("ndcg@10", "ap", "rr", "p@10"))
-    qrels = read_qrels(qrels_path)
-    tables = evaluate_runs(_read_runs(runs), qrels, list(spelled.values()), contract)
-    summaries = {name: summarize(table) for name, table in tables.items()}
+    scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
+                       missing=missing, undefined=undefined)
+    default = (scoring.headline,) if scoring.frozen else ("ndcg@10", "ap", "rr", "p@10")
+    spelled = _metric_spellings(metrics, default)
+    tables = evaluate_runs(_read_runs(runs), scoring.qrels, list(spelled.values()), scoring.contract)
+    entries = {name: {text: _summary_entry(table, m, scoring) for text, m in spelled.items()}
+               for name, table in tables.items()}
     if output_format == "json":
-        document = {
-            "contract": contract.to_dict(),
-            "runs": {
-                name: {text: {"mean": _json_number(summary.loc[str(m), "mean"]),
-                              "defined": int(summary.loc[str(m), "defined"]),
-                              "undefined": int(summary.loc[str(m), "undefined"])}
-                       for text, m in spelled.items()}
-                for name, summary in summaries.items()
-            },
-            "notes": {name: dict(table.attrs) for name, table in tables.items()},
-        }
+        document = {"contract": scoring.contract.to_dict(), "runs": entries,
+                    "notes": {name: dict(table.attrs) for name, table in tables.items()}}
+        if scoring.frozen is not None:
+            document["set"] = {"path": str(scoring.frozen.path), "split": split,
+                               "weighting": scoring.frozen.contract.weighting,
+                               "contract_overridden": scoring.overridden or []}
         if per_query:
             document["per_query"] = [
                 {"run": row.run, "query_id": row.query_id, "metric": row.metric, "value": _json_number(row.value)}
@@ -135,17 +197,18 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
         if per_query:
             click.echo(_long_per_query(tables, spelled).to_csv(sep="\t", index=False, na_rep=""), nl=False)
         else:
-            rows = [{"run": name, "metric": text, **summary.loc[str(m)].to_dict()}
-                    for name, summary in summaries.items() for text, m in spelled.items()]
+            rows = [{"run": name, "metric": text, **{k: entry[k] for k in ("mean", "defined", "undefined")},
+                     **({"weighted_mean": entry["weighted_mean"]} if "weighted_mean" in entry else {})}
+                    for name, by_metric in entries.items() for text, entry in by_metric.items()]
             click.echo(pd.DataFrame(rows).to_csv(sep="\t", index=False, na_rep=""), nl=False)
     else:
-        click.echo(format_score_table(summaries, spelled, contract, tables))
+        click.echo(format_score_table(entries, scoring, len(next(iter(tables.values())))))
         if per_query:
             wide = _long_per_query(tables, spelled).pivot_table(
                 index=["run", "query_id"], columns="metric", values="value", sort=False, dropna=False)
             click.echo("\n" + wide[list(spelled)].to_string(float_format=lambda v: f"{v:.4f}", na_rep="undef"))
     for name, table in tables.items():
-        _warn_counts(name, table.attrs, qrels)
+        _warn_counts(name, table.attrs, scoring.qrels)
 
 
 def _long_per_query(tables: dict[str, pd.DataFrame], spelled: dict[str, Measure]) -> pd.DataFrame:
@@ -157,22 +220,44 @@ def _long_per_query(tables: dict[str, pd.DataFrame], spelled: dict[str, Measure]
     return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
 
 
-def format_score_table(summaries, spelled, contract, tables) -> str:
-    header = ["run", *spelled]
-    rows = [[name, *(_cell(summary.loc[str(m)]) for m in spelled.values())] for name, summary in summaries.items()]
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-             for row in [header, *rows]]
-    settings = " ".join(f"{key}={value}" for key, value in contract.to_dict().items())
-    first = next(iter(tables.values()))
-    lines.append(f"\n{len(first)} queries scored; contract: {settings}")
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def _cell(entry: dict, key: str = "mean") -> str:
+    mean = "n/a" if entry[key] is None else f"{entry[key]:.4f}"
+    return mean if entry["undefined"] == 0 else f"{mean} ({entry['defined']}/{entry['undefined']})"
+
+
+def format_score_table(entries: dict[str, dict[str, dict]], scoring: _Scoring, queries: int) -> str:
+    metrics = list(next(iter(entries.values())))
+    frozen = scoring.frozen
+    key = "weighted_mean" if frozen is not None and frozen.contract.weighting == "traffic" else "mean"
+    lines = _table([["run", *metrics], *[[name, *(_cell(e[m], key) for m in metrics)] for name, e in entries.items()]])
+    settings = " ".join(f"{k}={v}" for k, v in scoring.contract.to_dict().items())
+    if frozen is not None:
+        strata = list(next(iter(next(iter(entries.values())).values()))["strata"])
+        if len(strata) > 1:
+            headline = metrics[0]
+            lines.append(f"\n{headline} per stratum (traffic share):")
+            shares = next(iter(entries.values()))[headline]["strata"]
+            header = ["run", *(f"{s} ({shares[s]['share']:.3f})" for s in strata), "weighted", "unweighted"]
+            rows = [[name, *(_cell(e[headline]["strata"][s]) for s in strata),
+                     "n/a" if e[headline]["weighted_mean"] is None else f"{e[headline]['weighted_mean']:.4f}",
+                     _cell(e[headline])] for name, e in entries.items()]
+            lines += _table([header, *rows])
+        splits = ",".join(sorted(scoring.queries["split"].unique()))
+        averaging = "traffic-weighted across strata" if key != "mean" else "unweighted"
+        lines.append(f"\nset {frozen.path} ({frozen.manifest['name']} {frozen.version}), split {splits}, "
+                     f"{queries} judged queries; means are {averaging}")
+        if scoring.overridden:
+            lines.append("CONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden))
+    else:
+        lines.append(f"\n{queries} queries scored")
+    lines.append(f"contract: {settings}")
     lines.append("a mean is over defined queries; (n/m) = defined/undefined when some are undefined")
     return "\n".join(lines)
-
-
-def _cell(row: pd.Series) -> str:
-    mean = "n/a" if pd.isna(row["mean"]) else f"{row['mean']:.4f}"
-    return mean if row["undefined"] == 0 else f"{mean} ({int(row['defined'])}/{int(row['undefined'])})"
 
 
 def _warn_counts(name: str, counts: dict, qrels: pd.DataFrame) -> None:
@@ -189,40 +274,64 @@ def _warn_counts(name: str, counts: dict, qrels: pd.DataFrame) -> None:
 
 
 @main.command()
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidates", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-m", "--metric", default="ndcg@10", show_default=True, help="The one metric the verdict is on.")
+@click.option("-m", "--metric", help="The one metric the verdict is on [default: ndcg@10, or the set's headline].")
 @_contract_options
 @click.option("--planned", type=int, default=None,
-              help="Number of planned comparisons for the Bonferroni threshold 0.05/N [default: the candidates].")
+              help="Number of planned comparisons for the Bonferroni threshold 0.05/N [default: the candidates; "
+                   "with --set: the set's planned comparisons].")
 @click.option("--exploratory", is_flag=True, help="Not planned beforehand: reported, never established.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Random sign flips.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, planned,
-            exploratory, alpha, permutations, seed, output_format):
+def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, set_path, split,
+            override_contract, planned, exploratory, alpha, permutations, seed, output_format):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
     t-test, a BCa bootstrap interval (level 1 - threshold) and the effect size are printed beside it.
+    With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
+    the set's comparison log, and the threshold counts every distinct comparison made on that split.
     """
-    contract = _contract(rel_level, gain, ties, missing, undefined)
+    scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
+                       missing=missing, undefined=undefined)
+    metric = metric or scoring.headline
     measure = parse_measure(metric)
     runs = _read_runs((baseline, *candidates))
-    tables = evaluate_runs(runs, read_qrels(qrels_path), [measure], contract)
+    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
     names = list(runs)
-    results = [
-        compare_paired(tables[names[0]][str(measure)], tables[name][str(measure)], baseline_name=names[0],
-                       candidate_name=name, metric=metric, planned=planned or len(candidates),
-                       exploratory=exploratory, alpha=alpha, permutations=permutations, seed=seed)
-        for name in names[1:]
-    ]
+    results = []
+    for name in names[1:]:
+        kind_exploratory, count = exploratory, planned or len(candidates)
+        if scoring.frozen is not None:
+            listed = scoring.frozen.planned
+            if listed:
+                kind_exploratory = exploratory or (names[0], name) not in listed
+                count = planned or len(listed)
+            made = comparisons_made(scoring.frozen.path, split) | {(names[0], name, metric)}
+            count = max(count, len(made))
+        result = compare_paired(tables[names[0]][str(measure)], tables[name][str(measure)], baseline_name=names[0],
+                                candidate_name=name, metric=metric, planned=count, exploratory=kind_exploratory,
+                                alpha=alpha, permutations=permutations, seed=seed)
+        if scoring.frozen is not None:
+            log_comparison(scoring.frozen.path, {"version": scoring.frozen.version, "split": split,
+                                                 "baseline": names[0], "candidate": name, "metric": metric,
+                                                 "kind": result.kind, "permutation_p": result.permutation_p,
+                                                 "threshold": result.threshold, "at": _now()})
+        results.append(result)
     if output_format == "json":
         click.echo(json.dumps([r.to_dict() for r in results], indent=2))
     else:
         click.echo("\n\n".join(format_comparison(r) for r in results))
+        if scoring.overridden:
+            click.echo("CONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden))
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def format_comparison(result: Comparison) -> str:
@@ -276,3 +385,117 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
         click.echo(line)
     for path in pooling.write_pool(build, settings.output):
         click.echo(f"wrote {path}")
+
+
+# ---------------------------------------------------------------------------------------- freeze / verify / diff
+@main.command()
+@click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--llm-labels", multiple=True, type=click.Path(dir_okay=False),
+              help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
+@click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
+              help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
+@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
+@click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False))
+@click.option("--version", "version_number", type=int, help="Version number [default: the next one].")
+@click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True)
+@click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
+@click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
+@click.option("--max-gap", type=int, default=2, show_default=True,
+              help="Grades of one pair further apart than this are unresolved.")
+@click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
+@click.option("--headline", default="ndcg@10", show_default=True, help="The set's headline metric.")
+@click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True)
+@click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
+              help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
+@click.option("--rel-level", type=int, default=1, show_default=True)
+@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True)
+@click.option("--ties", type=click.Choice(list(TIE_RULES)), default="trec", show_default=True)
+@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
+@click.option("--undefined", type=click.Choice(["skip", "zero"]), default="skip", show_default=True)
+def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
+           allow_llm, max_gap, adjudication, headline, weighting, plans, rel_level, gain, ties, missing, undefined):
+    """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
+
+    Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
+    block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
+    read-only, and never rewritten.
+    """
+    frames = [labels_from_file(path, "human") for path in labels] + [labels_from_file(p, "llm") for p in llm_labels]
+    unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)
+    table = pd.concat(frames, ignore_index=True)
+    planned = []
+    for plan in plans:
+        base, _, candidate = plan.partition(":")
+        if not base or not candidate:
+            raise click.BadParameter(f"expected BASELINE:CANDIDATE, got {plan!r}", param_hint="--plan")
+        planned.append((base, candidate))
+    contract = SetContract(EvaluationContract(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
+                                              undefined=undefined), headline, weighting)
+    inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
+    target = freeze_set(
+        table, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
+        contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
+        priority=[p.strip() for p in priority.split(",")] if priority else None,
+        adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
+    )
+    manifest = load_set(target).manifest
+    click.echo(f"froze {target}: {manifest['counts']['judgments']} judgments over {manifest['counts']['queries']} "
+               f"queries from {len(table)} labels by {len(manifest['annotators'])} annotators "
+               f"(merge: {merge}; {manifest['merge']['multiply_judged']} pairs judged more than once, "
+               f"{manifest['merge']['adjudicated']} adjudicated)")
+    if unjudged:
+        click.echo(f"note: {unjudged} qrels lines with a negative grade (pooled, not judged) were not labels")
+    if manifest["merge"]["llm_labels_left_out"]:
+        click.echo(f"note: {manifest['merge']['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
+                   "(use --allow-llm to merge them)")
+
+
+@main.command()
+@click.argument("set_path", type=click.Path(file_okay=False))
+def verify(set_path):
+    """Check every hash and the manifest of a frozen set version; exit 1 naming each changed file."""
+    problems = verify_set(set_path)
+    for problem in problems:
+        click.echo(f"FAILED {problem}")
+    if problems:
+        sys.exit(1)
+    click.echo(f"OK {set_path}: every file matches its manifest hash")
+
+
+@main.command()
+@click.argument("old_path", type=click.Path(file_okay=False))
+@click.argument("new_path", type=click.Path(file_okay=False))
+@click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
+              help="Runs whose headline score under each version is shown; repeatable.")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True)
+def diff(old_path, new_path, runs, split):
+    """Judgments added, removed and changed between two versions of a set, and how runs move."""
+    old, new = load_set(old_path), load_set(new_path)
+    changes = diff_sets(old, new)
+    counts = changes["change"].value_counts()
+    click.echo(f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
+               f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed")
+    if len(changes):
+        click.echo(changes.head(50).to_string(index=False))
+        if len(changes) > 50:
+            click.echo(f"... and {len(changes) - 50} more")
+    if runs:
+        headline = new.contract.headline
+        rows = [["run", f"{headline} {old.version}", f"{headline} {new.version}", "change"]]
+        scores = {}
+        for frozen in (old, new):
+            queries = select_split(frozen.queries, split)
+            qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+            tables = evaluate_runs(_read_runs(runs), qrels, [headline], frozen.contract.evaluation)
+            scores[frozen.version] = {n: stratified_summary(t[headline], queries, frozen.contract.weighting)
+                                      for n, t in tables.items()}
+        for name in scores[old.version]:
+            before = scores[old.version][name]["weighted_mean"]
+            after = scores[new.version][name]["weighted_mean"]
+            rows.append([name, f"{before:.4f}", f"{after:.4f}", f"{after - before:+.4f}"])
+        click.echo("\n" + "\n".join(_table(rows)))
+
+
+if __name__ == "__main__":
+    main()

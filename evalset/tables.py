@@ -608,3 +608,43 @@ def _refuse_repeats(frame: pd.DataFrame, key: list[str], line_numbers: list[int]
         same = [row for row in rows if frame.iloc[row][key].tolist() == first]
         raise InputError(f"{what} {' '.join(map(str, first))} appears twice (lines {line_numbers[same[0]]} "
                          f"and {line_numbers[same[1]]})", path, line_numbers[same[1]])
+
+
+# --- labels from qrels
+def labels_from_file(path: str | os.PathLike, kind: str = "human") -> pd.DataFrame:
+    """A labels table from a labels TSV, or from TREC qrels as one annotator named by the file.
+
+    Qrels rows become judgments by annotator ``run_name(path)`` of the given ``kind`` (source = the file
+    name); a negative qrels grade (pooled, not judged) is not a judgment: such rows are left out and counted
+    in ``frame.attrs["unjudged_rows"]``.
+    """
+    if kind not in LABEL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+    path = os.fspath(path)
+    if _first_field(path) == "query_id":
+        labels = read_labels(path)
+        labels.attrs["unjudged_rows"] = 0
+        return labels
+    qrels = read_qrels(path)
+    judged = qrels[qrels["grade"] >= 0]
+    labels = pd.DataFrame({
+        "query_id": judged["query_id"].astype(str).to_numpy(),
+        "doc_id": judged["doc_id"].astype(str).to_numpy(),
+        "annotator": run_name(path),
+        "kind": kind,
+        "grade": judged["grade"].to_numpy(dtype=np.int64),
+        "source": Path(path).name,
+        "labeled_at": "",
+        "comment": "",
+    })
+    labels.attrs["unjudged_rows"] = int(len(qrels) - len(judged))
+    return labels
+
+
+def write_labels(labels: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a labels table (TSV with a header, the columns of :data:`LABELS_COLUMNS`), atomically."""
+    missing = [c for c in LABELS_COLUMNS if c not in labels.columns]
+    if missing:
+        raise ValueError(f"labels are missing column(s) {', '.join(missing)}")
+    with atomic_path(path) as tmp:
+        labels[list(LABELS_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")

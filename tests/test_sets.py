@@ -1,0 +1,226 @@
+"""Frozen sets: merge rules, immutable versions, verify/diff, and scoring under the recorded contract."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.errors import InputError
+from evalset.guideline import read_guideline
+from evalset.metrics import evaluate
+from evalset.sets import freeze, load_set, merge_grades, verify_set
+from evalset.tables import read_qrels, read_queries
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def labels(rows):
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"]).assign(
+        source="test", labeled_at="", comment="")
+
+
+# ------------------------------------------------------------------------------------------------ merge rules
+PAIRS = labels([
+    ("q", "a", "ann", "human", 2), ("q", "a", "bob", "human", 3),                              # median tie
+    ("q", "b", "ann", "human", 1), ("q", "b", "bob", "human", 1), ("q", "b", "cat", "human", 3),  # 1 by both rules
+    ("q", "c", "ann", "human", 0), ("q", "c", "bob", "human", 3),                              # gap 3
+    ("q", "d", "ann", "human", 2), ("q", "d", "gpt", "llm", 0),                                # LLM left out
+])
+
+
+def test_median_merge_finds_ties_and_large_gaps():
+    merged = merge_grades(PAIRS, "median", max_gap=2)
+    assert merged.qrels.to_dict("list") == {"query_id": ["q", "q"], "doc_id": ["b", "d"], "grade": [1, 2]}
+    assert sorted(set(merged.unresolved["doc_id"])) == ["a", "c"]
+    assert merged.counts["llm_labels_left_out"] == 1
+
+
+def test_majority_and_priority_merges():
+    majority = merge_grades(PAIRS, "majority", max_gap=None)
+    assert dict(zip(majority.qrels["doc_id"], majority.qrels["grade"], strict=True)) == {"b": 1, "d": 2}
+    priority = merge_grades(PAIRS, "annotator-priority", priority=["bob"], max_gap=None)
+    assert dict(zip(priority.qrels["doc_id"], priority.qrels["grade"], strict=True)) == {"a": 3, "b": 1, "c": 3,
+                                                                                         "d": 2}
+
+
+def test_adjudication_settles_unresolved_pairs_and_llm_grades_join_when_allowed():
+    decided = labels([("q", "a", "judge", "human", 2), ("q", "c", "judge", "human", 1)])
+    merged = merge_grades(PAIRS, "median", adjudication=decided)
+    assert merged.counts["unresolved"] == 0 and merged.counts["adjudicated"] == 2
+    assert dict(zip(merged.qrels["doc_id"], merged.qrels["grade"], strict=True))["c"] == 1
+    with_llm = merge_grades(PAIRS, "median", allow_llm=True, max_gap=None)
+    assert "d" in set(with_llm.unresolved["doc_id"])  # 2 vs 0: an even split
+
+
+def test_unresolved_pairs_block_the_freeze(tmp_path):
+    queries = pd.DataFrame({"query_id": ["q"], "query": ["a query"]})
+    with pytest.raises(InputError, match="2 pairs have unresolved disagreement"):
+        freeze(PAIRS, queries, read_guideline(GUIDELINE), "t", tmp_path)
+    assert not (tmp_path / "t" / "v1").exists()
+
+
+def test_grades_off_the_scale_and_unknown_queries_are_refused(tmp_path):
+    queries = pd.DataFrame({"query_id": ["q"], "query": ["a query"]})
+    with pytest.raises(InputError, match="not on the scale"):
+        freeze(labels([("q", "a", "ann", "human", 4)]), queries, read_guideline(GUIDELINE), "t", tmp_path)
+    with pytest.raises(InputError, match="not in the queries file"):
+        freeze(labels([("z", "a", "ann", "human", 1)]), queries, read_guideline(GUIDELINE), "t", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ DL19 set
+@pytest.fixture(scope="module")
+def dl19_set(tmp_path_factory, shared_data):
+    sets = tmp_path_factory.mktemp("sets")
+    result = invoke("freeze", shared_data / "dl19" / "qrels.txt", "--queries", shared_data / "dl19" / "topics.tsv",
+                    "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", sets,
+                    "--plan", "bm25base_p:idst_bert_p1")
+    assert result.exit_code == 0, result.output
+    assert "9260 judgments over 43 queries" in result.output
+    return sets / "dl19" / "v1"
+
+
+def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
+    nist = json.loads((shared_data / "dl19" / "nist_summaries.json").read_text())
+    runs = sorted((shared_data / "dl19" / "runs" / "official_full").glob("*.run.gz"))
+    result = invoke("score", "--set", dl19_set, *runs, "-m", "ndcg@10", "-m", "map", "-m", "P_100", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["contract"]["rel_level"] == 1 and document["set"]["split"] == "test"
+    for name, scores in document["runs"].items():
+        published = nist[name]["trec_eval"]
+        assert scores["ndcg@10"]["weighted_mean"] == pytest.approx(published["ndcg_cut_10"], abs=5e-5)
+        assert scores["map"]["mean"] == pytest.approx(published["map"], abs=5e-5)
+        assert scores["P_100"]["mean"] == pytest.approx(published["P_100"], abs=5e-5)
+
+
+def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_data):
+    run = shared_data / "dl19" / "runs" / "official_full" / "p_bert.run.gz"
+    refused = invoke("score", "--set", dl19_set, run, "--rel-level", "2")
+    assert refused.exit_code != 0 and "contradict the set's contract: rel_level=2 (set: 1)" in refused.output
+    allowed = invoke("score", "--set", dl19_set, run, "-m", "p@10", "--rel-level", "2", "--override-contract")
+    assert allowed.exit_code == 0 and "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in allowed.output
+    assert "0.6488" in allowed.output  # NIST passages-eval P_10 of p_bert
+
+
+def test_load_set_is_one_call(dl19_set):
+    frozen = load_set(dl19_set)
+    assert len(frozen.qrels) == 9260 and len(frozen.queries) == 43
+    assert frozen.contract.headline == "ndcg@10" and frozen.contract.evaluation.ties == "trec"
+    assert frozen.planned == [("bm25base_p", "idst_bert_p1")]
+    assert frozen.manifest["guideline"]["sha256"] == read_guideline(GUIDELINE).sha256
+
+
+def test_versions_verify_diff_and_are_never_rewritten(tmp_path, shared_data):
+    qrels = read_qrels(shared_data / "dl19" / "qrels.txt")
+    changed = qrels.copy()
+    changed.loc[0, "grade"] = 3 - changed.loc[0, "grade"]
+    path = tmp_path / "changed.txt"
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in changed.itertuples(index=False)))
+    common = ["--queries", shared_data / "dl19" / "topics.tsv", "--guideline", GUIDELINE, "--name", "s",
+              "--sets-dir", tmp_path / "sets"]
+    assert invoke("freeze", shared_data / "dl19" / "qrels.txt", *common).exit_code == 0
+    v1 = tmp_path / "sets" / "s" / "v1"
+    before = {p.name: p.read_bytes() for p in v1.iterdir()}
+    assert invoke("freeze", path, *common).exit_code == 0
+    v2 = tmp_path / "sets" / "s" / "v2"
+    assert {p.name: p.read_bytes() for p in v1.iterdir()} == before  # v1 untouched
+    assert load_set(v2).manifest["parent"] == "v1"
+    difference = invoke("diff", v1, v2)
+    assert "0 added, 0 removed, 1 changed" in difference.output
+    assert f"{qrels.loc[0, 'doc_id']}" in difference.output
+    assert invoke("verify", v1).exit_code == 0 and invoke("verify", v2).exit_code == 0
+    refused = invoke("freeze", path, *common, "--version", "1")
+    assert refused.exit_code != 0 and "never rewritten" in refused.output
+    qrels_file = v1 / "qrels.txt"
+    qrels_file.chmod(0o644)
+    content = bytearray(qrels_file.read_bytes())
+    content[10] = ord("9") if content[10] != ord("9") else ord("8")
+    qrels_file.write_bytes(bytes(content))
+    failed = invoke("verify", v1)
+    assert failed.exit_code == 1 and f"FAILED {qrels_file}: content changed" in failed.output
+
+
+def test_a_freeze_killed_mid_way_leaves_no_version_and_the_next_one_succeeds(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    command = [sys.executable, "-m", "evalset", "freeze", str(root / "qrels.txt"), "--queries",
+               str(root / "topics.tsv"), "--guideline", str(GUIDELINE), "--name", "k", "--sets-dir",
+               str(tmp_path / "sets"), *[a for f in sorted((root / "llm_labels").glob("*.qrels"))
+                                         for a in ("--llm-labels", str(f))]]
+    set_dir = tmp_path / "sets" / "k"
+    for _ in range(20):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        caught = False
+        while process.poll() is None:
+            if set_dir.is_dir() and any(p.name.startswith(".build-") for p in set_dir.iterdir()):
+                os.kill(process.pid, signal.SIGKILL)
+                caught = True
+                break
+            time.sleep(0.001)
+        process.wait()
+        if caught:
+            break
+        for version in set_dir.glob("v*"):  # it finished first: start again
+            version.chmod(0o755)
+            for f in version.iterdir():
+                f.unlink()
+            version.rmdir()
+    assert caught, "the freeze was never caught mid-build"
+    assert not list(set_dir.glob("v*"))
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0
+    assert [p.name for p in set_dir.iterdir() if p.name != "versions.tsv"] == ["v1"]  # stale build removed
+    assert verify_set(set_dir / "v1") == []
+
+
+# ------------------------------------------------------------------------------------------------ strata
+def test_per_stratum_and_traffic_weighted_means_equal_a_hand_computation(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    topics = read_queries(root / "topics.tsv").head(5)
+    queries = topics.assign(stratum=["head", "head", "tail", "tail", "tail"], frequency=[90, 60, 3, 2, 1],
+                            stratum_share=[0.7, 0.7, 0.3, 0.3, 0.3], weight=[0.35, 0.35, 0.1, 0.1, 0.1],
+                            split=["test", "test", "test", "test", "dev"])
+    queries.to_csv(tmp_path / "queries.tsv", sep="\t", index=False)
+    qrels = read_qrels(root / "qrels.txt")
+    subset = qrels[qrels["query_id"].isin(topics["query_id"])]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in subset.itertuples(index=False)))
+    assert invoke("freeze", tmp_path / "q.txt", "--queries", tmp_path / "queries.tsv", "--guideline", GUIDELINE,
+                  "--name", "strat", "--sets-dir", tmp_path / "sets").exit_code == 0
+    run = root / "runs" / "official_full" / "p_bert.run.gz"
+    result = invoke("score", "--set", tmp_path / "sets" / "strat" / "v1", run, "--format", "json")
+    entry = json.loads(result.output)["runs"]["p_bert"]["ndcg@10"]
+
+    values = evaluate(__import__("evalset.tables", fromlist=["read_run"]).read_run(run), subset, ["ndcg@10"])
+    ids = topics["query_id"].tolist()
+    head = (values.loc[ids[0], "ndcg@10"] + values.loc[ids[1], "ndcg@10"]) / 2
+    tail = (values.loc[ids[2], "ndcg@10"] + values.loc[ids[3], "ndcg@10"]) / 2  # ids[4] is in the dev split
+    assert entry["strata"]["head"]["mean"] == pytest.approx(head)
+    assert entry["strata"]["tail"]["mean"] == pytest.approx(tail)
+    assert entry["weighted_mean"] == pytest.approx(0.7 * head + 0.3 * tail)
+    assert entry["defined"] == 4
+
+
+def test_compare_on_a_set_counts_every_comparison_in_the_threshold(dl19_set, shared_data):
+    runs = shared_data / "dl19" / "runs" / "official_full"
+    planned = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz",
+                                "--format", "json").output)[0]
+    assert planned["kind"] == "planned" and planned["established"] and planned["threshold"] == 0.05
+    other = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
+                              "--format", "json").output)[0]
+    assert other["kind"] == "exploratory" and not other["established"]
+    again = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz",
+                              "--format", "json").output)[0]
+    assert again["threshold"] == 0.025  # two distinct comparisons have now been made on the test split
+    log = (dl19_set.parent / "comparisons.jsonl").read_text().splitlines()
+    assert len(log) == 3 and json.loads(log[1])["candidate"] == "p_bert"
