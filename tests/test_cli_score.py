@@ -24,7 +24,7 @@ def test_score_json_follows_the_output_contract(dl19):
     result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["idst_bert_p1"], "-m", "ndcg_cut_10", "-m", "ap",
                     "--format", "json", "--per-query")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert document["contract"] == {"rel_level": 1, "gain": "linear", "ties": "trec", "missing": "zero",
                                     "undefined": "skip"}
     scores = document["runs"]["idst_bert_p1"]
@@ -72,7 +72,7 @@ def test_compare_json_has_every_field(dl19):
     result = invoke("compare", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
                     dl19["runs"]["p_bert"], "--format", "json")
     assert result.exit_code == 0, result.output
-    comparisons = json.loads(result.output)
+    comparisons = json.loads(result.stdout)
     assert [c["candidate"] for c in comparisons] == ["idst_bert_p1", "p_bert"]
     required = {"baseline", "candidate", "metric", "n", "mean_difference", "median_difference", "wins", "losses",
                 "ties", "permutation_p", "t", "ttest_p", "ci_low", "ci_high", "ci_level", "effect_size", "threshold",

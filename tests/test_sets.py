@@ -17,7 +17,7 @@ from evalset.errors import InputError
 from evalset.guideline import read_guideline
 from evalset.metrics import evaluate
 from evalset.sets import freeze, load_set, merge_grades, verify_set
-from evalset.tables import read_qrels, read_queries
+from evalset.tables import read_qrels, read_queries, read_run
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -97,7 +97,7 @@ def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
     runs = sorted((shared_data / "dl19" / "runs" / "official_full").glob("*.run.gz"))
     result = invoke("score", "--set", dl19_set, *runs, "-m", "ndcg@10", "-m", "map", "-m", "P_100", "--format", "json")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert document["contract"]["rel_level"] == 1 and document["set"]["split"] == "test"
     for name, scores in document["runs"].items():
         published = nist[name]["trec_eval"]
@@ -199,9 +199,9 @@ def test_per_stratum_and_traffic_weighted_means_equal_a_hand_computation(tmp_pat
                   "--name", "strat", "--sets-dir", tmp_path / "sets").exit_code == 0
     run = root / "runs" / "official_full" / "p_bert.run.gz"
     result = invoke("score", "--set", tmp_path / "sets" / "strat" / "v1", run, "--format", "json")
-    entry = json.loads(result.output)["runs"]["p_bert"]["ndcg@10"]
+    entry = json.loads(result.stdout)["runs"]["p_bert"]["ndcg@10"]
 
-    values = evaluate(__import__("evalset.tables", fromlist=["read_run"]).read_run(run), subset, ["ndcg@10"])
+    values = evaluate(read_run(run), subset, ["ndcg@10"])
     ids = topics["query_id"].tolist()
     head = (values.loc[ids[0], "ndcg@10"] + values.loc[ids[1], "ndcg@10"]) / 2
     tail = (values.loc[ids[2], "ndcg@10"] + values.loc[ids[3], "ndcg@10"]) / 2  # ids[4] is in the dev split
@@ -214,13 +214,13 @@ def test_per_stratum_and_traffic_weighted_means_equal_a_hand_computation(tmp_pat
 def test_compare_on_a_set_counts_every_comparison_in_the_threshold(dl19_set, shared_data):
     runs = shared_data / "dl19" / "runs" / "official_full"
     planned = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz",
-                                "--format", "json").output)[0]
+                                "--format", "json").stdout)[0]
     assert planned["kind"] == "planned" and planned["established"] and planned["threshold"] == 0.05
     other = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
-                              "--format", "json").output)[0]
+                              "--format", "json").stdout)[0]
     assert other["kind"] == "exploratory" and not other["established"]
     again = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz",
-                              "--format", "json").output)[0]
+                              "--format", "json").stdout)[0]
     assert again["threshold"] == 0.025  # two distinct comparisons have now been made on the test split
     log = (dl19_set.parent / "comparisons.jsonl").read_text().splitlines()
     assert len(log) == 3 and json.loads(log[1])["candidate"] == "p_bert"
