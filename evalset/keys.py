@@ -40,8 +40,9 @@ def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _words_needed(array: pa.Array) -> int:
-    lengths = _bounds(array)[1]
-    return max(1, -(-int(lengths.max()) // 8)) if len(lengths) else 1
+    if len(array) == 0:
+        return 1
+    return max(1, -(-(pc.max(pc.binary_length(array)).as_py() or 0) // 8))
 
 
 # _MASKS[r] keeps the first r bytes of a big-endian word
@@ -50,17 +51,20 @@ _MASKS = np.array([0] + [((1 << (8 * r)) - 1) << (64 - 8 * r) for r in range(1, 
 
 def _pack(array: pa.Array, words: int) -> np.ndarray:
     starts, lengths, data = _bounds(array)
-    # A view of the bytes as overlapping big-endian uint64s, one starting at every byte: word j of an id is
-    # one gather at (start + 8j), with the bytes past the id's end masked off.
+    # A view of the bytes as overlapping uint64s, one starting at every byte: word j of an id is one gather at
+    # (start + 8j), byte-swapped to big-endian order, with the bytes past the id's end masked off.
     padded = np.concatenate([data, np.zeros(8 * words, dtype=np.uint8)])
-    windows = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
-    packed = np.empty((len(array), words), dtype=np.uint64)
+    windows = np.ndarray(shape=(len(padded) - 7,), dtype=np.uint64, buffer=padded, strides=(1,))
+    packed = np.empty((words, len(array)), dtype=np.uint64)
     for j in range(words):
-        remaining = np.clip(lengths - 8 * j, 0, 8)
-        packed[:, j] = windows[starts + 8 * j].astype(np.uint64) & _MASKS[remaining]
-    return packed
-
-
+        word = windows[starts + 8 * j] if j else windows[starts]
+        if np.little_endian:
+            word.byteswap(inplace=True)
+        remaining = lengths - 8 * j
+        np.clip(remaining, 0, 8, out=remaining)
+        word &= _MASKS[remaining]
+        packed[j] = word
+    return packed.T
 def string_keys(*arrays) -> list[np.ndarray]:
     """Keys of shape (n, w) uint64 for each array, in one shared key space (same id -> same key row).
 
@@ -96,12 +100,13 @@ def row_hash(query_code: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return mixed
 
 
-def repeated_rows(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def repeated_rows(query: np.ndarray, keys: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
     """True for every row equal to an earlier row (same query, same key).
 
-    One sort of the rows' 64-bit hashes finds candidates (usually none); candidates are compared exactly.
+    One sort of the rows' 64-bit hashes (:func:`row_hash`, computed unless given) finds candidates (usually
+    none); candidates are compared exactly.
     """
-    hashes = row_hash(query, keys)
+    hashes = row_hash(query, keys) if hashes is None else hashes
     ordered = np.sort(hashes)
     repeated = np.zeros(len(query), dtype=bool)
     twice = ordered[1:][ordered[1:] == ordered[:-1]]
@@ -113,8 +118,11 @@ def repeated_rows(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return repeated
 
 
-def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_keys: np.ndarray) -> np.ndarray:
+def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_keys: np.ndarray,
+         hashes: np.ndarray | None = None) -> np.ndarray:
     """For each (query, key) row (rows unique), the index of the equal row of the table (rows unique), or -1.
+
+    ``hashes``: the rows' :func:`row_hash`, when already computed.
 
     A sort-merge join: each row's hash, truncated to make room for its row number in the low bits, is sorted
     with the table's; a row and its match then sit side by side, and every pairing is confirmed on the exact
@@ -128,7 +136,7 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
     bits = int(total - 1).bit_length()
     low = np.uint64((1 << bits) - 1)
 
-    merged = np.concatenate([row_hash(query, keys), row_hash(table_query, table_keys)])
+    merged = np.concatenate([row_hash(query, keys) if hashes is None else hashes, row_hash(table_query, table_keys)])
     merged &= ~low
     merged |= np.arange(total, dtype=np.uint64)  # each entry's row number in the low bits
     merged.sort()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -105,11 +106,11 @@ TOOLS = {"evalset": run_evalset, "pytrec_eval": run_pytrec_eval, "ranx": run_ran
 
 
 def child(tool: str, run_path: str, qrels_path: str) -> None:
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     means = TOOLS[tool](run_path, qrels_path)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"tool": tool, "seconds": seconds, "peak_mib": peak_mib, "means": means}))
+    print(json.dumps({"tool": tool, "seconds": seconds, "cpu": cpu, "peak_mib": peak_mib, "means": means}))
 
 
 def main() -> None:
@@ -124,6 +125,7 @@ def main() -> None:
         child(*args.child)
         return
     run_path, qrels_path = build(ROOT / ".bench", args.queries, args.depth, args.judged)
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     print(f"input: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {args.queries * args.depth:,} lines), "
           f"{qrels_path} ({args.queries * args.judged:,} judgments)")
     results = {}
@@ -135,12 +137,14 @@ def main() -> None:
             continue
         results[tool] = json.loads(out.stdout.strip().splitlines()[-1])
     base = results.get("evalset")
-    print(f"\n{'tool':<12} {'wall s':>8} {'peak MiB':>9} {'time x':>7} {'memory x':>9}  " + "  ".join(MEASURES))
+    print(f"\n{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} {'time x':>7} {'memory x':>9}  "
+          + "  ".join(MEASURES))
     for tool, result in results.items():
         ratio_t = result["seconds"] / base["seconds"] if base else float("nan")
         ratio_m = result["peak_mib"] / base["peak_mib"] if base else float("nan")
         means = "  ".join(f"{result['means'][m]:.4f}" for m in MEASURES)
-        figures = f"{result['seconds']:>8.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} {ratio_m:>9.2f}"
+        figures = (f"{result['seconds']:>8.2f} {result['cpu']:>7.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} "
+                   f"{ratio_m:>9.2f}")
         print(f"{tool:<12} {figures}  {means}")
     if base:
         for tool, result in results.items():

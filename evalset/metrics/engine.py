@@ -129,7 +129,8 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
     in_run = qrels_query >= 0
     doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
-    match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key)
+    match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key,
+                 ordered.key_hash if doc_key is ordered.doc_key else None)
     grade = np.full(len(match), _NOT_IN_QRELS, dtype=np.int64)
     hit = match >= 0
     grade[hit] = prepared.grade[in_run][match[hit]]

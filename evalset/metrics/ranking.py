@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.keys import as_string_array, repeated_rows, string_keys
+from evalset.keys import as_string_array, repeated_rows, row_hash, string_keys
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,14 @@ class OrderedRun:
     """A run in evaluation order, as flat numpy arrays (one entry per kept row).
 
     ``query_code`` indexes ``query_ids`` (the run's queries in byte order); ``doc_key`` holds exact
-    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`); ``position`` is the
-    0-based rank within the query; ``row`` is each entry's row in the run as given.
+    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`) and ``key_hash`` the rows' hashes;
+    ``position`` is the 0-based rank within the query; ``row`` is each entry's row in the run as given.
     """
 
     query_ids: pd.Index
     query_code: np.ndarray
     doc_key: np.ndarray
+    key_hash: np.ndarray
     doc_id: pa.Array
     score: np.ndarray
     position: np.ndarray
@@ -140,15 +141,17 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
     if moved:
         query_code, doc_key, score = query_code[row], doc_key[row], score[row]
 
-    repeated = repeated_rows(query_code, doc_key)
+    hashes = row_hash(query_code, doc_key)
+    repeated = repeated_rows(query_code, doc_key, hashes)
     removed = int(repeated.sum())
     if removed:
         keep = ~repeated
-        query_code, doc_key, score, row = query_code[keep], doc_key[keep], score[keep], row[keep]
+        query_code, doc_key, score, row, hashes = query_code[keep], doc_key[keep], score[keep], row[keep], hashes[keep]
     return OrderedRun(
         query_ids=query_ids,
         query_code=query_code,
         doc_key=doc_key,
+        key_hash=hashes,
         doc_id=doc_id,
         score=score,
         position=position_in_group(query_code),
