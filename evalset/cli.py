@@ -67,8 +67,8 @@ def main(debug: bool) -> None:
 @click.option("--memory-limit", default="1GB", show_default=True,
               help="DuckDB memory limit (it spills beyond).")
 def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column, timestamp_column,
-           timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist, exclude,
-           strata_spec, seed, holdout, engine, memory_limit) -> None:
+           timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist,
+           exclude, strata_spec, seed, holdout, engine, memory_limit) -> None:
     """Draw a stratified sample of queries from query LOGS into queries.tsv (+ queries.manifest.json)."""
     from evalset import sampling
     from evalset.tables import LogColumns

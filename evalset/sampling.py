@@ -76,10 +76,9 @@ _PII_PATTERNS = {
               r"|(^|[^\d])\d{3}[.\-]\d{4}([^\d]|$)"),
     "long_digits": r"\d([.\-]?\d){8,}",
 }
-# A run of digit groups joined by single spaces or hyphens; candidates for a payment-card number.
-_CARD_CANDIDATE = r"(^|[^\d])\d+([ \-]\d+)*"
+_SUSPECT = r"[0-9@]|[?&;][a-z_]+="
 _DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ \-]\d+)*")
-_WHITESPACE = r"[\s\p{Z}\x{85}\x{feff}]+"
+_LINE_BREAKS = r"[\t\n\r\x0b\x0c\x1c-\x1f\x{85}\x{2028}\x{2029}]"
 
 
 # --------------------------------------------------------------------------------------------------- options
@@ -170,8 +169,8 @@ class QueryCounts:
     """Counted, screened and stratified queries of a log.
 
     ``queries`` has one row per (source, normalised query): ``query_id, query, source, frequency, stratum``,
-    ordered by source, frequency descending, query_id. ``dropped`` counts submissions by reason (every reason
-    of ``DROP_REASONS``, zeros included); ``rows_read`` are all submissions read, kept and dropped.
+    ordered by source, stratum (traffic order), query_id. ``dropped`` counts submissions by reason (every
+    reason of ``DROP_REASONS``, zeros included); ``rows_read`` are all submissions read, kept and dropped.
     """
 
     queries: pd.DataFrame
@@ -200,9 +199,9 @@ def normalise_queries(raw: pa.Array, normalisation: Normalisation) -> pa.Array:
     """Normalise query texts (vectorised); see :class:`Normalisation`."""
     text = pc.utf8_normalize(raw, "NFKC") if normalisation.nfkc else raw
     text = pc.utf8_lower(text) if normalisation.lowercase else text
-    spaces = _WHITESPACE if normalisation.collapse_whitespace else r"[\t\n\r\x0b\x0c\x{85}\x{2028}\x{2029}]"
-    text = pc.replace_substring_regex(text, spaces, " ")
-    return pc.utf8_trim_whitespace(text)
+    if normalisation.collapse_whitespace:  # runs of white space as Python's str.split() sees it
+        return pc.binary_join(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(text)), " ")
+    return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, _LINE_BREAKS, " "))
 
 
 def luhn_valid(digits: str) -> bool:
@@ -215,19 +214,24 @@ def luhn_valid(digits: str) -> bool:
 
 
 def has_card_number(text: str) -> bool:
-    """Whether ``text`` holds a payment-card number: 13 to 19 digits, in groups joined by single spaces or
-    hyphens (a group boundary starts and ends it), that pass the Luhn check."""
+    """Whether ``text`` holds a payment-card number that passes the Luhn check: 13 to 19 digits written
+    unbroken, in groups of four (the last may be shorter), or as 4-6-4/4-6-5 (American Express, Diners)."""
     for run in _DIGIT_RUN.finditer(text):
         groups = re.split(r"[ \-]", run.group())
         for start in range(len(groups)):
-            digits = ""
-            for group in groups[start:]:
-                digits += group
-                if len(digits) > 19:
-                    break
-                if len(digits) >= 13 and luhn_valid(digits):
+            for end in range(start + 1, len(groups) + 1):
+                digits = "".join(groups[start:end])
+                if 13 <= len(digits) <= 19 and _card_layout(groups[start:end]) and luhn_valid(digits):
                     return True
     return False
+
+
+def _card_layout(groups: list[str]) -> bool:
+    lengths = [len(group) for group in groups]
+    if len(lengths) == 1:
+        return True
+    fours = all(n == 4 for n in lengths[:-1]) and 1 <= lengths[-1] <= 4
+    return fours or lengths in ([4, 6, 4], [4, 6, 5])
 
 
 def _blocklist_pattern(terms: Sequence[str]) -> str | None:
@@ -244,25 +248,33 @@ def screen_queries(raw: pa.Array, normalisation: Normalisation = Normalisation()
     lower-cased text whatever ``normalisation`` says, so that full-width digits or capitals do not hide it.
     """
     normalised = normalise_queries(raw, normalisation)
-    probe = normalise_queries(raw, Normalisation())
-    reason = pa.nulls(len(raw), pa.string())
+    probe = normalised if normalisation == Normalisation() else normalise_queries(raw, Normalisation())
+    codes = np.zeros(len(raw), dtype=np.int64)  # 0: kept, else 1 + index in TEXT_REASONS
 
-    def mark(name: str, matches: pa.Array) -> None:
-        nonlocal reason
-        reason = pc.if_else(pc.and_(pc.is_null(reason), matches), pa.scalar(name), reason)
+    def mark(name: str, rows: np.ndarray) -> None:
+        rows = rows[codes[rows] == 0]
+        codes[rows] = 1 + TEXT_REASONS.index(name)
 
-    mark("empty", pc.equal(pc.utf8_length(normalised), 0))
-    mark("email", pc.match_substring_regex(probe, _PII_PATTERNS["email"]))
-    mark("credential_url", pc.match_substring_regex(probe, _PII_PATTERNS["credential_url"]))
-    mark("payment_card", _card_mask(probe))
-    mark("phone", pc.match_substring_regex(probe, _PII_PATTERNS["phone"]))
-    mark("long_digits", pc.match_substring_regex(probe, _PII_PATTERNS["long_digits"]))
+    mark("empty", np.flatnonzero(_mask(pc.equal(pc.utf8_length(normalised), 0))))
+    # Personal data needs a digit, an @ or a URL parameter: the patterns run on those texts only.
+    suspect = np.flatnonzero(_mask(pc.match_substring_regex(probe, _SUSPECT)))
+    texts = probe.take(pa.array(suspect, pa.int64()))
+    for name in ("email", "credential_url", "payment_card", "phone", "long_digits"):
+        if name == "payment_card":
+            found = _card_mask(texts)
+        else:
+            found = pc.match_substring_regex(texts, _PII_PATTERNS[name])
+        mark(name, suspect[_mask(found)])
     if (pattern := _blocklist_pattern(screen.blocklist)) is not None:
-        mark("blocklist", pc.match_substring_regex(probe, pattern))
+        mark("blocklist", np.flatnonzero(_mask(pc.match_substring_regex(probe, pattern))))
     if screen.excluded:
         excluded = normalise_queries(pa.array(list(screen.excluded), pa.string()), normalisation)
-        mark("excluded", pc.is_in(normalised, value_set=excluded))
-    return normalised, reason
+        mark("excluded", np.flatnonzero(_mask(pc.is_in(normalised, value_set=excluded))))
+    return normalised, pc.take(pa.array([None, *TEXT_REASONS], pa.string()), pa.array(codes))
+
+
+def _mask(matches: pa.Array) -> np.ndarray:
+    return np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _card_mask(probe: pa.Array) -> pa.Array:
@@ -283,15 +295,19 @@ def _screen_grouped(grouped: pa.Table, normalisation: Normalisation,
         if row["status"]:
             dropped[row["status"]] += int(row["submissions_sum"])
     kept = grouped.filter(pc.equal(grouped["status"], ""))
-    encoded = pc.dictionary_encode(kept["raw_query"].combine_chunks())
-    normalised, reason = screen_queries(encoded.dictionary, normalisation, screen)
-    row_reason = reason.take(encoded.indices)
+    raw = kept["raw_query"].combine_chunks()
+    if kept.num_columns == 3:  # status, raw_query, submissions: the texts are distinct already
+        normalised, row_reason = screen_queries(raw, normalisation, screen)
+    else:
+        encoded = pc.dictionary_encode(raw)
+        normalised, reason = screen_queries(encoded.dictionary, normalisation, screen)
+        normalised, row_reason = normalised.take(encoded.indices), reason.take(encoded.indices)
     reasons = pa.table({"reason": row_reason, "submissions": kept["submissions"]})
     for row in reasons.group_by("reason").aggregate([("submissions", "sum")]).to_pylist():
         if row["reason"] is not None:
             dropped[row["reason"]] += int(row["submissions_sum"])
     keep = pc.is_null(row_reason)
-    columns = {"query": normalised.take(encoded.indices).filter(keep)}
+    columns = {"query": normalised.filter(keep)}
     for name in ("user_id", "source", "submissions"):
         if name in kept.column_names:
             columns[name] = kept[name].combine_chunks().filter(keep)
@@ -381,7 +397,7 @@ def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> l
 
 def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Add ``stratum`` to ``query_id, query, source, frequency`` by cumulative traffic share (boundary rule in
-    the module docstring) and order rows by source, frequency descending, query_id."""
+    the module docstring); rows come out ordered by source, stratum, query_id."""
     ordered = frequencies.sort_values(["source", "frequency", "query_id"], ascending=[True, False, True],
                                       kind="stable").reset_index(drop=True)
     by_source = ordered.groupby("source", sort=False)["frequency"]
@@ -393,7 +409,9 @@ def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.Da
     names = np.asarray(strata.names, dtype=object)[tier]
     source = ordered["source"].to_numpy(dtype=object)
     ordered["stratum"] = np.where(source == "", names, source + "/" + names)
-    return ordered
+    ordered["tier"] = tier
+    ordered = ordered.sort_values(["source", "tier", "query_id"], kind="stable").reset_index(drop=True)
+    return ordered.drop(columns="tier")
 
 
 def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
@@ -416,7 +434,7 @@ def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
 def strata_summary(queries: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Per stratum (every traffic stratum of every source, empty ones included): ``stratum,
     distinct_queries, traffic, traffic_share``; ``traffic_share`` is of all kept traffic."""
-    sources = sorted(set(queries["source"])) or [""]
+    sources = sorted(queries["source"].unique()) or [""]
     names = [name if source == "" else f"{source}/{name}" for source in sources for name in strata.names]
     grouped = queries.groupby("stratum")["frequency"].agg(["size", "sum"])
     total = int(queries["frequency"].sum())
@@ -482,30 +500,35 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
 
 def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata()) -> str:
     """Step 3 as plain SQL (window functions, ``md5``; runs on DuckDB and Spark SQL) over ``table`` with
-    ``query[, source][, user_id], submissions``: one row per query with ``query_id, frequency, stratum``."""
+    ``query[, source][, user_id], submissions``: one row per query with ``query_id, frequency, stratum``,
+    ordered by source, stratum, query_id (as :func:`assign_strata`)."""
     source = "source" if has_source else "''"
     key = "CASE WHEN source = '' THEN query ELSE source || chr(9) || query END" if has_source else "query"
     frequency = "COUNT(DISTINCT user_id)" if count_by == "users" else "SUM(submissions)"
-    tiers = " ".join(f"WHEN traffic_before < CAST({cut!r} AS DOUBLE) * source_traffic THEN '{name}'"
-                     for name, cut in zip(strata.names, strata.cuts, strict=False))
-    tier = f"CASE {tiers} ELSE '{strata.names[-1]}' END" if tiers else f"'{strata.names[-1]}'"
+    tiers = " ".join(f"WHEN traffic_before < CAST({cut!r} AS DOUBLE) * source_traffic THEN {index}"
+                     for index, cut in enumerate(strata.cuts))
+    tier = f"CASE {tiers} ELSE {len(strata.cuts)} END" if tiers else "0"
+    names = " ".join(f"WHEN {index} THEN '{name}'" for index, name in enumerate(strata.names))
+    # The window sorts only the narrow columns; the query text joins back afterwards (much faster).
     return f"""
-WITH frequencies AS (
-  SELECT {source} AS source, query, 'q' || substr(md5({key}), 1, 16) AS query_id,
-         CAST({frequency} AS BIGINT) AS frequency
+WITH grouped AS (
+  SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
   FROM {table} GROUP BY {source}, query
-), ordered AS (
-  SELECT source, query, query_id, frequency,
-         COALESCE(SUM(frequency) OVER (PARTITION BY source ORDER BY frequency DESC, query_id
-                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS traffic_before,
+), frequencies AS (
+  SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM grouped
+), ranked AS (
+  SELECT source, query_id,
+         SUM(frequency) OVER (PARTITION BY source ORDER BY frequency DESC, query_id
+                              ROWS UNBOUNDED PRECEDING) - frequency AS traffic_before,
          SUM(frequency) OVER (PARTITION BY source) AS source_traffic
   FROM frequencies
 ), tiered AS (
-  SELECT source, query, query_id, frequency, {tier} AS tier FROM ordered
+  SELECT source, query_id, {tier} AS tier FROM ranked
 )
-SELECT query_id, query, source, frequency,
-       CASE WHEN source = '' THEN tier ELSE source || '/' || tier END AS stratum
-FROM tiered ORDER BY source, frequency DESC, query_id"""
+SELECT f.query_id, f.query, f.source, f.frequency,
+       CASE WHEN f.source = '' THEN '' ELSE f.source || '/' END || CASE t.tier {names} END AS stratum
+FROM frequencies AS f JOIN tiered AS t ON f.source = t.source AND f.query_id = t.query_id
+ORDER BY f.source, t.tier, f.query_id"""
 
 
 def _sql_quote(text: str) -> str:
@@ -518,10 +541,16 @@ def _duckdb_connection(memory_limit: str):
 
     with tempfile.TemporaryDirectory(prefix="evalset-duckdb-") as spill:
         con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill})
+        con.execute("SET enable_progress_bar = false")
         try:
             yield con
         finally:
             con.close()
+
+
+def _arrow(relation) -> pa.Table:
+    fetch = getattr(relation, "to_arrow_table", None) or relation.fetch_arrow_table  # newer DuckDB name first
+    return fetch()
 
 
 def _duckdb_error(exc: Exception, paths: Sequence[str]) -> InputError:
@@ -553,10 +582,10 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
     union = " UNION ALL ".join(f"({select})" for select in selects)
     with _duckdb_connection(memory_limit) as con:
         try:
-            grouped = con.sql(group_rows_sql(union, names, count_by, window)).fetch_arrow_table()
+            grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
             kept, dropped = _screen_grouped(grouped, normalisation, screen)
             con.register("kept", kept)
-            queries = con.sql(stratify_sql("kept", "source" in names, count_by, strata)).fetch_arrow_table()
+            queries = _arrow(con.sql(stratify_sql("kept", "source" in names, count_by, strata)))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
     queries = queries.to_pandas()
@@ -621,7 +650,9 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
 
 def _draw(candidates: pd.DataFrame, row, size: int, seed: int, holdout: float) -> pd.DataFrame:
     rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
-    pool = candidates.sort_values("query_id", kind="stable").reset_index(drop=True)
+    pool = candidates.reset_index(drop=True)
+    if not pool["query_id"].is_monotonic_increasing:
+        pool = pool.sort_values("query_id", kind="stable").reset_index(drop=True)
     picked = pool.iloc[np.sort(rng.choice(len(pool), size=size, replace=False))].reset_index(drop=True)
     split = np.full(size, "dev", dtype=object)
     split[rng.permutation(size)[: math.floor(holdout * size + 0.5)]] = "test"
@@ -683,15 +714,14 @@ def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, paths: Sequenc
 
     It holds counts only, never a query that was dropped, and no clock time (same inputs, same bytes).
     """
-    drawn = queries.groupby("stratum")["split"].value_counts().unstack(fill_value=0) if len(queries) else None
-    strata = []
-    for row in counts.summary.itertuples():
-        sampled = {split: int(drawn.loc[row.stratum].get(split, 0)) if drawn is not None
-                   and row.stratum in drawn.index else 0 for split in ("dev", "test")}
-        size = sampled["dev"] + sampled["test"]
-        strata.append({"stratum": row.stratum, "distinct_queries": row.distinct_queries,
-                       "traffic": row.traffic, "traffic_share": row.traffic_share, "sampled": size, "test": sampled["test"],
-                       "weight": row.traffic_share / size if size else None})
+    sampled = queries.groupby("stratum").size().to_dict()
+    tested = queries[queries["split"] == "test"].groupby("stratum").size().to_dict()
+    strata = [{
+        "stratum": row.stratum, "distinct_queries": row.distinct_queries, "traffic": row.traffic,
+        "traffic_share": row.traffic_share, "sampled": int(sampled.get(row.stratum, 0)),
+        "test": int(tested.get(row.stratum, 0)),
+        "weight": row.traffic_share / sampled[row.stratum] if sampled.get(row.stratum) else None,
+    } for row in counts.summary.itertuples()]
     kept = counts.rows_read - sum(counts.dropped.values())
     return {
         "evalset_version": __version__,
