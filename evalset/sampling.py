@@ -26,9 +26,11 @@ Conventions
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import math
@@ -179,7 +181,7 @@ class QueryCounts:
     count_by: str
     strata: Strata
 
-    @property
+    @functools.cached_property
     def summary(self) -> pd.DataFrame:
         """Per stratum: ``stratum, distinct_queries, traffic, traffic_share`` (share of all kept traffic)."""
         return strata_summary(self.queries, self.strata)
@@ -509,26 +511,23 @@ def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = S
                      for index, cut in enumerate(strata.cuts))
     tier = f"CASE {tiers} ELSE {len(strata.cuts)} END" if tiers else "0"
     names = " ".join(f"WHEN {index} THEN '{name}'" for index, name in enumerate(strata.names))
-    # The window sorts only the narrow columns; the query text joins back afterwards (much faster).
     return f"""
-WITH grouped AS (
-  SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
+WITH frequencies AS (
+  SELECT {source} AS source, query, 'q' || substr(md5({key}), 1, 16) AS query_id,
+         CAST({frequency} AS BIGINT) AS frequency
   FROM {table} GROUP BY {source}, query
-), frequencies AS (
-  SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM grouped
 ), ranked AS (
-  SELECT source, query_id,
+  SELECT source, query, query_id, frequency,
          SUM(frequency) OVER (PARTITION BY source ORDER BY frequency DESC, query_id
                               ROWS UNBOUNDED PRECEDING) - frequency AS traffic_before,
          SUM(frequency) OVER (PARTITION BY source) AS source_traffic
   FROM frequencies
 ), tiered AS (
-  SELECT source, query_id, {tier} AS tier FROM ranked
+  SELECT query_id, query, source, frequency, {tier} AS tier FROM ranked
 )
-SELECT f.query_id, f.query, f.source, f.frequency,
-       CASE WHEN f.source = '' THEN '' ELSE f.source || '/' END || CASE t.tier {names} END AS stratum
-FROM frequencies AS f JOIN tiered AS t ON f.source = t.source AND f.query_id = t.query_id
-ORDER BY f.source, t.tier, f.query_id"""
+SELECT query_id, query, source, frequency,
+       CASE WHEN source = '' THEN '' ELSE source || '/' END || CASE tier {names} END AS stratum
+FROM tiered ORDER BY source, tier, query_id"""
 
 
 def _sql_quote(text: str) -> str:
@@ -639,8 +638,8 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
         if wanted[row.stratum] > row.distinct_queries:
             raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
-    by_stratum = dict(tuple(counts.queries.groupby("stratum", sort=False)))
-    parts = [_draw(by_stratum.get(row.stratum), row, wanted[row.stratum], seed, holdout)
+    positions = counts.queries.groupby("stratum", sort=False).indices
+    parts = [_draw(counts.queries, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
              for row in summary.itertuples() if wanted[row.stratum]]
     if not parts:
         return pd.DataFrame(columns=["query_id", "query", "stratum", "frequency", "stratum_share", "weight",
@@ -648,12 +647,15 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     return pd.concat(parts, ignore_index=True)
 
 
-def _draw(candidates: pd.DataFrame, row, size: int, seed: int, holdout: float) -> pd.DataFrame:
+def _draw(queries: pd.DataFrame, positions: np.ndarray, row, size: int, seed: int,
+          holdout: float) -> pd.DataFrame:
+    """Draw ``size`` of the rows at ``positions`` (one stratum) in query_id order; mark the test split."""
     rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
-    pool = candidates.reset_index(drop=True)
-    if not pool["query_id"].is_monotonic_increasing:
-        pool = pool.sort_values("query_id", kind="stable").reset_index(drop=True)
-    picked = pool.iloc[np.sort(rng.choice(len(pool), size=size, replace=False))].reset_index(drop=True)
+    ids = queries["query_id"].to_numpy(dtype=object)[positions]
+    if len(ids) > 1 and not np.all(ids[1:] > ids[:-1]):
+        positions = positions[np.argsort(ids, kind="stable")]
+    picked = queries.iloc[positions[np.sort(rng.choice(len(positions), size=size, replace=False))]]
+    picked = picked.reset_index(drop=True)
     split = np.full(size, "dev", dtype=object)
     split[rng.permutation(size)[: math.floor(holdout * size + 0.5)]] = "test"
     return pd.DataFrame({
@@ -691,6 +693,9 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
                     tuple(q for f in exclusions for q in read_query_list(f)))
     engine = choose_engine(paths, engine)
+    hashing = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # sha256 of the logs while counting
+    inputs = hashing.submit(lambda: [describe_file(p) for p in paths])
+    hashing.shutdown(wait=False)
     options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
                    strata=strata)
     if engine == "duckdb":
@@ -700,19 +705,21 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
         tables = [read_query_log_table(p, columns, fmt=fmt, header=header) for p in paths]
         counts = count_queries(pa.concat_tables(tables, promote_options="permissive"), **options)
     queries = sample_queries(counts, per_stratum, seed=seed, holdout=holdout)
-    manifest = build_manifest(counts, queries, paths=paths, blocklists=blocklists, exclusions=exclusions,
+    manifest = build_manifest(counts, queries, inputs=inputs.result(),
+                              blocklists=[describe_file(p) for p in blocklists],
+                              exclusions=[describe_file(p) for p in exclusions],
                               seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
                               normalisation=normalisation, columns=columns or LogColumns(), engine=engine)
     return SampleResult(queries, counts, manifest)
 
 
-def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, paths: Sequence[str],
-                   blocklists: Sequence[str | os.PathLike], exclusions: Sequence[str | os.PathLike],
-                   seed: int, holdout: float, per_stratum: int | Mapping[str, int], window: Window,
+def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[dict],
+                   blocklists: list[dict], exclusions: list[dict], seed: int, holdout: float, per_stratum: int | Mapping[str, int], window: Window,
                    normalisation: Normalisation, columns: LogColumns, engine: str) -> dict:
     """The ``queries.manifest.json`` content: inputs with sha256, options, cut points, strata, drops.
 
-    It holds counts only, never a query that was dropped, and no clock time (same inputs, same bytes).
+    ``inputs``, ``blocklists`` and ``exclusions`` are :func:`describe_file` entries. It holds counts only,
+    never a query that was dropped, and no clock time (same inputs, same bytes).
     """
     sampled = queries.groupby("stratum").size().to_dict()
     tested = queries[queries["split"] == "test"].groupby("stratum").size().to_dict()
@@ -726,9 +733,9 @@ def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, paths: Sequenc
     return {
         "evalset_version": __version__,
         "stage": "sample",
-        "inputs": [_file_entry(p) for p in paths],
-        "blocklists": [_file_entry(p) for p in blocklists],
-        "exclusions": [_file_entry(p) for p in exclusions],
+        "inputs": inputs,
+        "blocklists": blocklists,
+        "exclusions": exclusions,
         "columns": dataclasses.asdict(columns),
         "engine": engine,
         "count_by": counts.count_by,
@@ -747,7 +754,8 @@ def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, paths: Sequenc
     }
 
 
-def _file_entry(path: str | os.PathLike) -> dict:
+def describe_file(path: str | os.PathLike) -> dict:
+    """``{"path", "bytes", "sha256"}`` of a file, for the manifest."""
     return {"path": os.fspath(path), "bytes": os.path.getsize(path), "sha256": sha256_file(path)}
 
 
