@@ -714,7 +714,8 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
 
 
 def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[dict],
-                   blocklists: list[dict], exclusions: list[dict], seed: int, holdout: float, per_stratum: int | Mapping[str, int], window: Window,
+                   blocklists: list[dict], exclusions: list[dict], seed: int, holdout: float,
+                   per_stratum: int | Mapping[str, int], window: Window,
                    normalisation: Normalisation, columns: LogColumns, engine: str) -> dict:
     """The ``queries.manifest.json`` content: inputs with sha256, options, cut points, strata, drops.
 
