@@ -62,7 +62,7 @@ ENGINES = ("auto", "pandas", "duckdb")
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
 # under the first reason that applies).
 WINDOW_REASONS = ("unparsable_timestamp", "outside_window", "no_user_id", "no_source")
-TEXT_REASONS = ("empty", "email", "credential_url", "payment_card", "phone", "long_digits", "blocklist",
+TEXT_REASONS = ("empty", "credential_url", "email", "payment_card", "phone", "long_digits", "blocklist",
                 "excluded")
 DROP_REASONS = WINDOW_REASONS + TEXT_REASONS
 DUCKDB_ABOVE_BYTES = 512 * 2**20
@@ -75,7 +75,8 @@ _PII_PATTERNS = {
                        r"|sig|signature|token)="),
     "phone": (r"\+\d{1,3}[ .\-]?(\(\d{1,4}\)|\d{1,4})([ .\-]?\d{2,4}){2,4}"
               r"|(^|[^\d])\(?\d{3}\)?[ .\-]?\d{3}[ .\-]\d{4}([^\d]|$)"
-              r"|(^|[^\d])\d{3}[.\-]\d{4}([^\d]|$)"),
+              r"|(^|[^\d])\d{3}[.\-]\d{4}([^\d]|$)"
+              r"|(^|[^\d])0\d{2,4}[ .\-]?\d{3,4}[ .\-]?\d{3,4}([^\d]|$)"),
     "long_digits": r"\d([.\-]?\d){8,}",
 }
 _SUSPECT = r"[0-9@]|[?&;][a-z_]+="
@@ -261,7 +262,7 @@ def screen_queries(raw: pa.Array, normalisation: Normalisation = Normalisation()
     # Personal data needs a digit, an @ or a URL parameter: the patterns run on those texts only.
     suspect = np.flatnonzero(_mask(pc.match_substring_regex(probe, _SUSPECT)))
     texts = probe.take(pa.array(suspect, pa.int64()))
-    for name in ("email", "credential_url", "payment_card", "phone", "long_digits"):
+    for name in TEXT_REASONS[1:6]:
         if name == "payment_card":
             found = _card_mask(texts)
         else:
