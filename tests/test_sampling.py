@@ -1,9 +1,8 @@
 """`evalset.sampling`: counting, screening, strata and sampling, checked against plain-Python counts.
 
 The Excite log (``../shared/data/querylog/excite-small.log``, ``user<TAB>yymmddhhmmss<TAB>query``,
-4,501 lines) is the real log; the expected figures below were computed by the plain-Python reference in this file and the
-personal data in it was found by reading every query with a digit or an ``@``.
-"""
+4,501 lines) is the real log. The expected figures below come from the plain-Python reference in this
+file; the personal data in it was found by reading every query with a digit or an ``@``."""
 
 from __future__ import annotations
 
