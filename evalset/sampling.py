@@ -516,7 +516,7 @@ def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = S
 WITH frequencies AS (
   SELECT {source} AS source, query, 'q' || substr(md5({key}), 1, 16) AS query_id,
          CAST({frequency} AS BIGINT) AS frequency
-  FROM {table} GROUP BY {source}, query
+  FROM {table} GROUP BY {"source, query" if has_source else "query"}
 ), ranked AS (
   SELECT source, query, query_id, frequency,
          SUM(frequency) OVER (PARTITION BY source ORDER BY frequency DESC, query_id
@@ -555,9 +555,13 @@ def _arrow(relation) -> pa.Table:
 
 def _duckdb_error(exc: Exception, paths: Sequence[str]) -> InputError:
     """A one-line InputError from a DuckDB error (its detail lines may quote log text: left out)."""
-    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    line = re.search(r"on Line:? (\d+)", str(exc))
-    where = next((p for p in paths if p in str(exc)), paths[0] if len(paths) == 1 else None)
+    text = str(exc)
+    message = text.splitlines()[0] if text else type(exc).__name__
+    line = re.search(r"on Line:? (\d+)", text)
+    fields = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if fields:
+        message = f"expected {fields.group(1)} fields (as on line 1), found {fields.group(2)}"
+    where = next((p for p in paths if p in text), paths[0] if len(paths) == 1 else None)
     return InputError(message, where, int(line.group(1)) if line else None)
 
 
