@@ -121,7 +121,8 @@ def main() -> None:
     print(f"duckdb GROUP BY query  : median {floor_s:6.2f} s of {_times(floors)}  "
           f"peak {floor_gib:.2f} GiB  "
           f"({floors[0][2].strip()})")
-    print(f"evalset sample (duckdb): median {sample_s:6.2f} s of {_times(samples)}  peak {sample_gib:.2f} GiB")
+    print(f"evalset sample (duckdb): median {sample_s:6.2f} s of {_times(samples)}  "
+          f"peak {sample_gib:.2f} GiB")
     print(f"ratio {sample_s / floor_s:.2f}x the floor (per run: "
           f"{', '.join(f'{s[0] / f[0]:.2f}x' for f, s in zip(floors, samples, strict=True))})")
     print("    " + "\n    ".join(samples[-1][2].strip().splitlines()))
