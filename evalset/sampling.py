@@ -503,32 +503,57 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
 
 def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata()) -> str:
     """Step 3 as plain SQL (window functions, ``md5``; runs on DuckDB and Spark SQL) over ``table`` with
-    ``query[, source][, user_id], submissions``: one row per query with ``query_id, frequency, stratum``,
-    ordered by source, stratum, query_id (as :func:`assign_strata`)."""
+    ``query[, source][, user_id], submissions``: one row per query with ``query_id, query, source, frequency,
+    tier, stratum`` (``tier`` numbers the traffic strata from 0), in no particular order.
+
+    Traffic before a query is counted per frequency level (few rows) rather than per query: a query's
+    ``traffic_before`` is its level's plus ``frequency x`` its position among the level's queries by
+    ``query_id``, and positions are only numbered in the levels that straddle a cut point.
+    """
     source = "source" if has_source else "''"
     key = "CASE WHEN source = '' THEN query ELSE source || chr(9) || query END" if has_source else "query"
     frequency = "COUNT(DISTINCT user_id)" if count_by == "users" else "SUM(submissions)"
-    tiers = " ".join(f"WHEN traffic_before < CAST({cut!r} AS DOUBLE) * source_traffic THEN {index}"
-                     for index, cut in enumerate(strata.cuts))
-    tier = f"CASE {tiers} ELSE {len(strata.cuts)} END" if tiers else "0"
     names = " ".join(f"WHEN {index} THEN '{name}'" for index, name in enumerate(strata.names))
+
+    def tier(before: str) -> str:
+        cuts = " ".join(f"WHEN {before} < CAST({cut!r} AS DOUBLE) * source_traffic THEN {index}"
+                        for index, cut in enumerate(strata.cuts))
+        return f"CASE {cuts} ELSE {len(strata.cuts)} END" if cuts else "0"
+
     return f"""
 WITH frequencies AS (
-  SELECT {source} AS source, query, 'q' || substr(md5({key}), 1, 16) AS query_id,
-         CAST({frequency} AS BIGINT) AS frequency
-  FROM {table} GROUP BY {"source, query" if has_source else "query"}
-), ranked AS (
-  SELECT source, query, query_id, frequency,
-         SUM(frequency) OVER (PARTITION BY source ORDER BY frequency DESC, query_id
-                              ROWS UNBOUNDED PRECEDING) - frequency AS traffic_before,
-         SUM(frequency) OVER (PARTITION BY source) AS source_traffic
-  FROM frequencies
+  SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM (
+    SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
+    FROM {table} GROUP BY {"source, query" if has_source else "query"}) AS grouped
+), levels AS (
+  SELECT source, frequency, COUNT(*) AS queries FROM frequencies GROUP BY source, frequency
+), level_bounds AS (
+  SELECT source, frequency, queries,
+         SUM(frequency * queries) OVER (PARTITION BY source ORDER BY frequency DESC
+                                        ROWS UNBOUNDED PRECEDING) - frequency * queries AS level_before,
+         SUM(frequency * queries) OVER (PARTITION BY source) AS source_traffic
+  FROM levels
+), level_tiers AS (
+  SELECT source, frequency, level_before, source_traffic, {tier("level_before")} AS first_tier,
+         {tier("level_before + frequency * (queries - 1)")} AS last_tier
+  FROM level_bounds
+), positioned AS (
+  SELECT f.source, f.query_id, l.source_traffic,
+         l.level_before + f.frequency * (ROW_NUMBER() OVER (PARTITION BY f.source, f.frequency
+                                                            ORDER BY f.query_id) - 1) AS traffic_before
+  FROM frequencies AS f JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
+  WHERE l.first_tier <> l.last_tier
+), straddling AS (
+  SELECT source, query_id, {tier("traffic_before")} AS tier FROM positioned
 ), tiered AS (
-  SELECT query_id, query, source, frequency, {tier} AS tier FROM ranked
+  SELECT f.query_id, f.query, f.source, f.frequency, COALESCE(s.tier, l.first_tier) AS tier
+  FROM frequencies AS f
+  JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
+  LEFT JOIN straddling AS s ON f.source = s.source AND f.query_id = s.query_id
 )
-SELECT query_id, query, source, frequency,
+SELECT query_id, query, source, frequency, tier,
        CASE WHEN source = '' THEN '' ELSE source || '/' END || CASE tier {names} END AS stratum
-FROM tiered ORDER BY source, tier, query_id"""
+FROM tiered"""
 
 
 def _sql_quote(text: str) -> str:
@@ -592,7 +617,9 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             queries = _arrow(con.sql(stratify_sql("kept", "source" in names, count_by, strata)))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    queries = queries.to_pandas()
+    order = pc.sort_indices(queries, sort_keys=[("source", "ascending"), ("tier", "ascending"),
+                                                 ("query_id", "ascending")])
+    queries = queries.take(order).drop_columns("tier").to_pandas()
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
     return QueryCounts(queries.reset_index(drop=True), dropped, rows_read, count_by, strata)
 
@@ -644,7 +671,8 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
             raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
     positions = counts.queries.groupby("stratum", sort=False).indices
-    parts = [_draw(counts.queries, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
+    ids = counts.queries["query_id"].to_numpy(dtype=object)
+    parts = [_draw(counts.queries, ids, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
              for row in summary.itertuples() if wanted[row.stratum]]
     if not parts:
         return pd.DataFrame(columns=["query_id", "query", "stratum", "frequency", "stratum_share", "weight",
@@ -652,11 +680,11 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     return pd.concat(parts, ignore_index=True)
 
 
-def _draw(queries: pd.DataFrame, positions: np.ndarray, row, size: int, seed: int,
+def _draw(queries: pd.DataFrame, ids: np.ndarray, positions: np.ndarray, row, size: int, seed: int,
           holdout: float) -> pd.DataFrame:
     """Draw ``size`` of the rows at ``positions`` (one stratum) in query_id order; mark the test split."""
     rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
-    ids = queries["query_id"].to_numpy(dtype=object)[positions]
+    ids = ids[positions]
     if len(ids) > 1 and not np.all(ids[1:] > ids[:-1]):
         positions = positions[np.argsort(ids, kind="stable")]
     picked = queries.iloc[positions[np.sort(rng.choice(len(positions), size=size, replace=False))]]
