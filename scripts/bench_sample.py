@@ -65,8 +65,8 @@ def _vocabulary(rng: np.random.Generator, size: int) -> pa.Array:
     return pa.array(rng.permutation(np.array(list(texts), dtype=object)), pa.string())
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in GiB, stdout) of one child process."""
+def timed(command: list[str]) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS in GiB, stdout, CPU seconds user + system) of one child process."""
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              env=os.environ | {"PYTHONPATH": str(REPO)})
@@ -75,7 +75,7 @@ def timed(command: list[str]) -> tuple[float, float, str]:
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(command)}\n{output}")
-    return elapsed, usage.ru_maxrss / 2**20, output
+    return elapsed, usage.ru_maxrss / 2**20, output, usage.ru_utime + usage.ru_stime
 
 
 FLOOR = """
@@ -103,7 +103,7 @@ def main() -> None:
         synthetic_log(log, args.lines, args.distinct)
         return
     if not log.exists():  # in a child, so that its memory does not count in the timed children's peak RSS
-        seconds, _, _ = timed([sys.executable, __file__, "--generate-only", "--lines", str(args.lines),
+        seconds, *_ = timed([sys.executable, __file__, "--generate-only", "--lines", str(args.lines),
                                "--distinct", str(args.distinct), "--cache", str(args.cache)])
         print(f"generated {log} ({log.stat().st_size / 2**20:,.0f} MiB) in {seconds:.1f} s")
     with open(log, "rb") as handle:  # both runs start from a warm page cache
@@ -125,10 +125,14 @@ def main() -> None:
           f"peak {sample_gib:.2f} GiB")
     print(f"ratio {sample_s / floor_s:.2f}x the floor (per run: "
           f"{', '.join(f'{s[0] / f[0]:.2f}x' for f, s in zip(floors, samples, strict=True))})")
+    floor_cpu, sample_cpu = (statistics.median(run[3] for run in runs) for runs in (floors, samples))
+    print(f"CPU time (user + system, all threads): floor {floor_cpu:.2f} s, "
+          f"evalset sample {sample_cpu:.2f} s, "
+          f"ratio {sample_cpu / floor_cpu:.2f}x")
     print("    " + "\n    ".join(samples[-1][2].strip().splitlines()))
     if args.also_pandas:
         command[command.index("duckdb")] = "pandas"
-        seconds, gib, _ = timed(command)
+        seconds, gib, *_ = timed(command)
         print(f"evalset sample (pandas): {seconds:6.2f} s  peak {gib:.2f} GiB")
 
 
