@@ -401,20 +401,59 @@ def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> l
 def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Add ``stratum`` to ``query_id, query, source, frequency`` by cumulative traffic share (boundary rule in
     the module docstring); rows come out ordered by source, stratum, query_id."""
-    ordered = frequencies.sort_values(["source", "frequency", "query_id"], ascending=[True, False, True],
-                                      kind="stable").reset_index(drop=True)
-    by_source = ordered.groupby("source", sort=False)["frequency"]
-    before = (by_source.cumsum() - ordered["frequency"]).to_numpy(dtype=np.float64)
-    total = by_source.transform("sum").to_numpy(dtype=np.float64)
-    tier = np.zeros(len(ordered), dtype=np.int64)
+    frequencies = frequencies.reset_index(drop=True)
+    sources = pd.factorize(frequencies["source"], sort=True)[0]
+    ids = _id_sort_keys(pa.Array.from_pandas(frequencies["query_id"]))
+    frequency = frequencies["frequency"].to_numpy(dtype=np.int64)
+    ordered = np.lexsort((ids, -frequency, sources))
+    before = np.empty(len(ordered), dtype=np.float64)
+    total = np.empty(len(ordered), dtype=np.float64)
+    for source in np.unique(sources):
+        rows = ordered[sources[ordered] == source]
+        traffic = np.cumsum(frequency[rows])
+        before[rows] = traffic - frequency[rows]
+        total[rows] = traffic[-1]
+    tier = np.zeros(len(frequencies), dtype=np.int64)
     for cut in strata.cuts:
         tier += before >= cut * total
     names = np.asarray(strata.names, dtype=object)[tier]
-    source = ordered["source"].to_numpy(dtype=object)
-    ordered["stratum"] = np.where(source == "", names, source + "/" + names)
-    ordered["tier"] = tier
-    ordered = ordered.sort_values(["source", "tier", "query_id"], kind="stable").reset_index(drop=True)
-    return ordered.drop(columns="tier")
+    source_names = frequencies["source"].to_numpy(dtype=object)
+    stratified = frequencies.assign(stratum=np.where(source_names == "", names, source_names + "/" + names))
+    return stratified.take(_canonical_order(ids, tier, sources)).reset_index(drop=True)
+
+
+def _canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
+    """Row order by source, tier, query_id: grouped by (source, tier), then each group sorted by id."""
+    groups = source_codes.astype(np.int64) * (int(tiers.max(initial=0)) + 1) + tiers
+    order = np.argsort(groups, kind="stable")
+    for rows in np.split(order, np.flatnonzero(np.diff(groups[order])) + 1):
+        rows[:] = rows[np.argsort(id_keys[rows], kind="stable")]
+    return order
+
+
+_HEX_VALUE = np.zeros(256, dtype=np.uint64)
+_HEX_VALUE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint64)
+_IS_HEX = np.zeros(256, dtype=bool)
+_IS_HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
+
+
+def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Keys that sort like the ``query_id`` strings: for ids of the form ``q`` + 16 hex digits, the number
+    they write, read straight from the Arrow buffer (numbers sort far faster than strings); for any other
+    ids, their rank."""
+    ids = pc.cast(query_ids, pa.large_string())
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    if len(ids) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
+    if ids.null_count == 0 and np.all(np.diff(offsets) == 17):
+        text = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(-1, 17)
+        if np.all(text[:, 0] == ord("q")) and _IS_HEX[text[:, 1:]].all():
+            keys = np.zeros(len(text), dtype=np.uint64)
+            for column in range(1, 17):
+                keys = (keys << np.uint64(4)) | _HEX_VALUE[text[:, column]]
+            return keys
+    return pc.rank(ids, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
 
 
 def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
@@ -617,9 +656,9 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             queries = _arrow(con.sql(stratify_sql("kept", "source" in names, count_by, strata)))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    order = pc.sort_indices(queries, sort_keys=[("source", "ascending"), ("tier", "ascending"),
-                                                 ("query_id", "ascending")])
-    queries = queries.take(order).drop_columns("tier").to_pandas()
+    order = _canonical_order(_id_sort_keys(queries["query_id"]), queries["tier"].to_numpy(),
+                             pd.factorize(queries["source"].to_numpy(), sort=True)[0])
+    queries = queries.drop_columns("tier").take(order).to_pandas()
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
     return QueryCounts(queries.reset_index(drop=True), dropped, rows_read, count_by, strata)
 

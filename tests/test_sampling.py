@@ -27,6 +27,7 @@ from evalset.sampling import (
     Screen,
     Strata,
     Window,
+    assign_strata,
     count_queries,
     count_queries_duckdb,
     has_card_number,
@@ -344,7 +345,7 @@ def test_duckdb_and_pandas_agree_on_excite(excite, excite_log, count_by):
         assert_same_counts(in_memory, out_of_core)
 
 
-def synthetic_log(rows: int = 20_000, seed: int = 11) -> pd.DataFrame:
+def synthetic_log(rows: int = 10_000, seed: int = 11) -> pd.DataFrame:
     """Zipf-distributed queries with case and white-space variants, users, sources, timestamps, PII."""
     rng = np.random.default_rng(seed)
     ranks = np.minimum(rng.zipf(1.3, rows), 3000)
@@ -395,3 +396,11 @@ def test_a_pre_aggregated_log_counts_like_the_raw_log(tmp_path, excite, excite_l
     pd.testing.assert_frame_equal(aggregated.queries, raw.queries)
     assert aggregated.dropped == raw.dropped
     assert_same_counts(aggregated, count_queries_duckdb([path], columns))
+
+
+def test_assign_strata_takes_any_query_ids():
+    frequencies = pd.DataFrame({"query_id": ["b", "a", "c", "d"], "query": ["x", "y", "z", "w"], "source": "",
+                                "frequency": [1, 1, 1, 3]})
+    stratified = assign_strata(frequencies, Strata(("top", "rest"), (0.5,)))
+    assert stratified[["query_id", "stratum"]].values.tolist() == [["d", "top"], ["a", "rest"], ["b", "rest"],
+                                                                   ["c", "rest"]]
