@@ -37,6 +37,7 @@ import math
 import os
 import re
 import tempfile
+import unicodedata
 import zlib
 from collections.abc import Mapping, Sequence
 
@@ -238,7 +239,9 @@ def _card_layout(groups: list[str]) -> bool:
 
 
 def _blocklist_pattern(terms: Sequence[str]) -> str | None:
-    words = [re.escape(term.strip().lower()) for term in terms if term.strip()]
+    """One RE2 pattern matching any term as a whole word of the NFKC-normalised, lower-cased text."""
+    words = [re.escape(" ".join(unicodedata.normalize("NFKC", term).lower().split())) for term in terms
+             if term.strip()]
     return rf"(^|[^\w])({'|'.join(words)})([^\w]|$)" if words else None
 
 
