@@ -349,7 +349,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         raise
 
 
-# ------------------------------------------------------------------------------------------------ query logs
+# --- query logs -----------------------------------------------------------------------------------------
 # A query log is read into one standard shape, whatever its format: the columns ``query`` (text, "" when
 # empty), and when present ``count`` (int64, pre-aggregated logs), ``timestamp`` (text, parsed by the
 # sampler), ``user_id`` and ``source`` (text; ``source`` is the log's own stratum column, e.g. agent/human).
