@@ -362,13 +362,17 @@ def group_log_rows(log: pa.Table | pd.DataFrame, count_by: str = "submissions",
     """
     table = log if isinstance(log, pa.Table) else pa.Table.from_pandas(log, preserve_index=False)
     _check_log_columns(table.column_names, count_by, window, "<log>")
+    for name in ("query", "user_id", "source"):  # missing text is empty text, as the readers give it
+        if name in table.column_names:
+            text = pc.fill_null(pc.cast(table[name], pa.string()), "")
+            table = table.set_column(table.column_names.index(name), name, text)
     status = _row_status(table, count_by, window)
     kept = status == ""
     keys = ["raw_query"] + [name for name in ("user_id", "source") if _key_needed(name, table, count_by)]
     columns = {"status": pa.array(status, pa.string())}
     for key in keys:
         values = table["query" if key == "raw_query" else key].combine_chunks()
-        columns[key] = pc.if_else(pa.array(kept), pc.cast(values, pa.string()), pa.scalar(None, pa.string()))
+        columns[key] = pc.if_else(pa.array(kept), values, pa.scalar(None, pa.string()))
     counts = table["count"] if "count" in table.column_names else pa.array(np.ones(table.num_rows, np.int64))
     columns["submissions"] = pc.cast(counts, pa.int64())
     grouped = pa.table(columns).group_by(["status", *keys]).aggregate([("submissions", "sum")])

@@ -404,3 +404,10 @@ def test_assign_strata_takes_any_query_ids():
     stratified = assign_strata(frequencies, Strata(("top", "rest"), (0.5,)))
     assert stratified[["query_id", "stratum"]].values.tolist() == [["d", "top"], ["a", "rest"], ["b", "rest"],
                                                                    ["c", "rest"]]
+
+
+def test_missing_values_in_a_dataframe_are_empty_text():
+    log = pd.DataFrame({"query": ["a", None, np.nan, "a"], "user_id": ["u1", "u2", "u3", None]})
+    counts = count_queries(log, count_by="users")
+    assert counts.dropped["empty"] == 2 and counts.dropped["no_user_id"] == 1
+    assert counts.queries.set_index("query")["frequency"].to_dict() == {"a": 1}
