@@ -423,10 +423,25 @@ def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.Da
     tier = np.zeros(len(frequencies), dtype=np.int64)
     for cut in strata.cuts:
         tier += before >= cut * total
-    names = np.asarray(strata.names, dtype=object)[tier]
-    source_names = frequencies["source"].to_numpy(dtype=object)
-    stratified = frequencies.assign(stratum=np.where(source_names == "", names, source_names + "/" + names))
-    return stratified.take(_canonical_order(ids, tier, sources)).reset_index(drop=True)
+    source_names = sorted(frequencies["source"].unique())
+    order = _canonical_order(ids, tier, sources)
+    return _stratified_frame(frequencies["query_id"].take(order), frequencies["query"].take(order),
+                             sources[order], source_names, frequency[order], tier[order], strata)
+
+
+def _stratified_frame(query_ids, queries, source_codes: np.ndarray, source_names: Sequence[str],
+                      frequency: np.ndarray, tier: np.ndarray, strata: Strata) -> pd.DataFrame:
+    """The ``QueryCounts.queries`` frame; ``source`` and ``stratum`` are categoricals (few values)."""
+    stratum_names = [name if source == "" else f"{source}/{name}" for source in source_names
+                     for name in strata.names]
+    return pd.DataFrame({
+        "query_id": pd.Series(query_ids).reset_index(drop=True),
+        "query": pd.Series(queries).reset_index(drop=True),
+        "source": pd.Categorical.from_codes(source_codes, categories=list(source_names)),
+        "frequency": frequency.astype(np.int64),
+        "stratum": pd.Categorical.from_codes(source_codes * len(strata.names) + tier,
+                                             categories=stratum_names),
+    })
 
 
 def _canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
@@ -483,9 +498,9 @@ def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
 def strata_summary(queries: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Per stratum (every traffic stratum of every source, empty ones included): ``stratum,
     distinct_queries, traffic, traffic_share``; ``traffic_share`` is of all kept traffic."""
-    sources = sorted(queries["source"].unique()) or [""]
+    sources = sorted(set(queries["source"].unique())) or [""]
     names = [name if source == "" else f"{source}/{name}" for source in sources for name in strata.names]
-    grouped = queries.groupby("stratum")["frequency"].agg(["size", "sum"])
+    grouped = queries.groupby("stratum", observed=True)["frequency"].agg(["size", "sum"])
     total = int(queries["frequency"].sum())
     rows = []
     for name in names:
@@ -660,14 +675,21 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
             kept, dropped = _screen_grouped(grouped, normalisation, screen)
             con.register("kept", kept)
-            queries = _arrow(con.sql(stratify_sql("kept", "source" in names, count_by, strata)))
+            stratified = stratify_sql("kept", "source" in names, count_by, strata)
+            queries = _arrow(con.sql(f"SELECT query_id, query, source, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    order = _canonical_order(_id_sort_keys(queries["query_id"]), queries["tier"].to_numpy(),
-                             pd.factorize(queries["source"].to_numpy(), sort=True)[0])
-    queries = queries.drop_columns("tier").take(order).to_pandas()
+    source = pc.dictionary_encode(queries["source"].combine_chunks())
+    source_names = sorted(source.dictionary.to_pylist())
+    rank = np.argsort(np.argsort(np.asarray(source.dictionary.to_pylist(), dtype=object)))
+    source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
+    tier = queries["tier"].to_numpy()
+    order = _canonical_order(_id_sort_keys(queries["query_id"]), tier, source_codes)
+    frame = _stratified_frame(queries["query_id"].take(order).to_pandas(),
+                              queries["query"].take(order).to_pandas(), source_codes[order], source_names,
+                              queries["frequency"].to_numpy()[order], tier[order], strata)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
-    return QueryCounts(queries.reset_index(drop=True), dropped, rows_read, count_by, strata)
+    return QueryCounts(frame, dropped, rows_read, count_by, strata)
 
 
 # ------------------------------------------------------------------------------------------------ sampling
@@ -716,7 +738,7 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
         if wanted[row.stratum] > row.distinct_queries:
             raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
-    positions = counts.queries.groupby("stratum", sort=False).indices
+    positions = counts.queries.groupby("stratum", sort=False, observed=True).indices
     ids = counts.queries["query_id"].to_numpy(dtype=object)
     parts = [_draw(counts.queries, ids, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
              for row in summary.itertuples() if wanted[row.stratum]]
