@@ -172,9 +172,10 @@ class Screen:
 class QueryCounts:
     """Counted, screened and stratified queries of a log.
 
-    ``queries`` has one row per (source, normalised query): ``query_id, query, source, frequency, stratum``,
-    ordered by source, stratum (traffic order), query_id. ``dropped`` counts submissions by reason (every
-    reason of ``DROP_REASONS``, zeros included); ``rows_read`` are all submissions read, kept and dropped.
+    ``queries`` has one row per (source, normalised query): ``query_id, query, source, frequency, stratum``
+    (``source`` and ``stratum`` categorical), ordered by source, stratum (traffic order), query_id.
+    ``dropped`` counts submissions by reason (every reason of ``DROP_REASONS``, zeros included);
+    ``rows_read`` are all submissions read, kept and dropped.
     """
 
     queries: pd.DataFrame
