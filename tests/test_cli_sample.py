@@ -1,0 +1,156 @@
+"""`evalset sample`: what it prints and writes, byte for byte, and how it refuses bad input."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+
+EXCITE_ARGS = ["--no-header", "--query", "3", "--user", "1", "--timestamp", "2"]
+
+
+@pytest.fixture(scope="module")
+def excite(shared_data):
+    return str(shared_data / "querylog" / "excite-small.log")
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["sample", *args])
+
+
+def read_tsv(path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+
+
+def test_prints_the_excite_figures(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "20", "-o", str(tmp_path / "queries.tsv"))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == ("read 4,501 submissions (pandas); kept 3,952; dropped: empty 533, email 6, phone 3, "
+                        "long_digits 7")
+    assert lines[1] == "2,086 distinct normalised queries, counted by submissions"
+    assert lines[2].split() == ["head", "196", "queries", "1,318", "traffic", "(33.4%)", "sampled", "20",
+                                "(test", "0)"]
+    assert lines[3].split()[:5] == ["torso", "573", "queries", "1,317", "traffic"]
+    assert lines[4].split()[:5] == ["tail", "1,317", "queries", "1,317", "traffic"]
+
+
+def test_count_by_users_prints_other_strata(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--count-by", "users", "--per-stratum", "5", "-o",
+                 str(tmp_path / "q.tsv"))
+    assert result.exit_code == 0, result.output
+    sizes = [line.split()[1] for line in result.output.splitlines()[2:5]]
+    assert sizes == ["674", "706", "706"]
+
+
+def test_writes_the_contract_columns_and_a_manifest(excite, tmp_path):
+    out = tmp_path / "queries.tsv"
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "head=10,torso=20,tail=30", "--holdout", "0.2",
+                 "--seed", "9", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    queries = read_tsv(out)
+    assert queries.columns.tolist() == ["query_id", "query", "stratum", "frequency", "stratum_share",
+                                        "weight", "split"]
+    assert queries["stratum"].value_counts().to_dict() == {"tail": 30, "torso": 20, "head": 10}
+    manifest = json.loads((tmp_path / "queries.manifest.json").read_text(encoding="utf-8"))
+    with open(excite, "rb") as handle:
+        assert manifest["inputs"][0]["sha256"] == hashlib.sha256(handle.read()).hexdigest()
+    assert manifest["seed"] == 9 and manifest["holdout"] == 0.2
+    assert manifest["cut_points"] == {"head": 1 / 3, "torso": 2 / 3, "tail": 1.0}
+    assert [s["distinct_queries"] for s in manifest["strata"]] == [196, 573, 1317]
+    assert [s["test"] for s in manifest["strata"]] == [2, 4, 6]
+    submissions = manifest["submissions"]
+    assert submissions["read"] == submissions["kept"] + sum(submissions["dropped"].values()) == 4501
+    assert len(submissions["dropped"]) == 12  # every reason, zeros included
+
+
+def test_same_seed_same_bytes_other_seed_other_sample(excite, tmp_path):
+    outputs = {}
+    for name, seed in (("a", "1"), ("b", "1"), ("c", "2")):
+        result = run(excite, *EXCITE_ARGS, "--per-stratum", "25", "--seed", seed, "--holdout", "0.2", "-o",
+                     str(tmp_path / name / "queries.tsv"))
+        assert result.exit_code == 0, result.output
+        outputs[name] = [(tmp_path / name / f).read_bytes() for f in ("queries.tsv", "queries.manifest.json")]
+    assert outputs["a"] == outputs["b"]
+    assert outputs["a"][0] != outputs["c"][0]
+    assert set(read_tsv(tmp_path / "a" / "queries.tsv")["query_id"]) != set(
+        read_tsv(tmp_path / "c" / "queries.tsv")["query_id"])
+
+
+def test_holdout_keeps_stratum_sizes(excite, tmp_path):
+    for holdout in ("0", "0.3"):
+        result = run(excite, *EXCITE_ARGS, "--per-stratum", "10", "--holdout", holdout, "-o",
+                     str(tmp_path / holdout / "queries.tsv"))
+        assert result.exit_code == 0, result.output
+    plain, held = (read_tsv(tmp_path / h / "queries.tsv") for h in ("0", "0.3"))
+    assert plain["query_id"].tolist() == held["query_id"].tolist()
+    assert (plain["split"] == "dev").all()
+    assert held.groupby("stratum")["split"].apply(lambda s: (s == "test").sum()).tolist() == [3, 3, 3]
+
+
+def test_duckdb_engine_writes_the_same_queries(excite, tmp_path):
+    for engine in ("pandas", "duckdb"):
+        result = run(excite, *EXCITE_ARGS, "--per-stratum", "30", "--engine", engine, "--since",
+                     "1997-09-16T08:00:00", "--timestamp-format", "%y%m%d%H%M%S", "-o",
+                     str(tmp_path / engine / "queries.tsv"))
+        assert result.exit_code == 0, result.output
+    written = [(tmp_path / engine / "queries.tsv").read_bytes() for engine in ("pandas", "duckdb")]
+    assert written[0] == written[1]
+
+
+# --------------------------------------------------------------------------------------------- bad input
+def assert_refused(result, tmp_path, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    message = result.output.strip()
+    assert message.startswith("evalset: error: ") and "\n" not in message
+    for fragment in fragments:
+        assert fragment in message
+    assert list(tmp_path.rglob("*queries*")) == []  # nothing written, not even a temporary file
+
+
+def test_missing_column_is_refused(tmp_path):
+    log = tmp_path / "log.tsv"
+    log.write_text("user\tq\nu1\thello\n", encoding="utf-8")
+    result = run(str(log), "--per-stratum", "1", "-o", str(tmp_path / "out" / "queries.tsv"))
+    assert_refused(result, tmp_path, str(log), "no query column 'query'", "'user', 'q'")
+
+
+def test_unreadable_file_is_refused(tmp_path):
+    missing = tmp_path / "nope.log"
+    assert_refused(run(str(missing), "--per-stratum", "1", "-o", str(tmp_path / "queries.tsv")), tmp_path,
+                   f"{missing}: no such file")
+    broken = tmp_path / "broken.tsv.gz"
+    broken.write_bytes(b"not gzip at all")
+    assert_refused(run(str(broken), "--per-stratum", "1", "-o", str(tmp_path / "queries.tsv")), tmp_path,
+                   str(broken))
+
+
+def test_malformed_line_is_named(tmp_path):
+    log = tmp_path / "log.tsv"
+    log.write_text("user\tquery\nu1\thello\nu2\tworld\textra\n", encoding="utf-8")
+    for engine in ("pandas", "duckdb"):
+        result = run(str(log), "--per-stratum", "1", "--engine", engine, "-o", str(tmp_path / "queries.tsv"))
+        assert_refused(result, tmp_path, f"{log}:3:")
+
+
+def test_count_larger_than_a_stratum_is_refused(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "head=197,torso=1,tail=1", "-o",
+                 str(tmp_path / "queries.tsv"))
+    assert_refused(result, tmp_path, "stratum 'head' has 196 distinct queries, fewer than the 197 asked for")
+
+
+def test_bad_options_are_refused(excite, tmp_path):
+    out = str(tmp_path / "queries.tsv")
+    assert_refused(run(excite, *EXCITE_ARGS, "--per-stratum", "ten", "-o", out), tmp_path, "per-stratum")
+    assert_refused(run(excite, *EXCITE_ARGS, "--per-stratum", "1", "--strata", "head:0.7,torso:0.4,tail",
+                       "-o", out), tmp_path, "cut points")
+    assert_refused(run(excite, "--per-stratum", "1", "--query", "query", "--no-header", "-o", out), tmp_path,
+                   "column positions")
+    assert_refused(run(excite, *EXCITE_ARGS[:3], "--count-by", "users", "--per-stratum", "1", "-o", out),
+                   tmp_path, "user column")
