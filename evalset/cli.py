@@ -533,7 +533,7 @@ def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str
     differences = plan.pilot_differences({n: t.rename(columns={str(parse_measure(metric)): metric})
                                           for n, t in tables.items()}, metric, chosen, scoring.queries)
     return plan.plan_power(differences, metric=metric, progress=lambda cells: tqdm(
-        cells, desc="simulating", unit="comparison", disable=None, file=sys.stderr), **settings)
+        cells, desc="simulating", unit="size", disable=None, file=sys.stderr), **settings)
 
 
 def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, pool_runs, depths, corpus,

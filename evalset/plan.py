@@ -229,50 +229,48 @@ def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = 
             cells += [(baseline, candidate, s, group[group["stratum"] == s]) for s in strata]
     pilot_sizes = sorted({int(c[3]["difference"].notna().sum()) for c in cells if c[2] == ALL_QUERIES})
     at = sorted({*map(int, at), *pilot_sizes})
-    rows, curves = [], []
-    work = progress(cells) if progress else cells
-    for baseline, candidate, stratum, group in work:
+    rows, curves, jobs = [], [], []
+    for baseline, candidate, stratum, group in cells:
         values = group["difference"].dropna().to_numpy(dtype=np.float64)
-        row = _plan_row(values, delta, power, threshold, at, resamples, permutations, seed)
-        rows.append({"baseline": baseline, "candidate": candidate, "stratum": stratum,
-                     "undefined": int(group["difference"].isna().sum()), **row})
+        row = {"baseline": baseline, "candidate": candidate, "stratum": stratum,
+               "undefined": int(group["difference"].isna().sum()), **_formula_row(values, delta, power, threshold, at)}
+        rows.append(row)
+        for key, size in (("at_n", row["n"]), ("at_needed", row["queries_needed"])):
+            if isinstance(size, int) and 2 <= size <= MAX_SIMULATED:
+                jobs.append((row, key, values, row["delta"], size))
         if stratum == ALL_QUERIES:
             grid = sorted(set(sizes)) if sizes else default_sizes(len(values), row["queries_needed"])
             for n in grid:
-                simulated = simulated_power(values, row["delta"], n, threshold, resamples=resamples,
-                                            permutations=permutations, seed=seed)
                 curves.append({"baseline": baseline, "candidate": candidate, "n": n,
-                               "formula": power_at(row["sd"], row["delta"], n, threshold),
-                               "simulated": simulated.power, "simulated_se": simulated.se})
+                               "formula": power_at(row["sd"], row["delta"], n, threshold)})
+                jobs.append((curves[-1], "curve", values, row["delta"], n))
+    done: dict[tuple[int, float, int], SimulatedPower] = {}  # the same draws give the same answer: reuse it
+    for target, key, values, target_delta, size in progress(jobs) if progress else jobs:
+        known = (id(values), target_delta, size)
+        if known not in done:
+            done[known] = simulated_power(values, target_delta, size, threshold, resamples=resamples,
+                                          permutations=permutations, seed=seed)
+        simulated = done[known]
+        prefix = "simulated" if key == "curve" else f"simulated_power_{key}"
+        target[prefix], target[f"{prefix}_se"] = simulated.power, simulated.se
     return PowerPlan(pd.DataFrame(rows), pd.DataFrame(curves), metric, alpha, planned, threshold, power, at,
                      resamples, permutations, seed)
 
 
-def _plan_row(values: np.ndarray, delta: float | None, power: float, threshold: float, at: list[int],
-              resamples: int, permutations: int, seed: int) -> dict:
+def _formula_row(values: np.ndarray, delta: float | None, power: float, threshold: float, at: list[int]) -> dict:
     n = len(values)
     mean = float(values.mean()) if n else math.nan
     sd = float(values.std(ddof=1)) if n > 1 else math.nan
     chosen = abs(mean) if delta is None else float(delta)
     whole, solved = queries_needed(sd, chosen, power, threshold) if n > 1 else (math.nan, math.nan)
-
-    def simulate(size: float) -> SimulatedPower | None:
-        if not (isinstance(size, int) and 2 <= size <= MAX_SIMULATED):
-            return None
-        return simulated_power(values, chosen, size, threshold, resamples=resamples, permutations=permutations,
-                               seed=seed)
-
-    at_n, at_needed = simulate(n), simulate(whole)
     return {
         "n": n, "mean_difference": mean, "sd": sd, "delta": chosen,
         "delta_source": "observed" if delta is None else "given",
         "effect_size": chosen / sd if sd else math.nan,
         "queries_needed": whole, "queries_needed_solved": solved,
         "power_at_n": power_at(sd, chosen, n, threshold),
-        "simulated_power_at_n": at_n.power if at_n else math.nan,
-        "simulated_power_at_n_se": at_n.se if at_n else math.nan,
-        "simulated_power_at_needed": at_needed.power if at_needed else math.nan,
-        "simulated_power_at_needed_se": at_needed.se if at_needed else math.nan,
+        "simulated_power_at_n": math.nan, "simulated_power_at_n_se": math.nan,
+        "simulated_power_at_needed": math.nan, "simulated_power_at_needed_se": math.nan,
         **{f"detectable_at_{size}": detectable_difference(sd, size, power, threshold) for size in at},
     }
 
