@@ -308,8 +308,13 @@ def plot_power(plan: PowerPlan, path: str) -> None:
         dense = np.unique(np.geomspace(2, curve["n"].max(), 200).round().astype(int))
         axis.plot(dense, [power_at(row["sd"], row["delta"], n, plan.threshold) for n in dense],
                   label="paired t-test (formula)")
+        strata = plan.rows[(plan.rows["baseline"] == baseline) & (plan.rows["candidate"] == candidate)
+                           & (plan.rows["stratum"] != ALL_QUERIES)]
+        for stratum in strata.itertuples():
+            axis.plot(dense, [power_at(stratum.sd, stratum.delta, n, plan.threshold) for n in dense], linewidth=1,
+                      linestyle="-.", label=f"stratum {stratum.stratum} alone (formula, pilot {stratum.n})")
         axis.errorbar(curve["n"], curve["simulated"], yerr=2 * curve["simulated_se"], fmt="o", capsize=3,
-                      label=f"bootstrap + permutation test ({plan.resamples} resamples, +-2 SE)")
+                      label=f"bootstrap + permutation test ({plan.resamples} resamples, ±2 SE)")
         axis.axhline(plan.power, color="grey", linestyle=":", linewidth=1)
         axis.axvline(row["n"], color="grey", linestyle="--", linewidth=1, label=f"pilot: {row['n']} queries")
         if math.isfinite(row["queries_needed"]):
