@@ -154,6 +154,9 @@ def test_dl19_bm25_base_vs_tuned_equals_a_computation_by_hand(shared_data):
     runs = root / "runs" / "official_top100"
     base = ndcg_at_10_by_hand(runs / "bm25base_p.run.gz", root / "qrels.txt")
     tuned = ndcg_at_10_by_hand(runs / "bm25tuned_p.run.gz", root / "qrels.txt")
+    nist = json.loads((root / "nist_summaries.json").read_text())
+    assert round(statistics.fmean(base.values()), 4) == nist["bm25base_p"]["trec_eval"]["ndcg_cut_10"] == 0.5058
+    assert round(statistics.fmean(tuned.values()), 4) == nist["bm25tuned_p"]["trec_eval"]["ndcg_cut_10"] == 0.4973
     differences = [tuned[q] - base[q] for q in base]
     sd, delta = statistics.stdev(differences), abs(statistics.fmean(differences))
 
@@ -266,3 +269,14 @@ def test_the_plot_is_a_png(tmp_path, shared_data):
                     "--sizes", "20,43,100", "--resamples", "50", "--plot", tmp_path / "power.png")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "power.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_same_inputs_give_byte_identical_json(shared_data):
+    root = shared_data / "dl19"
+    runs = root / "runs" / "official_top100"
+    args = ("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
+            "--sizes", "20,43", "--resamples", "30", "-k", "10", "--format", "json")
+    first, second = invoke(*args), invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert first.stdout == second.stdout
+    assert json.loads(first.stdout)["budget"]["pools"][0]["systems"] == 2  # pooled: the pilot runs by default
