@@ -63,7 +63,12 @@ def pool_pairs_from_runs(runs: Mapping[str, pd.DataFrame], depths: Sequence[int]
     """The distinct pairs ``query_id, doc_id`` in the union of the runs' top k, for each depth k."""
     if not depths:
         raise ValueError("no pool depth given")
-    top = stack_top_k(runs, max(depths), ties=ties, query_ids=query_ids)
+    wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
+    top = stack_top_k(runs, max(depths), ties=ties, query_ids=wanted)
+    answered = set(top.queries.to_pylist())
+    unanswered = [q for q in wanted or [] if q not in answered]
+    if unanswered:  # as `evalset pool` does: an id no run has is almost always an id mismatch
+        raise ValueError(f"{len(unanswered)} query id(s) to pool are in no run: {', '.join(unanswered[:5])}")
     pairs = {}
     for depth in depths:
         keep = top.rank <= depth

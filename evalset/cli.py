@@ -528,6 +528,8 @@ def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str
     names = list(tables)
     chosen = _pairs(comparisons, "--compare") or (scoring.frozen.planned if scoring.frozen else []) or \
         [(names[0], name) for name in names[1:]]
+    if not chosen:
+        raise click.UsageError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
     if settings["planned"] is None and scoring.frozen is not None and scoring.frozen.planned:
         settings["planned"] = len(scoring.frozen.planned)
     differences = plan.pilot_differences({n: t.rename(columns={str(parse_measure(metric)): metric})
@@ -608,13 +610,20 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
     """
     from evalset import budget, plan
 
+    if pool_folder and depths:
+        raise click.UsageError("give either --pool (a pool folder) or --depth (pool the runs), not both")
+    try:
+        grid = [int(v) for v in sizes.split(",")] if sizes else None
+    except ValueError:
+        raise click.BadParameter(f"expected sizes like 20,50,100, got {sizes!r}", param_hint="--sizes") from None
     scoring = power_plan = None
-    if runs:
+    if runs or qrels_path or set_path:
         scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
                            ties=ties, missing=missing, undefined=undefined)
+    if runs:
         power_plan = _plan_pilot(scoring, runs, comparisons, metric, delta=delta, power=power, alpha=alpha,
                                  planned=planned, at=at, resamples=resamples, permutations=permutations, seed=seed,
-                                 sizes=[int(v) for v in sizes.split(",")] if sizes else None)
+                                 sizes=grid)
     sizes_found = _plan_budget(scoring, runs, pool_folder, pool_runs, depths, corpus, queries_path, prompt_tokens,
                                tokenizer)
     if power_plan is None and not sizes_found:

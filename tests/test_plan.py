@@ -280,3 +280,17 @@ def test_same_inputs_give_byte_identical_json(shared_data):
     assert first.exit_code == 0, first.output
     assert first.stdout == second.stdout
     assert json.loads(first.stdout)["budget"]["pools"][0]["systems"] == 2  # pooled: the pilot runs by default
+
+
+def test_bad_plan_requests_are_refused_with_one_line(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    runs = root / "runs" / "official_top100"
+    one_run = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz")
+    assert one_run.exit_code == 2 and "nothing to compare" in one_run.output
+    (tmp_path / "topics.tsv").write_text("nope\tno such query\n")
+    unknown = invoke("plan", "--pool-runs", runs / "bm25base_p.run.gz", "-k", "10",
+                     "--queries", tmp_path / "topics.tsv")
+    assert unknown.exit_code == 2 and "in no run: nope" in unknown.output
+    negative = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
+                      "--delta", "-0.01")
+    assert negative.exit_code == 2 and "delta must be positive" in negative.output
