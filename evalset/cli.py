@@ -549,6 +549,8 @@ def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, p
     files = expand_run_paths(pool_runs or runs)
     queries = read_queries(queries_path) if queries_path else (scoring.queries if scoring and scoring.frozen
                                                                is not None else None)
+    if corpus and queries is None:
+        raise click.UsageError("--corpus needs the query texts too: give --queries (or --set)")
     pairs = budget.pool_pairs_from_runs({name: read_run(path) for name, path in files.items()}, list(depths),
                                         query_ids=None if queries is None else queries["query_id"])
     sizes = []
@@ -634,6 +636,9 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
     costs = dict(seconds_per_judgment=seconds_per_judgment, annotators=annotators, overlap=overlap,
                  price_in=price_in, price_out=price_out, output_tokens=output_tokens)
     table = budget.judging_budget(sizes_found, [*at, *needed], **costs) if sizes_found else None
+    if price_in is not None and all(size.tokens_per_task is None for size in sizes_found):
+        click.echo("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
+                   "with tasks.jsonl", err=True)
     if plot and power_plan is not None:
         plan.plot_power(power_plan, plot)
     if output_format == "json":
