@@ -1,0 +1,247 @@
+"""The judging budget of a set: pairs to judge at a pool depth, annotator hours, and the cost of an LLM judge.
+
+Conventions
+-----------
+- Pairs at depth k are the distinct (query, document) pairs in the top k of the systems pooled, taken as
+  :mod:`evalset.pooling` takes them (same ranking and tie rule), so at the same depth and runs they equal the
+  pool that ``evalset pool`` writes; a pool folder's ``pool.json`` gives them directly.
+- Pairs for N queries: the pool's own query count gives its exact pair count; any other N gives the expected
+  count, N x the mean pairs per query of the pool.
+- Judgments = pairs x overlap (annotators who judge each pair). Annotator hours = judgments x seconds per
+  judgment / 3600, in all; each annotator's share is that divided by the annotators.
+- LLM cost = (tokens in x price in + tokens out x price out) / 1e6, prices in money per million tokens. Tokens in
+  of a task = the fixed prompt tokens (instructions, guideline) + the tokens of ``query + "\\n" + text``; tokens
+  out = a fixed count per task (the answer). Tokens come from tiktoken's ``o200k_base`` encoding when tiktoken
+  is installed and its encoding loads, else they are estimated as ``ceil(characters / 4)`` (the tokenizer used
+  is reported). Pairs without a text are costed at the mean of the pairs with one (their number is reported).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.pooling import stack_top_k
+from evalset.tables import read_corpus
+
+CHARS_PER_TOKEN = 4
+TOKENIZERS = ("auto", "tiktoken", "chars")
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    """Pairs to judge at one depth, per query, and (when texts were given) the mean LLM input tokens per task."""
+
+    depth: int
+    source: str
+    systems: int
+    pairs_per_query: pd.Series
+    tokens_per_task: float | None = None
+    tasks_with_text: int | None = None
+    tokenizer: str | None = None
+
+    @property
+    def queries(self) -> int:
+        return len(self.pairs_per_query)
+
+    @property
+    def pairs(self) -> int:
+        return int(self.pairs_per_query.sum())
+
+
+def pool_pairs_from_runs(runs: Mapping[str, pd.DataFrame], depths: Sequence[int], *, ties: str = "trec",
+                         query_ids: Iterable[str] | None = None) -> dict[int, pd.DataFrame]:
+    """The distinct pairs ``query_id, doc_id`` in the union of the runs' top k, for each depth k."""
+    if not depths:
+        raise ValueError("no pool depth given")
+    wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
+    top = stack_top_k(runs, max(depths), ties=ties, query_ids=wanted)
+    answered = set(top.queries.to_pylist())
+    unanswered = [q for q in wanted or [] if q not in answered]
+    if unanswered:  # as `evalset pool` does: an id no run has is almost always an id mismatch
+        raise ValueError(f"{len(unanswered)} query id(s) to pool are in no run: {', '.join(unanswered[:5])}")
+    pairs = {}
+    for depth in depths:
+        keep = top.rank <= depth
+        keys = np.unique(top.query_code[keep].astype(np.int64) * max(len(top.docs), 1) + top.doc_code[keep])
+        query_code, doc_code = keys // max(len(top.docs), 1), keys % max(len(top.docs), 1)
+        pairs[depth] = pd.DataFrame({"query_id": top.queries.to_numpy(zero_copy_only=False)[query_code],
+                                     "doc_id": top.docs.to_numpy(zero_copy_only=False)[doc_code]})
+        pairs[depth].attrs["systems"] = len(top.systems)
+        pairs[depth].attrs["queries"] = top.queries.to_numpy(zero_copy_only=False)
+    return pairs
+
+
+def pool_size_from_runs(pairs: pd.DataFrame, depth: int, *, texts: pd.DataFrame | None = None,
+                        prompt_tokens: int = 0, tokenizer: str = "auto") -> PoolSize:
+    """A :class:`PoolSize` from :func:`pool_pairs_from_runs`' pairs at one depth; with ``texts``
+    (``query_id, doc_id, query, text`` per pair, e.g. from :func:`task_texts`), the mean tokens per task."""
+    queries = pairs.attrs.get("queries", pd.unique(pairs["query_id"]))
+    per_query = pairs.groupby("query_id").size().reindex(queries, fill_value=0).rename("pairs")
+    size = PoolSize(depth, "runs", int(pairs.attrs.get("systems", 0)), per_query)
+    if texts is None:
+        return size
+    tokens, name = count_tokens(texts["query"].astype(str) + "\n" + texts["text"].astype(str), tokenizer)
+    return PoolSize(depth, "runs", size.systems, per_query, _mean_tokens(tokens, prompt_tokens), len(texts), name)
+
+
+def pool_size_from_folder(folder: str | os.PathLike, *, prompt_tokens: int = 0,
+                          tokenizer: str = "auto") -> PoolSize:
+    """A :class:`PoolSize` from a pool folder (``pool.json``, and ``tasks.jsonl`` for tokens when present)."""
+    folder = Path(folder)
+    manifest_path = folder / "pool.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except FileNotFoundError:
+        raise InputError("not a pool folder (no pool.json)", str(folder)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", str(manifest_path)) from None
+    per_query = pd.Series(manifest["pairs_per_query"], dtype=np.int64, name="pairs").rename_axis("query_id")
+    systems = len(manifest.get("inputs", {}).get("runs", {}))
+    tasks_path = folder / "tasks.jsonl"
+    if not tasks_path.exists():
+        return PoolSize(int(manifest["depth"]), str(folder), systems, per_query)
+    texts = []
+    with open(tasks_path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                task = json.loads(line)
+                texts.append(f"{task.get('query', '')}\n{task['text']}")
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise InputError(f"not a task (JSON with a text): {exc}", str(tasks_path), number) from None
+    tokens, name = count_tokens(texts, tokenizer)
+    return PoolSize(int(manifest["depth"]), str(folder), systems, per_query, _mean_tokens(tokens, prompt_tokens),
+                    len(texts), name)
+
+
+def task_texts(pairs: pd.DataFrame, corpus_path: str | os.PathLike, queries: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, doc_id, query, text`` of the pairs whose document is in the corpus (the others left out)."""
+    corpus = read_corpus(corpus_path, doc_ids=pairs["doc_id"].unique()).drop_duplicates("doc_id")
+    texts = pairs.merge(corpus[["doc_id", "text"]], on="doc_id", how="inner")
+    query_text = queries.drop_duplicates("query_id").set_index("query_id")["query"]
+    texts["query"] = texts["query_id"].map(query_text).fillna("")
+    return texts
+
+
+def _mean_tokens(tokens: np.ndarray, prompt_tokens: int) -> float | None:
+    return float(tokens.mean()) + prompt_tokens if len(tokens) else None
+
+
+@lru_cache(maxsize=1)
+def _tiktoken_encoding():
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # not installed, or its encoding file cannot be fetched (no network)
+        return None
+
+
+def count_tokens(texts: Iterable[str], tokenizer: str = "auto") -> tuple[np.ndarray, str]:
+    """Tokens of each text, and the name of the tokenizer used (see the module docstring)."""
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
+    texts = list(texts)
+    encoding = _tiktoken_encoding() if tokenizer != "chars" else None
+    if tokenizer == "tiktoken" and encoding is None:
+        raise ValueError("tiktoken is not installed or its o200k_base encoding cannot be loaded")
+    if encoding is not None:
+        return np.array([len(encoding.encode(t)) for t in texts], dtype=np.int64), "tiktoken o200k_base"
+    counts = np.array([math.ceil(len(t) / CHARS_PER_TOKEN) for t in texts], dtype=np.int64)
+    return counts, f"estimated: ceil(characters / {CHARS_PER_TOKEN})"
+
+
+def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), *,
+                   seconds_per_judgment: float | None = None, annotators: int = 1, overlap: int = 1,
+                   price_in: float | None = None, price_out: float | None = None,
+                   output_tokens: int = 10) -> pd.DataFrame:
+    """One row per pool depth and number of queries: pairs, judgments, annotator hours and LLM cost.
+
+    Columns: ``depth, source, systems, queries, pairs_per_query, pairs, exact`` (True for the pool's own
+    queries), and with ``seconds_per_judgment``: ``judgments, annotator_hours, hours_per_annotator``; with
+    prices and token counts: ``tokens_in, tokens_out, llm_cost``.
+    """
+    if annotators < 1 or overlap < 1:
+        raise ValueError("annotators and overlap must be at least 1")
+    if overlap > annotators:
+        raise ValueError(f"overlap ({overlap} annotators per pair) cannot exceed the annotators ({annotators})")
+    if seconds_per_judgment is not None and not seconds_per_judgment > 0:
+        raise ValueError(f"seconds per judgment must be positive, got {seconds_per_judgment}")
+    rows = []
+    for size in sizes:
+        mean = size.pairs / size.queries if size.queries else math.nan
+        for n in sorted({size.queries, *(int(q) for q in query_counts)}):
+            exact = n == size.queries
+            pairs = size.pairs if exact else mean * n
+            row = {"depth": size.depth, "source": size.source, "systems": size.systems, "queries": n,
+                   "pairs_per_query": mean, "pairs": pairs, "exact": exact}
+            if seconds_per_judgment is not None:
+                judgments = pairs * overlap
+                hours = judgments * seconds_per_judgment / 3600
+                row |= {"judgments": judgments, "annotator_hours": hours, "hours_per_annotator": hours / annotators}
+            if price_in is not None and size.tokens_per_task is not None:
+                tokens_in, tokens_out = pairs * size.tokens_per_task, pairs * output_tokens
+                row |= {"tokens_in": tokens_in, "tokens_out": tokens_out,
+                        "llm_cost": (tokens_in * price_in + tokens_out * (price_out or 0.0)) / 1e6}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def budget_lines(table: pd.DataFrame, sizes: Sequence[PoolSize], *, seconds_per_judgment: float | None = None,
+                 annotators: int = 1, overlap: int = 1, price_in: float | None = None,
+                 price_out: float | None = None, output_tokens: int = 10) -> list[str]:
+    """The budget table as printable lines, with the settings behind it."""
+    columns = {"depth": "depth", "queries": "queries", "pairs_per_query": "pairs/query", "pairs": "pairs",
+               "judgments": "judgments", "annotator_hours": "annotator hours",
+               "hours_per_annotator": "hours each", "tokens_in": "tokens in", "tokens_out": "tokens out",
+               "llm_cost": "LLM cost"}
+    shown = [c for c in columns if c in table]
+    rows = [[columns[c] for c in shown]]
+    for row in table.to_dict("records"):
+        cells = []
+        for column in shown:
+            value = row[column]
+            if column in ("depth", "queries"):
+                cells.append(str(value))
+            elif column == "pairs":
+                cells.append(f"{value:,.0f}" + ("" if row["exact"] else " (expected)"))
+            elif column in ("pairs_per_query", "annotator_hours", "hours_per_annotator"):
+                cells.append(f"{value:,.1f}")
+            elif column == "llm_cost":
+                cells.append("n/a" if value != value else f"{value:,.2f}")
+            else:
+                cells.append("n/a" if value != value else f"{value:,.0f}")
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["judging budget: pairs in the union of the pooled systems' top k"]
+    for size in sizes:
+        text = (f"  depth {size.depth}: {size.pairs:,} pairs over {size.queries} queries from "
+                f"{size.systems} systems ({size.source})")
+        if size.tokens_per_task is not None:
+            text += (f"; {size.tokens_per_task:,.1f} input tokens per task over {size.tasks_with_text:,} tasks with "
+                     f"text ({size.tokenizer})")
+        lines.append(text)
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    if seconds_per_judgment is not None:
+        lines.append(f"annotators: {seconds_per_judgment:g} s per judgment, {annotators} annotator(s), each pair "
+                     f"judged by {overlap}; hours each = annotator hours / annotators")
+    if price_in is not None:
+        lines.append(f"LLM: {price_in:g} in / {price_out or 0:g} out per million tokens, {output_tokens} output "
+                     "tokens per task, one judgment per pair; pairs without text costed at the mean")
+    return lines
+
+
+def pool_size_dict(size: PoolSize) -> dict:
+    """A :class:`PoolSize` as a JSON-ready dict (pairs per query included)."""
+    return {"depth": size.depth, "source": size.source, "systems": size.systems, "queries": size.queries,
+            "pairs": size.pairs, "tokens_per_task": size.tokens_per_task, "tasks_with_text": size.tasks_with_text,
+            "tokenizer": size.tokenizer, "pairs_per_query": {str(q): int(n) for q, n in size.pairs_per_query.items()}}
