@@ -645,7 +645,7 @@ def read_grades(path: str | os.PathLike, human: Collection[str] = ()) -> pd.Data
     else:
         qrels = read_qrels(path)
         name = annotator_name(path)
-        kind = "human" if name in human or path in human else "llm"
+        kind = "human" if name in human or path in human or os.path.realpath(path) in human else "llm"
         judged = qrels["grade"].to_numpy() >= 0
         unjudged = int((~judged).sum())
         earlier = int(qrels.attrs.get("collapsed_duplicates", 0))

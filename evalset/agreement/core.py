@@ -461,7 +461,10 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = ()) -> tuple[pd.Dat
     grading one pair differently in two files are refused. Returns the grades and per-annotator reading counts
     (``unjudged``: negative qrels grades left out; ``collapsed_duplicates``: exact repeats).
     """
-    paths = [*[h for h in human if os.path.isfile(h) and h not in paths], *paths]
+    given = {os.path.realpath(p) for p in paths}
+    extra = [h for h in human if os.path.isfile(h) and os.path.realpath(h) not in given]
+    human = [*human, *(os.path.realpath(h) for h in human if os.path.isfile(h))]
+    paths = [*dict.fromkeys(extra), *paths]
     frames, counts, named = [], {}, {}
     for path in paths:
         frame = read_grades(path, human)
@@ -478,7 +481,7 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = ()) -> tuple[pd.Dat
     if not frames:
         raise InputError("no labels or qrels given")
     grades = pd.concat(frames, ignore_index=True)
-    unknown = [h for h in human if h not in counts and h not in paths]
+    unknown = [h for h in human if h not in counts and not os.path.isfile(h)]
     if unknown:
         raise InputError(f"--human {unknown[0]!r} names no annotator (annotators: {', '.join(counts)})")
     key = ["query_id", "doc_id", "annotator"]

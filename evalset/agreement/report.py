@@ -246,8 +246,8 @@ def write_heatmap(report: AgreementReport, path: str | os.PathLike) -> None:
         raise OSError("--plot needs matplotlib (pip install matplotlib)") from exc
     matrix = report.matrix()
     size = len(matrix)
-    inches = max(4.0, 0.32 * size + 2.5)
-    figure, axes = plt.subplots(figsize=(inches + 1.2, inches))
+    inches = max(6.0, 0.32 * size + 3.0)
+    figure, axes = plt.subplots(figsize=(inches + 1.5, inches))
     values = np.ma.masked_invalid(matrix.to_numpy(dtype=float))
     image = axes.imshow(values, vmin=min(0.0, float(np.nanmin(matrix.to_numpy()))), vmax=1.0, cmap="viridis")
     axes.set_xticks(range(size), labels=matrix.columns, rotation=90, fontsize=8)
