@@ -250,3 +250,15 @@ def test_negative_qrels_grades_are_unjudged_not_out_of_scale(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["annotators"][0]["unjudged"] == 1 and report["pairs"][0]["n"] == 3
+
+
+def test_no_grade_at_all_is_refused_and_one_annotator_has_no_pairs(tmp_path):
+    empty = write_labels(tmp_path / "empty.tsv", [])
+    result = invoke("agreement", empty)
+    assert result.exit_code == 2 and "no grades to compare" in result.output
+    (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--bootstrap", "10")
+    assert alone.exit_code == 0, alone.output
+    report = json.loads(alone.output)
+    assert report["pairs"] == [] and report["alpha_ordinal"] is None
+    assert report["calibration"]["human_range_note"] == "human range unknown: no human annotator"

@@ -116,13 +116,12 @@ class Annotations:
             both = " and ".join(sorted(mixed["kind"][mixed["annotator"] == name]))
             raise InputError(f"annotator {name} is given as both {both}")
         kind_of = dict(zip(kinds["annotator"], kinds["kind"], strict=True))
-        keys = grades["query_id"].astype(str) + "\t" + grades["doc_id"].astype(str)
-        item_code, items = pd.factorize(keys, sort=False)
-        split = pd.Series(items).str.split("\t", n=1, expand=True) if len(items) else pd.DataFrame([[], []]).T
-        query_ids = split[0].to_numpy(dtype=object) if len(items) else np.array([], dtype=object)
-        doc_ids = split[1].to_numpy(dtype=object) if len(items) else np.array([], dtype=object)
+        item_code = grades.groupby(["query_id", "doc_id"], sort=False).ngroup().to_numpy()
+        first = grades.drop_duplicates(["query_id", "doc_id"])  # the items, in the order ngroup numbers them
+        query_ids = first["query_id"].astype(str).to_numpy(dtype=object)
+        doc_ids = first["doc_id"].astype(str).to_numpy(dtype=object)
         item_query, queries = pd.factorize(pd.Series(query_ids, dtype=object), sort=False)
-        positions = np.full((len(annotators), len(items)), -1, dtype=np.int8)
+        positions = np.full((len(annotators), len(first)), -1, dtype=np.int8)
         positions[annotator_code, item_code] = np.searchsorted(scale, grades["grade"].to_numpy())
         return cls(scale, tuple(annotators), tuple(kind_of[name] for name in annotators), query_ids, doc_ids,
                    np.asarray(item_query), np.asarray(queries, dtype=object), positions)
@@ -417,6 +416,8 @@ def agreement_report(
     if "file" not in grades:
         grades = grades.assign(file="<DataFrame>")
     kept, scale_counts = apply_scale(grades, scale, out_of_scale)
+    if kept.empty:
+        raise InputError("no grades to compare: the inputs hold no judgment" + (" on the scale" if len(grades) else ""))
     annotations = Annotations.from_grades(kept, scale)
     pairs = pair_agreements(annotations, resamples=resamples, level=level, seed=seed)
     report = AgreementReport(
