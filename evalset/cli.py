@@ -280,7 +280,7 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
 
 # ------------------------------------------------------------------------------------------------ agreement
 @main.command("agreement")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False), metavar="[LABELS]...")
 @click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
               help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
                    "qrels files not named here are LLM judges. Labels tables carry their own kind.")

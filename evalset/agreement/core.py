@@ -248,18 +248,22 @@ def alpha_ordinal(annotations: Annotations) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ calibration
-def calibration(pairs: Sequence[PairAgreement], kappa: str = "quadratic") -> dict[str, Any]:
+def calibration(pairs: Sequence[PairAgreement], kappa: str = "quadratic",
+                humans: Sequence[str] | None = None) -> dict[str, Any]:
     """The LLM judges against the humans, on one kappa kind (default quadratic).
 
     The human range runs from the lowest to the highest human-vs-human kappa (point estimates; each with its
     bootstrap interval in ``human_pairs``). An LLM-vs-human kappa is "within the human range" when its bootstrap
     interval reaches into the range, "below" ("above") when the whole interval lies below (above) it. With one
     human annotator (or no human pair with a defined kappa) the human range is unknown and so is the verdict.
+    ``humans`` names the human annotators (default: those in ``pairs``).
     """
     human_pairs = [p for p in pairs if p.kind_a == p.kind_b == "human"]
     llm_pairs = [p for p in pairs if {p.kind_a, p.kind_b} == {"human", "llm"}]
-    humans = sorted({name for p in pairs for name, kind in ((p.a, p.kind_a), (p.b, p.kind_b)) if kind == "human"},
-                    key=[n for p in pairs for n in (p.a, p.b)].index)
+    if humans is None:  # the human annotators that occur in a pair, in order of appearance
+        named = [name for p in pairs for name, kind in ((p.a, p.kind_a), (p.b, p.kind_b)) if kind == "human"]
+        humans = list(dict.fromkeys(named))
+    humans = list(humans)
     defined = [p.kappas[kappa].value for p in human_pairs if not math.isnan(p.kappas[kappa].value)]
     if defined:
         low, high = min(defined), max(defined)
@@ -308,7 +312,8 @@ def disagreements(annotations: Annotations) -> pd.DataFrame:
     larger spread (standard deviation of the grades), then query and document id.
 
     Columns: ``query_id, doc_id, gap, min_grade, max_grade, annotators`` (how many graded it), then each
-    annotator's grade (``<NA>`` where not graded).
+    annotator's grade (``<NA>`` where not graded), in a column named after the annotator (``NAME (grade)`` when
+    the name is one of the columns before).
     """
     scale = np.asarray(annotations.scale)
     graded = annotations.positions >= 0
@@ -325,7 +330,8 @@ def disagreements(annotations: Annotations) -> pd.DataFrame:
         "_spread": spread[keep],
     })
     for index, name in enumerate(annotations.annotators):
-        frame[name] = pd.array(np.where(graded[index, keep], values[index, keep], np.nan), dtype="Int64")
+        column = f"{name} (grade)" if name in frame.columns else name  # an annotator called "gap", say
+        frame[column] = pd.array(np.where(graded[index, keep], values[index, keep], np.nan), dtype="Int64")
     frame = frame.sort_values(["gap", "_spread", "query_id", "doc_id"], ascending=[False, False, True, True],
                               kind="stable")
     return frame.drop(columns="_spread").reset_index(drop=True)
@@ -423,7 +429,9 @@ def agreement_report(
     report = AgreementReport(
         scale=annotations.scale, kappa=kappa, level=level, resamples=resamples, seed=seed,
         annotators=_annotator_rows(annotations, kept, scale_counts, input_counts or {}),
-        pairs=pairs, alpha_ordinal=alpha_ordinal(annotations), calibration=calibration(pairs, kappa),
+        pairs=pairs, alpha_ordinal=alpha_ordinal(annotations),
+        calibration=calibration(pairs, kappa, [n for n, k in zip(annotations.annotators, annotations.kinds,
+                                                                  strict=True) if k == "human"]),
         disagreements=disagreements(annotations),
     )
     if runs:
