@@ -290,7 +290,8 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
               help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
 @click.option("--kappa", type=click.Choice(["unweighted", "linear", "quadratic"]), default="quadratic",
               show_default=True, help="The kappa of the matrix, heatmap and calibration verdict.")
-@click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True, help="Query resamples.")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Query resamples (0: no bootstrap interval).")
 @click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
@@ -301,7 +302,8 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
 @click.option("--disagreements", "disagreements_path", type=click.Path(dir_okay=False),
               help="Write every disagreement (largest gap first) to this TSV.")
-@click.option("--top", type=int, default=20, show_default=True, help="Disagreements shown in the report.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Disagreements shown in the report.")
 @click.option("--pairs", type=click.Choice(["all", "with-human"]), default="all", show_default=True,
               help="Pairs listed in the table format (JSON always has all).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -320,7 +322,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, res
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
     grades_scale = read_guideline(guideline).grades if guideline else _parse_scale(scale or "0,1,2,3")
-    grades, counts = agreement.core.load_grades(list(inputs), humans)
+    grades, counts = agreement.load_grades(list(inputs), humans)
     runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()} if run_paths else None
     result = agreement.agreement_report(
         grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,

@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from evalset.agreement import agreement_report
-from evalset.agreement.core import load_grades
+from evalset.agreement import agreement_report, load_grades
 from evalset.cli import main
 from evalset.metrics import evaluate_runs
 from evalset.tables import LABELS_COLUMNS, expand_run_paths, read_qrels, read_run

@@ -7,13 +7,13 @@ from evalset.agreement.core import (
     PairAgreement,
     agreement_report,
     alpha_ordinal,
-    apply_scale,
     calibration,
     disagreements,
     pair_agreements,
     pair_confusions,
     with_texts,
 )
+from evalset.agreement.inputs import apply_scale, load_grades
 from evalset.agreement.kappa import KAPPA_KINDS, landis_koch
 from evalset.agreement.systems import ranking_agreement, system_rankings, tau_ap
 
@@ -28,6 +28,7 @@ __all__ = [
     "calibration",
     "disagreements",
     "landis_koch",
+    "load_grades",
     "pair_agreements",
     "pair_confusions",
     "ranking_agreement",
