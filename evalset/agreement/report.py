@@ -95,6 +95,11 @@ def _cell(estimate: KappaEstimate, reading: bool = True) -> str:
     return _f(estimate.value) + interval + (f" {estimate.reading}" if reading else "")
 
 
+def _asymptotic_cell(estimate: KappaEstimate) -> str:
+    low, high = estimate.ci_asymptotic
+    return _f(estimate.value) + ("" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]")
+
+
 def _grid(header: list[str], rows: list[list[Any]], right: set[int] = frozenset()) -> list[str]:
     cells = [[str(c) for c in row] for row in [header, *rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
@@ -125,8 +130,7 @@ def format_table(report: AgreementReport, *, pairs: str = "all", disagreements: 
                     for p in shown], right={2, 3, 4})
     lines += ["", f"Asymptotic {level} intervals (Fleiss-Cohen-Everitt; treats items as independent)"]
     lines += _grid(["a", "b", "kappa", "linear", "quadratic"],
-                   [[p.a, p.b, *(f"{_f(p.kappas[k].value)} [{_f(p.kappas[k].ci_asymptotic[0], 2)}, "
-                                 f"{_f(p.kappas[k].ci_asymptotic[1], 2)}]" for k in KAPPA_KEYS)] for p in shown])
+                   [[p.a, p.b, *(_asymptotic_cell(p.kappas[k]) for k in KAPPA_KEYS)] for p in shown])
     levels = list(report.pairs[0].binary) if report.pairs else []
     lines += ["", "Binarised kappa (relevant = grade >= level) [bootstrap interval]"]
     lines += _grid(["a", "b", *[f">={v}" for v in levels]],
