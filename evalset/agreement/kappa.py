@@ -17,8 +17,8 @@ Conventions
 - ``kappa = 1 - sum(w * observed) / sum(w * expected)``, expected = outer product of the two marginals / n.
   Kappa is *undefined* (NaN) when there is no item in common or when either annotator gave a single grade to
   every item in common: then observed equals chance agreement whatever the other annotator did (kappa 0 by
-  construction, or 0/0), so the value would measure nothing. scikit-learn returns 0 in the first case; we
-  report undefined with a note, and the raw agreement still stands.
+  construction, or 0/0), so the value would measure nothing. scikit-learn returns 0 when only one annotator
+  is constant; we report undefined with a note, and the raw agreement still stands.
 - Asymptotic standard error: Fleiss, Cohen & Everitt (1969), the large-sample variance under the alternative,
   as statsmodels' ``cohens_kappa(...).std_kappa``; the Wald interval ``kappa +- z * se`` treats items as
   independent, which pairs of one query are not: read the bootstrap interval first.
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 KAPPA_KINDS = ("unweighted", "linear", "quadratic")
 """The three kappas every pair gets; the keys ``kappa``, ``kappa_linear``, ``kappa_quadratic`` in reports."""
@@ -89,6 +88,8 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
 def sklearn_kappa(confusion: np.ndarray, scale: Sequence[int], kind: str) -> float:
     """scikit-learn's ``cohen_kappa_score`` on the judgments a confusion matrix stands for (labels = the full
     scale, each cell one weighted sample); NaN where kappa is undefined (see the module conventions)."""
+    from sklearn.metrics import cohen_kappa_score  # imported here: the report itself does not need it
+
     confusion = np.asarray(confusion)
     if math.isnan(float(kappa_from_confusion(confusion, disagreement_weights(len(scale), kind)))):
         return math.nan
