@@ -68,9 +68,15 @@ def main(debug: bool) -> None:
 _CONTRACT_DEFAULTS = EvaluationContract()
 
 
-def _contract_options(command):
-    """The evaluation-contract options shared by score and compare (defaults: the set's, else the contract's)."""
-    options = [
+def _apply(command, options):
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _evaluation_options(command):
+    """The evaluation-contract options (defaults: the set's with --set, else the contract's)."""
+    return _apply(command, [
         click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
                                                    "[default: 1, or the set's]."),
         click.option("--gain", type=click.Choice(["linear", "exponential"]),
@@ -84,16 +90,25 @@ def _contract_options(command):
         click.option("--undefined", type=click.Choice(["skip", "zero"]),
                      help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
                           "does [default: skip, or the set's]."),
+    ])
+
+
+def _contract_options(command):
+    """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
+    return _evaluation_options(_apply(command, [
         click.option("--set", "set_path", type=click.Path(file_okay=False),
                      help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract."),
         click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
                      help="With --set: the queries scored."),
         click.option("--override-contract", is_flag=True,
                      help="With --set: allow options that contradict the set's contract (the output says so)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    ]))
+
+
+def _contract(**given) -> EvaluationContract:
+    """The default contract with the options that were given."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    return EvaluationContract.from_dict(_CONTRACT_DEFAULTS.to_dict() | chosen)
 
 
 @dataclass
@@ -116,7 +131,7 @@ def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
         raise click.UsageError("give either --qrels or --set")
     given = {k: v for k, v in given.items() if v is not None}
     if qrels_path:
-        return _Scoring(EvaluationContract.from_dict(_CONTRACT_DEFAULTS.to_dict() | given), read_qrels(qrels_path))
+        return _Scoring(_contract(**given), read_qrels(qrels_path))
     frozen = load_set(set_path)
     recorded = frozen.contract.evaluation.to_dict()
     overridden = [f"{k}={v} (set: {recorded[k]})" for k, v in given.items() if recorded[k] != v]
@@ -705,3 +720,78 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
 
 if __name__ == "__main__":
     main()
+# ------------------------------------------------------------------------------------------------ agreement
+@main.command("agreement")
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False), metavar="[LABELS]...")
+@click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
+              help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
+                   "qrels files not named here are LLM judges. Labels tables carry their own kind.")
+@click.option("--guideline", type=click.Path(dir_okay=False), help="Guideline file: its scale (default 0,1,2,3).")
+@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@click.option("--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
+              help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
+@click.option("--kappa", type=click.Choice(["unweighted", "linear", "quadratic"]), default="quadratic",
+              show_default=True, help="The kappa of the matrix, heatmap and calibration verdict.")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Query resamples (0: no bootstrap interval).")
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
+@click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
+              help="A run file or a folder of runs (repeatable): compare system rankings under each annotator.")
+@click.option("-m", "--measure", default="ndcg@10", show_default=True, help="Measure of the system rankings.")
+@_evaluation_options
+@click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")
+@click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
+@click.option("--disagreements", "disagreements_path", type=click.Path(dir_okay=False),
+              help="Write every disagreement (largest gap first) to this TSV.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Disagreements shown in the report.")
+@click.option("--pairs", type=click.Choice(["all", "with-human"]), default="all", show_default=True,
+              help="Pairs listed in the table format (JSON always has all).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Heatmap of the pairwise kappa matrix (PNG).")
+def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, resamples, confidence, seed, run_paths,
+                      measure, rel_level, gain, ties, missing, undefined, queries, corpus, disagreements_path, top,
+                      pairs, output_format, output, plot):
+    """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
+    its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
+    from evalset import agreement
+    from evalset.agreement import report as render
+    from evalset.guideline import read_guideline
+    from evalset.tables import expand_run_paths, read_corpus, read_queries
+
+    if guideline and scale:
+        raise click.UsageError("give --guideline or --scale, not both")
+    grades_scale = read_guideline(guideline).grades if guideline else _parse_scale(scale or "0,1,2,3")
+    grades, counts = agreement.load_grades(list(inputs), humans)
+    runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()} if run_paths else None
+    result = agreement.agreement_report(
+        grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
+        seed=seed, runs=runs, measure=measure,
+        contract=_contract(rel_level=rel_level, gain=gain, ties=ties, missing=missing, undefined=undefined),
+        input_counts=counts)
+    table = result.disagreements
+    if queries or corpus:
+        table = agreement.with_texts(table, read_queries(queries) if queries else None,
+                                     read_corpus(corpus, set(table["doc_id"])) if corpus else None)
+    if disagreements_path:
+        render.write_disagreements(table, disagreements_path)
+    if plot:
+        render.write_heatmap(result, plot)
+    text = (render.to_json(result, table, top) if output_format == "json"
+            else render.format_table(result, pairs=pairs, disagreements=table, top=top))
+    if output:
+        render.write_text(text, output)
+    else:
+        click.echo(text, nl=False)
+
+
+def _parse_scale(text: str) -> list[int]:
+    try:
+        grades = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter(f"expected integers separated by commas, got {text!r}", param_hint="--scale") from None
+    if len(grades) < 2:
+        raise click.BadParameter("a scale needs at least two grades", param_hint="--scale")
+    return grades

@@ -629,19 +629,10 @@ def labels_from_file(path: str | os.PathLike, kind: str = "human") -> pd.DataFra
         labels = read_labels(path)
         labels.attrs["unjudged_rows"] = 0
         return labels
-    qrels = read_qrels(path)
-    judged = qrels[qrels["grade"] >= 0]
-    labels = pd.DataFrame({
-        "query_id": judged["query_id"].astype(str).to_numpy(),
-        "doc_id": judged["doc_id"].astype(str).to_numpy(),
-        "annotator": run_name(path),
-        "kind": kind,
-        "grade": judged["grade"].to_numpy(dtype=np.int64),
-        "source": Path(path).name,
-        "labeled_at": "",
-        "comment": "",
-    })
-    labels.attrs["unjudged_rows"] = int(len(qrels) - len(judged))
+    grades = read_grades(path, human={path} if kind == "human" else ())
+    labels = grades[["query_id", "doc_id", "annotator", "kind", "grade"]].assign(
+        source=Path(path).name, labeled_at="", comment="")
+    labels.attrs["unjudged_rows"] = grades.attrs["unjudged"]
     return labels
 
 
@@ -925,3 +916,91 @@ def write_queries(queries: pd.DataFrame, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         queries.loc[:, list(QUERIES_COLUMNS)].to_csv(tmp, sep="\t", index=False, quoting=csv.QUOTE_NONE,
                                                     lineterminator="\n", escapechar=None)
+# --- agreement: the grades of several annotators, from labels tables or qrels files
+GRADES_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "file")
+
+
+def annotator_name(path: str | os.PathLike) -> str:
+    """The annotator a qrels file stands for: its file name without extensions (``llama.qrels`` -> ``llama``)."""
+    return run_name(path)
+
+
+def read_grades(path: str | os.PathLike, human: Collection[str] = ()) -> pd.DataFrame:
+    """Read one annotation file: a labels table (first header field ``query_id``) or TREC qrels.
+
+    Returns :data:`GRADES_COLUMNS` in file order: a labels table gives each row's annotator and kind; a qrels
+    file is one annotator named by :func:`annotator_name`, of kind ``human`` when that name or the path is in
+    ``human``, else ``llm``. ``file`` is ``path`` (for messages that name the file and line).
+
+    A negative qrels grade means what it means to trec_eval (pooled, not judged): it is not a judgment, so
+    the row is left out and counted in ``frame.attrs["unjudged"]``. An exact repeat of a judgment is collapsed
+    and counted in ``frame.attrs["collapsed_duplicates"]``; one annotator giving one pair two different
+    grades is refused, naming both lines. Whether a grade is on the scale is the caller's check.
+    """
+    path = os.fspath(path)
+    _check_file(path)
+    labels_table = _first_field(path) == "query_id"
+    if labels_table:
+        labels = read_labels(path)
+        frame = labels[["query_id", "doc_id", "annotator", "kind", "grade"]].copy()
+        blank = frame["annotator"].str.strip() == ""
+        if blank.any():
+            row = frame[blank].iloc[0]
+            raise InputError("empty annotator", path, grade_line(path, row["query_id"], row["doc_id"], row["grade"]))
+        unjudged = earlier = 0
+    else:
+        qrels = read_qrels(path)
+        name = annotator_name(path)
+        kind = "human" if name in human or path in human or os.path.realpath(path) in human else "llm"
+        judged = qrels["grade"].to_numpy() >= 0
+        unjudged = int((~judged).sum())
+        earlier = int(qrels.attrs.get("collapsed_duplicates", 0))
+        frame = qrels[judged].assign(annotator=name, kind=kind)[["query_id", "doc_id", "annotator", "kind", "grade"]]
+    repeated = frame.duplicated(["query_id", "doc_id", "annotator"], keep=False)
+    collapsed = int(frame.duplicated().sum()) if repeated.any() else 0
+    if repeated.any():
+        conflicting = frame[repeated].groupby(["query_id", "doc_id", "annotator"], sort=False)["grade"].nunique()
+        if (conflicting > 1).any():
+            query_id, doc_id, annotator = conflicting[conflicting > 1].index[0]
+            same = frame[(frame["query_id"] == query_id) & (frame["doc_id"] == doc_id)
+                         & (frame["annotator"] == annotator)]
+            lines = [grade_line(path, query_id, doc_id, int(g), annotator) for g in same["grade"]]
+            where = ", ".join(f"line {n}: grade {g}" for n, g in zip(lines, same["grade"], strict=True))
+            raise InputError(f"annotator {annotator} gives query {query_id} document {doc_id} two different "
+                             f"grades ({where})", path, lines[-1])
+        frame = frame.drop_duplicates()
+    frame = frame.assign(file=path).reset_index(drop=True)
+    frame["grade"] = frame["grade"].astype(np.int64)
+    frame.attrs = {"unjudged": unjudged, "collapsed_duplicates": collapsed + earlier, "labels_table": labels_table}
+    return frame
+
+
+def grade_line(path: str | os.PathLike, query_id: str, doc_id: str, grade: int,
+               annotator: str | None = None) -> int | None:
+    """The first line of ``path`` (labels table or qrels) that gives this grade to this pair, or None.
+
+    Used for error messages only (a rescan of the file), so that readers can stay columnar.
+    """
+    path = os.fspath(path)
+    if _first_field(path) == "query_id":
+        rows, line_numbers, header = _read_tsv_with_header(path, required=LABELS_COLUMNS)
+        at = {name: header.index(name) for name in ("query_id", "doc_id", "annotator", "grade")}
+        for row, number in zip(rows, line_numbers, strict=True):
+            if (row[at["query_id"]].strip() == query_id and row[at["doc_id"]].strip() == doc_id
+                    and (annotator is None or row[at["annotator"]].strip() == annotator)
+                    and _same_integer(row[at["grade"]], grade)):
+                return number
+        return None
+    with _text_lines(path) as lines:
+        for number, line in lines:
+            fields = line.split()
+            if len(fields) == 4 and fields[0] == query_id and fields[2] == doc_id and _same_integer(fields[3], grade):
+                return number
+    return None
+
+
+def _same_integer(text: str, value: int) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False

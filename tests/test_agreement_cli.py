@@ -1,0 +1,272 @@
+"""`evalset agreement` on the real data (LLMJudge: NIST assessors and 33 LLM judges; DL19: NIST and three LLM
+label sets with the 37 official runs), the calibration verdict, and the awkward inputs."""
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from evalset.agreement import agreement_report, load_grades
+from evalset.cli import main
+from evalset.metrics import evaluate_runs
+from evalset.tables import LABELS_COLUMNS, expand_run_paths, read_qrels, read_run
+
+SCALE = [0, 1, 2, 3]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def llmjudge(shared_data):
+    root = shared_data / "llmjudge"
+    return {"human": root / "human" / "test_qrels.txt",
+            "llms": sorted((root / "llm_submissions").glob("*.txt"))}
+
+
+@pytest.fixture(scope="module")
+def llmjudge_report(llmjudge, tmp_path_factory):
+    out = tmp_path_factory.mktemp("llmjudge") / "report.json"
+    started = time.perf_counter()
+    result = invoke("agreement", "--human", llmjudge["human"], *llmjudge["llms"], "--out-of-scale", "drop",
+                    "--format", "json", "-o", out)
+    seconds = time.perf_counter() - started
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text()), seconds
+
+
+def test_all_33_llm_judges_against_the_human_grades_in_one_command_under_30_seconds(llmjudge_report):
+    report, seconds = llmjudge_report
+    assert seconds < 30
+    names = [a["annotator"] for a in report["annotators"]]
+    assert len(names) == 34 and names[0] == "test_qrels" and report["annotators"][0]["kind"] == "human"
+    assert len(report["pairs"]) == 34 * 33 // 2
+    judges = report["calibration"]["judges"]
+    assert len(judges) == 33 and {j["human"] for j in judges} == {"test_qrels"}
+    assert {j["verdict"] for j in judges} == {"human range unknown: one human annotator only"}
+    assert report["calibration"]["human_range"] is None
+    assert 0 < report["alpha_ordinal"] < 1
+
+
+def test_every_human_vs_llm_kappa_equals_scikit_learn_on_the_raw_files(llmjudge, llmjudge_report):
+    report, _ = llmjudge_report
+    human = read_qrels(llmjudge["human"])
+    pairs = {p["b"]: p for p in report["pairs"] if p["a"] == "test_qrels"}
+    assert len(pairs) == 33
+    for path in llmjudge["llms"]:
+        llm = read_qrels(path)
+        llm = llm[llm["grade"].isin(SCALE)]  # --out-of-scale drop
+        both = human.merge(llm, on=["query_id", "doc_id"], suffixes=("_h", "_l"))
+        pair = pairs[path.stem]
+        assert pair["n"] == len(both)
+        assert pair["raw_agreement"] == pytest.approx(np.mean(both["grade_h"] == both["grade_l"]))
+        for key, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
+            expected = cohen_kappa_score(both["grade_h"], both["grade_l"], labels=SCALE, weights=weights)
+            assert pair[key] == pytest.approx(expected, abs=1e-12), (path.stem, key)
+            low, high = pair[f"{key}_ci_bootstrap"]
+            assert low < pair[key] < high
+
+
+def test_dropped_out_of_scale_grades_are_counted(llmjudge_report):
+    report, _ = llmjudge_report
+    dropped = {a["annotator"]: a["dropped"] for a in report["annotators"] if a["dropped"]}
+    assert dropped == {"RMITIR-llama70B": 2, "h2oloo-zeroshot2": 1}
+    rmit = next(p for p in report["pairs"] if p["b"] == "RMITIR-llama70B" and p["a"] == "test_qrels")
+    assert rmit["n"] == 4423 - 2
+
+
+def test_out_of_scale_grades_are_refused_with_file_and_line(llmjudge):
+    bad = [p for p in llmjudge["llms"] if p.stem in ("RMITIR-llama70B", "h2oloo-zeroshot2")]
+    result = invoke("agreement", "--human", llmjudge["human"], *bad)
+    assert result.exit_code == 2
+    assert "RMITIR-llama70B.txt:2449: grade 5 is not on the scale (0, 1, 2, 3); 2 such grades" in result.output
+    assert "h2oloo-zeroshot2.txt:3187 (grade 10)" in result.output
+
+
+def test_clipping_moves_out_of_scale_grades_to_the_top_and_counts_them(llmjudge):
+    rmit = next(p for p in llmjudge["llms"] if p.stem == "RMITIR-llama70B")
+    grades, _ = load_grades([str(rmit)], [str(llmjudge["human"])])
+    report = agreement_report(grades, SCALE, out_of_scale="clip", resamples=20)
+    row = next(a for a in report.annotators if a["annotator"] == "RMITIR-llama70B")
+    raw = read_qrels(rmit)["grade"]
+    assert row["clipped"] == 2 and row["dropped"] == 0
+    assert row["grades"]["3"] == int((raw == 3).sum()) + 2
+
+
+# ---------------------------------------------------------------------------------------------------- DL19
+@pytest.fixture(scope="module")
+def dl19(shared_data):
+    root = shared_data / "dl19"
+    return {"qrels": root / "qrels.txt", "llm": sorted((root / "llm_labels").glob("*.qrels")),
+            "runs": root / "runs" / "official_top100", "topics": root / "topics.tsv",
+            "corpus": root / "passages.jsonl.gz"}
+
+
+@pytest.fixture(scope="module")
+def dl19_study(dl19):
+    grades, counts = load_grades([str(p) for p in dl19["llm"]], [str(dl19["qrels"])])
+    runs = {name: read_run(path) for name, path in expand_run_paths([dl19["runs"]]).items()}
+    report = agreement_report(grades, SCALE, resamples=200, runs=runs, input_counts=counts)
+    return report, runs
+
+
+def test_dl19_system_rankings_kendall_tau_is_scipys_on_independently_scored_runs(dl19, dl19_study):
+    report, runs = dl19_study
+    assert len(runs) == 37
+    nist = {name: table["ndcg@10"].mean()
+            for name, table in evaluate_runs(runs, read_qrels(dl19["qrels"]), ["ndcg@10"]).items()}
+    names = sorted(nist)
+    against_nist = [r for r in report.rankings if r.a == "qrels"]
+    assert len(against_nist) == 3
+    for ranking in against_nist:
+        llm_path = next(p for p in dl19["llm"] if p.name.startswith(ranking.b))
+        llm = {name: table["ndcg@10"].mean()
+               for name, table in evaluate_runs(runs, read_qrels(llm_path), ["ndcg@10"]).items()}
+        expected = stats.kendalltau([nist[n] for n in names], [llm[n] for n in names])
+        assert ranking.queries == 43 and ranking.runs == 37
+        assert ranking.kendall_tau == pytest.approx(expected.statistic, abs=1e-12)
+        assert ranking.kendall_p == pytest.approx(expected.pvalue)
+        assert ranking.scores_a == pytest.approx(nist) and ranking.scores_b == pytest.approx(llm)
+        assert -1 <= ranking.tau_ap <= 1 and ranking.moves
+        top = ranking.moves[0]
+        assert abs(top["shift"]) == max(abs(m["shift"]) for m in ranking.moves)
+
+
+def test_dl19_matrix_and_calibration(dl19_study):
+    report, _ = dl19_study
+    matrix = report.matrix()
+    assert list(matrix.index) == ["qrels", "flan-t5-large.fourprompts", "llama-3-70b.fourprompts",
+                                  "llama-3-8b.baseline"]
+    for pair in report.pairs:
+        assert matrix.loc[pair.a, pair.b] == matrix.loc[pair.b, pair.a] == pair.kappas["quadratic"].value
+        assert pair.n == 9260 and pair.queries == 43
+    assert report.calibration["human_range"] is None and len(report.calibration["judges"]) == 3
+
+
+def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_atomically(dl19, tmp_path):
+    out = tmp_path / "out"
+    args = ["agreement", "--human", dl19["qrels"], *dl19["llm"], "--bootstrap", "50", "--format", "json",
+            "--queries", dl19["topics"], "--corpus", dl19["corpus"], "--top", "5"]
+    result = invoke(*args, "-o", out / "report.json", "--plot", out / "kappa.png",
+                    "--disagreements", out / "disagreements.tsv")
+    assert result.exit_code == 0, result.output
+    assert (out / "kappa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in out.iterdir()) == ["disagreements.tsv", "kappa.png", "report.json"]  # no temp
+    table = pd.read_csv(out / "disagreements.tsv", sep="\t", dtype={"query_id": str, "doc_id": str})
+    # Brute force: items where the four annotators do not all agree.
+    grades = pd.concat([read_qrels(p).assign(name=p.name) for p in [dl19["qrels"], *dl19["llm"]]])
+    spread = grades.groupby(["query_id", "doc_id"])["grade"].agg(lambda g: g.max() - g.min())
+    assert len(table) == int((spread > 0).sum())
+    assert table["gap"].is_monotonic_decreasing and table["gap"].iloc[0] == 3
+    assert list(table.columns[:4]) == ["query_id", "doc_id", "query", "text"]
+    assert (table["text"].fillna("") != "").all()  # every DL19 judged passage has its text
+    first = table.iloc[0]
+    assert spread.loc[(first["query_id"], first["doc_id"])] == first["gap"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["disagreements"]["items"] == len(table) and len(report["disagreements"]["rows"]) == 5
+    again = invoke(*args, "-o", tmp_path / "again.json")
+    assert again.exit_code == 0 and (tmp_path / "again.json").read_bytes() == (out / "report.json").read_bytes()
+
+
+# ------------------------------------------------------------------------------------------ awkward inputs
+def write_labels(path, rows):
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"])
+    for column in LABELS_COLUMNS[5:]:
+        frame[column] = "x"
+    frame[list(LABELS_COLUMNS)].to_csv(path, sep="\t", index=False)
+    return path
+
+
+def test_no_items_in_common_and_a_constant_annotator_are_reported_not_crashing(tmp_path):
+    rows = []
+    for i in range(12):
+        rows.append(("q1", f"d{i}", "ann", "human", i % 4))
+        rows.append(("q1", f"d{i}", "constant", "llm", 2))
+        rows.append(("q2", f"d{i}", "elsewhere", "llm", i % 3))
+    labels = write_labels(tmp_path / "labels.tsv", rows)
+    result = invoke("agreement", labels, "--format", "json", "--bootstrap", "50")
+    assert result.exit_code == 0, result.output
+    pairs = {(p["a"], p["b"]): p for p in json.loads(result.output)["pairs"]}
+    apart = pairs[("ann", "elsewhere")]
+    assert apart["n"] == 0 and apart["kappa"] is None and apart["raw_agreement"] is None
+    assert apart["kappa_reading"] == "undefined" and "no item in common" in apart["notes"][0]
+    constant = pairs[("ann", "constant")]
+    assert constant["n"] == 12 and constant["raw_agreement"] == pytest.approx(3 / 12)
+    assert constant["kappa"] is None and constant["kappa_quadratic"] is None
+    assert "constant gave one grade only" in constant["notes"][0]
+    table = invoke("agreement", labels, "--bootstrap", "50")
+    assert table.exit_code == 0 and "undef" in table.output and "no item in common" in table.output
+
+
+def test_calibration_verdicts_against_the_human_range(tmp_path):
+    rng = np.random.default_rng(5)
+    rows = []
+    for q in range(12):
+        for d in range(25):
+            truth = int(rng.integers(0, 4))
+            second = truth if rng.random() < 0.6 else int(rng.integers(0, 4))
+            rows += [(f"q{q}", f"d{d}", "h1", "human", truth), (f"q{q}", f"d{d}", "h2", "human", second),
+                     (f"q{q}", f"d{d}", "echo", "llm", truth), (f"q{q}", f"d{d}", "noise", "llm",
+                                                                 int(rng.integers(0, 4)))]
+    report = agreement_report(pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"]),
+                              SCALE, resamples=300)
+    calibration = report.calibration
+    human_kappa = calibration["human_pairs"][0]["kappa"]
+    assert calibration["human_range"] == (human_kappa, human_kappa)
+    verdicts = {(j["llm"], j["human"]): j["verdict"] for j in calibration["judges"]}
+    assert verdicts[("echo", "h1")] == "above the human range"  # a copy of h1
+    assert verdicts[("echo", "h2")] == "within the human range"  # agrees with h2 exactly as h1 does
+    assert verdicts[("noise", "h1")] == verdicts[("noise", "h2")] == "below the human range"
+
+
+def test_conflicting_grades_and_name_clashes_are_refused(tmp_path):
+    first = write_labels(tmp_path / "a.tsv", [("q1", "d1", "ann", "human", 1), ("q1", "d2", "ann", "human", 0)])
+    second = write_labels(tmp_path / "b.tsv", [("q1", "d1", "ann", "human", 2)])
+    result = invoke("agreement", first, second)
+    assert result.exit_code == 2 and "annotator ann gives query q1 document d1 two different grades" in result.output
+    assert "a.tsv:2 grade 1" in result.output and "b.tsv:2 grade 2" in result.output
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    for folder in ("x", "y"):
+        (tmp_path / folder / "judge.qrels").write_text("q1 0 d1 1\n")
+    clash = invoke("agreement", tmp_path / "x" / "judge.qrels", tmp_path / "y" / "judge.qrels")
+    assert clash.exit_code == 2 and "two inputs are named 'judge'" in clash.output
+    unknown = invoke("agreement", tmp_path / "x" / "judge.qrels", "--human", "nobody")
+    assert unknown.exit_code == 2 and "--human 'nobody' names no annotator" in unknown.output
+
+
+def test_negative_qrels_grades_are_unjudged_not_out_of_scale(tmp_path):
+    (tmp_path / "nist.txt").write_text("q1 0 d1 1\nq1 0 d2 -1\nq1 0 d3 0\nq1 0 d4 2\n")
+    (tmp_path / "judge.txt").write_text("q1 0 d1 1\nq1 0 d2 3\nq1 0 d3 0\nq1 0 d4 1\n")
+    result = invoke("agreement", "--human", tmp_path / "nist.txt", tmp_path / "judge.txt", "--format", "json",
+                    "--bootstrap", "10")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["annotators"][0]["unjudged"] == 1 and report["pairs"][0]["n"] == 3
+
+
+def test_no_grade_at_all_is_refused_and_one_annotator_has_no_pairs(tmp_path):
+    empty = write_labels(tmp_path / "empty.tsv", [])
+    result = invoke("agreement", empty)
+    assert result.exit_code == 2 and "no grades to compare" in result.output
+    (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--bootstrap", "10")
+    assert alone.exit_code == 0, alone.output
+    report = json.loads(alone.output)
+    assert report["pairs"] == [] and report["alpha_ordinal"] is None
+    assert report["calibration"]["human_range_note"] == "human range unknown: no human annotator"
+
+
+def test_a_lone_human_makes_the_human_range_unknown_for_one_human_not_for_none(tmp_path):
+    (tmp_path / "nist.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    alone = invoke("agreement", "--human", tmp_path / "nist.txt", "--format", "json", "--bootstrap", "10")
+    assert alone.exit_code == 0, alone.output
+    calibration = json.loads(alone.output)["calibration"]
+    assert calibration["humans"] == ["nist"]
+    assert calibration["human_range_note"] == "human range unknown: one human annotator only"
