@@ -45,6 +45,9 @@ KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
 """Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted kappa suits
 ordinal grades)."""
 
+MAX_QUERY_LABELS = 80
+"""The per-query difference plot names each query on its axis up to this many queries."""
+
 
 # ------------------------------------------------------------------------------------------------ the data
 @dataclass(frozen=True)
@@ -264,12 +267,13 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
 # ------------------------------------------------------------------------------------------------- plots
 def _png(figure: Figure) -> str:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None}, bbox_inches="tight")
+    figure.tight_layout()  # one layout pass; bbox_inches="tight" would draw the figure twice
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _bar_plot(labels: list[str], values: list[float], title: str, xlabel: str, limit: float | None = None) -> str:
-    figure = Figure(figsize=(7, 0.6 + 0.22 * len(labels)))
+    figure = Figure(figsize=(7, 1.2 + 0.25 * len(labels)))
     axes = figure.subplots()
     positions = np.arange(len(labels))
     axes.barh(positions, values, color="#4c72b0")
@@ -343,7 +347,11 @@ def _difference_plot(comparison: PlannedComparison) -> str:
     axes.axhline(0, color="black", linewidth=0.8)
     mean = comparison.result.mean_difference
     axes.axhline(mean, color="#4c72b0", linestyle="--", linewidth=1, label=f"mean {mean:+.4f}")
-    axes.set_xticks(np.arange(len(differences)), differences.index, rotation=90, fontsize=6)
+    if len(differences) <= MAX_QUERY_LABELS:
+        axes.set_xticks(np.arange(len(differences)), differences.index, rotation=90, fontsize=6)
+    else:
+        axes.set_xticks([])
+        axes.set_xlabel(f"{len(differences)} queries, sorted by difference", fontsize=8)
     axes.set_ylabel(f"{comparison.result.metric}: candidate - baseline", fontsize=8)
     axes.set_title(f"{comparison.candidate} vs {comparison.baseline}, per query (sorted)", fontsize=10)
     axes.legend(fontsize=8, loc="upper left")
