@@ -289,7 +289,7 @@ def _bar_plot(labels: list[str], values: list[float], title: str, xlabel: str, l
 
 def _dot_plot(values: pd.Series, measure: str) -> str:
     """One dot per run; the axis ends at 1 and starts below the lowest value (said on the axis when not at 0)."""
-    figure = Figure(figsize=(7, 0.8 + 0.2 * len(values)))
+    figure = Figure(figsize=(7, 1.4 + 0.22 * len(values)))
     axes = figure.subplots()
     positions = np.arange(len(values))
     axes.plot(values.to_numpy(), positions, "o", color="#4c72b0", markersize=4)
@@ -315,7 +315,7 @@ def _heatmap(agreement: AgreementMatrix) -> str:
         for j in range(size):
             value = matrix.iat[i, j]
             text = "undef" if pd.isna(value) else f"{value:.2f}"
-            shade = "black" if not pd.isna(value) and value > low + 0.6 * (1 - low) else "white"
+            shade = "black" if pd.isna(value) or value > low + 0.6 * (1 - low) else "white"
             axes.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
     figure.colorbar(image, ax=axes, label=agreement.measure)
     axes.set_title(f"pairwise {agreement.measure}", fontsize=10)
@@ -324,7 +324,7 @@ def _heatmap(agreement: AgreementMatrix) -> str:
 
 def _interval_plot(scores: pd.DataFrame, headline: str, level: float) -> str:
     ordered = scores.sort_values("mean", ascending=True, kind="stable")
-    figure = Figure(figsize=(7, 0.8 + 0.22 * len(ordered)))
+    figure = Figure(figsize=(7, 1.4 + 0.24 * len(ordered)))
     axes = figure.subplots()
     positions = np.arange(len(ordered))
     low = (ordered["mean"] - ordered["ci_low"]).clip(lower=0)
@@ -447,9 +447,16 @@ def _set_section(data: ReportData) -> str:
         "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
         "understates the run.</p>",
         _image(_dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
-        f"<p>{_e(data.judged_measure)} ranges from {judged.min():.3f} ({_e(judged.idxmin())}) to "
-        f"{judged.max():.3f} ({_e(judged.idxmax())}); the table of scores below repeats it per run.</p>",
+        f"<p>{_e(data.judged_measure)} {_judged_range(judged)}; the table of scores below repeats it per "
+        "run.</p>",
     ])
+
+
+def _judged_range(judged: pd.Series) -> str:
+    if judged.min() == judged.max():
+        return f"is {judged.min():.3f} for every run"
+    return (f"ranges from {judged.min():.3f} ({_e(judged.idxmin())}) to {judged.max():.3f} "
+            f"({_e(judged.idxmax())})")
 
 
 def _agreement_section(agreement: AgreementMatrix | None) -> str:
