@@ -87,6 +87,7 @@ class ReportData:
     comparisons: list[PlannedComparison]
     agreement: AgreementMatrix | None
     settings: dict[str, Any] = field(default_factory=dict)
+    agreement_note: str = ""
 
 
 def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
@@ -94,7 +95,8 @@ def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
 
     Accepted shapes (the first that fits): the JSON of ``evalset agreement`` with ``"matrix": {"kappa",
     "annotators", "values"}``; a ``"pairs"`` list of ``{"a", "b", <kappa>}`` (the kappa named first in
-    :data:`KAPPA_PREFERENCE`, else ``"value"``); or a plain mapping ``{annotator: {annotator: kappa}}``.
+    :data:`KAPPA_PREFERENCE`, else ``"value"``); or a mapping ``{annotator: {annotator: kappa}}`` (alone or
+    under ``"matrix"``).
     ``alpha_ordinal`` and ``systems.pairs`` (Kendall's tau between system rankings) are kept when present.
     """
     if not block:
@@ -116,10 +118,11 @@ def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
             value = pair.get(measure)
             matrix.loc[str(pair["a"]), str(pair["b"])] = matrix.loc[str(pair["b"]), str(pair["a"])] = (
                 np.nan if value is None else float(value))
-    elif all(isinstance(v, Mapping) for v in block.values()):
-        names = sorted({str(a) for a in block} | {str(b) for row in block.values() for b in row})
+    elif all(isinstance(v, Mapping) for v in block.get("matrix", block).values()):
+        nested = block.get("matrix", block)
+        names = sorted({str(a) for a in nested} | {str(b) for row in nested.values() for b in row})
         matrix = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
-        for a, row in block.items():
+        for a, row in nested.items():
             for b, value in row.items():
                 matrix.loc[str(a), str(b)] = matrix.loc[str(b), str(a)] = np.nan if value is None else float(value)
         measure = "kappa"
@@ -200,11 +203,18 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     tables = evaluate_runs(runs, qrels, measures, frozen.contract.evaluation)
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
     comparisons = _comparisons(frozen, tables, str(headline), split, seed, permutations, alpha, largest)
-    block = agreement if agreement is not None else frozen.manifest.get("agreement")
+    matrix, note = None, ""
+    if agreement is not None:
+        matrix = agreement_matrix(agreement)
+    else:  # a recorded block this reader does not know is reported on the page, not fatal
+        try:
+            matrix = agreement_matrix(frozen.manifest.get("agreement"))
+        except (ValueError, KeyError, TypeError) as exc:
+            note = f"The manifest records an agreement block this report cannot read ({exc})."
     return ReportData(
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
-        comparisons=comparisons, agreement=agreement_matrix(block),
+        comparisons=comparisons, agreement=matrix, agreement_note=note,
         settings={"seed": seed, "resamples": resamples, "permutations": permutations, "level": level,
                   "alpha": alpha, "runs": len(runs)},
     )
@@ -408,7 +418,7 @@ def render_html(data: ReportData) -> str:
         f"<h1>{_e(title)}</h1>",
         _header(data),
         _set_section(data),
-        _agreement_section(data.agreement),
+        _agreement_section(data.agreement, data.agreement_note),
         _scores_section(data),
         _comparisons_section(data),
         f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
@@ -459,9 +469,9 @@ def _judged_range(judged: pd.Series) -> str:
             f"({_e(judged.idxmax())})")
 
 
-def _agreement_section(agreement: AgreementMatrix | None) -> str:
+def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str:
     if agreement is None:
-        return '<h2>Agreement</h2>\n<p class="none">No agreement data recorded.</p>'
+        return f'<h2>Agreement</h2>\n<p class="none">{_e(note or "No agreement data recorded.")}</p>'
     matrix = agreement.matrix
     rows = [[name, *(_number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
     parts = ["<h2>Agreement</h2>", f"<p>Pairwise {_e(agreement.measure)} between annotators (1 on the diagonal; "

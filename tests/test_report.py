@@ -1,6 +1,7 @@
 """The HTML report: what it computes (scores, intervals, verdicts, agreement matrix) and how it writes it
 (escaped, self-contained, deterministic). The browser check is in test_report_browser.py."""
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -157,6 +158,7 @@ def test_agreement_matrix_reads_the_three_shapes_alike():
     assert from_mapping.matrix.loc["gpt", "nist"] == 0.41 and from_mapping.matrix.loc["gpt", "gpt"] == 1.0
     assert from_pairs.measure == "kappa_linear"
     assert from_matrix.alpha_ordinal == 0.4 and from_matrix.system_taus["kendall_tau"].tolist() == [0.89]
+    assert agreement_matrix({"matrix": {"nist": {"gpt": 0.41}}}).matrix.equals(from_mapping.matrix)
     assert agreement_matrix(None) is None and agreement_matrix({}) is None
     with pytest.raises(ValueError, match="not understood"):
         agreement_matrix({"kappa": 0.4})
@@ -170,6 +172,15 @@ def test_without_agreement_data_the_page_says_so_and_with_it_shows_a_heatmap(dl1
     assert 'alt="heatmap of pairwise kappa_linear"' in with_block
     # set: grades, judged@10; scores: 1; comparisons: 2; agreement: 1
     assert without.count(PNG) == 5 and with_block.count(PNG) == 6
+
+
+def test_an_unreadable_recorded_agreement_block_is_reported_on_the_page(dl19_set, dl19_runs):
+    odd = dataclasses.replace(dl19_set, manifest={**dl19_set.manifest, "agreement": {"kappa": 0.4}})
+    data = collect(odd, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    assert data.agreement is None
+    assert data.agreement_note.startswith("The manifest records an agreement block this report cannot read")
+    with pytest.raises(ValueError, match="not understood"):  # a block given explicitly must be readable
+        collect(dl19_set, dl19_runs, agreement={"kappa": 0.4}, **FAST)
 
 
 # ------------------------------------------------------------------------------------------------ the page
