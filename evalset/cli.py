@@ -501,19 +501,20 @@ def diff(old_path, new_path, runs, split):
 
 # ---------------------------------------------------------------------------------------------------- report
 @main.command("report")
-@click.argument("set_path", type=click.Path(file_okay=False))
-@click.argument("more_runs", nargs=-1, type=click.Path())
-@click.option("--runs", "runs", multiple=True, type=click.Path(),
+@click.argument("set_path", metavar="SET", type=click.Path(file_okay=False))
+@click.argument("more_runs", metavar="[RUN]...", nargs=-1, type=click.Path())
+@click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); `--runs A B C` works too.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
-@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True)
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+              help="The queries the page is about.")
 @click.option("--agreement", "agreement_path", type=click.Path(dir_okay=False),
               help="JSON of `evalset agreement --format json` [default: the set manifest's agreement block].")
 @click.option("--resamples", type=int, default=9999, show_default=True, help="Bootstrap resamples per interval.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 def report_command(set_path, more_runs, runs, output, split, agreement_path, resamples, permutations, seed):
-    """Write a self-contained HTML report of the frozen set SET_PATH and the runs scored on it.
+    """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
     judgments per grade, judged@k per run), the agreement heatmap, the headline score of every run with a BCa

@@ -113,6 +113,28 @@ def test_a_planned_comparison_without_its_runs_says_so(dl19_set, dl19_runs):
     assert "Not shown: run not given: idst_bert_p1." in page
 
 
+def test_strata_and_splits_of_a_sampled_set(shared_data, dl19_runs, tmp_path):
+    topics = read_queries(shared_data / "dl19" / "topics.tsv")
+    queries = topics.assign(stratum=["agent" if i % 3 == 0 else "human" for i in range(len(topics))],
+                            split=["dev" if i % 5 == 0 else "test" for i in range(len(topics))])
+    queries["stratum_share"] = queries["stratum"].map({"agent": 0.3, "human": 0.7})
+    target = freeze(labels_from_file(shared_data / "dl19" / "qrels.txt", "human"), queries,
+                    read_guideline(GUIDELINE), "strata", tmp_path)
+    frozen = load_set(target)
+    data = collect(frozen, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    test = queries[queries["split"] == "test"]
+    assert data.strata[["stratum", "queries"]].values.tolist() == [
+        ["agent", int((test["stratum"] == "agent").sum())], ["human", int((test["stratum"] == "human").sum())]]
+    per_query = evaluate(dl19_runs["bm25base_p"], frozen.qrels, ["ndcg@10"])["ndcg@10"]
+    means = per_query.loc[test["query_id"]].groupby(test.set_index("query_id")["stratum"]).mean()
+    assert data.scores.loc["bm25base_p", "mean"] == pytest.approx(0.3 * means["agent"] + 0.7 * means["human"])
+    assert data.scores.loc["bm25base_p", "stratum:agent"] == pytest.approx(means["agent"])
+    page = render_html(data)
+    assert "traffic-weighted across strata" in page and "<th>agent</th><th>human</th>" in page
+    assert len(collect(frozen, {"bm25base_p": dl19_runs["bm25base_p"]}, split="dev", **FAST).queries) == len(
+        queries) - len(test)
+
+
 # ------------------------------------------------------------------------------------------------ intervals
 QUERIES = pd.DataFrame({"query_id": [f"q{i}" for i in range(12)], "stratum": ["a"] * 4 + ["b"] * 8,
                         "stratum_share": [0.25] * 4 + [0.75] * 8})
