@@ -18,6 +18,7 @@ import argparse
 import base64
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -85,7 +86,8 @@ class _Pipe:
 
     def _read(self) -> dict:
         while b"\0" not in self.buffer:
-            if time.monotonic() > self.deadline:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.from_browser], [], [], remaining)[0]:
                 raise TimeoutError("Chromium did not answer in time")
             chunk = os.read(self.from_browser, 1 << 20)
             if not chunk:
