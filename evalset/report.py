@@ -1,0 +1,560 @@
+"""A self-contained HTML report of a frozen set and the runs scored on it.
+
+One page, no external resource and no script: plots are PNG images drawn by matplotlib (Agg, no pyplot state)
+and embedded as ``data:`` URIs; every text that comes from the data (query text, ids, run names, annotator
+names) is escaped with :func:`html.escape`. The same inputs give the same bytes (PNG metadata stripped, every
+resampling seeded, no clock read).
+
+What the page shows, on the queries of one split of the set:
+
+- the set: queries per stratum, judgments per grade (with the guideline's grade names), and judged@k per run
+  (the share of each run's top k that has a judgment: a low value means the run's score rests on unjudged
+  documents, counted as not relevant);
+- the agreement matrix heatmap, from the manifest's ``agreement`` block (or a file given to the command), or
+  the line "no agreement data recorded";
+- the headline score of every run with a bootstrap interval over queries: BCa (``scipy.stats.bootstrap``),
+  queries resampled within their stratum and the strata combined as the set's weighting does (traffic:
+  sum of share x stratum mean over the strata that have a defined value; uniform: the plain mean);
+- every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
+  :func:`evalset.compare.compare_paired` (threshold alpha / comparisons made on the split, as ``evalset
+  compare --set`` counts them), and its largest losses with the query text.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy import stats
+
+from evalset import __version__
+from evalset.compare import DEFAULT_SEED, Comparison, compare_paired
+from evalset.metrics import evaluate_runs, parse_measure
+from evalset.sets import FrozenSet, comparisons_made, select_split, stratified_summary
+
+KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
+"""Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted kappa suits
+ordinal grades)."""
+
+MAX_QUERY_LABELS = 80
+"""The per-query difference plot names each query on its axis up to this many queries."""
+
+
+# ------------------------------------------------------------------------------------------------ the data
+@dataclass(frozen=True)
+class AgreementMatrix:
+    """Pairwise agreement of annotators: a square ``matrix`` (annotator x annotator, 1 on the diagonal, NaN
+    where undefined or not measured), the name of the statistic, and what else the block recorded."""
+
+    matrix: pd.DataFrame
+    measure: str
+    alpha_ordinal: float | None = None
+    system_taus: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class PlannedComparison:
+    """One planned comparison: the result and the per-query differences, or why it could not be made."""
+
+    baseline: str
+    candidate: str
+    result: Comparison | None = None
+    differences: pd.Series | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the page shows, computed; :func:`render_html` only lays it out."""
+
+    frozen: FrozenSet
+    split: str
+    headline: str
+    judged_measure: str
+    queries: pd.DataFrame
+    strata: pd.DataFrame
+    grades: pd.DataFrame
+    scores: pd.DataFrame
+    comparisons: list[PlannedComparison]
+    agreement: AgreementMatrix | None
+    settings: dict[str, Any] = field(default_factory=dict)
+    agreement_note: str = ""
+
+
+def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
+    """Read an agreement summary into a matrix; ``None`` when there is none.
+
+    Accepted shapes (the first that fits): the JSON of ``evalset agreement`` with ``"matrix": {"kappa",
+    "annotators", "values"}``; a ``"pairs"`` list of ``{"a", "b", <kappa>}`` (the kappa named first in
+    :data:`KAPPA_PREFERENCE`, else ``"value"``); or a mapping ``{annotator: {annotator: kappa}}`` (alone or
+    under ``"matrix"``).
+    ``alpha_ordinal`` and ``systems.pairs`` (Kendall's tau between system rankings) are kept when present.
+    """
+    if not block:
+        return None
+    if not isinstance(block, Mapping):
+        raise ValueError(f"an agreement block is a JSON object, got {type(block).__name__}")
+    if isinstance(block.get("matrix"), Mapping) and "values" in block["matrix"]:
+        names = [str(n) for n in block["matrix"]["annotators"]]
+        values = np.array([[np.nan if v is None else float(v) for v in row] for row in block["matrix"]["values"]])
+        if values.shape != (len(names), len(names)):
+            raise ValueError(f"agreement matrix is {values.shape}, expected {len(names)} x {len(names)}")
+        matrix, measure = pd.DataFrame(values, index=names, columns=names), str(block["matrix"].get("kappa", "kappa"))
+    elif isinstance(block.get("pairs"), list):
+        pairs = block["pairs"]
+        measure = next((key for key in (*KAPPA_PREFERENCE, "value") if pairs and key in pairs[0]), "kappa")
+        names = sorted({str(p[side]) for p in pairs for side in ("a", "b")})
+        matrix = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
+        for pair in pairs:
+            value = pair.get(measure)
+            matrix.loc[str(pair["a"]), str(pair["b"])] = matrix.loc[str(pair["b"]), str(pair["a"])] = (
+                np.nan if value is None else float(value))
+    elif all(isinstance(v, Mapping) for v in block.get("matrix", block).values()):
+        nested = block.get("matrix", block)
+        names = sorted({str(a) for a in nested} | {str(b) for row in nested.values() for b in row})
+        matrix = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
+        for a, row in nested.items():
+            for b, value in row.items():
+                matrix.loc[str(a), str(b)] = matrix.loc[str(b), str(a)] = np.nan if value is None else float(value)
+        measure = "kappa"
+    else:
+        raise ValueError("agreement block not understood: expected a `matrix`, a `pairs` list, or "
+                         "{annotator: {annotator: kappa}}")
+    if matrix.empty:
+        return None
+    taus = None
+    systems = block.get("systems")
+    if isinstance(systems, Mapping) and systems.get("pairs"):
+        taus = pd.DataFrame([{"a": str(p.get("a")), "b": str(p.get("b")), "runs": p.get("runs"),
+                              "kendall_tau": p.get("kendall_tau"), "tau_ap": p.get("tau_ap")}
+                             for p in systems["pairs"]])
+    alpha = block.get("alpha_ordinal")
+    return AgreementMatrix(matrix, measure, None if alpha is None else float(alpha), taus)
+
+
+def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic", *,
+                   level: float = 0.95, resamples: int = 9999,
+                   rng: np.random.Generator | None = None) -> tuple[float, float, float]:
+    """The set's mean of one run's per-query values with a BCa bootstrap interval over queries.
+
+    Undefined (NaN) values are left out. Queries are resampled within their stratum and the strata combined
+    as :func:`evalset.sets.stratified_summary` does for ``weighting`` (traffic: shares renormalised over the
+    strata with a defined value; uniform: one sample, the plain mean). Returns ``(estimate, low, high)``; all
+    NaN when no value is defined; a degenerate interval (low = high = estimate) when every resample would be
+    equal (all values equal within each stratum).
+    """
+    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
+    summary = stratified_summary(per_query, queries, weighting)
+    estimate = summary["weighted_mean"]
+    if estimate is None:
+        return math.nan, math.nan, math.nan
+    frame = queries.set_index("query_id")[["stratum", "stratum_share"]].join(per_query.rename("value"), how="inner")
+    frame = frame.dropna(subset=["value"])
+    if weighting == "uniform":
+        samples, shares = [frame["value"].to_numpy(float)], np.array([1.0])
+    else:
+        groups = [group for _, group in frame.groupby("stratum", sort=True)]
+        samples = [g["value"].to_numpy(float) for g in groups]
+        shares = np.array([g["stratum_share"].iloc[0] for g in groups], dtype=float)
+        shares = shares / shares.sum()
+    if all(len(s) < 2 or np.all(s == s[0]) for s in samples):
+        return float(estimate), float(estimate), float(estimate)
+
+    def weighted_mean(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
+        return sum(share * np.mean(sample, axis=axis) for share, sample in zip(shares, resampled, strict=True))
+
+    # a stratum with a single query cannot be resampled by BCa's jackknife; its mean enters as a constant
+    varying = [i for i, s in enumerate(samples) if len(s) > 1]
+    fixed = sum(shares[i] * samples[i].mean() for i in range(len(samples)) if i not in varying)
+    shares, samples = shares[varying], [samples[i] for i in varying]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(tuple(samples), weighted_mean, confidence_level=level, n_resamples=resamples,
+                                 method="BCa", random_state=rng, vectorized=True)
+    low, high = result.confidence_interval
+    return float(estimate), float(low + fixed), float(high + fixed)
+
+
+def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: Mapping[str, Any] | None = None,
+            split: str = "test", seed: int = DEFAULT_SEED, resamples: int = 9999, permutations: int = 9999,
+            level: float = 0.95, alpha: float = 0.05, largest: int = 10) -> ReportData:
+    """Compute what the report shows (see the module docstring).
+
+    ``runs`` maps run names (as the planned comparisons name them) to runs (``query_id, doc_id, score``).
+    ``agreement`` overrides the manifest's ``agreement`` block. Scores follow the set's contract and headline
+    metric on the queries of ``split`` (``test``, ``dev`` or ``all``).
+    """
+    if not runs:
+        raise ValueError("the report needs at least one run")
+    queries = select_split(frozen.queries, split)
+    qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+    headline = parse_measure(frozen.contract.headline)
+    judged = parse_measure(f"judged@{headline.cutoff or 10}")
+    measures = [headline] if headline == judged else [headline, judged]
+    tables = evaluate_runs(runs, qrels, measures, frozen.contract.evaluation)
+    scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
+    comparisons = _comparisons(frozen, tables, str(headline), split, seed, permutations, alpha, largest)
+    matrix, note = None, ""
+    if agreement is not None:
+        matrix = agreement_matrix(agreement)
+    else:  # a recorded block this reader does not know is reported on the page, not fatal
+        try:
+            matrix = agreement_matrix(frozen.manifest.get("agreement"))
+        except (ValueError, KeyError, TypeError) as exc:
+            note = f"The manifest records an agreement block this report cannot read ({exc})."
+    return ReportData(
+        frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
+        strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
+        comparisons=comparisons, agreement=matrix, agreement_note=note,
+        settings={"seed": seed, "resamples": resamples, "permutations": permutations, "level": level,
+                  "alpha": alpha, "runs": len(runs)},
+    )
+
+
+def _strata(queries: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    judged = qrels.groupby("query_id").size()
+    rows = []
+    for stratum, group in queries.groupby("stratum", sort=True):
+        counts = judged.reindex(group["query_id"]).dropna()
+        rows.append({"stratum": stratum, "queries": len(group), "judged_queries": len(counts),
+                     "judgments": int(counts.sum()), "traffic_share": float(group["stratum_share"].iloc[0])})
+    return pd.DataFrame(rows, columns=["stratum", "queries", "judged_queries", "judgments", "traffic_share"])
+
+
+def _grades(qrels: pd.DataFrame, scale: Mapping[str, str]) -> pd.DataFrame:
+    counts = qrels["grade"].value_counts()
+    grades = sorted({int(g) for g in scale} | {int(g) for g in counts.index})
+    return pd.DataFrame({"grade": grades, "name": [scale.get(str(g), "") for g in grades],
+                         "judgments": [int(counts.get(g, 0)) for g in grades]})
+
+
+def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries: pd.DataFrame, weighting: str,
+            level: float, resamples: int, seed: int) -> pd.DataFrame:
+    rows = []
+    for name, table in tables.items():
+        summary = stratified_summary(table[headline], queries, weighting)
+        estimate, low, high = score_interval(table[headline], queries, weighting, level=level,
+                                             resamples=resamples, rng=np.random.default_rng(seed))
+        rows.append({"run": name, "mean": estimate, "ci_low": low, "ci_high": high,
+                     "defined": summary["defined"], "undefined": summary["undefined"],
+                     "judged": float(table[judged].mean()),
+                     **{f"stratum:{s}": v["mean"] for s, v in summary["strata"].items()}})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, split: str, seed: int,
+                 permutations: int, alpha: float, largest: int) -> list[PlannedComparison]:
+    planned = frozen.planned
+    made = comparisons_made(frozen.path, split) | {(b, c, frozen.contract.headline) for b, c in planned}
+    count = max(len(planned), len(made), 1)
+    out = []
+    for baseline, candidate in planned:
+        absent = [name for name in (baseline, candidate) if name not in tables]
+        if absent:
+            out.append(PlannedComparison(baseline, candidate, note="run not given: " + ", ".join(absent)))
+            continue
+        base, cand = tables[baseline][headline], tables[candidate][headline]
+        common = base.index.intersection(cand.index)
+        note = "" if len(common) == len(base) == len(cand) else (
+            f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
+        result = compare_paired(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
+                                metric=frozen.contract.headline, planned=count, alpha=alpha,
+                                permutations=permutations, seed=seed, largest=largest)
+        differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
+        out.append(PlannedComparison(baseline, candidate, result, differences, note))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- plots
+def _png(figure: Figure) -> str:
+    buffer = io.BytesIO()
+    figure.tight_layout()  # one layout pass; bbox_inches="tight" would draw the figure twice
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _bar_plot(labels: list[str], values: list[float], title: str, xlabel: str, limit: float | None = None) -> str:
+    figure = Figure(figsize=(7, 1.2 + 0.25 * len(labels)))
+    axes = figure.subplots()
+    positions = np.arange(len(labels))
+    axes.barh(positions, values, color="#4c72b0")
+    axes.set_yticks(positions, labels, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel(xlabel)
+    axes.set_title(title, fontsize=10)
+    if limit is not None:
+        axes.set_xlim(0, limit)
+    axes.grid(axis="x", alpha=0.3)
+    return _png(figure)
+
+
+def _dot_plot(values: pd.Series, measure: str) -> str:
+    """One dot per run; the axis ends at 1 and starts below the lowest value (said on the axis when not at 0)."""
+    figure = Figure(figsize=(7, 1.4 + 0.22 * len(values)))
+    axes = figure.subplots()
+    positions = np.arange(len(values))
+    axes.plot(values.to_numpy(), positions, "o", color="#4c72b0", markersize=4)
+    axes.set_yticks(positions, values.index, fontsize=8)
+    axes.invert_yaxis()
+    start = max(0.0, min(0.9, float(values.min()) - 0.05))
+    axes.set_xlim(start, 1.005)
+    axes.set_xlabel(measure + (f" (the axis starts at {start:.2f})" if start > 0 else ""))
+    axes.grid(axis="x", alpha=0.3)
+    return _png(figure)
+
+
+def _heatmap(agreement: AgreementMatrix) -> str:
+    matrix = agreement.matrix
+    size = len(matrix)
+    figure = Figure(figsize=(1.6 + 0.75 * size, 1.2 + 0.65 * size))
+    axes = figure.subplots()
+    low = min(0.0, float(np.nanmin(matrix.to_numpy()))) if matrix.notna().any().any() else 0.0
+    image = axes.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=low, vmax=1.0)
+    axes.set_xticks(range(size), matrix.columns, rotation=45, ha="right", fontsize=8)
+    axes.set_yticks(range(size), matrix.index, fontsize=8)
+    for i in range(size):
+        for j in range(size):
+            value = matrix.iat[i, j]
+            text = "undef" if pd.isna(value) else f"{value:.2f}"
+            shade = "black" if pd.isna(value) or value > low + 0.6 * (1 - low) else "white"
+            axes.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
+    figure.colorbar(image, ax=axes, label=agreement.measure)
+    axes.set_title(f"pairwise {agreement.measure}", fontsize=10)
+    return _png(figure)
+
+
+def _interval_plot(scores: pd.DataFrame, headline: str, level: float) -> str:
+    ordered = scores.sort_values("mean", ascending=True, kind="stable")
+    figure = Figure(figsize=(7, 1.4 + 0.24 * len(ordered)))
+    axes = figure.subplots()
+    positions = np.arange(len(ordered))
+    low = (ordered["mean"] - ordered["ci_low"]).clip(lower=0)
+    high = (ordered["ci_high"] - ordered["mean"]).clip(lower=0)
+    axes.errorbar(ordered["mean"], positions, xerr=[low, high], fmt="o", color="#4c72b0", ecolor="#8c8c8c",
+                  capsize=2, markersize=4)
+    axes.set_yticks(positions, ordered.index, fontsize=8)
+    axes.set_xlabel(f"{headline} ({level:.0%} BCa interval over queries)")
+    axes.grid(axis="x", alpha=0.3)
+    return _png(figure)
+
+
+def _difference_plot(comparison: PlannedComparison) -> str:
+    differences = comparison.differences
+    figure = Figure(figsize=(9, 3.2))
+    axes = figure.subplots()
+    colours = np.where(differences.to_numpy() > 0, "#55a868", np.where(differences.to_numpy() < 0, "#c44e52",
+                                                                        "#8c8c8c"))
+    axes.bar(np.arange(len(differences)), differences.to_numpy(), color=colours, width=0.85)
+    axes.axhline(0, color="black", linewidth=0.8)
+    mean = comparison.result.mean_difference
+    axes.axhline(mean, color="#4c72b0", linestyle="--", linewidth=1, label=f"mean {mean:+.4f}")
+    if len(differences) <= MAX_QUERY_LABELS:
+        axes.set_xticks(np.arange(len(differences)), differences.index, rotation=90, fontsize=6)
+    else:
+        axes.set_xticks([])
+        axes.set_xlabel(f"{len(differences)} queries, sorted by difference", fontsize=8)
+    axes.set_ylabel(f"{comparison.result.metric}: candidate - baseline", fontsize=8)
+    axes.set_title(f"{comparison.candidate} vs {comparison.baseline}, per query (sorted)", fontsize=10)
+    axes.legend(fontsize=8, loc="upper left")
+    return _png(figure)
+
+
+# ---------------------------------------------------------------------------------------------------- HTML
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; line-height: 1.4; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.meta { color: #555; font-size: 0.9em; } .none { color: #8a6d3b; font-style: italic; }
+.established { color: #2d7a3e; font-weight: bold; } .not-established { color: #8a6d3b; font-weight: bold; }
+img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
+.comparison { margin-bottom: 2em; }
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value: Any, digits: int = 4, sign: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "undef"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
+                         for i, c in enumerate(row)) + "</tr>"
+        for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _image(uri: str, alt: str) -> str:
+    return f'<img src="{uri}" alt="{_e(alt)}">'
+
+
+def render_html(data: ReportData) -> str:
+    """Lay the report out as one HTML page (UTF-8, no script, no external resource)."""
+    frozen = data.frozen
+    title = f"evalset report: {frozen.name} {frozen.version}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request
+        f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
+        f"<h1>{_e(title)}</h1>",
+        _header(data),
+        _set_section(data),
+        _agreement_section(data.agreement, data.agreement_note),
+        _scores_section(data),
+        _comparisons_section(data),
+        f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
+        f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',
+        "</body>", "</html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _header(data: ReportData) -> str:
+    frozen, manifest = data.frozen, data.frozen.manifest
+    guideline = manifest.get("guideline") or {}
+    contract = ", ".join(f"{k}={v}" for k, v in frozen.contract.to_dict().items())
+    return (f'<p class="meta">Set <code>{_e(frozen.path)}</code>, created {_e(manifest.get("created", "?"))}, '
+            f'guideline {_e(guideline.get("name", "?"))} v{_e(guideline.get("version", "?"))} '
+            f'(sha256 {_e(str(guideline.get("sha256", ""))[:12])}). Split <b>{_e(data.split)}</b>: '
+            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>")
+
+
+def _set_section(data: ReportData) -> str:
+    strata_rows = [[r.stratum, r.queries, r.judged_queries, r.judgments, f"{r.traffic_share:.3f}"]
+                   for r in data.strata.itertuples()]
+    grade_rows = [[r.grade, r.name, r.judgments] for r in data.grades.itertuples()]
+    judged = data.scores["judged"].sort_values(ascending=False, kind="stable")
+    return "\n".join([
+        "<h2>The set</h2>",
+        "<h3>Queries per stratum</h3>",
+        _table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
+        "<h3>Judgments per grade</h3>",
+        _table(["grade", "name", "judgments"], grade_rows, {0, 2}),
+        _image(_bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
+                         data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
+               "bar chart of judgments per grade"),
+        f"<h3>{_e(data.judged_measure)} per run</h3>",
+        f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
+        "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
+        "understates the run.</p>",
+        _image(_dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
+        f"<p>{_e(data.judged_measure)} {_judged_range(judged)}; the table of scores below repeats it per "
+        "run.</p>",
+    ])
+
+
+def _judged_range(judged: pd.Series) -> str:
+    if judged.min() == judged.max():
+        return f"is {judged.min():.3f} for every run"
+    return (f"ranges from {judged.min():.3f} ({_e(judged.idxmin())}) to {judged.max():.3f} "
+            f"({_e(judged.idxmax())})")
+
+
+def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str:
+    if agreement is None:
+        return f'<h2>Agreement</h2>\n<p class="none">{_e(note or "No agreement data recorded.")}</p>'
+    matrix = agreement.matrix
+    rows = [[name, *(_number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
+    parts = ["<h2>Agreement</h2>", f"<p>Pairwise {_e(agreement.measure)} between annotators (1 on the diagonal; "
+             "undef where undefined or not measured).</p>",
+             _image(_heatmap(agreement), f"heatmap of pairwise {agreement.measure}"),
+             _table(["annotator", *matrix.columns], rows, set(range(1, len(matrix.columns) + 1)))]
+    if agreement.alpha_ordinal is not None:
+        parts.append(f"<p>Krippendorff's alpha (ordinal), all annotators: {_number(agreement.alpha_ordinal, 3)}</p>")
+    if agreement.system_taus is not None:
+        parts.append("<h3>Do the annotators rank systems alike?</h3>")
+        parts.append(_table(["a", "b", "runs", "Kendall's tau", "tau_AP"],
+                            [[r.a, r.b, r.runs, _number(r.kendall_tau, 3), _number(r.tau_ap, 3)]
+                             for r in agreement.system_taus.itertuples()], {2, 3, 4}))
+    return "\n".join(parts)
+
+
+def _scores_section(data: ReportData) -> str:
+    scores = data.scores.sort_values("mean", ascending=False, kind="stable")
+    strata = [c for c in scores.columns if c.startswith("stratum:")]
+    weighting = data.frozen.contract.weighting
+    level = data.settings["level"]
+    header = ["run", data.headline, f"{level:.0%} interval", "defined", "undefined", data.judged_measure]
+    if len(strata) > 1:
+        header += [c.split(":", 1)[1] for c in strata]
+    rows = []
+    for name, row in scores.iterrows():
+        cells = [name, _number(row["mean"]), f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]",
+                 int(row["defined"]), int(row["undefined"]), f"{row['judged']:.3f}"]
+        if len(strata) > 1:
+            cells += [_number(row[c]) for c in strata]
+        rows.append(cells)
+    averaging = ("traffic-weighted across strata (sum of share x stratum mean)" if weighting == "traffic"
+                 else "the plain mean over queries")
+    return "\n".join([
+        "<h2>Scores per run</h2>",
+        f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
+        f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
+        _image(_interval_plot(scores, data.headline, level), f"{data.headline} per run with intervals"),
+        _table(header, rows, set(range(1, len(header)))),
+    ])
+
+
+def _comparisons_section(data: ReportData) -> str:
+    parts = ["<h2>Planned comparisons</h2>"]
+    if not data.comparisons:
+        parts.append('<p class="none">No planned comparison recorded in the set.</p>')
+        return "\n".join(parts)
+    texts = data.queries.set_index("query_id")["query"]
+    for comparison in data.comparisons:
+        parts.append('<div class="comparison">')
+        parts.append(f"<h3>{_e(comparison.candidate)} vs {_e(comparison.baseline)}</h3>")
+        result = comparison.result
+        if result is None:
+            parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
+            continue
+        verdict_class = "established" if result.established else "not-established"
+        parts.append(f'<p>Verdict: <span class="{verdict_class}">{_e(result.verdict)}</span></p>')
+        if comparison.note:
+            parts.append(f'<p class="none">{_e(comparison.note)}</p>')
+        parts.append(_image(_difference_plot(comparison),
+                            f"per-query differences of {comparison.candidate} vs {comparison.baseline}"))
+        parts.append(_table(
+            ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "permutation p", "t-test p",
+             f"BCa {result.ci_level:.1%} CI", "effect size", "threshold"],
+            [[result.n, result.undefined, _number(result.mean_difference, sign=True),
+              _number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
+              f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
+              f"[{_number(result.ci_low, sign=True)}, {_number(result.ci_high, sign=True)}]",
+              _number(result.effect_size, 3), f"{result.threshold:.4g}"]],
+            set(range(10))))
+        parts.append("<h4>Largest losses</h4>")
+        if result.largest_losses:
+            parts.append(_table(
+                ["query", "text", comparison.baseline, comparison.candidate, "difference"],
+                [[loss["query_id"], texts.get(loss["query_id"], ""), _number(loss["baseline"]),
+                  _number(loss["candidate"]), _number(loss["difference"], sign=True)]
+                 for loss in result.largest_losses], {2, 3, 4}))
+        else:
+            parts.append('<p class="none">The candidate loses on no query.</p>')
+        parts.append("</div>")
+    return "\n".join(parts)
+
+
+def build_report(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], **options: Any) -> str:
+    """The HTML report of ``frozen`` and ``runs`` (options as :func:`collect`)."""
+    return render_html(collect(frozen, runs, **options))

@@ -1,0 +1,272 @@
+"""The HTML report: what it computes (scores, intervals, verdicts, agreement matrix) and how it writes it
+(escaped, self-contained, deterministic). The browser check is in test_report_browser.py."""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from evalset.cli import main
+from evalset.guideline import read_guideline
+from evalset.metrics import evaluate
+from evalset.report import agreement_matrix, build_report, collect, render_html, score_interval
+from evalset.sets import freeze, load_set
+from evalset.tables import labels_from_file, read_queries, read_run
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+RUNS = ("bm25base_p", "idst_bert_p1", "bm25tuned_p")
+PLANNED = [("bm25base_p", "idst_bert_p1"), ("bm25base_p", "bm25tuned_p")]
+FAST = {"resamples": 2000, "permutations": 2000}
+PNG = 'src="data:image/png;base64,'
+
+
+@pytest.fixture(scope="module")
+def dl19_set(shared_data, tmp_path_factory):
+    """The DL19 NIST qrels frozen as a set, with the two planned comparisons of the issue."""
+    root = shared_data / "dl19"
+    target = freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
+                    read_guideline(GUIDELINE), "dl19", tmp_path_factory.mktemp("sets"), planned=PLANNED)
+    return load_set(target)
+
+
+@pytest.fixture(scope="module")
+def dl19_runs(shared_data):
+    folder = shared_data / "dl19" / "runs" / "official_top100"
+    return {name: read_run(folder / f"{name}.run.gz") for name in RUNS}
+
+
+@pytest.fixture(scope="module")
+def dl19_data(dl19_set, dl19_runs):
+    return collect(dl19_set, dl19_runs, **FAST)
+
+
+@pytest.fixture(scope="module")
+def dl19_page(dl19_set, dl19_runs):
+    return build_report(dl19_set, dl19_runs, **FAST)
+
+
+# ------------------------------------------------------------------------------------------------ the numbers
+def test_scores_are_nists_published_ndcg_at_10(dl19_data, shared_data):
+    nist = json.loads((shared_data / "dl19" / "nist_summaries.json").read_text())
+    for name in RUNS:
+        assert dl19_data.scores.loc[name, "mean"] == pytest.approx(nist[name]["trec_eval"]["ndcg_cut_10"], abs=5e-5)
+        low, high = dl19_data.scores.loc[name, ["ci_low", "ci_high"]]
+        assert low < dl19_data.scores.loc[name, "mean"] < high
+    assert dl19_data.scores["defined"].tolist() == [43, 43, 43]
+
+
+def test_set_tables_count_queries_and_grades(dl19_data, dl19_set):
+    assert dl19_data.strata.to_dict("records") == [
+        {"stratum": "all", "queries": 43, "judged_queries": 43, "judgments": 9260, "traffic_share": 1.0}]
+    grades = dl19_set.qrels["grade"].value_counts()
+    assert dl19_data.grades["judgments"].tolist() == [grades[g] for g in range(4)] == [5158, 1601, 1804, 697]
+    assert dl19_data.grades["name"].tolist() == ["Irrelevant", "Related", "Highly relevant", "Perfectly relevant"]
+
+
+def test_judged_at_10_is_the_share_of_the_top_10_with_a_judgment(dl19_data, dl19_set, dl19_runs):
+    run = dl19_runs["idst_bert_p1"]
+    judged = set(zip(dl19_set.qrels["query_id"], dl19_set.qrels["doc_id"], strict=True))
+    top = run[run["query_id"].isin(dl19_set.qrels["query_id"])].sort_values(
+        ["query_id", "score", "doc_id"], ascending=[True, False, False]).groupby("query_id").head(10)
+    share = top.apply(lambda r: (r.query_id, r.doc_id) in judged, axis=1).groupby(top["query_id"]).mean()
+    assert dl19_data.scores.loc["idst_bert_p1", "judged"] == pytest.approx(share.mean())
+
+
+def test_planned_comparisons_give_the_verdicts_of_evalset_compare(dl19_data, dl19_set):
+    by_pair = {(c.baseline, c.candidate): c for c in dl19_data.comparisons}
+    assert list(by_pair) == PLANNED
+    for baseline, candidate in PLANNED:
+        result = CliRunner().invoke(main, ["compare", "--set", str(dl19_set.path), "--permutations", "2000",
+                                           "--format", "json", str(_run_path(baseline)), str(_run_path(candidate))])
+        assert result.exit_code == 0, result.output
+        expected = json.loads(result.output)[0]
+        shown = by_pair[(baseline, candidate)].result
+        assert shown.verdict == expected["verdict"]
+        assert shown.permutation_p == expected["permutation_p"]
+        assert shown.threshold == 0.025 and shown.kind == "planned"
+    assert by_pair[PLANNED[0]].result.established
+    assert not by_pair[PLANNED[1]].result.established
+
+
+def test_differences_and_largest_losses_are_per_query_candidate_minus_baseline(dl19_data, dl19_set, dl19_runs):
+    comparison = dl19_data.comparisons[1]
+    base = evaluate(dl19_runs["bm25base_p"], dl19_set.qrels, ["ndcg@10"])["ndcg@10"]
+    cand = evaluate(dl19_runs["bm25tuned_p"], dl19_set.qrels, ["ndcg@10"])["ndcg@10"]
+    expected = (cand - base).sort_values(kind="stable")
+    pd.testing.assert_series_equal(comparison.differences, expected, check_names=False)
+    losses = [loss["query_id"] for loss in comparison.result.largest_losses]
+    assert losses == list(expected.index[:10])
+    assert comparison.result.losses == int((expected < 0).sum())
+
+
+def test_a_planned_comparison_without_its_runs_says_so(dl19_set, dl19_runs):
+    data = collect(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    assert [c.note for c in data.comparisons] == ["run not given: idst_bert_p1", "run not given: bm25tuned_p"]
+    page = build_report(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    assert "Not shown: run not given: idst_bert_p1." in page
+
+
+def test_strata_and_splits_of_a_sampled_set(shared_data, dl19_runs, tmp_path):
+    topics = read_queries(shared_data / "dl19" / "topics.tsv")
+    queries = topics.assign(stratum=["agent" if i % 3 == 0 else "human" for i in range(len(topics))],
+                            split=["dev" if i % 5 == 0 else "test" for i in range(len(topics))])
+    queries["stratum_share"] = queries["stratum"].map({"agent": 0.3, "human": 0.7})
+    target = freeze(labels_from_file(shared_data / "dl19" / "qrels.txt", "human"), queries,
+                    read_guideline(GUIDELINE), "strata", tmp_path)
+    frozen = load_set(target)
+    data = collect(frozen, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    test = queries[queries["split"] == "test"]
+    assert data.strata[["stratum", "queries"]].values.tolist() == [
+        ["agent", int((test["stratum"] == "agent").sum())], ["human", int((test["stratum"] == "human").sum())]]
+    per_query = evaluate(dl19_runs["bm25base_p"], frozen.qrels, ["ndcg@10"])["ndcg@10"]
+    means = per_query.loc[test["query_id"]].groupby(test.set_index("query_id")["stratum"]).mean()
+    assert data.scores.loc["bm25base_p", "mean"] == pytest.approx(0.3 * means["agent"] + 0.7 * means["human"])
+    assert data.scores.loc["bm25base_p", "stratum:agent"] == pytest.approx(means["agent"])
+    page = render_html(data)
+    assert "traffic-weighted across strata" in page and "<th>agent</th><th>human</th>" in page
+    assert len(collect(frozen, {"bm25base_p": dl19_runs["bm25base_p"]}, split="dev", **FAST).queries) == len(
+        queries) - len(test)
+
+
+# ------------------------------------------------------------------------------------------------ intervals
+QUERIES = pd.DataFrame({"query_id": [f"q{i}" for i in range(12)], "stratum": ["a"] * 4 + ["b"] * 8,
+                        "stratum_share": [0.25] * 4 + [0.75] * 8})
+VALUES_B = np.array([0.1, 0.5, 0.35, 0.9, 0.0, 0.65, 0.2, 0.45])
+
+
+def test_one_stratum_interval_is_scipys_bca_on_the_defined_queries():
+    queries = QUERIES.assign(stratum="all", stratum_share=1.0)
+    values = pd.Series([*VALUES_B, np.nan, 0.3, 0.8, np.nan], index=queries["query_id"])
+    estimate, low, high = score_interval(values, queries, rng=np.random.default_rng(7), resamples=3000)
+    defined = values.dropna().to_numpy()
+    expected = stats.bootstrap((defined,), np.mean, method="BCa", n_resamples=3000, vectorized=True,
+                               random_state=np.random.default_rng(7)).confidence_interval
+    assert estimate == pytest.approx(defined.mean())
+    assert (low, high) == pytest.approx((expected.low, expected.high))
+
+
+def test_strata_are_resampled_apart_and_weighted_by_traffic_share():
+    # stratum a is constant (1.0): the interval is 0.25 * 1 + 0.75 * (interval of stratum b's mean)
+    values = pd.Series([1.0] * 4 + list(VALUES_B), index=QUERIES["query_id"])
+    estimate, low, high = score_interval(values, QUERIES, rng=np.random.default_rng(3), resamples=20000)
+    alone = stats.bootstrap((VALUES_B,), np.mean, method="BCa", n_resamples=20000, vectorized=True,
+                            random_state=np.random.default_rng(3)).confidence_interval
+    assert estimate == pytest.approx(0.25 + 0.75 * VALUES_B.mean())
+    assert low == pytest.approx(0.25 + 0.75 * alone.low, abs=0.01)
+    assert high == pytest.approx(0.25 + 0.75 * alone.high, abs=0.01)
+    uniform = score_interval(values, QUERIES, "uniform", resamples=2000)
+    assert uniform[0] == pytest.approx(values.mean())
+
+
+def test_degenerate_and_undefined_intervals():
+    constant = pd.Series(0.5, index=QUERIES["query_id"])
+    assert score_interval(constant, QUERIES) == (0.5, 0.5, 0.5)
+    assert all(np.isnan(score_interval(constant * np.nan, QUERIES)))
+
+
+# ------------------------------------------------------------------------------------------------ agreement
+MATRIX = {"kappa": "kappa_linear", "annotators": ["nist", "gpt"], "values": [[1.0, 0.41], [0.41, 1.0]]}
+
+
+def test_agreement_matrix_reads_the_three_shapes_alike():
+    from_matrix = agreement_matrix({"matrix": MATRIX, "alpha_ordinal": 0.4,
+                                    "systems": {"pairs": [{"a": "nist", "b": "gpt", "runs": 37,
+                                                           "kendall_tau": 0.89, "tau_ap": 0.8}]}})
+    from_pairs = agreement_matrix({"pairs": [{"a": "nist", "b": "gpt", "kappa": 0.2, "kappa_linear": 0.41}]})
+    from_mapping = agreement_matrix({"nist": {"gpt": 0.41}})
+    assert from_matrix.matrix.loc["nist", "gpt"] == from_pairs.matrix.loc["gpt", "nist"] == 0.41
+    assert from_mapping.matrix.loc["gpt", "nist"] == 0.41 and from_mapping.matrix.loc["gpt", "gpt"] == 1.0
+    assert from_pairs.measure == "kappa_linear"
+    assert from_matrix.alpha_ordinal == 0.4 and from_matrix.system_taus["kendall_tau"].tolist() == [0.89]
+    assert agreement_matrix({"matrix": {"nist": {"gpt": 0.41}}}).matrix.equals(from_mapping.matrix)
+    assert agreement_matrix(None) is None and agreement_matrix({}) is None
+    with pytest.raises(ValueError, match="not understood"):
+        agreement_matrix({"kappa": 0.4})
+
+
+def test_without_agreement_data_the_page_says_so_and_with_it_shows_a_heatmap(dl19_page, dl19_data):
+    without = dl19_page
+    assert "No agreement data recorded." in without
+    with_block = render_html(dataclasses.replace(dl19_data, agreement=agreement_matrix({"matrix": MATRIX})))
+    assert "No agreement data recorded." not in with_block
+    assert 'alt="heatmap of pairwise kappa_linear"' in with_block
+    # set: grades, judged@10; scores: 1; comparisons: 2; agreement: 1
+    assert without.count(PNG) == 5 and with_block.count(PNG) == 6
+
+
+def test_an_unreadable_recorded_agreement_block_is_reported_on_the_page(dl19_set, dl19_runs):
+    odd = dataclasses.replace(dl19_set, manifest={**dl19_set.manifest, "agreement": {"kappa": 0.4}})
+    data = collect(odd, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    assert data.agreement is None
+    assert data.agreement_note.startswith("The manifest records an agreement block this report cannot read")
+    with pytest.raises(ValueError, match="not understood"):  # a block given explicitly must be readable
+        collect(dl19_set, dl19_runs, agreement={"kappa": 0.4}, **FAST)
+
+
+# ------------------------------------------------------------------------------------------------ the page
+def hostile_set(tmp_path):
+    """A set whose query text and ids, and whose run names, are HTML."""
+    queries = pd.DataFrame({"query_id": ["q<1>", "q&2", "q3"],
+                            "query": ["<script>alert(1)</script>", 'say "hi" & <b>bye</b>', "plain"]})
+    rows = [(q, d, "ann", "human", g) for q in queries["query_id"] for d, g in (("d1", 2), ("d2", 0), ("d3", 1))]
+    labels = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"]).assign(
+        source="test", labeled_at="", comment="")
+    base, evil = "base", "<img src=x onerror=alert(2)>"
+    runs = {
+        base: pd.DataFrame({"query_id": ["q<1>", "q<1>", "q&2", "q3"], "doc_id": ["d1", "d2", "d3", "d2"],
+                            "score": [2.0, 1.0, 1.0, 1.0]}),
+        evil: pd.DataFrame({"query_id": ["q<1>", "q&2", "q&2", "q3"], "doc_id": ["d2", "d1", "d3", "d1"],
+                            "score": [2.0, 2.0, 1.0, 1.0]}),
+    }
+    target = freeze(labels, queries, read_guideline(GUIDELINE), "hostile", tmp_path / "sets", planned=[(base, evil)],
+                    agreement={"matrix": {"kappa": "kappa", "annotators": ["<i>ann</i>", "llm&co"],
+                                          "values": [[1.0, None], [None, 1.0]]}})
+    return load_set(target), runs
+
+
+def test_every_text_from_the_data_is_escaped_and_nothing_is_fetched(tmp_path):
+    frozen, runs = hostile_set(tmp_path)
+    page = build_report(frozen, runs, **FAST)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "q&lt;1&gt;" in page
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page and "&lt;i&gt;ann&lt;/i&gt;" in page
+    for raw in ("<script", "<img src=x", "<i>ann", "<b>bye", "q<1>", "llm&co", "q&2"):
+        assert raw not in page
+    assert not re.search(r"(src|href)=\"(?!data:)", page)  # every resource inline
+    assert "http://" not in page and "https://" not in page
+
+
+def test_the_report_is_deterministic(dl19_set, dl19_runs, dl19_page):
+    assert build_report(dl19_set, dl19_runs, **FAST) == dl19_page
+
+
+# ------------------------------------------------------------------------------------------------ the command
+def _run_path(name: str) -> Path:
+    return REPO.parent / "shared" / "data" / "dl19" / "runs" / "official_top100" / f"{name}.run.gz"
+
+
+def test_report_command_writes_the_page(dl19_set, tmp_path):
+    output = tmp_path / "out" / "report.html"
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", *map(str, map(_run_path, RUNS)),
+                                       "-o", str(output), "--resamples", "1000", "--permutations", "1000"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"wrote {output}") and "3 runs" in result.output
+    page = output.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "idst_bert_p1 vs bm25base_p" in page
+
+
+def test_report_command_refuses_bad_input_in_one_line(dl19_set, tmp_path):
+    broken = tmp_path / "agreement.json"
+    broken.write_text("{not json")
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+                                       "--agreement", str(broken), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "not valid JSON" in result.output and str(broken) in result.output
+    assert not (tmp_path / "r.html").exists()
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "give the runs" in result.output
