@@ -246,6 +246,8 @@ def freeze(
         sample = merged.unresolved.head(6).to_string(index=False)
         raise InputError(f"{merged.counts['unresolved']} pairs have unresolved disagreement; grade them in an "
                          f"adjudication file (--adjudication) and freeze again:\n{sample}")
+    if agreement is None and labels["annotator"].nunique() > 1:
+        agreement = agreement_summary(labels, guideline.grades)
     set_dir = Path(sets_dir) / name
     set_dir.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(set_dir)
@@ -277,6 +279,18 @@ def freeze(
         digest = file_sha256(target / "manifest.json")
         log.write(f"v{number}\t{manifest['created']}\t{digest}\n")
     return target
+
+
+def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1000) -> dict[str, Any]:
+    """The agreement block of a manifest: ``evalset agreement``'s JSON (kappa matrix, every pair's kappas with
+    query-bootstrap intervals, Krippendorff's alpha, the calibration verdict) without the disagreement rows."""
+    from evalset.agreement import agreement_report
+    from evalset.agreement.report import to_json_dict
+
+    grades = labels[["query_id", "doc_id", "annotator", "kind", "grade"]].assign(file="labels")
+    summary = to_json_dict(agreement_report(grades, scale, resamples=resamples), top=0)
+    summary["disagreements"] = {"items": summary["disagreements"]["items"]}
+    return summary
 
 
 def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_gap, priority, merged, labels,

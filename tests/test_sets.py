@@ -224,3 +224,20 @@ def test_compare_on_a_set_counts_every_comparison_in_the_threshold(dl19_set, sha
     assert again["threshold"] == 0.025  # two distinct comparisons have now been made on the test split
     log = (dl19_set.parent / "comparisons.jsonl").read_text().splitlines()
     assert len(log) == 3 and json.loads(log[1])["candidate"] == "p_bert"
+
+
+def test_the_manifest_records_the_agreement_of_the_annotators(tmp_path, shared_data):
+    from sklearn.metrics import cohen_kappa_score
+
+    root = shared_data / "dl19"
+    llm = root / "llm_labels" / "llama-3-70b.fourprompts.qrels"
+    result = invoke("freeze", root / "qrels.txt", "--llm-labels", llm, "--queries", root / "topics.tsv",
+                    "--guideline", GUIDELINE, "--name", "a", "--sets-dir", tmp_path)
+    assert result.exit_code == 0 and "9260 LLM labels kept in labels.tsv but not merged" in result.output
+    agreement = load_set(tmp_path / "a" / "v1").manifest["agreement"]
+    nist, judge = read_qrels(root / "qrels.txt"), read_qrels(llm)
+    both = nist.merge(judge, on=["query_id", "doc_id"])
+    expected = cohen_kappa_score(both["grade_x"], both["grade_y"], weights="quadratic", labels=[0, 1, 2, 3])
+    assert agreement["matrix"]["annotators"] == ["qrels", "llama-3-70b.fourprompts"]
+    assert agreement["matrix"]["values"][0][1] == pytest.approx(expected)
+    assert agreement["calibration"]["human_range_note"] == "human range unknown: one human annotator only"
