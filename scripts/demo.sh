@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# The README's demo: sets up .venv, then runs evalset end to end on the real TREC DL 2019 data in data/.
+# The README's demo: sets up .venv, then runs the whole evalset pipeline on the real data shipped in data/
+# (TREC DL 2019 runs, NIST and LLM grades, passages; the Excite query log). Artefacts go to out/demo/.
+#
+#   scripts/demo.sh [--with-label-studio]
+#
+# With --with-label-studio (or when LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY are set), the pool is pushed to a
+# Label Studio server (started here with scripts/label-studio.sh when only the flag is given). When
+# OPENAI_BASE_URL is set, the LLM judge grades a small slice of the pool through that endpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+with_label_studio=0
+for argument in "$@"; do
+  case "$argument" in
+    --with-label-studio) with_label_studio=1 ;;
+    *) echo "usage: scripts/demo.sh [--with-label-studio]" >&2; exit 2 ;;
+  esac
+done
+
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
@@ -9,22 +24,72 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 evalset=.venv/bin/evalset
 out=out/demo
+rm -rf "$out"   # the demo's own output; a frozen set elsewhere is never touched
 mkdir -p "$out"
 runs=(data/dl19/runs/*.run.gz)
+llm_labels=(data/dl19/llm_labels/*.qrels)
+step() { printf '\n== %s\n' "$*"; }
 
-echo "== score: ${#runs[@]} official TREC DL 2019 runs on NIST's qrels (top 100 per topic)"
-"$evalset" score --qrels data/dl19/nist.qrels "${runs[@]}" -m ndcg@10 -m p@10 -m rr@10 -m ap@100 \
-  | tee "$out/scores.txt"
-"$evalset" score --qrels data/dl19/nist.qrels "${runs[@]}" -m ndcg@10 -m p@10 -m rr@10 -m ap@100 \
-  --per-query --format json > "$out/scores.json"
+step "sample: 20 queries per traffic stratum from the real Excite query log (PII removed, 20% held out as test)"
+"$evalset" sample data/querylog/excite-small.log --no-header --query 3 --user 1 --timestamp 2 \
+  --timestamp-format %y%m%d%H%M%S --per-stratum 20 --holdout 0.2 --seed 7 -o "$out/queries.tsv"
 
-echo
-echo "== compare: two planned comparisons against the BM25 baseline, nDCG@10"
-"$evalset" compare --qrels data/dl19/nist.qrels data/dl19/runs/bm25base_p.run.gz \
-  data/dl19/runs/idst_bert_p1.run.gz data/dl19/runs/bm25tuned_p.run.gz | tee "$out/compare.txt"
-"$evalset" compare --qrels data/dl19/nist.qrels data/dl19/runs/bm25base_p.run.gz \
-  data/dl19/runs/idst_bert_p1.run.gz data/dl19/runs/bm25tuned_p.run.gz --format json > "$out/compare.json"
+step "pool: the ${#runs[@]} official TREC DL 2019 runs at depth 10, blind judging order, with passage texts"
+"$evalset" pool --spec pools/dl19-demo.toml -o "$out/pool"
 
-echo
-echo "artefacts:"
-for f in "$out"/*; do echo "  $f"; done
+step "agreement: NIST's assessors against ${#llm_labels[@]} recorded LLM judges (kappa matrix, system-ranking tau)"
+"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
+  --runs data/dl19/runs --queries data/dl19/topics.tsv --disagreements "$out/disagreements.tsv" \
+  --plot "$out/agreement.png" --pairs with-human | tee "$out/agreement.txt"
+"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
+  --runs data/dl19/runs --format json -o "$out/agreement.json"
+
+step "freeze: NIST's grades (human) and the LLM grades (kept, not merged) into a versioned set"
+"$evalset" freeze data/dl19/nist.qrels $(printf -- '--llm-labels %s ' "${llm_labels[@]}") \
+  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v1.md --name dl19 --sets-dir "$out/sets" \
+  --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
+set_path="$out/sets/dl19/v1"
+"$evalset" verify "$set_path"
+
+step "score: every run on the frozen set (its contract: nDCG@10, trec ties, rel level 1)"
+"$evalset" score --set "$set_path" "${runs[@]}" -m ndcg@10 -m p@10 -m ap@100 | tee "$out/scores.txt"
+"$evalset" score --set "$set_path" "${runs[@]}" -m ndcg@10 --format json > "$out/scores.json"
+.venv/bin/python - "$out/scores.json" data/dl19/nist_summaries.json <<'EOF'
+import json, sys
+ours, nist = (json.load(open(path)) for path in sys.argv[1:])
+gaps = {run: abs(v["ndcg@10"]["mean"] - nist[run]["trec_eval"]["ndcg_cut_10"]) for run, v in ours["runs"].items()}
+equal = sum(gap <= 5e-5 for gap in gaps.values())
+print(f"check: {equal}/{len(gaps)} runs equal NIST's published nDCG@10 (largest gap {max(gaps.values()):.1e})")
+EOF
+
+step "compare: the two planned comparisons against the BM25 baseline"
+"$evalset" compare --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/idst_bert_p1.run.gz \
+  data/dl19/runs/bm25tuned_p.run.gz | tee "$out/compare.txt"
+
+step "plan: how many queries a follow-up set needs to settle bm25tuned_p against bm25base_p, and what it costs"
+"$evalset" plan --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz \
+  --compare bm25base_p:bm25tuned_p --pool "$out/pool" --seconds-per-judgment 30 --annotators 3 \
+  --plot "$out/power.png" | tee "$out/plan.txt"
+
+step "report: one self-contained HTML page"
+"$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement.json" -o "$out/report.html"
+
+if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${LABEL_STUDIO_API_KEY:-}" ]; }; then
+  if [ -z "${LABEL_STUDIO_URL:-}" ]; then
+    step "label studio: starting a local server (first start installs it and takes a few minutes)"
+    eval "$(scripts/label-studio.sh start --data-dir "$out/label-studio")"
+  fi
+  step "push: the pool's judging tasks to Label Studio at $LABEL_STUDIO_URL"
+  "$evalset" push "$out/pool" --guideline guidelines/relevance-v1.md --project "DL19 demo pool" --overlap 2
+  echo "annotators log in at $LABEL_STUDIO_URL and open the project 'DL19 demo pool'"
+fi
+
+if [ -n "${OPENAI_BASE_URL:-}" ]; then
+  step "judge: the live LLM judge on the first 20 pairs through $OPENAI_BASE_URL"
+  "$evalset" judge "$out/pool" --guideline guidelines/relevance-v1.md --model "${EVALSET_DEMO_MODEL:-gpt-4o-mini}" \
+    --limit 20 -o "$out/llm-labels.tsv"
+fi
+
+step "artefacts"
+find "$out" -maxdepth 1 -mindepth 1 | sort | sed 's/^/  /'
+echo "  $set_path (the frozen set)"
