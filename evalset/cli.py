@@ -188,7 +188,7 @@ def _summary_entry(table: pd.DataFrame, measure: Measure, scoring: _Scoring) -> 
 @_contract_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json"]), default="table",
-              show_default=True)
+              show_default=True, help="Output format (the JSON and TSV layouts are a documented contract).")
 def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, set_path, split, override_contract,
           per_query, output_format):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
@@ -310,7 +310,8 @@ def _warn_counts(name: str, counts: dict, qrels: pd.DataFrame) -> None:
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Random sign flips.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
 def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, set_path, split,
             override_contract, planned, exploratory, alpha, permutations, seed, output_format):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
@@ -418,25 +419,25 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
               help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
 @click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
+              help="The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.")
 @click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
-@click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False))
+@click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding the sets.")
 @click.option("--version", "version_number", type=int, help="Version number [default: the next one].")
-@click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True)
+@click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True,
+              help="How the grades of one pair are merged (ties and large gaps are unresolved).")
 @click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
 @click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
 @click.option("--max-gap", type=int, default=2, show_default=True,
               help="Grades of one pair further apart than this are unresolved.")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
 @click.option("--headline", default="ndcg@10", show_default=True, help="The set's headline metric.")
-@click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True)
+@click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True,
+              help="Means across strata: by traffic share, or every query alike.")
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
-@click.option("--rel-level", type=int, default=1, show_default=True)
-@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True)
-@click.option("--ties", type=click.Choice(list(TIE_RULES)), default="trec", show_default=True)
-@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
-@click.option("--undefined", type=click.Choice(["skip", "zero"]), default="skip", show_default=True)
+@_evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
            allow_llm, max_gap, adjudication, headline, weighting, plans, rel_level, gain, ties, missing, undefined):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
@@ -449,8 +450,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)
     table = pd.concat(frames, ignore_index=True)
     planned = _pairs(plans, "--plan")
-    contract = SetContract(EvaluationContract(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                              undefined=undefined), headline, weighting)
+    evaluation = _contract(rel_level=rel_level, gain=gain, ties=ties, missing=missing, undefined=undefined)
+    contract = SetContract(evaluation, headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     target = freeze_set(
         table, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
@@ -487,7 +488,8 @@ def verify(set_path):
 @click.argument("new_path", type=click.Path(file_okay=False))
 @click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
               help="Runs whose headline score under each version is shown; repeatable.")
-@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True)
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True,
+              help="The queries the runs are scored on.")
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     old, new = load_set(old_path), load_set(new_path)
@@ -534,7 +536,7 @@ def diff(old_path, new_path, runs, split):
 @click.option("--user", "user_column", help="User id column.")
 @click.option("--stratum-column", help="The log's own stratum column (e.g. agent/human).")
 @click.option("--count-by", type=click.Choice(["submissions", "users"]), default="submissions",
-              show_default=True)
+              show_default=True, help="Traffic of a query: its submissions, or the distinct users who typed it.")
 @click.option("--normalise", default="case,nfkc,space", show_default=True,
               help="Steps: case, nfkc, space, none.")
 @click.option("--since", type=click.DateTime(), help="Keep submissions at or after this time.")
@@ -543,11 +545,11 @@ def diff(old_path, new_path, runs, split):
 @click.option("--exclude", multiple=True, type=click.Path(dir_okay=False),
               help="File of queries to leave out (e.g. an earlier queries.tsv).")
 @click.option("--strata", "strata_spec", help="Cut points, e.g. head:0.5,torso:0.8,tail (default: thirds).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample (numpy Generator).")
 @click.option("--holdout", type=float, default=0.0, show_default=True,
               help="Share of each stratum's sample marked test.")
 @click.option("--engine", type=click.Choice(["auto", "pandas", "duckdb"]), default="auto",
-              show_default=True)
+              show_default=True, help="In memory (pandas), out of core (DuckDB), or by size (auto).")
 @click.option("--memory-limit", default="1GB", show_default=True,
               help="DuckDB memory limit (it spills beyond).")
 def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column, timestamp_column,
@@ -651,7 +653,7 @@ def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, p
               help="queries.tsv or topics: the queries pooled, and their text for token counts.")
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts for the LLM token counts.")
 @click.option("--seconds-per-judgment", type=float, help="Annotator seconds per judgment.")
-@click.option("--annotators", type=int, default=1, show_default=True)
+@click.option("--annotators", type=int, default=1, show_default=True, help="Annotators sharing the judging.")
 @click.option("--overlap", type=int, default=1, show_default=True, help="Annotators who judge each pair.")
 @click.option("--price-in", type=float, help="LLM price per million input tokens.")
 @click.option("--price-out", type=float, help="LLM price per million output tokens.")
@@ -660,7 +662,8 @@ def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, p
 @click.option("--output-tokens", type=int, default=10, show_default=True, help="Output tokens per task.")
 @click.option("--tokenizer", type=click.Choice(["auto", "tiktoken", "chars"]), default="auto", show_default=True,
               help="auto: tiktoken o200k_base if it loads, else ceil(characters / 4).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write power against queries as a PNG.")
 def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, missing, undefined, set_path, split,
                  override_contract, delta, power, alpha, planned, at, sizes, resamples, permutations, seed,
@@ -789,7 +792,8 @@ if __name__ == "__main__":
               help="Disagreements shown in the report.")
 @click.option("--pairs", type=click.Choice(["all", "with-human"]), default="all", show_default=True,
               help="Pairs listed in the table format (JSON always has all).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Heatmap of the pairwise kappa matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, resamples, confidence, seed, run_paths,
