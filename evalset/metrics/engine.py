@@ -32,7 +32,7 @@ from scipy.special import gammaln
 from evalset.contract import EvaluationContract
 from evalset.keys import as_string_array, join, join_keys
 from evalset.metrics.measures import Measure, parse_measure
-from evalset.metrics.ranking import order_run, position_in_group, query_codes
+from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 
@@ -116,49 +116,50 @@ def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.
     return np.add.reduceat(values, starts)[group] if len(values) else values
 
 
-def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
-    contract = prepared.contract
-    ordered = order_run(run, contract.ties)
-    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
-    query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
-    keep = query >= 0
-    everything = bool(keep.all())
-    position, score = (ordered.position, ordered.score) if everything else (ordered.position[keep], ordered.score[keep])
-
-    # Join to the qrels (those of the run's queries) on exact (query, doc) keys, before dropping rows.
+def _grades(ordered: OrderedRun, prepared: PreparedQrels) -> np.ndarray:
+    """Each ordered row's grade (``_NOT_IN_QRELS`` when the pair has no qrels line), by an exact key join."""
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
-    in_run = qrels_query >= 0
+    in_run = qrels_query >= 0  # qrels of the queries the run has
     doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
     match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key,
                  ordered.key_hash if doc_key is ordered.doc_key else None)
     grade = np.full(len(match), _NOT_IN_QRELS, dtype=np.int64)
     hit = match >= 0
     grade[hit] = prepared.grade[in_run][match[hit]]
-    del match, hit
-    if not everything:
-        grade, query = grade[keep], query[keep]
+    return grade
 
+
+def _useful_groups(query, position, score, grade, expected: bool):
+    """Keep the tie groups that hold a judged document (no other row contributes to any measure; the counts
+    above a group and the positions do not change). Returns the kept rows, each row's group size, and the
+    group boundaries. A group is a row alone, or under expected ties the query's rows with one score."""
+    judged_row = grade >= 0
+    if not expected or len(query) == 0:
+        kept = query[judged_row], position[judged_row], grade[judged_row]
+        return (*kept, np.ones(len(kept[0])), np.ones(len(kept[0]), dtype=bool))
+    boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
+    group_starts = np.flatnonzero(boundary)
+    group = np.cumsum(boundary) - 1
+    useful = np.maximum.reduceat(judged_row, group_starts)[group]
+    size = np.diff(np.r_[group_starts, len(query)])[group][useful].astype(np.float64)
+    query, position, score, grade = query[useful], position[useful], score[useful], grade[useful]
+    boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])] if len(query) else np.zeros(0, bool)
+    return query, position, grade, size, boundary
+
+
+def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
+    contract = prepared.contract
+    ordered = order_run(run, contract.ties)
+    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
+    query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
+    keep = query >= 0
+    grade, position, score = _grades(ordered, prepared), ordered.position, ordered.score
+    if not keep.all():
+        query, grade, position, score = query[keep], grade[keep], position[keep], score[keep]
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
     queries_in_run[query] = True
-
-    # Tie groups: each row alone, or (under expected ties) the query's rows with one score. Only groups
-    # holding a judged document can contribute to any measure, so the rest is dropped here; the counts
-    # above and below a group are unchanged by that, and the positions were fixed before.
-    judged_row = grade >= 0
-    if contract.ties == "expected" and len(query):
-        boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
-        group_starts = np.flatnonzero(boundary)
-        group = np.cumsum(boundary) - 1
-        size = np.diff(np.r_[group_starts, len(query)])[group]
-        useful = np.maximum.reduceat(judged_row, group_starts)[group]
-        size = size[useful].astype(np.float64)
-        query, position, score, grade = query[useful], position[useful], score[useful], grade[useful]
-        boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])] if len(query) else \
-            np.zeros(0, bool)
-    else:
-        query, position, grade = query[judged_row], position[judged_row], grade[judged_row]
-        size = np.ones(len(query))
-        boundary = np.ones(len(query), dtype=bool)
+    query, position, grade, size, boundary = _useful_groups(query, position, score, grade,
+                                                            contract.ties == "expected")
 
     relevant = (grade >= contract.rel_level).astype(np.float64)
     judged = (grade >= 0).astype(np.float64)
