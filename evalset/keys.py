@@ -101,63 +101,59 @@ def row_hash(query_code: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 
 def repeated_rows(query: np.ndarray, keys: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
-    """True for every row equal to an earlier row (same query, same key).
-
-    One sort of the rows' 64-bit hashes (:func:`row_hash`, computed unless given) finds candidates (usually
-    none); candidates are compared exactly.
-    """
-    hashes = row_hash(query, keys) if hashes is None else hashes
-    ordered = np.sort(hashes)
-    repeated = np.zeros(len(query), dtype=bool)
-    twice = ordered[1:][ordered[1:] == ordered[:-1]]
-    if len(twice) == 0:
-        return repeated
-    rows = np.flatnonzero(np.isin(hashes, twice))  # in row order, so the first of equal rows is kept
-    exact = pd.DataFrame(np.column_stack([query[rows].astype(np.uint64), keys[rows]])).duplicated()
-    repeated[rows[exact.to_numpy()]] = True
-    return repeated
+    """True for every row equal to an earlier row (same query, same key); see :func:`join`."""
+    empty = np.zeros(0, dtype=np.int64)
+    return join(query, keys, empty, np.zeros((0, keys.shape[1]), dtype=np.uint64), hashes)[1]
 
 
 def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_keys: np.ndarray,
-         hashes: np.ndarray | None = None) -> np.ndarray:
-    """For each (query, key) row (rows unique), the index of the equal row of the table (rows unique), or -1.
+         hashes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Match (query, key) rows to a table of unique rows, and find the rows that repeat an earlier row.
 
-    ``hashes``: the rows' :func:`row_hash`, when already computed.
+    Returns ``found`` (for each row, the index of the equal table row, or -1) and ``repeated`` (True for a row
+    equal to an earlier one). ``hashes``: the rows' :func:`row_hash`, when already computed.
 
-    A sort-merge join: each row's hash, truncated to make room for its row number in the low bits, is sorted
-    with the table's; a row and its match then sit side by side, and every pairing is confirmed on the exact
-    keys. Blocks where truncated hashes collide are resolved by an exact merge.
+    A sort-merge join: each entry's 64-bit hash, truncated to make room for its row number in the low bits, is
+    sorted together with the table's, so that equal entries sit side by side with the earlier row first; every
+    pairing is confirmed on the exact keys, and blocks of more than two colliding entries (repeats, or
+    truncated-hash collisions) are resolved by exact comparison.
     """
     found = np.full(len(query), -1, dtype=np.int32 if len(table_query) < 2**31 else np.int64)
-    if len(query) == 0 or len(table_query) == 0:
-        return found
+    repeated = np.zeros(len(query), dtype=bool)
+    if len(query) == 0:
+        return found, repeated
     keys, table_keys = _same_width(keys, table_keys)
-    total = len(query) + len(table_query)
-    bits = int(total - 1).bit_length()
+    rows_count, total = len(query), len(query) + len(table_query)
+    bits = max(1, int(total - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
 
     merged = np.concatenate([row_hash(query, keys) if hashes is None else hashes, row_hash(table_query, table_keys)])
     merged &= ~low
     merged |= np.arange(total, dtype=np.uint64)  # each entry's row number in the low bits
     merged.sort()
-    equal = np.bitwise_xor(merged[1:], merged[:-1]) <= low  # position i and i + 1 share a truncated hash
+    equal = np.bitwise_xor(merged[1:], merged[:-1]) <= low  # entries i and i + 1 share a truncated hash
     before, after = np.r_[False, equal[:-1]], np.r_[equal[1:], False]
     pairs = np.flatnonzero(equal & ~before & ~after)  # blocks of exactly two
-    row = (merged[pairs] & low).astype(np.int64)
-    other = (merged[pairs + 1] & low).astype(np.int64) - len(query)
-    candidate = (row < len(query)) & (other >= 0)
-    row, other = row[candidate], other[candidate]
+    first = (merged[pairs] & low).astype(np.int64)
+    second = (merged[pairs + 1] & low).astype(np.int64)
+    first, second = first[first < rows_count], second[first < rows_count]  # two table rows never match
+    twice = second < rows_count  # two rows of the run: a repeat when exactly equal
+    a, b = first[twice], second[twice]
+    exact = (query[a] == query[b]) & np.all(keys[a] == keys[b], axis=1)
+    repeated[b[exact]] = True
+    row, other = first[~twice], second[~twice] - rows_count
     exact = (query[row] == table_query[other]) & np.all(keys[row] == table_keys[other], axis=1)
     found[row[exact]] = other[exact]
     crowded = np.flatnonzero(equal & (before | after))
-    if len(crowded) and len(table_query):
-        members = (merged[np.unique(np.r_[crowded, crowded + 1])] & low).astype(np.int64)
-        rows, others = members[members < len(query)], members[members >= len(query)] - len(query)
-        if len(rows) == 0 or len(others) == 0:
-            return found
-        hit = _lookup_exact(query[rows], keys[rows], table_query[others], table_keys[others])
-        found[rows] = np.where(hit >= 0, others[np.maximum(hit, 0)], -1)
-    return found
+    if len(crowded):
+        members = np.sort((merged[np.unique(np.r_[crowded, crowded + 1])] & low).astype(np.int64))
+        rows, others = members[members < rows_count], members[members >= rows_count] - rows_count
+        exact_repeat = pd.DataFrame(np.column_stack([query[rows].astype(np.uint64), keys[rows]])).duplicated()
+        repeated[rows[exact_repeat.to_numpy()]] = True
+        if len(others):
+            hit = _lookup_exact(query[rows], keys[rows], table_query[others], table_keys[others])
+            found[rows] = np.where(hit >= 0, others[np.maximum(hit, 0)], -1)
+    return found, repeated
 
 
 def _same_width(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

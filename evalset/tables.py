@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import io
 import json
+import mmap
 import os
 import tempfile
 from collections.abc import Collection, Iterable, Iterator
@@ -113,11 +114,26 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
         return None
     # A stray space or tab leaves an empty or padded id: not this path's job (numbers are checked by casting).
     other = " " if "\t" in head else "\t"
+    other_in_file = _file_contains(path, other.encode())
     for name in ("qid", "docid"):
         column = table[name]
-        if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py() or pc.any(pc.match_substring(column, other)).as_py():
+        if pc.min(pc.binary_length(column)).as_py() == 0:
+            return None
+        if other_in_file is not False and pc.any(pc.match_substring(column, other)).as_py():
             return None
     return table
+
+
+def _file_contains(path: str, needle: bytes) -> bool | None:
+    """Whether an uncompressed file contains ``needle`` anywhere (a memchr-speed scan); None if unknown."""
+    if path.endswith(".gz"):
+        return None
+    with open(path, "rb") as handle:
+        try:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return mapped.find(needle) >= 0
+        except ValueError:  # an empty file cannot be mapped
+            return False
 
 
 def _fields_by_line(path: str, layout: _Layout) -> pa.Table:

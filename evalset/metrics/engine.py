@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from scipy.special import gammaln
 
 from evalset.contract import EvaluationContract
 from evalset.keys import as_string_array, join, join_keys
@@ -116,17 +115,18 @@ def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.
     return np.add.reduceat(values, starts)[group] if len(values) else values
 
 
-def _grades(ordered: OrderedRun, prepared: PreparedQrels) -> np.ndarray:
-    """Each ordered row's grade (``_NOT_IN_QRELS`` when the pair has no qrels line), by an exact key join."""
+def _grades(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
+    """Each ordered row's grade (``_NOT_IN_QRELS`` when the pair has no qrels line), by an exact key join, and
+    the rows that repeat an earlier row of the same query (found by the same sort)."""
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
     in_run = qrels_query >= 0  # qrels of the queries the run has
     doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
-    match = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key,
-                 ordered.key_hash if doc_key is ordered.doc_key else None)
+    match, repeated = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key,
+                           ordered.key_hash if doc_key is ordered.doc_key else None)
     grade = np.full(len(match), _NOT_IN_QRELS, dtype=np.int64)
     hit = match >= 0
     grade[hit] = prepared.grade[in_run][match[hit]]
-    return grade
+    return grade, repeated
 
 
 def _useful_groups(query, position, score, grade, expected: bool):
@@ -149,11 +149,15 @@ def _useful_groups(query, position, score, grade, expected: bool):
 
 def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
     contract = prepared.contract
-    ordered = order_run(run, contract.ties)
+    ordered = order_run(run, contract.ties, dedupe=False)
     to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
     query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
+    grade, repeated = _grades(ordered, prepared)
+    position, score = ordered.position, ordered.score
+    if repeated.any():  # a document repeated in a ranking counts once, at its first position
+        query, grade, score = query[~repeated], grade[~repeated], score[~repeated]
+        position = position_in_group(ordered.query_code[~repeated])
     keep = query >= 0
-    grade, position, score = _grades(ordered, prepared), ordered.position, ordered.score
     if not keep.all():
         query, grade, position, score = query[keep], grade[keep], position[keep], score[keep]
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
@@ -203,7 +207,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     bpref_term = np.where(u == 1, group_relevant * per_relevant, 0.0)
 
     stats = {
-        "duplicates_removed": ordered.duplicates_removed,
+        "duplicates_removed": int(repeated.sum()),
         "unjudged_queries": int(np.sum(to_judged < 0)),
         "unjudged_query_rows": int(np.sum(~keep)),
     }
@@ -222,6 +226,8 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
 
 
 def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln  # only tied groups need it; scipy is slow to import
+
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 

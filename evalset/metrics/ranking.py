@@ -81,12 +81,23 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
 
 def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
     """The distinct query ids in byte order, and each row's index into them."""
-    encoded = pc.dictionary_encode(as_string_array(query_id))
-    names = np.array(encoded.dictionary.to_pylist(), dtype=object)
+    array = as_string_array(query_id)
+    starts = np.zeros(min(len(array), 1), dtype=np.int64)
+    if len(array) > 1:
+        change = pc.not_equal(array.slice(1), array.slice(0, len(array) - 1)).to_numpy(zero_copy_only=False)
+        starts = np.r_[0, np.flatnonzero(change) + 1]
+    heads = array.take(pa.array(starts)).to_pylist()
+    if len(set(heads)) == len(heads):  # each query's rows are contiguous (most runs): no hashing of every row
+        names = np.array(heads, dtype=object)
+        codes = np.repeat(np.arange(len(heads)), np.diff(np.r_[starts, len(array)]))
+    else:
+        encoded = pc.dictionary_encode(array)
+        names = np.array(encoded.dictionary.to_pylist(), dtype=object)
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order))
-    return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    return pd.Index(names[order], dtype=object), rank[codes]
 
 
 def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.ndarray]:
@@ -115,12 +126,13 @@ def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys
     return True
 
 
-def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
+def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) -> OrderedRun:
     """Order a run (from :func:`evalset.tables.read_run`) for evaluation under a tie rule.
 
     Each query's rows are contiguous (in the run's query order when it already groups them, else in byte
     order of the query ids); within a query, score descending, then the tie rule.
-    Duplicate (query, doc) rows after the first are removed and counted.
+    Duplicate (query, doc) rows after the first are removed and counted (``dedupe=False`` leaves that to a
+    caller that finds them in its own join, see :func:`evalset.keys.join`).
     """
     if ties not in TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
@@ -142,7 +154,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec") -> OrderedRun:
         query_code, doc_key, score = query_code[row], doc_key[row], score[row]
 
     hashes = row_hash(query_code, doc_key)
-    repeated = repeated_rows(query_code, doc_key, hashes)
+    repeated = repeated_rows(query_code, doc_key, hashes) if dedupe else np.zeros(len(query_code), dtype=bool)
     removed = int(repeated.sum())
     if removed:
         keep = ~repeated
