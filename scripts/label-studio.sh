@@ -85,10 +85,11 @@ install_label_studio() {
   ) 9>"$CACHE/label-studio-$LS_VERSION.lock" || die "could not install label-studio==$LS_VERSION"
 }
 
-port_taken() {
+port_taken() {  # something listens on 127.0.0.1:PORT
   "$PYTHON" - "$1" <<'EOF'
 import socket, sys
 sock = socket.socket()
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
 try:
     sock.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:
