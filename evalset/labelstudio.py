@@ -34,6 +34,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,8 +247,12 @@ def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overla
 
 
 def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline, title: str, overlap: int = 1,
-         batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True) -> PushResult:
-    """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order."""
+         batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
+         on_batch: Callable[[int, int], None] | None = None) -> PushResult:
+    """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order.
+
+    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests).
+    """
     if overlap < 1:
         raise ValueError(f"overlap must be at least 1, got {overlap}")
     if batch_size < 1:
@@ -270,6 +275,8 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
                  f"import tasks (pushed {start} of {len(records)} new tasks before this batch; push again to add "
                  "the rest)")
             bar.update(len(batch))
+            if on_batch is not None:
+                on_batch(start + len(batch), len(records))
     if tasks.attrs["without_text"]:
         notes.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
     return PushResult(project_id=project.id, project_created=created, pool_tasks=len(tasks),
