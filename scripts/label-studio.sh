@@ -79,7 +79,9 @@ install_label_studio() {
     say "installing label-studio==$LS_VERSION into $VENV (first start only, a few minutes)"
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$LS_VERSION" >&2 \
+    # pip's notes about configured-but-absent local indexes are noise here; its errors still show.
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$LS_VERSION" 2>&1 \
+      | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2 \
       || { rm -rf "$VENV"; exit 1; }
     touch "$VENV/.evalset-complete"
   ) 9>"$CACHE/label-studio-$LS_VERSION.lock" || die "could not install label-studio==$LS_VERSION"
