@@ -284,7 +284,10 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     with tqdm(total=len(records), unit="task", desc=f"push {title}", disable=not progress, file=sys.stderr) as bar:
         for start in range(0, len(records), batch_size):
             batch = records[start:start + batch_size]
-            call(lambda batch=batch: client.projects.import_tasks(id=project.id, request=batch),
+            # No client-side retry of an import: a retry after a dropped connection could import a batch the
+            # server had already committed. The next push re-reads what is there instead.
+            call(lambda batch=batch: client.projects.import_tasks(id=project.id, request=batch,
+                                                                  request_options={"max_retries": 0}),
                  f"import tasks (pushed {start} of {len(records)} new tasks before this batch; push again to add "
                  "the rest)")
             bar.update(len(batch))
