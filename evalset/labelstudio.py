@@ -81,15 +81,15 @@ def labeling_config(guideline: Guideline) -> str:
     return "\n".join([
         "<View>",
         '  <Header value="Query"/>',
-        '  <Text name="query" value="$query" valueType="text" granularity="word"/>',
+        '  <Text name="query" value="$query" valueType="text"/>',
         '  <Header value="Document"/>',
-        '  <Text name="text" value="$text" valueType="text" granularity="word"/>',
+        '  <Text name="text" value="$text" valueType="text"/>',
         f'  <Header value={quoteattr(f"Grade ({guideline.name} v{guideline.version})")}/>',
         f'  <Choices name="{GRADE_CONTROL}" toName="text" choice="single-radio" required="true" showInline="false">',
         *choices,
         "  </Choices>",
         f'  <TextArea name="{COMMENT_CONTROL}" toName="text" placeholder="Comment (optional): why this grade, '
-        'what was hard" rows="2" maxSubmissions="1" editable="true"/>',
+        'what was hard" rows="2" maxSubmissions="1" editable="true" showSubmitButton="false"/>',
         "</View>",
     ]) + "\n"
 
