@@ -653,7 +653,11 @@ def labels_from_file(path: str | os.PathLike, kind: str = "human") -> pd.DataFra
 
 
 def write_labels(labels: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a labels table (TSV with a header, the columns of :data:`LABELS_COLUMNS`), atomically."""
+    """Write a labels table (columns :data:`LABELS_COLUMNS`, in that order) as TSV with a header, atomically.
+
+    Fields holding a tab, a newline or a quote are quoted as the csv module does, so :func:`read_labels`
+    reads the file back unchanged.
+    """
     missing = [c for c in LABELS_COLUMNS if c not in labels.columns]
     if missing:
         raise ValueError(f"labels are missing column(s) {', '.join(missing)}")
@@ -1020,3 +1024,55 @@ def _same_integer(text: str, value: int) -> bool:
         return float(text) == value
     except ValueError:
         return False
+# --- pool folders and labels (push / pull)
+TASK_FIELDS = ("pair_id", "query_id", "doc_id", "query", "text")
+
+
+def read_pool_pairs(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a pool's ``pool.tsv`` (``pair_id, query_id, doc_id, order``), sorted by ``order`` (int64).
+
+    A missing column, a blank id, a non-integer order, or a repeated ``pair_id`` is refused with its line.
+    """
+    path = os.fspath(path)
+    rows, line_numbers, columns = _read_tsv_with_header(path, required=("pair_id", "query_id", "doc_id", "order"))
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)[["pair_id", "query_id", "doc_id", "order"]]
+    _refuse_blank(frame, ("pair_id", "query_id", "doc_id"), line_numbers, path)
+    _refuse_repeats(frame, ["pair_id"], line_numbers, path, "pair_id")
+    order = pd.to_numeric(frame["order"], errors="coerce")
+    bad = order.isna() | (order != order.round())
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"order must be an integer, found {frame['order'].iloc[row]!r}", path, line_numbers[row])
+    frame = frame.astype(str).assign(order=order.to_numpy(dtype=np.int64))
+    return frame.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def read_tasks(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a pool's ``tasks.jsonl`` (one JSON object a line with :data:`TASK_FIELDS`), in file order.
+
+    Every field is a string; a line that is not a JSON object, lacks a field, or repeats a ``pair_id`` is
+    refused with its line.
+    """
+    path = os.fspath(path)
+    _check_file(path)
+    records, line_numbers = [], []
+    with _text_lines(path) as lines:
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg}", path, number) from None
+            if not isinstance(record, dict):
+                raise InputError("expected a JSON object", path, number)
+            missing = [name for name in TASK_FIELDS if record.get(name) is None]
+            if missing:
+                raise InputError(f"missing field(s) {', '.join(missing)}", path, number)
+            records.append({name: str(record[name]) for name in TASK_FIELDS})
+            line_numbers.append(number)
+    frame = pd.DataFrame(records, columns=list(TASK_FIELDS), dtype=object)
+    _refuse_repeats(frame, ["pair_id"], line_numbers, path, "pair_id")
+    return frame.astype(str).reset_index(drop=True)
+
+

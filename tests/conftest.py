@@ -1,3 +1,10 @@
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,3 +18,65 @@ def shared_data() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"shared data not found at {SHARED}")
     return SHARED
+
+
+# --- a real Label Studio server (tests marked `labelstudio`)
+# The server is started once per session with scripts/label-studio.sh. When EVALSET_TEST_LS_DATA_DIR and
+# EVALSET_TEST_LS_PORT are set (.ci/run sets them after starting the server itself), that server is used and
+# left running for its owner to stop; otherwise the fixture starts one on a free port with a temporary data
+# directory and stops it after the session. The first start on a machine installs Label Studio (minutes).
+@dataclass
+class LabelStudioServer:
+    url: str
+    api_key: str
+    data_dir: str
+    port: int
+
+    def start(self) -> None:
+        """(Re)start the server with the script; a running server is left as it is."""
+        _label_studio_script("start", self.port, self.data_dir)
+
+    def kill(self) -> None:
+        """SIGKILL the server process (as a crash would), and wait until the port answers no more."""
+        pid = int(Path(self.data_dir, "evalset-server.pid").read_text())
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+
+    def env(self) -> dict[str, str]:
+        return {"LABEL_STUDIO_URL": self.url, "LABEL_STUDIO_API_KEY": self.api_key}
+
+
+def _label_studio_script(command: str, port: int, data_dir: str) -> dict[str, str]:
+    done = subprocess.run(["bash", str(REPO / "scripts" / "label-studio.sh"), command, "--port", str(port),
+                           "--data-dir", data_dir], capture_output=True, text=True, timeout=1200)
+    if done.returncode != 0:
+        pytest.fail(f"scripts/label-studio.sh {command} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def label_studio(tmp_path_factory) -> Iterator[LabelStudioServer]:
+    data_dir = os.environ.get("EVALSET_TEST_LS_DATA_DIR")
+    owned = not data_dir
+    if owned:
+        data_dir = str(tmp_path_factory.mktemp("label-studio"))
+        port = _free_port()
+    else:
+        port = int(os.environ["EVALSET_TEST_LS_PORT"])
+    connection = _label_studio_script("start", port, data_dir)
+    server = LabelStudioServer(connection["LABEL_STUDIO_URL"], connection["LABEL_STUDIO_API_KEY"], data_dir, port)
+    yield server
+    if owned:
+        subprocess.run(["bash", str(REPO / "scripts" / "label-studio.sh"), "stop", "--data-dir", data_dir],
+                       capture_output=True, timeout=120)

@@ -44,3 +44,44 @@ def test_malformed_guidelines_are_refused(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(InputError, match=message):
         read_guideline(path)
+
+
+def _worked_examples(body: str) -> list[tuple[str, int, str, str]]:
+    """(query id, grade, doc id, quoted text) of every example bullet under '## Worked examples'."""
+    import re
+
+    section = body.split("## Worked examples", 1)[1]
+    examples, query = [], None
+    bullets = re.split(r"\n(?=- |\*\*Query)", section)
+    for bullet in bullets:
+        text = " ".join(line.strip() for line in bullet.splitlines())
+        if heading := re.match(r"\*\*Query (\d+)", text):
+            query = heading.group(1)
+        elif grade := re.match(r"- (\d)\b[^:]*:", text):
+            quotes = re.findall(r'\*"(.+?)"\*', text)
+            docs = re.findall(r"\((\d{5,})\)", text)
+            examples.extend((query, int(grade.group(1)), doc, quote) for doc, quote in zip(docs, quotes, strict=True))
+    return examples
+
+
+def test_worked_examples_quote_real_dl19_passages_with_nist_grades(shared_data):
+    import gzip
+    import json
+
+    from evalset.tables import read_qrels
+
+    examples = _worked_examples(read_guideline(GUIDELINE).body)
+    assert len(examples) >= 20
+    assert {grade for _, grade, _, _ in examples} == {0, 1, 2, 3}
+    qrels = read_qrels(shared_data / "dl19" / "qrels.txt").set_index(["query_id", "doc_id"])["grade"]
+    wanted = {doc for _, _, doc, _ in examples}
+    with gzip.open(shared_data / "dl19" / "passages.jsonl.gz", "rt", encoding="utf-8") as handle:
+        texts = {r["doc_id"]: r["text"] for r in map(json.loads, handle) if r["doc_id"] in wanted}
+
+    def plain(text):
+        return " ".join(text.replace("\u2019", "'").split())
+
+    for query, grade, doc, quote in examples:
+        assert qrels[(query, doc)] == grade, (query, doc)
+        for piece in quote.split("..."):
+            assert plain(piece.strip(" .")) in plain(texts[doc]), (doc, piece)

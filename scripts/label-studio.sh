@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Run a local Label Studio server for evalset push / pull and the tests that need one.
+#
+#   eval "$(scripts/label-studio.sh start --port 8080 --data-dir DIR)"   # exports LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY
+#   scripts/label-studio.sh status --data-dir DIR
+#   scripts/label-studio.sh stop --data-dir DIR
+#
+# Label Studio lives in its own virtual environment (it pins its own dependencies), one per pinned version, cached
+# in ${EVALSET_CACHE:-$HOME/.cache/evalset}/label-studio-<version>: the first start installs it (a few minutes),
+# later starts reuse it. The server listens on 127.0.0.1 only, makes no version-check call, and gets an admin user
+# whose legacy API token is created with the organisation (legacy tokens enabled). The admin's password and token
+# are generated on the first start of a data directory and kept in DIR/evalset-admin.env (mode 600).
+# `start` prints only the two shell assignments on stdout; progress and errors go to stderr.
+# `stop` ends only the process that `start` recorded in DIR/evalset-server.pid.
+set -euo pipefail
+
+LS_VERSION=${EVALSET_LABEL_STUDIO_VERSION:-1.23.2}
+CACHE=${EVALSET_CACHE:-$HOME/.cache/evalset}
+VENV="$CACHE/label-studio-$LS_VERSION"
+PYTHON=${EVALSET_LABEL_STUDIO_PYTHON:-python3}
+PORT=8080
+DATA_DIR="$CACHE/label-studio-data"
+WAIT_S=${EVALSET_LABEL_STUDIO_WAIT_S:-600}
+
+say() { echo "label-studio.sh: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+usage() {
+  cat >&2 <<EOF
+usage: scripts/label-studio.sh start|stop|status [--port PORT] [--data-dir DIR]
+  start   install Label Studio $LS_VERSION if needed, start it on 127.0.0.1:PORT (default 8080) with DIR as its
+          data directory, wait for /health, print LABEL_STUDIO_URL=... and LABEL_STUDIO_API_KEY=...
+  stop    stop the server started for DIR
+  status  say whether the server for DIR is running (exit 0) or not (exit 3)
+EOF
+  exit 2
+}
+
+[ $# -ge 1 ] || usage
+COMMAND=$1
+shift
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) PORT=${2:?--port needs a value}; shift 2 ;;
+    --port=*) PORT=${1#*=}; shift ;;
+    --data-dir) DATA_DIR=${2:?--data-dir needs a value}; shift 2 ;;
+    --data-dir=*) DATA_DIR=${1#*=}; shift ;;
+    -h|--help) usage ;;
+    *) say "unknown argument: $1"; usage ;;
+  esac
+done
+[[ "$PORT" =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || die "--port must be 1-65535, got '$PORT'"
+
+[ "$COMMAND" = start ] && mkdir -p "$DATA_DIR"
+[ -d "$DATA_DIR" ] && DATA_DIR=$(cd "$DATA_DIR" && pwd)
+PID_FILE="$DATA_DIR/evalset-server.pid"
+PORT_FILE="$DATA_DIR/evalset-server.port"
+ADMIN_FILE="$DATA_DIR/evalset-admin.env"
+LOG_FILE="$DATA_DIR/evalset-server.log"
+
+# The pid recorded by start, if that process is still our Label Studio (a recycled pid is not ours).
+running_pid() {
+  [ -f "$PID_FILE" ] || return 1
+  local pid
+  pid=$(cat "$PID_FILE")
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "label-studio start" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "--data-dir $DATA_DIR" || return 1
+  echo "$pid"
+}
+
+install_label_studio() {
+  [ -f "$VENV/.evalset-complete" ] && return 0
+  mkdir -p "$CACHE"
+  (
+    flock 9
+    [ -f "$VENV/.evalset-complete" ] && exit 0
+    say "installing label-studio==$LS_VERSION into $VENV (first start only, a few minutes)"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+    # pip's notes about configured-but-absent local indexes are noise here; its errors still show.
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$LS_VERSION" 2>&1 \
+      | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2 \
+      || { rm -rf "$VENV"; exit 1; }
+    touch "$VENV/.evalset-complete"
+  ) 9>"$CACHE/label-studio-$LS_VERSION.lock" || die "could not install label-studio==$LS_VERSION"
+}
+
+port_taken() {  # something listens on 127.0.0.1:PORT
+  "$PYTHON" - "$1" <<'EOF'
+import socket, sys
+sock = socket.socket()
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
+try:
+    sock.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(0)
+sys.exit(1)
+EOF
+}
+
+http_status() {  # http_status URL [TOKEN]
+  local auth=()
+  [ $# -ge 2 ] && auth=(-H "Authorization: Token $2")
+  curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${auth[@]}" "$1" 2>/dev/null || true
+}
+
+print_connection() {
+  # shellcheck disable=SC1090
+  . "$ADMIN_FILE"
+  echo "LABEL_STUDIO_URL=http://127.0.0.1:$(cat "$PORT_FILE")"
+  echo "LABEL_STUDIO_API_KEY=$EVALSET_LS_TOKEN"
+}
+
+start() {
+  if pid=$(running_pid); then
+    [ "$(cat "$PORT_FILE")" = "$PORT" ] || die "already running for $DATA_DIR on port $(cat "$PORT_FILE") (pid $pid)"
+    say "already running (pid $pid)"
+    print_connection
+    return 0
+  fi
+  install_label_studio
+  if port_taken "$PORT"; then
+    die "port $PORT on 127.0.0.1 is taken; choose another with --port"
+  fi
+  if [ ! -f "$ADMIN_FILE" ]; then
+    (umask 077; {
+      echo "EVALSET_LS_EMAIL=admin@evalset.local"
+      echo "EVALSET_LS_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(16))')"
+      echo "EVALSET_LS_TOKEN=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(20))')"
+    } >"$ADMIN_FILE")
+  fi
+  # shellcheck disable=SC1090
+  . "$ADMIN_FILE"
+  say "starting Label Studio $LS_VERSION on 127.0.0.1:$PORT (data: $DATA_DIR; log: $LOG_FILE)"
+  # Credentials travel in the environment, not on the command line (where ps would show them).
+  env LABEL_STUDIO_USERNAME="$EVALSET_LS_EMAIL" LABEL_STUDIO_PASSWORD="$EVALSET_LS_PASSWORD" \
+      LABEL_STUDIO_USER_TOKEN="$EVALSET_LS_TOKEN" LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+      LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
+      LABEL_STUDIO_BASE_DATA_DIR="$DATA_DIR" \
+      setsid "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$PORT" \
+      --data-dir "$DATA_DIR" --enable-legacy-api-token </dev/null >"$LOG_FILE" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$PID_FILE"
+  echo "$PORT" >"$PORT_FILE"
+  local waited=0
+  until [ "$(http_status "http://127.0.0.1:$PORT/health")" = 200 ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$LOG_FILE" >&2 || true
+      rm -f "$PID_FILE"
+      die "Label Studio exited during start (log above, full log in $LOG_FILE)"
+    fi
+    # Label Studio moves to the next free port when its port is taken: refuse that instead of following it.
+    if grep -q "is in use, trying\|Could not find an available port" "$LOG_FILE" 2>/dev/null; then
+      stop_pid "$pid"
+      die "Label Studio did not get port $PORT (someone took it during start); nothing is running"
+    fi
+    [ "$waited" -lt "$WAIT_S" ] || { stop_pid "$pid"; die "no answer on /health after ${WAIT_S}s (log: $LOG_FILE)"; }
+    sleep 1
+    waited=$((waited + 1))
+  done
+  if ! grep -q "http://127.0.0.1:$PORT/" "$LOG_FILE"; then
+    stop_pid "$pid"
+    die "the server that answers on port $PORT is not the one started (see $LOG_FILE); nothing is running"
+  fi
+  local auth
+  auth=$(http_status "http://127.0.0.1:$PORT/api/current-user/whoami" "$EVALSET_LS_TOKEN")
+  if [ "$auth" != 200 ]; then
+    stop_pid "$pid"
+    die "the admin token was refused (HTTP $auth): was $DATA_DIR created without legacy API tokens?"
+  fi
+  say "ready after ${waited}s (pid $pid)"
+  print_connection
+}
+
+stop_pid() {
+  local pid=$1
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 30); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 1
+  done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$PID_FILE"
+}
+
+stop() {
+  if pid=$(running_pid); then
+    stop_pid "$pid"
+    say "stopped (pid $pid)"
+  else
+    rm -f "$PID_FILE"
+    say "not running for $DATA_DIR"
+  fi
+}
+
+status() {
+  if pid=$(running_pid); then
+    echo "running: pid $pid, http://127.0.0.1:$(cat "$PORT_FILE"), data $DATA_DIR"
+  else
+    echo "not running for $DATA_DIR"
+    exit 3
+  fi
+}
+
+case "$COMMAND" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) usage ;;
+esac

@@ -1,0 +1,128 @@
+"""Push/pull without a server: the labeling config from the guideline, export rows to labels, pool readers."""
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalset.errors import InputError
+from evalset.guideline import read_guideline
+from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
+from evalset.tables import read_labels, read_pool_pairs, read_tasks, write_labels
+
+GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
+
+
+def test_labeling_config_has_one_choice_per_grade_with_hotkeys_and_shows_texts_as_text():
+    root = ET.fromstring(labeling_config(GUIDELINE))
+    texts = {tag.get("name"): tag.get("value") for tag in root.iter("Text")}
+    assert texts == {"query": "$query", "text": "$text"}
+    assert not list(root.iter("HyperText")) and not list(root.iter("HTML"))
+    choices = root.find("Choices")
+    assert choices.get("name") == "grade" and choices.get("choice") == "single-radio"
+    assert choices.get("required") == "true"
+    options = [(c.get("alias"), c.get("hotkey"), c.get("value"), c.get("hint")) for c in choices.iter("Choice")]
+    assert options == [(str(g.value), str(g.value), f"{g.value} {g.name}", g.definition)
+                       for g in reversed(GUIDELINE.scale)]
+    assert root.find("TextArea").get("name") == "comment"
+
+
+def test_scale_text_with_markup_is_escaped_in_the_config_and_no_hotkeys_past_nine(tmp_path):
+    path = tmp_path / "g.md"
+    path.write_text('+++\nversion = 2\n[scale.0]\nname = "No <b>"\ndefinition = "a \\"quote\\" & more"\n'
+                    '[scale.10]\nname = "Ten"\n+++\n# body <script>x</script>\n')
+    guideline = read_guideline(path)
+    root = ET.fromstring(labeling_config(guideline))
+    options = [(c.get("value"), c.get("hint"), c.get("hotkey")) for c in root.iter("Choice")]
+    assert options == [("10 Ten", "", None), ("0 No <b>", 'a "quote" & more', None)]
+    assert "<script>" not in instructions_html(guideline)
+    assert "&lt;script&gt;x&lt;/script&gt;" in instructions_html(guideline)
+
+
+@pytest.mark.parametrize(("choice", "grade"), [("2", 2), ("2 Highly relevant", 2), ("0", 0), ("7", None),
+                                               ("Highly relevant", None), ("-1", None)])
+def test_grade_of_choice_reads_alias_or_value(choice, grade):
+    assert grade_of_choice(choice, GUIDELINE) == grade
+
+
+def _annotation(annotation_id, user, grade=None, comment=None, cancelled=False):
+    result = []
+    if grade is not None:
+        result.append({"from_name": "grade", "to_name": "text", "type": "choices", "value": {"choices": [grade]}})
+    if comment is not None:
+        result.append({"from_name": "comment", "to_name": "text", "type": "textarea", "value": {"text": [comment]}})
+    return {"id": annotation_id, "completed_by": user, "result": result, "was_cancelled": cancelled,
+            "created_at": "2026-01-02T03:04:05.000006Z", "updated_at": "2026-01-02T04:04:05.5+01:00"}
+
+
+def test_export_to_labels_counts_everything_it_does_not_turn_into_a_grade():
+    pairs = pd.DataFrame({"pair_id": ["pa", "pb"], "query_id": ["q1", "q2"], "doc_id": ["d1", "d2"]})
+    tasks = [
+        {"id": 10, "data": {"pair_id": "pb"}, "annotations": [
+            _annotation(5, 2, "3", comment="exact answer"), _annotation(4, 3, "1"),
+            _annotation(6, 2, cancelled=True), _annotation(7, 3, comment="no idea")]},
+        {"id": 11, "data": {"pair_id": "pa"}, "annotations": [_annotation(8, {"id": 3}, "0 Irrelevant"),
+                                                              _annotation(9, 3, "5"), _annotation(12, 99, "1")]},
+        {"id": 12, "data": {"pair_id": "zz"}, "annotations": [_annotation(13, 2, "2")]},
+        {"id": 13, "data": {"pair_id": "pa"}, "annotations": []},
+    ]
+    labels, report = labels_from_export(tasks, pairs, {2: "a@x.org", 3: "b@x.org"}, GUIDELINE, project_id=7)
+    assert labels.to_dict(orient="records") == [
+        {"query_id": "q1", "doc_id": "d1", "annotator": "b@x.org", "kind": "human", "grade": 0,
+         "source": "label-studio:7/11/8", "labeled_at": "2026-01-02T03:04:05.500000Z", "comment": ""},
+        {"query_id": "q2", "doc_id": "d2", "annotator": "a@x.org", "kind": "human", "grade": 3,
+         "source": "label-studio:7/10/5", "labeled_at": "2026-01-02T03:04:05.500000Z", "comment": "exact answer"},
+        {"query_id": "q2", "doc_id": "d2", "annotator": "b@x.org", "kind": "human", "grade": 1,
+         "source": "label-studio:7/10/4", "labeled_at": "2026-01-02T03:04:05.500000Z", "comment": ""},
+    ]
+    assert (report.tasks, report.annotations, report.labels) == (4, 8, 3)
+    assert (report.skipped, report.no_grade, report.off_scale, report.unknown_pair,
+            report.unknown_annotator) == (1, 1, 1, 1, 1)
+    assert report.annotations == report.labels + report.skipped + report.no_grade + report.off_scale \
+        + report.unknown_pair + report.unknown_annotator
+
+
+def test_labels_with_tabs_newlines_and_quotes_in_comments_round_trip(tmp_path):
+    labels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d 2"], "annotator": ["a@x", "b@x"],
+                           "kind": ["human", "human"], "grade": [3, 0], "source": ["s", "s"],
+                           "labeled_at": ["t", "t"], "comment": ['tab\there\nnew "line"', ""]})
+    write_labels(labels, tmp_path / "labels.tsv")
+    back = read_labels(tmp_path / "labels.tsv")
+    assert back["comment"].tolist() == ['tab\there\nnew "line"', ""]
+    assert back["grade"].tolist() == [3, 0] and back["doc_id"].tolist() == ["d1", "d 2"]
+
+
+def _pool(folder: Path, pool_rows: str, tasks: list[dict]) -> Path:
+    folder.mkdir()
+    (folder / "pool.tsv").write_text("pair_id\tquery_id\tdoc_id\torder\n" + pool_rows)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    return folder
+
+
+def _task(pair, query_id="q", doc_id="d"):
+    return {"pair_id": pair, "query_id": query_id, "doc_id": doc_id, "query": "a query", "text": f"text of {pair}"}
+
+
+def test_pool_tasks_follow_the_pool_order_and_count_pairs_without_text(tmp_path):
+    folder = _pool(tmp_path / "p", "a\tq\td1\t2\nb\tq\td2\t0\nc\tq\td3\t1\n", [_task("a"), _task("b")])
+    tasks = pool_tasks(folder)
+    assert tasks["pair_id"].tolist() == ["b", "a"]
+    assert list(tasks.columns) == ["pair_id", "query", "text"]
+    assert tasks.attrs["without_text"] == 1
+
+
+def test_pool_readers_refuse_bad_files_with_their_line(tmp_path):
+    folder = _pool(tmp_path / "p", "a\tq\td1\t0\na\tq\td2\t1\n", [])
+    with pytest.raises(InputError, match="pair_id a appears twice") as error:
+        read_pool_pairs(folder / "pool.tsv")
+    assert error.value.line == 3
+    folder = _pool(tmp_path / "r", "a\tq\td1\tfirst\n", [{"pair_id": "a"}])
+    with pytest.raises(InputError, match="order must be an integer"):
+        read_pool_pairs(folder / "pool.tsv")
+    with pytest.raises(InputError, match="missing field"):
+        read_tasks(folder / "tasks.jsonl")
+    folder = _pool(tmp_path / "s", "a\tq\td1\t0\n", [_task("a"), _task("x")])
+    with pytest.raises(InputError, match=r"pair_id x of tasks\.jsonl is not in pool\.tsv"):
+        pool_tasks(folder)
