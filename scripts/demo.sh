@@ -76,12 +76,15 @@ step "report: one self-contained HTML page"
 
 if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${LABEL_STUDIO_API_KEY:-}" ]; }; then
   if [ -z "${LABEL_STUDIO_URL:-}" ]; then
-    step "label studio: starting a local server (first start installs it and takes a few minutes)"
-    eval "$(scripts/label-studio.sh start --data-dir "$out/label-studio")"
+    step "label studio: starting a local server on 127.0.0.1 (the first start installs it: a few minutes)"
+    eval "$(scripts/label-studio.sh start --data-dir out/label-studio)"
+    echo "started; stop it with: scripts/label-studio.sh stop --data-dir out/label-studio"
+    echo "the admin's e-mail and password are in out/label-studio/evalset-admin.env (readable by you alone)"
   fi
-  step "push: the pool's judging tasks to Label Studio at $LABEL_STUDIO_URL"
+  step "push: the pool's judging tasks to Label Studio at $LABEL_STUDIO_URL, two annotators per task"
   "$evalset" push "$out/pool" --guideline guidelines/relevance-v1.md --project "DL19 demo pool" --overlap 2
-  echo "annotators log in at $LABEL_STUDIO_URL and open the project 'DL19 demo pool'"
+  echo "annotators log in at $LABEL_STUDIO_URL and open the project 'DL19 demo pool'; then:"
+  echo "  $evalset pull --project 'DL19 demo pool' --pool $out/pool --guideline guidelines/relevance-v1.md -o labels.tsv"
 fi
 
 if [ -n "${OPENAI_BASE_URL:-}" ]; then

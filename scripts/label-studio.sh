@@ -29,7 +29,7 @@ usage() {
   cat >&2 <<EOF
 usage: scripts/label-studio.sh start|stop|status [--port PORT] [--data-dir DIR]
   start   install Label Studio $LS_VERSION if needed, start it on 127.0.0.1:PORT (default 8080) with DIR as its
-          data directory, wait for /health, print LABEL_STUDIO_URL=... and LABEL_STUDIO_API_KEY=...
+          data directory, wait for /health, print export LABEL_STUDIO_URL=... and export LABEL_STUDIO_API_KEY=...
   stop    stop the server started for DIR
   status  say whether the server for DIR is running (exit 0) or not (exit 3)
 EOF
@@ -109,8 +109,8 @@ http_status() {  # http_status URL [TOKEN]
 print_connection() {
   # shellcheck disable=SC1090
   . "$ADMIN_FILE"
-  echo "LABEL_STUDIO_URL=http://127.0.0.1:$(cat "$PORT_FILE")"
-  echo "LABEL_STUDIO_API_KEY=$EVALSET_LS_TOKEN"
+  echo "export LABEL_STUDIO_URL=http://127.0.0.1:$(cat "$PORT_FILE")"
+  echo "export LABEL_STUDIO_API_KEY=$EVALSET_LS_TOKEN"
 }
 
 start() {

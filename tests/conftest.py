@@ -56,7 +56,7 @@ def _label_studio_script(command: str, port: int, data_dir: str) -> dict[str, st
                            "--data-dir", data_dir], capture_output=True, text=True, timeout=1200)
     if done.returncode != 0:
         pytest.fail(f"scripts/label-studio.sh {command} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    return dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines() if "=" in line)
 
 
 def _free_port() -> int:
