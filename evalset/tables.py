@@ -608,3 +608,41 @@ def _refuse_repeats(frame: pd.DataFrame, key: list[str], line_numbers: list[int]
         same = [row for row in rows if frame.iloc[row][key].tolist() == first]
         raise InputError(f"{what} {' '.join(map(str, first))} appears twice (lines {line_numbers[same[0]]} "
                          f"and {line_numbers[same[1]]})", path, line_numbers[same[1]])
+
+
+# --- judge: pool tasks
+TASK_FIELDS = ("pair_id", "query_id", "doc_id", "query", "text")
+
+
+def read_tasks(path: str | os.PathLike, limit: int | None = None) -> list[dict[str, str]]:
+    """Read a pool's ``tasks.jsonl`` (one JSON object per line with :data:`TASK_FIELDS`), in judging order.
+
+    ``limit`` keeps the first N tasks. A line that is not a JSON object, lacks a field, has an empty
+    ``pair_id``, or repeats a ``pair_id`` is refused with its line number.
+    """
+    path = os.fspath(path)
+    _check_file(path)
+    if limit is not None and limit < 0:
+        raise InputError(f"--limit must be >= 0, got {limit}", path)
+    tasks: list[dict[str, str]] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if limit is not None and len(tasks) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg}", path, number) from None
+            if not isinstance(record, dict) or any(name not in record for name in TASK_FIELDS):
+                raise InputError(f"a task needs the fields {', '.join(TASK_FIELDS)}", path, number)
+            task = {name: str(record[name]) for name in TASK_FIELDS}
+            if not task["pair_id"].strip():
+                raise InputError("empty pair_id", path, number)
+            if task["pair_id"] in seen:
+                raise InputError(f"pair_id {task['pair_id']!r} repeated", path, number)
+            seen.add(task["pair_id"])
+            tasks.append(task)
+    return tasks

@@ -1,0 +1,327 @@
+"""Grading pool pairs through any OpenAI-compatible endpoint: concurrent, rate-limited, retried, journaled.
+
+Conventions (where the issue is silent):
+
+- Transient errors (HTTP 429, 5xx, timeouts, connection errors) are retried up to ``max_retries`` times per
+  pair, waiting ``Retry-After`` (or ``retry-after-ms``) when the server sends one, else exponential backoff
+  ``min(cap, base * 2**(n-1))`` with equal jitter (half fixed, half uniform from a seeded generator). A 429 also
+  pauses every worker until its ``Retry-After`` has passed, so that the whole client backs off, not one worker.
+- An answer that cannot be parsed, or whose grade is off the scale, is asked again up to ``max_invalid`` times;
+  then the pair is recorded as failed with the last reason. A grade is never repaired, clipped or defaulted.
+- Another 4xx (for example a prompt too long for the model) fails that pair at once; 401, 403 and 404 stop the
+  run (every answer so far is in the journal).
+- ``structured="auto"`` asks for structured output (a strict JSON schema) and, if the server refuses it with a
+  400, asks every later request without it (the strict parser checks the answer either way).
+- ``rpm`` paces request starts evenly (60/rpm seconds apart); ``tpm`` paces them by an estimate of each
+  request's tokens (characters / 4, plus ``max_tokens`` or 100 for the answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import openai
+import pandas as pd
+from openai.types.chat import ChatCompletion
+
+from evalset.guideline import Guideline
+from evalset.judge.journal import Answer, Journal
+from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
+from evalset.tables import LABELS_COLUMNS
+
+
+@dataclass
+class JudgeSettings:
+    """How to ask: the model and the client's pace and patience."""
+
+    model: str
+    base_url: str | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout: float = 60.0
+    max_retries: int = 6
+    max_invalid: int = 2
+    backoff_base: float = 1.0
+    backoff_cap: float = 60.0
+    structured: str = "auto"
+    max_tokens: int | None = None
+    seed: int = 0
+    retry_failed: bool = False
+
+
+@dataclass
+class JudgeStats:
+    """What one run did: every count is of this run (pairs answered earlier are ``already_answered``)."""
+
+    pairs: int = 0
+    already_answered: int = 0
+    judged: int = 0
+    failed: int = 0
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    server_errors: int = 0
+    timeouts: int = 0
+    invalid_answers: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    batches: list[str] = field(default_factory=list)
+
+    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
+        """Cost of this run's tokens given prices per million input and output tokens."""
+        if price_in is None and price_out is None:
+            return None
+        return (self.prompt_tokens * (price_in or 0.0) + self.completion_tokens * (price_out or 0.0)) / 1e6
+
+
+class JudgeAborted(RuntimeError):
+    """The endpoint refused the whole job (bad key, unknown model or route)."""
+
+
+class _Pacer:
+    """Spaces request starts so that at most ``per_minute`` units are spent per minute (no bursts)."""
+
+    def __init__(self, per_minute: float):
+        self.seconds_per_unit = 60.0 / per_minute
+        self.next_free = 0.0
+
+    async def take(self, units: float) -> None:
+        now = time.monotonic()
+        start = max(now, self.next_free)
+        self.next_free = start + units * self.seconds_per_unit
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def retry_after_seconds(error: openai.APIStatusError) -> float | None:
+    """The wait a server asked for (``retry-after-ms``, or ``Retry-After`` in seconds or as an HTTP date)."""
+    headers = error.response.headers
+    if headers.get("retry-after-ms"):
+        try:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+class _Judge:
+    def __init__(self, client: openai.AsyncOpenAI, settings: JudgeSettings, template: PromptTemplate,
+                 guideline: Guideline, journal: Journal, stats: JudgeStats, tick: Callable[[JudgeStats], None]):
+        self.client, self.settings, self.template, self.guideline = client, settings, template, guideline
+        self.journal, self.stats, self.tick = journal, stats, tick
+        self.structured = settings.structured != "off"
+        self.pacers = [(p, kind) for p, kind in ((settings.rpm, "requests"), (settings.tpm, "tokens")) if p]
+        self.pacers = [(_Pacer(p), kind) for p, kind in self.pacers]
+        self.paused_until = 0.0
+        self.random = random.Random(settings.seed)
+
+    def _backoff(self, transient: int) -> float:
+        ceiling = min(self.settings.backoff_cap, self.settings.backoff_base * 2 ** (transient - 1))
+        return ceiling / 2 + self.random.uniform(0, ceiling / 2)
+
+    async def _pace(self, messages: list[dict]) -> None:
+        while (wait := self.paused_until - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+        for pacer, kind in self.pacers:
+            tokens = sum(len(m["content"]) for m in messages) / 4 + (self.settings.max_tokens or 100)
+            await pacer.take(1 if kind == "requests" else tokens)
+
+    async def ask(self, messages: list[dict]):
+        extra = {"response_format": response_format(self.guideline)} if self.structured else {}
+        if self.settings.max_tokens:
+            extra["max_completion_tokens"] = self.settings.max_tokens
+        return await self.client.chat.completions.create(model=self.settings.model, messages=messages,
+                                                         temperature=0, timeout=self.settings.timeout, **extra)
+
+    async def judge(self, task: dict) -> Answer:
+        messages = self.template.messages(self.guideline, task["query"], task["text"])
+        transient = invalid = attempts = prompt_tokens = completion_tokens = 0
+        stats = self.stats
+
+        def answer(status: str, grade: int | None, reason: str) -> Answer:
+            return Answer(task["pair_id"], status, grade, reason, attempts, prompt_tokens, completion_tokens,
+                          utc_now())
+
+        while True:
+            await self._pace(messages)
+            attempts += 1
+            stats.requests += 1
+            try:
+                response = await self.ask(messages)
+            except openai.BadRequestError as error:
+                if self.structured and self.settings.structured == "auto":
+                    self.structured = False  # the server refuses structured output: use the strict parser only
+                    continue
+                return answer("failed", None, f"HTTP 400: {_message(error)}")
+            except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
+                raise JudgeAborted(f"HTTP {error.status_code}: {_message(error)}") from None
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as error:
+                status = getattr(error, "status_code", None)
+                if status is not None and status != 429 and status < 500:
+                    return answer("failed", None, f"HTTP {status}: {_message(error)}")
+                transient += 1
+                stats.rate_limited += status == 429
+                stats.server_errors += status is not None and status >= 500
+                stats.timeouts += status is None
+                reason = f"HTTP {status}" if status else type(error).__name__
+                if transient > self.settings.max_retries:
+                    return answer("failed", None, f"gave up after {transient} transient errors (last: {reason})")
+                stats.retries += 1
+                self.tick(stats)
+                wait = retry_after_seconds(error) if status is not None else None
+                if wait is not None and status == 429:
+                    self.paused_until = max(self.paused_until, time.monotonic() + wait)
+                await asyncio.sleep(wait if wait is not None else self._backoff(transient))
+                continue
+            except openai.APIResponseValidationError as error:
+                response = error  # a 200 whose body the client could not read
+            content, error_reason, (used_in, used_out) = _read_response(response)
+            prompt_tokens, completion_tokens = prompt_tokens + used_in, completion_tokens + used_out
+            stats.prompt_tokens += used_in
+            stats.completion_tokens += used_out
+            try:
+                if error_reason:
+                    raise InvalidAnswer(error_reason)
+                grade, reason = parse_answer(content, self.guideline.grades)
+            except InvalidAnswer as error:
+                invalid += 1
+                stats.invalid_answers += 1
+                if invalid > self.settings.max_invalid:
+                    return answer("failed", None, f"invalid answer {invalid} times (last: {error})")
+                stats.retries += 1
+                self.tick(stats)
+                continue
+            return answer("judged", grade, reason)
+
+
+def _read_response(response: object) -> tuple[str | None, str | None, tuple[int, int]]:
+    """``(content, why it is unusable or None, (prompt tokens, completion tokens))`` of a chat answer."""
+    if not isinstance(response, ChatCompletion):  # the client hands back a body it could not parse as text
+        return None, "the response body is not a JSON chat completion", (0, 0)
+    usage = response.usage
+    tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
+    if not response.choices:
+        return None, "the response has no choices", tokens
+    return response.choices[0].message.content, None, tokens
+
+
+def _message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(error.message)
+
+
+def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
+    """The OpenAI client: ``base_url`` (else ``OPENAI_BASE_URL``), the key from ``OPENAI_API_KEY``.
+
+    The client's own retries are off (this module retries, counts and honours ``Retry-After`` itself). A server
+    that needs no key (vLLM, Ollama, the test server) gets a placeholder when ``OPENAI_API_KEY`` is unset.
+    """
+    import os
+
+    return openai.AsyncOpenAI(base_url=settings.base_url or os.environ.get("OPENAI_BASE_URL"),
+                              api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=0,
+                              timeout=settings.timeout)
+
+
+async def judge_pairs(tasks: list[dict], guideline: Guideline, template: PromptTemplate, settings: JudgeSettings,
+                      journal: Journal, tick: Callable[[JudgeStats], None] = lambda stats: None,
+                      client: openai.AsyncOpenAI | None = None) -> JudgeStats:
+    """Ask for every task the journal has no answer for, ``settings.concurrency`` at a time; journal each answer.
+
+    ``tasks`` are pool task records (``pair_id, query_id, doc_id, query, text``). ``tick`` is called after every
+    answer and retry (for a progress bar). Returns this run's :class:`JudgeStats`.
+    """
+    stats = JudgeStats(pairs=len(tasks))
+    started = time.monotonic()
+    if settings.retry_failed:
+        journal.forget_failures()
+    done = journal.answers()
+    pending = [task for task in tasks if task["pair_id"] not in done]
+    stats.already_answered = len(tasks) - len(pending)
+    own_client = client is None
+    client = client or make_client(settings)
+    judge = _Judge(client, settings, template, guideline, journal, stats, tick)
+    queue: asyncio.Queue = asyncio.Queue()
+    for task in pending:
+        queue.put_nowait(task)
+
+    async def worker() -> None:
+        while not queue.empty():
+            task = queue.get_nowait()
+            answer = await judge.judge(task)
+            journal.record(answer)
+            stats.judged += answer.status == "judged"
+            stats.failed += answer.status == "failed"
+            tick(stats)
+
+    try:
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, settings.concurrency))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for running in workers:
+                running.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+    finally:
+        if own_client:
+            await client.close()
+        stats.seconds = time.monotonic() - started
+    return stats
+
+
+# --------------------------------------------------------------------------------------------------- labels
+def label_source(settings_model: str, template: PromptTemplate, guideline: Guideline) -> str:
+    """The ``source`` of every label: model, prompt template and guideline, each with its sha256."""
+    return (f"model={settings_model};prompt={template.name}@sha256:{template.sha256};"
+            f"guideline={guideline.name}-v{guideline.version}@sha256:{guideline.sha256}")
+
+
+def labels_from_journal(tasks: list[dict], answers: dict[str, Answer], model: str, template: PromptTemplate,
+                        guideline: Guideline) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The labels table (DESIGN.md) and the failures table for ``tasks``, in judging order.
+
+    Labels: ``query_id, doc_id, annotator`` (``llm:<model>``), ``kind`` (``llm``), ``grade``, ``source``
+    (:func:`label_source`), ``labeled_at`` (when the answer arrived, UTC), ``comment`` (the model's reason, on
+    one line). Failures: ``pair_id, query_id, doc_id, attempts, reason``. Tasks without an answer are in neither.
+    """
+    source = label_source(model, template, guideline)
+    labels, failures = [], []
+    for task in tasks:
+        answer = answers.get(task["pair_id"])
+        if answer is None:
+            continue
+        if answer.status == "judged":
+            labels.append((task["query_id"], task["doc_id"], f"llm:{model}", "llm", answer.grade, source,
+                           answer.answered_at, " ".join(answer.reason.split())))
+        else:
+            failures.append((task["pair_id"], task["query_id"], task["doc_id"], answer.attempts,
+                             " ".join(answer.reason.split())))
+    return (pd.DataFrame(labels, columns=list(LABELS_COLUMNS)).astype({"grade": "int64"}),
+            pd.DataFrame(failures, columns=["pair_id", "query_id", "doc_id", "attempts", "reason"]))
