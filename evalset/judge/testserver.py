@@ -49,6 +49,8 @@ class Behaviour:
     structured: bool = True
     record_bodies: bool = True
     grades: dict[tuple[str, str], int] = field(default_factory=dict)
+    fault_for: dict[tuple[str, str], str] = field(default_factory=dict)
+    api_key: str | None = None
     seed: int = 0
 
 
@@ -62,6 +64,7 @@ class Record:
     status: int
     fault: str | None = None
     grade: int | None = None
+    authorization: str | None = None
 
     @property
     def user_message(self) -> str:
@@ -125,6 +128,9 @@ class JudgeServer:
 
     def decide(self, user_message: str, faults: dict[str, float]) -> str | None:
         """The fault (or None) for the next request carrying ``user_message``."""
+        forced = self.behaviour.fault_for.get((_field(_QUERY, user_message), _field(_PASSAGE, user_message)))
+        if forced:
+            return forced
         with self._lock:
             nth = self._seen.get(user_message, 0)
             self._seen[user_message] = nth + 1
@@ -278,9 +284,14 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = judge.behaviour
         user = _user(body)
         fault = judge.decide(user, behaviour.faults)
-        record = Record(self.path, time.time(), body if behaviour.record_bodies else None, 200, fault)
+        record = Record(self.path, time.time(), body if behaviour.record_bodies else None, 200, fault,
+                        authorization=self.headers.get("Authorization"))
         with judge._lock:
             judge.records.append(record)
+        if behaviour.api_key and self.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
+            record.status = 401
+            self._error(401, "Incorrect API key provided", "invalid_request_error")
+            return
         if body.get("response_format", {}).get("type") == "json_schema" and not behaviour.structured:
             record.status = 400
             self._error(400, "response_format json_schema is not supported", "invalid_request_error")
