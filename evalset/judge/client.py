@@ -148,12 +148,17 @@ class _Judge:
             tokens = sum(len(m["content"]) for m in messages) / 4 + (self.settings.max_tokens or 100)
             await pacer.take(1 if kind == "requests" else tokens)
 
-    async def ask(self, messages: list[dict]):
-        extra = {"response_format": response_format(self.guideline)} if self.structured else {}
+    async def ask(self, messages: list[dict]) -> ChatCompletion:
+        """One Chat Completions request. The body goes through the client's generic ``post`` (its documented
+        way to send a request as given): the typed ``chat.completions.create`` re-walks every prompt through its
+        TypedDict transforms, about a quarter of the client's CPU per request at 160 requests/s."""
+        body = {"model": self.settings.model, "messages": messages, "temperature": 0}
+        if self.structured:
+            body["response_format"] = response_format(self.guideline)
         if self.settings.max_tokens:
-            extra["max_completion_tokens"] = self.settings.max_tokens
-        return await self.client.chat.completions.create(model=self.settings.model, messages=messages,
-                                                         temperature=0, timeout=self.settings.timeout, **extra)
+            body["max_completion_tokens"] = self.settings.max_tokens
+        return await self.client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+                                      options={"timeout": self.settings.timeout})
 
     async def judge(self, task: dict) -> Answer:
         messages = self.template.messages(self.guideline, task["query"], task["text"])
