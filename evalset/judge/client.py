@@ -10,8 +10,9 @@ Conventions (where the issue is silent):
   then the pair is recorded as failed with the last reason. A grade is never repaired, clipped or defaulted.
 - Another 4xx (for example a prompt too long for the model) fails that pair at once; 401, 403 and 404 stop the
   run (every answer so far is in the journal).
-- ``structured="auto"`` asks for structured output (a strict JSON schema) and, if the server refuses it with a
-  400, asks every later request without it (the strict parser checks the answer either way).
+- ``structured="auto"`` asks for structured output (a strict JSON schema); after a 400 it asks that pair once
+  without it, and if the server answers that, every later request goes without it (the strict parser checks the
+  answer either way). A 400 either way fails the pair (e.g. a prompt too long) and keeps structured output.
 - ``rpm`` paces request starts evenly (60/rpm seconds apart); ``tpm`` paces them by an estimate of each
   request's tokens (characters / 4, plus ``max_tokens`` or 100 for the answer).
 """
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 
 import openai
 import pandas as pd
-from openai.types.chat import ChatCompletion
 
 from evalset.guideline import Guideline
 from evalset.judge.journal import Answer, Journal
@@ -148,22 +148,26 @@ class _Judge:
             tokens = sum(len(m["content"]) for m in messages) / 4 + (self.settings.max_tokens or 100)
             await pacer.take(1 if kind == "requests" else tokens)
 
-    async def ask(self, messages: list[dict]) -> ChatCompletion:
-        """One Chat Completions request. The body goes through the client's generic ``post`` (its documented
-        way to send a request as given): the typed ``chat.completions.create`` re-walks every prompt through its
-        TypedDict transforms, about a quarter of the client's CPU per request at 160 requests/s."""
+    async def ask(self, messages: list[dict], structured: bool) -> object:
+        """One Chat Completions request; returns the decoded JSON body (or its text when it is not JSON).
+
+        The body goes through the client's generic ``post`` (its documented way to send a request as given) and
+        comes back undecorated (``cast_to=object``): the typed ``chat.completions.create`` re-walks every prompt
+        through its TypedDict transforms and builds a pydantic model of every answer, about a third of the
+        client's CPU per request at 160 requests/s. The answer is checked by :func:`_read_response` instead."""
         body = {"model": self.settings.model, "messages": messages, "temperature": 0}
-        if self.structured:
+        if structured:
             body["response_format"] = response_format(self.guideline)
         if self.settings.max_tokens:
             body["max_completion_tokens"] = self.settings.max_tokens
-        return await self.client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+        return await self.client.post("/chat/completions", body=body, cast_to=object,
                                       options={"timeout": self.settings.timeout})
 
     async def judge(self, task: dict) -> Answer:
         messages = self.template.messages(self.guideline, task["query"], task["text"])
         transient = invalid = attempts = prompt_tokens = completion_tokens = 0
         stats = self.stats
+        structured = self.structured
 
         def answer(status: str, grade: int | None, reason: str) -> Answer:
             return Answer(task["pair_id"], status, grade, reason, attempts, prompt_tokens, completion_tokens,
@@ -174,10 +178,10 @@ class _Judge:
             attempts += 1
             stats.requests += 1
             try:
-                response = await self.ask(messages)
+                response = await self.ask(messages, structured)
             except openai.BadRequestError as error:
-                if self.structured and self.settings.structured == "auto":
-                    self.structured = False  # the server refuses structured output: use the strict parser only
+                if structured and self.settings.structured == "auto":
+                    structured = False  # try this pair once without structured output
                     continue
                 return answer("failed", None, f"HTTP 400: {_message(error)}")
             except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
@@ -200,8 +204,10 @@ class _Judge:
                     self.paused_until = max(self.paused_until, time.monotonic() + wait)
                 await asyncio.sleep(wait if wait is not None else self._backoff(transient))
                 continue
-            except openai.APIResponseValidationError as error:
-                response = error  # a 200 whose body the client could not read
+            except openai.APIResponseValidationError:
+                response = None  # a 200 whose body the client could not read
+            if self.structured and not structured:
+                self.structured = False  # a 400 with structured output, an answer without: drop it from now on
             content, error_reason, (used_in, used_out) = _read_response(response)
             prompt_tokens, completion_tokens = prompt_tokens + used_in, completion_tokens + used_out
             stats.prompt_tokens += used_in
@@ -221,15 +227,25 @@ class _Judge:
             return answer("judged", grade, reason)
 
 
-def _read_response(response: object) -> tuple[str | None, str | None, tuple[int, int]]:
-    """``(content, why it is unusable or None, (prompt tokens, completion tokens))`` of a chat answer."""
-    if not isinstance(response, ChatCompletion):  # the client hands back a body it could not parse as text
+def _read_response(body: object) -> tuple[str | None, str | None, tuple[int, int]]:
+    """``(content, why it is unusable or None, (prompt tokens, completion tokens))`` of a Chat Completions body."""
+    if not isinstance(body, dict):  # the client hands back a body it could not parse as JSON as text
         return None, "the response body is not a JSON chat completion", (0, 0)
-    usage = response.usage
-    tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-    if not response.choices:
+    usage = body.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    tokens = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None, "the response has no choices", tokens
-    return response.choices[0].message.content, None, tokens
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is not None and not isinstance(content, str):
+        return None, "the message content is not text", tokens
+    return content, None, tokens
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _message(error: openai.APIStatusError) -> str:

@@ -319,9 +319,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before every answer")
+    parser.add_argument("--faults", default="", help="e.g. rate_limit=0.2,server_error=0.05,malformed=0.05")
+    parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After of a 429, seconds")
     parser.add_argument("--no-record-bodies", action="store_true", help="keep memory flat in long benchmarks")
     args = parser.parse_args(argv)
-    server = JudgeServer(Behaviour(latency=args.latency, record_bodies=not args.no_record_bodies), port=args.port)
+    faults = {}
+    for item in filter(None, args.faults.split(",")):
+        name, _, share = item.partition("=")
+        if name not in FAULTS:
+            parser.error(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
+        faults[name] = float(share)
+    behaviour = Behaviour(latency=args.latency, faults=faults, retry_after=args.retry_after,
+                          record_bodies=not args.no_record_bodies)
+    server = JudgeServer(behaviour, port=args.port)
     print(server.base_url, flush=True)
     try:
         server.serve_forever()
