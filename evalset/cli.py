@@ -314,6 +314,8 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
                   max_retries, max_invalid, structured, max_tokens, template_path, journal_path, failures_path,
                   retry_failed, batch, poll_seconds, price_in, price_out, seed, progress):
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY)."""
+    import openai
+
     from evalset.judge import job
     from evalset.judge.client import JudgeAborted, JudgeSettings
     from evalset.judge.prompt import DEFAULT_TEMPLATE
@@ -331,5 +333,7 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
                                 progress=progress)
     except JudgeAborted as exc:
         raise click.ClickException(f"the endpoint refused the job ({exc}); answers so far are in the journal") from None
+    except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
+        raise click.ClickException(f"{type(exc).__name__}: {exc}; answers so far are in the journal") from None
     for line in job.summary_lines(result, price_in, price_out):
         click.echo(line)

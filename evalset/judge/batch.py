@@ -52,7 +52,7 @@ async def judge_pairs_batch(tasks: list[dict], guideline: Guideline, template: P
         journal.forget_failures()
     by_pair = {task["pair_id"]: task for task in tasks}
     own_client = client is None
-    client = client or make_client(settings)
+    client = client or make_client(settings, max_retries=settings.max_retries)
     stats.already_answered = sum(pair in journal.answers() for pair in by_pair)
     try:
         next_round: dict[str, int] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
+import os
 import random
 import time
 from collections.abc import Callable
@@ -257,16 +258,15 @@ def _message(error: openai.APIStatusError) -> str:
     return str(error.message)
 
 
-def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
+def make_client(settings: JudgeSettings, max_retries: int = 0) -> openai.AsyncOpenAI:
     """The OpenAI client: ``base_url`` (else ``OPENAI_BASE_URL``), the key from ``OPENAI_API_KEY``.
 
-    The client's own retries are off (this module retries, counts and honours ``Retry-After`` itself). A server
-    that needs no key (vLLM, Ollama, the test server) gets a placeholder when ``OPENAI_API_KEY`` is unset.
+    Live judging retries, counts and honours ``Retry-After`` itself, so its client does not retry
+    (``max_retries=0``); the batch path's few calls (upload, create, poll, download) use the client's own retries.
+    A server that needs no key (vLLM, Ollama, the test server) gets a placeholder when ``OPENAI_API_KEY`` is unset.
     """
-    import os
-
-    return openai.AsyncOpenAI(base_url=settings.base_url or os.environ.get("OPENAI_BASE_URL"),
-                              api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=0,
+    return openai.AsyncOpenAI(base_url=settings.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                              api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=max_retries,
                               timeout=settings.timeout)
 
 
