@@ -282,3 +282,17 @@ def test_killed_with_sigkill_half_way_the_restart_asks_only_unanswered_pairs(poo
     straight = read_labels(tmp_path / "straight.tsv").drop(columns="labeled_at")
     assert len(killed) == limit and killed.equals(straight)
     assert uninterrupted.stats.requests == limit
+
+
+def test_rpm_spaces_request_starts_evenly(pool_dir, tmp_path):
+    with JudgeServer() as server:
+        run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=8, concurrency=8, rpm=600)
+        starts = sorted(record.at for record in server.chat_records())
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert len(starts) == 8 and min(gaps) >= 0.1 - 0.01  # 600/min = one start every 0.1 s, though 8 may fly
+
+
+def test_the_cli_refuses_a_nonpositive_concurrency(pool_dir, tmp_path):
+    result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                       "-o", str(tmp_path / "labels.tsv"), "--concurrency", "0"])
+    assert result.exit_code == 2 and "must be > 0" in result.output
