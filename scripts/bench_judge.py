@@ -102,8 +102,34 @@ def main() -> None:
     finally:
         server.kill()
     for concurrency, profiler in profiles:
+        stats = pstats.Stats(profiler, stream=sys.stdout)
+        print(f"\nclient profile at concurrency {concurrency}, own time by package:")
+        for package, seconds, share in own_time_by_package(stats):
+            print(f"  {package:<28} {seconds:>7.2f} s {share:>6.1%}")
         print(f"\nclient profile at concurrency {concurrency} (top 25 by own time):")
-        pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+        stats.sort_stats("tottime").print_stats(25)
+
+
+def own_time_by_package(stats: pstats.Stats) -> list[tuple[str, float, float]]:
+    """Own (not cumulative) time summed per package: where the client's CPU goes."""
+    totals: dict[str, float] = {}
+    for (filename, _, name), (_, _, own, _, _) in stats.stats.items():
+        if "site-packages/" in filename:
+            package = filename.split("site-packages/")[1].split("/")[0]
+        elif "/evalset/" in filename:
+            package = "evalset"
+        elif filename == "~":
+            package = {"<method 'poll' of 'select.epoll' objects>": "idle (epoll wait)",
+                       "<method 'send' of '_socket.socket' objects>": "socket send (kernel)",
+                       "<method 'execute' of 'sqlite3.Connection' objects>": "sqlite (journal commit)"}.get(
+                name, "other builtins")
+        else:
+            package = "stdlib " + Path(filename).stem
+            package = "stdlib asyncio" if "asyncio" in filename else package
+        totals[package] = totals.get(package, 0.0) + own
+    whole = sum(totals.values())
+    ranked = sorted(totals.items(), key=lambda item: -item[1])
+    return [(package, seconds, seconds / whole) for package, seconds in ranked[:14]]
 
 
 if __name__ == "__main__":
