@@ -1,12 +1,18 @@
 """The judge's prompt, answer parser and task reader (no server)."""
 
+import datetime as dt
+import email.utils
 import hashlib
+import importlib
+import importlib.util
 import json
 
+import openai
 import pytest
 
 from evalset.errors import InputError
 from evalset.guideline import read_guideline
+from evalset.judge.client import retry_after_seconds
 from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, parse_answer, read_template, response_format
 from evalset.tables import read_tasks
 
@@ -88,3 +94,22 @@ def test_read_tasks_refuses_a_repeated_pair_naming_the_line(tmp_path):
     path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n")
     with pytest.raises(InputError, match=r"tasks.jsonl:2: pair_id 'p' repeated"):
         read_tasks(path)
+
+
+@pytest.mark.parametrize("headers, seconds", [({"retry-after": "2"}, 2.0), ({"retry-after": "0.5"}, 0.5),
+                                              ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+                                              ({"retry-after": "soon"}, None), ({}, None)])
+def test_retry_after_reads_seconds_and_milliseconds(headers, seconds):
+    assert retry_after_seconds(_rate_limited(headers)) == seconds
+
+
+def test_retry_after_reads_an_http_date():
+    when = email.utils.format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30), usegmt=True)
+    assert 28 <= retry_after_seconds(_rate_limited({"retry-after": when})) <= 30
+
+
+def _rate_limited(headers: dict) -> openai.RateLimitError:
+    http = importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") else "httpx")  # the openai client's
+    request = http.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = http.Response(429, headers=headers, request=request)
+    return openai.RateLimitError("rate limited", response=response, body=None)
