@@ -296,3 +296,14 @@ def test_the_cli_refuses_a_nonpositive_concurrency(pool_dir, tmp_path):
     result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
                                        "-o", str(tmp_path / "labels.tsv"), "--concurrency", "0"])
     assert result.exit_code == 2 and "must be > 0" in result.output
+
+
+def test_failures_are_final_until_retry_failed_asks_them_again(pool_dir, tasks, tmp_path):
+    with JudgeServer(Behaviour(grades={(tasks[0]["query"], tasks[0]["text"]): 5})) as server:
+        first = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=6)
+        server.behaviour.grades = {}  # the model would now answer on the scale
+        again = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=6)
+        retried = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=6, retry_failed=True)
+    assert list(first.failures["pair_id"]) == [tasks[0]["pair_id"]] and len(first.labels) == 5
+    assert again.stats.requests == 0 and len(again.failures) == 1
+    assert retried.stats.requests == 1 and len(retried.labels) == 6 and retried.failures.empty

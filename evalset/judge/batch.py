@@ -53,7 +53,8 @@ async def judge_pairs_batch(tasks: list[dict], guideline: Guideline, template: P
     by_pair = {task["pair_id"]: task for task in tasks}
     own_client = client is None
     client = client or make_client(settings, max_retries=settings.max_retries)
-    stats.already_answered = sum(pair in journal.answers() for pair in by_pair)
+    known = journal.answers()
+    stats.already_answered = sum(pair in known for pair in by_pair)
     try:
         next_round: dict[str, int] = {}
         for batch_id, round_, pair_ids in journal.open_batches():  # submitted by a run that did not finish

@@ -56,8 +56,10 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     failures_path = failures_path or default_failures
     Path(journal_path).parent.mkdir(parents=True, exist_ok=True)
     with Journal(journal_path, settings.model, template.sha256, guideline.sha256) as journal:
-        answered = sum(task["pair_id"] in journal.answers() for task in tasks)
-        bar = tqdm(total=len(tasks), initial=0 if settings.retry_failed else answered, unit="pair",
+        known = journal.answers()
+        answered = sum(task["pair_id"] in known and (known[task["pair_id"]].status == "judged"
+                                                     or not settings.retry_failed) for task in tasks)
+        bar = tqdm(total=len(tasks), initial=answered, unit="pair",
                    disable=(not sys.stderr.isatty()) if progress is None else not progress, dynamic_ncols=True)
         base = bar.n
 
