@@ -253,12 +253,12 @@ def _count(value: object) -> int:
 
 
 def _message(error: openai.APIStatusError) -> str:
+    """The server's error message, with the API key blanked should a server echo it."""
     body = error.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(error.message)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    text = str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(error.message)
+    key = os.environ.get("OPENAI_API_KEY")
+    return text.replace(key, "***") if key else text
 
 
 def make_client(settings: JudgeSettings, max_retries: int = 0) -> openai.AsyncOpenAI:

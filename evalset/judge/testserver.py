@@ -290,7 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
             judge.records.append(record)
         if behaviour.api_key and self.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
             record.status = 401
-            self._error(401, "Incorrect API key provided", "invalid_request_error")
+            self._error(401, f"Incorrect API key provided: {self.headers.get('Authorization', '')[7:]}",
+                        "invalid_request_error")
             return
         if body.get("response_format", {}).get("type") == "json_schema" and not behaviour.structured:
             record.status = 400
