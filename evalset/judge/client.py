@@ -168,67 +168,90 @@ class _Judge:
                                       options={"timeout": self.settings.timeout})
 
     async def judge(self, task: dict, client: openai.AsyncOpenAI | None = None) -> Answer:
+        """Ask for one pair until it has a valid grade or a bounded number of attempts failed."""
         messages = self.template.messages(self.guideline, task["query"], task["text"])
-        transient = invalid = attempts = prompt_tokens = completion_tokens = 0
-        stats = self.stats
-        structured = self.structured
-
-        def answer(status: str, grade: int | None, reason: str) -> Answer:
-            return Answer(task["pair_id"], status, grade, reason, attempts, prompt_tokens, completion_tokens,
-                          utc_now())
-
+        pair = _PairState(task["pair_id"], structured=self.structured)
         while True:
             await self._pace(messages)
-            attempts += 1
-            stats.requests += 1
+            pair.attempts += 1
+            self.stats.requests += 1
             try:
-                response = await self.ask(messages, structured, client or self.client)
+                body = await self.ask(messages, pair.structured, client or self.client)
             except openai.BadRequestError as error:
-                if structured and self.settings.structured == "auto":
-                    structured = False  # try this pair once without structured output
+                if pair.structured and self.settings.structured == "auto":
+                    pair.structured = False  # try this pair once without structured output
                     continue
-                return answer("failed", None, f"HTTP 400: {_message(error)}")
+                return pair.answer("failed", None, f"HTTP 400: {_message(error)}")
             except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
                 raise JudgeAborted(f"HTTP {error.status_code}: {_message(error)}") from None
             except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as error:
-                status = getattr(error, "status_code", None)
-                if status is not None and status not in (408, 409, 429) and status < 500:
-                    return answer("failed", None, f"HTTP {status}: {_message(error)}")
-                transient += 1
-                stats.rate_limited += status == 429
-                stats.server_errors += status is not None and status != 429
-                stats.timeouts += status is None
-                reason = f"HTTP {status}" if status else type(error).__name__
-                if transient > self.settings.max_retries:
-                    return answer("failed", None, f"gave up after {transient} transient errors (last: {reason})")
-                stats.retries += 1
-                self.tick(stats)
-                wait = retry_after_seconds(error) if status is not None else None
-                if wait is not None and status == 429:
-                    self.paused_until = max(self.paused_until, time.monotonic() + wait)
-                await asyncio.sleep(wait if wait is not None else self._backoff(transient))
+                failure = await self._after_transient(error, pair)
+                if failure:
+                    return pair.answer("failed", None, failure)
                 continue
             except openai.APIResponseValidationError:
-                response = None  # a 200 whose body the client could not read
-            if self.structured and not structured:
+                body = None  # a 200 whose body the client could not read
+            if self.structured and not pair.structured:
                 self.structured = False  # a 400 with structured output, an answer without: drop it from now on
-            content, error_reason, (used_in, used_out) = _read_response(response)
-            prompt_tokens, completion_tokens = prompt_tokens + used_in, completion_tokens + used_out
-            stats.prompt_tokens += used_in
-            stats.completion_tokens += used_out
             try:
-                if error_reason:
-                    raise InvalidAnswer(error_reason)
-                grade, reason = parse_answer(content, self.guideline.grades)
+                grade, reason = self._read(body, pair)
             except InvalidAnswer as error:
-                invalid += 1
-                stats.invalid_answers += 1
-                if invalid > self.settings.max_invalid:
-                    return answer("failed", None, f"invalid answer {invalid} times (last: {error})")
-                stats.retries += 1
-                self.tick(stats)
+                pair.invalid += 1
+                self.stats.invalid_answers += 1
+                if pair.invalid > self.settings.max_invalid:
+                    return pair.answer("failed", None, f"invalid answer {pair.invalid} times (last: {error})")
+                self.stats.retries += 1
+                self.tick(self.stats)
                 continue
-            return answer("judged", grade, reason)
+            return pair.answer("judged", grade, reason)
+
+    async def _after_transient(self, error: openai.APIError, pair: _PairState) -> str | None:
+        """Count a 408/409/429/5xx/timeout/connection error and wait before the retry; or say why the pair fails."""
+        status = getattr(error, "status_code", None)
+        if status is not None and status not in (408, 409, 429) and status < 500:
+            return f"HTTP {status}: {_message(error)}"
+        pair.transient += 1
+        self.stats.rate_limited += status == 429
+        self.stats.server_errors += status is not None and status != 429
+        self.stats.timeouts += status is None
+        if pair.transient > self.settings.max_retries:
+            reason = f"HTTP {status}" if status else type(error).__name__
+            return f"gave up after {pair.transient} transient errors (last: {reason})"
+        self.stats.retries += 1
+        self.tick(self.stats)
+        wait = retry_after_seconds(error) if status is not None else None
+        if wait is not None and status == 429:
+            self.paused_until = max(self.paused_until, time.monotonic() + wait)
+        await asyncio.sleep(wait if wait is not None else self._backoff(pair.transient))
+        return None
+
+    def _read(self, body: object, pair: _PairState) -> tuple[int, str]:
+        """The grade and reason of an answer (tokens counted either way), or :class:`InvalidAnswer`."""
+        content, why, (used_in, used_out) = _read_response(body)
+        pair.prompt_tokens += used_in
+        pair.completion_tokens += used_out
+        self.stats.prompt_tokens += used_in
+        self.stats.completion_tokens += used_out
+        if why:
+            raise InvalidAnswer(why)
+        return parse_answer(content, self.guideline.grades)
+
+
+@dataclass
+class _PairState:
+    """One pair's attempts so far."""
+
+    pair_id: str
+    structured: bool
+    attempts: int = 0
+    transient: int = 0
+    invalid: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def answer(self, status: str, grade: int | None, reason: str) -> Answer:
+        return Answer(self.pair_id, status, grade, reason, self.attempts, self.prompt_tokens,
+                      self.completion_tokens, utc_now())
 
 
 def _read_response(body: object) -> tuple[str | None, str | None, tuple[int, int]]:
