@@ -1047,17 +1047,21 @@ def read_pool_pairs(path: str | os.PathLike) -> pd.DataFrame:
     return frame.sort_values("order", kind="stable").reset_index(drop=True)
 
 
-def read_tasks(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a pool's ``tasks.jsonl`` (one JSON object a line with :data:`TASK_FIELDS`), in file order.
+def read_tasks(path: str | os.PathLike, limit: int | None = None) -> pd.DataFrame:
+    """Read a pool's ``tasks.jsonl`` (one JSON object a line with :data:`TASK_FIELDS`), in file (judging) order.
 
-    Every field is a string; a line that is not a JSON object, lacks a field, or repeats a ``pair_id`` is
-    refused with its line.
+    ``limit`` keeps the first N tasks. Every field is a string; a line that is not a JSON object, lacks a field,
+    has an empty ``pair_id``, or repeats a ``pair_id`` is refused with its line.
     """
     path = os.fspath(path)
     _check_file(path)
+    if limit is not None and limit < 0:
+        raise InputError(f"limit must be >= 0, got {limit}", path)
     records, line_numbers = [], []
     with _text_lines(path) as lines:
         for number, line in lines:
+            if limit is not None and len(records) >= limit:
+                break
             if not line.strip():
                 continue
             try:
@@ -1069,10 +1073,10 @@ def read_tasks(path: str | os.PathLike) -> pd.DataFrame:
             missing = [name for name in TASK_FIELDS if record.get(name) is None]
             if missing:
                 raise InputError(f"missing field(s) {', '.join(missing)}", path, number)
+            if not str(record["pair_id"]).strip():
+                raise InputError("empty pair_id", path, number)
             records.append({name: str(record[name]) for name in TASK_FIELDS})
             line_numbers.append(number)
     frame = pd.DataFrame(records, columns=list(TASK_FIELDS), dtype=object)
     _refuse_repeats(frame, ["pair_id"], line_numbers, path, "pair_id")
     return frame.astype(str).reset_index(drop=True)
-
-

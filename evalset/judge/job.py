@@ -1,0 +1,108 @@
+"""One judging job over a pool folder: read the tasks, judge (online or batch), write labels and failures."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from evalset.guideline import read_guideline
+from evalset.judge.batch import judge_pairs_batch
+from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
+from evalset.judge.journal import Journal
+from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
+from evalset.tables import atomic_path, read_tasks
+
+
+@dataclass
+class JudgeResult:
+    """What a job did and wrote. ``labels``/``failures`` cover every task asked for, this run or earlier."""
+
+    stats: JudgeStats
+    labels: pd.DataFrame
+    failures: pd.DataFrame
+    labels_path: str
+    failures_path: str
+    journal_path: str
+
+
+def default_paths(output: str | os.PathLike) -> tuple[str, str]:
+    """The journal and failures files beside ``labels.tsv``: ``labels.tsv.journal.sqlite``, ``labels.failures.tsv``."""
+    output = Path(output)
+    stem = output.name[:-4] if output.name.endswith(".tsv") else output.name
+    return str(output) + ".journal.sqlite", str(output.with_name(stem + ".failures.tsv"))
+
+
+def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, output: str | os.PathLike,
+               settings: JudgeSettings, *, template_path: str | os.PathLike = DEFAULT_TEMPLATE,
+               limit: int | None = None, journal_path: str | None = None, failures_path: str | None = None,
+               batch: bool = False, poll_seconds: float = 30.0, progress: bool | None = None) -> JudgeResult:
+    """Judge the first ``limit`` tasks of ``POOL_DIR/tasks.jsonl``; write the labels and failures tables.
+
+    Answers go to the journal as they arrive; the two tables are written (atomically) only when every task has
+    an answer, so a killed run leaves no partial table, and the next run resumes from the journal.
+    ``progress=None`` shows a bar only on a terminal.
+    """
+    tasks = read_tasks(Path(pool_dir) / "tasks.jsonl", limit).to_dict("records")
+    guideline = read_guideline(guideline_path)
+    template = read_template(template_path)
+    default_journal, default_failures = default_paths(output)
+    journal_path = journal_path or default_journal
+    failures_path = failures_path or default_failures
+    Path(journal_path).parent.mkdir(parents=True, exist_ok=True)
+    with Journal(journal_path, settings.model, template.sha256, guideline.sha256) as journal:
+        known = journal.answers()
+        answered = sum(task["pair_id"] in known and (known[task["pair_id"]].status == "judged"
+                                                     or not settings.retry_failed) for task in tasks)
+        bar = tqdm(total=len(tasks), initial=answered, unit="pair",
+                   disable=(not sys.stderr.isatty()) if progress is None else not progress, dynamic_ncols=True)
+        base = bar.n
+
+        def tick(stats: JudgeStats) -> None:
+            bar.n = base + stats.judged + stats.failed
+            bar.set_postfix_str(f"failed={stats.failed} retries={stats.retries} 429={stats.rate_limited} "
+                                f"5xx={stats.server_errors} timeouts={stats.timeouts}", refresh=False)
+            bar.update(0)
+
+        try:
+            if batch:
+                stats = asyncio.run(judge_pairs_batch(tasks, guideline, template, settings, journal, poll_seconds,
+                                                      tick))
+            else:
+                stats = asyncio.run(judge_pairs(tasks, guideline, template, settings, journal, tick))
+        finally:
+            bar.close()
+        labels, failures = labels_from_journal(tasks, journal.answers(), settings.model, template, guideline)
+    for table, path in ((labels, str(output)), (failures, failures_path)):
+        with atomic_path(path) as tmp:
+            table.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
+    return JudgeResult(stats, labels, failures, str(output), failures_path, journal_path)
+
+
+def summary_lines(result: JudgeResult, price_in: float | None = None, price_out: float | None = None) -> list[str]:
+    """The end-of-run summary the CLI prints."""
+    stats = result.stats
+    rate = stats.requests / stats.seconds if stats.seconds else 0.0
+    lines = [
+        f"pairs {stats.pairs:,}: judged {len(result.labels):,}, failed {len(result.failures):,} "
+        f"({stats.already_answered:,} answered by an earlier run, taken from the journal)",
+        f"this run: judged {stats.judged:,}, failed {stats.failed:,}, requests {stats.requests:,} "
+        f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} (429: {stats.rate_limited:,}, "
+        f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, invalid answers: {stats.invalid_answers:,})",
+        f"tokens: {stats.prompt_tokens:,} in, {stats.completion_tokens:,} out",
+    ]
+    cost = stats.cost(price_in, price_out)
+    if cost is not None:
+        lines[-1] += f", cost {cost:.4f} (prices per million tokens: in {price_in or 0:g}, out {price_out or 0:g})"
+    if stats.batches:
+        lines.append(f"batches: {', '.join(stats.batches)}")
+    grades = result.labels["grade"].value_counts().sort_index()
+    if len(grades):
+        lines.append("grades: " + ", ".join(f"{grade}: {count:,}" for grade, count in grades.items()))
+    lines += [f"wrote {result.labels_path}", f"wrote {result.failures_path}", f"journal {result.journal_path}"]
+    return lines

@@ -1,0 +1,106 @@
+"""The judge's journal: every answer is committed to SQLite the moment it arrives.
+
+Keyed by ``(model, prompt_sha256, guideline_sha256, pair_id)``: a run started again with the same model,
+template and guideline asks only for the pairs the journal lacks; a change of any of them starts afresh (the old
+answers stay in the file under their own key). A pair is either ``judged`` (grade and reason) or ``failed``
+(the reason of the last bad attempt); both are final for a resumed run. The journal runs in WAL mode and commits
+each answer, so a process killed at any moment (SIGKILL included) loses at most the answers in flight.
+
+Batch jobs submitted with ``--batch`` are recorded too, so a restarted run polls the batch it already submitted
+instead of paying for a second one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, guideline_sha256 TEXT NOT NULL, pair_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('judged', 'failed')),
+    grade INTEGER, reason TEXT NOT NULL, attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, answered_at TEXT NOT NULL,
+    PRIMARY KEY (model, prompt_sha256, guideline_sha256, pair_id)
+);
+CREATE TABLE IF NOT EXISTS batches (
+    model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, guideline_sha256 TEXT NOT NULL, batch_id TEXT NOT NULL,
+    round INTEGER NOT NULL, pair_ids TEXT NOT NULL, state TEXT NOT NULL,
+    PRIMARY KEY (batch_id)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One journaled answer (``grade`` is None for a failure)."""
+
+    pair_id: str
+    status: str
+    grade: int | None
+    reason: str
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    answered_at: str
+
+
+class Journal:
+    """An open journal for one ``(model, prompt, guideline)`` key; use as a context manager."""
+
+    def __init__(self, path: str | os.PathLike, model: str, prompt_sha256: str, guideline_sha256: str):
+        self.path = os.fspath(path)
+        self.key = (model, prompt_sha256, guideline_sha256)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; WAL keeps it atomic
+        self._db.executescript(_SCHEMA)
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def answers(self) -> dict[str, Answer]:
+        """Every answer under this key, by pair id."""
+        rows = self._db.execute(
+            "SELECT pair_id, status, grade, reason, attempts, prompt_tokens, completion_tokens, answered_at "
+            "FROM answers WHERE model = ? AND prompt_sha256 = ? AND guideline_sha256 = ?", self.key)
+        return {row[0]: Answer(*row) for row in rows}
+
+    def record(self, answer: Answer) -> None:
+        """Commit one answer (replacing an earlier failure of the same pair when failures are retried)."""
+        self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (*self.key, answer.pair_id, answer.status, answer.grade, answer.reason, answer.attempts,
+                          answer.prompt_tokens, answer.completion_tokens, answer.answered_at))
+
+    def forget_failures(self) -> int:
+        """Drop this key's failures so that they are asked again; returns how many."""
+        cursor = self._db.execute("DELETE FROM answers WHERE model = ? AND prompt_sha256 = ? "
+                                  "AND guideline_sha256 = ? AND status = 'failed'", self.key)
+        return cursor.rowcount
+
+    def open_batches(self) -> list[tuple[str, int, list[str]]]:
+        """Batches submitted under this key and not yet collected: ``(batch_id, round, pair_ids)``."""
+        rows = self._db.execute("SELECT batch_id, round, pair_ids FROM batches WHERE model = ? AND "
+                                "prompt_sha256 = ? AND guideline_sha256 = ? AND state = 'open' ORDER BY rowid",
+                                self.key)
+        return [(batch_id, round_, json.loads(pairs)) for batch_id, round_, pairs in rows]
+
+    def record_batch(self, batch_id: str, round_: int, pair_ids: list[str]) -> None:
+        self._db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, 'open')",
+                         (*self.key, batch_id, round_, json.dumps(pair_ids)))
+
+    def collect_batch(self, batch_id: str, answers: list[Answer]) -> None:
+        """Commit a batch's answers and mark it collected, in one transaction."""
+        with self._db:
+            self._db.execute("BEGIN")
+            for answer in answers:
+                self.record(answer)
+            self._db.execute("UPDATE batches SET state = 'collected' WHERE batch_id = ?", (batch_id,))
