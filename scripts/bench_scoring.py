@@ -132,6 +132,7 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=1_000)
     parser.add_argument("--judged", type=int, default=100)
     parser.add_argument("--tools", default="evalset,pytrec_eval,ranx")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs per tool, alternating; the median is reported.")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -141,14 +142,19 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     print(f"input: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {args.queries * args.depth:,} lines), "
           f"{qrels_path} ({args.queries * args.judged:,} judgments)")
-    results = {}
-    for tool in args.tools.split(","):
-        out = subprocess.run([sys.executable, __file__, "--child", tool, str(run_path), str(qrels_path)],
-                             capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            print(f"{tool}: failed\n{out.stderr[-2000:]}")
-            continue
-        results[tool] = json.loads(out.stdout.strip().splitlines()[-1])
+    runs: dict[str, list[dict]] = {}
+    for _ in range(args.repeat):
+        for tool in args.tools.split(","):
+            out = subprocess.run([sys.executable, __file__, "--child", tool, str(run_path), str(qrels_path)],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                print(f"{tool}: failed\n{out.stderr[-2000:]}")
+                continue
+            runs.setdefault(tool, []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+    results = {tool: sorted(found, key=lambda r: r["seconds"])[len(found) // 2] for tool, found in runs.items()}
+    for tool, found in runs.items():
+        seconds = ", ".join(f"{r['seconds']:.2f}" for r in found)
+        print(f"{tool}: wall seconds of the {len(found)} runs: {seconds} (median reported)")
     base = results.get("evalset")
     print(f"\n{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} {'time x':>7} {'memory x':>9}  "
           + "  ".join(MEASURES))

@@ -161,7 +161,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     if not keep.all():
         query, grade, position, score = query[keep], grade[keep], position[keep], score[keep]
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
-    queries_in_run[query] = True
+    queries_in_run[to_judged[to_judged >= 0]] = True  # every query of the run keeps at least one row
     query, position, grade, size, boundary = _useful_groups(query, position, score, grade,
                                                             contract.ties == "expected")
 

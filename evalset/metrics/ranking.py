@@ -87,17 +87,18 @@ def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
         change = pc.not_equal(array.slice(1), array.slice(0, len(array) - 1)).to_numpy(zero_copy_only=False)
         starts = np.r_[0, np.flatnonzero(change) + 1]
     heads = array.take(pa.array(starts)).to_pylist()
-    if len(set(heads)) == len(heads):  # each query's rows are contiguous (most runs): no hashing of every row
+    grouped = len(set(heads)) == len(heads)  # each query's rows are contiguous (most runs): no hashing of every row
+    if grouped:
         names = np.array(heads, dtype=object)
-        codes = np.repeat(np.arange(len(heads)), np.diff(np.r_[starts, len(array)]))
     else:
         encoded = pc.dictionary_encode(array)
         names = np.array(encoded.dictionary.to_pylist(), dtype=object)
-        codes = encoded.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order))
-    return pd.Index(names[order], dtype=object), rank[codes]
+    if grouped:
+        return pd.Index(names[order], dtype=object), np.repeat(rank, np.diff(np.r_[starts, len(array)]))
+    return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.ndarray]:
@@ -109,21 +110,24 @@ def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.
     return [~word for word in doc_key.T]  # doc id descending: trec, and a fixed order for expected
 
 
-def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> bool:
-    """Reorder, in place, each block of rows tied on (query, score) by ``keys``; True if any row moved."""
+def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
+    """Reorder, in place, each block of ``row`` tied on (query, score) by ``keys``; returns the positions of the
+    tied rows (empty when nothing moved)."""
+    nothing = np.zeros(0, dtype=np.int64)
     if len(row) < 2 or not keys:
-        return False
+        return nothing
     same = (query_code[1:] == query_code[:-1]) & (score[1:] == score[:-1])
     tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
     if len(tied) == 0:
-        return False
-    block = np.cumsum(np.r_[True, ~same])[tied]
+        return nothing
+    # block labels over the tied rows alone: a new block where the next tied row is not tied to the previous
+    block = np.cumsum(np.r_[True, ~((np.diff(tied) == 1) & same[tied[:-1]])])
     subset = row[tied]
     order = np.lexsort([*(key[subset] for key in reversed(keys)), block])
     if np.all(order == np.arange(len(order))):
-        return False
+        return nothing
     row[tied] = subset[order]
-    return True
+    return tied
 
 
 def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) -> OrderedRun:
@@ -144,14 +148,17 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
     # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
     order_score = score.astype(np.float32) if ties == "trec" else score
     row = np.arange(len(run))
-    moved = not _grouped_by_query_and_sorted(query_code, order_score, len(query_ids))
-    if moved:
+    if _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
+        # only tied rows move, within their query: permute just those
+        tied = _break_ties(row, query_code, order_score, _tie_keys(run, doc_key, ties))
+        if len(tied):
+            score = score.copy()  # a view of the caller's frame; doc_key is ours
+            doc_key[tied], score[tied] = doc_key[row[tied]], score[row[tied]]
+    else:
         row = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
-    moved |= _break_ties(row, query_code[row] if moved else query_code, order_score[row] if moved else order_score,
-                         _tie_keys(run, doc_key, ties))
-    del order_score
-    if moved:
+        _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
         query_code, doc_key, score = query_code[row], doc_key[row], score[row]
+    del order_score
 
     hashes = row_hash(query_code, doc_key)
     repeated = repeated_rows(query_code, doc_key, hashes) if dedupe else np.zeros(len(query_code), dtype=bool)
