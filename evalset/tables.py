@@ -500,8 +500,8 @@ def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None)
     return frame.fillna("").astype(str).reset_index(drop=True)
 
 
-def _corpus_jsonl(path: str, wanted: set[str] | None) -> tuple[list[dict], list[int]]:
-    records, line_numbers = [], []
+def _json_objects(path: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON Lines file; anything else is refused."""
     with _text_lines(path) as lines:
         for number, line in lines:
             if not line.strip():
@@ -512,17 +512,23 @@ def _corpus_jsonl(path: str, wanted: set[str] | None) -> tuple[list[dict], list[
                 raise InputError(f"not a JSON object: {exc.msg}", path, number) from None
             if not isinstance(record, dict):
                 raise InputError(f"not a JSON object: {line[:80]!r}", path, number)
-            doc_id = record.get("doc_id")
-            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
-                keys = ", ".join(sorted(record)) or "none"
-                raise InputError(f"document has no doc_id (keys: {keys})", path, number)
-            if not isinstance(record.get("text"), str):
-                raise InputError(f"document {doc_id} has no text string", path, number)
-            doc_id = str(doc_id).strip()
-            if wanted is None or doc_id in wanted:
-                kept = {key: record[key] for key in ("title", "url") if isinstance(record.get(key), str)}
-                records.append({"doc_id": doc_id, "text": record["text"], **kept})
-                line_numbers.append(number)
+            yield number, record
+
+
+def _corpus_jsonl(path: str, wanted: set[str] | None) -> tuple[list[dict], list[int]]:
+    records, line_numbers = [], []
+    for number, record in _json_objects(path):
+        doc_id = record.get("doc_id")
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
+            keys = ", ".join(sorted(record)) or "none"
+            raise InputError(f"document has no doc_id (keys: {keys})", path, number)
+        if not isinstance(record.get("text"), str):
+            raise InputError(f"document {doc_id} has no text string", path, number)
+        doc_id = str(doc_id).strip()
+        if wanted is None or doc_id in wanted:
+            kept = {key: record[key] for key in ("title", "url") if isinstance(record.get(key), str)}
+            records.append({"doc_id": doc_id, "text": record["text"], **kept})
+            line_numbers.append(number)
     return records, line_numbers
 
 
@@ -1058,25 +1064,16 @@ def read_tasks(path: str | os.PathLike, limit: int | None = None) -> pd.DataFram
     if limit is not None and limit < 0:
         raise InputError(f"limit must be >= 0, got {limit}", path)
     records, line_numbers = [], []
-    with _text_lines(path) as lines:
-        for number, line in lines:
-            if limit is not None and len(records) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", path, number) from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object", path, number)
-            missing = [name for name in TASK_FIELDS if record.get(name) is None]
-            if missing:
-                raise InputError(f"missing field(s) {', '.join(missing)}", path, number)
-            if not str(record["pair_id"]).strip():
-                raise InputError("empty pair_id", path, number)
-            records.append({name: str(record[name]) for name in TASK_FIELDS})
-            line_numbers.append(number)
+    for number, record in _json_objects(path):
+        if limit is not None and len(records) >= limit:
+            break
+        missing = [name for name in TASK_FIELDS if record.get(name) is None]
+        if missing:
+            raise InputError(f"missing field(s) {', '.join(missing)}", path, number)
+        if not str(record["pair_id"]).strip():
+            raise InputError("empty pair_id", path, number)
+        records.append({name: str(record[name]) for name in TASK_FIELDS})
+        line_numbers.append(number)
     frame = pd.DataFrame(records, columns=list(TASK_FIELDS), dtype=object)
     _refuse_repeats(frame, ["pair_id"], line_numbers, path, "pair_id")
     return frame.astype(str).reset_index(drop=True)
