@@ -47,6 +47,7 @@ from evalset.tables import (
     read_queries,
     write_labels,
     write_qrels,
+    write_queries,
 )
 
 MERGE_RULES = ("median", "majority", "annotator-priority")
@@ -263,7 +264,7 @@ def freeze(
     build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
     try:
         write_qrels(merged.qrels, build / "qrels.txt")
-        queries.to_csv(build / "queries.tsv", sep="\t", index=False, lineterminator="\n")
+        write_queries(queries, build / "queries.tsv")
         write_labels(labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable"), build / "labels.tsv")
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, labels, queries, planned, agreement, inputs, build)

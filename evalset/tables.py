@@ -934,14 +934,15 @@ def read_query_list(path: str | os.PathLike) -> list[str]:
 
 
 def write_queries(queries: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write ``queries.tsv`` (atomically): the columns of ``QUERIES_COLUMNS``, tab separated, no quoting.
+    """Write ``queries.tsv`` (atomically): the columns of ``QUERIES_COLUMNS``, tab separated, with a header.
 
-    A query never contains a tab or a line break (the sampler turns them into spaces), so the file needs no
-    quoting; read it with :func:`read_queries` or ``pandas.read_csv(sep="\\t", quoting=csv.QUOTE_NONE)``.
+    A field holding a quote (``"new york" hotels``) is quoted as the csv module does, so that
+    :func:`read_queries` (and ``pandas.read_csv(sep="\\t")``) reads every query back unchanged.
     """
     with atomic_path(path) as tmp:
-        queries.loc[:, list(QUERIES_COLUMNS)].to_csv(tmp, sep="\t", index=False, quoting=csv.QUOTE_NONE,
-                                                    lineterminator="\n", escapechar=None)
+        queries.loc[:, list(QUERIES_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")
+
+
 # --- agreement: the grades of several annotators, from labels tables or qrels files
 GRADES_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "file")
 

@@ -7,7 +7,6 @@ file; the personal data in it was found by reading every query with a digit or a
 from __future__ import annotations
 
 import collections
-import csv
 import datetime as dt
 import gzip
 import hashlib
@@ -37,7 +36,7 @@ from evalset.sampling import (
     screen_queries,
     write_sample,
 )
-from evalset.tables import QUERIES_COLUMNS, LogColumns, read_query_log_table
+from evalset.tables import QUERIES_COLUMNS, LogColumns, read_queries, read_query_log_table
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
 # Every query of the Excite log that carries personal data, by the reason it is dropped for.
@@ -190,7 +189,7 @@ def test_planted_personal_data_never_reaches_queries_tsv_and_is_counted(excite, 
     everything = {"head": 196, "torso": 573, "tail": 1317}  # sample every kept query
     result = sample_log([log], everything, columns=EXCITE_COLUMNS, header=False)
     queries_path, manifest_path = write_sample(result, tmp_path / "queries.tsv")
-    written = " | ".join(pd.read_csv(queries_path, sep="\t", quoting=csv.QUOTE_NONE)["query"])
+    written = " | ".join(read_queries(queries_path)["query"])
     assert written.count(" | ") + 1 == 2086  # Excite's queries, no more
     for secret in ("4111", "hunter2", "867-5309", "7946", "example.com", "123456789", "jane_roe", "token="):
         assert secret not in written
