@@ -163,10 +163,7 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
 
 
 def _read_fields(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table:
-    if not os.path.exists(path):
-        raise InputError("no such file", path)
-    if os.path.isdir(path):
-        raise InputError("is a folder, not a file", path)
+    _check_file(path)
     try:
         table = _fields_fast(path, layout, numbers)
         return table if table is not None else _fields_by_line(path, layout)
@@ -384,10 +381,13 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def _check_file(path: str) -> None:
+    """Refuse, naming the path, a file that does not exist, is a folder, or cannot be read."""
     if not os.path.exists(path):
         raise InputError("no such file", path)
     if os.path.isdir(path):
         raise InputError("is a folder, not a file", path)
+    if not os.access(path, os.R_OK):
+        raise InputError("cannot read: permission denied", path)
 
 
 @contextlib.contextmanager
@@ -717,15 +717,6 @@ def log_format(path: str | os.PathLike, fmt: str | None = None) -> str:
     return found
 
 
-def _check_log_file(path: str) -> None:
-    if not os.path.exists(path):
-        raise InputError("no such file", path)
-    if os.path.isdir(path):
-        raise InputError("is a folder, not a file", path)
-    if not os.access(path, os.R_OK):
-        raise InputError("cannot read: permission denied", path)
-
-
 def _delimited_header(path: str, fmt: str) -> list[str]:
     """The first line's fields (column names, or just their number for a headerless file)."""
     head = _open_text_head(path).rstrip("\r\n")
@@ -846,7 +837,7 @@ def read_query_log_table(path: str | os.PathLike, columns: LogColumns | None = N
     """
     path = os.fspath(path)
     columns = columns or LogColumns()
-    _check_log_file(path)
+    _check_file(path)
     fmt = log_format(path, fmt)
     try:
         if fmt in ("tsv", "csv"):
@@ -879,7 +870,7 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
     """
     path = os.fspath(path)
     columns = columns or LogColumns()
-    _check_log_file(path)
+    _check_file(path)
     fmt = log_format(path, fmt)
     if fmt in ("tsv", "csv"):
         names = _delimited_header(path, fmt)
@@ -920,7 +911,7 @@ def read_query_list(path: str | os.PathLike) -> list[str]:
     """Queries listed in a file: the ``query`` column of a TSV with a header (e.g. an earlier
     ``queries.tsv``), otherwise one query per line. Blank lines and lines starting with ``#`` are skipped."""
     path = os.fspath(path)
-    _check_log_file(path)
+    _check_file(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:
