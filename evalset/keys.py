@@ -8,26 +8,50 @@ order. Longer ids fall back to their rank in a shared sorted dictionary. Either 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 MAX_WORDS = 4
+# Whole-column work runs piece by piece: a piece's temporaries stay in cache and are reused from one piece to
+# the next, where whole-column temporaries would each be fresh memory, which is slow to fault in.
+PIECE_ROWS = 1 << 17
+
+
+def string_column(values) -> pa.ChunkedArray:
+    """An arrow string column from a Series, an array or a chunked array, without copying when possible
+    (the chunks of a column read from a file are kept as they are)."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.large_string())
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = pc.cast(column, pa.large_string())
+    return column
 
 
 def as_string_array(values) -> pa.Array:
-    """An arrow string array (one chunk) from a Series, an array or a chunked array; zero-copy when possible."""
-    if isinstance(values, pd.Series):
-        values = values.array
-    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.large_string())
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    if isinstance(array, pa.DictionaryArray):
-        array = array.dictionary_decode()
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        array = pc.cast(array, pa.large_string())
-    return array
+    """:func:`string_column` as one array (chunks are combined)."""
+    column = string_column(values)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def column_pieces(column: pa.ChunkedArray):
+    """Zero-copy slices of at most ``PIECE_ROWS`` rows, in order."""
+    for chunk in column.chunks:
+        for start in range(0, len(chunk), PIECE_ROWS):
+            yield chunk.slice(start, PIECE_ROWS)
+
+
+def row_blocks(count: int):
+    """``(start, stop)`` of consecutive blocks of at most ``PIECE_ROWS`` rows."""
+    return ((start, min(start + PIECE_ROWS, count)) for start in range(0, count, PIECE_ROWS))
 
 
 def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -39,79 +63,97 @@ def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return offsets[:-1], np.diff(offsets), data
 
 
-def _words_needed(array: pa.Array) -> int:
-    if len(array) == 0:
-        return 1
-    return max(1, -(-(pc.max(pc.binary_length(array)).as_py() or 0) // 8))
+def _words_needed(column: pa.ChunkedArray) -> int:
+    longest = max((int(_bounds(piece)[1].max()) for piece in column_pieces(column) if len(piece)), default=0)
+    return max(1, -(-longest // 8))
 
 
 # _MASKS[r] keeps the first r bytes of a big-endian word
 _MASKS = np.array([0] + [((1 << (8 * r)) - 1) << (64 - 8 * r) for r in range(1, 9)], dtype=np.uint64)
 
 
-def _pack(array: pa.Array, words: int) -> np.ndarray:
-    starts, lengths, data = _bounds(array)
-    # A view of the bytes as overlapping uint64s, one starting at every byte: word j of an id is one gather at
-    # (start + 8j), byte-swapped to big-endian order, with the bytes past the id's end masked off.
-    padded = np.concatenate([data, np.zeros(8 * words, dtype=np.uint8)])
+def _pack(column: pa.ChunkedArray, words: int) -> np.ndarray:
+    packed = np.empty((words, len(column)), dtype=np.uint64)
+    done = 0
+    for piece in column_pieces(column):
+        _pack_piece(piece, packed[:, done: done + len(piece)])
+        done += len(piece)
+    return packed.T
+
+
+def _pack_piece(piece: pa.Array, out: np.ndarray) -> None:
+    starts, lengths, data = _bounds(piece)
+    if len(piece) == 0:
+        return
+    # The piece's bytes, zero-padded, viewed as overlapping uint64s, one starting at every byte: word j of an
+    # id is one gather at (start + 8j), byte-swapped to big-endian order, with the bytes past its end masked off.
+    first, end = starts[0], starts[-1] + lengths[-1]
+    padded = np.zeros(end - first + 8 * len(out), dtype=np.uint8)
+    padded[: end - first] = data[first:end]
     windows = np.ndarray(shape=(len(padded) - 7,), dtype=np.uint64, buffer=padded, strides=(1,))
-    packed = np.empty((words, len(array)), dtype=np.uint64)
-    for j in range(words):
-        word = windows[starts + 8 * j] if j else windows[starts]
+    starts = starts - first
+    for j, word in enumerate(out):
+        word[:] = windows[starts + 8 * j if j else starts]  # faster than np.take(out=) on unaligned windows
         if np.little_endian:
             word.byteswap(inplace=True)
         remaining = lengths - 8 * j
         np.clip(remaining, 0, 8, out=remaining)
         word &= _MASKS[remaining]
-        packed[j] = word
-    return packed.T
+
+
 def string_keys(*arrays) -> list[np.ndarray]:
     """Keys of shape (n, w) uint64 for each array, in one shared key space (same id -> same key row).
 
     Row-wise lexicographic order of the keys is the byte order of the ids.
     """
-    arrays = [as_string_array(a) for a in arrays]
-    words = max(_words_needed(a) for a in arrays)
+    columns = [string_column(a) for a in arrays]
+    words = max(_words_needed(c) for c in columns)
     if words <= MAX_WORDS:
-        return [_pack(a, words) for a in arrays]
-    combined = pa.chunked_array(arrays, type=arrays[0].type) if len({a.type for a in arrays}) == 1 else \
-        pa.chunked_array([pc.cast(a, pa.large_string()) for a in arrays])
+        return [_pack(c, words) for c in columns]
+    combined = pa.chunked_array([chunk.cast(pa.large_string()) for c in columns for chunk in c.chunks],
+                                type=pa.large_string())
     encoded = pc.dictionary_encode(combined.combine_chunks())
     rank = np.empty(len(encoded.dictionary), dtype=np.uint64)
     rank[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary), dtype=np.uint64)
     codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
-    cuts = np.cumsum([0, *(len(a) for a in arrays)])
-    return [codes[cuts[i]: cuts[i + 1]].reshape(-1, 1) for i in range(len(arrays))]
+    cuts = np.cumsum([0, *(len(c) for c in columns)])
+    return [codes[cuts[i]: cuts[i + 1]].reshape(-1, 1) for i in range(len(columns))]
 
 
-def row_hash(query_code: np.ndarray, keys: np.ndarray) -> np.ndarray:
+_SEED, _MIX = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+def row_hash(query_code: np.ndarray, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A 64-bit mix of (query code, key words); equal rows hash equal, collisions are checked by callers."""
-    mixed = query_code.astype(np.uint64)
-    mixed *= np.uint64(0x9E3779B97F4A7C15)
-    for index, word in enumerate(keys.T):
-        step = mixed ^ word
-        step *= np.uint64(0xBF58476D1CE4E5B9)
-        step ^= step >> np.uint64(31)
-        # zero words (the padding of short ids) leave the hash alone, so widening keys keeps their hashes
-        if index == 0:
-            mixed = step
-        else:
-            np.copyto(mixed, step, where=word != 0)
+    mixed = np.empty(len(query_code), dtype=np.uint64) if out is None else out
+    for start, stop in row_blocks(len(query_code)):
+        block = mixed[start:stop]
+        np.copyto(block, query_code[start:stop], casting="unsafe")
+        block *= _SEED
+        for index, word in enumerate(keys[start:stop].T):
+            step = block ^ word
+            step *= _MIX
+            step ^= step >> np.uint64(31)
+            # zero words (the padding of short ids) leave the hash alone, so widening keys keeps their hashes
+            if index == 0:
+                block[:] = step
+            else:
+                np.copyto(block, step, where=word != 0)
     return mixed
 
 
-def repeated_rows(query: np.ndarray, keys: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
+def repeated_rows(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """True for every row equal to an earlier row (same query, same key); see :func:`join`."""
     empty = np.zeros(0, dtype=np.int64)
-    return join(query, keys, empty, np.zeros((0, keys.shape[1]), dtype=np.uint64), hashes)[1]
+    return join(query, keys, empty, np.zeros((0, keys.shape[1]), dtype=np.uint64))[1]
 
 
-def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_keys: np.ndarray,
-         hashes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray,
+         table_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Match (query, key) rows to a table of unique rows, and find the rows that repeat an earlier row.
 
     Returns ``found`` (for each row, the index of the equal table row, or -1) and ``repeated`` (True for a row
-    equal to an earlier one). ``hashes``: the rows' :func:`row_hash`, when already computed.
+    equal to an earlier one).
 
     A sort-merge join: each entry's 64-bit hash, truncated to make room for its row number in the low bits, is
     sorted together with the table's, so that equal entries sit side by side with the earlier row first; every
@@ -127,13 +169,19 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
     bits = max(1, int(total - 1).bit_length())
     low = np.uint64((1 << bits) - 1)
 
-    merged = np.concatenate([row_hash(query, keys) if hashes is None else hashes, row_hash(table_query, table_keys)])
-    merged &= ~low
-    merged |= np.arange(total, dtype=np.uint64)  # each entry's row number in the low bits
+    merged = np.empty(total, dtype=np.uint64)
+    row_hash(query, keys, out=merged[:rows_count])
+    row_hash(table_query, table_keys, out=merged[rows_count:])
+    for start, stop in row_blocks(total):
+        block = merged[start:stop]
+        block &= ~low
+        block |= np.arange(start, stop, dtype=np.uint64)  # each entry's row number in the low bits
     merged.sort()
-    equal = np.bitwise_xor(merged[1:], merged[:-1]) <= low  # entries i and i + 1 share a truncated hash
-    before, after = np.r_[False, equal[:-1]], np.r_[equal[1:], False]
-    pairs = np.flatnonzero(equal & ~before & ~after)  # blocks of exactly two
+    equal = _adjacent_equal(merged, low)  # entries i and i + 1 share a truncated hash, in order
+    after_equal, before_equal = np.zeros(len(equal), dtype=bool), np.zeros(len(equal), dtype=bool)
+    after_equal[:-1] = np.diff(equal) == 1  # so do i + 1 and i + 2
+    before_equal[1:] = after_equal[:-1]
+    pairs = equal[~before_equal & ~after_equal]  # blocks of exactly two
     first = (merged[pairs] & low).astype(np.int64)
     second = (merged[pairs + 1] & low).astype(np.int64)
     first, second = first[first < rows_count], second[first < rows_count]  # two table rows never match
@@ -144,7 +192,7 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
     row, other = first[~twice], second[~twice] - rows_count
     exact = (query[row] == table_query[other]) & np.all(keys[row] == table_keys[other], axis=1)
     found[row[exact]] = other[exact]
-    crowded = np.flatnonzero(equal & (before | after))
+    crowded = equal[before_equal | after_equal]
     if len(crowded):
         members = np.sort((merged[np.unique(np.r_[crowded, crowded + 1])] & low).astype(np.int64))
         rows, others = members[members < rows_count], members[members >= rows_count] - rows_count
@@ -154,6 +202,15 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray, table_key
             hit = _lookup_exact(query[rows], keys[rows], table_query[others], table_keys[others])
             found[rows] = np.where(hit >= 0, others[np.maximum(hit, 0)], -1)
     return found, repeated
+
+
+def _adjacent_equal(merged: np.ndarray, low: np.uint64) -> np.ndarray:
+    """Indices i of sorted ``merged`` where entries i and i + 1 agree above the ``low`` bits."""
+    found = []
+    for start, stop in row_blocks(len(merged) - 1):
+        differ = merged[start + 1: stop + 1] ^ merged[start:stop]
+        found.append(np.flatnonzero(differ <= low) + start)
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
 def _same_width(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,15 +228,16 @@ def _lookup_exact(query, keys, table_query, table_keys) -> np.ndarray:
     return merged["index"].fillna(-1).to_numpy(dtype=np.int64)
 
 
-def join_keys(array, keys: np.ndarray, rows: np.ndarray, other) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of ``other`` in the key space of ``keys`` (the keys of ``array`` taken at ``rows``).
+def join_keys(array, keys: np.ndarray, rows: Callable[[], np.ndarray], other) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of ``other`` in the key space of ``keys`` (the keys of ``array`` taken at ``rows()``, which is
+    called only when needed).
 
     Packed keys of different widths are compatible (zero padding, see :func:`join`); otherwise both sides are
     re-encoded in one dictionary.
     """
-    array, other = as_string_array(array), as_string_array(other)
+    array, other = string_column(array), string_column(other)
     words = max(_words_needed(array), _words_needed(other))
     if words <= MAX_WORDS:
         return keys, _pack(other, words)
-    taken, other_keys = string_keys(array.take(pa.array(rows)), other)
+    taken, other_keys = string_keys(array.take(pa.array(rows())), other)
     return taken, other_keys

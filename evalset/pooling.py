@@ -172,7 +172,7 @@ def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) 
     if keep is not None:
         rows &= np.isin(ordered.query_code, np.flatnonzero(ordered.query_ids.astype(str).isin(keep)))
     used_queries, query_codes = np.unique(ordered.query_code[rows], return_inverse=True)
-    docs = pc.dictionary_encode(ordered.doc_id.take(pa.array(ordered.row[rows])))
+    docs = pc.dictionary_encode(ordered.doc_id.take(pa.array(ordered.row[rows])).combine_chunks())
     return (_strings(ordered.query_ids).take(pa.array(used_queries)), query_codes,
             pc.cast(docs.dictionary, pa.large_string()), docs.indices.to_numpy(zero_copy_only=False).astype(np.int64),
             ordered.position[rows] + 1)

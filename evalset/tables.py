@@ -88,7 +88,7 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
         read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
         parse_options=parse,
         convert_options=pacsv.ConvertOptions(
-            column_types=dict.fromkeys(names, pa.string()) | (numbers or {}),
+            column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
             include_columns=include,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,

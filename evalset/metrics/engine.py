@@ -115,55 +115,62 @@ def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.
     return np.add.reduceat(values, starts)[group] if len(values) else values
 
 
-def _grades(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
-    """Each ordered row's grade (``_NOT_IN_QRELS`` when the pair has no qrels line), by an exact key join, and
-    the rows that repeat an earlier row of the same query (found by the same sort)."""
+def _match(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
+    """Each ordered entry's qrels line (an index into ``prepared``'s rows, or -1), by an exact key join, and the
+    entries that repeat an earlier entry of the same query (found by the same sort)."""
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
-    in_run = qrels_query >= 0  # qrels of the queries the run has
-    doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, ordered.row, prepared.doc_id.filter(in_run))
-    match, repeated = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key,
-                           ordered.key_hash if doc_key is ordered.doc_key else None)
-    grade = np.full(len(match), _NOT_IN_QRELS, dtype=np.int64)
-    hit = match >= 0
-    grade[hit] = prepared.grade[in_run][match[hit]]
-    return grade, repeated
+    in_run = np.flatnonzero(qrels_query >= 0)  # qrels of the queries the run has
+    doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, lambda: ordered.row,
+                                   prepared.doc_id.take(pa.array(in_run)))
+    match, repeated = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key)
+    found = match >= 0
+    match[found] = in_run[match[found]]
+    return match, repeated
 
 
-def _useful_groups(query, position, score, grade, expected: bool):
-    """Keep the tie groups that hold a judged document (no other row contributes to any measure; the counts
-    above a group and the positions do not change). Returns the kept rows, each row's group size, and the
-    group boundaries. A group is a row alone, or under expected ties the query's rows with one score."""
-    judged_row = grade >= 0
-    if not expected or len(query) == 0:
-        kept = query[judged_row], position[judged_row], grade[judged_row]
-        return (*kept, np.ones(len(kept[0])), np.ones(len(kept[0]), dtype=bool))
-    boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
+def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.ndarray):
+    """The entries that can contribute to a measure: those in a tie group that holds a judged document (no
+    other entry counts for anything; the counts above a group and the positions do not change). A group is an
+    entry alone, or, with ``score`` given (expected ties), the query's entries with one score. Returns the
+    entries, their group sizes, and where a group starts."""
+    if score is None or len(query_code) == 0:
+        selected = np.flatnonzero(judged)
+        return selected, np.ones(len(selected)), np.ones(len(selected), dtype=bool)
+    boundary = np.r_[True, (query_code[1:] != query_code[:-1]) | (score[1:] != score[:-1])]
     group_starts = np.flatnonzero(boundary)
     group = np.cumsum(boundary) - 1
-    useful = np.maximum.reduceat(judged_row, group_starts)[group]
-    size = np.diff(np.r_[group_starts, len(query)])[group][useful].astype(np.float64)
-    query, position, score, grade = query[useful], position[useful], score[useful], grade[useful]
-    boundary = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])] if len(query) else np.zeros(0, bool)
-    return query, position, grade, size, boundary
+    selected = np.flatnonzero(np.maximum.reduceat(judged, group_starts)[group])
+    size = np.diff(np.r_[group_starts, len(query_code)])[group[selected]].astype(np.float64)
+    return selected, size, boundary[selected]
 
 
 def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
     contract = prepared.contract
     ordered = order_run(run, contract.ties, dedupe=False)
-    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
-    query = to_judged[ordered.query_code] if len(ordered.query_code) else ordered.query_code
-    grade, repeated = _grades(ordered, prepared)
-    position, score = ordered.position, ordered.score
+    match, repeated = _match(ordered, prepared)
+    query_code = ordered.query_code
+    expected = contract.ties == "expected"
+    score = ordered.score if expected else None
     if repeated.any():  # a document repeated in a ranking counts once, at its first position
-        query, grade, score = query[~repeated], grade[~repeated], score[~repeated]
-        position = position_in_group(ordered.query_code[~repeated])
-    keep = query >= 0
-    if not keep.all():
-        query, grade, position, score = query[keep], grade[keep], position[keep], score[keep]
+        kept = ~repeated
+        query_code, match = query_code[kept], match[kept]
+        score = score[kept] if expected else None
+    matched = np.flatnonzero(match >= 0)
+    judged = np.zeros(len(query_code), dtype=bool)
+    judged[matched[prepared.grade[match[matched]] >= 0]] = True
+    selected, size, boundary = _selected_rows(query_code, score, judged)
+
+    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
+    query = to_judged[query_code[selected]]
+    in_qrels = query >= 0  # the rows of queries without judgments count for nothing
+    selected, query, size, boundary = selected[in_qrels], query[in_qrels], size[in_qrels], boundary[in_qrels]
+    starts = np.flatnonzero(np.r_[True, query_code[1:] != query_code[:-1]]) if len(query_code) else selected
+    query_start = np.zeros(len(ordered.query_ids), dtype=np.int64)
+    query_start[query_code[starts]] = starts
+    position = selected - query_start[query_code[selected]]
+    grade = np.where(match[selected] >= 0, prepared.grade[match[selected]], _NOT_IN_QRELS)
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
-    queries_in_run[to_judged[to_judged >= 0]] = True  # every query of the run keeps at least one row
-    query, position, grade, size, boundary = _useful_groups(query, position, score, grade,
-                                                            contract.ties == "expected")
+    queries_in_run[to_judged[to_judged >= 0]] = True
 
     relevant = (grade >= contract.rel_level).astype(np.float64)
     judged = (grade >= 0).astype(np.float64)
@@ -194,8 +201,9 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     single = candidate & (size == 1)
     first_relevant[single] = 1.0
     tied = candidate & (size > 1) & (size - u >= group_relevant - 1)
-    n, r, k = size[tied], group_relevant[tied], u[tied]
-    first_relevant[tied] = np.exp(_log_choose(n - k, r - 1) - _log_choose(n, r))
+    if tied.any():
+        n, r, k = size[tied], group_relevant[tied], u[tied]
+        first_relevant[tied] = np.exp(_log_choose(n - k, r - 1) - _log_choose(n, r))
 
     total_relevant = prepared.num_relevant[query]
     total_nonrelevant = prepared.num_judged_nonrelevant[query]
@@ -206,10 +214,11 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     per_relevant = 1.0 - np.divide(expected_above, cap, out=np.zeros_like(cap), where=cap > 0)
     bpref_term = np.where(u == 1, group_relevant * per_relevant, 0.0)
 
+    rows_per_query = np.bincount(query_code, minlength=len(ordered.query_ids))
     stats = {
         "duplicates_removed": int(repeated.sum()),
         "unjudged_queries": int(np.sum(to_judged < 0)),
-        "unjudged_query_rows": int(np.sum(~keep)),
+        "unjudged_query_rows": int(rows_per_query[to_judged < 0].sum()),
     }
     rows = _Rows(
         query=query,

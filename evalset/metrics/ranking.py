@@ -22,7 +22,9 @@ A document repeated in one query's ranking counts once, at its first position in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -30,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.keys import as_string_array, repeated_rows, row_hash, string_keys
+from evalset.keys import as_string_array, column_pieces, repeated_rows, row_blocks, string_column, string_keys
 
 
 @dataclass(frozen=True)
@@ -38,19 +40,41 @@ class OrderedRun:
     """A run in evaluation order, as flat numpy arrays (one entry per kept row).
 
     ``query_code`` indexes ``query_ids`` (the run's queries in byte order); ``doc_key`` holds exact
-    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`) and ``key_hash`` the rows' hashes;
-    ``position`` is the 0-based rank within the query; ``row`` is each entry's row in the run as given.
+    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`). ``row`` (each entry's row in the
+    run as given), ``score`` and ``position`` (the 0-based rank within the query) are computed on first use:
+    scoring needs them only for the few judged rows.
     """
 
     query_ids: pd.Index
     query_code: np.ndarray
     doc_key: np.ndarray
-    key_hash: np.ndarray
-    doc_id: pa.Array
-    score: np.ndarray
-    position: np.ndarray
-    row: np.ndarray
+    doc_id: pa.ChunkedArray
     duplicates_removed: int
+    run_score: np.ndarray  # the scores of the run as given
+    order: np.ndarray | None = None  # the row of each entry before ``moved``; None: the run's own order
+    moved: tuple[np.ndarray, np.ndarray] | None = None  # (entries, their rows): tied rows that changed places
+    kept: np.ndarray | None = None  # the entries kept after removing repeated documents; None: all
+
+    @cached_property
+    def row(self) -> np.ndarray:
+        row = np.arange(len(self.run_score)) if self.order is None else self.order.copy()
+        if self.moved is not None:
+            row[self.moved[0]] = self.moved[1]
+        return row if self.kept is None else row[self.kept]
+
+    @cached_property
+    def score(self) -> np.ndarray:
+        if self.order is None and self.kept is None:
+            if self.moved is None or np.array_equal(self.run_score[self.moved[0]], self.run_score[self.moved[1]]):
+                return self.run_score
+            score = self.run_score.copy()
+            score[self.moved[0]] = self.run_score[self.moved[1]]
+            return score
+        return self.run_score[self.row]
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        return position_in_group(self.query_code)
 
     def to_frame(self) -> pd.DataFrame:
         """The ordered run as ``query_id, doc_id, score, rank`` (rank 1-based, after the tie rule)."""
@@ -76,58 +100,72 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]).astype(np.int32)
-    return np.arange(len(codes), dtype=np.int32) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
+    position = np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
+    for start, stop in row_blocks(len(codes)):
+        np.subtract(np.arange(start, stop, dtype=np.int32), position[start:stop], out=position[start:stop])
+    return position
 
 
 def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
     """The distinct query ids in byte order, and each row's index into them."""
-    array = as_string_array(query_id)
-    starts = np.zeros(min(len(array), 1), dtype=np.int64)
-    if len(array) > 1:
-        change = pc.not_equal(array.slice(1), array.slice(0, len(array) - 1)).to_numpy(zero_copy_only=False)
-        starts = np.r_[0, np.flatnonzero(change) + 1]
-    heads = array.take(pa.array(starts)).to_pylist()
+    column = string_column(query_id)
+    starts, done, last = [], 0, None
+    for piece in column_pieces(column):  # where the query id changes from the row before
+        if last is not None and piece[0] != last:
+            starts.append([done])
+        change = pc.not_equal(piece.slice(1), piece.slice(0, len(piece) - 1)).to_numpy(zero_copy_only=False)
+        starts.append(np.flatnonzero(change) + (done + 1))
+        done, last = done + len(piece), piece[len(piece) - 1]
+    starts = np.concatenate([np.zeros(min(len(column), 1), dtype=np.int64), *starts])
+    heads = column.take(pa.array(starts)).to_pylist()
     grouped = len(set(heads)) == len(heads)  # each query's rows are contiguous (most runs): no hashing of every row
     if grouped:
         names = np.array(heads, dtype=object)
     else:
-        encoded = pc.dictionary_encode(array)
+        encoded = pc.dictionary_encode(as_string_array(column))
         names = np.array(encoded.dictionary.to_pylist(), dtype=object)
     order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order))
     if grouped:
-        return pd.Index(names[order], dtype=object), np.repeat(rank, np.diff(np.r_[starts, len(array)]))
+        return pd.Index(names[order], dtype=object), np.repeat(rank, np.diff(np.r_[starts, len(column)]))
     return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
-def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> list[np.ndarray]:
-    """Keys that order tied rows (first key first), indexed by the run's rows as given."""
+TieKeys = Callable[[np.ndarray], list[np.ndarray]]
+
+
+def _tie_keys(run: pd.DataFrame, doc_key: np.ndarray, ties: TieRule) -> TieKeys | None:
+    """The keys that order tied rows (first key first), for given rows of the run; None: no such keys."""
     if ties == "run":
-        return [run["rank"].to_numpy(dtype=np.int64)] if "rank" in run else []
+        rank = run["rank"].to_numpy(dtype=np.int64) if "rank" in run else None
+        return None if rank is None else lambda rows: [rank[rows]]
     if ties == "docid":
-        return list(doc_key.T)
-    return [~word for word in doc_key.T]  # doc id descending: trec, and a fixed order for expected
+        return lambda rows: list(doc_key[rows].T)
+    return lambda rows: [~word for word in doc_key[rows].T]  # doc id descending: trec, and fixed for expected
 
 
-def _break_ties(row: np.ndarray, query_code: np.ndarray, score: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
-    """Reorder, in place, each block of ``row`` tied on (query, score) by ``keys``; returns the positions of the
-    tied rows (empty when nothing moved)."""
-    nothing = np.zeros(0, dtype=np.int64)
-    if len(row) < 2 or not keys:
+def _break_ties(query_code: np.ndarray, score: np.ndarray, keys: TieKeys | None,
+                row: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Order each block of entries tied on (query, score) by ``keys``: returns the tied entries and their
+    rows in the new order (both empty when nothing moves). ``row``: each entry's row in the run (default:
+    the entry itself)."""
+    nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if len(query_code) < 2 or keys is None:
         return nothing
-    same = (query_code[1:] == query_code[:-1]) & (score[1:] == score[:-1])
-    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    same = query_code[1:] == query_code[:-1]
+    same &= score[1:] == score[:-1]
+    tied = np.flatnonzero(same)
     if len(tied) == 0:
         return nothing
+    tied = np.union1d(tied, tied + 1)
     # block labels over the tied rows alone: a new block where the next tied row is not tied to the previous
     block = np.cumsum(np.r_[True, ~((np.diff(tied) == 1) & same[tied[:-1]])])
-    subset = row[tied]
-    order = np.lexsort([*(key[subset] for key in reversed(keys)), block])
+    subset = tied if row is None else row[tied]
+    order = np.lexsort([*reversed(keys(subset)), block])
     if np.all(order == np.arange(len(order))):
         return nothing
-    row[tied] = subset[order]
-    return tied
+    return tied, subset[order]
 
 
 def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) -> OrderedRun:
@@ -141,41 +179,42 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
     if ties not in TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
     query_ids, query_code = query_codes(run["query_id"])
-    doc_id = as_string_array(run["doc_id"])
+    doc_id = string_column(run["doc_id"])
     (doc_key,) = string_keys(doc_id)
     score = run["score"].to_numpy(dtype=np.float64)
 
     # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
     order_score = score.astype(np.float32) if ties == "trec" else score
-    row = np.arange(len(run))
+    tie_keys = _tie_keys(run, doc_key, ties)
+    order, moved, kept = None, None, None
     if _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):
         # only tied rows move, within their query: permute just those
-        tied = _break_ties(row, query_code, order_score, _tie_keys(run, doc_key, ties))
+        tied, rows = _break_ties(query_code, order_score, tie_keys)
         if len(tied):
-            score = score.copy()  # a view of the caller's frame; doc_key is ours
-            doc_key[tied], score[tied] = doc_key[row[tied]], score[row[tied]]
+            moved = tied, rows
+            doc_key[tied] = doc_key[rows]  # doc_key is ours
     else:
-        row = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
-        _break_ties(row, query_code[row], order_score[row], _tie_keys(run, doc_key, ties))
-        query_code, doc_key, score = query_code[row], doc_key[row], score[row]
+        order = np.lexsort((-order_score, query_code))  # stable: tied rows keep their line order
+        tied, rows = _break_ties(query_code[order], order_score[order], tie_keys, order)
+        order[tied] = rows
+        query_code, doc_key = query_code[order], doc_key[order]
     del order_score
 
-    hashes = row_hash(query_code, doc_key)
-    repeated = repeated_rows(query_code, doc_key, hashes) if dedupe else np.zeros(len(query_code), dtype=bool)
-    removed = int(repeated.sum())
-    if removed:
-        keep = ~repeated
-        query_code, doc_key, score, row, hashes = query_code[keep], doc_key[keep], score[keep], row[keep], hashes[keep]
+    if dedupe:
+        repeated = repeated_rows(query_code, doc_key)
+        if repeated.any():
+            kept = np.flatnonzero(~repeated)
+            query_code, doc_key = query_code[kept], doc_key[kept]
     return OrderedRun(
         query_ids=query_ids,
         query_code=query_code,
         doc_key=doc_key,
-        key_hash=hashes,
         doc_id=doc_id,
-        score=score,
-        position=position_in_group(query_code),
-        row=row,
-        duplicates_removed=removed,
+        duplicates_removed=len(run) - len(query_code),
+        run_score=score,
+        order=order,
+        moved=moved,
+        kept=kept,
     )
 
 

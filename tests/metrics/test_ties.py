@@ -119,3 +119,19 @@ def test_run_rule_keeps_the_runs_own_rank_then_line_order():
         "query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [1.0, 1.0, 1.0, 2.0], "rank": [3, 2, 2, 1],
     }))
     assert order_run(run, "run").to_frame()["doc_id"].tolist() == ["d", "b", "c", "a"]
+
+
+@pytest.mark.parametrize("rule", ["trec", "docid", "expected"])
+def test_line_order_repeats_and_unjudged_queries_leave_the_scores_unchanged(tied_run, qrels, rule):
+    """The shuffled run takes the re-sorting path and the grouped run the in-place one; repeated lines (counted
+    once, at their first position) and a query without judgments change nothing either."""
+    measures = ["ndcg@10", "ap", "rr", "bpref", "p@10", "ndcg"]
+    contract = EvaluationContract(ties=rule)
+    expected = evaluate(tied_run, qrels, measures, contract)
+    repeats = tied_run.groupby("query_id", observed=True).tail(3).assign(score=-1.0)  # ranked last, again
+    unjudged = tied_run.head(5).assign(query_id="no-such-query")
+    noisy = pd.concat([tied_run, repeats, unjudged]).sample(frac=1.0, random_state=7)
+    ours = evaluate(noisy, qrels, measures, contract)
+    pd.testing.assert_frame_equal(ours, expected, check_exact=False, rtol=0, atol=1e-12)
+    assert ours.attrs["duplicates_removed"] == len(repeats)
+    assert (ours.attrs["unjudged_queries"], ours.attrs["unjudged_query_rows"]) == (1, 5)
