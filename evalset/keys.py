@@ -8,13 +8,19 @@ order. Longer ids fall back to their rank in a shared sorted dictionary. Either 
 
 from __future__ import annotations
 
+import functools
+import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+T = TypeVar("T")
 MAX_WORDS = 4
 # Whole-column work runs piece by piece: a piece's temporaries stay in cache and are reused from one piece to
 # the next, where whole-column temporaries would each be fresh memory, which is slow to fault in.
@@ -54,6 +60,30 @@ def row_blocks(count: int):
     return ((start, min(start + PIECE_ROWS, count)) for start in range(0, count, PIECE_ROWS))
 
 
+def in_blocks(work: Callable[[int, int], T], count: int) -> list[T]:
+    """``work(start, stop)`` for each of :func:`row_blocks`, on a thread per core; the results in order.
+
+    numpy and arrow release the GIL in their loops, so blocks run side by side.
+    """
+    return parallel_map(lambda block: work(*block), list(row_blocks(count)))
+
+
+def parallel_map(func: Callable[[object], T], items) -> list[T]:
+    """``func`` of each item, on a thread per core (serially inside one of those threads); results in order."""
+    items = list(items)
+    if len(items) < 2 or (os.cpu_count() or 1) < 2 or threading.current_thread().name.startswith(_THREADS):
+        return [func(item) for item in items]
+    return list(_pool(os.getpid()).map(func, items))
+
+
+_THREADS = "evalset-worker"
+
+
+@functools.cache
+def _pool(pid: int) -> ThreadPoolExecutor:  # one per process: a forked child cannot use its parent's threads
+    return ThreadPoolExecutor(max_workers=os.cpu_count(), thread_name_prefix=_THREADS)
+
+
 def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Start offsets, byte lengths and the data buffer of a string array (views, no copies of the bytes)."""
     _, offsets_buffer, data_buffer = array.buffers()
@@ -63,9 +93,15 @@ def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return offsets[:-1], np.diff(offsets), data
 
 
+def length_range(values) -> tuple[int, int]:
+    """The shortest and longest byte length of the strings (0, 0 when there are none)."""
+    lengths = [_bounds(piece)[1] for piece in column_pieces(string_column(values))]
+    ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
+    return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
+
+
 def _words_needed(column: pa.ChunkedArray) -> int:
-    longest = max((int(_bounds(piece)[1].max()) for piece in column_pieces(column) if len(piece)), default=0)
-    return max(1, -(-longest // 8))
+    return max(1, -(-length_range(column)[1] // 8))
 
 
 # _MASKS[r] keeps the first r bytes of a big-endian word
@@ -74,10 +110,9 @@ _MASKS = np.array([0] + [((1 << (8 * r)) - 1) << (64 - 8 * r) for r in range(1, 
 
 def _pack(column: pa.ChunkedArray, words: int) -> np.ndarray:
     packed = np.empty((words, len(column)), dtype=np.uint64)
-    done = 0
-    for piece in column_pieces(column):
-        _pack_piece(piece, packed[:, done: done + len(piece)])
-        done += len(piece)
+    pieces = list(column_pieces(column))
+    starts = np.cumsum([0, *map(len, pieces)])
+    parallel_map(lambda i: _pack_piece(pieces[i], packed[:, starts[i]: starts[i + 1]]), range(len(pieces)))
     return packed.T
 
 
@@ -126,7 +161,8 @@ _SEED, _MIX = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 def row_hash(query_code: np.ndarray, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A 64-bit mix of (query code, key words); equal rows hash equal, collisions are checked by callers."""
     mixed = np.empty(len(query_code), dtype=np.uint64) if out is None else out
-    for start, stop in row_blocks(len(query_code)):
+
+    def hash_block(start: int, stop: int) -> None:
         block = mixed[start:stop]
         np.copyto(block, query_code[start:stop], casting="unsafe")
         block *= _SEED
@@ -139,6 +175,8 @@ def row_hash(query_code: np.ndarray, keys: np.ndarray, out: np.ndarray | None = 
                 block[:] = step
             else:
                 np.copyto(block, step, where=word != 0)
+
+    in_blocks(hash_block, len(query_code))
     return mixed
 
 
@@ -172,10 +210,13 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray,
     merged = np.empty(total, dtype=np.uint64)
     row_hash(query, keys, out=merged[:rows_count])
     row_hash(table_query, table_keys, out=merged[rows_count:])
-    for start, stop in row_blocks(total):
+
+    def number_block(start: int, stop: int) -> None:
         block = merged[start:stop]
         block &= ~low
         block |= np.arange(start, stop, dtype=np.uint64)  # each entry's row number in the low bits
+
+    in_blocks(number_block, total)
     merged.sort()
     equal = _adjacent_equal(merged, low)  # entries i and i + 1 share a truncated hash, in order
     after_equal, before_equal = np.zeros(len(equal), dtype=bool), np.zeros(len(equal), dtype=bool)
@@ -206,11 +247,12 @@ def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray,
 
 def _adjacent_equal(merged: np.ndarray, low: np.uint64) -> np.ndarray:
     """Indices i of sorted ``merged`` where entries i and i + 1 agree above the ``low`` bits."""
-    found = []
-    for start, stop in row_blocks(len(merged) - 1):
+
+    def equal_in_block(start: int, stop: int) -> np.ndarray:
         differ = merged[start + 1: stop + 1] ^ merged[start:stop]
-        found.append(np.flatnonzero(differ <= low) + start)
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(differ <= low) + start
+
+    return np.concatenate([np.zeros(0, dtype=np.int64), *in_blocks(equal_in_block, len(merged) - 1)])
 
 
 def _same_width(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -35,7 +35,7 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from evalset.errors import InputError
-from evalset.keys import as_string_array, repeated_rows, string_keys
+from evalset.keys import as_string_array, length_range, repeated_rows, string_keys
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
     other_in_file = _file_contains(path, other.encode())
     for name in ("qid", "docid"):
         column = table[name]
-        if pc.min(pc.binary_length(column)).as_py() == 0:
+        if length_range(column)[0] == 0:
             return None
         if other_in_file is not False and pc.any(pc.match_substring(column, other)).as_py():
             return None

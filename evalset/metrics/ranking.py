@@ -32,7 +32,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.keys import as_string_array, column_pieces, repeated_rows, row_blocks, string_column, string_keys
+from evalset.keys import (
+    as_string_array,
+    column_pieces,
+    parallel_map,
+    repeated_rows,
+    row_blocks,
+    string_column,
+    string_keys,
+)
 
 
 @dataclass(frozen=True)
@@ -106,18 +114,25 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     return position
 
 
+def _changes(piece: pa.Array) -> np.ndarray:
+    """The rows of a string array that differ from the row before."""
+    differ = pc.not_equal(piece.slice(1), piece.slice(0, len(piece) - 1)).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(differ) + 1
+
+
 def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
     """The distinct query ids in byte order, and each row's index into them."""
     column = string_column(query_id)
-    starts, done, last = [], 0, None
-    for piece in column_pieces(column):  # where the query id changes from the row before
-        if last is not None and piece[0] != last:
-            starts.append([done])
-        change = pc.not_equal(piece.slice(1), piece.slice(0, len(piece) - 1)).to_numpy(zero_copy_only=False)
-        starts.append(np.flatnonzero(change) + (done + 1))
-        done, last = done + len(piece), piece[len(piece) - 1]
-    starts = np.concatenate([np.zeros(min(len(column), 1), dtype=np.int64), *starts])
-    heads = column.take(pa.array(starts)).to_pylist()
+    pieces = list(column_pieces(column))
+    starts, heads, done = [np.zeros(0, dtype=np.int64)], [], 0
+    for index, changes in enumerate(parallel_map(_changes, pieces)):  # where the id differs from the row before
+        piece = pieces[index]
+        if index == 0 or piece[0] != pieces[index - 1][len(pieces[index - 1]) - 1]:
+            changes = np.r_[0, changes]
+        starts.append(changes + done)
+        heads += piece.take(pa.array(changes)).to_pylist()
+        done += len(piece)
+    starts = np.concatenate(starts)
     grouped = len(set(heads)) == len(heads)  # each query's rows are contiguous (most runs): no hashing of every row
     if grouped:
         names = np.array(heads, dtype=object)
