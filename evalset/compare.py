@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling here (chosen once; any fixed value would do)."""
@@ -86,6 +85,8 @@ def permutation_p_value(differences: np.ndarray, permutations: int, rng: np.rand
 
 def _bca_interval(differences: np.ndarray, level: float, resamples: int,
                   rng: np.random.Generator) -> tuple[float, float]:
+    from scipy import stats  # slow to import (1 s): imported where used, so that the CLI starts fast
+
     if len(differences) < 2 or np.all(differences == differences[0]):
         value = float(differences[0]) if len(differences) else math.nan
         return value, value
@@ -130,6 +131,8 @@ def compare_paired(
     rng = np.random.default_rng(seed)
     permutation_p = permutation_p_value(differences, permutations, rng)
     ci_low, ci_high = _bca_interval(differences, 1 - threshold, bootstrap_resamples, rng)
+    from scipy import stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = stats.ttest_rel(defined["candidate"], defined["baseline"]) if len(differences) > 1 else None

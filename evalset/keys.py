@@ -8,19 +8,15 @@ order. Longer ids fall back to their rank in a shared sorted dictionary. Either 
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-T = TypeVar("T")
+from evalset.parallel import parallel_map
+
 MAX_WORDS = 4
 # Whole-column work runs piece by piece: a piece's temporaries stay in cache and are reused from one piece to
 # the next, where whole-column temporaries would each be fresh memory, which is slow to fault in.
@@ -60,7 +56,7 @@ def row_blocks(count: int):
     return ((start, min(start + PIECE_ROWS, count)) for start in range(0, count, PIECE_ROWS))
 
 
-def in_blocks(work: Callable[[int, int], T], count: int) -> list[T]:
+def in_blocks(work: Callable[[int, int], object], count: int) -> list:
     """``work(start, stop)`` for each of :func:`row_blocks`, on a thread per core; the results in order.
 
     numpy and arrow release the GIL in their loops, so blocks run side by side.
@@ -68,23 +64,7 @@ def in_blocks(work: Callable[[int, int], T], count: int) -> list[T]:
     return parallel_map(lambda block: work(*block), list(row_blocks(count)))
 
 
-def parallel_map(func: Callable[[object], T], items) -> list[T]:
-    """``func`` of each item, on a thread per core (serially inside one of those threads); results in order."""
-    items = list(items)
-    if len(items) < 2 or (os.cpu_count() or 1) < 2 or threading.current_thread().name.startswith(_THREADS):
-        return [func(item) for item in items]
-    return list(_pool(os.getpid()).map(func, items))
-
-
-_THREADS = "evalset-worker"
-
-
-@functools.cache
-def _pool(pid: int) -> ThreadPoolExecutor:  # one per process: a forked child cannot use its parent's threads
-    return ThreadPoolExecutor(max_workers=os.cpu_count(), thread_name_prefix=_THREADS)
-
-
-def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def string_bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Start offsets, byte lengths and the data buffer of a string array (views, no copies of the bytes)."""
     _, offsets_buffer, data_buffer = array.buffers()
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
@@ -95,7 +75,7 @@ def _bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def length_range(values) -> tuple[int, int]:
     """The shortest and longest byte length of the strings (0, 0 when there are none)."""
-    lengths = [_bounds(piece)[1] for piece in column_pieces(string_column(values))]
+    lengths = [string_bounds(piece)[1] for piece in column_pieces(string_column(values))]
     ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
     return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
 
@@ -117,7 +97,7 @@ def _pack(column: pa.ChunkedArray, words: int) -> np.ndarray:
 
 
 def _pack_piece(piece: pa.Array, out: np.ndarray) -> None:
-    starts, lengths, data = _bounds(piece)
+    starts, lengths, data = string_bounds(piece)
     if len(piece) == 0:
         return
     # The piece's bytes, zero-padded, viewed as overlapping uint64s, one starting at every byte: word j of an

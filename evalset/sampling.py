@@ -39,7 +39,7 @@ import re
 import tempfile
 import unicodedata
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -48,6 +48,8 @@ import pyarrow.compute as pc
 
 from evalset import __version__
 from evalset.errors import InputError
+from evalset.keys import string_bounds
+from evalset.parallel import parallel_map
 from evalset.tables import (
     LogColumns,
     atomic_path,
@@ -83,6 +85,11 @@ _PII_PATTERNS = {
 _SUSPECT = r"[0-9@]|[?&;][a-z_]+="
 _DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ \-]\d+)*")
 _LINE_BREAKS = r"[\t\n\r\x0b\x0c\x1c-\x1f\x{85}\x{2028}\x{2029}]"
+# White space other than the plain space, as str.isspace() (and arrow's utf8_split_whitespace) see it; a text
+# without it, without two spaces in a row and without a space at either end is collapsed already.
+_OTHER_WHITE_SPACE = (r"\t\n\x0b\x0c\r\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}"
+                      r"\x{3000}")
+_UNTIDY_SPACE = rf"^ | $|  |[{_OTHER_WHITE_SPACE}]"
 
 
 # --------------------------------------------------------------------------------------------------- options
@@ -202,11 +209,86 @@ class SampleResult:
 # ----------------------------------------------------------------------------------- step 2: screen texts
 def normalise_queries(raw: pa.Array, normalisation: Normalisation) -> pa.Array:
     """Normalise query texts (vectorised); see :class:`Normalisation`."""
-    text = pc.utf8_normalize(raw, "NFKC") if normalisation.nfkc else raw
-    text = pc.utf8_lower(text) if normalisation.lowercase else text
+    text = _width_and_case(raw, normalisation.nfkc, normalisation.lowercase)
     if normalisation.collapse_whitespace:  # runs of white space as Python's str.split() sees it
-        return pc.binary_join(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(text)), " ")
+        untidy = _untidy_space(text)
+        if not untidy.any():
+            return text
+        collapsed = pc.binary_join(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(text.filter(untidy))), " ")
+        return pc.replace_with_mask(text, pa.array(untidy), collapsed.cast(text.type))
     return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, _LINE_BREAKS, " "))
+
+
+def _untidy_space(text: pa.Array) -> np.ndarray:
+    """The texts whose white space is not single spaces between words (the others are collapsed already), or
+    might not be: a superset is harmless, as collapsing a collapsed text leaves it as it is."""
+    starts, lengths, data = _text_bytes(text)
+    untidy = _rows_of(starts, _byte_positions(data, _ascii_white_space_other_than_one_space))
+    filled = np.flatnonzero(lengths > 0)
+    untidy[filled] |= (data[starts[filled]] == 32) | (data[starts[filled] + lengths[filled] - 1] == 32)
+    unicode = np.flatnonzero(_rows_of(starts, _byte_positions(data, lambda block: block >= 128)) & ~untidy)
+    if len(unicode):  # Unicode white space is looked for in the texts that have non-ASCII characters only
+        untidy[unicode] = _mask(pc.match_substring_regex(text.take(pa.array(unicode)), _UNTIDY_SPACE))
+    return untidy
+
+
+def _ascii_white_space_other_than_one_space(block: np.ndarray) -> np.ndarray:
+    """Tab, line breaks, the separators 0x1c-0x1f, and a space after a space."""
+    marked = (block >= 9) & (block <= 13)
+    marked |= (block >= 28) & (block <= 31)
+    marked[1:] |= (block[1:] == 32) & (block[:-1] == 32)
+    return marked
+
+
+def _suspect_rows(text: pa.Array) -> np.ndarray:
+    """The texts that hold a digit, an @ or an =: personal data needs one of them."""
+    starts, _, data = _text_bytes(text)
+
+    def suspect_byte(block: np.ndarray) -> np.ndarray:
+        marked = (block >= 48) & (block <= 57)
+        marked |= block == 64
+        marked |= block == 61
+        return marked
+
+    return np.flatnonzero(_rows_of(starts, _byte_positions(data, suspect_byte)))
+
+
+def _text_bytes(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start offsets and lengths of the texts in their bytes, and the bytes (views of the arrow buffers)."""
+    starts, lengths, data = string_bounds(text)
+    first = int(starts[0]) if len(text) else 0
+    end = int(starts[-1] + lengths[-1]) if len(text) else 0
+    return starts - first, lengths, data[first:end]
+
+
+def _byte_positions(data: np.ndarray, marked: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The positions of the bytes that ``marked`` (vectorised) flags, block by block: the temporaries stay
+    small and are reused, where whole-buffer temporaries would be fresh memory."""
+    found, block = [np.zeros(0, dtype=np.int64)], 1 << 20
+    for start in range(0, len(data), block):
+        begin = max(start - 1, 0)  # one byte of the block before, for pairs of bytes across blocks
+        found.append(np.flatnonzero(marked(data[begin: start + block])) + begin)
+    return np.concatenate(found)
+
+
+def _rows_of(starts: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Which texts (given their start offsets) hold any of the byte ``positions``."""
+    found = np.zeros(len(starts), dtype=bool)
+    found[np.searchsorted(starts, positions, side="right") - 1] = True
+    return found
+
+
+def _width_and_case(raw: pa.Array, nfkc: bool, lowercase: bool) -> pa.Array:
+    """NFKC and lower case. ASCII texts (most) take the byte-wise path: NFKC leaves ASCII as it is, and
+    ASCII lower case is Unicode lower case there."""
+    text = pc.ascii_lower(raw) if lowercase else raw
+    other = pc.fill_null(pc.invert(pc.string_is_ascii(raw)), False) if nfkc or lowercase else None
+    if other is None or not pc.any(other).as_py():
+        return text
+    unicode = raw.filter(other)
+    unicode = pc.utf8_normalize(unicode, "NFKC") if nfkc else unicode
+    unicode = pc.utf8_lower(unicode) if lowercase else unicode
+    return pc.replace_with_mask(text, other, unicode)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -264,7 +346,8 @@ def screen_queries(raw: pa.Array, normalisation: Normalisation = Normalisation()
 
     mark("empty", np.flatnonzero(_mask(pc.equal(pc.utf8_length(normalised), 0))))
     # Personal data needs a digit, an @ or a URL parameter: the patterns run on those texts only.
-    suspect = np.flatnonzero(_mask(pc.match_substring_regex(probe, _SUSPECT)))
+    suspect = _suspect_rows(probe)
+    suspect = suspect[_mask(pc.match_substring_regex(probe.take(pa.array(suspect, pa.int64())), _SUSPECT))]
     texts = probe.take(pa.array(suspect, pa.int64()))
     for name in TEXT_REASONS[1:6]:
         if name == "payment_card":
@@ -293,6 +376,15 @@ def _card_mask(probe: pa.Array) -> pa.Array:
     return pa.array(mask)
 
 
+def _screen_in_parallel(raw: pa.Array, normalisation: Normalisation,
+                        screen: Screen) -> tuple[pa.Array, pa.Array]:
+    """:func:`screen_queries` over slices of ``raw``, one per core (arrow's string kernels are serial)."""
+    size = -(-len(raw) // (os.cpu_count() or 1)) or 1
+    parts = parallel_map(lambda start: screen_queries(raw.slice(start, size), normalisation, screen),
+                         range(0, max(len(raw), 1), size))
+    return tuple(pa.concat_arrays([part[i] for part in parts]) for i in (0, 1))
+
+
 def _screen_grouped(grouped: pa.Table, normalisation: Normalisation,
                     screen: Screen) -> tuple[pa.Table, dict[str, int]]:
     """Step 2 over the grouped rows of step 1: kept rows with the normalised ``query``, and drop counts."""
@@ -301,23 +393,29 @@ def _screen_grouped(grouped: pa.Table, normalisation: Normalisation,
     for row in by_status:
         if row["status"]:
             dropped[row["status"]] += int(row["submissions_sum"])
-    kept = grouped.filter(pc.equal(grouped["status"], ""))
+    dropped_rows = any(row["status"] for row in by_status)
+    kept = grouped.filter(pc.equal(grouped["status"], "")) if dropped_rows else grouped
     raw = kept["raw_query"].combine_chunks()
     if kept.num_columns == 3:  # status, raw_query, submissions: the texts are distinct already
-        normalised, row_reason = screen_queries(raw, normalisation, screen)
+        normalised, row_reason = _screen_in_parallel(raw, normalisation, screen)
     else:
         encoded = pc.dictionary_encode(raw)
-        normalised, reason = screen_queries(encoded.dictionary, normalisation, screen)
+        normalised, reason = _screen_in_parallel(encoded.dictionary, normalisation, screen)
         normalised, row_reason = normalised.take(encoded.indices), reason.take(encoded.indices)
     reasons = pa.table({"reason": row_reason, "submissions": kept["submissions"]})
     for row in reasons.group_by("reason").aggregate([("submissions", "sum")]).to_pylist():
         if row["reason"] is not None:
             dropped[row["reason"]] += int(row["submissions_sum"])
     keep = pc.is_null(row_reason)
-    columns = {"query": normalised.filter(keep)}
+    everything = row_reason.null_count == len(row_reason)
+
+    def kept_rows(values: pa.Array) -> pa.Array:
+        return values if everything else values.filter(keep)
+
+    columns = {"query": kept_rows(normalised)}
     for name in ("user_id", "source", "submissions"):
         if name in kept.column_names:
-            columns[name] = kept[name].combine_chunks().filter(keep)
+            columns[name] = kept_rows(kept[name].combine_chunks())
     return pa.table(columns), dropped
 
 
@@ -446,18 +544,15 @@ def _stratified_frame(query_ids, queries, source_codes: np.ndarray, source_names
 
 
 def _canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
-    """Row order by source, tier, query_id: grouped by (source, tier), then each group sorted by id."""
+    """Row order by source, tier, query_id: sorted by id, then (stably) by group."""
     groups = source_codes.astype(np.int64) * (int(tiers.max(initial=0)) + 1) + tiers
-    order = np.argsort(groups, kind="stable")
-    for rows in np.split(order, np.flatnonzero(np.diff(groups[order])) + 1):
-        rows[:] = rows[np.argsort(id_keys[rows], kind="stable")]
-    return order
+    order = np.argsort(id_keys)  # ids are distinct: no need for a stable sort
+    small = np.uint16 if groups.max(initial=0) < 2**16 else np.int64  # 16-bit keys take a radix sort
+    return order[np.argsort(groups[order].astype(small), kind="stable")]
 
 
-_HEX_VALUE = np.zeros(256, dtype=np.uint64)
-_HEX_VALUE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint64)
-_IS_HEX = np.zeros(256, dtype=bool)
-_IS_HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
+_HEX_VALUE = np.full(256, 16, dtype=np.uint8)  # 16: not a lower-case hex digit
+_HEX_VALUE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
 
 
 def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -471,11 +566,10 @@ def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
     if ids.null_count == 0 and np.all(np.diff(offsets) == 17):
         text = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(-1, 17)
-        if np.all(text[:, 0] == ord("q")) and _IS_HEX[text[:, 1:]].all():
-            keys = np.zeros(len(text), dtype=np.uint64)
-            for column in range(1, 17):
-                keys = (keys << np.uint64(4)) | _HEX_VALUE[text[:, column]]
-            return keys
+        digits = _HEX_VALUE[text[:, 1:]]
+        if np.all(text[:, 0] == ord("q")) and np.all(digits < 16):
+            number = (digits[:, 0::2] << 4) | digits[:, 1::2]  # the 8 bytes, most significant first
+            return np.ascontiguousarray(number).view(">u8").ravel().astype(np.uint64)
     return pc.rank(ids, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
 
 
@@ -686,8 +780,8 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
     source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
     tier = queries["tier"].to_numpy()
     order = _canonical_order(_id_sort_keys(queries["query_id"]), tier, source_codes)
-    frame = _stratified_frame(queries["query_id"].take(order).to_pandas(),
-                              queries["query"].take(order).to_pandas(), source_codes[order], source_names,
+    query_id, query = parallel_map(lambda name: queries[name].take(order).to_pandas(), ["query_id", "query"])
+    frame = _stratified_frame(query_id, query, source_codes[order], source_names,
                               queries["frequency"].to_numpy()[order], tier[order], strata)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
     return QueryCounts(frame, dropped, rows_read, count_by, strata)
@@ -740,8 +834,8 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
             raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
     positions = counts.queries.groupby("stratum", sort=False, observed=True).indices
-    ids = counts.queries["query_id"].to_numpy(dtype=object)
-    parts = [_draw(counts.queries, ids, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
+    id_keys = _id_sort_keys(pa.array(counts.queries["query_id"]))
+    parts = [_draw(counts.queries, id_keys, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
              for row in summary.itertuples() if wanted[row.stratum]]
     if not parts:
         return pd.DataFrame(columns=["query_id", "query", "stratum", "frequency", "stratum_share", "weight",
@@ -749,13 +843,13 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     return pd.concat(parts, ignore_index=True)
 
 
-def _draw(queries: pd.DataFrame, ids: np.ndarray, positions: np.ndarray, row, size: int, seed: int,
+def _draw(queries: pd.DataFrame, id_keys: np.ndarray, positions: np.ndarray, row, size: int, seed: int,
           holdout: float) -> pd.DataFrame:
     """Draw ``size`` of the rows at ``positions`` (one stratum) in query_id order; mark the test split."""
     rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
-    ids = ids[positions]
-    if len(ids) > 1 and not np.all(ids[1:] > ids[:-1]):
-        positions = positions[np.argsort(ids, kind="stable")]
+    keys = id_keys[positions]
+    if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
+        positions = positions[np.argsort(keys, kind="stable")]
     picked = queries.iloc[positions[np.sort(rng.choice(len(positions), size=size, replace=False))]]
     picked = picked.reset_index(drop=True)
     split = np.full(size, "dev", dtype=object)

@@ -31,6 +31,7 @@ from evalset.sampling import (
     count_queries_duckdb,
     has_card_number,
     luhn_valid,
+    normalise_queries,
     sample_log,
     sample_queries,
     screen_queries,
@@ -228,6 +229,24 @@ def test_normalisation_merges_case_width_and_white_space():
     kept_apart = count_queries(log, normalisation=Normalisation.parse("none"))
     assert len(kept_apart.queries) == 3
     assert Normalisation.parse("case,space") == Normalisation(True, False, True)
+
+
+def test_normalised_texts_equal_python_nfkc_lower_and_split():
+    """Every white-space character str.isspace() knows, full-width and accented letters, capitals, and
+    texts with and without non-ASCII characters (which take different paths)."""
+    white = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+    alphabet = [*white, *"aZ09.-", "Ｈ", "é", "É", "ß", "ﬁ", "Ⅻ", "ǅ"]
+    rng = np.random.default_rng(5)
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 9))) for _ in range(3000)]
+    texts += ["plain words", "Plain Words", " lead", "trail ", "two  spaces", "tab\there"]
+    normalised = normalise_queries(pa.array(texts), Normalisation()).to_pylist()
+    assert normalised == [plain_normalise(text) for text in texts]
+
+
+def test_two_spaces_across_the_scanning_blocks_are_collapsed():
+    """Texts are scanned for white space in blocks of 2**20 bytes; a pair of spaces may straddle two."""
+    texts = ["x" * (2**20 - 1) + "  y", "a  b"]
+    assert normalise_queries(pa.array(texts), Normalisation()).to_pylist() == ["x" * (2**20 - 1) + " y", "a b"]
 
 
 # ---------------------------------------------------------------------------------------------- windows

@@ -35,12 +35,12 @@ from evalset.contract import TIE_RULES, TieRule
 from evalset.keys import (
     as_string_array,
     column_pieces,
-    parallel_map,
     repeated_rows,
     row_blocks,
     string_column,
     string_keys,
 )
+from evalset.parallel import parallel_map
 
 
 @dataclass(frozen=True)
