@@ -7,39 +7,22 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from evalset import __version__
-from evalset.compare import DEFAULT_SEED, Comparison, compare_paired
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_SEED, MERGE_RULES, TIE_RULES, WEIGHTINGS, EvaluationContract
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
-from evalset.metrics import TIE_RULES, Measure, evaluate_runs, parse_measure
-from evalset.sets import (
-    MERGE_RULES,
-    WEIGHTINGS,
-    FrozenSet,
-    SetContract,
-    comparisons_made,
-    diff_sets,
-    load_set,
-    log_comparison,
-    select_split,
-    stratified_summary,
-    verify_set,
-)
-from evalset.sets import freeze as freeze_set
-from evalset.tables import (
-    expand_run_paths,
-    file_sha256,
-    labels_from_file,
-    read_qrels,
-    read_queries,
-    read_run,
-    run_name,
-)
+
+# The library (pandas, numpy, scipy, ...) is imported inside each command: `evalset --help` and a command
+# start without the modules the others need.
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalset.compare import Comparison
+    from evalset.metrics import Measure
+    from evalset.sets import FrozenSet
 
 
 class _Group(click.Group):
@@ -128,6 +111,9 @@ class _Scoring:
 
 
 def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
+    from evalset.sets import load_set, select_split
+    from evalset.tables import read_qrels
+
     if bool(qrels_path) == bool(set_path):
         raise click.UsageError("give either --qrels or --set")
     given = {k: v for k, v in given.items() if v is not None}
@@ -145,6 +131,8 @@ def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
 
 
 def _read_runs(paths: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    from evalset.tables import read_run, run_name
+
     runs: dict[str, pd.DataFrame] = {}
     for path in paths:
         name = run_name(path)
@@ -156,6 +144,8 @@ def _read_runs(paths: tuple[str, ...]) -> dict[str, pd.DataFrame]:
 
 def _metric_spellings(metrics: tuple[str, ...], default: tuple[str, ...]) -> dict[str, Measure]:
     """Spelling as given -> Measure, with judged@k placed beside every nDCG@k (pool bias made visible)."""
+    from evalset.metrics import Measure, parse_measure
+
     given = {text: parse_measure(text) for text in (metrics or default)}
     spelled: dict[str, Measure] = {}
     for text, measure in given.items():
@@ -167,10 +157,14 @@ def _metric_spellings(metrics: tuple[str, ...], default: tuple[str, ...]) -> dic
 
 
 def _json_number(value: float) -> float | None:
+    import pandas as pd
+
     return None if pd.isna(value) else float(value)
 
 
 def _summary_entry(table: pd.DataFrame, measure: Measure, scoring: _Scoring) -> dict:
+    from evalset.sets import stratified_summary
+
     column = table[str(measure)]
     if scoring.frozen is not None:
         return stratified_summary(column, scoring.queries, scoring.frozen.contract.weighting)
@@ -197,6 +191,10 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
     printed with each mean. With --set, results come per stratum with the traffic-weighted mean across
     strata, on the test split by default. A run's name is its file name without extensions.
     """
+    import pandas as pd
+
+    from evalset.metrics import evaluate_runs
+
     scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
                        missing=missing, undefined=undefined)
     default = (scoring.headline,) if scoring.frozen else ("ndcg@10", "ap", "rr", "p@10")
@@ -236,6 +234,8 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
 
 
 def _long_per_query(tables: dict[str, pd.DataFrame], spelled: dict[str, Measure]) -> pd.DataFrame:
+    import pandas as pd
+
     parts = []
     for name, table in tables.items():
         renamed = table[[str(m) for m in spelled.values()]].set_axis(list(spelled), axis=1)
@@ -321,6 +321,10 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     """
+    from evalset.compare import compare_paired
+    from evalset.metrics import evaluate_runs, parse_measure
+    from evalset.sets import comparisons_made, log_comparison
+
     scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
                        missing=missing, undefined=undefined)
     metric = metric or scoring.headline
@@ -446,6 +450,13 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
     read-only, and never rewritten.
     """
+    import pandas as pd
+
+    from evalset.guideline import read_guideline
+    from evalset.sets import SetContract, load_set
+    from evalset.sets import freeze as freeze_set
+    from evalset.tables import file_sha256, labels_from_file, read_queries
+
     frames = [labels_from_file(path, "human") for path in labels] + [labels_from_file(p, "llm") for p in llm_labels]
     unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)
     table = pd.concat(frames, ignore_index=True)
@@ -475,6 +486,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 @click.argument("set_path", type=click.Path(file_okay=False))
 def verify(set_path):
     """Check every hash and the manifest of a frozen set version; exit 1 naming each changed file."""
+    from evalset.sets import verify_set
+
     problems = verify_set(set_path)
     for problem in problems:
         click.echo(f"FAILED {problem}")
@@ -492,6 +505,9 @@ def verify(set_path):
               help="The queries the runs are scored on.")
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
+    from evalset.metrics import evaluate_runs
+    from evalset.sets import diff_sets, load_set, select_split, stratified_summary
+
     old, new = load_set(old_path), load_set(new_path)
     changes = diff_sets(old, new)
     counts = changes["change"].value_counts()
@@ -556,6 +572,10 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
            timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist,
            exclude, strata_spec, seed, holdout, engine, memory_limit) -> None:
     """Draw a stratified sample of queries from query LOGS into queries.tsv (+ queries.manifest.json)."""
+    from evalset.digests import describe_files_in_background
+
+    described = describe_files_in_background(logs)  # the sha256 of the logs runs while the library loads
+
     from evalset import sampling
     from evalset.tables import LogColumns
 
@@ -567,7 +587,7 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
         window=sampling.Window(since, until, timestamp_format),
         strata=sampling.Strata.parse(strata_spec) if strata_spec else sampling.Strata(),
         seed=seed, holdout=holdout, blocklists=blocklist, exclusions=exclude, engine=engine,
-        memory_limit=memory_limit)
+        memory_limit=memory_limit, described=described)
     written = sampling.write_sample(result, output)
     click.echo("\n".join(sampling.report_lines(result, written)))
 
@@ -587,6 +607,7 @@ def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str
     from tqdm import tqdm
 
     from evalset import plan
+    from evalset.metrics import evaluate_runs, parse_measure
 
     metric = metric or scoring.headline
     tables = evaluate_runs(_read_runs(runs), scoring.qrels, [parse_measure(metric)], scoring.contract)
@@ -606,6 +627,7 @@ def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str
 def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, pool_runs, depths, corpus,
                  queries_path, prompt_tokens, tokenizer):
     from evalset import budget
+    from evalset.tables import expand_run_paths, read_queries, read_run
 
     if pool_folder:
         return [budget.pool_size_from_folder(pool_folder, prompt_tokens=prompt_tokens, tokenizer=tokenizer)]
@@ -743,7 +765,8 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
     """
     from evalset.report import build_report
-    from evalset.tables import atomic_path, expand_run_paths
+    from evalset.sets import load_set
+    from evalset.tables import atomic_path, expand_run_paths, read_run
 
     paths = (*runs, *more_runs)
     if not paths:
@@ -804,7 +827,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, res
     from evalset import agreement
     from evalset.agreement import report as render
     from evalset.guideline import read_guideline
-    from evalset.tables import expand_run_paths, read_corpus, read_queries
+    from evalset.tables import expand_run_paths, read_corpus, read_queries, read_run
 
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")

@@ -20,8 +20,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-DEFAULT_SEED = 20191
-"""The fixed default seed of every resampling here (chosen once; any fixed value would do)."""
+from evalset.contract import DEFAULT_SEED
+
+__all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "permutation_p_value"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,13 @@ Gain = Literal["linear", "exponential"]
 MissingPolicy = Literal["zero", "skip"]
 UndefinedPolicy = Literal["skip", "zero"]
 
+DEFAULT_SEED = 20191
+"""The fixed default seed of every resampling (chosen once; any fixed value would do)."""
+MERGE_RULES = ("median", "majority", "annotator-priority")
+"""How a frozen set merges several grades of one pair (see :mod:`evalset.sets`)."""
+WEIGHTINGS = ("traffic", "uniform")
+"""How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
+
 
 @dataclass(frozen=True)
 class EvaluationContract:

@@ -47,13 +47,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset import __version__
+from evalset.digests import describe_file, describe_files_in_background
 from evalset.errors import InputError
-from evalset.keys import string_bounds
+from evalset.keys import in_blocks, string_bounds
 from evalset.parallel import parallel_map
 from evalset.tables import (
     LogColumns,
     atomic_path,
-    file_sha256,
     query_log_sql,
     read_query_list,
     read_query_log_table,
@@ -546,9 +546,20 @@ def _stratified_frame(query_ids, queries, source_codes: np.ndarray, source_names
 def _canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
     """Row order by source, tier, query_id: sorted by id, then (stably) by group."""
     groups = source_codes.astype(np.int64) * (int(tiers.max(initial=0)) + 1) + tiers
-    order = np.argsort(id_keys)  # ids are distinct: no need for a stable sort
+    order = _argsort_distinct(id_keys)
     small = np.uint16 if groups.max(initial=0) < 2**16 else np.int64  # 16-bit keys take a radix sort
     return order[np.argsort(groups[order].astype(small), kind="stable")]
+
+
+def _argsort_distinct(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort`` of distinct keys (no stable sort needed), the lower and upper half of their range
+    sorted side by side."""
+    if len(keys) < 1 << 16:
+        return np.argsort(keys)
+    middle = (keys.min() >> np.uint64(1)) + (keys.max() >> np.uint64(1))
+    upper = keys > middle
+    halves = [np.flatnonzero(~upper), np.flatnonzero(upper)]
+    return np.concatenate(parallel_map(lambda rows: rows[np.argsort(keys[rows])], halves))
 
 
 _HEX_VALUE = np.full(256, 16, dtype=np.uint8)  # 16: not a lower-case hex digit
@@ -566,10 +577,16 @@ def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
     if ids.null_count == 0 and np.all(np.diff(offsets) == 17):
         text = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(-1, 17)
-        digits = _HEX_VALUE[text[:, 1:]]
-        if np.all(text[:, 0] == ord("q")) and np.all(digits < 16):
+        keys = np.empty(len(text), dtype=np.uint64)
+
+        def parse(start: int, stop: int) -> bool:
+            digits = _HEX_VALUE[text[start:stop, 1:]]
             number = (digits[:, 0::2] << 4) | digits[:, 1::2]  # the 8 bytes, most significant first
-            return np.ascontiguousarray(number).view(">u8").ravel().astype(np.uint64)
+            keys[start:stop] = np.ascontiguousarray(number).view(">u8").ravel()
+            return bool(np.all(text[start:stop, 0] == ord("q")) and np.all(digits < 16))
+
+        if all(in_blocks(parse, len(text))):
+            return keys
     return pc.rank(ids, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
 
 
@@ -657,7 +674,8 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
             f"GROUP BY status, {', '.join(keys)}")
 
 
-def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata()) -> str:
+def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata(),
+                 materialized: bool = False) -> str:
     """Step 3 as plain SQL (window functions, ``md5``; runs on DuckDB and Spark SQL) over ``table`` with
     ``query[, source][, user_id], submissions``: one row per query with ``query_id, query, source, frequency,
     tier, stratum`` (``tier`` numbers the traffic strata from 0), in no particular order.
@@ -665,6 +683,7 @@ def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = S
     Traffic before a query is counted per frequency level (few rows) rather than per query: a query's
     ``traffic_before`` is its level's plus ``frequency x`` its position among the level's queries by
     ``query_id``, and positions are only numbered in the levels that straddle a cut point.
+    ``materialized``: compute the per-query frequencies once (``AS MATERIALIZED``: DuckDB, not Spark SQL).
     """
     source = "source" if has_source else "''"
     key = "CASE WHEN source = '' THEN query ELSE source || chr(9) || query END" if has_source else "query"
@@ -677,7 +696,7 @@ def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = S
         return f"CASE {cuts} ELSE {len(strata.cuts)} END" if cuts else "0"
 
     return f"""
-WITH frequencies AS (
+WITH frequencies AS {"MATERIALIZED " if materialized else ""}(
   SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM (
     SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
     FROM {table} GROUP BY {"source, query" if has_source else "query"}) AS grouped
@@ -770,7 +789,7 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
             kept, dropped = _screen_grouped(grouped, normalisation, screen)
             con.register("kept", kept)
-            stratified = stratify_sql("kept", "source" in names, count_by, strata)
+            stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
             queries = _arrow(con.sql(f"SELECT query_id, query, source, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
@@ -877,11 +896,14 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
                count_by: str = "submissions", normalisation: Normalisation = Normalisation(),
                window: Window = Window(), strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
                blocklists: Sequence[str | os.PathLike] = (), exclusions: Sequence[str | os.PathLike] = (),
-               engine: str = "auto", memory_limit: str = "1GB") -> SampleResult:
+               engine: str = "auto", memory_limit: str = "1GB",
+               described: concurrent.futures.Future | None = None) -> SampleResult:
     """The ``evalset sample`` stage: read the logs, count, screen, stratify, sample, and describe it all.
 
     ``blocklists`` are files of terms (one a line); ``exclusions`` files of queries to leave out (one a line,
-    or the ``query`` column of an earlier ``queries.tsv``). Nothing is written; see :func:`write_sample`.
+    or the ``query`` column of an earlier ``queries.tsv``). ``described``: the logs'
+    :func:`~evalset.digests.describe_files_in_background`, when the caller started hashing them earlier.
+    Nothing is written; see :func:`write_sample`.
     """
     if not paths:
         raise ValueError("no query log given")
@@ -889,9 +911,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
                     tuple(q for f in exclusions for q in read_query_list(f)))
     engine = choose_engine(paths, engine)
-    hashing = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # sha256 of the logs while counting
-    inputs = hashing.submit(lambda: [describe_file(p) for p in paths])
-    hashing.shutdown(wait=False)
+    described = described or describe_files_in_background(paths)  # sha256 of the logs while counting
     options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
                    strata=strata)
     if engine == "duckdb":
@@ -901,7 +921,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
         tables = [read_query_log_table(p, columns, fmt=fmt, header=header) for p in paths]
         counts = count_queries(pa.concat_tables(tables, promote_options="permissive"), **options)
     queries = sample_queries(counts, per_stratum, seed=seed, holdout=holdout)
-    manifest = build_manifest(counts, queries, inputs=inputs.result(),
+    manifest = build_manifest(counts, queries, inputs=described.result(),
                               blocklists=[describe_file(p) for p in blocklists],
                               exclusions=[describe_file(p) for p in exclusions],
                               seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
@@ -949,11 +969,6 @@ def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[d
         "distinct_queries": len(counts.queries),
         "strata": strata,
     }
-
-
-def describe_file(path: str | os.PathLike) -> dict:
-    """``{"path", "bytes", "sha256"}`` of a file, for the manifest."""
-    return {"path": os.fspath(path), "bytes": os.path.getsize(path), "sha256": file_sha256(path)}
 
 
 def _iso(value: dt.datetime | None) -> str | None:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import EvaluationContract
+from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
 from evalset.errors import InputError
 from evalset.guideline import Guideline
 from evalset.metrics import parse_measure
@@ -50,9 +50,7 @@ from evalset.tables import (
     write_queries,
 )
 
-MERGE_RULES = ("median", "majority", "annotator-priority")
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
-WEIGHTINGS = ("traffic", "uniform")
 
 
 @dataclass(frozen=True)

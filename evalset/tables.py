@@ -16,7 +16,6 @@ import contextlib
 import csv
 import dataclasses
 import gzip
-import hashlib
 import io
 import json
 import mmap
@@ -34,6 +33,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from evalset.digests import file_sha256  # noqa: F401 - part of this module's interface
 from evalset.errors import InputError
 from evalset.keys import as_string_array, length_range, repeated_rows, string_keys
 
@@ -369,15 +369,6 @@ QUERIES_COLUMNS = ("query_id", "query", "stratum", "frequency", "stratum_share",
 LABELS_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at", "comment")
 LABEL_KINDS = ("human", "llm")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """The sha256 of a file's bytes (hex), as recorded beside every artefact built from it."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_file(path: str) -> None:

@@ -1,0 +1,31 @@
+"""File digests for manifests: a light module (no pandas), so that hashing can start before the library loads."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+from collections.abc import Sequence
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes (hex), as recorded beside every artefact built from it."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_file(path: str | os.PathLike) -> dict:
+    """``{"path", "bytes", "sha256"}`` of a file, for a manifest."""
+    return {"path": os.fspath(path), "bytes": os.path.getsize(path), "sha256": file_sha256(path)}
+
+
+def describe_files_in_background(paths: Sequence[str | os.PathLike]) -> concurrent.futures.Future:
+    """:func:`describe_file` of each path, in a thread of its own (hashlib lets other threads run meanwhile);
+    ``.result()`` is the list. A missing file raises there, not here."""
+    hashing = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalset-sha256")
+    described = hashing.submit(lambda: [describe_file(path) for path in paths])
+    hashing.shutdown(wait=False)
+    return described
