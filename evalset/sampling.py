@@ -85,11 +85,6 @@ _PII_PATTERNS = {
 _SUSPECT = r"[0-9@]|[?&;][a-z_]+="
 _DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ \-]\d+)*")
 _LINE_BREAKS = r"[\t\n\r\x0b\x0c\x1c-\x1f\x{85}\x{2028}\x{2029}]"
-# White space other than the plain space, as str.isspace() (and arrow's utf8_split_whitespace) see it; a text
-# without it, without two spaces in a row and without a space at either end is collapsed already.
-_OTHER_WHITE_SPACE = (r"\t\n\x0b\x0c\r\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}"
-                      r"\x{3000}")
-_UNTIDY_SPACE = rf"^ | $|  |[{_OTHER_WHITE_SPACE}]"
 
 
 # --------------------------------------------------------------------------------------------------- options
@@ -209,35 +204,45 @@ class SampleResult:
 # ----------------------------------------------------------------------------------- step 2: screen texts
 def normalise_queries(raw: pa.Array, normalisation: Normalisation) -> pa.Array:
     """Normalise query texts (vectorised); see :class:`Normalisation`."""
-    text = _width_and_case(raw, normalisation.nfkc, normalisation.lowercase)
-    if normalisation.collapse_whitespace:  # runs of white space as Python's str.split() sees it
-        untidy = _untidy_space(text)
-        if not untidy.any():
-            return text
-        collapsed = pc.binary_join(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(text.filter(untidy))), " ")
-        return pc.replace_with_mask(text, pa.array(untidy), collapsed.cast(text.type))
-    return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, _LINE_BREAKS, " "))
+    if not normalisation.collapse_whitespace:
+        text = pc.utf8_normalize(raw, "NFKC") if normalisation.nfkc else raw
+        text = pc.utf8_lower(text) if normalisation.lowercase else text
+        return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, _LINE_BREAKS, " "))
+    # A byte scan finds the texts that need more than ASCII lower-casing (non-ASCII characters, white space
+    # other than single spaces between words): only they go through NFKC, Unicode lower case and the split.
+    unusual = _texts_to_normalise(raw)
+    text = pc.ascii_lower(raw) if normalisation.lowercase and _has_capitals(raw) else raw
+    if not unusual.any():
+        return text
+    slow = raw.filter(unusual)
+    slow = pc.utf8_normalize(slow, "NFKC") if normalisation.nfkc else slow
+    slow = pc.utf8_lower(slow) if normalisation.lowercase else slow
+    slow = pc.binary_join(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(slow)), " ")  # as str.split()
+    return pc.replace_with_mask(text, pa.array(unusual), slow.cast(raw.type))
 
 
-def _untidy_space(text: pa.Array) -> np.ndarray:
-    """The texts whose white space is not single spaces between words (the others are collapsed already), or
-    might not be: a superset is harmless, as collapsing a collapsed text leaves it as it is."""
-    starts, lengths, data = _text_bytes(text)
-    untidy = _rows_of(starts, _byte_positions(data, _ascii_white_space_other_than_one_space))
+def _texts_to_normalise(raw: pa.Array) -> np.ndarray:
+    """The texts with a non-ASCII character, white space other than a space, two spaces in a row, or a space
+    at either end."""
+    starts, lengths, data = _text_bytes(raw)
+
+    def unusual_byte(block: np.ndarray) -> np.ndarray:
+        found = block >= 128
+        found |= (block >= 9) & (block <= 13)  # tab, line breaks
+        found |= (block >= 28) & (block <= 31)  # the separators 0x1c-0x1f
+        found[1:] |= (block[1:] == 32) & (block[:-1] == 32)
+        return found
+
+    unusual = _rows_of(starts, _byte_positions(data, unusual_byte))
     filled = np.flatnonzero(lengths > 0)
-    untidy[filled] |= (data[starts[filled]] == 32) | (data[starts[filled] + lengths[filled] - 1] == 32)
-    unicode = np.flatnonzero(_rows_of(starts, _byte_positions(data, lambda block: block >= 128)) & ~untidy)
-    if len(unicode):  # Unicode white space is looked for in the texts that have non-ASCII characters only
-        untidy[unicode] = _mask(pc.match_substring_regex(text.take(pa.array(unicode)), _UNTIDY_SPACE))
-    return untidy
+    unusual[filled] |= (data[starts[filled]] == 32) | (data[starts[filled] + lengths[filled] - 1] == 32)
+    return unusual
 
 
-def _ascii_white_space_other_than_one_space(block: np.ndarray) -> np.ndarray:
-    """Tab, line breaks, the separators 0x1c-0x1f, and a space after a space."""
-    marked = (block >= 9) & (block <= 13)
-    marked |= (block >= 28) & (block <= 31)
-    marked[1:] |= (block[1:] == 32) & (block[:-1] == 32)
-    return marked
+def _has_capitals(raw: pa.Array) -> bool:
+    data = _text_bytes(raw)[2]
+    return any(np.any((data[start: start + _SCAN_BLOCK] >= 65) & (data[start: start + _SCAN_BLOCK] <= 90))
+               for start in range(0, len(data), _SCAN_BLOCK))
 
 
 def _suspect_rows(text: pa.Array) -> np.ndarray:
@@ -261,13 +266,16 @@ def _text_bytes(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return starts - first, lengths, data[first:end]
 
 
+_SCAN_BLOCK = 1 << 20  # bytes
+
+
 def _byte_positions(data: np.ndarray, marked: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The positions of the bytes that ``marked`` (vectorised) flags, block by block: the temporaries stay
     small and are reused, where whole-buffer temporaries would be fresh memory."""
-    found, block = [np.zeros(0, dtype=np.int64)], 1 << 20
-    for start in range(0, len(data), block):
+    found = [np.zeros(0, dtype=np.int64)]
+    for start in range(0, len(data), _SCAN_BLOCK):
         begin = max(start - 1, 0)  # one byte of the block before, for pairs of bytes across blocks
-        found.append(np.flatnonzero(marked(data[begin: start + block])) + begin)
+        found.append(np.flatnonzero(marked(data[begin: start + _SCAN_BLOCK])) + begin)
     return np.concatenate(found)
 
 
@@ -276,19 +284,6 @@ def _rows_of(starts: np.ndarray, positions: np.ndarray) -> np.ndarray:
     found = np.zeros(len(starts), dtype=bool)
     found[np.searchsorted(starts, positions, side="right") - 1] = True
     return found
-
-
-def _width_and_case(raw: pa.Array, nfkc: bool, lowercase: bool) -> pa.Array:
-    """NFKC and lower case. ASCII texts (most) take the byte-wise path: NFKC leaves ASCII as it is, and
-    ASCII lower case is Unicode lower case there."""
-    text = pc.ascii_lower(raw) if lowercase else raw
-    other = pc.fill_null(pc.invert(pc.string_is_ascii(raw)), False) if nfkc or lowercase else None
-    if other is None or not pc.any(other).as_py():
-        return text
-    unicode = raw.filter(other)
-    unicode = pc.utf8_normalize(unicode, "NFKC") if nfkc else unicode
-    unicode = pc.utf8_lower(unicode) if lowercase else unicode
-    return pc.replace_with_mask(text, other, unicode)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -389,12 +384,12 @@ def _screen_grouped(grouped: pa.Table, normalisation: Normalisation,
                     screen: Screen) -> tuple[pa.Table, dict[str, int]]:
     """Step 2 over the grouped rows of step 1: kept rows with the normalised ``query``, and drop counts."""
     dropped = dict.fromkeys(DROP_REASONS, 0)
-    by_status = grouped.group_by("status").aggregate([("submissions", "sum")]).to_pylist()
-    for row in by_status:
-        if row["status"]:
-            dropped[row["status"]] += int(row["submissions_sum"])
-    dropped_rows = any(row["status"] for row in by_status)
-    kept = grouped.filter(pc.equal(grouped["status"], "")) if dropped_rows else grouped
+    kept = grouped
+    if pc.max(pc.binary_length(grouped["status"])).as_py():  # some rows have a drop reason
+        for row in grouped.group_by("status").aggregate([("submissions", "sum")]).to_pylist():
+            if row["status"]:
+                dropped[row["status"]] += int(row["submissions_sum"])
+        kept = grouped.filter(pc.equal(grouped["status"], ""))
     raw = kept["raw_query"].combine_chunks()
     if kept.num_columns == 3:  # status, raw_query, submissions: the texts are distinct already
         normalised, row_reason = _screen_in_parallel(raw, normalisation, screen)
