@@ -172,24 +172,57 @@ class Screen:
 
 @dataclasses.dataclass
 class QueryCounts:
-    """Counted, screened and stratified queries of a log.
+    """Counted, screened and stratified queries of a log: one row per (source, normalised query), ordered by
+    source, stratum (traffic order), query_id.
 
-    ``queries`` has one row per (source, normalised query): ``query_id, query, source, frequency, stratum``
-    (``source`` and ``stratum`` categorical), ordered by source, stratum (traffic order), query_id.
-    ``dropped`` counts submissions by reason (every reason of ``DROP_REASONS``, zeros included);
-    ``rows_read`` are all submissions read, kept and dropped.
+    ``queries`` is that table as a frame (``query_id, query, source, frequency, stratum``; ``source`` and
+    ``stratum`` categorical), built on first use. The counts are held as arrays in that order (``source_code``
+    into ``source_names``, ``tier`` into ``strata.names``, ``frequency``, and ``id_keys``, which sort like the
+    ids), the texts as the rows ``text_row`` of ``texts`` (``query_id, query``, in any order): drawing a few
+    queries from millions copies a few texts. ``dropped`` counts submissions by reason (every reason of
+    ``DROP_REASONS``, zeros included); ``rows_read`` are all submissions read, kept and dropped.
     """
 
-    queries: pd.DataFrame
+    texts: pa.Table
+    text_row: np.ndarray
+    source_code: np.ndarray
+    source_names: list[str]
+    tier: np.ndarray
+    frequency: np.ndarray
+    id_keys: np.ndarray
     dropped: dict[str, int]
     rows_read: int
     count_by: str
     strata: Strata
 
+    @property
+    def stratum_names(self) -> list[str]:
+        """Every traffic stratum of every source (a source's as ``source/stratum``), in ``stratum_code`` order."""
+        return [name if source == "" else f"{source}/{name}" for source in self.source_names or [""]
+                for name in self.strata.names]
+
+    @property
+    def stratum_code(self) -> np.ndarray:
+        return self.source_code * len(self.strata.names) + self.tier
+
+    @functools.cached_property
+    def queries(self) -> pd.DataFrame:
+        rows = pa.array(self.text_row)
+        query_id, query = parallel_map(lambda name: self.texts[name].take(rows).to_pandas(), ["query_id", "query"])
+        return _stratified_frame(query_id, query, self.source_code, self.source_names, self.frequency, self.tier,
+                                 self.strata)
+
     @functools.cached_property
     def summary(self) -> pd.DataFrame:
-        """Per stratum: ``stratum, distinct_queries, traffic, traffic_share`` (share of all kept traffic)."""
-        return strata_summary(self.queries, self.strata)
+        """Per stratum (empty ones included): ``stratum, distinct_queries, traffic, traffic_share`` (share of
+        all kept traffic)."""
+        names = self.stratum_names
+        sizes = np.bincount(self.stratum_code, minlength=len(names))
+        traffic = np.zeros(len(names), dtype=np.int64)
+        np.add.at(traffic, self.stratum_code, self.frequency)
+        total = int(traffic.sum())
+        return pd.DataFrame({"stratum": names, "distinct_queries": sizes.astype(np.int64), "traffic": traffic,
+                             "traffic_share": traffic / total if total else np.zeros(len(names))})
 
 
 @dataclasses.dataclass
@@ -502,6 +535,11 @@ def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> l
 def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Add ``stratum`` to ``query_id, query, source, frequency`` by cumulative traffic share (boundary rule in
     the module docstring); rows come out ordered by source, stratum, query_id."""
+    return _counts_from_frequencies(frequencies, strata, {}, 0, "submissions").queries
+
+
+def _counts_from_frequencies(frequencies: pd.DataFrame, strata: Strata, dropped: dict[str, int], rows_read: int,
+                             count_by: str) -> QueryCounts:
     frequencies = frequencies.reset_index(drop=True)
     sources = pd.factorize(frequencies["source"], sort=True)[0]
     ids = _id_sort_keys(pa.Array.from_pandas(frequencies["query_id"]))
@@ -517,10 +555,11 @@ def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.Da
     tier = np.zeros(len(frequencies), dtype=np.int64)
     for cut in strata.cuts:
         tier += before >= cut * total
-    source_names = sorted(frequencies["source"].unique())
     order = _canonical_order(ids, tier, sources)
-    return _stratified_frame(frequencies["query_id"].take(order), frequencies["query"].take(order),
-                             sources[order], source_names, frequency[order], tier[order], strata)
+    texts = pa.table({"query_id": pa.array(frequencies["query_id"], pa.string()),
+                      "query": pa.array(frequencies["query"], pa.string())})
+    return QueryCounts(texts, order, sources[order], sorted(frequencies["source"].unique()), tier[order],
+                       frequency[order], ids[order], dropped, rows_read, count_by, strata)
 
 
 def _stratified_frame(query_ids, queries, source_codes: np.ndarray, source_names: Sequence[str],
@@ -602,21 +641,6 @@ def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
     return frame.loc[:, ["query_id", "query", "source", "frequency"]]
 
 
-def strata_summary(queries: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
-    """Per stratum (every traffic stratum of every source, empty ones included): ``stratum,
-    distinct_queries, traffic, traffic_share``; ``traffic_share`` is of all kept traffic."""
-    sources = sorted(set(queries["source"].unique())) or [""]
-    names = [name if source == "" else f"{source}/{name}" for source in sources for name in strata.names]
-    grouped = queries.groupby("stratum", observed=True)["frequency"].agg(["size", "sum"])
-    total = int(queries["frequency"].sum())
-    rows = []
-    for name in names:
-        size, traffic = (int(v) for v in grouped.loc[name]) if name in grouped.index else (0, 0)
-        rows.append({"stratum": name, "distinct_queries": size, "traffic": traffic,
-                     "traffic_share": traffic / total if total else 0.0})
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------------------------ counting, memory
 def count_queries(log: pa.Table | pd.DataFrame, *, count_by: str = "submissions",
                   normalisation: Normalisation = Normalisation(), window: Window = Window(),
@@ -632,7 +656,7 @@ def count_queries(log: pa.Table | pd.DataFrame, *, count_by: str = "submissions"
     kept, dropped = _screen_grouped(grouped, normalisation, screen)
     frequencies = _aggregate_in_memory(kept, count_by)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
-    return QueryCounts(assign_strata(frequencies, strata), dropped, rows_read, count_by, strata)
+    return _counts_from_frequencies(frequencies, strata, dropped, rows_read, count_by)
 
 
 # ------------------------------------------------------------------------------------ counting, DuckDB
@@ -788,17 +812,19 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             queries = _arrow(con.sql(f"SELECT query_id, query, source, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    source = pc.dictionary_encode(queries["source"].combine_chunks())
-    source_names = sorted(source.dictionary.to_pylist())
-    rank = np.argsort(np.argsort(np.asarray(source.dictionary.to_pylist(), dtype=object)))
-    source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
+    if "source" in names:
+        source = pc.dictionary_encode(queries["source"].combine_chunks())
+        source_names = sorted(source.dictionary.to_pylist())
+        rank = np.argsort(np.argsort(np.asarray(source.dictionary.to_pylist(), dtype=object)))
+        source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
+    else:  # one source, ""
+        source_names, source_codes = [""] if queries.num_rows else [], np.zeros(queries.num_rows, np.int64)
     tier = queries["tier"].to_numpy()
-    order = _canonical_order(_id_sort_keys(queries["query_id"]), tier, source_codes)
-    query_id, query = parallel_map(lambda name: queries[name].take(order).to_pandas(), ["query_id", "query"])
-    frame = _stratified_frame(query_id, query, source_codes[order], source_names,
-                              queries["frequency"].to_numpy()[order], tier[order], strata)
+    ids = _id_sort_keys(queries["query_id"])
+    order = _canonical_order(ids, tier, source_codes)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
-    return QueryCounts(frame, dropped, rows_read, count_by, strata)
+    return QueryCounts(queries.select(["query_id", "query"]), order, source_codes[order], source_names, tier[order],
+                       queries["frequency"].to_numpy()[order], ids[order], dropped, rows_read, count_by, strata)
 
 
 # ------------------------------------------------------------------------------------------------ sampling
@@ -847,30 +873,28 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
         if wanted[row.stratum] > row.distinct_queries:
             raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
-    positions = counts.queries.groupby("stratum", sort=False, observed=True).indices
-    id_keys = _id_sort_keys(pa.array(counts.queries["query_id"]))
-    parts = [_draw(counts.queries, id_keys, positions[row.stratum], row, wanted[row.stratum], seed, holdout)
-             for row in summary.itertuples() if wanted[row.stratum]]
+    codes = counts.stratum_code
+    parts = [_draw(counts, np.flatnonzero(codes == index), row, wanted[row.stratum], seed, holdout)
+             for index, row in enumerate(summary.itertuples()) if wanted[row.stratum]]
     if not parts:
         return pd.DataFrame(columns=["query_id", "query", "stratum", "frequency", "stratum_share", "weight",
                                      "split"])
     return pd.concat(parts, ignore_index=True)
 
 
-def _draw(queries: pd.DataFrame, id_keys: np.ndarray, positions: np.ndarray, row, size: int, seed: int,
-          holdout: float) -> pd.DataFrame:
-    """Draw ``size`` of the rows at ``positions`` (one stratum) in query_id order; mark the test split."""
+def _draw(counts: QueryCounts, positions: np.ndarray, row, size: int, seed: int, holdout: float) -> pd.DataFrame:
+    """Draw ``size`` of the queries at ``positions`` (one stratum) in query_id order; mark the test split."""
     rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
-    keys = id_keys[positions]
+    keys = counts.id_keys[positions]
     if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
         positions = positions[np.argsort(keys, kind="stable")]
-    picked = queries.iloc[positions[np.sort(rng.choice(len(positions), size=size, replace=False))]]
-    picked = picked.reset_index(drop=True)
+    picked = positions[np.sort(rng.choice(len(positions), size=size, replace=False))]
+    texts = counts.texts.take(pa.array(counts.text_row[picked]))
     split = np.full(size, "dev", dtype=object)
     split[rng.permutation(size)[: math.floor(holdout * size + 0.5)]] = "test"
     return pd.DataFrame({
-        "query_id": picked["query_id"], "query": picked["query"], "stratum": row.stratum,
-        "frequency": picked["frequency"].astype(np.int64), "stratum_share": row.traffic_share,
+        "query_id": texts["query_id"].to_pylist(), "query": texts["query"].to_pylist(), "stratum": row.stratum,
+        "frequency": counts.frequency[picked].astype(np.int64), "stratum_share": row.traffic_share,
         "weight": row.traffic_share / size, "split": split,
     })
 
@@ -961,7 +985,7 @@ def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[d
         "boundary_rule": "frequency descending, then query_id ascending; a query belongs to the first "
                          "stratum whose cut point is above the traffic share of the queries before it",
         "submissions": {"read": counts.rows_read, "kept": kept, "dropped": counts.dropped},
-        "distinct_queries": len(counts.queries),
+        "distinct_queries": len(counts.frequency),
         "strata": strata,
     }
 
@@ -995,7 +1019,7 @@ def report_lines(result: SampleResult, written: Sequence[str] = ()) -> list[str]
     lines = [
         f"read {counts.rows_read:,} submissions ({manifest['engine']}); kept "
         f"{manifest['submissions']['kept']:,}; dropped: {dropped}",
-        f"{len(counts.queries):,} distinct normalised queries, counted by {counts.count_by}",
+        f"{len(counts.frequency):,} distinct normalised queries, counted by {counts.count_by}",
     ]
     for stratum in manifest["strata"]:
         lines.append(f"  {stratum['stratum']:<12} {stratum['distinct_queries']:>9,} queries "

@@ -349,6 +349,7 @@ def test_a_count_larger_than_its_stratum_is_refused(excite_log):
 # ------------------------------------------------------------------------------------- DuckDB == pandas
 def assert_same_counts(left, right):
     pd.testing.assert_frame_equal(left.queries, right.queries)
+    pd.testing.assert_frame_equal(left.summary, right.summary)
     assert left.dropped == right.dropped and left.rows_read == right.rows_read
     assert list(left.dropped) == list(DROP_REASONS)
 
