@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 from evalset import __version__
 from evalset.digests import describe_file, describe_files_in_background
 from evalset.errors import InputError
-from evalset.keys import in_blocks, string_bounds
+from evalset.keys import column_pieces, string_bounds, string_column
 from evalset.parallel import parallel_map
 from evalset.tables import (
     LogColumns,
@@ -602,26 +602,27 @@ _HEX_VALUE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, d
 
 def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Keys that sort like the ``query_id`` strings: for ids of the form ``q`` + 16 hex digits, the number
-    they write, read straight from the Arrow buffer (numbers sort far faster than strings); for any other
+    they write, read straight from the Arrow buffers (numbers sort far faster than strings); for any other
     ids, their rank."""
-    ids = pc.cast(query_ids, pa.large_string())
-    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    if len(ids) == 0:
-        return np.zeros(0, dtype=np.uint64)
-    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
-    if ids.null_count == 0 and np.all(np.diff(offsets) == 17):
-        text = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(-1, 17)
-        keys = np.empty(len(text), dtype=np.uint64)
+    column = string_column(query_ids)
+    pieces = list(column_pieces(column))
+    keys = parallel_map(_hex_id_numbers, pieces)
+    if column.null_count == 0 and all(part is not None for part in keys):
+        return np.concatenate([np.zeros(0, dtype=np.uint64), *keys])
+    return pc.rank(column.combine_chunks(), sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
 
-        def parse(start: int, stop: int) -> bool:
-            digits = _HEX_VALUE[text[start:stop, 1:]]
-            number = (digits[:, 0::2] << 4) | digits[:, 1::2]  # the 8 bytes, most significant first
-            keys[start:stop] = np.ascontiguousarray(number).view(">u8").ravel()
-            return bool(np.all(text[start:stop, 0] == ord("q")) and np.all(digits < 16))
 
-        if all(in_blocks(parse, len(text))):
-            return keys
-    return pc.rank(ids, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
+def _hex_id_numbers(piece: pa.Array) -> np.ndarray | None:
+    """The numbers that ids ``q`` + 16 hex digits write, or None if some id has another form."""
+    starts, lengths, data = string_bounds(piece)
+    if not np.all(lengths == 17):
+        return None
+    text = data[starts[0]: starts[0] + 17 * len(piece)].reshape(-1, 17)
+    digits = _HEX_VALUE[text[:, 1:]]
+    if not (np.all(text[:, 0] == ord("q")) and np.all(digits < 16)):
+        return None
+    number = (digits[:, 0::2] << 4) | digits[:, 1::2]  # the 8 bytes, most significant first
+    return np.ascontiguousarray(number).view(">u8").ravel().astype(np.uint64)
 
 
 def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
