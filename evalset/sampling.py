@@ -218,8 +218,8 @@ class QueryCounts:
         all kept traffic)."""
         names = self.stratum_names
         sizes = np.bincount(self.stratum_code, minlength=len(names))
-        traffic = np.zeros(len(names), dtype=np.int64)
-        np.add.at(traffic, self.stratum_code, self.frequency)
+        traffic = np.rint(np.bincount(self.stratum_code, weights=self.frequency, minlength=len(names)))
+        traffic = traffic.astype(np.int64)  # exact: float64 sums integers exactly below 2**53
         total = int(traffic.sum())
         return pd.DataFrame({"stratum": names, "distinct_queries": sizes.astype(np.int64), "traffic": traffic,
                              "traffic_share": traffic / total if total else np.zeros(len(names))})
@@ -810,7 +810,8 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             kept, dropped = _screen_grouped(grouped, normalisation, screen)
             con.register("kept", kept)
             stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
-            queries = _arrow(con.sql(f"SELECT query_id, query, source, frequency, tier FROM ({stratified})"))
+            columns = "query_id, query, source" if "source" in names else "query_id, query"
+            queries = _arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
     if "source" in names:
