@@ -452,10 +452,11 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     """
     import pandas as pd
 
+    from evalset.digests import file_sha256
     from evalset.guideline import read_guideline
     from evalset.sets import SetContract, load_set
     from evalset.sets import freeze as freeze_set
-    from evalset.tables import file_sha256, labels_from_file, read_queries
+    from evalset.tables import labels_from_file, read_queries
 
     frames = [labels_from_file(path, "human") for path in labels] + [labels_from_file(p, "llm") for p in llm_labels]
     unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)

@@ -6,6 +6,9 @@ import concurrent.futures
 import hashlib
 import os
 from collections.abc import Sequence
+from pathlib import Path
+
+from evalset.errors import InputError
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -15,6 +18,18 @@ def file_sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def read_text_and_sha256(path: str | os.PathLike, what: str) -> tuple[str, str]:
+    """A UTF-8 text file (a guideline, a prompt template: ``what``) and the sha256 of its bytes; a file that
+    cannot be read or is not UTF-8 is refused, naming it."""
+    try:
+        raw = Path(path).read_bytes()
+        return raw.decode("utf-8"), hashlib.sha256(raw).hexdigest()
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", os.fspath(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})", os.fspath(path)) from None
 
 
 def describe_file(path: str | os.PathLike) -> dict:

@@ -18,7 +18,6 @@ scale; the rest is the text annotators read, used verbatim::
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tomllib
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalset.digests import read_text_and_sha256
 from evalset.errors import InputError
 
 
@@ -70,11 +70,7 @@ class Guideline:
 def read_guideline(path: str | os.PathLike) -> Guideline:
     """Read and validate a guideline file (see the module docstring for the format)."""
     path = os.fspath(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read guideline: {exc.strerror or exc}", path) from exc
-    text = raw.decode("utf-8")
+    text, sha256 = read_text_and_sha256(path, "guideline")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "+++":
         raise InputError("a guideline starts with a TOML front-matter block between '+++' lines", path, 1)
@@ -104,5 +100,5 @@ def read_guideline(path: str | os.PathLike) -> Guideline:
         scale=tuple(scale),
         text=text,
         body="".join(lines[end + 1:]).lstrip("\n"),
-        sha256=hashlib.sha256(raw).hexdigest(),
+        sha256=sha256,
     )

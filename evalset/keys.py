@@ -64,18 +64,20 @@ def in_blocks(work: Callable[[int, int], object], count: int) -> list:
     return parallel_map(lambda block: work(*block), list(row_blocks(count)))
 
 
-def string_bounds(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start offsets, byte lengths and the data buffer of a string array (views, no copies of the bytes)."""
+def string_bytes(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each string's start and byte length in ``data``, and ``data``: the bytes the strings hold (views of the
+    array's buffers, no copies)."""
     _, offsets_buffer, data_buffer = array.buffers()
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
     offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[array.offset: array.offset + len(array) + 1]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    return offsets[:-1], np.diff(offsets), data
+    first, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+    return offsets[:-1] - first, np.diff(offsets), data[first:end]
 
 
 def length_range(values) -> tuple[int, int]:
     """The shortest and longest byte length of the strings (0, 0 when there are none)."""
-    lengths = [string_bounds(piece)[1] for piece in column_pieces(string_column(values))]
+    lengths = [string_bytes(piece)[1] for piece in column_pieces(string_column(values))]
     ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
     return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
 
@@ -97,16 +99,12 @@ def _pack(column: pa.ChunkedArray, words: int) -> np.ndarray:
 
 
 def _pack_piece(piece: pa.Array, out: np.ndarray) -> None:
-    starts, lengths, data = string_bounds(piece)
-    if len(piece) == 0:
-        return
+    starts, lengths, data = string_bytes(piece)
     # The piece's bytes, zero-padded, viewed as overlapping uint64s, one starting at every byte: word j of an
     # id is one gather at (start + 8j), byte-swapped to big-endian order, with the bytes past its end masked off.
-    first, end = starts[0], starts[-1] + lengths[-1]
-    padded = np.zeros(end - first + 8 * len(out), dtype=np.uint8)
-    padded[: end - first] = data[first:end]
+    padded = np.zeros(len(data) + 8 * len(out), dtype=np.uint8)
+    padded[: len(data)] = data
     windows = np.ndarray(shape=(len(padded) - 7,), dtype=np.uint64, buffer=padded, strides=(1,))
-    starts = starts - first
     for j, word in enumerate(out):
         word[:] = windows[starts + 8 * j if j else starts]  # faster than np.take(out=) on unaligned windows
         if np.little_endian:

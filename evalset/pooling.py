@@ -44,12 +44,12 @@ import pyarrow.csv as pacsv
 import scipy.sparse as sp
 
 from evalset import __version__
+from evalset.digests import file_sha256
 from evalset.errors import InputError
 from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
 from evalset.tables import (
     atomic_path,
     expand_run_paths,
-    file_sha256,
     read_corpus,
     read_judged_pairs,
     read_queries,

@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 from evalset import __version__
 from evalset.digests import describe_file, describe_files_in_background
 from evalset.errors import InputError
-from evalset.keys import column_pieces, string_bounds, string_column
+from evalset.keys import column_pieces, string_bytes, string_column
 from evalset.parallel import parallel_map
 from evalset.tables import (
     LogColumns,
@@ -57,6 +57,7 @@ from evalset.tables import (
     query_log_sql,
     read_query_list,
     read_query_log_table,
+    sql_string,
     write_queries,
 )
 
@@ -257,7 +258,7 @@ def normalise_queries(raw: pa.Array, normalisation: Normalisation) -> pa.Array:
 def _texts_to_normalise(raw: pa.Array) -> np.ndarray:
     """The texts with a non-ASCII character, white space other than a space, two spaces in a row, or a space
     at either end."""
-    starts, lengths, data = _text_bytes(raw)
+    starts, lengths, data = string_bytes(raw)
 
     def unusual_byte(block: np.ndarray) -> np.ndarray:
         found = block >= 128
@@ -273,14 +274,12 @@ def _texts_to_normalise(raw: pa.Array) -> np.ndarray:
 
 
 def _has_capitals(raw: pa.Array) -> bool:
-    data = _text_bytes(raw)[2]
-    return any(np.any((data[start: start + _SCAN_BLOCK] >= 65) & (data[start: start + _SCAN_BLOCK] <= 90))
-               for start in range(0, len(data), _SCAN_BLOCK))
+    return any(np.any((block >= 65) & (block <= 90)) for _, block in _scan_blocks(string_bytes(raw)[2]))
 
 
 def _suspect_rows(text: pa.Array) -> np.ndarray:
     """The texts that hold a digit, an @ or an =: personal data needs one of them."""
-    starts, _, data = _text_bytes(text)
+    starts, _, data = string_bytes(text)
 
     def suspect_byte(block: np.ndarray) -> np.ndarray:
         marked = (block >= 48) & (block <= 57)
@@ -291,25 +290,20 @@ def _suspect_rows(text: pa.Array) -> np.ndarray:
     return np.flatnonzero(_rows_of(starts, _byte_positions(data, suspect_byte)))
 
 
-def _text_bytes(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start offsets and lengths of the texts in their bytes, and the bytes (views of the arrow buffers)."""
-    starts, lengths, data = string_bounds(text)
-    first = int(starts[0]) if len(text) else 0
-    end = int(starts[-1] + lengths[-1]) if len(text) else 0
-    return starts - first, lengths, data[first:end]
-
-
-_SCAN_BLOCK = 1 << 20  # bytes
-
-
 def _byte_positions(data: np.ndarray, marked: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The positions of the bytes that ``marked`` (vectorised) flags, block by block: the temporaries stay
     small and are reused, where whole-buffer temporaries would be fresh memory."""
-    found = [np.zeros(0, dtype=np.int64)]
-    for start in range(0, len(data), _SCAN_BLOCK):
-        begin = max(start - 1, 0)  # one byte of the block before, for pairs of bytes across blocks
-        found.append(np.flatnonzero(marked(data[begin: start + _SCAN_BLOCK])) + begin)
-    return np.concatenate(found)
+    found = [np.flatnonzero(marked(block)) + begin for begin, block in _scan_blocks(data, behind=1)]
+    return np.concatenate([np.zeros(0, dtype=np.int64), *found])
+
+
+def _scan_blocks(data: np.ndarray, behind: int = 0):
+    """``(begin, data[begin:...])`` in blocks of 1 MiB, each reaching ``behind`` bytes into the block before
+    (for pairs of bytes across blocks)."""
+    size = 1 << 20
+    for start in range(0, len(data), size):
+        begin = max(start - behind, 0)
+        yield begin, data[begin: start + size]
 
 
 def _rows_of(starts: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -614,10 +608,10 @@ def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def _hex_id_numbers(piece: pa.Array) -> np.ndarray | None:
     """The numbers that ids ``q`` + 16 hex digits write, or None if some id has another form."""
-    starts, lengths, data = string_bounds(piece)
+    _, lengths, data = string_bytes(piece)
     if not np.all(lengths == 17):
         return None
-    text = data[starts[0]: starts[0] + 17 * len(piece)].reshape(-1, 17)
+    text = data.reshape(-1, 17)
     digits = _HEX_VALUE[text[:, 1:]]
     if not (np.all(text[:, 0] == ord("q")) and np.all(digits < 16)):
         return None
@@ -671,7 +665,7 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
     if window.active:
         parsed = "TRY_CAST(timestamp AS TIMESTAMP)"
         if window.timestamp_format:
-            parsed = f"try_strptime(timestamp, '{_sql_quote(window.timestamp_format)}')"
+            parsed = f"try_strptime(timestamp, {sql_string(window.timestamp_format)})"
         statuses.append(f"WHEN {parsed} IS NULL THEN 'unparsable_timestamp'")
         bounds = []
         if window.since is not None:
@@ -750,9 +744,6 @@ SELECT query_id, query, source, frequency, tier,
        CASE WHEN source = '' THEN '' ELSE source || '/' END || CASE tier {names} END AS stratum
 FROM tiered"""
 
-
-def _sql_quote(text: str) -> str:
-    return text.replace("'", "''")
 
 
 @contextlib.contextmanager

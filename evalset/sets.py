@@ -36,12 +36,12 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
+from evalset.digests import file_sha256
 from evalset.errors import InputError
 from evalset.guideline import Guideline
 from evalset.metrics import parse_measure
 from evalset.tables import (
     QUERIES_COLUMNS,
-    file_sha256,
     read_labels,
     read_qrels,
     read_queries,

@@ -32,7 +32,6 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
-from evalset.digests import file_sha256  # noqa: F401 - part of this module's interface
 from evalset.errors import InputError
 from evalset.keys import as_string_array, length_range, repeated_rows, string_keys
 
@@ -849,7 +848,8 @@ def read_query_log(path: str | os.PathLike, columns: LogColumns | None = None, *
     return read_query_log_table(path, columns, fmt=fmt, header=header).to_pandas()
 
 
-def _sql_text(text: str) -> str:
+def sql_string(text: str) -> str:
+    """``text`` as an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -869,7 +869,7 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
         resolved = _resolve_columns(names, columns, path, header)
         typed = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(names)))
         quoting = "quote = '', escape = ''" if fmt == "tsv" else "quote = '\"', escape = '\"'"
-        source = (f"read_csv({_sql_text(path)}, delim = {_sql_text(chr(9) if fmt == 'tsv' else ',')}, "
+        source = (f"read_csv({sql_string(path)}, delim = {sql_string(chr(9) if fmt == 'tsv' else ',')}, "
                   f"{quoting}, header = {str(header).lower()}, columns = {{{typed}}}, auto_detect = false)")
         picked = {field: f"c{index}" for field, index in resolved.items()}
     else:
@@ -877,7 +877,7 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
         options = ", format = 'newline_delimited'" if fmt == "jsonl" else ""
         names = _structured_names(path, fmt)
         resolved = _resolve_columns(names, columns, path, header=True)
-        source = f"{reader}({_sql_text(path)}{options})"
+        source = f"{reader}({sql_string(path)}{options})"
         picked = {field: '"' + names[index].replace('"', '""') + '"' for field, index in resolved.items()}
     selected = [
         f"CAST({expr} AS BIGINT) AS count" if field == "count"

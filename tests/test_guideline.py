@@ -85,3 +85,11 @@ def test_worked_examples_quote_real_dl19_passages_with_nist_grades(shared_data):
         assert qrels[(query, doc)] == grade, (query, doc)
         for piece in quote.split("..."):
             assert plain(piece.strip(" .")) in plain(texts[doc]), (doc, piece)
+
+
+def test_a_guideline_that_is_not_utf8_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "g.md"
+    path.write_bytes("+++\nversion = 1\n+++\ncaf\u00e9\n".encode("latin-1"))
+    with pytest.raises(InputError, match="guideline is not UTF-8 text") as refused:
+        read_guideline(path)
+    assert str(path) in str(refused.value)

@@ -12,13 +12,13 @@ The answer must be the JSON object ``{"grade": n, "reason": "..."}``. Servers th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalset.digests import read_text_and_sha256
 from evalset.errors import InputError
 from evalset.guideline import Guideline
 
@@ -47,11 +47,7 @@ class PromptTemplate:
 def read_template(path: str | os.PathLike = DEFAULT_TEMPLATE) -> PromptTemplate:
     """Read a prompt template (see the module docstring); refuses one without sections or placeholders."""
     path = os.fspath(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read prompt template: {exc.strerror or exc}", path) from exc
-    text = raw.decode("utf-8")
+    text, sha256 = read_text_and_sha256(path, "prompt template")
     heads = list(_SECTION.finditer(text))
     if not heads or text[:heads[0].start()].strip():
         raise InputError("a prompt template starts with a [system] or [user] line", path, 1)
@@ -63,7 +59,7 @@ def read_template(path: str | os.PathLike = DEFAULT_TEMPLATE) -> PromptTemplate:
     missing = {"guideline", "query", "document"} - used
     if missing:
         raise InputError(f"the prompt template lacks the placeholder(s) {', '.join(sorted(missing))}", path)
-    return PromptTemplate(path=path, name=Path(path).stem, sha256=hashlib.sha256(raw).hexdigest(),
+    return PromptTemplate(path=path, name=Path(path).stem, sha256=sha256,
                           sections=tuple(sections))
 
 

@@ -27,11 +27,16 @@ def dl19(shared_data):
     }
 
 
+def nist_prepared(dl19, summary):
+    """The qrels under NIST's conventions for one summary: its relevance level, trec_eval's averaging."""
+    contract = EvaluationContract(rel_level=LEVELS[summary], missing="skip", undefined="zero")
+    return prepare_qrels(dl19["qrels"], contract)
+
+
 @pytest.mark.parametrize("summary", list(LEVELS))
 def test_every_measure_of_the_9_full_depth_runs(dl19, summary):
     assert len(dl19["full"]) == 9
-    prepared = prepare_qrels(dl19["qrels"], EvaluationContract(rel_level=LEVELS[summary], missing="skip",
-                                                               undefined="zero"))
+    prepared = nist_prepared(dl19, summary)
     for path in dl19["full"]:
         per_query = evaluate(read_run(path), prepared, NIST_TO_OURS.values())
         assert len(per_query) == 43
@@ -44,8 +49,7 @@ def test_every_measure_of_the_9_full_depth_runs(dl19, summary):
 @pytest.mark.parametrize("summary", list(LEVELS))
 def test_ndcg10_and_p10_of_all_37_top100_runs(dl19, summary):
     assert len(dl19["top100"]) == 37
-    prepared = prepare_qrels(dl19["qrels"], EvaluationContract(rel_level=LEVELS[summary], missing="skip",
-                                                               undefined="zero"))
+    prepared = nist_prepared(dl19, summary)
     for path in dl19["top100"]:
         per_query = evaluate(read_run(path), prepared, ["ndcg@10", "p@10"])
         published = dl19["summaries"][run_name(path)][summary]
