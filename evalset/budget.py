@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
+from evalset.io.corpus import read_corpus
 from evalset.pooling import stack_top_k
-from evalset.tables import read_corpus
 
 CHARS_PER_TOKEN = 4
 TOKENIZERS = ("auto", "tiktoken", "chars")

@@ -60,6 +60,11 @@ class EvaluationContract:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
+    @classmethod
+    def from_options(cls, **given: Any) -> EvaluationContract:
+        """The default contract with the options that were given (``None`` means not given)."""
+        return cls(**{k: v for k, v in given.items() if v is not None})
+
 
 TREC_EVAL = EvaluationContract(missing="skip", undefined="zero")
 """trec_eval's conventions: average over the run's judged queries, a query without relevant documents scores 0."""

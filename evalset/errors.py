@@ -17,3 +17,10 @@ class InputError(ValueError):
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(where + message)
+
+
+class ServiceError(Exception):
+    """A service the command depends on failed: Label Studio, an LLM endpoint, a disk that refuses a write.
+
+    The message names the service (or path) and what to do. The CLI prints it as one line and exits 2.
+    """

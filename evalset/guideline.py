@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalset.digests import read_text_and_sha256
 from evalset.errors import InputError
+from evalset.io.digests import read_text_and_sha256
 
 
 @dataclass(frozen=True)

@@ -15,71 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.parallel import parallel_map
+from evalset.parallel import column_pieces, in_blocks, parallel_map
+from evalset.strings import length_range, string_bytes, string_column
 
 MAX_WORDS = 4
-# Whole-column work runs piece by piece: a piece's temporaries stay in cache and are reused from one piece to
-# the next, where whole-column temporaries would each be fresh memory, which is slow to fault in.
-PIECE_ROWS = 1 << 17
-
-
-def string_column(values) -> pa.ChunkedArray:
-    """An arrow string column from a Series, an array or a chunked array, without copying when possible
-    (the chunks of a column read from a file are kept as they are)."""
-    if isinstance(values, pd.Series):
-        values = values.array
-    column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.large_string())
-    if isinstance(column, pa.Array):
-        column = pa.chunked_array([column])
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(column.type.value_type)
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        column = pc.cast(column, pa.large_string())
-    return column
-
-
-def as_string_array(values) -> pa.Array:
-    """:func:`string_column` as one array (chunks are combined)."""
-    column = string_column(values)
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-
-
-def column_pieces(column: pa.ChunkedArray):
-    """Zero-copy slices of at most ``PIECE_ROWS`` rows, in order."""
-    for chunk in column.chunks:
-        for start in range(0, len(chunk), PIECE_ROWS):
-            yield chunk.slice(start, PIECE_ROWS)
-
-
-def row_blocks(count: int):
-    """``(start, stop)`` of consecutive blocks of at most ``PIECE_ROWS`` rows."""
-    return ((start, min(start + PIECE_ROWS, count)) for start in range(0, count, PIECE_ROWS))
-
-
-def in_blocks(work: Callable[[int, int], object], count: int) -> list:
-    """``work(start, stop)`` for each of :func:`row_blocks`, on a thread per core; the results in order.
-
-    numpy and arrow release the GIL in their loops, so blocks run side by side.
-    """
-    return parallel_map(lambda block: work(*block), list(row_blocks(count)))
-
-
-def string_bytes(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each string's start and byte length in ``data``, and ``data``: the bytes the strings hold (views of the
-    array's buffers, no copies)."""
-    _, offsets_buffer, data_buffer = array.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[array.offset: array.offset + len(array) + 1]
-    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    first, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
-    return offsets[:-1] - first, np.diff(offsets), data[first:end]
-
-
-def length_range(values) -> tuple[int, int]:
-    """The shortest and longest byte length of the strings (0, 0 when there are none)."""
-    lengths = [string_bytes(piece)[1] for piece in column_pieces(string_column(values))]
-    ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
-    return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
 
 
 def _words_needed(column: pa.ChunkedArray) -> int:

@@ -49,7 +49,8 @@ from tqdm import tqdm
 
 from evalset.errors import InputError
 from evalset.guideline import Guideline
-from evalset.tables import LABELS_COLUMNS, read_pool_pairs, read_tasks
+from evalset.io.annotations import LABELS_COLUMNS
+from evalset.io.poolfiles import read_pool_pairs, read_tasks
 
 URL_VARIABLE = "LABEL_STUDIO_URL"
 API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"

@@ -32,7 +32,7 @@ import pandas as pd
 from statsmodels.stats.power import TTestPower
 
 from evalset.compare import DEFAULT_SEED
-from evalset.tables import atomic_path
+from evalset.io.files import atomic_path
 
 DEFAULT_POWER = 0.8
 SIMULATION_PERMUTATIONS = 999

@@ -44,17 +44,14 @@ import pyarrow.csv as pacsv
 import scipy.sparse as sp
 
 from evalset import __version__
-from evalset.digests import file_sha256
 from evalset.errors import InputError
+from evalset.io.annotations import read_judged_pairs
+from evalset.io.corpus import read_corpus
+from evalset.io.digests import file_sha256
+from evalset.io.files import atomic_path
+from evalset.io.queries import read_queries
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
-from evalset.tables import (
-    atomic_path,
-    expand_run_paths,
-    read_corpus,
-    read_judged_pairs,
-    read_queries,
-    read_run,
-)
 
 PAIR_ID_DIGITS = 16
 
@@ -205,7 +202,7 @@ def stack_top_k(
 ) -> TopK:
     """Every system's top k per query, in the tie order of :func:`evalset.metrics.ranking.order_run`.
 
-    ``runs`` maps system names to runs (from :func:`evalset.tables.read_run`); an iterable of pairs is
+    ``runs`` maps system names to runs (from :func:`evalset.io.trec.read_run`); an iterable of pairs is
     consumed one run at a time, so a generator that reads each file lazily keeps only top-k codes in memory.
     ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
     """
@@ -265,7 +262,7 @@ def build_pool(
     Parameters
     ----------
     runs : mapping or iterable of (name, run)
-        Runs as read by :func:`evalset.tables.read_run` (or :func:`evalset.tables.run_from_frame`).
+        Runs as read by :func:`evalset.io.trec.read_run` (or :func:`evalset.io.trec.run_from_frame`).
     depth : int
         k for every system; ``depths`` overrides it per system name.
     ties : {"trec", "run", "docid", "expected"}
@@ -274,7 +271,7 @@ def build_pool(
         Restrict the pool to these queries. Each must be answered by at least one run (an id no run has
         is almost always an id mismatch, so it is refused with :class:`UnknownQueriesError`).
     judged : DataFrame, optional
-        ``query_id, doc_id`` pairs already judged (:func:`evalset.tables.read_judged_pairs`, or qrels, whose
+        ``query_id, doc_id`` pairs already judged (:func:`evalset.io.annotations.read_judged_pairs`, or qrels, whose
         rows with a negative grade do not count); they are left out (judge-the-holes), and each system's
         judged@k is reported.
     budget : int, optional

@@ -36,19 +36,13 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
-from evalset.digests import file_sha256
 from evalset.errors import InputError
 from evalset.guideline import Guideline
+from evalset.io.annotations import read_labels, write_labels
+from evalset.io.digests import file_sha256
+from evalset.io.queries import QUERIES_COLUMNS, read_queries, write_queries
+from evalset.io.trec import read_qrels, write_qrels
 from evalset.metrics import parse_measure
-from evalset.tables import (
-    QUERIES_COLUMNS,
-    read_labels,
-    read_qrels,
-    read_queries,
-    write_labels,
-    write_qrels,
-    write_queries,
-)
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 
@@ -159,7 +153,7 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
 
 
 # ------------------------------------------------------------------------------------------------- queries
-def normalise_queries(queries: pd.DataFrame) -> pd.DataFrame:
+def as_queries_table(queries: pd.DataFrame) -> pd.DataFrame:
     """Queries in the ``queries.tsv`` shape: a topics file (``query_id, query`` only) becomes one stratum
     ``all`` with traffic share 1, weight 1/n, every query in the test split."""
     frame = queries.copy()
@@ -235,7 +229,7 @@ def freeze(
         raise ValueError(f"a set name is a plain folder name, got {name!r}")
     contract = contract or SetContract()
     guideline.check_grades(labels["grade"], source="labels")
-    queries = normalise_queries(queries)
+    queries = as_queries_table(queries)
     unknown = sorted(set(labels["query_id"]) - set(queries["query_id"]))
     if unknown:
         raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})")

@@ -28,8 +28,8 @@ SHARED = REPO.parent / "shared" / "data" / "dl19"
 
 
 def make_tasks(pairs: int) -> list[dict]:
+    from evalset.io.poolfiles import read_tasks
     from evalset.pooling import PoolSpec, build_from_spec, write_pool
-    from evalset.tables import read_tasks
 
     folder = tempfile.mkdtemp(prefix="bench-judge-pool-")
     spec = PoolSpec(runs=(str(SHARED / "runs" / "official_top100"),), depth=10,

@@ -25,8 +25,9 @@ import numpy as np
 
 from evalset import labelstudio
 from evalset.guideline import read_guideline
+from evalset.io.annotations import write_labels
+from evalset.io.trec import read_qrels
 from evalset.pooling import pair_id
-from evalset.tables import read_qrels, write_labels
 
 REPO = Path(__file__).resolve().parents[1]
 DL19 = REPO.parent / "shared" / "data" / "dl19"

@@ -74,8 +74,8 @@ def build(folder: Path, queries: int, depth: int, judged: int, seed: int = 0) ->
 
 
 def run_evalset(run_path: str, qrels_path: str) -> dict[str, float]:
+    from evalset.io.trec import read_qrels, read_run
     from evalset.metrics import evaluate
-    from evalset.tables import read_qrels, read_run
 
     per_query = evaluate(read_run(run_path), read_qrels(qrels_path), list(MEASURES))
     return {m: float(per_query[m].mean()) for m in MEASURES}
@@ -104,8 +104,8 @@ def run_ranx(run_path: str, qrels_path: str) -> dict[str, float]:
 def warm_up(tool: str) -> None:
     """Imports (and ranx's numba compilation) before the clock starts: the timing is the work on the files."""
     if tool == "evalset":
-        import evalset.metrics
-        import evalset.tables  # noqa: F401
+        import evalset.io.trec
+        import evalset.metrics  # noqa: F401
     elif tool == "pytrec_eval":
         import pytrec_eval  # noqa: F401
     else:

@@ -13,8 +13,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from evalset.agreement import agreement_report, load_grades
 from evalset.cli import main
+from evalset.io.annotations import LABELS_COLUMNS
+from evalset.io.trec import expand_run_paths, read_qrels, read_run
 from evalset.metrics import evaluate_runs
-from evalset.tables import LABELS_COLUMNS, expand_run_paths, read_qrels, read_run
 
 SCALE = [0, 1, 2, 3]
 

@@ -6,7 +6,11 @@ from click.testing import CliRunner
 from evalset import __version__
 from evalset.cli import main
 
-COMMANDS = sorted(main.commands)
+COMMANDS = main.list_commands(None)
+
+
+def command_named(name: str):
+    return main.get_command(None, name)
 
 
 def test_every_stage_has_a_command():
@@ -18,8 +22,8 @@ def test_every_stage_has_a_command():
 def test_every_command_has_help_with_a_description_and_documented_options(command):
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0
-    assert main.commands[command].help and len(main.commands[command].help.split()) >= 5
-    for parameter in main.commands[command].params:
+    assert command_named(command).help and len(command_named(command).help.split()) >= 5
+    for parameter in command_named(command).params:
         if parameter.param_type_name == "option" and parameter.name != "help":
             assert parameter.help, f"{command} --{parameter.name} has no help"
 

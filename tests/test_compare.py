@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from evalset.compare import compare_paired, permutation_p_value
+from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate_runs
-from evalset.tables import read_qrels, read_run
 
 
 @pytest.fixture(scope="module")

@@ -68,7 +68,7 @@ def test_worked_examples_quote_real_dl19_passages_with_nist_grades(shared_data):
     import gzip
     import json
 
-    from evalset.tables import read_qrels
+    from evalset.io.trec import read_qrels
 
     examples = _worked_examples(read_guideline(GUIDELINE).body)
     assert len(examples) >= 20

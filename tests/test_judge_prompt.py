@@ -12,9 +12,9 @@ import pytest
 
 from evalset.errors import InputError
 from evalset.guideline import read_guideline
+from evalset.io.poolfiles import read_tasks
 from evalset.judge.client import retry_after_seconds
 from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, parse_answer, read_template, response_format
-from evalset.tables import read_tasks
 
 GUIDELINE = "guidelines/relevance-v1.md"
 

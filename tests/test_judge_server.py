@@ -20,13 +20,14 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.guideline import read_guideline
+from evalset.io.annotations import read_labels
+from evalset.io.poolfiles import read_tasks
 from evalset.judge import Journal, JudgeSettings, read_template
 from evalset.judge.batch import _submit
 from evalset.judge.job import judge_pool
 from evalset.judge.prompt import DEFAULT_TEMPLATE
 from evalset.judge.testserver import Behaviour, JudgeServer
 from evalset.pooling import PoolSpec, build_from_spec, write_pool
-from evalset.tables import read_labels, read_tasks
 from tests.conftest import REPO
 
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"

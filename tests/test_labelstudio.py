@@ -9,8 +9,9 @@ import pytest
 
 from evalset.errors import InputError
 from evalset.guideline import read_guideline
+from evalset.io.annotations import read_labels, write_labels
+from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
-from evalset.tables import read_labels, read_pool_pairs, read_tasks, write_labels
 
 GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
 

@@ -16,7 +16,9 @@ from click.testing import CliRunner
 from evalset import labelstudio
 from evalset.cli import main
 from evalset.guideline import read_guideline
-from evalset.tables import read_labels, read_pool_pairs, read_qrels, read_tasks, write_qrels
+from evalset.io.annotations import read_labels
+from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.io.trec import read_qrels, write_qrels
 
 pytestmark = pytest.mark.labelstudio
 

@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_qrels, read_run, write_qrels, write_run
 from evalset.metrics import evaluate
-from evalset.tables import read_qrels, read_queries, read_run, write_qrels, write_run
 
 GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
 

@@ -21,8 +21,11 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
+from evalset.io.annotations import read_judged_pairs
+from evalset.io.corpus import read_corpus
+from evalset.io.queries import read_queries
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling import PoolSpec, apply_budget, build_pool, pair_id
-from evalset.tables import expand_run_paths, read_corpus, read_judged_pairs, read_queries, read_run
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,10 +14,12 @@ from scipy import stats
 
 from evalset.cli import main
 from evalset.guideline import read_guideline
+from evalset.io.annotations import labels_from_file
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_run
 from evalset.metrics import evaluate
 from evalset.report import agreement_matrix, build_report, collect, render_html, score_interval
 from evalset.sets import freeze, load_set
-from evalset.tables import labels_from_file, read_queries, read_run
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"

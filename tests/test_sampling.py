@@ -20,6 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalset.errors import InputError
+from evalset.io.queries import QUERIES_COLUMNS, read_queries
+from evalset.io.querylog import LogColumns, read_query_log_table
 from evalset.sampling import (
     DROP_REASONS,
     Normalisation,
@@ -31,13 +33,12 @@ from evalset.sampling import (
     count_queries_duckdb,
     has_card_number,
     luhn_valid,
-    normalise_queries,
+    normalise_texts,
     sample_log,
     sample_queries,
     screen_queries,
     write_sample,
 )
-from evalset.tables import QUERIES_COLUMNS, LogColumns, read_queries, read_query_log_table
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
 # Every query of the Excite log that carries personal data, by the reason it is dropped for.
@@ -239,14 +240,14 @@ def test_normalised_texts_equal_python_nfkc_lower_and_split():
     rng = np.random.default_rng(5)
     texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 9))) for _ in range(3000)]
     texts += ["plain words", "Plain Words", " lead", "trail ", "two  spaces", "tab\there"]
-    normalised = normalise_queries(pa.array(texts), Normalisation()).to_pylist()
+    normalised = normalise_texts(pa.array(texts), Normalisation()).to_pylist()
     assert normalised == [plain_normalise(text) for text in texts]
 
 
 def test_two_spaces_across_the_scanning_blocks_are_collapsed():
     """Texts are scanned for white space in blocks of 2**20 bytes; a pair of spaces may straddle two."""
     texts = ["x" * (2**20 - 1) + "  y", "a  b"]
-    assert normalise_queries(pa.array(texts), Normalisation()).to_pylist() == ["x" * (2**20 - 1) + " y", "a b"]
+    assert normalise_texts(pa.array(texts), Normalisation()).to_pylist() == ["x" * (2**20 - 1) + " y", "a b"]
 
 
 # ---------------------------------------------------------------------------------------------- windows

@@ -15,9 +15,10 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.errors import InputError
 from evalset.guideline import read_guideline
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
 from evalset.sets import freeze, load_set, merge_grades, verify_set
-from evalset.tables import read_qrels, read_queries, read_run
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"

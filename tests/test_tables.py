@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.tables import read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
+from evalset.io.trec import read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
 
 
 def write(path, text, compress=False):
@@ -101,7 +101,7 @@ def test_run_names_drop_the_usual_extensions():
 
 
 def test_queries_with_quotes_round_trip(tmp_path):
-    from evalset.tables import read_queries, write_queries
+    from evalset.io.queries import read_queries, write_queries
 
     queries = pd.DataFrame({"query_id": ["a", "b"], "query": ['"new york" hotels', "it's 5\" long"],
                             "stratum": "head", "frequency": 1, "stratum_share": 1.0, "weight": 0.5, "split": "test"})

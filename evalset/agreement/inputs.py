@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.tables import annotator_name, grade_line, read_grades
+from evalset.io.annotations import annotator_name, grade_line, read_grades
 
 OutOfScale = Literal["error", "clip", "drop"]
 
@@ -70,7 +70,7 @@ def _off_scale_error(bad: pd.DataFrame, scale: list[int], policy: str) -> InputE
 
 # ------------------------------------------------------------------------------------------------ the inputs
 def load_grades(paths: Sequence[str], human: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
-    """Read labels tables and qrels files (see :func:`evalset.tables.read_grades`) into one grades table.
+    """Read labels tables and qrels files (see :func:`evalset.io.annotations.read_grades`) into one grades table.
 
     ``human`` holds annotator names or qrels paths of human annotators (a path not among ``paths`` is read
     too, first). Two qrels files with one name, a ``human`` entry that matches no annotator, or one annotator

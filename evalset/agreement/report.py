@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.agreement.core import KAPPA_KEYS, AgreementReport, KappaEstimate, PairAgreement
-from evalset.tables import atomic_path
+from evalset.io.files import atomic_path
 
 
 def _number(value: Any) -> Any:

@@ -32,9 +32,9 @@ import openai
 import pandas as pd
 
 from evalset.guideline import Guideline
+from evalset.io.annotations import LABELS_COLUMNS
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
-from evalset.tables import LABELS_COLUMNS
 
 
 @dataclass

@@ -12,11 +12,12 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalset.guideline import read_guideline
+from evalset.io.files import atomic_path
+from evalset.io.poolfiles import read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
 from evalset.judge.journal import Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
-from evalset.tables import atomic_path, read_tasks
 
 
 @dataclass

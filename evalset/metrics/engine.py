@@ -29,9 +29,10 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.contract import EvaluationContract
-from evalset.keys import as_string_array, join, join_keys
+from evalset.keys import join, join_keys
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
+from evalset.strings import as_string_array
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 
@@ -70,7 +71,7 @@ def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
 
 
 def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = None) -> PreparedQrels:
-    """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.tables.read_qrels`) for scoring."""
+    """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.io.trec.read_qrels`) for scoring."""
     contract = contract or EvaluationContract()
     query_ids, query_code = query_codes(qrels["query_id"])
     grade = qrels["grade"].to_numpy(dtype=np.int64)
@@ -289,8 +290,8 @@ def evaluate(
     Parameters
     ----------
     run
-        ``query_id, doc_id, score[, rank]`` (from :func:`evalset.tables.read_run` or
-        :func:`evalset.tables.run_from_frame`).
+        ``query_id, doc_id, score[, rank]`` (from :func:`evalset.io.trec.read_run` or
+        :func:`evalset.io.trec.run_from_frame`).
     qrels
         ``query_id, doc_id, grade`` or a :class:`PreparedQrels` (its contract is then used).
     measures

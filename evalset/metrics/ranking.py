@@ -32,15 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.keys import (
-    as_string_array,
-    column_pieces,
-    repeated_rows,
-    row_blocks,
-    string_column,
-    string_keys,
-)
-from evalset.parallel import parallel_map
+from evalset.keys import repeated_rows, string_keys
+from evalset.parallel import column_pieces, parallel_map, row_blocks
+from evalset.strings import as_string_array, string_column
 
 
 @dataclass(frozen=True)
@@ -184,7 +178,7 @@ def _break_ties(query_code: np.ndarray, score: np.ndarray, keys: TieKeys | None,
 
 
 def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) -> OrderedRun:
-    """Order a run (from :func:`evalset.tables.read_run`) for evaluation under a tie rule.
+    """Order a run (from :func:`evalset.io.trec.read_run`) for evaluation under a tie rule.
 
     Each query's rows are contiguous (in the run's query order when it already groups them, else in byte
     order of the query ids); within a query, score descending, then the tie rule.

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from evalset.contract import EvaluationContract
+from evalset.io.trec import qrels_from_frame, run_from_frame
 from evalset.metrics import Measure, evaluate, parse_measure, summarize
-from evalset.tables import qrels_from_frame, run_from_frame
 
 QRELS = qrels_from_frame(pd.DataFrame({
     "query_id": ["q1", "q1", "q1", "q2", "q2", "q3"],

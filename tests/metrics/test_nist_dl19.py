@@ -5,8 +5,8 @@ import json
 import pytest
 
 from evalset.contract import EvaluationContract
+from evalset.io.trec import read_qrels, read_run, run_name
 from evalset.metrics import evaluate, prepare_qrels
-from evalset.tables import read_qrels, read_run, run_name
 
 NIST_TO_OURS = {
     "map": "ap", "bpref": "bpref", "recip_rank": "rr", "P_10": "p@10", "P_100": "p@100", "P_1000": "p@1000",

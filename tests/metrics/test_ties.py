@@ -10,8 +10,8 @@ import pytrec_eval
 from sklearn.metrics import ndcg_score
 
 from evalset.contract import EvaluationContract
+from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
 from evalset.metrics import evaluate, order_run
-from evalset.tables import qrels_from_frame, read_qrels, read_run, run_from_frame
 
 PYTREC = {"ndcg_cut_10": "ndcg@10", "map": "ap", "P_10": "p@10", "recip_rank": "rr", "bpref": "bpref",
           "ndcg": "ndcg", "Rprec": "rprec", "recall_100": "recall@100", "map_cut_100": "ap@100",

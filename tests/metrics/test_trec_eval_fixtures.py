@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from evalset.contract import EvaluationContract
+from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
-from evalset.tables import read_qrels, read_run
 
 # trec_eval measure name -> our spelling
 MEASURES = {

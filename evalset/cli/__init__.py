@@ -1,0 +1,70 @@
+"""The ``evalset`` command line: the click group, the error contract, and one short module per command.
+
+A command module parses its options, makes one library call and prints with a library formatter; it holds
+no statistics and no policy. Commands are loaded when they are run or listed, and a command imports the
+library (pandas, numpy, scipy, ...) inside its function, so ``evalset --help`` starts in about 0.1 s.
+
+Errors (see :mod:`evalset.errors`): an :class:`~evalset.errors.InputError` (bad input) or a
+:class:`~evalset.errors.ServiceError` (Label Studio, an LLM endpoint, a disk) is one line on stderr and exit 2;
+anything else is a bug and keeps its traceback (exit 1).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from evalset import __version__
+from evalset.errors import InputError, ServiceError
+
+# command name -> module of evalset.cli, and the function in it
+COMMANDS = {
+    "agreement": ("agreement", "agreement_command"),
+    "compare": ("compare", "compare"),
+    "diff": ("sets", "diff"),
+    "freeze": ("sets", "freeze"),
+    "judge": ("judge", "judge_command"),
+    "plan": ("plan", "plan_command"),
+    "pool": ("pool", "pool_command"),
+    "pull": ("labelstudio", "pull_command"),
+    "push": ("labelstudio", "push_command"),
+    "report": ("report", "report_command"),
+    "sample": ("sample", "sample"),
+    "score": ("score", "score"),
+    "verify": ("sets", "verify"),
+}
+
+
+class _Group(click.Group):
+    """Loads each command from its module when it is needed; prints user and service errors as one line."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, function = COMMANDS[name]
+        return getattr(importlib.import_module(f"evalset.cli.{module}"), function)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (InputError, ServiceError, ValueError, OSError) as exc:  # TODO(error contract): only the two
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"evalset: error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="evalset")
+@click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
+def main(debug: bool) -> None:
+    """Build search evaluation sets the way TREC does, and score rankers on them honestly.
+
+    Stages: sample -> pool -> push/pull and judge -> agreement -> freeze -> score/compare.
+    """
+

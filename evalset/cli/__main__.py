@@ -1,0 +1,3 @@
+from evalset.cli import main
+
+main()

@@ -1,0 +1,78 @@
+"""The ``evalset agreement`` command."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.cli.options import evaluation_options, parse_scale
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+
+
+@click.command("agreement")
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False), metavar="[LABELS]...")
+@click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
+              help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
+                   "qrels files not named here are LLM judges. Labels tables carry their own kind.")
+@click.option("--guideline", type=click.Path(dir_okay=False), help="Guideline file: its scale (default 0,1,2,3).")
+@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@click.option("--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
+              help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
+@click.option("--kappa", type=click.Choice(["unweighted", "linear", "quadratic"]), default="quadratic",
+              show_default=True, help="The kappa of the matrix, heatmap and calibration verdict.")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Query resamples (0: no bootstrap interval).")
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
+@click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
+              help="A run file or a folder of runs (repeatable): compare system rankings under each annotator.")
+@click.option("-m", "--measure", default="ndcg@10", show_default=True, help="Measure of the system rankings.")
+@evaluation_options
+@click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")
+@click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
+@click.option("--disagreements", "disagreements_path", type=click.Path(dir_okay=False),
+              help="Write every disagreement (largest gap first) to this TSV.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Disagreements shown in the report.")
+@click.option("--pairs", type=click.Choice(["all", "with-human"]), default="all", show_default=True,
+              help="Pairs listed in the table format (JSON always has all).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Heatmap of the pairwise kappa matrix (PNG).")
+def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, resamples, confidence, seed, run_paths,
+                      measure, rel_level, gain, ties, missing, undefined, queries, corpus, disagreements_path, top,
+                      pairs, output_format, output, plot):
+    """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
+    its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
+    from evalset import agreement
+    from evalset.agreement import report as render
+    from evalset.guideline import read_guideline
+    from evalset.io.corpus import read_corpus
+    from evalset.io.queries import read_queries
+    from evalset.io.trec import expand_run_paths, read_run
+
+    if guideline and scale:
+        raise click.UsageError("give --guideline or --scale, not both")
+    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
+    grades, counts = agreement.load_grades(list(inputs), humans)
+    runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()} if run_paths else None
+    result = agreement.agreement_report(
+        grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
+        seed=seed, runs=runs, measure=measure,
+        contract=EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
+                                                  undefined=undefined),
+        input_counts=counts)
+    table = result.disagreements
+    if queries or corpus:
+        table = agreement.with_texts(table, read_queries(queries) if queries else None,
+                                     read_corpus(corpus, set(table["doc_id"])) if corpus else None)
+    if disagreements_path:
+        render.write_disagreements(table, disagreements_path)
+    if plot:
+        render.write_heatmap(result, plot)
+    text = (render.to_json(result, table, top) if output_format == "json"
+            else render.format_table(result, pairs=pairs, disagreements=table, top=top))
+    if output:
+        render.write_text(text, output)
+    else:
+        click.echo(text, nl=False)

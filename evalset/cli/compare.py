@@ -1,0 +1,73 @@
+"""The ``evalset compare`` command."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from evalset.cli.options import contract_options
+from evalset.contract import DEFAULT_SEED
+from evalset.scoring import _now, _read_runs, _scoring, format_comparison
+
+
+@click.command()
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("candidates", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--metric", help="The one metric the verdict is on [default: ndcg@10, or the set's headline].")
+@contract_options
+@click.option("--planned", type=int, default=None,
+              help="Number of planned comparisons for the Bonferroni threshold 0.05/N [default: the candidates; "
+                   "with --set: the set's planned comparisons].")
+@click.option("--exploratory", is_flag=True, help="Not planned beforehand: reported, never established.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
+@click.option("--permutations", type=int, default=9999, show_default=True, help="Random sign flips.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, set_path, split,
+            override_contract, planned, exploratory, alpha, permutations, seed, output_format):
+    """Compare each CANDIDATE run against BASELINE, per query, on one metric.
+
+    The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
+    t-test, a BCa bootstrap interval (level 1 - threshold) and the effect size are printed beside it.
+    With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
+    the set's comparison log, and the threshold counts every distinct comparison made on that split.
+    """
+    from evalset.compare import compare_paired
+    from evalset.metrics import evaluate_runs, parse_measure
+    from evalset.sets import comparisons_made, log_comparison
+
+    scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
+                       missing=missing, undefined=undefined)
+    metric = metric or scoring.headline
+    measure = parse_measure(metric)
+    runs = _read_runs((baseline, *candidates))
+    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
+    names = list(runs)
+    results = []
+    for name in names[1:]:
+        kind_exploratory, count = exploratory, planned or len(candidates)
+        if scoring.frozen is not None:
+            listed = scoring.frozen.planned
+            if listed:
+                kind_exploratory = exploratory or (names[0], name) not in listed
+                count = planned or len(listed)
+            made = comparisons_made(scoring.frozen.path, split) | {(names[0], name, metric)}
+            count = max(count, len(made))
+        result = compare_paired(tables[names[0]][str(measure)], tables[name][str(measure)], baseline_name=names[0],
+                                candidate_name=name, metric=metric, planned=count, exploratory=kind_exploratory,
+                                alpha=alpha, permutations=permutations, seed=seed)
+        if scoring.frozen is not None:
+            log_comparison(scoring.frozen.path, {"version": scoring.frozen.version, "split": split,
+                                                 "baseline": names[0], "candidate": name, "metric": metric,
+                                                 "kind": result.kind, "permutation_p": result.permutation_p,
+                                                 "threshold": result.threshold, "at": _now()})
+        results.append(result)
+    if output_format == "json":
+        click.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        click.echo("\n\n".join(format_comparison(r) for r in results))
+        if scoring.overridden:
+            click.echo("CONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden))

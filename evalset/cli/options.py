@@ -1,0 +1,64 @@
+"""Options shared by several commands: the evaluation contract, the frozen set, pairs of run names."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.contract import TIE_RULES
+
+
+def apply_options(command, options):
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def evaluation_options(command):
+    """The evaluation-contract options (defaults: the set's with --set, else the contract's)."""
+    return apply_options(command, [
+        click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
+                                                   "[default: 1, or the set's]."),
+        click.option("--gain", type=click.Choice(["linear", "exponential"]),
+                     help="nDCG gain: the grade, or 2^grade - 1 [default: linear, or the set's]."),
+        click.option("--ties", type=click.Choice(list(TIE_RULES)),
+                     help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
+                          "(ascending), expected (expectation over tied orders) [default: trec, or the set's]."),
+        click.option("--missing", type=click.Choice(["zero", "skip"]),
+                     help="A judged query absent from a run scores 0, or is skipped as trec_eval does "
+                          "[default: zero, or the set's]."),
+        click.option("--undefined", type=click.Choice(["skip", "zero"]),
+                     help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
+                          "does [default: skip, or the set's]."),
+    ])
+
+
+def contract_options(command):
+    """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
+    return evaluation_options(apply_options(command, [
+        click.option("--set", "set_path", type=click.Path(file_okay=False),
+                     help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract."),
+        click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+                     help="With --set: the queries scored."),
+        click.option("--override-contract", is_flag=True,
+                     help="With --set: allow options that contradict the set's contract (the output says so)."),
+    ]))
+
+
+def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values:
+        base, _, candidate = value.partition(":")
+        if not base or not candidate:
+            raise click.BadParameter(f"expected BASELINE:CANDIDATE, got {value!r}", param_hint=option)
+        pairs.append((base, candidate))
+    return pairs
+
+
+def parse_scale(text: str) -> list[int]:
+    try:
+        grades = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter(f"expected integers separated by commas, got {text!r}", param_hint="--scale") from None
+    if len(grades) < 2:
+        raise click.BadParameter("a scale needs at least two grades", param_hint="--scale")
+    return grades

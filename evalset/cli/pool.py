@@ -1,0 +1,41 @@
+"""The ``evalset pool`` command."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.contract import TIE_RULES
+
+
+@click.command("pool")
+@click.argument("runs", nargs=-1, type=click.Path(exists=True))
+@click.option("-k", "--depth", type=int, help="Pool the top K documents of every run per query.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder for pool.tsv and the rest.")
+@click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
+@click.option("--ties", type=click.Choice(TIE_RULES), help="Tie rule of the ranking (default trec, as scoring).")
+@click.option("--seed", type=int, help="Seed of the blind judging order (default 0).")
+@click.option("--queries", type=click.Path(), help="queries.tsv or topics file: pool only these queries.")
+@click.option("--exclude-judged", type=click.Path(), help="Qrels or labels: leave judged pairs out.")
+@click.option("--budget", type=int, help="Keep at most N pairs (best rank first, queries filled fairly).")
+@click.option("--corpus", type=click.Path(), help="Document texts (JSONL or TSV, .gz ok) for tasks.jsonl.")
+@click.option("--spec", type=click.Path(), help="A pool specification (TOML) holding the same options.")
+def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judged, budget, corpus, spec):
+    """Pool the top K of several runs into blind judging pairs (judge-the-holes with --exclude-judged)."""
+    from evalset import pooling
+
+    per_system = {}
+    for item in depths:
+        name, _, k = item.rpartition("=")
+        if not name or not k.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"expected NAME=K, got {item!r}", param_hint="--system-depth")
+        per_system[name] = int(k)
+    base = pooling.PoolSpec.from_toml(spec) if spec else pooling.PoolSpec()
+    settings = base.with_overrides(runs=runs, depth=depth, output=output, depths=per_system, ties=ties, seed=seed,
+                                   queries=queries, exclude_judged=exclude_judged, budget=budget, corpus=corpus)
+    if not settings.output:
+        raise click.UsageError("no output folder (give -o DIR or `output` in the spec)")
+    build = pooling.build_from_spec(settings)
+    for line in pooling.summary_lines(build):
+        click.echo(line)
+    for path in pooling.write_pool(build, settings.output):
+        click.echo(f"wrote {path}")

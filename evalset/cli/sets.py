@@ -1,0 +1,131 @@
+"""The ``evalset freeze``, ``verify`` and ``diff`` commands: frozen set versions."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evalset.cli.options import evaluation_options, run_pairs
+from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
+from evalset.scoring import _read_runs, _table
+
+
+@click.command()
+@click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--llm-labels", multiple=True, type=click.Path(dir_okay=False),
+              help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
+@click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
+              help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
+@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
+              help="The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.")
+@click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
+@click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding the sets.")
+@click.option("--version", "version_number", type=int, help="Version number [default: the next one].")
+@click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True,
+              help="How the grades of one pair are merged (ties and large gaps are unresolved).")
+@click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
+@click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
+@click.option("--max-gap", type=int, default=2, show_default=True,
+              help="Grades of one pair further apart than this are unresolved.")
+@click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
+@click.option("--headline", default="ndcg@10", show_default=True, help="The set's headline metric.")
+@click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True,
+              help="Means across strata: by traffic share, or every query alike.")
+@click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
+              help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
+@evaluation_options
+def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
+           allow_llm, max_gap, adjudication, headline, weighting, plans, rel_level, gain, ties, missing, undefined):
+    """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
+
+    Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
+    block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
+    read-only, and never rewritten.
+    """
+    import pandas as pd
+
+    from evalset.guideline import read_guideline
+    from evalset.io.annotations import labels_from_file
+    from evalset.io.digests import file_sha256
+    from evalset.io.queries import read_queries
+    from evalset.sets import SetContract, load_set
+    from evalset.sets import freeze as freeze_set
+
+    frames = [labels_from_file(path, "human") for path in labels] + [labels_from_file(p, "llm") for p in llm_labels]
+    unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)
+    table = pd.concat(frames, ignore_index=True)
+    planned = run_pairs(plans, "--plan")
+    evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
+                                                 undefined=undefined)
+    contract = SetContract(evaluation, headline, weighting)
+    inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
+    target = freeze_set(
+        table, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
+        contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
+        priority=[p.strip() for p in priority.split(",")] if priority else None,
+        adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
+    )
+    manifest = load_set(target).manifest
+    click.echo(f"froze {target}: {manifest['counts']['judgments']} judgments over {manifest['counts']['queries']} "
+               f"queries from {len(table)} labels by {len(manifest['annotators'])} annotators "
+               f"(merge: {merge}; {manifest['merge']['multiply_judged']} pairs judged more than once, "
+               f"{manifest['merge']['adjudicated']} adjudicated)")
+    if unjudged:
+        click.echo(f"note: {unjudged} qrels lines with a negative grade (pooled, not judged) were not labels")
+    if manifest["merge"]["llm_labels_left_out"]:
+        click.echo(f"note: {manifest['merge']['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
+                   "(use --allow-llm to merge them)")
+
+
+@click.command()
+@click.argument("set_path", type=click.Path(file_okay=False))
+def verify(set_path):
+    """Check every hash and the manifest of a frozen set version; exit 1 naming each changed file."""
+    from evalset.sets import verify_set
+
+    problems = verify_set(set_path)
+    for problem in problems:
+        click.echo(f"FAILED {problem}")
+    if problems:
+        sys.exit(1)
+    click.echo(f"OK {set_path}: every file matches its manifest hash")
+
+
+@click.command()
+@click.argument("old_path", type=click.Path(file_okay=False))
+@click.argument("new_path", type=click.Path(file_okay=False))
+@click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
+              help="Runs whose headline score under each version is shown; repeatable.")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True,
+              help="The queries the runs are scored on.")
+def diff(old_path, new_path, runs, split):
+    """Judgments added, removed and changed between two versions of a set, and how runs move."""
+    from evalset.metrics import evaluate_runs
+    from evalset.sets import diff_sets, load_set, select_split, stratified_summary
+
+    old, new = load_set(old_path), load_set(new_path)
+    changes = diff_sets(old, new)
+    counts = changes["change"].value_counts()
+    click.echo(f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
+               f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed")
+    if len(changes):
+        click.echo(changes.head(50).to_string(index=False))
+        if len(changes) > 50:
+            click.echo(f"... and {len(changes) - 50} more")
+    if runs:
+        headline = new.contract.headline
+        rows = [["run", f"{headline} {old.version}", f"{headline} {new.version}", "change"]]
+        scores = {}
+        for frozen in (old, new):
+            queries = select_split(frozen.queries, split)
+            qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+            tables = evaluate_runs(_read_runs(runs), qrels, [headline], frozen.contract.evaluation)
+            scores[frozen.version] = {n: stratified_summary(t[headline], queries, frozen.contract.weighting)
+                                      for n, t in tables.items()}
+        for name in scores[old.version]:
+            before = scores[old.version][name]["weighted_mean"]
+            after = scores[new.version][name]["weighted_mean"]
+            rows.append([name, f"{before:.4f}", f"{after:.4f}", f"{after - before:+.4f}"])
+        click.echo("\n" + "\n".join(_table(rows)))

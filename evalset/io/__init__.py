@@ -1,0 +1,44 @@
+"""Readers and writers of the files the stages hand each other, one module per kind of file.
+
+All input validation lives here: a reader returns a clean DataFrame or raises
+:class:`~evalset.errors.InputError` naming the file and line; a writer writes a temporary file and renames it.
+
+================  =====================================================================================
+module            files
+================  =====================================================================================
+``files``         existence checks, text lines (plain or ``.gz``), TSV with a header, atomic writes
+``trec``          TREC runs and qrels, run folders, run names
+``queries``       ``queries.tsv``, TREC topics, query lists
+``corpus``        document texts (JSON Lines or TSV)
+``annotations``   labels tables, qrels as one annotator, the grades of several annotators
+``querylog``      query logs (TSV, CSV, JSON Lines, Parquet) in memory or as DuckDB SQL
+``poolfiles``     ``pool.tsv`` and ``tasks.jsonl`` of a pool folder
+================  =====================================================================================
+
+The readers and writers are also importable from here for notebook use (``from evalset.io import read_run``),
+loaded when first asked for, so that importing one module (``evalset.io.digests``) does not load them all; the
+library imports from the modules themselves.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "GRADES_COLUMNS": "annotations", "LABELS_COLUMNS": "annotations", "LABEL_KINDS": "annotations",
+    "LogColumns": "querylog", "QUERIES_COLUMNS": "queries", "TASK_FIELDS": "poolfiles", "atomic_path": "files",
+    "expand_run_paths": "trec", "labels_from_file": "annotations", "qrels_from_frame": "trec",
+    "query_log_sql": "querylog", "read_corpus": "corpus", "read_grades": "annotations",
+    "read_judged_pairs": "annotations", "read_labels": "annotations", "read_pool_pairs": "poolfiles",
+    "read_qrels": "trec", "read_queries": "queries", "read_query_list": "queries", "read_query_log": "querylog",
+    "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_from_frame": "trec",
+    "run_name": "trec", "write_labels": "annotations", "write_qrels": "trec", "write_queries": "queries",
+    "write_run": "trec",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'evalset.io' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"evalset.io.{_EXPORTS[name]}"), name)

@@ -1,0 +1,163 @@
+"""Files: existence checks, text lines of plain or gzipped files, tab-separated tables with a header,
+and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded).
+
+Every reader in :mod:`evalset.io` goes through these, so a missing file, a folder, a non-UTF-8 file or a
+malformed line is refused the same way everywhere: :class:`~evalset.errors.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import json
+import mmap
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalset.errors import InputError
+
+BLOCK_SIZE = 1 << 24
+
+
+# --------------------------------------------------------------------------------------------------- parsing
+def first_line(path: str) -> str:
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.strip():
+                    return line
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from exc
+    return ""
+
+
+def file_contains(path: str, needle: bytes) -> bool | None:
+    """Whether an uncompressed file contains ``needle`` anywhere (a memchr-speed scan); None if unknown."""
+    if path.endswith(".gz"):
+        return None
+    with open(path, "rb") as handle:
+        try:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return mapped.find(needle) >= 0
+        except ValueError:  # an empty file cannot be mapped
+            return False
+
+
+# ----------------------------------------------------------------------------------------------------- files
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should read like any other file
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def check_file(path: str) -> None:
+    """Refuse, naming the path, a file that does not exist, is a folder, or cannot be read."""
+    if not os.path.exists(path):
+        raise InputError("no such file", path)
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a file", path)
+    if not os.access(path, os.R_OK):
+        raise InputError("cannot read: permission denied", path)
+
+
+@contextlib.contextmanager
+def text_lines(path: str) -> Iterator[Iterator[tuple[int, str]]]:
+    """Yield ``(line_no, line)`` pairs (1-based, newline stripped) of a UTF-8 file, plain or ``.gz``."""
+    check_file(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            yield ((number, line.rstrip("\r\n")) for number, line in enumerate(handle, 1))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc}", path) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from None
+
+
+def first_field(path: str) -> str:
+    """The first tab-separated field of the first non-blank line ('' for an empty file)."""
+    with text_lines(path) as lines:
+        for _, line in lines:
+            if line.strip():
+                return line.split("\t", 1)[0].strip()
+    return ""
+
+
+def json_objects(path: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON Lines file; anything else is refused."""
+    with text_lines(path) as lines:
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not a JSON object: {exc.msg}", path, number) from None
+            if not isinstance(record, dict):
+                raise InputError(f"not a JSON object: {line[:80]!r}", path, number)
+            yield number, record
+
+
+def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[str]], list[int], list[str]]:
+    check_file(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    rows, line_numbers = [], []
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            header = [name.strip() for name in next(reader, [])]
+            missing = [name for name in required if name not in header]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)} in header {header}", path, 1)
+            for row in reader:
+                if not any(field.strip() for field in row):
+                    continue
+                if len(row) != len(header):
+                    raise InputError(f"expected {len(header)} tab-separated fields, found {len(row)}", path,
+                                     reader.line_num)
+                rows.append(row)
+                line_numbers.append(reader.line_num)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc}", path) from None
+    except csv.Error as exc:
+        raise InputError(f"cannot parse: {exc}", path) from None
+    return rows, line_numbers, header
+
+
+def refuse_blank(frame: pd.DataFrame, columns: Iterable[str], line_numbers: list[int], path: str) -> None:
+    for column in columns:
+        blank = frame[column].astype(str).str.strip() == ""
+        if blank.any():
+            row = int(np.flatnonzero(blank.to_numpy())[0])
+            raise InputError(f"empty {column}", path, line_numbers[row])
+
+
+def refuse_repeats(frame: pd.DataFrame, key: list[str], line_numbers: list[int], path: str,
+                    what: str) -> None:
+    repeated = frame.duplicated(key, keep=False).to_numpy()
+    if repeated.any():
+        rows = np.flatnonzero(repeated)
+        first = frame.iloc[rows[0]][key].tolist()
+        same = [row for row in rows if frame.iloc[row][key].tolist() == first]
+        raise InputError(f"{what} {' '.join(map(str, first))} appears twice (lines {line_numbers[same[0]]} "
+                         f"and {line_numbers[same[1]]})", path, line_numbers[same[1]])

@@ -1,0 +1,83 @@
+"""Query tables: ``queries.tsv`` (written by ``evalset sample``), TREC topics files, and lists of queries.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.io.files import (
+    atomic_path,
+    check_file,
+    first_field,
+    read_tsv_with_header,
+    refuse_blank,
+    refuse_repeats,
+    text_lines,
+)
+
+# --- corpus, queries and labels
+QUERIES_COLUMNS = ("query_id", "query", "stratum", "frequency", "stratum_share", "weight", "split")
+
+
+def read_queries(path: str | os.PathLike) -> pd.DataFrame:
+    """Read queries: a ``queries.tsv`` written by ``sample``, or a TREC topics file ``qid<TAB>query``.
+
+    A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
+    pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
+    the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
+    number in ``frame.attrs["line_numbers"]`` (for error messages downstream). An empty query id
+    or query text, a line with the wrong number of fields, or a repeated query id is refused with its line.
+    """
+    path = os.fspath(path)
+    if first_field(path) == "query_id":
+        rows, line_numbers, columns = read_tsv_with_header(path, required=("query_id", "query"))
+        frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    else:
+        rows, line_numbers = [], []
+        with text_lines(path) as lines:
+            for number, line in lines:
+                if not line.strip():
+                    continue
+                if "\t" not in line:
+                    raise InputError(f"expected `qid<TAB>query`, found {line!r}", path, number)
+                query_id, query = line.split("\t", 1)
+                rows.append((query_id.strip(), query.strip()))
+                line_numbers.append(number)
+        frame = pd.DataFrame(rows, columns=["query_id", "query"], dtype=object)
+    refuse_blank(frame, ("query_id", "query"), line_numbers, path)
+    refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
+    ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
+    frame = frame[ordered].astype(str).reset_index(drop=True)
+    frame.attrs["line_numbers"] = line_numbers
+    return frame
+
+
+def read_query_list(path: str | os.PathLike) -> list[str]:
+    """Queries listed in a file: the ``query`` column of a TSV with a header (e.g. an earlier
+    ``queries.tsv``), otherwise one query per line. Blank lines and lines starting with ``#`` are skipped."""
+    path = os.fspath(path)
+    check_file(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            lines = [line.rstrip("\r\n") for line in handle]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from None
+    if lines and "\t" in lines[0] and "query" in lines[0].split("\t"):
+        position = lines[0].split("\t").index("query")
+        return [fields[position] for line in lines[1:] if len(fields := line.split("\t")) > position]
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def write_queries(queries: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``queries.tsv`` (atomically): the columns of ``QUERIES_COLUMNS``, tab separated, with a header.
+
+    A field holding a quote (``"new york" hotels``) is quoted as the csv module does, so that
+    :func:`read_queries` (and ``pandas.read_csv(sep="\\t")``) reads every query back unchanged.
+    """
+    with atomic_path(path) as tmp:
+        queries.loc[:, list(QUERIES_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")

@@ -1,0 +1,62 @@
+"""Stratified query sampling from a query log: count, screen, stratify by traffic, sample with weights.
+
+The pipeline has three steps; only the first and last touch every row or every query, and both exist twice,
+in memory (pyarrow/pandas) and in DuckDB (plain SQL, out of core), with the same results:
+
+1. **Group log rows** by their raw query text (and user, and the log's own stratum column), after the time
+   window. The DuckDB path is one ``GROUP BY`` over the files, the same work as counting queries at all.
+2. **Screen** each distinct raw text once: normalise it and drop it if empty or carrying personal data. This
+   step is shared by both paths (pyarrow compute kernels over the distinct texts), so the rules exist once.
+3. **Aggregate and stratify**: frequency per normalised query (submissions, or distinct users), then strata by
+   cumulative traffic share.
+
+================  ==========================================================================================
+module            job
+================  ==========================================================================================
+``options``       the run's options (normalisation, strata, window, screening) and its results
+``memory``        step 1 in memory (``--engine pandas``)
+``sql``           steps 1 and 3 in DuckDB (``--engine duckdb``), out of core
+``screening``     step 2, shared by both engines: normalisation and PII rules
+``strata``        step 3: query ids, strata by cumulative traffic share, the canonical order
+``draw``          the seeded draw per stratum and the held-out split
+``stage``         the whole stage: engine choice, manifest, files, report lines
+================  ==========================================================================================
+
+Conventions
+-----------
+- ``query_id`` is ``"q"`` + the first 16 hex digits of the MD5 of the normalised query (of
+  ``source + TAB + query`` when the log has a stratum column), so it is stable across re-sampling and engines.
+- Boundary rule: within each log stratum (``source``) queries are ordered by frequency descending, then by
+  ``query_id`` ascending. A query belongs to the first traffic stratum whose cut point is above the traffic
+  share of all queries ordered before it (``traffic_before < cut * total``). The query that straddles a cut
+  point stays in the earlier stratum; queries of equal frequency on a cut are split by ``query_id``, an order
+  unrelated to their text, and the same on every run and engine.
+- Dropped counts are in submissions: log lines, or the summed ``count`` of a pre-aggregated log.
+- Every random choice comes from ``numpy.random.default_rng([seed, crc32(stratum name)])``: a stratum's
+  sample depends only on the seed and its own candidates.
+"""
+
+from evalset.sampling.draw import parse_per_stratum, sample_queries
+from evalset.sampling.memory import count_queries, group_log_rows
+from evalset.sampling.options import (
+    COUNT_BY,
+    DROP_REASONS,
+    ENGINES,
+    Normalisation,
+    QueryCounts,
+    SampleResult,
+    Screen,
+    Strata,
+    Window,
+)
+from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
+from evalset.sampling.sql import count_queries_duckdb
+from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, report_lines, sample_log, write_sample
+from evalset.sampling.strata import assign_strata, query_ids
+
+__all__ = [
+    "COUNT_BY", "DROP_REASONS", "ENGINES", "Normalisation", "QueryCounts", "SampleResult", "Screen", "Strata",
+    "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
+    "group_log_rows", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts", "parse_per_stratum",
+    "query_ids", "report_lines", "sample_log", "sample_queries", "screen_queries", "write_sample",
+]

@@ -1,0 +1,86 @@
+"""The draw: a fixed number of queries per stratum, seeded per stratum, with a held-out test share.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from evalset.sampling.options import QueryCounts
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+def parse_per_stratum(text: str) -> int | dict[str, int]:
+    """``50`` (every stratum) or ``head=100,torso=50,tail=20`` (by stratum or traffic-stratum name)."""
+    try:
+        if "=" not in text:
+            return int(text)
+        pairs = (part.split("=", 1) for part in text.split(",") if part.strip())
+        return {name.strip(): int(count) for name, count in pairs}
+    except ValueError:
+        raise ValueError(f"per-stratum count must be a number or name=number pairs, not {text!r}") from None
+
+
+def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
+    if isinstance(per_stratum, int):
+        count = per_stratum
+    elif stratum in per_stratum:
+        count = per_stratum[stratum]
+    elif stratum.rsplit("/", 1)[-1] in per_stratum:
+        count = per_stratum[stratum.rsplit("/", 1)[-1]]
+    else:
+        raise ValueError(f"no per-stratum count for stratum {stratum!r}")
+    if count < 0:
+        raise ValueError(f"per-stratum count for {stratum!r} must not be negative")
+    return count
+
+
+def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *, seed: int = 0,
+                   holdout: float = 0.0) -> pd.DataFrame:
+    """Draw queries uniformly among the distinct queries of each stratum, without replacement.
+
+    Returns the ``queries.tsv`` frame (``query_id, query, stratum, frequency, stratum_share, weight, split``),
+    strata in order, then by ``query_id``. ``weight`` is the stratum's traffic share / queries drawn in it;
+    ``split`` marks ``round(holdout * n)`` of each stratum's n drawn queries ``test`` (the rest ``dev``), so a
+    stratum keeps its size whatever the holdout. Raises ValueError before drawing anything if a stratum is
+    smaller than its count.
+    """
+    if not 0 <= holdout < 1:
+        raise ValueError(f"holdout must be a fraction in [0, 1), not {holdout}")
+    if seed < 0:
+        raise ValueError("seed must be a non-negative integer")
+    summary = counts.summary
+    wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}
+    for row in summary.itertuples():
+        if wanted[row.stratum] > row.distinct_queries:
+            raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
+                             f"fewer than the {wanted[row.stratum]} asked for")
+    codes = counts.stratum_code
+    parts = [_draw(counts, np.flatnonzero(codes == index), row, wanted[row.stratum], seed, holdout)
+             for index, row in enumerate(summary.itertuples()) if wanted[row.stratum]]
+    if not parts:
+        return pd.DataFrame(columns=["query_id", "query", "stratum", "frequency", "stratum_share", "weight",
+                                     "split"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _draw(counts: QueryCounts, positions: np.ndarray, row, size: int, seed: int, holdout: float) -> pd.DataFrame:
+    """Draw ``size`` of the queries at ``positions`` (one stratum) in query_id order; mark the test split."""
+    rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
+    keys = counts.id_keys[positions]
+    if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
+        positions = positions[np.argsort(keys, kind="stable")]
+    picked = positions[np.sort(rng.choice(len(positions), size=size, replace=False))]
+    texts = counts.texts.take(pa.array(counts.text_row[picked]))
+    split = np.full(size, "dev", dtype=object)
+    split[rng.permutation(size)[: math.floor(holdout * size + 0.5)]] = "test"
+    return pd.DataFrame({
+        "query_id": texts["query_id"].to_pylist(), "query": texts["query"].to_pylist(), "stratum": row.stratum,
+        "frequency": counts.frequency[picked].astype(np.int64), "stratum_share": row.traffic_share,
+        "weight": row.traffic_share / size, "split": split,
+    })

@@ -1,0 +1,184 @@
+"""What a sampling run is told and what it hands on: normalisation, strata, time window, screening rules,
+the counted queries and the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from evalset.parallel import parallel_map
+
+COUNT_BY = ("submissions", "users")
+
+
+ENGINES = ("auto", "pandas", "duckdb")
+
+
+# Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
+# under the first reason that applies).
+WINDOW_REASONS = ("unparsable_timestamp", "outside_window", "no_user_id", "no_source")
+
+
+TEXT_REASONS = ("empty", "credential_url", "email", "payment_card", "phone", "long_digits", "blocklist",
+                "excluded")
+
+
+DROP_REASONS = WINDOW_REASONS + TEXT_REASONS
+
+
+# --------------------------------------------------------------------------------------------------- options
+@dataclasses.dataclass(frozen=True)
+class Normalisation:
+    """How a raw query becomes the normalised query that is counted and written.
+
+    Tabs and line breaks always become spaces and the ends are always trimmed (queries.tsv has no quoting).
+    """
+
+    lowercase: bool = True
+    nfkc: bool = True
+    collapse_whitespace: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> Normalisation:
+        """From a comma list of ``case``, ``nfkc``, ``space``, or ``none``."""
+        steps = {part.strip() for part in text.split(",") if part.strip()}
+        unknown = steps - {"case", "nfkc", "space", "none"}
+        if unknown:
+            raise ValueError(f"unknown normalisation step(s) {', '.join(sorted(unknown))}; "
+                             f"expected case, nfkc, space or none")
+        return cls("case" in steps, "nfkc" in steps, "space" in steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Strata:
+    """Traffic strata: names and the cumulative traffic share at which each but the last ends."""
+
+    names: tuple[str, ...] = ("head", "torso", "tail")
+    cuts: tuple[float, ...] = (1 / 3, 2 / 3)
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.cuts) + 1 or len(set(self.names)) != len(self.names):
+            raise ValueError("strata need distinct names and one cut point fewer than names")
+        if any(not 0 < c < 1 for c in self.cuts) or list(self.cuts) != sorted(set(self.cuts)):
+            raise ValueError("cut points must be increasing shares strictly between 0 and 1")
+        if any(not n or "/" in n or not n.isprintable() or n.strip() != n for n in self.names):
+            raise ValueError("stratum names must be printable, without '/' or surrounding spaces")
+
+    @classmethod
+    def parse(cls, text: str) -> Strata:
+        """From ``head:0.5,torso:0.8,tail``: each name with the share where it ends, the last without."""
+        parts = [part.strip() for part in text.split(",")]
+        names, cuts = [], []
+        for part in parts[:-1]:
+            name, _, share = part.partition(":")
+            try:
+                cuts.append(float(share))
+            except ValueError:
+                raise ValueError(f"stratum {part!r} needs a cut point, as in head:0.5") from None
+            names.append(name.strip())
+        if ":" in parts[-1]:
+            raise ValueError(f"the last stratum ({parts[-1]!r}) takes the rest of the traffic: no cut point")
+        return cls(tuple([*names, parts[-1]]), tuple(cuts))
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+    """A time window ``since <= timestamp < until`` (naive datetimes, as written in the log).
+
+    ``timestamp_format`` is a strptime format (``%y%m%d%H%M%S`` for the Excite log); ``None`` reads ISO 8601.
+    """
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    timestamp_format: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None or self.until is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Screen:
+    """Extra exclusions on top of the built-in empty/PII rules.
+
+    ``blocklist`` holds terms (matched as whole words, case-insensitively); ``excluded`` holds queries that
+    are dropped when their normalised form is equal (e.g. the queries of an earlier evaluation set).
+    """
+
+    blocklist: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass
+class QueryCounts:
+    """Counted, screened and stratified queries of a log: one row per (source, normalised query), ordered by
+    source, stratum (traffic order), query_id.
+
+    ``queries`` is that table as a frame (``query_id, query, source, frequency, stratum``; ``source`` and
+    ``stratum`` categorical), built on first use. The counts are held as arrays in that order (``source_code``
+    into ``source_names``, ``tier`` into ``strata.names``, ``frequency``, and ``id_keys``, which sort like the
+    ids), the texts as the rows ``text_row`` of ``texts`` (``query_id, query``, in any order): drawing a few
+    queries from millions copies a few texts. ``dropped`` counts submissions by reason (every reason of
+    ``DROP_REASONS``, zeros included); ``rows_read`` are all submissions read, kept and dropped.
+    """
+
+    texts: pa.Table
+    text_row: np.ndarray
+    source_code: np.ndarray
+    source_names: list[str]
+    tier: np.ndarray
+    frequency: np.ndarray
+    id_keys: np.ndarray
+    dropped: dict[str, int]
+    rows_read: int
+    count_by: str
+    strata: Strata
+
+    @property
+    def stratum_names(self) -> list[str]:
+        """Every traffic stratum of every source (a source's as ``source/stratum``), in ``stratum_code`` order."""
+        return [name if source == "" else f"{source}/{name}" for source in self.source_names or [""]
+                for name in self.strata.names]
+
+    @property
+    def stratum_code(self) -> np.ndarray:
+        return self.source_code * len(self.strata.names) + self.tier
+
+    @functools.cached_property
+    def queries(self) -> pd.DataFrame:
+        rows = pa.array(self.text_row)
+        query_id, query = parallel_map(lambda name: self.texts[name].take(rows).to_pandas(), ["query_id", "query"])
+        return pd.DataFrame({
+            "query_id": query_id.reset_index(drop=True),
+            "query": query.reset_index(drop=True),
+            "source": pd.Categorical.from_codes(self.source_code, categories=list(self.source_names)),
+            "frequency": self.frequency.astype(np.int64),
+            "stratum": pd.Categorical.from_codes(self.stratum_code, categories=self.stratum_names),
+        })
+
+    @functools.cached_property
+    def summary(self) -> pd.DataFrame:
+        """Per stratum (empty ones included): ``stratum, distinct_queries, traffic, traffic_share`` (share of
+        all kept traffic)."""
+        names = self.stratum_names
+        sizes = np.bincount(self.stratum_code, minlength=len(names))
+        traffic = np.rint(np.bincount(self.stratum_code, weights=self.frequency, minlength=len(names)))
+        traffic = traffic.astype(np.int64)  # exact: float64 sums integers exactly below 2**53
+        total = int(traffic.sum())
+        return pd.DataFrame({"stratum": names, "distinct_queries": sizes.astype(np.int64), "traffic": traffic,
+                             "traffic_share": traffic / total if total else np.zeros(len(names))})
+
+
+@dataclasses.dataclass
+class SampleResult:
+    """What :func:`sample_log` returns: the ``queries.tsv`` frame, the counts behind it and the manifest."""
+
+    queries: pd.DataFrame
+    counts: QueryCounts
+    manifest: dict

@@ -1,0 +1,187 @@
+"""Steps 1 and 3 as DuckDB SQL over the log files (out of core: DuckDB spills past its memory limit): the
+``duckdb`` engine. The SQL is plain enough to run on Spark SQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalset.errors import InputError
+from evalset.io.querylog import LogColumns, query_log_sql, sql_string
+from evalset.sampling.memory import _check_log_columns, _key_needed
+from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
+from evalset.sampling.screening import _screen_grouped
+from evalset.sampling.strata import _canonical_order, _id_sort_keys
+
+
+# ------------------------------------------------------------------------------------ counting, DuckDB
+def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Window) -> str:
+    """Step 1 as SQL over ``log_sql`` (a SELECT giving the standard columns ``names``).
+
+    Plain SQL (CASE, COALESCE, GROUP BY); only the timestamp parsing (``try_strptime``/``TRY_CAST``) is
+    DuckDB's own: on Spark SQL write ``to_timestamp(timestamp, '<java pattern>')`` there.
+    """
+    statuses = []
+    if window.active:
+        parsed = "TRY_CAST(timestamp AS TIMESTAMP)"
+        if window.timestamp_format:
+            parsed = f"try_strptime(timestamp, {sql_string(window.timestamp_format)})"
+        statuses.append(f"WHEN {parsed} IS NULL THEN 'unparsable_timestamp'")
+        bounds = []
+        if window.since is not None:
+            bounds.append(f"{parsed} < CAST('{window.since.isoformat(' ')}' AS TIMESTAMP)")
+        if window.until is not None:
+            bounds.append(f"{parsed} >= CAST('{window.until.isoformat(' ')}' AS TIMESTAMP)")
+        statuses.append(f"WHEN {' OR '.join(bounds)} THEN 'outside_window'")
+    if count_by == "users":
+        statuses.append("WHEN trim(user_id) = '' THEN 'no_user_id'")
+    if "source" in names:
+        statuses.append("WHEN trim(source) = '' THEN 'no_source'")
+    status = f"CASE {' '.join(statuses)} ELSE '' END" if statuses else "''"
+    keys = ["raw_query"] + [name for name in ("user_id", "source") if _key_needed(name, names, count_by)]
+    kept_keys = ", ".join(f"CASE WHEN status = '' THEN {'query' if k == 'raw_query' else k} END AS {k}"
+                          for k in keys)
+    count = "count" if "count" in names else "1"
+    return (f"SELECT status, {', '.join(keys)}, SUM(n) AS submissions FROM ("
+            f"SELECT status, {kept_keys}, n FROM ("
+            f"SELECT *, {status} AS status, {count} AS n FROM ({log_sql}) AS log_rows) AS marked) AS keyed "
+            f"GROUP BY status, {', '.join(keys)}")
+
+
+def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata(),
+                 materialized: bool = False) -> str:
+    """Step 3 as plain SQL (window functions, ``md5``; runs on DuckDB and Spark SQL) over ``table`` with
+    ``query[, source][, user_id], submissions``: one row per query with ``query_id, query, source, frequency,
+    tier, stratum`` (``tier`` numbers the traffic strata from 0), in no particular order.
+
+    Traffic before a query is counted per frequency level (few rows) rather than per query: a query's
+    ``traffic_before`` is its level's plus ``frequency x`` its position among the level's queries by
+    ``query_id``, and positions are only numbered in the levels that straddle a cut point.
+    ``materialized``: compute the per-query frequencies once (``AS MATERIALIZED``: DuckDB, not Spark SQL).
+    """
+    source = "source" if has_source else "''"
+    key = "CASE WHEN source = '' THEN query ELSE source || chr(9) || query END" if has_source else "query"
+    frequency = "COUNT(DISTINCT user_id)" if count_by == "users" else "SUM(submissions)"
+    names = " ".join(f"WHEN {index} THEN '{name}'" for index, name in enumerate(strata.names))
+
+    def tier(before: str) -> str:
+        cuts = " ".join(f"WHEN {before} < CAST({cut!r} AS DOUBLE) * source_traffic THEN {index}"
+                        for index, cut in enumerate(strata.cuts))
+        return f"CASE {cuts} ELSE {len(strata.cuts)} END" if cuts else "0"
+
+    return f"""
+WITH frequencies AS {"MATERIALIZED " if materialized else ""}(
+  SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM (
+    SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
+    FROM {table} GROUP BY {"source, query" if has_source else "query"}) AS grouped
+), levels AS (
+  SELECT source, frequency, COUNT(*) AS queries FROM frequencies GROUP BY source, frequency
+), level_bounds AS (
+  SELECT source, frequency, queries,
+         SUM(frequency * queries) OVER (PARTITION BY source ORDER BY frequency DESC
+                                        ROWS UNBOUNDED PRECEDING) - frequency * queries AS level_before,
+         SUM(frequency * queries) OVER (PARTITION BY source) AS source_traffic
+  FROM levels
+), level_tiers AS (
+  SELECT source, frequency, level_before, source_traffic, {tier("level_before")} AS first_tier,
+         {tier("level_before + frequency * (queries - 1)")} AS last_tier
+  FROM level_bounds
+), positioned AS (
+  SELECT f.source, f.query_id, l.source_traffic,
+         l.level_before + f.frequency * (ROW_NUMBER() OVER (PARTITION BY f.source, f.frequency
+                                                            ORDER BY f.query_id) - 1) AS traffic_before
+  FROM frequencies AS f JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
+  WHERE l.first_tier <> l.last_tier
+), straddling AS (
+  SELECT source, query_id, {tier("traffic_before")} AS tier FROM positioned
+), tiered AS (
+  SELECT f.query_id, f.query, f.source, f.frequency, COALESCE(s.tier, l.first_tier) AS tier
+  FROM frequencies AS f
+  JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
+  LEFT JOIN straddling AS s ON f.source = s.source AND f.query_id = s.query_id
+)
+SELECT query_id, query, source, frequency, tier,
+       CASE WHEN source = '' THEN '' ELSE source || '/' END || CASE tier {names} END AS stratum
+FROM tiered"""
+
+
+@contextlib.contextmanager
+def _duckdb_connection(memory_limit: str):
+    import duckdb
+
+    with tempfile.TemporaryDirectory(prefix="evalset-duckdb-") as spill:
+        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill})
+        con.execute("SET enable_progress_bar = false")
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+def _arrow(relation) -> pa.Table:
+    fetch = getattr(relation, "to_arrow_table", None) or relation.fetch_arrow_table  # newer DuckDB name first
+    return fetch()
+
+
+def _duckdb_error(exc: Exception, paths: Sequence[str]) -> InputError:
+    """A one-line InputError from a DuckDB error (its detail lines may quote log text: left out)."""
+    text = str(exc)
+    message = text.splitlines()[0] if text else type(exc).__name__
+    line = re.search(r"on Line:? (\d+)", text)
+    fields = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if fields:
+        message = f"expected {fields.group(1)} fields (as on line 1), found {fields.group(2)}"
+    where = next((p for p in paths if p in text), paths[0] if len(paths) == 1 else None)
+    return InputError(message, where, int(line.group(1)) if line else None)
+
+
+def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns | None = None, *,
+                         fmt: str | None = None, header: bool = True, count_by: str = "submissions",
+                         normalisation: Normalisation = Normalisation(), window: Window = Window(),
+                         screen: Screen = Screen(), strata: Strata = Strata(),
+                         memory_limit: str = "1GB") -> QueryCounts:
+    """:func:`count_queries` out of core: steps 1 and 3 run in DuckDB over the files, with the same result.
+
+    DuckDB spills to a temporary folder beyond ``memory_limit``. Step 2 runs in memory over the distinct
+    raw texts only (and, with ``count_by="users"``, distinct (text, user) pairs).
+    """
+    import duckdb
+
+    paths = [os.fspath(p) for p in paths]
+    columns = columns or LogColumns()
+    selects = [query_log_sql(path, columns, fmt=fmt, header=header) for path in paths]
+    names = [field for field in ("query", "count", "timestamp", "user_id", "source")
+             if getattr(columns, field) is not None]
+    _check_log_columns(names, count_by, window, paths[0])
+    union = " UNION ALL ".join(f"({select})" for select in selects)
+    with _duckdb_connection(memory_limit) as con:
+        try:
+            grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
+            kept, dropped = _screen_grouped(grouped, normalisation, screen)
+            con.register("kept", kept)
+            stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
+            columns = "query_id, query, source" if "source" in names else "query_id, query"
+            queries = _arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
+        except duckdb.Error as exc:
+            raise _duckdb_error(exc, paths) from None
+    if "source" in names:
+        source = pc.dictionary_encode(queries["source"].combine_chunks())
+        source_names = sorted(source.dictionary.to_pylist())
+        rank = np.argsort(np.argsort(np.asarray(source.dictionary.to_pylist(), dtype=object)))
+        source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
+    else:  # one source, ""
+        source_names, source_codes = [""] if queries.num_rows else [], np.zeros(queries.num_rows, np.int64)
+    tier = queries["tier"].to_numpy()
+    ids = _id_sort_keys(queries["query_id"])
+    order = _canonical_order(ids, tier, source_codes)
+    rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
+    return QueryCounts(queries.select(["query_id", "query"]), order, source_codes[order], source_names, tier[order],
+                       queries["frequency"].to_numpy()[order], ids[order], dropped, rows_read, count_by, strata)

@@ -1,0 +1,156 @@
+"""The whole stage: choose the engine, count, screen, stratify, draw; the manifest, the files and the report.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import datetime as dt
+import json
+import os
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import pyarrow as pa
+
+from evalset import __version__
+from evalset.io.digests import describe_file, describe_files_in_background
+from evalset.io.files import atomic_path
+from evalset.io.queries import read_query_list, write_queries
+from evalset.io.querylog import LogColumns, read_query_log_table
+from evalset.sampling.draw import sample_queries
+from evalset.sampling.memory import count_queries
+from evalset.sampling.options import ENGINES, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
+from evalset.sampling.sql import count_queries_duckdb
+
+DUCKDB_ABOVE_BYTES = 512 * 2**20
+
+
+# -------------------------------------------------------------------------------------------- whole stage
+def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto") -> str:
+    """``pandas`` (in memory) or ``duckdb``; ``auto`` picks DuckDB when the logs exceed 512 MiB on disk."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if engine != "auto":
+        return engine
+    size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    return "duckdb" if size > DUCKDB_ABOVE_BYTES else "pandas"
+
+
+def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[str, int], *,
+               columns: LogColumns | None = None, fmt: str | None = None, header: bool = True,
+               count_by: str = "submissions", normalisation: Normalisation = Normalisation(),
+               window: Window = Window(), strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
+               blocklists: Sequence[str | os.PathLike] = (), exclusions: Sequence[str | os.PathLike] = (),
+               engine: str = "auto", memory_limit: str = "1GB",
+               described: concurrent.futures.Future | None = None) -> SampleResult:
+    """The ``evalset sample`` stage: read the logs, count, screen, stratify, sample, and describe it all.
+
+    ``blocklists`` are files of terms (one a line); ``exclusions`` files of queries to leave out (one a line,
+    or the ``query`` column of an earlier ``queries.tsv``). ``described``: the logs'
+    :func:`~evalset.io.digests.describe_files_in_background`, when the caller started hashing them earlier.
+    Nothing is written; see :func:`write_sample`.
+    """
+    if not paths:
+        raise ValueError("no query log given")
+    paths = [os.fspath(p) for p in paths]
+    screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
+                    tuple(q for f in exclusions for q in read_query_list(f)))
+    engine = choose_engine(paths, engine)
+    described = described or describe_files_in_background(paths)  # sha256 of the logs while counting
+    options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
+                   strata=strata)
+    if engine == "duckdb":
+        counts = count_queries_duckdb(paths, columns, fmt=fmt, header=header, memory_limit=memory_limit,
+                                      **options)
+    else:
+        tables = [read_query_log_table(p, columns, fmt=fmt, header=header) for p in paths]
+        counts = count_queries(pa.concat_tables(tables, promote_options="permissive"), **options)
+    queries = sample_queries(counts, per_stratum, seed=seed, holdout=holdout)
+    manifest = build_manifest(counts, queries, inputs=described.result(),
+                              blocklists=[describe_file(p) for p in blocklists],
+                              exclusions=[describe_file(p) for p in exclusions],
+                              seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
+                              normalisation=normalisation, columns=columns or LogColumns(), engine=engine)
+    return SampleResult(queries, counts, manifest)
+
+
+def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[dict],
+                   blocklists: list[dict], exclusions: list[dict], seed: int, holdout: float,
+                   per_stratum: int | Mapping[str, int], window: Window,
+                   normalisation: Normalisation, columns: LogColumns, engine: str) -> dict:
+    """The ``queries.manifest.json`` content: inputs with sha256, options, cut points, strata, drops.
+
+    ``inputs``, ``blocklists`` and ``exclusions`` are :func:`describe_file` entries. It holds counts only,
+    never a query that was dropped, and no clock time (same inputs, same bytes).
+    """
+    sampled = queries.groupby("stratum").size().to_dict()
+    tested = queries[queries["split"] == "test"].groupby("stratum").size().to_dict()
+    strata = [{
+        "stratum": row.stratum, "distinct_queries": row.distinct_queries, "traffic": row.traffic,
+        "traffic_share": row.traffic_share, "sampled": int(sampled.get(row.stratum, 0)),
+        "test": int(tested.get(row.stratum, 0)),
+        "weight": row.traffic_share / sampled[row.stratum] if sampled.get(row.stratum) else None,
+    } for row in counts.summary.itertuples()]
+    kept = counts.rows_read - sum(counts.dropped.values())
+    return {
+        "evalset_version": __version__,
+        "stage": "sample",
+        "inputs": inputs,
+        "blocklists": blocklists,
+        "exclusions": exclusions,
+        "columns": dataclasses.asdict(columns),
+        "engine": engine,
+        "count_by": counts.count_by,
+        "normalisation": dataclasses.asdict(normalisation),
+        "window": {"since": _iso(window.since), "until": _iso(window.until),
+                   "timestamp_format": window.timestamp_format},
+        "seed": seed,
+        "holdout": holdout,
+        "per_stratum": per_stratum if isinstance(per_stratum, int) else dict(per_stratum),
+        "cut_points": dict(zip(counts.strata.names, [*counts.strata.cuts, 1.0], strict=True)),
+        "boundary_rule": "frequency descending, then query_id ascending; a query belongs to the first "
+                         "stratum whose cut point is above the traffic share of the queries before it",
+        "submissions": {"read": counts.rows_read, "kept": kept, "dropped": counts.dropped},
+        "distinct_queries": len(counts.frequency),
+        "strata": strata,
+    }
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def manifest_path(queries_path: str | os.PathLike) -> str:
+    """``queries.tsv`` -> ``queries.manifest.json`` (beside it)."""
+    queries_path = os.fspath(queries_path)
+    stem = queries_path[: -len(".tsv")] if queries_path.endswith(".tsv") else queries_path
+    return stem + ".manifest.json"
+
+
+def write_sample(result: SampleResult, queries_path: str | os.PathLike) -> tuple[str, str]:
+    """Write ``queries.tsv`` and its manifest; both appear together or, on failure, neither does."""
+    target = manifest_path(queries_path)
+    with atomic_path(target) as manifest_tmp, atomic_path(queries_path) as queries_tmp:
+        write_queries(result.queries, queries_tmp)
+        with open(manifest_tmp, "w", encoding="utf-8") as handle:
+            json.dump(result.manifest, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+    return os.fspath(queries_path), target
+
+
+def report_lines(result: SampleResult, written: Sequence[str] = ()) -> list[str]:
+    """What ``evalset sample`` prints: rows read and dropped by reason, distinct queries, strata, output."""
+    counts, manifest = result.counts, result.manifest
+    dropped = ", ".join(f"{reason} {n:,}" for reason, n in counts.dropped.items() if n) or "none"
+    lines = [
+        f"read {counts.rows_read:,} submissions ({manifest['engine']}); kept "
+        f"{manifest['submissions']['kept']:,}; dropped: {dropped}",
+        f"{len(counts.frequency):,} distinct normalised queries, counted by {counts.count_by}",
+    ]
+    for stratum in manifest["strata"]:
+        lines.append(f"  {stratum['stratum']:<12} {stratum['distinct_queries']:>9,} queries "
+                     f"{stratum['traffic']:>12,} traffic ({stratum['traffic_share']:.1%})  "
+                     f"sampled {stratum['sampled']} (test {stratum['test']})")
+    lines += [f"wrote {path}" for path in written]
+    return lines

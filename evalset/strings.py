@@ -1,0 +1,50 @@
+"""String columns as arrow arrays, and views of the bytes they hold (no copies), for byte-level scans.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalset.parallel import column_pieces, parallel_map
+
+
+def string_column(values) -> pa.ChunkedArray:
+    """An arrow string column from a Series, an array or a chunked array, without copying when possible
+    (the chunks of a column read from a file are kept as they are)."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.large_string())
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = pc.cast(column, pa.large_string())
+    return column
+
+
+def as_string_array(values) -> pa.Array:
+    """:func:`string_column` as one array (chunks are combined)."""
+    column = string_column(values)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def string_bytes(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each string's start and byte length in ``data``, and ``data``: the bytes the strings hold (views of the
+    array's buffers, no copies)."""
+    _, offsets_buffer, data_buffer = array.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[array.offset: array.offset + len(array) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    first, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+    return offsets[:-1] - first, np.diff(offsets), data[first:end]
+
+
+def length_range(values) -> tuple[int, int]:
+    """The shortest and longest byte length of the strings (0, 0 when there are none)."""
+    lengths = [string_bytes(piece)[1] for piece in column_pieces(string_column(values))]
+    ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
+    return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
