@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import click
 
 from evalset.contract import EvaluationContract
-from evalset.errors import InputError
 
 # The library (pandas, numpy, scipy, ...) is imported inside each command: `evalset --help` and a command
 # start without the modules the others need.
@@ -56,18 +55,6 @@ def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
     queries = select_split(frozen.queries, split)
     qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
     return _Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, queries, overridden)
-
-
-def _read_runs(paths: tuple[str, ...]) -> dict[str, pd.DataFrame]:
-    from evalset.io.trec import read_run, run_name
-
-    runs: dict[str, pd.DataFrame] = {}
-    for path in paths:
-        name = run_name(path)
-        if name in runs:
-            raise InputError(f"two runs are named {name!r}; rename one file", path)
-        runs[name] = read_run(path)
-    return runs
 
 
 def _metric_spellings(metrics: tuple[str, ...], default: tuple[str, ...]) -> dict[str, Measure]:

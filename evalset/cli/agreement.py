@@ -49,13 +49,13 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, res
     from evalset.guideline import read_guideline
     from evalset.io.corpus import read_corpus
     from evalset.io.queries import read_queries
-    from evalset.io.trec import expand_run_paths, read_run
+    from evalset.io.trec import read_runs
 
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
     grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
     grades, counts = agreement.load_grades(list(inputs), humans)
-    runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()} if run_paths else None
+    runs = read_runs(run_paths) if run_paths else None
     result = agreement.agreement_report(
         grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
         seed=seed, runs=runs, measure=measure,

@@ -8,13 +8,13 @@ import click
 
 from evalset.cli.options import contract_options
 from evalset.contract import DEFAULT_SEED
-from evalset.scoring import _now, _read_runs, _scoring, format_comparison
+from evalset.scoring import _now, _scoring, format_comparison
 
 
 @click.command()
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
-@click.argument("candidates", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("candidates", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", help="The one metric the verdict is on [default: ndcg@10, or the set's headline].")
 @contract_options
 @click.option("--planned", type=int, default=None,
@@ -36,6 +36,7 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     """
     from evalset.compare import compare_paired
+    from evalset.io.trec import read_runs
     from evalset.metrics import evaluate_runs, parse_measure
     from evalset.sets import comparisons_made, log_comparison
 
@@ -43,7 +44,7 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
                        missing=missing, undefined=undefined)
     metric = metric or scoring.headline
     measure = parse_measure(metric)
-    runs = _read_runs((baseline, *candidates))
+    runs = read_runs((baseline, *candidates))
     tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
     names = list(runs)
     results = []

@@ -9,7 +9,7 @@ import click
 
 from evalset.cli.options import contract_options, run_pairs
 from evalset.contract import DEFAULT_SEED
-from evalset.scoring import _read_runs, _Scoring, _scoring
+from evalset.scoring import _Scoring, _scoring
 
 
 def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str, ...], metric: str | None,
@@ -17,10 +17,11 @@ def _plan_pilot(scoring: _Scoring, runs: tuple[str, ...], comparisons: tuple[str
     from tqdm import tqdm
 
     from evalset import plan
+    from evalset.io.trec import read_runs
     from evalset.metrics import evaluate_runs, parse_measure
 
     metric = metric or scoring.headline
-    tables = evaluate_runs(_read_runs(runs), scoring.qrels, [parse_measure(metric)], scoring.contract)
+    tables = evaluate_runs(read_runs(runs), scoring.qrels, [parse_measure(metric)], scoring.contract)
     names = list(tables)
     chosen = run_pairs(comparisons, "--compare") or (scoring.frozen.planned if scoring.frozen else []) or \
         [(names[0], name) for name in names[1:]]
@@ -61,7 +62,7 @@ def _plan_budget(scoring: _Scoring | None, runs: tuple[str, ...], pool_folder, p
 
 @click.command("plan")
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="Pilot qrels: qid 0 docid grade.")
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path())
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable [default: the set's planned comparisons, else "
                    "the first run against each other].")

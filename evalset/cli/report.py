@@ -32,21 +32,21 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
     """
     from evalset.io.files import atomic_path
-    from evalset.io.trec import expand_run_paths, read_run
+    from evalset.io.trec import read_runs
     from evalset.report import build_report
     from evalset.sets import load_set
 
     paths = (*runs, *more_runs)
     if not paths:
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
-    named = expand_run_paths(paths)
+    named = read_runs(paths)
     agreement = None
     if agreement_path:
         try:
             agreement = json.loads(Path(agreement_path).read_text())
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc}", agreement_path) from None
-    page = build_report(load_set(set_path), {name: read_run(path) for name, path in named.items()},
+    page = build_report(load_set(set_path), named,
                         agreement=agreement, split=split, seed=seed, resamples=resamples, permutations=permutations)
     with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(page)

@@ -11,7 +11,6 @@ from evalset.scoring import (
     _json_number,
     _long_per_query,
     _metric_spellings,
-    _read_runs,
     _scoring,
     _summary_entry,
     _warn_counts,
@@ -21,7 +20,7 @@ from evalset.scoring import (
 
 @click.command()
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Repeatable: ndcg@10, ndcg, ap, ap@100, p@10, recall@100, rr, rr@10, rprec, bpref, success@10, "
                    "judged@10 (trec_eval names such as ndcg_cut_10 or P_10 work too). Default: ndcg@10, ap, rr, "
@@ -40,13 +39,14 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
     """
     import pandas as pd
 
+    from evalset.io.trec import read_runs
     from evalset.metrics import evaluate_runs
 
     scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
                        missing=missing, undefined=undefined)
     default = (scoring.headline,) if scoring.frozen else ("ndcg@10", "ap", "rr", "p@10")
     spelled = _metric_spellings(metrics, default)
-    tables = evaluate_runs(_read_runs(runs), scoring.qrels, list(spelled.values()), scoring.contract)
+    tables = evaluate_runs(read_runs(runs), scoring.qrels, list(spelled.values()), scoring.contract)
     entries = {name: {text: _summary_entry(table, m, scoring) for text, m in spelled.items()}
                for name, table in tables.items()}
     if output_format == "json":

@@ -8,7 +8,7 @@ import click
 
 from evalset.cli.options import evaluation_options, run_pairs
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
-from evalset.scoring import _read_runs, _table
+from evalset.scoring import _table
 
 
 @click.command()
@@ -96,12 +96,13 @@ def verify(set_path):
 @click.command()
 @click.argument("old_path", type=click.Path(file_okay=False))
 @click.argument("new_path", type=click.Path(file_okay=False))
-@click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
-              help="Runs whose headline score under each version is shown; repeatable.")
+@click.option("--runs", "runs", multiple=True, type=click.Path(),
+              help="Runs (files or folders) whose headline score under each version is shown; repeatable.")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True,
               help="The queries the runs are scored on.")
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
+    from evalset.io.trec import read_runs
     from evalset.metrics import evaluate_runs
     from evalset.sets import diff_sets, load_set, select_split, stratified_summary
 
@@ -121,7 +122,7 @@ def diff(old_path, new_path, runs, split):
         for frozen in (old, new):
             queries = select_split(frozen.queries, split)
             qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
-            tables = evaluate_runs(_read_runs(runs), qrels, [headline], frozen.contract.evaluation)
+            tables = evaluate_runs(read_runs(runs), qrels, [headline], frozen.contract.evaluation)
             scores[frozen.version] = {n: stratified_summary(t[headline], queries, frozen.contract.weighting)
                                       for n, t in tables.items()}
         for name in scores[old.version]:

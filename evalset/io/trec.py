@@ -335,3 +335,9 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     if not named:
         raise InputError("no run files given")
     return named
+
+
+def read_runs(paths: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
+    """Read runs given as files or folders of runs (see :func:`expand_run_paths`): run name -> run, in the
+    order given (a folder's files in name order)."""
+    return {name: read_run(path) for name, path in expand_run_paths(paths).items()}

@@ -1,0 +1,60 @@
+"""Rendering for people and for JSON: aligned text tables, numbers, and JSON-safe values.
+
+Conventions
+-----------
+- An undefined value (``None``, NaN) is printed as :data:`UNDEFINED` (``undef``) everywhere, and written to
+  JSON as ``null``; a non-finite value is never written to JSON (it would not be valid JSON).
+- Text tables are columns separated by two spaces, left-aligned unless a column is named right-aligned,
+  with no trailing white space.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+
+UNDEFINED = "undef"
+"""How an undefined value is printed (a mean over no defined query, a kappa with no variation, ...)."""
+
+
+def is_undefined(value: Any) -> bool:
+    """Whether ``value`` is None or NaN."""
+    return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
+
+
+def number(value: Any, digits: int = 4, *, sign: bool = False) -> str:
+    """``value`` with ``digits`` decimals (``sign``: always with its sign), or :data:`UNDEFINED`."""
+    if is_undefined(value):
+        return UNDEFINED
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def text_table(rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
+    """Lines of an aligned table (the first row is usually the header); ``right`` are the indices of the
+    right-aligned columns. Cells are turned into text with ``str``."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    if not cells:
+        return []
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return ["  ".join(cell.rjust(width) if i in right else cell.ljust(width)
+                      for i, (cell, width) in enumerate(zip(row, widths, strict=True))).rstrip()
+            for row in cells]
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers, NaN and infinities as None, tuples as lists, recursively
+    through dicts and lists."""
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
