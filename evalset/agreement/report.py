@@ -13,18 +13,7 @@ import pandas as pd
 
 from evalset.agreement.core import KAPPA_KEYS, AgreementReport, KappaEstimate, PairAgreement
 from evalset.io.files import atomic_path
-
-
-def _number(value: Any) -> Any:
-    if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, (tuple, list)):
-        return [_number(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _number(v) for k, v in value.items()}
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+from evalset.render import json_safe, number, text_table
 
 
 def _pair_dict(pair: PairAgreement, scale: tuple[int, ...]) -> dict[str, Any]:
@@ -77,7 +66,7 @@ def to_json_dict(report: AgreementReport, disagreements: pd.DataFrame | None = N
                        "kendall_p": r.kendall_p, "tau_ap": r.tau_ap, "tau_ap_reverse": r.tau_ap_reverse,
                        "moves": r.moves} for r in report.rankings],
         }
-    return _number(document)
+    return json_safe(document)
 
 
 def to_json(report: AgreementReport, disagreements: pd.DataFrame | None = None, top: int = 20) -> str:
@@ -85,27 +74,19 @@ def to_json(report: AgreementReport, disagreements: pd.DataFrame | None = None, 
 
 
 # ------------------------------------------------------------------------------------------------ the table
-def _f(value: float, digits: int = 3) -> str:
-    return "undef" if value is None or math.isnan(value) else f"{value:.{digits}f}"
-
-
 def _cell(estimate: KappaEstimate, reading: bool = True) -> str:
     low, high = estimate.ci_bootstrap
     interval = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
-    return _f(estimate.value) + interval + (f" {estimate.reading}" if reading else "")
+    return number(estimate.value, 3) + interval + (f" {estimate.reading}" if reading else "")
 
 
 def _asymptotic_cell(estimate: KappaEstimate) -> str:
     low, high = estimate.ci_asymptotic
-    return _f(estimate.value) + ("" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]")
+    return number(estimate.value, 3) + ("" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]")
 
 
 def _grid(header: list[str], rows: list[list[Any]], right: set[int] = frozenset()) -> list[str]:
-    cells = [[str(c) for c in row] for row in [header, *rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    return ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths,
-                                                                                               strict=True))).rstrip()
-            for row in cells]
+    return text_table([header, *rows], right)
 
 
 def format_table(report: AgreementReport, *, pairs: str = "all", disagreements: pd.DataFrame | None = None,
@@ -126,7 +107,7 @@ def format_table(report: AgreementReport, *, pairs: str = "all", disagreements: 
     lines += ["", f"Pairs ({len(shown)} of {len(report.pairs)}): Cohen's kappa [{level} bootstrap interval] "
                   "and Landis-Koch reading"]
     lines += _grid(["a", "b", "n", "queries", "raw", "kappa", "linear", "quadratic"],
-                   [[p.a, p.b, p.n, p.queries, _f(p.raw_agreement), *(_cell(p.kappas[k]) for k in KAPPA_KEYS)]
+                   [[p.a, p.b, p.n, p.queries, number(p.raw_agreement, 3), *(_cell(p.kappas[k]) for k in KAPPA_KEYS)]
                     for p in shown], right={2, 3, 4})
     lines += ["", f"Asymptotic {level} intervals (Fleiss-Cohen-Everitt; treats items as independent)"]
     lines += _grid(["a", "b", "kappa", "linear", "quadratic"],
@@ -146,7 +127,7 @@ def format_table(report: AgreementReport, *, pairs: str = "all", disagreements: 
                            right=set(range(len(report.scale) + 1)))
     else:
         lines += ["", f"Confusion matrices: {len(shown)} pairs, in --format json"]
-    lines += ["", f"Krippendorff's alpha (ordinal, all annotators): {_f(report.alpha_ordinal)}"]
+    lines += ["", f"Krippendorff's alpha (ordinal, all annotators): {number(report.alpha_ordinal, 3)}"]
     lines += ["", *_matrix_lines(report)]
     lines += ["", *_calibration_lines(report)]
     if report.rankings:
@@ -162,7 +143,7 @@ def _matrix_lines(report: AgreementReport) -> list[str]:
     numbered = len(names) > 6
     columns = [str(i + 1) for i in range(len(names))] if numbered else names
     rows = [[(f"{i + 1} " if numbered else "") + name,
-             *("-" if i == j else _f(matrix.iat[i, j], 2) for j in range(len(names)))]
+             *("-" if i == j else number(matrix.iat[i, j], 2) for j in range(len(names)))]
             for i, name in enumerate(names)]
     grid = _grid(["", *columns], rows, right=set(range(1, len(names) + 1)))
     return [f"Pairwise {KAPPA_KEYS[report.kappa]} matrix", *grid]
@@ -175,8 +156,8 @@ def _calibration_lines(report: AgreementReport) -> list[str]:
         low, high = calibration["human_range"]
         lines[0] += f": {low:.3f} to {high:.3f}"
         lines += _grid(["human", "human", "n", "kappa [bootstrap]"],
-                       [[h["a"], h["b"], h["n"], f"{_f(h['kappa'])} [{_f(h['ci_bootstrap'][0], 2)}, "
-                                                   f"{_f(h['ci_bootstrap'][1], 2)}]"]
+                       [[h["a"], h["b"], h["n"], f"{number(h['kappa'], 3)} [{number(h['ci_bootstrap'][0], 2)}, "
+                                                   f"{number(h['ci_bootstrap'][1], 2)}]"]
                         for h in calibration["human_pairs"]], right={2})
         lines.append("")
     judges = sorted(calibration["judges"], key=lambda j: (-(j["kappa"] if not math.isnan(j["kappa"]) else -9),
@@ -184,8 +165,8 @@ def _calibration_lines(report: AgreementReport) -> list[str]:
     if not judges:
         return [*lines, "  no LLM-vs-human pair"]
     lines += _grid(["llm", "human", "n", "kappa [bootstrap]", "reading", "verdict"],
-                   [[j["llm"], j["human"], j["n"], f"{_f(j['kappa'])} [{_f(j['ci_bootstrap'][0], 2)}, "
-                                                   f"{_f(j['ci_bootstrap'][1], 2)}]", j["reading"], j["verdict"]]
+                   [[j["llm"], j["human"], j["n"], f"{number(j['kappa'], 3)} [{number(j['ci_bootstrap'][0], 2)}, "
+                                                   f"{number(j['ci_bootstrap'][1], 2)}]", j["reading"], j["verdict"]]
                     for j in judges], right={2})
     return lines
 
@@ -196,7 +177,8 @@ def _ranking_lines(report: AgreementReport) -> list[str]:
     rows = []
     for r in report.rankings:
         moves = ", ".join(f"{m['run']} {m['rank_a']}->{m['rank_b']}" for m in r.moves[:3])
-        rows.append([r.a, r.b, r.queries, _f(r.kendall_tau), _f(r.tau_ap), _f(r.tau_ap_reverse), moves])
+        taus = (number(tau, 3) for tau in (r.kendall_tau, r.tau_ap, r.tau_ap_reverse))
+        rows.append([r.a, r.b, r.queries, *taus, moves])
     return lines + _grid(["a", "b", "queries", "tau", "tau_ap(a ref)", "tau_ap(b ref)", "runs moving most (a->b)"],
                          rows, right={2, 3, 4, 5})
 
