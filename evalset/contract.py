@@ -8,8 +8,11 @@ from typing import Any, Literal
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
 Gain = Literal["linear", "exponential"]
+GAINS: tuple[str, ...] = ("linear", "exponential")
 MissingPolicy = Literal["zero", "skip"]
+MISSING_POLICIES: tuple[str, ...] = ("zero", "skip")
 UndefinedPolicy = Literal["skip", "zero"]
+UNDEFINED_POLICIES: tuple[str, ...] = ("skip", "zero")
 
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling (chosen once; any fixed value would do)."""

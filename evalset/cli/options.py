@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evalset.contract import TIE_RULES
+from evalset.contract import GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES
 
 
 def apply_options(command, options):
@@ -18,15 +18,15 @@ def evaluation_options(command):
     return apply_options(command, [
         click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
                                                    "[default: 1, or the set's]."),
-        click.option("--gain", type=click.Choice(["linear", "exponential"]),
+        click.option("--gain", type=click.Choice(GAINS),
                      help="nDCG gain: the grade, or 2^grade - 1 [default: linear, or the set's]."),
-        click.option("--ties", type=click.Choice(list(TIE_RULES)),
+        click.option("--ties", type=click.Choice(TIE_RULES),
                      help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
                           "(ascending), expected (expectation over tied orders) [default: trec, or the set's]."),
-        click.option("--missing", type=click.Choice(["zero", "skip"]),
+        click.option("--missing", type=click.Choice(MISSING_POLICIES),
                      help="A judged query absent from a run scores 0, or is skipped as trec_eval does "
                           "[default: zero, or the set's]."),
-        click.option("--undefined", type=click.Choice(["skip", "zero"]),
+        click.option("--undefined", type=click.Choice(UNDEFINED_POLICIES),
                      help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
                           "does [default: skip, or the set's]."),
     ])
