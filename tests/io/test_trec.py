@@ -98,12 +98,3 @@ def test_run_names_drop_the_usual_extensions():
     assert run_name("runs/ICT-BERT2.run.gz") == "ICT-BERT2"
     assert run_name("BM25.dl19.top100.run.gz") == "BM25.dl19.top100"
     assert run_name("mine.txt") == "mine"
-
-
-def test_queries_with_quotes_round_trip(tmp_path):
-    from evalset.io.queries import read_queries, write_queries
-
-    queries = pd.DataFrame({"query_id": ["a", "b"], "query": ['"new york" hotels', "it's 5\" long"],
-                            "stratum": "head", "frequency": 1, "stratum_share": 1.0, "weight": 0.5, "split": "test"})
-    write_queries(queries, tmp_path / "queries.tsv")
-    assert read_queries(tmp_path / "queries.tsv")["query"].tolist() == ['"new york" hotels', "it's 5\" long"]

@@ -1,0 +1,36 @@
+"""queries.tsv (written by `evalset sample`) and TREC topics files: read back unchanged, bad lines named."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from evalset.errors import InputError
+from evalset.io.queries import read_queries, write_queries
+
+
+def test_queries_with_quotes_round_trip(tmp_path):
+    queries = pd.DataFrame({"query_id": ["a", "b"], "query": ['"new york" hotels', "it's 5\" long"],
+                            "stratum": "head", "frequency": 1, "stratum_share": 1.0, "weight": 0.5, "split": "test"})
+    write_queries(queries, tmp_path / "queries.tsv")
+    assert read_queries(tmp_path / "queries.tsv")["query"].tolist() == ['"new york" hotels', "it's 5\" long"]
+
+
+def test_a_topics_file_gives_ids_and_texts_in_file_order():
+    topics = read_queries("data/dl19/topics.tsv")
+    assert list(topics.columns) == ["query_id", "query"]
+    assert len(topics) == 43 and topics["query_id"].is_unique
+    assert topics.attrs["line_numbers"][:2] == [1, 2]
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ("1\tone\n2\ttwo\n1\tagain\n", 3, "query id 1 appears twice (lines 1 and 3)"),
+    ("1\tone\n2\t \n", 2, "empty query"),
+    ("1\tone\nno tab here\n", 2, "expected `qid<TAB>query`"),
+])
+def test_bad_topics_are_refused_with_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "topics.tsv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(message)) as raised:
+        read_queries(path)
+    assert (raised.value.path, raised.value.line) == (str(path), line)
