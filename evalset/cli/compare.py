@@ -49,7 +49,7 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     names = list(runs)
     results = []
     for name in names[1:]:
-        kind_exploratory, count = exploratory, planned or len(candidates)
+        kind_exploratory, count = exploratory, planned or len(names) - 1
         if scoring.frozen is not None:
             listed = scoring.frozen.planned
             if listed:

@@ -313,8 +313,9 @@ def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
 def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     """Map run names to files; a folder stands for the (non-hidden) files in it, in name order.
 
-    Two runs with the same name (see :func:`run_name`) are refused, naming both files: a pool or a
-    comparison keyed by name would silently mix them up.
+    One file reached twice (named, and through its folder) is one run, at its first place. Two files with the
+    same run name (see :func:`run_name`) are refused, naming both: a pool or a comparison keyed by name would
+    silently mix them up.
     """
     files: list[str] = []
     for path in map(os.fspath, paths):
@@ -329,6 +330,8 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     named: dict[str, str] = {}
     for path in files:
         name = run_name(path)
+        if name in named and os.path.samefile(named[name], path):
+            continue
         if name in named:
             raise InputError(f"two runs are named {name!r}: {named[name]} and {path}", path)
         named[name] = path
