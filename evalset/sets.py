@@ -17,6 +17,10 @@ Merging grades per (query, document), over human annotators only unless LLM grad
 
 A pair whose grades span more than ``max_gap`` is unresolved under every rule. Unresolved pairs block the
 freeze unless an adjudication file (a labels table or qrels) grades them; adjudicated grades always win.
+
+Before merging, each annotator has one judgment per pair: :func:`evalset.io.annotations.settle_repeats` (the rule
+``evalset agreement`` applies too) collapses exact repeats and refuses one annotator's different grades for one
+pair unless ``conflicting_grades`` says which judgment stands; the manifest records the rule and its counts.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from evalset import __version__
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
 from evalset.errors import InputError
 from evalset.guideline import Guideline
-from evalset.io.annotations import read_labels, write_labels
+from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
 from evalset.io.queries import QUERIES_COLUMNS, read_queries, write_queries
 from evalset.io.trec import read_qrels, write_qrels
@@ -104,12 +108,15 @@ class MergeResult:
 
 def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool = False, max_gap: int | None = 2,
                  priority: list[str] | None = None, adjudication: pd.DataFrame | None = None) -> MergeResult:
-    """Merge the judgments of several annotators into one grade per pair (see the module docstring)."""
+    """Merge the judgments of several annotators into one grade per pair (see the module docstring).
+
+    ``labels`` hold one judgment per annotator and pair (:func:`~evalset.io.annotations.settle_repeats`): an
+    exact repeat is collapsed and one annotator's different grades for one pair are refused here.
+    """
     if rule not in MERGE_RULES:
         raise ValueError(f"merge rule must be one of {', '.join(MERGE_RULES)}, got {rule!r}")
     used = labels if allow_llm else labels[labels["kind"] == "human"]
-    # one grade per annotator and pair: an annotator's latest judgment (file order) stands
-    used = used.drop_duplicates(["query_id", "doc_id", "annotator"], keep="last")
+    used, _ = settle_repeats(used)
     grouped = used.groupby(["query_id", "doc_id"], sort=True)["grade"]
     stats = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
     if rule == "median":
@@ -219,15 +226,23 @@ def freeze(
     planned: list[tuple[str, str]] | None = None,
     agreement: dict[str, Any] | None = None,
     inputs: dict[str, str] | None = None,
+    conflicting_grades: str = "refuse",
 ) -> Path:
     """Freeze labels into ``sets_dir/name/vN`` and return that folder (see the module docstring).
 
-    Every grade must be on the guideline's scale. Labels of queries not in ``queries`` are refused (they would
-    be silently dropped otherwise). Raises :class:`InputError` listing unresolved pairs when some remain.
+    ``labels`` are judgments as read (:func:`evalset.io.annotations.read_annotations`, or a labels table):
+    repeats are settled first by ``conflicting_grades`` (``refuse``, ``latest`` or ``first``), and
+    ``labels.tsv`` holds the judgments that stand. Every grade must be on the guideline's scale. Labels of
+    queries not in ``queries`` are refused (they would be silently dropped otherwise). Raises
+    :class:`InputError` listing unresolved pairs when some remain.
     """
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"a set name is a plain folder name, got {name!r}")
     contract = contract or SetContract()
+    labels, reading = settle_repeats(labels, conflicting_grades)
+    settled = {"conflicting_grades": conflicting_grades, **{
+        key: sum(entry[key] for entry in reading.values())
+        for key in ("unjudged", "collapsed_duplicates", "conflicting_grades_settled")}}
     guideline.check_grades(labels["grade"], source="labels")
     queries = as_queries_table(queries)
     unknown = sorted(set(labels["query_id"]) - set(queries["query_id"]))
@@ -259,7 +274,7 @@ def freeze(
         write_queries(queries, build / "queries.tsv")
         write_labels(labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable"), build / "labels.tsv")
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
-                             merged, labels, queries, planned, agreement, inputs, build)
+                             merged, settled, labels, queries, planned, agreement, inputs, build)
         (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
         _make_read_only(build)
         os.rename(build, target)  # atomic; fails if the version appeared meanwhile
@@ -286,8 +301,8 @@ def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1
     return summary
 
 
-def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_gap, priority, merged, labels,
-              queries, planned, agreement, inputs, build) -> dict[str, Any]:
+def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_gap, priority, merged, settled,
+              labels, queries, planned, agreement, inputs, build) -> dict[str, Any]:
     judged = merged.qrels.merge(queries[["query_id", "stratum"]], on="query_id")
     per_stratum = {}
     for stratum, group in queries.groupby("stratum", sort=True):
@@ -315,7 +330,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
         "planned_comparisons": [list(pair) for pair in (planned or [])],
         "annotators": [{k: (int(v) if k == "labels" else v) for k, v in a.items()} for a in annotators],
         "merge": {"rule": merge, "allow_llm": allow_llm, "max_gap": max_gap, "priority": priority or [],
-                  **merged.counts},
+                  **merged.counts, **settled},
         "agreement": agreement,
         "counts": {"queries": len(queries), "judgments": len(merged.qrels), "labels": len(labels),
                    "per_stratum": per_stratum},

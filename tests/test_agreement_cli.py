@@ -3,6 +3,7 @@ label sets with the 37 official runs), the calibration verdict, and the awkward 
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from evalset.io.trec import expand_run_paths, read_qrels, read_run
 from evalset.metrics import evaluate_runs
 
 SCALE = [0, 1, 2, 3]
+GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
 
 
 def invoke(*args):
@@ -240,6 +242,63 @@ def test_conflicting_grades_and_name_clashes_are_refused(tmp_path):
     assert clash.exit_code == 2 and "two inputs are named 'judge'" in clash.output
     unknown = invoke("agreement", tmp_path / "x" / "judge.qrels", "--human", "nobody")
     assert unknown.exit_code == 2 and "--human 'nobody' names no annotator" in unknown.output
+
+
+def timed_labels(path, rows):
+    """A labels table of (query, doc, annotator, grade, labeled_at), kind human; line 2 is the first row."""
+    header = "\t".join(LABELS_COLUMNS) + "\n"
+    path.write_text(header + "".join(f"{q}\t{d}\t{a}\thuman\t{g}\ttest\t{t}\t\n" for q, d, a, g, t in rows))
+    return path
+
+
+@pytest.fixture
+def conflicting_inputs(tmp_path):
+    """ann grades q1/d1 1 then (in the second table) 3, and repeats q1/d2 0; the judge's qrels grade d3 2 then 1."""
+    first = timed_labels(tmp_path / "a.tsv", [("q1", "d1", "ann", 1, ""), ("q1", "d2", "ann", 0, ""),
+                                              ("q1", "d3", "ann", 2, "")])
+    second = timed_labels(tmp_path / "b.tsv", [("q1", "d1", "ann", 3, ""), ("q1", "d2", "ann", 0, "")])
+    judge = tmp_path / "judge.qrels"
+    judge.write_text("q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 2\nq1 0 d3 1\n")
+    return first, second, judge
+
+
+def test_conflicting_grades_in_one_qrels_file_are_refused_naming_both_lines(conflicting_inputs):
+    judge = conflicting_inputs[2]
+    result = invoke("agreement", judge)
+    assert result.exit_code == 2
+    assert (f"{judge}:4: annotator judge gives query q1 document d3 two different grades ({judge}:3 grade 2, "
+            f"{judge}:4 grade 1)") in result.output
+
+
+@pytest.mark.parametrize(("rule", "grades", "disagreeing"), [("latest", {"d1": 3, "d3": 1}, "d3"),
+                                                             ("first", {"d1": 1, "d3": 2}, "d1")])
+def test_conflicting_grades_option_settles_and_counts_in_agreement(conflicting_inputs, rule, grades, disagreeing):
+    refused = invoke("agreement", *conflicting_inputs)
+    assert refused.exit_code == 2 and "1 more pairs are graded differently by one annotator" in refused.output
+    result = invoke("agreement", *conflicting_inputs, "--conflicting-grades", rule, "--format", "json",
+                    "--bootstrap", "10")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"note: 2 conflicting judgments settled by --conflicting-grades {rule}\n"
+    report = json.loads(result.stdout)
+    counts = {a["annotator"]: (a["unjudged"], a["collapsed_duplicates"], a["conflicting_grades_settled"])
+              for a in report["annotators"]}
+    assert counts == {"ann": (0, 1, 1), "judge": (0, 0, 1)}
+    (row,) = report["disagreements"]["rows"]  # ann grades d1 and the judge d3 as the rule says
+    assert row["doc_id"] == disagreeing
+    assert (row["ann"], row["judge"]) == ((grades["d1"], 3) if disagreeing == "d1" else (2, grades["d3"]))
+
+
+def test_agreement_and_freeze_give_one_input_one_treatment(conflicting_inputs, tmp_path):
+    first, second, _ = conflicting_inputs
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tquery\n")
+    agreement = invoke("agreement", first, second)
+    freeze = invoke("freeze", first, second, "--queries", topics, "--guideline", GUIDELINE,
+                    "--name", "s", "--sets-dir", tmp_path / "sets")
+    assert agreement.exit_code == freeze.exit_code == 2
+    message = (f"{second}:2: annotator ann gives query q1 document d1 two different grades ({first}:2 grade 1, "
+               f"{second}:2 grade 3); --conflicting-grades latest|first says which judgment stands")
+    assert message in agreement.output and message in freeze.output
 
 
 def test_negative_qrels_grades_are_unjudged_not_out_of_scale(tmp_path):

@@ -4,6 +4,7 @@ of the query bootstrap, and tau_AP by hand."""
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,12 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from evalset.agreement import agreement_report, landis_koch, tau_ap
-from evalset.agreement.kappa import (
-    asymptotic_se,
-    disagreement_weights,
-    kappa_from_confusion,
-    sklearn_kappa,
-)
+from evalset.agreement.kappa import asymptotic_se, disagreement_weights, kappa_from_confusion
 
 SCALE = [0, 1, 2, 3]
 
@@ -39,6 +35,21 @@ def confusion_items(confusion: np.ndarray, scale=SCALE) -> tuple[np.ndarray, np.
         a += [scale[i]] * int(confusion[i, j])
         b += [scale[j]] * int(confusion[i, j])
     return np.array(a), np.array(b)
+
+
+def sklearn_kappa(confusion: np.ndarray, scale, kind: str) -> float:
+    """scikit-learn's ``cohen_kappa_score`` on the judgments a confusion matrix stands for (labels = the full
+    scale, each cell one weighted sample); NaN where our kappa is undefined (see evalset.agreement.kappa)."""
+    confusion = np.asarray(confusion)
+    if math.isnan(float(kappa_from_confusion(confusion, disagreement_weights(len(scale), kind)))):
+        return math.nan
+    a, b = np.nonzero(confusion)
+    values = np.asarray(scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(cohen_kappa_score(values[a], values[b], labels=list(scale),
+                                       weights=None if kind == "unweighted" else kind,
+                                       sample_weight=confusion[a, b]))
 
 
 def test_two_annotator_binary_example_75_percent_observed_50_percent_chance_gives_kappa_one_half():

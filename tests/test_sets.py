@@ -81,6 +81,84 @@ def test_grades_off_the_scale_and_unknown_queries_are_refused(tmp_path):
         freeze(labels([("z", "a", "ann", "human", 1)]), queries, read_guideline(GUIDELINE), "t", tmp_path)
 
 
+# ------------------------------------------------------------------------- one annotator judging a pair twice
+def write_table(path, rows):
+    """A labels table: rows of (query, doc, annotator, grade, labeled_at), kind human; line 2 is the first row."""
+    header = "query_id\tdoc_id\tannotator\tkind\tgrade\tsource\tlabeled_at\tcomment\n"
+    path.write_text(header + "".join(f"{q}\t{d}\t{a}\thuman\t{g}\ttest\t{t}\t\n" for q, d, a, g, t in rows))
+    return path
+
+
+def freeze_cli(tmp_path, *args):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tfirst query\nq2\tsecond query\n")
+    return invoke("freeze", *args, "--queries", topics, "--guideline", GUIDELINE, "--name", "s",
+                  "--sets-dir", tmp_path / "sets")
+
+
+CONFLICT = [("q1", "d1", "ann", 1, "2026-01-02T10:00:00Z"),   # line 2
+            ("q1", "d2", "ann", 0, "2026-01-02T10:00:00Z"),   # line 3
+            ("q1", "d1", "ann", 3, "2026-01-01T10:00:00Z"),   # line 4: a later line, an earlier time
+            ("q2", "d1", "ann", 2, "2026-01-02T10:00:00Z"),   # line 5
+            ("q2", "d1", "ann", 2, "2026-01-03T10:00:00Z")]   # line 6: an exact repeat
+
+
+def test_one_annotators_conflicting_grades_are_refused_by_freeze_naming_both_lines(tmp_path):
+    table = write_table(tmp_path / "labels.tsv", CONFLICT)
+    result = freeze_cli(tmp_path, table)
+    assert result.exit_code == 2, result.output
+    assert (f"{table}:4: annotator ann gives query q1 document d1 two different grades ({table}:2 grade 1, "
+            f"{table}:4 grade 3); --conflicting-grades latest|first says which judgment stands") in result.output
+    assert not (tmp_path / "sets" / "s" / "v1").exists()
+
+
+@pytest.mark.parametrize(("rule", "grade"), [("latest", 1), ("first", 3)])
+def test_conflicting_grades_option_settles_by_labeled_at_and_counts_in_freeze(tmp_path, rule, grade):
+    result = freeze_cli(tmp_path, write_table(tmp_path / "labels.tsv", CONFLICT), "--conflicting-grades", rule)
+    assert result.exit_code == 0, result.output
+    assert f"note: 1 conflicting judgments settled by --conflicting-grades {rule}\n" in result.output
+    assert "from 3 labels by 1 annotators" in result.output
+    frozen = load_set(tmp_path / "sets" / "s" / "v1")
+    assert {key: frozen.manifest["merge"][key] for key in
+            ("conflicting_grades", "conflicting_grades_settled", "collapsed_duplicates", "unjudged")} == {
+        "conflicting_grades": rule, "conflicting_grades_settled": 1, "collapsed_duplicates": 1, "unjudged": 0}
+    assert dict(zip(frozen.qrels["query_id"] + "/" + frozen.qrels["doc_id"], frozen.qrels["grade"],
+                    strict=True)) == {"q1/d1": grade, "q1/d2": 0, "q2/d1": 2}
+    assert len(frozen.labels) == 3  # labels.tsv holds the judgments that stand
+    repeat = frozen.labels[frozen.labels["query_id"] == "q2"]["labeled_at"].item()
+    assert repeat == ("2026-01-03T10:00:00Z" if rule == "latest" else "2026-01-02T10:00:00Z")
+
+
+def test_one_annotator_in_two_files_is_one_annotator_for_the_rule(tmp_path):
+    first = write_table(tmp_path / "a.tsv", [("q1", "d1", "ann", 1, ""), ("q1", "d2", "bob", 0, "")])
+    second = write_table(tmp_path / "b.tsv", [("q1", "d1", "ann", 2, "")])
+    refused = freeze_cli(tmp_path, first, second)
+    assert refused.exit_code == 2
+    assert f"({first}:2 grade 1, {second}:2 grade 2)" in refused.output
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    (tmp_path / "x" / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 -1\n")
+    (tmp_path / "y" / "judge.qrels").write_text("q1 0 d2 2\nq1 0 d1 0\n")
+    qrels = [tmp_path / "x" / "judge.qrels", tmp_path / "y" / "judge.qrels"]
+    assert f"({qrels[0]}:1 grade 1, {qrels[1]}:2 grade 0)" in freeze_cli(tmp_path, *qrels).output
+    settled = freeze_cli(tmp_path, *qrels, "--conflicting-grades", "latest")  # no time: the later file stands
+    assert settled.exit_code == 0, settled.output
+    assert "note: 2 conflicting judgments settled by --conflicting-grades latest" in settled.output
+    frozen = load_set(tmp_path / "sets" / "s" / "v1")
+    assert frozen.qrels.to_dict("list") == {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "grade": [0, 2]}
+
+
+def test_freeze_refuses_conflicting_grades_in_a_frame_naming_its_rows(tmp_path):
+    queries = pd.DataFrame({"query_id": ["q"], "query": ["a query"]})
+    twice = labels([("q", "a", "ann", "human", 2), ("q", "b", "ann", "human", 1), ("q", "a", "ann", "human", 0)])
+    with pytest.raises(InputError, match=r"two different grades \(row 1 grade 2, row 3 grade 0\)"):
+        freeze(twice, queries, read_guideline(GUIDELINE), "t", tmp_path)
+    with pytest.raises(InputError, match=r"two different grades \(row 1 grade 2, row 3 grade 0\)"):
+        merge_grades(twice)  # the merge no longer lets the last judgment win
+    target = freeze(twice, queries, read_guideline(GUIDELINE), "t", tmp_path, conflicting_grades="first")
+    assert read_qrels(target / "qrels.txt")["grade"].tolist() == [2, 1]
+
+
 # ------------------------------------------------------------------------------------------------ DL19 set
 @pytest.fixture(scope="module")
 def dl19_set(tmp_path_factory, shared_data):

@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.annotations import annotator_name, grade_line, read_grades
+from evalset.io.annotations import (
+    GRADES_COLUMNS,
+    grade_line,
+    is_labels_table,
+    qrels_annotator,
+    read_annotations,
+    settle_repeats,
+)
 
 OutOfScale = Literal["error", "clip", "drop"]
 
@@ -69,61 +76,43 @@ def _off_scale_error(bad: pd.DataFrame, scale: list[int], policy: str) -> InputE
 
 
 # ------------------------------------------------------------------------------------------------ the inputs
-def load_grades(paths: Sequence[str], human: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
-    """Read labels tables and qrels files (see :func:`evalset.io.annotations.read_grades`) into one grades table.
+def load_grades(paths: Sequence[str], human: Sequence[str] = (), conflicting_grades: str = "refuse"
+                ) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
+    """Read labels tables and qrels files into one grades table (:data:`~evalset.io.annotations.GRADES_COLUMNS`).
 
-    ``human`` holds annotator names or qrels paths of human annotators (a path not among ``paths`` is read
-    too, first). Two qrels files with one name, a ``human`` entry that matches no annotator, or one annotator
-    grading one pair differently in two files are refused. Returns the grades and per-annotator reading counts
-    (``unjudged``: negative qrels grades left out; ``collapsed_duplicates``: exact repeats).
+    Read by :func:`evalset.io.annotations.read_annotations` and settled by
+    :func:`evalset.io.annotations.settle_repeats` under ``conflicting_grades``, as ``freeze`` does: exact repeats
+    collapsed, one annotator's different grades for one pair refused (naming both places) unless the rule says
+    which stands. ``human`` holds annotator names or qrels paths of human annotators (a path not among ``paths``
+    is read too, first); other qrels files are LLM judges. Two qrels files with one name, or a ``human`` entry
+    that matches no annotator, are refused. Returns the grades and per-annotator reading counts (``unjudged``:
+    negative qrels grades left out; ``collapsed_duplicates``: exact repeats; with ``latest`` or ``first``,
+    ``conflicting_grades_settled``).
     """
     given = {os.path.realpath(p) for p in paths}
     extra = [h for h in human if os.path.isfile(h) and os.path.realpath(h) not in given]
     human = [*human, *(os.path.realpath(h) for h in human if os.path.isfile(h))]
     paths = [*dict.fromkeys(extra), *paths]
-    frames, counts, named = [], {}, {}
+    if not paths:
+        raise InputError("no labels or qrels given")
+    named: dict[str, str] = {}
     for path in paths:
-        frame = read_grades(path, human)
-        if not _first_is_labels(frame):
-            name = annotator_name(path)
+        if not is_labels_table(path):
+            name = qrels_annotator(path)
             if name in named:
                 raise InputError(f"two inputs are named {name!r}: {named[name]} and {path}; rename one", path)
             named[name] = path
-        for name in pd.unique(frame["annotator"]):
-            entry = counts.setdefault(name, {"unjudged": 0, "collapsed_duplicates": 0})
-            entry["unjudged"] += frame.attrs["unjudged"]
-            entry["collapsed_duplicates"] += frame.attrs["collapsed_duplicates"]
-        frames.append(frame)
-    if not frames:
-        raise InputError("no labels or qrels given")
-    grades = pd.concat(frames, ignore_index=True)
-    unknown = [h for h in human if h not in counts and not os.path.isfile(h)]
+    judgments = read_annotations([(path, _qrels_kind(path, human)) for path in paths])
+    annotators = list(pd.unique(judgments["annotator"]))
+    unknown = [h for h in human if h not in annotators and not os.path.isfile(h)]
     if unknown:
-        raise InputError(f"--human {unknown[0]!r} names no annotator (annotators: {', '.join(counts)})")
-    key = ["query_id", "doc_id", "annotator"]
-    repeated = grades.duplicated(key, keep=False)
-    if repeated.any():
-        grades = _collapse_across_files(grades, repeated, counts)
-    return grades, counts
+        raise InputError(f"--human {unknown[0]!r} names no annotator (annotators: {', '.join(annotators)})")
+    grades, counts = settle_repeats(judgments, conflicting_grades)
+    if conflicting_grades == "refuse":  # nothing can have been settled: the report keeps its shape
+        for entry in counts.values():
+            del entry["conflicting_grades_settled"]
+    return grades[list(GRADES_COLUMNS)], counts
 
 
-def _first_is_labels(frame: pd.DataFrame) -> bool:
-    return bool(frame.attrs.get("labels_table", False))
-
-
-def _collapse_across_files(grades: pd.DataFrame, repeated: pd.Series,
-                           counts: dict[str, dict[str, int]]) -> pd.DataFrame:
-    group = grades[repeated].groupby(["query_id", "doc_id", "annotator"], sort=False)
-    conflicting = group["grade"].nunique()
-    if (conflicting > 1).any():
-        query_id, doc_id, annotator = conflicting[conflicting > 1].index[0]
-        rows = grades[(grades["query_id"] == query_id) & (grades["doc_id"] == doc_id)
-                      & (grades["annotator"] == annotator)]
-        where = ", ".join(f"{r.file}:{grade_line(r.file, query_id, doc_id, r.grade, annotator)} grade {r.grade}"
-                          for r in rows.itertuples())
-        raise InputError(f"annotator {annotator} gives query {query_id} document {doc_id} two different grades "
-                         f"({where})")
-    duplicate = grades.duplicated(["query_id", "doc_id", "annotator"])
-    for name, count in grades[duplicate].groupby("annotator").size().items():
-        counts[name]["collapsed_duplicates"] += int(count)
-    return grades[~duplicate].reset_index(drop=True)
+def _qrels_kind(path: str, human: Sequence[str]) -> str:
+    return "human" if qrels_annotator(path) in human or path in human or os.path.realpath(path) in human else "llm"

@@ -3,9 +3,9 @@ bootstrap, binarised kappa and the Landis-Koch reading.
 
 One batched function (:func:`kappa_from_confusion`, a stack of confusion matrices at once) gives the point
 estimates and the bootstrap's thousands of resampled kappas. It is scikit-learn's ``cohen_kappa_score`` with
-``labels=`` the full scale, cell for cell (:func:`sklearn_kappa` calls it on a confusion matrix; the tests
-check the two agree on every real pair). scikit-learn is not called per pair in the report because its input
-validation costs about 3 ms a call: 1,683 calls for 34 annotators, a third of the 30-second budget.
+``labels=`` the full scale, cell for cell (the tests check the two agree; scikit-learn is a test dependency
+only). scikit-learn is not called per pair in the report because its input validation costs about 3 ms a call:
+1,683 calls for 34 annotators, a third of the 30-second budget.
 
 Conventions
 -----------
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -83,23 +82,6 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
         kappa = 1.0 - observed_d / expected_d
     varied = (np.count_nonzero(rows, axis=-1) > 1) & (np.count_nonzero(cols, axis=-1) > 1)
     return np.where((n > 0) & varied & (expected_d > 1e-12 * np.maximum(n, 1)), kappa, np.nan)
-
-
-def sklearn_kappa(confusion: np.ndarray, scale: Sequence[int], kind: str) -> float:
-    """scikit-learn's ``cohen_kappa_score`` on the judgments a confusion matrix stands for (labels = the full
-    scale, each cell one weighted sample); NaN where kappa is undefined (see the module conventions)."""
-    from sklearn.metrics import cohen_kappa_score  # imported here: the report itself does not need it
-
-    confusion = np.asarray(confusion)
-    if math.isnan(float(kappa_from_confusion(confusion, disagreement_weights(len(scale), kind)))):
-        return math.nan
-    a, b = np.nonzero(confusion)
-    values = np.asarray(scale)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(cohen_kappa_score(values[a], values[b], labels=list(scale),
-                                       weights=None if kind == "unweighted" else kind,
-                                       sample_weight=confusion[a, b]))
 
 
 def asymptotic_se(confusion: np.ndarray, weights: np.ndarray) -> float:

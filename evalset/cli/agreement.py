@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evalset.cli.options import evaluation_options, parse_scale
+from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 
 
@@ -17,6 +17,7 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @click.option("--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
               help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
+@conflicting_grades_option
 @click.option("--kappa", type=click.Choice(["unweighted", "linear", "quadratic"]), default="quadratic",
               show_default=True, help="The kappa of the matrix, heatmap and calibration verdict.")
 @click.option("--bootstrap", "resamples", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -39,9 +40,9 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Heatmap of the pairwise kappa matrix (PNG).")
-def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, resamples, confidence, seed, run_paths,
-                      measure, rel_level, gain, ties, missing, undefined, queries, corpus, disagreements_path, top,
-                      pairs, output_format, output, plot):
+def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
+                      seed, run_paths, measure, rel_level, gain, ties, missing, undefined, queries, corpus,
+                      disagreements_path, top, pairs, output_format, output, plot):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
@@ -54,7 +55,11 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, kappa, res
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
     grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
-    grades, counts = agreement.load_grades(list(inputs), humans)
+    grades, counts = agreement.load_grades(list(inputs), humans, conflicting_grades)
+    settled = sum(entry.get("conflicting_grades_settled", 0) for entry in counts.values())
+    if settled:
+        click.echo(f"note: {settled} conflicting judgments settled by --conflicting-grades {conflicting_grades}",
+                   err=True)
     runs = read_runs(run_paths) if run_paths else None
     result = agreement.agreement_report(
         grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,

@@ -32,6 +32,16 @@ def evaluation_options(command):
     ])
 
 
+def conflicting_grades_option(command):
+    """--conflicting-grades, with one name and help wherever annotations are read (agreement, freeze)."""
+    return click.option(
+        "--conflicting-grades", type=click.Choice(["refuse", "latest", "first"]), default="refuse",
+        show_default=True,
+        help="One annotator giving one pair different grades: refuse (naming both places), or keep the latest "
+             "judgment or the first (by labeled_at, then the order of files and lines; qrels have no time); "
+             "settled ones are counted.")(command)
+
+
 def contract_options(command):
     """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
     return evaluation_options(apply_options(command, [

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from evalset.cli.options import evaluation_options, run_pairs
+from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
 from evalset.scoring import _table
 
@@ -30,6 +30,7 @@ from evalset.scoring import _table
 @click.option("--max-gap", type=int, default=2, show_default=True,
               help="Grades of one pair further apart than this are unresolved.")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
+@conflicting_grades_option
 @click.option("--headline", default="ndcg@10", show_default=True, help="The set's headline metric.")
 @click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True,
               help="Means across strata: by traffic share, or every query alike.")
@@ -37,45 +38,47 @@ from evalset.scoring import _table
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
-           allow_llm, max_gap, adjudication, headline, weighting, plans, rel_level, gain, ties, missing, undefined):
+           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, rel_level, gain, ties,
+           missing, undefined):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
     read-only, and never rewritten.
     """
-    import pandas as pd
-
     from evalset.guideline import read_guideline
-    from evalset.io.annotations import labels_from_file
+    from evalset.io.annotations import labels_from_file, read_annotations
     from evalset.io.digests import file_sha256
     from evalset.io.queries import read_queries
     from evalset.sets import SetContract, load_set
     from evalset.sets import freeze as freeze_set
 
-    frames = [labels_from_file(path, "human") for path in labels] + [labels_from_file(p, "llm") for p in llm_labels]
-    unjudged = sum(frame.attrs.get("unjudged_rows", 0) for frame in frames)
-    table = pd.concat(frames, ignore_index=True)
+    judgments = read_annotations([(path, "human") for path in labels] + [(path, "llm") for path in llm_labels])
     planned = run_pairs(plans, "--plan")
     evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
                                                  undefined=undefined)
     contract = SetContract(evaluation, headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     target = freeze_set(
-        table, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
+        judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
         contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
+        conflicting_grades=conflicting_grades,
     )
     manifest = load_set(target).manifest
+    merged = manifest["merge"]
     click.echo(f"froze {target}: {manifest['counts']['judgments']} judgments over {manifest['counts']['queries']} "
-               f"queries from {len(table)} labels by {len(manifest['annotators'])} annotators "
-               f"(merge: {merge}; {manifest['merge']['multiply_judged']} pairs judged more than once, "
-               f"{manifest['merge']['adjudicated']} adjudicated)")
-    if unjudged:
-        click.echo(f"note: {unjudged} qrels lines with a negative grade (pooled, not judged) were not labels")
-    if manifest["merge"]["llm_labels_left_out"]:
-        click.echo(f"note: {manifest['merge']['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
+               f"queries from {manifest['counts']['labels']} labels by {len(manifest['annotators'])} annotators "
+               f"(merge: {merge}; {merged['multiply_judged']} pairs judged more than once, "
+               f"{merged['adjudicated']} adjudicated)")
+    if merged["unjudged"]:
+        click.echo(f"note: {merged['unjudged']} qrels lines with a negative grade (pooled, not judged) were not labels")
+    if merged["conflicting_grades_settled"]:
+        click.echo(f"note: {merged['conflicting_grades_settled']} conflicting judgments settled by "
+                   f"--conflicting-grades {conflicting_grades}")
+    if merged["llm_labels_left_out"]:
+        click.echo(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
                    "(use --allow-llm to merge them)")
 
 

@@ -28,7 +28,7 @@ _EXPORTS = {
     "GRADES_COLUMNS": "annotations", "LABELS_COLUMNS": "annotations", "LABEL_KINDS": "annotations",
     "LogColumns": "querylog", "QUERIES_COLUMNS": "queries", "TASK_FIELDS": "poolfiles", "atomic_path": "files",
     "expand_run_paths": "trec", "labels_from_file": "annotations", "qrels_from_frame": "trec",
-    "query_log_sql": "querylog", "read_corpus": "corpus", "read_grades": "annotations",
+    "query_log_sql": "querylog", "read_annotations": "annotations", "read_corpus": "corpus",
     "read_judged_pairs": "annotations", "read_labels": "annotations", "read_pool_pairs": "poolfiles",
     "read_qrels": "trec", "read_queries": "queries", "read_query_list": "queries", "read_query_log": "querylog",
     "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_from_frame": "trec",

@@ -230,19 +230,23 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") 
 
 
 # ----------------------------------------------------------------------------------------------------- qrels
-def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
+def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataFrame:
     """Read TREC qrels (``qid iter docid grade``, whitespace separated, plain or ``.gz``).
 
     Returns ``query_id, doc_id, grade`` (strings and int64) in file order. A negative grade keeps
     trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as judged).
     A non-integer grade, a malformed line, or one pair given two different grades is refused with the
     line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
+    With ``every_line``, repeats are returned as read, for a caller that applies its own rule to them
+    (:func:`evalset.io.annotations.settle_repeats`).
     """
     path = os.fspath(path)
     numbers = {"grade": pa.int64()}
     table, typed = _typed_columns(_read_fields(path, QRELS_LAYOUT, numbers), path, QRELS_LAYOUT, numbers)
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
+    if every_line:
+        return frame
     try:
         return _check_qrels(frame, path)
     except InputError:
