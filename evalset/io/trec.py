@@ -317,28 +317,30 @@ def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
 def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     """Map run names to files; a folder stands for the (non-hidden) files in it, in name order.
 
-    One file reached twice (named, and through its folder) is one run, at its first place. Two files with the
-    same run name (see :func:`run_name`) are refused, naming both: a pool or a comparison keyed by name would
-    silently mix them up.
+    A file named and also reached through its folder is one run, at its first place (``compare BASE FOLDER``
+    compares the baseline with the other runs of its folder). Otherwise two runs with the same name (see
+    :func:`run_name`), the same file named twice included, are refused, naming both: a pool or a comparison
+    keyed by name would silently mix them up.
     """
-    files: list[str] = []
+    files: list[tuple[str, bool]] = []  # (path, found in a folder)
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
             inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
-            files.extend(os.path.join(path, entry) for entry in inside
+            files.extend((os.path.join(path, entry), True) for entry in inside
                          if os.path.isfile(os.path.join(path, entry)))
         elif not os.path.exists(path):
             raise InputError("no such file", path)
         else:
-            files.append(path)
+            files.append((path, False))
     named: dict[str, str] = {}
-    for path in files:
+    from_folder: dict[str, bool] = {}
+    for path, in_folder in files:
         name = run_name(path)
-        if name in named and os.path.samefile(named[name], path):
+        if name in named and (in_folder or from_folder[name]) and os.path.samefile(named[name], path):
             continue
         if name in named:
             raise InputError(f"two runs are named {name!r}: {named[name]} and {path}", path)
-        named[name] = path
+        named[name], from_folder[name] = path, in_folder
     if not named:
         raise InputError("no run files given")
     return named
