@@ -14,6 +14,8 @@ Conventions
   out = a fixed count per task (the answer). Tokens come from tiktoken's ``o200k_base`` encoding when tiktoken
   is installed and its encoding loads, else they are estimated as ``ceil(characters / 4)`` (the tokenizer used
   is reported). Pairs without a text are costed at the mean of the pairs with one (their number is reported).
+- Printed: ``n/a`` in a token or cost column means "not costed" (no price or no text given for that pool), not an
+  undefined number.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pandas as pd
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.pooling import stack_top_k
+from evalset.render import text_table
 
 CHARS_PER_TOKEN = 4
 TOKENIZERS = ("auto", "tiktoken", "chars")
@@ -62,13 +65,13 @@ def pool_pairs_from_runs(runs: Mapping[str, pd.DataFrame], depths: Sequence[int]
                          query_ids: Iterable[str] | None = None) -> dict[int, pd.DataFrame]:
     """The distinct pairs ``query_id, doc_id`` in the union of the runs' top k, for each depth k."""
     if not depths:
-        raise ValueError("no pool depth given")
+        raise InputError("no pool depth given")
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
     top = stack_top_k(runs, max(depths), ties=ties, query_ids=wanted)
     answered = set(top.queries.to_pylist())
     unanswered = [q for q in wanted or [] if q not in answered]
     if unanswered:  # as `evalset pool` does: an id no run has is almost always an id mismatch
-        raise ValueError(f"{len(unanswered)} query id(s) to pool are in no run: {', '.join(unanswered[:5])}")
+        raise InputError(f"{len(unanswered)} query id(s) to pool are in no run: {', '.join(unanswered[:5])}")
     pairs = {}
     for depth in depths:
         keep = top.rank <= depth
@@ -132,6 +135,27 @@ def task_texts(pairs: pd.DataFrame, corpus_path: str | os.PathLike, queries: pd.
     return texts
 
 
+def pool_sizes(runs: Mapping[str, pd.DataFrame], depths: Sequence[int], *, pool_folder: str | os.PathLike | None = None,
+               queries: pd.DataFrame | None = None, corpus: str | os.PathLike | None = None, prompt_tokens: int = 0,
+               tokenizer: str = "auto") -> list[PoolSize]:
+    """The pools to cost: a pool folder's, or the ``runs`` pooled at each of ``depths`` (over the ``queries``
+    when given, else every query of the runs; with ``corpus`` and the queries' texts, the tokens per task)."""
+    if pool_folder and depths:
+        raise InputError("give either a pool folder or pool depths, not both")
+    if pool_folder:
+        return [pool_size_from_folder(pool_folder, prompt_tokens=prompt_tokens, tokenizer=tokenizer)]
+    if not depths:
+        return []
+    if corpus and queries is None:
+        raise InputError("--corpus needs the query texts too: give --queries (or --set)")
+    pairs = pool_pairs_from_runs(runs, list(depths), query_ids=None if queries is None else queries["query_id"])
+    sizes = []
+    for depth, frame in pairs.items():
+        texts = task_texts(frame, corpus, queries) if corpus else None
+        sizes.append(pool_size_from_runs(frame, depth, texts=texts, prompt_tokens=prompt_tokens, tokenizer=tokenizer))
+    return sizes
+
+
 def _mean_tokens(tokens: np.ndarray, prompt_tokens: int) -> float | None:
     return float(tokens.mean()) + prompt_tokens if len(tokens) else None
 
@@ -149,11 +173,11 @@ def _tiktoken_encoding():
 def count_tokens(texts: Iterable[str], tokenizer: str = "auto") -> tuple[np.ndarray, str]:
     """Tokens of each text, and the name of the tokenizer used (see the module docstring)."""
     if tokenizer not in TOKENIZERS:
-        raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
+        raise InputError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
     texts = list(texts)
     encoding = _tiktoken_encoding() if tokenizer != "chars" else None
     if tokenizer == "tiktoken" and encoding is None:
-        raise ValueError("tiktoken is not installed or its o200k_base encoding cannot be loaded")
+        raise InputError("tiktoken is not installed or its o200k_base encoding cannot be loaded")
     if encoding is not None:
         return np.array([len(encoding.encode(t)) for t in texts], dtype=np.int64), "tiktoken o200k_base"
     counts = np.array([math.ceil(len(t) / CHARS_PER_TOKEN) for t in texts], dtype=np.int64)
@@ -171,11 +195,11 @@ def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), 
     prices and token counts: ``tokens_in, tokens_out, llm_cost``.
     """
     if annotators < 1 or overlap < 1:
-        raise ValueError("annotators and overlap must be at least 1")
+        raise InputError("annotators and overlap must be at least 1")
     if overlap > annotators:
-        raise ValueError(f"overlap ({overlap} annotators per pair) cannot exceed the annotators ({annotators})")
+        raise InputError(f"overlap ({overlap} annotators per pair) cannot exceed the annotators ({annotators})")
     if seconds_per_judgment is not None and not seconds_per_judgment > 0:
-        raise ValueError(f"seconds per judgment must be positive, got {seconds_per_judgment}")
+        raise InputError(f"seconds per judgment must be positive, got {seconds_per_judgment}")
     rows = []
     for size in sizes:
         mean = size.pairs / size.queries if size.queries else math.nan
@@ -221,7 +245,6 @@ def budget_lines(table: pd.DataFrame, sizes: Sequence[PoolSize], *, seconds_per_
             else:
                 cells.append("n/a" if value != value else f"{value:,.0f}")
         rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["judging budget: pairs in the union of the pooled systems' top k"]
     for size in sizes:
         text = (f"  depth {size.depth}: {size.pairs:,} pairs over {size.queries} queries from "
@@ -230,7 +253,7 @@ def budget_lines(table: pd.DataFrame, sizes: Sequence[PoolSize], *, seconds_per_
             text += (f"; {size.tokens_per_task:,.1f} input tokens per task over {size.tasks_with_text:,} tasks with "
                      f"text ({size.tokenizer})")
         lines.append(text)
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines += text_table(rows, right=range(len(shown)))
     if seconds_per_judgment is not None:
         lines.append(f"annotators: {seconds_per_judgment:g} s per judgment, {annotators} annotator(s), each pair "
                      f"judged by {overlap}; hours each = annotator hours / annotators")

@@ -1,46 +1,57 @@
-"""Planning a set from a pilot: how many queries a comparison needs, and the smallest difference N queries detect.
+"""Planning a set: how many queries a comparison needs, the smallest difference N queries detect, what judging
+them costs; from a pilot (runs scored on qrels or on a frozen set) and a pool.
 
 Conventions
 -----------
-- A comparison's per-query differences are candidate minus baseline on the headline metric, over the queries
-  where both are defined (queries undefined for either are counted and left out, as :func:`compare_paired` does).
-  ``sd`` is their standard deviation with ddof 1.
-- The threshold is Bonferroni's ``alpha / planned`` (planned = the number of planned comparisons).
-- The formula is the paired t-test: a one-sample t-test on the differences, two-sided, solved by statsmodels'
-  ``TTestPower`` for effect size ``delta / sd``. ``queries_needed`` is the smallest whole number of queries
-  (at least 2) whose power reaches the target; ``detectable_difference`` is ``sd x`` the solved effect size.
+- A comparison's per-query differences are candidate minus baseline on the metric (default: the headline), over
+  the queries where both are defined (queries undefined for either are counted and left out, as
+  :func:`evalset.stats.paired.compare_paired` does). ``sd`` is their standard deviation with ddof 1.
+- The comparisons: those given, else the set's planned ones, else the first run against each other run.
+- The threshold is Bonferroni's ``alpha / planned``, the planned count of the comparison family
+  (:class:`evalset.stats.family.ComparisonFamily`: ``--planned``, else the set's planned comparisons, else the
+  comparisons planned here). A plan looks ahead: the comparisons already in the set's log do not count.
 - ``delta`` is the smallest difference worth finding; when none is given it is the pilot's observed mean
   difference (its absolute value).
-- The simulation resamples the pilot's queries with replacement (bootstrap) at each size N, after shifting the
-  differences so that their mean is ``delta`` (with the sign of the observed mean; their spread and shape are
-  the pilot's), and counts how often the paired permutation test (two-sided, random sign flips, the p-value of
-  :func:`evalset.compare.permutation_p_value`) gives p below the threshold. For speed it uses 999 sign flips
-  (``compare`` uses 9,999), and the resamples of one batch of ``SIGN_BATCH`` share their sign flips (each
-  resample's test is still a valid permutation test; the batches draw fresh flips). Its standard error is the
-  binomial one, ``sqrt(p (1 - p) / resamples)``. Every draw comes from ``numpy.random.default_rng([seed, N])``,
-  so the power at N does not depend on which other sizes are simulated.
+- The formula and the simulation are :mod:`evalset.stats.power`'s; the budget is :mod:`evalset.budget`'s, at the
+  pilot's size, every ``at`` size and the queries each comparison needs.
+- Printed: an undefined number is ``undef``; an infinite number of queries needed (a zero delta) is ``never``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.power import TTestPower
 
-from evalset.compare import DEFAULT_SEED
+from evalset import budget
+from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
 from evalset.io.files import atomic_path
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_runs
+from evalset.metrics import evaluate_runs, parse_measure
+from evalset.render import UNDEFINED, json_safe, number, text_table
+from evalset.scoring import Scoring
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.power import (
+    DEFAULT_POWER,
+    MAX_SIMULATED,
+    SIGN_BATCH,
+    SIMULATION_PERMUTATIONS,
+    SIMULATION_RESAMPLES,
+    SimulatedPower,
+    check_probability,
+    detectable_difference,
+    power_at,
+    queries_needed,
+    simulated_power,
+)
 
-DEFAULT_POWER = 0.8
-SIMULATION_PERMUTATIONS = 999
-SIMULATION_RESAMPLES = 500
-SIGN_BATCH = 25
 ALL_QUERIES = "all"
-
-_SOLVER = TTestPower()
 
 
 # ------------------------------------------------------------------------------------------------ the pilot
@@ -57,11 +68,11 @@ def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, compariso
     for baseline, candidate in comparisons:
         for name in (baseline, candidate):
             if name not in tables:
-                raise ValueError(f"comparison {baseline}:{candidate} names run {name!r}, which was not given "
+                raise InputError(f"comparison {baseline}:{candidate} names run {name!r}, which was not given "
                                  f"(runs: {', '.join(sorted(tables))})")
         base, cand = tables[baseline][metric], tables[candidate][metric]
         if set(base.index) != set(cand.index):
-            raise ValueError(f"{baseline} and {candidate} are scored on different queries")
+            raise InputError(f"{baseline} and {candidate} are scored on different queries")
         difference = (cand.reindex(base.index) - base).rename("difference")
         parts.append(difference.rename_axis("query_id").reset_index().assign(baseline=baseline, candidate=candidate))
     frame = pd.concat(parts, ignore_index=True)
@@ -73,110 +84,7 @@ def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, compariso
     return frame[["baseline", "candidate", "query_id", "stratum", "difference"]]
 
 
-# ------------------------------------------------------------------------------------------------ the formula
-def power_at(sd: float, delta: float, n: int, alpha: float) -> float:
-    """Power of the two-sided paired t-test with ``n`` queries to detect a mean difference ``delta``."""
-    if n < 2:
-        return math.nan
-    if sd == 0:
-        return 1.0 if delta != 0 else alpha
-    return float(_SOLVER.power(effect_size=abs(delta) / sd, nobs=n, alpha=alpha, alternative="two-sided"))
 
-
-def queries_needed(sd: float, delta: float, power: float = DEFAULT_POWER, alpha: float = 0.05) -> tuple[int, float]:
-    """The number of queries for the paired t-test to detect ``delta`` with ``power`` at ``alpha``.
-
-    Returns ``(whole, solved)``: the smallest whole number of queries (at least 2) whose power reaches the
-    target, and statsmodels' real-valued solution. A zero ``delta`` (with sd > 0) needs infinitely many.
-    """
-    _check_probability(power, "power")
-    _check_probability(alpha, "alpha")
-    if math.isnan(sd) or math.isnan(delta):
-        return math.nan, math.nan
-    if delta == 0 and sd > 0:
-        return math.inf, math.inf
-    if sd == 0 or power_at(sd, delta, 2, alpha) >= power:
-        return 2, 2.0
-    solved = float(_SOLVER.solve_power(effect_size=abs(delta) / sd, nobs=None, alpha=alpha, power=power,
-                                       alternative="two-sided"))
-    whole = max(2, math.ceil(solved - 1e-9))
-    while power_at(sd, delta, whole, alpha) < power:  # guard against the solver's tolerance
-        whole += 1
-    return whole, solved
-
-
-def detectable_difference(sd: float, n: int, power: float = DEFAULT_POWER, alpha: float = 0.05) -> float:
-    """The smallest mean difference the paired t-test detects with ``n`` queries at ``power`` and ``alpha``."""
-    _check_probability(power, "power")
-    if n < 2 or math.isnan(sd):
-        return math.nan
-    if sd == 0:
-        return 0.0
-    effect = _SOLVER.solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
-    return float(sd * effect)
-
-
-def _check_probability(value: float, what: str) -> None:
-    if not 0 < value < 1:
-        raise ValueError(f"{what} must be in (0, 1), got {value}")
-
-
-# --------------------------------------------------------------------------------------------- the simulation
-@dataclass(frozen=True)
-class SimulatedPower:
-    """Share of bootstrap resamples in which the permutation test found the difference, with its standard error."""
-
-    n: int
-    power: float
-    se: float
-    resamples: int
-    permutations: int
-
-
-def permutation_p_values(samples: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Two-sided paired permutation p-values of each row of ``samples`` (rows share one set of sign flips).
-
-    The p-value of each row is that of :func:`evalset.compare.permutation_p_value`: (1 + #{flips with
-    |mean| >= |observed mean|}) / (1 + flips). For ``permutations <= 1000`` and one row, the same generator
-    state gives the same p-value as that function.
-    """
-    samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
-    n = samples.shape[1]
-    signs = rng.integers(0, 2, size=(permutations, n), dtype=np.int8) * 2 - 1
-    observed = np.abs(samples.mean(axis=1))
-    tolerance = 1e-12 * np.maximum(1.0, observed)
-    means = (signs.astype(np.float64) @ samples.T) / n
-    extreme = np.sum(np.abs(means) >= observed - tolerance, axis=0)
-    return (extreme + 1) / (permutations + 1)
-
-
-def simulated_power(differences: np.ndarray, delta: float, n: int, alpha: float, *,
-                    resamples: int = SIMULATION_RESAMPLES, permutations: int = SIMULATION_PERMUTATIONS,
-                    seed: int = DEFAULT_SEED) -> SimulatedPower:
-    """Bootstrap power of the permutation test at ``n`` queries for a true mean difference ``delta``.
-
-    ``differences`` (the pilot's, NaN-free) are shifted to mean ``delta`` (sign of their observed mean) and
-    resampled with replacement; see the module docstring.
-    """
-    differences = np.asarray(differences, dtype=np.float64)
-    if len(differences) == 0 or n < 2:
-        return SimulatedPower(n, math.nan, math.nan, 0, permutations)
-    if resamples < 1 or permutations < 1:
-        raise ValueError("resamples and permutations must be positive")
-    mean = differences.mean()
-    target = math.copysign(abs(delta), mean if mean != 0 else 1.0)
-    shifted = differences - mean + target
-    rng = np.random.default_rng([seed, n])
-    found = 0
-    for start in range(0, resamples, SIGN_BATCH):
-        size = min(SIGN_BATCH, resamples - start)
-        samples = shifted[rng.integers(0, len(shifted), size=(size, n))]
-        found += int(np.sum(permutation_p_values(samples, permutations, rng) < alpha))
-    power = found / resamples
-    return SimulatedPower(n, power, math.sqrt(power * (1 - power) / resamples), resamples, permutations)
-
-
-# ------------------------------------------------------------------------------------------------ the plan
 @dataclass(frozen=True)
 class PowerPlan:
     """What :func:`plan_power` finds.
@@ -216,10 +124,10 @@ def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = 
     comparisons = list(dict.fromkeys(zip(differences["baseline"], differences["candidate"], strict=True)))
     planned = planned or len(comparisons)
     if planned < 1:
-        raise ValueError(f"planned must be at least 1, got {planned}")
+        raise InputError(f"planned must be at least 1, got {planned}")
     if delta is not None and not delta > 0:
-        raise ValueError(f"delta must be positive, got {delta}")
-    _check_probability(alpha, "alpha")
+        raise InputError(f"delta must be positive, got {delta}")
+    check_probability(alpha, "alpha")
     threshold = alpha / planned
     cells = []
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
@@ -275,10 +183,6 @@ def _formula_row(values: np.ndarray, delta: float | None, power: float, threshol
     }
 
 
-MAX_SIMULATED = 20_000
-"""Sizes above this are not simulated (the formula alone is reported): a bootstrap of that size adds little."""
-
-
 def default_sizes(pilot: int, needed: float, points: int = 8) -> list[int]:
     """The power curve's grid: geometric from 10 (or the pilot's size, if smaller) to twice the queries needed
     (at least twice the pilot's size), with the pilot's size and the queries needed, at most ``MAX_SIMULATED``."""
@@ -288,6 +192,77 @@ def default_sizes(pilot: int, needed: float, points: int = 8) -> list[int]:
     grid = {round(float(v)) for v in np.geomspace(low, top, points)}
     grid |= {pilot} | ({int(needed)} if math.isfinite(needed) and needed <= MAX_SIMULATED else set())
     return sorted(v for v in grid if v >= 2)
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+@dataclass(frozen=True)
+class Plan:
+    """What ``evalset plan`` finds: the power plan of the pilot (None without runs), the pools' sizes, the
+    judging budget (None without a pool) with the cost settings behind it, and notes for the user."""
+
+    power: PowerPlan | None
+    pools: list[budget.PoolSize]
+    budget: pd.DataFrame | None
+    costs: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def pilot_plan(scoring: Scoring, runs: Mapping[str, pd.DataFrame], comparisons: Sequence[tuple[str, str]] = (),
+               metric: str | None = None, *, planned: int | None = None, **settings: Any) -> PowerPlan:
+    """The power plan of ``runs`` scored by ``scoring`` (see the module docstring for the comparisons and the
+    planned count); ``settings`` are :func:`plan_power`'s."""
+    metric = metric or scoring.headline
+    measure = parse_measure(metric)
+    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
+    names = list(tables)
+    chosen = list(dict.fromkeys(comparisons)) or (scoring.frozen.planned if scoring.frozen else []) or \
+        [(names[0], name) for name in names[1:]]
+    if not chosen:
+        raise InputError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
+    family = ComparisonFamily.of(len(chosen), planned=planned, frozen=scoring.frozen, split=scoring.split)
+    differences = pilot_differences({name: table.rename(columns={str(measure): metric}) for name, table in
+                                     tables.items()}, metric, chosen, scoring.queries)
+    return plan_power(differences, metric=metric, planned=family.planned_count, **settings)
+
+
+def make_plan(scoring: Scoring | None, runs: Sequence[str] = (), *, comparisons: Sequence[tuple[str, str]] = (),
+              metric: str | None = None, planned: int | None = None, delta: float | None = None,
+              power: float = DEFAULT_POWER, alpha: float = 0.05, at: Iterable[int] = (),
+              sizes: Iterable[int] | None = None, resamples: int = SIMULATION_RESAMPLES,
+              permutations: int = SIMULATION_PERMUTATIONS, seed: int = DEFAULT_SEED,
+              progress: Callable | None = None, pool_folder: str | None = None, pool_runs: Sequence[str] = (),
+              depths: Sequence[int] = (), queries_path: str | None = None, corpus: str | None = None,
+              prompt_tokens: int = 0, tokenizer: str = "auto", seconds_per_judgment: float | None = None,
+              annotators: int = 1, overlap: int = 1, price_in: float | None = None, price_out: float | None = None,
+              output_tokens: int = 10) -> Plan:
+    """The pilot's power plan (with ``runs``, files or folders, scored by ``scoring``) and the judging budget
+    (of a pool folder, or of the runs pooled at ``depths``: ``pool_runs``, default the pilot's) at the pilot's
+    size, every ``at`` size and the queries each comparison needs. The query texts for the LLM cost come from
+    ``queries_path``, else from the set."""
+    at = tuple(at)
+    named = read_runs(runs) if runs else {}
+    power_plan = None
+    if named:
+        if scoring is None:
+            raise InputError("a pilot's runs are scored on qrels or on a set: give --qrels or --set")
+        power_plan = pilot_plan(scoring, named, comparisons, metric, planned=planned, delta=delta, power=power,
+                                alpha=alpha, at=at, sizes=sizes, resamples=resamples, permutations=permutations,
+                                seed=seed, progress=progress)
+    queries = read_queries(queries_path) if queries_path else (
+        scoring.queries if scoring is not None and scoring.frozen is not None else None)
+    pooled = (read_runs(pool_runs) if pool_runs else named) if depths and not pool_folder else {}
+    pools = budget.pool_sizes(pooled, depths, pool_folder=pool_folder, queries=queries, corpus=corpus,
+                              prompt_tokens=prompt_tokens, tokenizer=tokenizer)
+    needed = [] if power_plan is None else [int(n) for n in power_plan.rows.loc[
+        power_plan.rows["stratum"] == ALL_QUERIES, "queries_needed"] if math.isfinite(n)]
+    costs = {"seconds_per_judgment": seconds_per_judgment, "annotators": annotators, "overlap": overlap,
+             "price_in": price_in, "price_out": price_out, "output_tokens": output_tokens}
+    table = budget.judging_budget(pools, [*at, *needed], **costs) if pools else None
+    notes = []
+    if price_in is not None and all(size.tokens_per_task is None for size in pools):
+        notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
+                     "with tasks.jsonl")
+    return Plan(power_plan, pools, table, costs, notes)
 
 
 # ------------------------------------------------------------------------------------------------ the plot
@@ -334,23 +309,21 @@ def plot_power(plan: PowerPlan, path: str) -> None:
     plt.close(figure)
 
 
+
+
 # ------------------------------------------------------------------------------------------------ output
-def _number(value, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if isinstance(value, float) and math.isinf(value):
-        return "never"
-    return f"{value:.{digits}f}"
+def _cell(value: float, digits: int = 4) -> str:
+    return "never" if value == math.inf else number(value, digits)
 
 
 def _power_cell(formula: float, simulated: float, se: float) -> str:
     if math.isnan(simulated):
-        return f"{_number(formula, 3)} / n/a"
-    return f"{_number(formula, 3)} / {simulated:.3f} ± {se:.3f}"
+        return f"{_cell(formula, 3)} / {UNDEFINED}"
+    return f"{_cell(formula, 3)} / {simulated:.3f} ± {se:.3f}"
 
 
 def summary_lines(plan: PowerPlan) -> list[str]:
-    """The plan as a printable table: one line per comparison and stratum, then the power curve."""
+    """The power plan as a printable table: one line per comparison and stratum, then the power curve."""
     delta_note = ("the smallest difference given (--delta)" if (plan.rows["delta_source"] == "given").all()
                   else "each comparison's observed mean difference (give --delta for the smallest difference "
                        "worth shipping)")
@@ -366,14 +339,14 @@ def summary_lines(plan: PowerPlan) -> list[str]:
         table.append([
             f"{row['candidate']} vs {row['baseline']}", row["stratum"],
             str(row["n"]) + (f" (+{row['undefined']} undef.)" if row["undefined"] else ""),
-            f"{row['mean_difference']:+.4f}", _number(row["sd"]), _number(row["delta"]),
-            "never" if needed == math.inf else _number(needed, 0) if isinstance(needed, float) else str(needed),
+            number(row["mean_difference"], sign=True), _cell(row["sd"]), _cell(row["delta"]),
+            _cell(needed, 0) if isinstance(needed, float) else str(needed),
             _power_cell(row["power_at_n"], row["simulated_power_at_n"], row["simulated_power_at_n_se"]),
-            "n/a" if math.isnan(row["simulated_power_at_needed"])
+            UNDEFINED if math.isnan(row["simulated_power_at_needed"])
             else f"{row['simulated_power_at_needed']:.3f} ± {row['simulated_power_at_needed_se']:.3f}",
-            *[_number(row[f"detectable_at_{n}"]) for n in plan.at],
+            *[_cell(row[f"detectable_at_{n}"]) for n in plan.at],
         ])
-    lines += _aligned(table)
+    lines += text_table(table)
     lines += ["", "needed: queries for the paired t-test (statsmodels TTestPower) to reach the target power; "
               "detectable at N: the smallest mean difference N queries detect at that power",
               f"sim.: bootstrap of the pilot's queries shifted to mean delta, {plan.resamples} resamples x "
@@ -386,35 +359,37 @@ def summary_lines(plan: PowerPlan) -> list[str]:
             cells = {(r.baseline, r.candidate): _power_cell(r.formula, r.simulated, r.simulated_se)
                      for r in group.itertuples()}
             curve.append([str(n), *[cells.get(c, "") for c in comparisons]])
-        lines += _aligned(curve)
+        lines += text_table(curve)
     return lines
-
-
-def _aligned(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
-def _json_ready(value):
-    if isinstance(value, float | np.floating):
-        return None if not math.isfinite(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
     """A frame as JSON-ready records: NaN and infinity become None, numpy scalars Python ones."""
-    return [{k: _json_ready(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    return json_safe(frame.to_dict("records"))
 
 
 def plan_to_dict(plan: PowerPlan) -> dict:
-    """The plan as a JSON-ready dict."""
+    """The power plan as a JSON-ready dict."""
     return {"metric": plan.metric, "alpha": plan.alpha, "planned": plan.planned, "threshold": plan.threshold,
             "power": plan.power, "at": plan.at,
             "simulation": {"resamples": plan.resamples, "permutations": plan.permutations, "seed": plan.seed,
                            "sign_batch": SIGN_BATCH, "method": "bootstrap of the pilot's queries shifted to mean "
                            "delta; two-sided paired permutation test by random sign flips"},
             "comparisons": records(plan.rows), "curve": records(plan.curve)}
+
+
+def plan_document(plan: Plan) -> dict:
+    """The JSON of ``evalset plan --format json``: ``pilot`` (the power plan) and ``budget``."""
+    return {"pilot": None if plan.power is None else plan_to_dict(plan.power),
+            "budget": None if plan.budget is None else {
+                "settings": plan.costs, "rows": records(plan.budget),
+                "pools": [budget.pool_size_dict(size) for size in plan.pools]}}
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as printed: the power plan, then the judging budget."""
+    lines = [] if plan.power is None else summary_lines(plan.power)
+    if plan.budget is not None:
+        lines += ["", *budget.budget_lines(plan.budget, plan.pools, **plan.costs)] if lines else \
+            budget.budget_lines(plan.budget, plan.pools, **plan.costs)
+    return "\n".join(lines)

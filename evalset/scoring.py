@@ -1,67 +1,86 @@
-"""Scoring runs on qrels or on a frozen set: the contract in force, the measures as spelled, the summaries
-and the score table.
+"""Scoring runs on qrels or on a frozen set: the contract in force, the measures as spelled, the summaries, the
+comparisons, two versions of a set side by side, and their printed forms.
+
+Conventions
+-----------
+- On qrels, the contract is the options given (the others default). On a frozen set it is the set's recorded
+  contract: an option that contradicts it is refused (:class:`~evalset.errors.InputError`) unless
+  ``override_contract``, and the contradictions are kept in :attr:`Scoring.overridden` so that the output says
+  so. Only the queries of the split are scored.
+- ``judged@k`` is placed after every ``nDCG@k`` that is not already beside it, so that a pool bias is visible.
+- A mean is over the defined queries (:mod:`evalset.stats.strata`); on a set, means also come per stratum and
+  across strata, and the score table shows the traffic-weighted mean when the set weights by traffic.
+- An undefined value prints as ``undef`` (:data:`evalset.render.UNDEFINED`), is ``null`` in JSON and empty in TSV.
+- Comparisons are made in the family of :mod:`evalset.stats.family` (on a set: logged, and counted in the
+  threshold).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-import click
+import pandas as pd
 
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.errors import InputError
+from evalset.io.trec import read_qrels
+from evalset.metrics import Measure, evaluate_runs, parse_measure
+from evalset.render import UNDEFINED, json_safe, number, text_table
+from evalset.sets import FrozenSet, diff_sets, load_set, select_split
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.paired import Comparison, format_comparison
+from evalset.stats.strata import MeanSummary, StratifiedSummary, mean_summary, stratified_summary
 
-# The library (pandas, numpy, scipy, ...) is imported inside each command: `evalset --help` and a command
-# start without the modules the others need.
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from evalset.compare import Comparison
-    from evalset.metrics import Measure
-    from evalset.sets import FrozenSet
+DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
+"""What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
 
 
-@dataclass
-class _Scoring:
-    """What score and compare share: the contract in force, the qrels, and (with --set) the set and split."""
+# ------------------------------------------------------------------------------------------------ the contract
+@dataclass(frozen=True)
+class Scoring:
+    """What scoring needs: the contract in force, the qrels, and on a set the set, its split and its queries."""
 
     contract: EvaluationContract
     qrels: pd.DataFrame
     frozen: FrozenSet | None = None
+    split: str | None = None
     queries: pd.DataFrame | None = None
-    overridden: list[str] | None = None
+    overridden: list[str] = field(default_factory=list)
 
     @property
     def headline(self) -> str:
+        """The set's headline metric, or ``ndcg@10`` on qrels."""
         return self.frozen.contract.headline if self.frozen else "ndcg@10"
 
 
-def _scoring(qrels_path, set_path, split, override, **given) -> _Scoring:
-    from evalset.io.trec import read_qrels
-    from evalset.sets import load_set, select_split
+def scoring_on_qrels(qrels_path: str | os.PathLike, **options: Any) -> Scoring:
+    """Scoring on a qrels file; ``options`` are :class:`EvaluationContract` fields (None: the default)."""
+    given = {k: v for k, v in options.items() if v is not None}
+    return Scoring(EvaluationContract.from_options(**given), read_qrels(qrels_path))
 
-    if bool(qrels_path) == bool(set_path):
-        raise click.UsageError("give either --qrels or --set")
-    given = {k: v for k, v in given.items() if v is not None}
-    if qrels_path:
-        return _Scoring(EvaluationContract.from_options(**given), read_qrels(qrels_path))
+
+def scoring_on_set(set_path: str | os.PathLike, split: str = "test", *, override_contract: bool = False,
+                   **options: Any) -> Scoring:
+    """Scoring on a frozen set's split, under its contract; ``options`` that contradict the contract are refused
+    unless ``override_contract`` (None: the set's value)."""
     frozen = load_set(set_path)
+    given = {k: v for k, v in options.items() if v is not None}
     recorded = frozen.contract.evaluation.to_dict()
     overridden = [f"{k}={v} (set: {recorded[k]})" for k, v in given.items() if recorded[k] != v]
-    if overridden and not override:
-        raise click.UsageError("these options contradict the set's contract: " + ", ".join(overridden)
-                               + "; add --override-contract to score anyway")
+    if overridden and not override_contract:
+        raise InputError("these options contradict the set's contract: " + ", ".join(overridden)
+                         + "; add --override-contract to score anyway")
     queries = select_split(frozen.queries, split)
     qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
-    return _Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, queries, overridden)
+    return Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, split, queries, overridden)
 
 
-def _metric_spellings(metrics: tuple[str, ...], default: tuple[str, ...]) -> dict[str, Measure]:
+def metric_spellings(metrics: Sequence[str]) -> dict[str, Measure]:
     """Spelling as given -> Measure, with judged@k placed beside every nDCG@k (pool bias made visible)."""
-    from evalset.metrics import Measure, parse_measure
-
-    given = {text: parse_measure(text) for text in (metrics or default)}
+    given = {text: parse_measure(text) for text in metrics}
     spelled: dict[str, Measure] = {}
     for text, measure in given.items():
         spelled[text] = measure
@@ -71,103 +90,205 @@ def _metric_spellings(metrics: tuple[str, ...], default: tuple[str, ...]) -> dic
     return spelled
 
 
-def _json_number(value: float) -> float | None:
-    import pandas as pd
+# ------------------------------------------------------------------------------------------------- scores
+@dataclass(frozen=True)
+class RunScores:
+    """Runs scored: the per-query tables, the measures by spelling, and each run's summary per spelling."""
 
-    return None if pd.isna(value) else float(value)
+    scoring: Scoring
+    measures: dict[str, Measure]
+    tables: dict[str, pd.DataFrame]
+    summaries: dict[str, dict[str, MeanSummary]]
 
-
-def _summary_entry(table: pd.DataFrame, measure: Measure, scoring: _Scoring) -> dict:
-    from evalset.sets import stratified_summary
-
-    column = table[str(measure)]
-    if scoring.frozen is not None:
-        return stratified_summary(column, scoring.queries, scoring.frozen.contract.weighting)
-    return {"mean": _json_number(column.mean()), "defined": int(column.notna().sum()),
-            "undefined": int(column.isna().sum())}
-
-
-def _long_per_query(tables: dict[str, pd.DataFrame], spelled: dict[str, Measure]) -> pd.DataFrame:
-    import pandas as pd
-
-    parts = []
-    for name, table in tables.items():
-        renamed = table[[str(m) for m in spelled.values()]].set_axis(list(spelled), axis=1)
-        long = renamed.reset_index().melt(id_vars="query_id", var_name="metric", value_name="value")
-        parts.append(long.assign(run=name))
-    return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
+    def long_per_query(self) -> pd.DataFrame:
+        """``run, query_id, metric, value``: every query's value, metrics spelled as given."""
+        parts = []
+        for name, table in self.tables.items():
+            renamed = table[[str(m) for m in self.measures.values()]].set_axis(list(self.measures), axis=1)
+            long = renamed.reset_index().melt(id_vars="query_id", var_name="metric", value_name="value")
+            parts.append(long.assign(run=name))
+        return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
 
 
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+def score_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metrics: Sequence[str] = ()) -> RunScores:
+    """Score ``runs`` (name -> run) on ``metrics`` (default: the set's headline, else :data:`DEFAULT_METRICS`)."""
+    default = (scoring.headline,) if scoring.frozen else DEFAULT_METRICS
+    spelled = metric_spellings(metrics or default)
+    tables = evaluate_runs(runs, scoring.qrels, list(spelled.values()), scoring.contract)
+
+    def summary(values: pd.Series) -> MeanSummary:
+        if scoring.frozen is None:
+            return mean_summary(values)
+        return stratified_summary(values, scoring.queries, scoring.frozen.contract.weighting)
+
+    summaries = {name: {text: summary(table[str(m)]) for text, m in spelled.items()} for name, table in tables.items()}
+    return RunScores(scoring, spelled, tables, summaries)
 
 
-def _cell(entry: dict, key: str = "mean") -> str:
-    mean = "n/a" if entry[key] is None else f"{entry[key]:.4f}"
-    return mean if entry["undefined"] == 0 else f"{mean} ({entry['defined']}/{entry['undefined']})"
+def _cell(summary: MeanSummary, mean: float | None = None) -> str:
+    value = number(summary.mean if mean is None else mean)
+    return value if summary.undefined == 0 else f"{value} ({summary.defined}/{summary.undefined})"
 
 
-def format_score_table(entries: dict[str, dict[str, dict]], scoring: _Scoring, queries: int) -> str:
-    metrics = list(next(iter(entries.values())))
-    frozen = scoring.frozen
-    key = "weighted_mean" if frozen is not None and frozen.contract.weighting == "traffic" else "mean"
-    lines = _table([["run", *metrics], *[[name, *(_cell(e[m], key) for m in metrics)] for name, e in entries.items()]])
-    settings = " ".join(f"{k}={v}" for k, v in scoring.contract.to_dict().items())
+def format_score_table(scores: RunScores) -> str:
+    """The score table: one row per run, one column per metric, then the set, the split and the contract."""
+    scoring, frozen, summaries = scores.scoring, scores.scoring.frozen, scores.summaries
+    metrics = list(scores.measures)
+    weighted = frozen is not None and frozen.contract.weighting == "traffic"
+
+    def headline_cell(summary: MeanSummary) -> str:
+        return _cell(summary, summary.weighted_mean if weighted else None)
+
+    lines = text_table([["run", *metrics], *[[name, *(headline_cell(s[m]) for m in metrics)]
+                                             for name, s in summaries.items()]])
     if frozen is not None:
-        strata = list(next(iter(next(iter(entries.values())).values()))["strata"])
-        if len(strata) > 1:
-            headline = metrics[0]
-            lines.append(f"\n{headline} per stratum (traffic share):")
-            shares = next(iter(entries.values()))[headline]["strata"]
-            header = ["run", *(f"{s} ({shares[s]['share']:.3f})" for s in strata), "weighted", "unweighted"]
-            rows = [[name, *(_cell(e[headline]["strata"][s]) for s in strata),
-                     "n/a" if e[headline]["weighted_mean"] is None else f"{e[headline]['weighted_mean']:.4f}",
-                     _cell(e[headline])] for name, e in entries.items()]
-            lines += _table([header, *rows])
+        first: StratifiedSummary = next(iter(summaries.values()))[metrics[0]]
+        if len(first.strata) > 1:
+            lines.append(f"\n{metrics[0]} per stratum (traffic share):")
+            header = ["run", *(f"{s} ({first.strata[s].share:.3f})" for s in first.strata), "weighted", "unweighted"]
+            rows = [[name, *(_cell(s[metrics[0]].strata[stratum]) for stratum in first.strata),
+                     number(s[metrics[0]].weighted_mean), _cell(s[metrics[0]])] for name, s in summaries.items()]
+            lines += text_table([header, *rows])
         splits = ",".join(sorted(scoring.queries["split"].unique()))
-        averaging = "traffic-weighted across strata" if key != "mean" else "unweighted"
+        averaging = "traffic-weighted across strata" if weighted else "unweighted"
         lines.append(f"\nset {frozen.path} ({frozen.manifest['name']} {frozen.version}), split {splits}, "
-                     f"{queries} judged queries; means are {averaging}")
+                     f"{len(next(iter(scores.tables.values())))} judged queries; means are {averaging}")
         if scoring.overridden:
             lines.append("CONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden))
     else:
-        lines.append(f"\n{queries} queries scored")
-    lines.append(f"contract: {settings}")
+        lines.append(f"\n{len(next(iter(scores.tables.values())))} queries scored")
+    lines.append("contract: " + " ".join(f"{k}={v}" for k, v in scoring.contract.to_dict().items()))
     lines.append("a mean is over defined queries; (n/m) = defined/undefined when some are undefined")
     return "\n".join(lines)
 
 
-def _warn_counts(name: str, counts: dict, qrels: pd.DataFrame) -> None:
-    notes = {
-        "duplicates_removed": "repeated documents counted once",
-        "unjudged_queries": "queries with no qrels ignored",
-        "missing_queries": "judged queries absent from the run",
+def format_per_query(scores: RunScores) -> str:
+    """Every query's value, one row per run and query, one column per metric."""
+    wide = scores.long_per_query().pivot_table(index=["run", "query_id"], columns="metric", values="value",
+                                               sort=False, dropna=False)
+    return wide[list(scores.measures)].to_string(float_format=lambda v: f"{v:.4f}", na_rep=UNDEFINED)
+
+
+def score_document(scores: RunScores, per_query: bool = False) -> dict[str, Any]:
+    """The JSON of ``evalset score --format json`` (a documented contract)."""
+    scoring = scores.scoring
+    document: dict[str, Any] = {
+        "contract": scoring.contract.to_dict(),
+        "runs": {name: {text: s.to_dict() for text, s in by_metric.items()}
+                 for name, by_metric in scores.summaries.items()},
+        "notes": {name: dict(table.attrs) for name, table in scores.tables.items()},
     }
-    said = [f"{counts[key]} {text}" for key, text in notes.items() if counts.get(key)]
-    if qrels.attrs.get("collapsed_duplicates"):
-        said.append(f"{qrels.attrs['collapsed_duplicates']} repeated qrels lines collapsed")
-    if said:
-        click.echo(f"note: {name}: " + "; ".join(said), err=True)
+    if scoring.frozen is not None:
+        document["set"] = {"path": str(scoring.frozen.path), "split": scoring.split,
+                           "weighting": scoring.frozen.contract.weighting, "contract_overridden": scoring.overridden}
+    if per_query:
+        document["per_query"] = [{"run": row.run, "query_id": row.query_id, "metric": row.metric,
+                                  "value": json_safe(row.value)} for row in scores.long_per_query().itertuples()]
+    return document
 
 
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
+def format_score_tsv(scores: RunScores, per_query: bool = False) -> str:
+    """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``per_query`` the long per-query
+    table ``run, query_id, metric, value`` (an undefined value is empty)."""
+    if per_query:
+        return scores.long_per_query().to_csv(sep="\t", index=False, na_rep="")
+    rows = []
+    for name, by_metric in scores.summaries.items():
+        for text, summary in by_metric.items():
+            entry = summary.to_dict()
+            rows.append({"run": name, "metric": text, **{k: entry[k] for k in ("mean", "defined", "undefined")},
+                         **({"weighted_mean": entry["weighted_mean"]} if "weighted_mean" in entry else {})})
+    return pd.DataFrame(rows).to_csv(sep="\t", index=False, na_rep="")
 
 
-def format_comparison(result: Comparison) -> str:
-    lines = [
-        f"{result.candidate} vs {result.baseline} on {result.metric} ({result.n} queries"
-        + (f", {result.undefined} undefined left out" if result.undefined else "") + f", {result.kind})",
-        f"  mean difference   {result.mean_difference:+.4f}   median {result.median_difference:+.4f}",
-        f"  wins/losses/ties  {result.wins}/{result.losses}/{result.ties}",
-        f"  permutation p     {result.permutation_p:.4g}  ({result.permutations} sign flips, seed {result.seed})",
-        f"  paired t          t = {result.t:.4f}, p = {result.ttest_p:.4g}",
-        f"  BCa {result.ci_level:.1%} CI     [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",
-        f"  effect size       {result.effect_size:.3f} (mean / sd of differences)",
-        f"  verdict           {result.verdict}",
-    ]
-    if result.largest_losses:
-        lines.append("  largest losses    " + ", ".join(
-            f"{loss['query_id']} ({loss['difference']:+.4f})" for loss in result.largest_losses))
+def score_notes(scores: RunScores) -> list[str]:
+    """One note per run about what was left out (repeated documents, unjudged or missing queries)."""
+    said_of_qrels = []
+    if scores.scoring.qrels.attrs.get("collapsed_duplicates"):
+        said_of_qrels.append(f"{scores.scoring.qrels.attrs['collapsed_duplicates']} repeated qrels lines collapsed")
+    texts = {"duplicates_removed": "repeated documents counted once", "unjudged_queries": "queries with no qrels "
+             "ignored", "missing_queries": "judged queries absent from the run"}
+    notes = []
+    for name, table in scores.tables.items():
+        said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels
+        if said:
+            notes.append(f"note: {name}: " + "; ".join(said))
+    return notes
+
+
+# -------------------------------------------------------------------------------------------- comparisons
+def compare_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metric: str | None = None, *,
+                 planned: int | None = None, exploratory: bool = False, alpha: float = 0.05,
+                 permutations: int = 9999, seed: int = DEFAULT_SEED) -> list[Comparison]:
+    """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline).
+
+    The comparisons form one :class:`~evalset.stats.family.ComparisonFamily` (the others asked for, the set's
+    planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
+    appended to the set's comparison log as it is made.
+    """
+    metric = metric or scoring.headline
+    measure = parse_measure(metric)
+    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
+    baseline, *candidates = list(runs)
+    family = ComparisonFamily.of(len(candidates), planned=planned, frozen=scoring.frozen, split=scoring.split)
+    return [family.compare(tables[baseline][str(measure)], tables[name][str(measure)], baseline_name=baseline,
+                           candidate_name=name, metric=metric, exploratory=exploratory, alpha=alpha,
+                           permutations=permutations, seed=seed) for name in candidates]
+
+
+def format_comparisons(results: Sequence[Comparison], scoring: Scoring) -> str:
+    """The comparisons one after the other, and the contract overridden, if it was."""
+    text = "\n\n".join(format_comparison(result) for result in results)
+    return text + ("\nCONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden) if scoring.overridden else "")
+
+
+# --------------------------------------------------------------------------------------- two set versions
+@dataclass(frozen=True)
+class VersionDiff:
+    """Two versions of a set: the judgments that changed (:func:`evalset.sets.diff_sets`) and, when runs were
+    given, their headline scores under each (``run, old, new, change``)."""
+
+    old: FrozenSet
+    new: FrozenSet
+    changes: pd.DataFrame
+    scores: pd.DataFrame | None = None
+
+
+def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
+                  runs: Mapping[str, pd.DataFrame] | None = None, split: str = "all") -> VersionDiff:
+    """The judgments changed between two versions, and how ``runs`` move: each run's score on the new version's
+    headline metric, under each version's contract, weighting and queries of ``split`` (the weighted mean)."""
+    old, new = load_set(old_path), load_set(new_path)
+    if not runs:
+        return VersionDiff(old, new, diff_sets(old, new))
+    headline = new.contract.headline
+    column = str(parse_measure(headline))
+    scores = {}
+    for frozen in (old, new):
+        queries = select_split(frozen.queries, split)
+        qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+        tables = evaluate_runs(runs, qrels, [headline], frozen.contract.evaluation)
+        scores[frozen.version] = {name: stratified_summary(table[column], queries, frozen.contract.weighting)
+                                  .weighted_mean for name, table in tables.items()}
+    table = pd.DataFrame({"run": list(scores[old.version]), "old": list(scores[old.version].values()),
+                          "new": [scores[new.version][name] for name in scores[old.version]]})
+    return VersionDiff(old, new, diff_sets(old, new), table.assign(change=table["new"] - table["old"]))
+
+
+def format_version_diff(diff: VersionDiff, shown: int = 50) -> str:
+    """The counts of judgments added, removed and changed, the first ``shown`` of them, and the runs' scores."""
+    old, new, changes = diff.old, diff.new, diff.changes
+    counts = changes["change"].value_counts()
+    lines = [f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
+             f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed"]
+    if len(changes):
+        lines.append(changes.head(shown).to_string(index=False))
+        if len(changes) > shown:
+            lines.append(f"... and {len(changes) - shown} more")
+    if diff.scores is not None:
+        headline = new.contract.headline
+        rows = [[row.run, number(row.old), number(row.new), number(row.change, sign=True)]
+                for row in diff.scores.itertuples()]
+        lines.append("\n" + "\n".join(text_table([["run", f"{headline} {old.version}", f"{headline} {new.version}",
+                                                    "change"], *rows])))
     return "\n".join(lines)

@@ -4,7 +4,8 @@ A set version is a folder ``SETS/NAME/vN/`` holding ``qrels.txt`` (merged grades
 weights, splits), ``labels.tsv`` (every raw judgment) and ``manifest.json``. It is built in a temporary folder
 beside it and renamed into place (a killed freeze leaves no version folder), made read-only, and never
 rewritten. ``SETS/NAME/versions.tsv`` records each version's manifest sha256, so that ``verify`` also catches an
-edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) logs every comparison made on a set.
+edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) logs every comparison made on a set
+(:mod:`evalset.stats.family`).
 
 Merging grades per (query, document), over human annotators only unless LLM grades are allowed:
 
@@ -424,51 +425,3 @@ def select_split(queries: pd.DataFrame, split: str) -> pd.DataFrame:
     if chosen.empty:
         raise ValueError(f"the set has no queries in split {split!r} (splits: {sorted(queries['split'].unique())})")
     return chosen
-
-
-def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic") -> dict[str, Any]:
-    """Mean over defined queries overall and per stratum, and the weighted mean across strata.
-
-    ``traffic``: sum over strata of (traffic share x stratum mean), the shares renormalised over the strata
-    that have a defined value (the ones left out are listed). ``uniform``: the plain mean.
-    """
-    frame = queries.set_index("query_id")[["stratum", "stratum_share"]].join(per_query.rename("value"), how="inner")
-    strata = {}
-    for stratum, group in frame.groupby("stratum", sort=True):
-        values = group["value"]
-        strata[stratum] = {"mean": None if values.notna().sum() == 0 else float(values.mean()),
-                           "defined": int(values.notna().sum()), "undefined": int(values.isna().sum()),
-                           "share": float(group["stratum_share"].iloc[0])}
-    defined = {s: v for s, v in strata.items() if v["mean"] is not None}
-    if weighting == "uniform" or not defined:
-        weighted = None if frame["value"].notna().sum() == 0 else float(frame["value"].mean())
-    else:
-        total = sum(v["share"] for v in defined.values())
-        weighted = sum(v["share"] * v["mean"] for v in defined.values()) / total if total > 0 else None
-    return {"mean": None if frame["value"].notna().sum() == 0 else float(frame["value"].mean()),
-            "defined": int(frame["value"].notna().sum()), "undefined": int(frame["value"].isna().sum()),
-            "strata": strata, "weighted_mean": weighted, "weighting": weighting,
-            "strata_without_value": sorted(set(strata) - set(defined))}
-
-
-def log_comparison(set_path: Path, record: dict[str, Any]) -> int:
-    """Append a comparison to the set's log (outside the frozen folder); returns how many distinct
-    (baseline, candidate, metric) comparisons the log now holds for this version and split."""
-    log = set_path.parent / "comparisons.jsonl"
-    with open(log, "a") as handle:
-        handle.write(json.dumps(record, sort_keys=True) + "\n")
-    return len(comparisons_made(set_path, record["split"]))
-
-
-def comparisons_made(set_path: Path, split: str) -> set[tuple[str, str, str]]:
-    """The distinct (baseline, candidate, metric) comparisons logged on this version and split."""
-    log = set_path.parent / "comparisons.jsonl"
-    if not log.exists():
-        return set()
-    made = set()
-    for line in log.read_text().splitlines():
-        record = json.loads(line)
-        if record.get("version") == set_path.name and record.get("split") == split:
-            made.add((record["baseline"], record["candidate"], record["metric"]))
-    return made
-

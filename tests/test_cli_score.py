@@ -86,3 +86,15 @@ def test_compare_exploratory_table(dl19):
     result = invoke("compare", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], dl19["runs"]["p_bert"],
                     "--exploratory")
     assert result.exit_code == 0 and "never established" in result.output
+
+
+def test_a_mean_over_no_defined_query_prints_as_undef(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 0\nq1 0 d2 0\n")  # no relevant document: nDCG and RR undefined
+    (tmp_path / "r.run").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d3 2 1.0 r\n")
+    result = invoke("score", "--qrels", tmp_path / "qrels.txt", tmp_path / "r.run", "-m", "ndcg@10", "-m", "rr",
+                    "--per-query")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1].split() == ["r", "undef", "(0/1)", "0.1000", "undef", "(0/1)"]
+    assert lines[-1].split() == ["r", "q1", "undef", "0.1000", "undef"]
+    assert "n/a" not in result.output

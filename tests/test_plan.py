@@ -15,8 +15,9 @@ from scipy import optimize, stats
 
 from evalset import budget, plan
 from evalset.cli import main
-from evalset.compare import permutation_p_value
+from evalset.errors import InputError
 from evalset.pooling import PoolSpec, build_from_spec, write_pool
+from evalset.stats import power
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -49,7 +50,7 @@ def detectable_by_hand(sd, n, power, alpha):
 # ------------------------------------------------------------------------------------------------ the formula
 def test_the_solver_is_close_to_the_normal_approximation_rule_of_thumb():
     sd, delta = 1.0, 0.25
-    whole, solved = plan.queries_needed(sd, delta, power=0.8, alpha=0.05)
+    whole, solved = power.queries_needed(sd, delta, power=0.8, alpha=0.05)
     # normal approximation: N = ((z_0.975 + z_0.8) sd / delta)^2 = 7.85 (sd / delta)^2, i.e. about (2.8 sd / delta)^2
     rule = ((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * sd / delta) ** 2
     assert rule == pytest.approx(125.6, abs=0.1)
@@ -57,24 +58,24 @@ def test_the_solver_is_close_to_the_normal_approximation_rule_of_thumb():
     assert solved > rule
     assert whole == 128 == queries_needed_by_hand(sd, delta, 0.8, 0.05)
     # (2 sd / delta)^2 = 64 queries is the rule for 50% power, not 80%: z_0.975 ~ 2 and z_0.5 = 0
-    assert plan.power_at(sd, delta, round((2 * sd / delta) ** 2), 0.05) == pytest.approx(0.5, abs=0.03)
+    assert power.power_at(sd, delta, round((2 * sd / delta) ** 2), 0.05) == pytest.approx(0.5, abs=0.03)
 
 
 @pytest.mark.parametrize(("sd", "delta", "alpha"), [(0.048, 0.0085, 0.05), (0.2, 0.05, 0.05 / 3), (1.0, 0.9, 0.01)])
 def test_queries_needed_and_detectable_difference_match_the_noncentral_t(sd, delta, alpha):
-    whole, _ = plan.queries_needed(sd, delta, power=0.8, alpha=alpha)
+    whole, _ = power.queries_needed(sd, delta, power=0.8, alpha=alpha)
     assert whole == queries_needed_by_hand(sd, delta, 0.8, alpha)
-    assert plan.detectable_difference(sd, 43, power=0.8, alpha=alpha) == pytest.approx(
+    assert power.detectable_difference(sd, 43, power=0.8, alpha=alpha) == pytest.approx(
         detectable_by_hand(sd, 43, 0.8, alpha), rel=1e-5)
 
 
 def test_edge_cases_of_the_formula():
-    assert plan.queries_needed(0.1, 10.0) == (2, 2.0)          # a huge effect still needs two queries
-    assert plan.queries_needed(0.0, 0.01) == (2, 2.0)          # no spread at all
-    assert plan.queries_needed(0.1, 0.0) == (math.inf, math.inf)
-    assert plan.detectable_difference(0.0, 43) == 0.0
-    with pytest.raises(ValueError, match="power"):
-        plan.queries_needed(1.0, 0.1, power=1.5)
+    assert power.queries_needed(0.1, 10.0) == (2, 2.0)          # a huge effect still needs two queries
+    assert power.queries_needed(0.0, 0.01) == (2, 2.0)          # no spread at all
+    assert power.queries_needed(0.1, 0.0) == (math.inf, math.inf)
+    assert power.detectable_difference(0.0, 43) == 0.0
+    with pytest.raises(InputError, match="power"):
+        power.queries_needed(1.0, 0.1, power=1.5)
 
 
 # --------------------------------------------------------------------------------------------- the simulation
@@ -82,19 +83,13 @@ def standardised(values):
     return (values - values.mean()) / values.std(ddof=1)
 
 
-def test_batched_permutation_p_values_are_those_of_compare():
-    sample = np.random.default_rng(3).normal(0.2, 1.0, size=37)
-    batched = plan.permutation_p_values(sample[None, :], 999, np.random.default_rng(11))
-    assert batched[0] == permutation_p_value(sample, 999, np.random.default_rng(11))
-
-
 def test_simulation_agrees_with_the_formula_on_normal_differences():
     pilot = standardised(np.random.default_rng(7).normal(size=400))  # sd 1 exactly
     delta = 0.3
-    needed, _ = plan.queries_needed(1.0, delta, 0.8, 0.05)
+    needed, _ = power.queries_needed(1.0, delta, 0.8, 0.05)
     for n in (20, needed // 2, needed):
-        simulated = plan.simulated_power(pilot, delta, n, 0.05, resamples=400)
-        formula = plan.power_at(1.0, delta, n, 0.05)
+        simulated = power.simulated_power(pilot, delta, n, 0.05, resamples=400)
+        formula = power.power_at(1.0, delta, n, 0.05)
         assert abs(simulated.power - formula) < 3 * simulated.se + 0.01, (n, simulated, formula)
 
 
@@ -105,16 +100,16 @@ def test_simulation_departs_from_the_formula_on_heavy_tailed_differences():
     rng = np.random.default_rng(7)
     pilot = standardised(rng.normal(size=400) * np.where(rng.random(400) < 0.1, 6.0, 1.0))
     assert stats.kurtosis(pilot) > 5
-    simulated = plan.simulated_power(pilot, 0.3, 20, 0.05, resamples=400)
-    formula = plan.power_at(1.0, 0.3, 20, 0.05)
+    simulated = power.simulated_power(pilot, 0.3, 20, 0.05, resamples=400)
+    formula = power.power_at(1.0, 0.3, 20, 0.05)
     assert simulated.power > formula + 6 * simulated.se
 
 
 def test_the_simulation_is_seeded_and_independent_of_the_grid():
     pilot = standardised(np.random.default_rng(1).normal(size=50))
-    first = plan.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=5)
-    assert first == plan.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=5)
-    assert first != plan.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=6)
+    first = power.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=5)
+    assert first == power.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=5)
+    assert first != power.simulated_power(pilot, 0.4, 30, 0.05, resamples=100, seed=6)
 
 
 def test_bonferroni_threshold_counts_the_planned_comparisons():
@@ -125,6 +120,17 @@ def test_bonferroni_threshold_counts_the_planned_comparisons():
     assert result.threshold == pytest.approx(0.05 / 3)
     for row in result.rows.itertuples():
         assert row.queries_needed == queries_needed_by_hand(row.sd, 0.05, 0.8, 0.05 / 3)
+
+
+def test_an_undefined_number_prints_as_undef_and_an_infinite_need_as_never():
+    differences = pd.DataFrame({"baseline": "a", "candidate": ["b", "c", "c"], "query_id": ["q1", "q1", "q2"],
+                                "stratum": "all", "difference": [0.1, 0.1, -0.1]})
+    lines = plan.summary_lines(plan.plan_power(differences, metric="ndcg@10", sizes=[5], resamples=10))
+    one_query = next(line for line in lines if line.startswith("b vs a")).split()
+    assert one_query == ["b", "vs", "a", "all", "1", "+0.1000", "undef", "0.1000", "undef", "undef", "/", "undef",
+                         "undef", "undef", "undef"]  # one query: no sd, so nothing that needs it
+    no_difference = next(line for line in lines if line.startswith("c vs a")).split()
+    assert no_difference[5:9] == ["+0.0000", "0.1414", "0.0000", "never"]
 
 
 # ------------------------------------------------------------------------------------------- DL19 by hand
@@ -257,7 +263,7 @@ def test_llm_cost_from_a_pool_folder_counts_the_tasks_tokens(tmp_path, shared_da
 
 def test_budget_settings_are_checked():
     size = budget.PoolSize(10, "runs", 2, pd.Series([3, 5], index=["a", "b"]))
-    with pytest.raises(ValueError, match="overlap"):
+    with pytest.raises(InputError, match="overlap"):
         budget.judging_budget([size], overlap=3, annotators=2)
     assert budget.count_tokens(["abcde", ""], "chars")[0].tolist() == [2, 0]
 

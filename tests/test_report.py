@@ -6,20 +6,20 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from scipy import stats
 
 from evalset.cli import main
+from evalset.errors import InputError
 from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_run
 from evalset.metrics import evaluate
-from evalset.report import agreement_matrix, build_report, collect, render_html, score_interval
+from evalset.report import agreement_matrix, build_report, collect, render_html
 from evalset.sets import freeze, load_set
+from evalset.stats.family import ComparisonLog
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -81,20 +81,34 @@ def test_judged_at_10_is_the_share_of_the_top_10_with_a_judgment(dl19_data, dl19
     assert dl19_data.scores.loc["idst_bert_p1", "judged"] == pytest.approx(share.mean())
 
 
-def test_planned_comparisons_give_the_verdicts_of_evalset_compare(dl19_data, dl19_set):
-    by_pair = {(c.baseline, c.candidate): c for c in dl19_data.comparisons}
-    assert list(by_pair) == PLANNED
-    for baseline, candidate in PLANNED:
-        result = CliRunner().invoke(main, ["compare", "--set", str(dl19_set.path), "--permutations", "2000",
+def test_planned_comparisons_are_decided_at_the_threshold_compare_would_use(shared_data, dl19_runs, tmp_path):
+    root = shared_data / "dl19"
+    frozen = load_set(freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
+                             read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=PLANNED))
+    # one exploratory peek in the log: each planned comparison's family is max(2 planned, |{peek, itself}|) = 2
+    ComparisonLog.of_set(frozen.path, "test").append({"baseline": "bm25base_p", "candidate": "p_bert",
+                                                      "metric": "ndcg@10"})
+    data = collect(frozen, dl19_runs, **FAST)
+    assert [c.result.threshold for c in data.comparisons] == [0.025, 0.025]
+    assert [c.result.kind for c in data.comparisons] == ["planned", "planned"]
+    assert len((frozen.path.parent / "comparisons.jsonl").read_text().splitlines()) == 1  # the report logs nothing
+
+    def compare(baseline, candidate):  # appends to the log, as compare does
+        result = CliRunner().invoke(main, ["compare", "--set", str(frozen.path), "--permutations", "2000",
                                            "--format", "json", str(_run_path(baseline)), str(_run_path(candidate))])
         assert result.exit_code == 0, result.output
-        expected = json.loads(result.output)[0]
-        shown = by_pair[(baseline, candidate)].result
-        assert shown.verdict == expected["verdict"]
-        assert shown.permutation_p == expected["permutation_p"]
-        assert shown.threshold == 0.025 and shown.kind == "planned"
-    assert by_pair[PLANNED[0]].result.established
-    assert not by_pair[PLANNED[1]].result.established
+        return json.loads(result.output)[0]
+
+    first = compare(*PLANNED[0])
+    shown = data.comparisons[0].result
+    assert (first["threshold"], first["verdict"], first["permutation_p"]) == (
+        shown.threshold, shown.verdict, shown.permutation_p)
+    assert shown.established
+    # the log now holds the peek and the first: the second comparison's family is 3, for both commands alike
+    again = collect(frozen, dl19_runs, **FAST)
+    second = compare(*PLANNED[1])
+    assert second["threshold"] == again.comparisons[1].result.threshold == pytest.approx(0.05 / 3)
+    assert second["verdict"] == again.comparisons[1].result.verdict and not again.comparisons[1].result.established
 
 
 def test_differences_and_largest_losses_are_per_query_candidate_minus_baseline(dl19_data, dl19_set, dl19_runs):
@@ -137,42 +151,6 @@ def test_strata_and_splits_of_a_sampled_set(shared_data, dl19_runs, tmp_path):
         queries) - len(test)
 
 
-# ------------------------------------------------------------------------------------------------ intervals
-QUERIES = pd.DataFrame({"query_id": [f"q{i}" for i in range(12)], "stratum": ["a"] * 4 + ["b"] * 8,
-                        "stratum_share": [0.25] * 4 + [0.75] * 8})
-VALUES_B = np.array([0.1, 0.5, 0.35, 0.9, 0.0, 0.65, 0.2, 0.45])
-
-
-def test_one_stratum_interval_is_scipys_bca_on_the_defined_queries():
-    queries = QUERIES.assign(stratum="all", stratum_share=1.0)
-    values = pd.Series([*VALUES_B, np.nan, 0.3, 0.8, np.nan], index=queries["query_id"])
-    estimate, low, high = score_interval(values, queries, rng=np.random.default_rng(7), resamples=3000)
-    defined = values.dropna().to_numpy()
-    expected = stats.bootstrap((defined,), np.mean, method="BCa", n_resamples=3000, vectorized=True,
-                               random_state=np.random.default_rng(7)).confidence_interval
-    assert estimate == pytest.approx(defined.mean())
-    assert (low, high) == pytest.approx((expected.low, expected.high))
-
-
-def test_strata_are_resampled_apart_and_weighted_by_traffic_share():
-    # stratum a is constant (1.0): the interval is 0.25 * 1 + 0.75 * (interval of stratum b's mean)
-    values = pd.Series([1.0] * 4 + list(VALUES_B), index=QUERIES["query_id"])
-    estimate, low, high = score_interval(values, QUERIES, rng=np.random.default_rng(3), resamples=20000)
-    alone = stats.bootstrap((VALUES_B,), np.mean, method="BCa", n_resamples=20000, vectorized=True,
-                            random_state=np.random.default_rng(3)).confidence_interval
-    assert estimate == pytest.approx(0.25 + 0.75 * VALUES_B.mean())
-    assert low == pytest.approx(0.25 + 0.75 * alone.low, abs=0.01)
-    assert high == pytest.approx(0.25 + 0.75 * alone.high, abs=0.01)
-    uniform = score_interval(values, QUERIES, "uniform", resamples=2000)
-    assert uniform[0] == pytest.approx(values.mean())
-
-
-def test_degenerate_and_undefined_intervals():
-    constant = pd.Series(0.5, index=QUERIES["query_id"])
-    assert score_interval(constant, QUERIES) == (0.5, 0.5, 0.5)
-    assert all(np.isnan(score_interval(constant * np.nan, QUERIES)))
-
-
 # ------------------------------------------------------------------------------------------------ agreement
 MATRIX = {"kappa": "kappa_linear", "annotators": ["nist", "gpt"], "values": [[1.0, 0.41], [0.41, 1.0]]}
 
@@ -189,7 +167,7 @@ def test_agreement_matrix_reads_the_three_shapes_alike():
     assert from_matrix.alpha_ordinal == 0.4 and from_matrix.system_taus["kendall_tau"].tolist() == [0.89]
     assert agreement_matrix({"matrix": {"nist": {"gpt": 0.41}}}).matrix.equals(from_mapping.matrix)
     assert agreement_matrix(None) is None and agreement_matrix({}) is None
-    with pytest.raises(ValueError, match="not understood"):
+    with pytest.raises(InputError, match="not understood"):
         agreement_matrix({"kappa": 0.4})
 
 
@@ -208,8 +186,10 @@ def test_an_unreadable_recorded_agreement_block_is_reported_on_the_page(dl19_set
     data = collect(odd, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
     assert data.agreement is None
     assert data.agreement_note.startswith("The manifest records an agreement block this report cannot read")
-    with pytest.raises(ValueError, match="not understood"):  # a block given explicitly must be readable
+    with pytest.raises(InputError, match="not understood"):  # a block given explicitly must be readable
         collect(dl19_set, dl19_runs, agreement={"kappa": 0.4}, **FAST)
+    with pytest.raises(InputError, match="agreement block not understood: KeyError"):  # so must its parts
+        collect(dl19_set, dl19_runs, agreement={"matrix": {"values": [[1.0]]}}, **FAST)
 
 
 # ------------------------------------------------------------------------------------------------ the page

@@ -18,6 +18,7 @@ from evalset.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
+from evalset.scoring import diff_versions, scoring_on_set
 from evalset.sets import freeze, load_set, merge_grades, verify_set
 
 REPO = Path(__file__).resolve().parents[1]
@@ -187,11 +188,18 @@ def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
 
 def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_data):
     run = shared_data / "dl19" / "runs" / "official_full" / "p_bert.run.gz"
+    message = ("these options contradict the set's contract: rel_level=2 (set: 1); add --override-contract to score "
+               "anyway")
+    with pytest.raises(InputError) as refused_here:
+        scoring_on_set(dl19_set, rel_level=2, gain="linear")
+    assert str(refused_here.value) == message
     refused = invoke("score", "--set", dl19_set, run, "--rel-level", "2")
-    assert refused.exit_code != 0 and "contradict the set's contract: rel_level=2 (set: 1)" in refused.output
+    assert refused.exit_code == 2 and refused.output == f"evalset: error: {message}\n"
     allowed = invoke("score", "--set", dl19_set, run, "-m", "p@10", "--rel-level", "2", "--override-contract")
     assert allowed.exit_code == 0 and "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in allowed.output
     assert "0.6488" in allowed.output  # NIST passages-eval P_10 of p_bert
+    overridden = scoring_on_set(dl19_set, override_contract=True, rel_level=2)
+    assert overridden.contract.rel_level == 2 and overridden.overridden == ["rel_level=2 (set: 1)"]
 
 
 def test_load_set_is_one_call(dl19_set):
@@ -230,6 +238,30 @@ def test_versions_verify_diff_and_are_never_rewritten(tmp_path, shared_data):
     qrels_file.write_bytes(bytes(content))
     failed = invoke("verify", v1)
     assert failed.exit_code == 1 and f"FAILED {qrels_file}: content changed" in failed.output
+
+
+def test_diff_rescores_runs_under_each_version(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    qrels = read_qrels(root / "qrels.txt")
+    first_query = qrels["query_id"].iloc[0]
+    fewer = qrels[qrels["query_id"] != first_query]  # v2 drops every judgment of one query
+    path = tmp_path / "fewer.txt"
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in fewer.itertuples(index=False)))
+    common = ["--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name", "s", "--sets-dir", tmp_path]
+    assert invoke("freeze", root / "qrels.txt", *common).exit_code == 0
+    assert invoke("freeze", path, *common).exit_code == 0
+    run = read_run(root / "runs" / "official_full" / "p_bert.run.gz")
+    diff = diff_versions(tmp_path / "s" / "v1", tmp_path / "s" / "v2", {"p_bert": run})
+    assert (diff.changes["change"] == "removed").sum() == (qrels["query_id"] == first_query).sum()
+    before, after = evaluate(run, qrels, ["ndcg@10"])["ndcg@10"], evaluate(run, fewer, ["ndcg@10"])["ndcg@10"]
+    row = diff.scores.iloc[0]
+    assert row["run"] == "p_bert"
+    assert row["old"] == pytest.approx(before.mean()) and row["new"] == pytest.approx(after.mean())
+    assert row["change"] == pytest.approx(after.mean() - before.mean())
+    printed = invoke("diff", tmp_path / "s" / "v1", tmp_path / "s" / "v2", "--runs", root / "runs" / "official_full" /
+                     "p_bert.run.gz")
+    assert printed.output.splitlines()[-1].split() == [
+        "p_bert", f"{before.mean():.4f}", f"{after.mean():.4f}", f"{after.mean() - before.mean():+.4f}"]
 
 
 def test_a_freeze_killed_mid_way_leaves_no_version_and_the_next_one_succeeds(tmp_path, shared_data):

@@ -29,8 +29,7 @@ from evalset.agreement.kappa import (
     wald_interval,
 )
 from evalset.agreement.systems import RankingAgreement, system_rankings
-from evalset.compare import DEFAULT_SEED
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 
 KAPPA_KEYS = {"unweighted": "kappa", "linear": "kappa_linear", "quadratic": "kappa_quadratic"}

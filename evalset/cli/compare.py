@@ -6,9 +6,8 @@ import json
 
 import click
 
-from evalset.cli.options import contract_options
+from evalset.cli.options import contract_options, scoring_from_options
 from evalset.contract import DEFAULT_SEED
-from evalset.scoring import _now, _scoring, format_comparison
 
 
 @click.command()
@@ -35,40 +34,14 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     """
-    from evalset.compare import compare_paired
     from evalset.io.trec import read_runs
-    from evalset.metrics import evaluate_runs, parse_measure
-    from evalset.sets import comparisons_made, log_comparison
+    from evalset.scoring import compare_runs, format_comparisons
 
-    scoring = _scoring(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain, ties=ties,
-                       missing=missing, undefined=undefined)
-    metric = metric or scoring.headline
-    measure = parse_measure(metric)
-    runs = read_runs((baseline, *candidates))
-    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
-    names = list(runs)
-    results = []
-    for name in names[1:]:
-        kind_exploratory, count = exploratory, planned or len(names) - 1
-        if scoring.frozen is not None:
-            listed = scoring.frozen.planned
-            if listed:
-                kind_exploratory = exploratory or (names[0], name) not in listed
-                count = planned or len(listed)
-            made = comparisons_made(scoring.frozen.path, split) | {(names[0], name, metric)}
-            count = max(count, len(made))
-        result = compare_paired(tables[names[0]][str(measure)], tables[name][str(measure)], baseline_name=names[0],
-                                candidate_name=name, metric=metric, planned=count, exploratory=kind_exploratory,
-                                alpha=alpha, permutations=permutations, seed=seed)
-        if scoring.frozen is not None:
-            log_comparison(scoring.frozen.path, {"version": scoring.frozen.version, "split": split,
-                                                 "baseline": names[0], "candidate": name, "metric": metric,
-                                                 "kind": result.kind, "permutation_p": result.permutation_p,
-                                                 "threshold": result.threshold, "at": _now()})
-        results.append(result)
+    scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
+                                   ties=ties, missing=missing, undefined=undefined)
+    results = compare_runs(scoring, read_runs((baseline, *candidates)), metric, planned=planned,
+                           exploratory=exploratory, alpha=alpha, permutations=permutations, seed=seed)
     if output_format == "json":
-        click.echo(json.dumps([r.to_dict() for r in results], indent=2))
+        click.echo(json.dumps([result.to_dict() for result in results], indent=2))
     else:
-        click.echo("\n\n".join(format_comparison(r) for r in results))
-        if scoring.overridden:
-            click.echo("CONTRACT OVERRIDDEN: " + ", ".join(scoring.overridden))
+        click.echo(format_comparisons(results, scoring))

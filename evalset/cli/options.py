@@ -72,3 +72,18 @@ def parse_scale(text: str) -> list[int]:
     if len(grades) < 2:
         raise click.BadParameter("a scale needs at least two grades", param_hint="--scale")
     return grades
+
+
+def scoring_from_options(qrels_path, set_path, split, override_contract, **contract):
+    """The :class:`evalset.scoring.Scoring` of the options shared by score, compare and plan.
+
+    Which options were given together is the command line's to check (a usage error); what the library finds in
+    the inputs (an option that contradicts the set's contract) is an :class:`~evalset.errors.InputError`.
+    """
+    from evalset.scoring import scoring_on_qrels, scoring_on_set
+
+    if bool(qrels_path) == bool(set_path):
+        raise click.UsageError("give either --qrels or --set")
+    if set_path:
+        return scoring_on_set(set_path, split, override_contract=override_contract, **contract)
+    return scoring_on_qrels(qrels_path, **contract)

@@ -8,7 +8,6 @@ import click
 
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
-from evalset.scoring import _table
 
 
 @click.command()
@@ -106,30 +105,6 @@ def verify(set_path):
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     from evalset.io.trec import read_runs
-    from evalset.metrics import evaluate_runs
-    from evalset.sets import diff_sets, load_set, select_split, stratified_summary
+    from evalset.scoring import diff_versions, format_version_diff
 
-    old, new = load_set(old_path), load_set(new_path)
-    changes = diff_sets(old, new)
-    counts = changes["change"].value_counts()
-    click.echo(f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
-               f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed")
-    if len(changes):
-        click.echo(changes.head(50).to_string(index=False))
-        if len(changes) > 50:
-            click.echo(f"... and {len(changes) - 50} more")
-    if runs:
-        headline = new.contract.headline
-        rows = [["run", f"{headline} {old.version}", f"{headline} {new.version}", "change"]]
-        scores = {}
-        for frozen in (old, new):
-            queries = select_split(frozen.queries, split)
-            qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
-            tables = evaluate_runs(read_runs(runs), qrels, [headline], frozen.contract.evaluation)
-            scores[frozen.version] = {n: stratified_summary(t[headline], queries, frozen.contract.weighting)
-                                      for n, t in tables.items()}
-        for name in scores[old.version]:
-            before = scores[old.version][name]["weighted_mean"]
-            after = scores[new.version][name]["weighted_mean"]
-            rows.append([name, f"{before:.4f}", f"{after:.4f}", f"{after - before:+.4f}"])
-        click.echo("\n" + "\n".join(_table(rows)))
+    click.echo(format_version_diff(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split)))

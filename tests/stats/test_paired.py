@@ -5,9 +5,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalset.compare import compare_paired, permutation_p_value
+from evalset.errors import InputError
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate_runs
+from evalset.stats.paired import compare_paired, format_comparison, permutation_p_value, permutation_p_values
 
 
 @pytest.fixture(scope="module")
@@ -78,5 +79,31 @@ def test_undefined_queries_are_left_out_and_counted():
 
 
 def test_mismatched_queries_are_refused():
-    with pytest.raises(ValueError, match="different queries"):
+    with pytest.raises(InputError, match="different queries"):
         compare_paired(pd.Series([1.0], index=["a"]), pd.Series([1.0], index=["b"]))
+
+
+def test_the_rows_of_a_matrix_share_their_flips_and_each_gets_its_own_p_value():
+    samples = np.random.default_rng(3).normal(0.2, 1.0, size=(6, 37))
+    together = permutation_p_values(samples, 999, np.random.default_rng(11))
+    assert together.tolist() == [permutation_p_value(row, 999, np.random.default_rng(11)) for row in samples]
+
+
+def test_flips_drawn_in_chunks_are_one_draw_of_all_the_flips():
+    differences = np.random.default_rng(5).normal(0.05, 0.3, size=43)
+    rng = np.random.default_rng(9)
+    p = permutation_p_value(differences, 2500, rng)  # three chunks: 1000, 1000, 500
+    by_hand = np.random.default_rng(9)
+    signs = by_hand.integers(0, 2, size=(2500, 43), dtype=np.int8) * 2 - 1
+    extreme = np.sum(np.abs(signs @ differences / 43) >= abs(differences.mean()) - 1e-12)
+    assert p == (extreme + 1) / 2501
+    assert rng.random() == by_hand.random()  # what is drawn next (the BCa interval) does not depend on chunking
+
+
+def test_undefined_statistics_print_as_undef():
+    result = compare_paired(pd.Series([0.1, np.nan], index=["a", "b"]), pd.Series([0.3, 0.2], index=["a", "b"]))
+    assert result.n == 1 and np.isnan(result.t) and np.isnan(result.effect_size)
+    text = format_comparison(result)
+    assert "paired t          t = undef, p = undef" in text
+    assert "effect size       undef (mean / sd of differences)" in text
+    assert result.to_dict()["t"] is None and result.to_dict()["effect_size"] is None

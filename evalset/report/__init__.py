@@ -1,9 +1,9 @@
 """A self-contained HTML report of a frozen set and the runs scored on it.
 
 One page, no external resource and no script: plots are PNG images drawn by matplotlib (Agg, no pyplot state)
-and embedded as ``data:`` URIs; every text that comes from the data (query text, ids, run names, annotator
-names) is escaped with :func:`html.escape`. The same inputs give the same bytes (PNG metadata stripped, every
-resampling seeded, no clock read).
+and embedded as ``data:`` URIs (:mod:`evalset.report.plots`); every text that comes from the data (query text,
+ids, run names, annotator names) is escaped with :func:`html.escape`. The same inputs give the same bytes (PNG
+metadata stripped, every resampling seeded, no clock read).
 
 What the page shows, on the queries of one split of the set:
 
@@ -12,42 +12,39 @@ What the page shows, on the queries of one split of the set:
   documents, counted as not relevant);
 - the agreement matrix heatmap, from the manifest's ``agreement`` block (or a file given to the command), or
   the line "no agreement data recorded";
-- the headline score of every run with a bootstrap interval over queries: BCa (``scipy.stats.bootstrap``),
-  queries resampled within their stratum and the strata combined as the set's weighting does (traffic:
-  sum of share x stratum mean over the strata that have a defined value; uniform: the plain mean);
+- the headline score of every run with a bootstrap interval over queries
+  (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
+  combined as the set's weighting does);
 - every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
-  :func:`evalset.compare.compare_paired` (threshold alpha / comparisons made on the split, as ``evalset
-  compare --set`` counts them), and its largest losses with the query text.
+  :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
+  ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
+  and its largest losses with the query text.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from scipy import stats
 
 from evalset import __version__
-from evalset.compare import DEFAULT_SEED, Comparison, compare_paired
+from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
 from evalset.metrics import evaluate_runs, parse_measure
-from evalset.sets import FrozenSet, comparisons_made, select_split, stratified_summary
+from evalset.render import number
+from evalset.report import plots
+from evalset.sets import FrozenSet, select_split
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.paired import Comparison
+from evalset.stats.strata import score_interval, stratified_summary
 
 KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
 """Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted kappa suits
 ordinal grades)."""
-
-MAX_QUERY_LABELS = 80
-"""The per-query difference plot names each query on its axis up to this many queries."""
-
 
 # ------------------------------------------------------------------------------------------------ the data
 @dataclass(frozen=True)
@@ -98,16 +95,26 @@ def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
     :data:`KAPPA_PREFERENCE`, else ``"value"``); or a mapping ``{annotator: {annotator: kappa}}`` (alone or
     under ``"matrix"``).
     ``alpha_ordinal`` and ``systems.pairs`` (Kendall's tau between system rankings) are kept when present.
+    A block that fits none of them, or holds a value that is not a number, raises :class:`InputError`.
     """
+    try:
+        return _agreement_matrix(block)
+    except InputError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"agreement block not understood: {type(exc).__name__}: {exc}") from None
+
+
+def _agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
     if not block:
         return None
     if not isinstance(block, Mapping):
-        raise ValueError(f"an agreement block is a JSON object, got {type(block).__name__}")
+        raise InputError(f"an agreement block is a JSON object, got {type(block).__name__}")
     if isinstance(block.get("matrix"), Mapping) and "values" in block["matrix"]:
         names = [str(n) for n in block["matrix"]["annotators"]]
         values = np.array([[np.nan if v is None else float(v) for v in row] for row in block["matrix"]["values"]])
         if values.shape != (len(names), len(names)):
-            raise ValueError(f"agreement matrix is {values.shape}, expected {len(names)} x {len(names)}")
+            raise InputError(f"agreement matrix is {values.shape}, expected {len(names)} x {len(names)}")
         matrix, measure = pd.DataFrame(values, index=names, columns=names), str(block["matrix"].get("kappa", "kappa"))
     elif isinstance(block.get("pairs"), list):
         pairs = block["pairs"]
@@ -127,7 +134,7 @@ def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
                 matrix.loc[str(a), str(b)] = matrix.loc[str(b), str(a)] = np.nan if value is None else float(value)
         measure = "kappa"
     else:
-        raise ValueError("agreement block not understood: expected a `matrix`, a `pairs` list, or "
+        raise InputError("agreement block not understood: expected a `matrix`, a `pairs` list, or "
                          "{annotator: {annotator: kappa}}")
     if matrix.empty:
         return None
@@ -141,49 +148,6 @@ def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
     return AgreementMatrix(matrix, measure, None if alpha is None else float(alpha), taus)
 
 
-def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic", *,
-                   level: float = 0.95, resamples: int = 9999,
-                   rng: np.random.Generator | None = None) -> tuple[float, float, float]:
-    """The set's mean of one run's per-query values with a BCa bootstrap interval over queries.
-
-    Undefined (NaN) values are left out. Queries are resampled within their stratum and the strata combined
-    as :func:`evalset.sets.stratified_summary` does for ``weighting`` (traffic: shares renormalised over the
-    strata with a defined value; uniform: one sample, the plain mean). Returns ``(estimate, low, high)``; all
-    NaN when no value is defined; a degenerate interval (low = high = estimate) when every resample would be
-    equal (all values equal within each stratum).
-    """
-    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
-    summary = stratified_summary(per_query, queries, weighting)
-    estimate = summary["weighted_mean"]
-    if estimate is None:
-        return math.nan, math.nan, math.nan
-    frame = queries.set_index("query_id")[["stratum", "stratum_share"]].join(per_query.rename("value"), how="inner")
-    frame = frame.dropna(subset=["value"])
-    if weighting == "uniform":
-        samples, shares = [frame["value"].to_numpy(float)], np.array([1.0])
-    else:
-        groups = [group for _, group in frame.groupby("stratum", sort=True)]
-        samples = [g["value"].to_numpy(float) for g in groups]
-        shares = np.array([g["stratum_share"].iloc[0] for g in groups], dtype=float)
-        shares = shares / shares.sum()
-    if all(len(s) < 2 or np.all(s == s[0]) for s in samples):
-        return float(estimate), float(estimate), float(estimate)
-
-    def weighted_mean(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
-        return sum(share * np.mean(sample, axis=axis) for share, sample in zip(shares, resampled, strict=True))
-
-    # a stratum with a single query cannot be resampled by BCa's jackknife; its mean enters as a constant
-    varying = [i for i, s in enumerate(samples) if len(s) > 1]
-    fixed = sum(shares[i] * samples[i].mean() for i in range(len(samples)) if i not in varying)
-    shares, samples = shares[varying], [samples[i] for i in varying]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(tuple(samples), weighted_mean, confidence_level=level, n_resamples=resamples,
-                                 method="BCa", random_state=rng, vectorized=True)
-    low, high = result.confidence_interval
-    return float(estimate), float(low + fixed), float(high + fixed)
-
-
 def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: Mapping[str, Any] | None = None,
             split: str = "test", seed: int = DEFAULT_SEED, resamples: int = 9999, permutations: int = 9999,
             level: float = 0.95, alpha: float = 0.05, largest: int = 10) -> ReportData:
@@ -194,7 +158,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     metric on the queries of ``split`` (``test``, ``dev`` or ``all``).
     """
     if not runs:
-        raise ValueError("the report needs at least one run")
+        raise InputError("the report needs at least one run")
     queries = select_split(frozen.queries, split)
     qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
     headline = parse_measure(frozen.contract.headline)
@@ -209,7 +173,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     else:  # a recorded block this reader does not know is reported on the page, not fatal
         try:
             matrix = agreement_matrix(frozen.manifest.get("agreement"))
-        except (ValueError, KeyError, TypeError) as exc:
+        except InputError as exc:
             note = f"The manifest records an agreement block this report cannot read ({exc})."
     return ReportData(
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
@@ -245,19 +209,17 @@ def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries
         estimate, low, high = score_interval(table[headline], queries, weighting, level=level,
                                              resamples=resamples, rng=np.random.default_rng(seed))
         rows.append({"run": name, "mean": estimate, "ci_low": low, "ci_high": high,
-                     "defined": summary["defined"], "undefined": summary["undefined"],
+                     "defined": summary.defined, "undefined": summary.undefined,
                      "judged": float(table[judged].mean()),
-                     **{f"stratum:{s}": v["mean"] for s, v in summary["strata"].items()}})
+                     **{f"stratum:{s}": v.mean for s, v in summary.strata.items()}})
     return pd.DataFrame(rows).set_index("run")
 
 
 def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, split: str, seed: int,
                  permutations: int, alpha: float, largest: int) -> list[PlannedComparison]:
-    planned = frozen.planned
-    made = comparisons_made(frozen.path, split) | {(b, c, frozen.contract.headline) for b, c in planned}
-    count = max(len(planned), len(made), 1)
+    family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=split)
     out = []
-    for baseline, candidate in planned:
+    for baseline, candidate in frozen.planned:
         absent = [name for name in (baseline, candidate) if name not in tables]
         if absent:
             out.append(PlannedComparison(baseline, candidate, note="run not given: " + ", ".join(absent)))
@@ -266,106 +228,12 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
         common = base.index.intersection(cand.index)
         note = "" if len(common) == len(base) == len(cand) else (
             f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
-        result = compare_paired(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
-                                metric=frozen.contract.headline, planned=count, alpha=alpha,
-                                permutations=permutations, seed=seed, largest=largest)
+        result = family.compare(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
+                                metric=frozen.contract.headline, alpha=alpha, permutations=permutations, seed=seed,
+                                largest=largest, record=False)
         differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
         out.append(PlannedComparison(baseline, candidate, result, differences, note))
     return out
-
-
-# ------------------------------------------------------------------------------------------------- plots
-def _png(figure: Figure) -> str:
-    buffer = io.BytesIO()
-    figure.tight_layout()  # one layout pass; bbox_inches="tight" would draw the figure twice
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _bar_plot(labels: list[str], values: list[float], title: str, xlabel: str, limit: float | None = None) -> str:
-    figure = Figure(figsize=(7, 1.2 + 0.25 * len(labels)))
-    axes = figure.subplots()
-    positions = np.arange(len(labels))
-    axes.barh(positions, values, color="#4c72b0")
-    axes.set_yticks(positions, labels, fontsize=8)
-    axes.invert_yaxis()
-    axes.set_xlabel(xlabel)
-    axes.set_title(title, fontsize=10)
-    if limit is not None:
-        axes.set_xlim(0, limit)
-    axes.grid(axis="x", alpha=0.3)
-    return _png(figure)
-
-
-def _dot_plot(values: pd.Series, measure: str) -> str:
-    """One dot per run; the axis ends at 1 and starts below the lowest value (said on the axis when not at 0)."""
-    figure = Figure(figsize=(7, 1.4 + 0.22 * len(values)))
-    axes = figure.subplots()
-    positions = np.arange(len(values))
-    axes.plot(values.to_numpy(), positions, "o", color="#4c72b0", markersize=4)
-    axes.set_yticks(positions, values.index, fontsize=8)
-    axes.invert_yaxis()
-    start = max(0.0, min(0.9, float(values.min()) - 0.05))
-    axes.set_xlim(start, 1.005)
-    axes.set_xlabel(measure + (f" (the axis starts at {start:.2f})" if start > 0 else ""))
-    axes.grid(axis="x", alpha=0.3)
-    return _png(figure)
-
-
-def _heatmap(agreement: AgreementMatrix) -> str:
-    matrix = agreement.matrix
-    size = len(matrix)
-    figure = Figure(figsize=(1.6 + 0.75 * size, 1.2 + 0.65 * size))
-    axes = figure.subplots()
-    low = min(0.0, float(np.nanmin(matrix.to_numpy()))) if matrix.notna().any().any() else 0.0
-    image = axes.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=low, vmax=1.0)
-    axes.set_xticks(range(size), matrix.columns, rotation=45, ha="right", fontsize=8)
-    axes.set_yticks(range(size), matrix.index, fontsize=8)
-    for i in range(size):
-        for j in range(size):
-            value = matrix.iat[i, j]
-            text = "undef" if pd.isna(value) else f"{value:.2f}"
-            shade = "black" if pd.isna(value) or value > low + 0.6 * (1 - low) else "white"
-            axes.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
-    figure.colorbar(image, ax=axes, label=agreement.measure)
-    axes.set_title(f"pairwise {agreement.measure}", fontsize=10)
-    return _png(figure)
-
-
-def _interval_plot(scores: pd.DataFrame, headline: str, level: float) -> str:
-    ordered = scores.sort_values("mean", ascending=True, kind="stable")
-    figure = Figure(figsize=(7, 1.4 + 0.24 * len(ordered)))
-    axes = figure.subplots()
-    positions = np.arange(len(ordered))
-    low = (ordered["mean"] - ordered["ci_low"]).clip(lower=0)
-    high = (ordered["ci_high"] - ordered["mean"]).clip(lower=0)
-    axes.errorbar(ordered["mean"], positions, xerr=[low, high], fmt="o", color="#4c72b0", ecolor="#8c8c8c",
-                  capsize=2, markersize=4)
-    axes.set_yticks(positions, ordered.index, fontsize=8)
-    axes.set_xlabel(f"{headline} ({level:.0%} BCa interval over queries)")
-    axes.grid(axis="x", alpha=0.3)
-    return _png(figure)
-
-
-def _difference_plot(comparison: PlannedComparison) -> str:
-    differences = comparison.differences
-    figure = Figure(figsize=(9, 3.2))
-    axes = figure.subplots()
-    colours = np.where(differences.to_numpy() > 0, "#55a868", np.where(differences.to_numpy() < 0, "#c44e52",
-                                                                        "#8c8c8c"))
-    axes.bar(np.arange(len(differences)), differences.to_numpy(), color=colours, width=0.85)
-    axes.axhline(0, color="black", linewidth=0.8)
-    mean = comparison.result.mean_difference
-    axes.axhline(mean, color="#4c72b0", linestyle="--", linewidth=1, label=f"mean {mean:+.4f}")
-    if len(differences) <= MAX_QUERY_LABELS:
-        axes.set_xticks(np.arange(len(differences)), differences.index, rotation=90, fontsize=6)
-    else:
-        axes.set_xticks([])
-        axes.set_xlabel(f"{len(differences)} queries, sorted by difference", fontsize=8)
-    axes.set_ylabel(f"{comparison.result.metric}: candidate - baseline", fontsize=8)
-    axes.set_title(f"{comparison.candidate} vs {comparison.baseline}, per query (sorted)", fontsize=10)
-    axes.legend(fontsize=8, loc="upper left")
-    return _png(figure)
 
 
 # ---------------------------------------------------------------------------------------------------- HTML
@@ -385,12 +253,6 @@ img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _number(value: Any, digits: int = 4, sign: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "undef"
-    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
 def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
@@ -449,14 +311,14 @@ def _set_section(data: ReportData) -> str:
         _table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
         "<h3>Judgments per grade</h3>",
         _table(["grade", "name", "judgments"], grade_rows, {0, 2}),
-        _image(_bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
+        _image(plots.bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
                          data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
                "bar chart of judgments per grade"),
         f"<h3>{_e(data.judged_measure)} per run</h3>",
         f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
         "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
         "understates the run.</p>",
-        _image(_dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
+        _image(plots.dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
         f"<p>{_e(data.judged_measure)} {_judged_range(judged)}; the table of scores below repeats it per "
         "run.</p>",
     ])
@@ -473,17 +335,17 @@ def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str
     if agreement is None:
         return f'<h2>Agreement</h2>\n<p class="none">{_e(note or "No agreement data recorded.")}</p>'
     matrix = agreement.matrix
-    rows = [[name, *(_number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
+    rows = [[name, *(number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
     parts = ["<h2>Agreement</h2>", f"<p>Pairwise {_e(agreement.measure)} between annotators (1 on the diagonal; "
              "undef where undefined or not measured).</p>",
-             _image(_heatmap(agreement), f"heatmap of pairwise {agreement.measure}"),
+             _image(plots.heatmap(agreement.matrix, agreement.measure), f"heatmap of pairwise {agreement.measure}"),
              _table(["annotator", *matrix.columns], rows, set(range(1, len(matrix.columns) + 1)))]
     if agreement.alpha_ordinal is not None:
-        parts.append(f"<p>Krippendorff's alpha (ordinal), all annotators: {_number(agreement.alpha_ordinal, 3)}</p>")
+        parts.append(f"<p>Krippendorff's alpha (ordinal), all annotators: {number(agreement.alpha_ordinal, 3)}</p>")
     if agreement.system_taus is not None:
         parts.append("<h3>Do the annotators rank systems alike?</h3>")
         parts.append(_table(["a", "b", "runs", "Kendall's tau", "tau_AP"],
-                            [[r.a, r.b, r.runs, _number(r.kendall_tau, 3), _number(r.tau_ap, 3)]
+                            [[r.a, r.b, r.runs, number(r.kendall_tau, 3), number(r.tau_ap, 3)]
                              for r in agreement.system_taus.itertuples()], {2, 3, 4}))
     return "\n".join(parts)
 
@@ -498,10 +360,10 @@ def _scores_section(data: ReportData) -> str:
         header += [c.split(":", 1)[1] for c in strata]
     rows = []
     for name, row in scores.iterrows():
-        cells = [name, _number(row["mean"]), f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]",
+        cells = [name, number(row["mean"]), f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
                  int(row["defined"]), int(row["undefined"]), f"{row['judged']:.3f}"]
         if len(strata) > 1:
-            cells += [_number(row[c]) for c in strata]
+            cells += [number(row[c]) for c in strata]
         rows.append(cells)
     averaging = ("traffic-weighted across strata (sum of share x stratum mean)" if weighting == "traffic"
                  else "the plain mean over queries")
@@ -509,7 +371,7 @@ def _scores_section(data: ReportData) -> str:
         "<h2>Scores per run</h2>",
         f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
         f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
-        _image(_interval_plot(scores, data.headline, level), f"{data.headline} per run with intervals"),
+        _image(plots.interval_plot(scores, data.headline, level), f"{data.headline} per run with intervals"),
         _table(header, rows, set(range(1, len(header)))),
     ])
 
@@ -531,23 +393,23 @@ def _comparisons_section(data: ReportData) -> str:
         parts.append(f'<p>Verdict: <span class="{verdict_class}">{_e(result.verdict)}</span></p>')
         if comparison.note:
             parts.append(f'<p class="none">{_e(comparison.note)}</p>')
-        parts.append(_image(_difference_plot(comparison),
+        parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),
                             f"per-query differences of {comparison.candidate} vs {comparison.baseline}"))
         parts.append(_table(
             ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "permutation p", "t-test p",
              f"BCa {result.ci_level:.1%} CI", "effect size", "threshold"],
-            [[result.n, result.undefined, _number(result.mean_difference, sign=True),
-              _number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
+            [[result.n, result.undefined, number(result.mean_difference, sign=True),
+              number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
               f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
-              f"[{_number(result.ci_low, sign=True)}, {_number(result.ci_high, sign=True)}]",
-              _number(result.effect_size, 3), f"{result.threshold:.4g}"]],
+              f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
+              number(result.effect_size, 3), f"{result.threshold:.4g}"]],
             set(range(10))))
         parts.append("<h4>Largest losses</h4>")
         if result.largest_losses:
             parts.append(_table(
                 ["query", "text", comparison.baseline, comparison.candidate, "difference"],
-                [[loss["query_id"], texts.get(loss["query_id"], ""), _number(loss["baseline"]),
-                  _number(loss["candidate"]), _number(loss["difference"], sign=True)]
+                [[loss["query_id"], texts.get(loss["query_id"], ""), number(loss["baseline"]),
+                  number(loss["candidate"]), number(loss["difference"], sign=True)]
                  for loss in result.largest_losses], {2, 3, 4}))
         else:
             parts.append('<p class="none">The candidate loses on no query.</p>')

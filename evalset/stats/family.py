@@ -1,0 +1,138 @@
+"""The comparison family: which comparisons are planned, the Bonferroni count, and the comparison log.
+
+The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :class:`ComparisonFamily`):
+
+- **The planned count**: ``planned`` when given (``--planned N``); else, with a set that records planned
+  comparisons, their number; else the number of comparisons asked for (``compare``'s candidates, ``plan``'s
+  comparisons).
+- **Planned or exploratory**: with a set that records planned comparisons, a (baseline, candidate) not among them
+  is exploratory; ``exploratory=True`` (``--exploratory``) makes any comparison exploratory. An exploratory
+  comparison is reported, never established.
+- **The family size** of a comparison, the Bonferroni count: without a set, the planned count; with a set, the
+  larger of the planned count and the number of distinct (baseline, candidate, metric) comparisons in the set's
+  log for that version and split, this one included, so that repeated peeking at the test queries is paid for.
+  The threshold is ``alpha / size``.
+- **The log** is ``SETS/NAME/comparisons.jsonl``, beside the frozen version folders (which are never rewritten):
+  one JSON object per line with ``version, split, baseline, candidate, metric, kind, permutation_p, threshold,
+  at`` (UTC time), appended by every comparison recorded (``compare --set`` records each one). ``report`` shows a
+  set's planned comparisons at the size ``compare`` would use for them and records nothing (its planned
+  comparisons are counted in the planned count already); ``plan`` looks ahead and uses the planned count alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
+from evalset.stats.paired import Comparison, compare_paired
+
+LOG_NAME = "comparisons.jsonl"
+
+
+class PlannedSet(Protocol):
+    """What the family needs of a frozen set (:class:`evalset.sets.FrozenSet` is one)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def planned(self) -> list[tuple[str, str]]: ...
+
+
+@dataclass(frozen=True)
+class ComparisonLog:
+    """The comparisons made on one version and split of a set, in ``SETS/NAME/comparisons.jsonl``."""
+
+    path: Path
+    version: str
+    split: str
+
+    @classmethod
+    def of_set(cls, set_path: str | os.PathLike, split: str) -> ComparisonLog:
+        """The log of the set version folder ``set_path`` (``SETS/NAME/vN``) on ``split``."""
+        set_path = Path(set_path)
+        return cls(set_path.parent / LOG_NAME, set_path.name, split)
+
+    def made(self) -> set[tuple[str, str, str]]:
+        """The distinct (baseline, candidate, metric) comparisons logged on this version and split."""
+        if not self.path.exists():
+            return set()
+        made = set()
+        for number, line in enumerate(self.path.read_text().splitlines(), 1):
+            try:
+                record = json.loads(line)
+                if record.get("version") == self.version and record.get("split") == self.split:
+                    made.add((record["baseline"], record["candidate"], record["metric"]))
+            except (json.JSONDecodeError, KeyError, AttributeError) as exc:
+                raise InputError(f"not a comparison record: {exc}", str(self.path), number) from None
+        return made
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one comparison (``baseline, candidate, metric`` and what else it records), stamped with this
+        log's version and split."""
+        with open(self.path, "a") as handle:
+            handle.write(json.dumps({"version": self.version, "split": self.split, **record}, sort_keys=True) + "\n")
+
+
+@dataclass(frozen=True)
+class ComparisonFamily:
+    """The family of comparisons a threshold is shared by (see the module docstring for the rule).
+
+    ``planned_count`` is the planned count; ``planned`` the (baseline, candidate) pairs a set declared planned
+    (empty: every comparison is planned); ``log`` the set's comparison log (None without a set).
+    """
+
+    planned_count: int
+    planned: tuple[tuple[str, str], ...] = ()
+    log: ComparisonLog | None = None
+
+    @classmethod
+    def of(cls, asked: int, *, planned: int | None = None, frozen: PlannedSet | None = None,
+           split: str = "test") -> ComparisonFamily:
+        """The family of ``asked`` comparisons, on the set ``frozen`` (its planned list and its log on
+        ``split``) or on no set; ``planned`` overrides the planned count."""
+        pairs = tuple(tuple(pair) for pair in frozen.planned) if frozen is not None else ()
+        log = ComparisonLog.of_set(frozen.path, split) if frozen is not None else None
+        return cls(planned or len(pairs) or asked, pairs, log)
+
+    def kind(self, baseline: str, candidate: str, exploratory: bool = False) -> str:
+        """``planned`` or ``exploratory``."""
+        unplanned = bool(self.planned) and (baseline, candidate) not in self.planned
+        return "exploratory" if exploratory or unplanned else "planned"
+
+    def size(self, baseline: str, candidate: str, metric: str) -> int:
+        """The Bonferroni count of this comparison, given what the log holds now."""
+        if self.log is None:
+            return self.planned_count
+        return max(self.planned_count, len(self.log.made() | {(baseline, candidate, metric)}))
+
+    def compare(self, baseline: pd.Series, candidate: pd.Series, *, baseline_name: str, candidate_name: str,
+                metric: str, exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
+                bootstrap_resamples: int = 9999, seed: int = DEFAULT_SEED, largest: int = 5,
+                record: bool = True) -> Comparison:
+        """:func:`~evalset.stats.paired.compare_paired` at this family's threshold and kind; with a log and
+        ``record``, the comparison is appended to it."""
+        kind = self.kind(baseline_name, candidate_name, exploratory)
+        result = compare_paired(baseline, candidate, baseline_name=baseline_name, candidate_name=candidate_name,
+                                metric=metric, planned=self.size(baseline_name, candidate_name, metric),
+                                exploratory=kind == "exploratory", alpha=alpha, permutations=permutations,
+                                bootstrap_resamples=bootstrap_resamples, seed=seed, largest=largest)
+        if record and self.log is not None:
+            self.log.append({"baseline": baseline_name, "candidate": candidate_name, "metric": metric,
+                             "kind": result.kind, "permutation_p": result.permutation_p,
+                             "threshold": result.threshold, "at": _now()})
+        return result
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+

@@ -1,0 +1,137 @@
+"""Means of per-query values: over the defined queries, per stratum, across strata, and their bootstrap interval.
+
+Conventions
+-----------
+- A mean is over the queries where the value is defined (not NaN); ``defined`` and ``undefined`` count them. A
+  mean over no defined query is NaN (``null`` in JSON, ``undef`` when printed).
+- Across strata (a frozen set's ``queries`` with ``query_id, stratum, stratum_share``): ``traffic`` weighting is the
+  sum over strata of (traffic share x stratum mean), the shares renormalised over the strata that have a defined
+  value (the others are listed in ``strata_without_value``); ``uniform`` is the plain mean over every query.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import DEFAULT_SEED
+from evalset.render import json_safe
+
+
+@dataclass(frozen=True)
+class MeanSummary:
+    """The mean over the defined queries, and how many are defined and undefined."""
+
+    mean: float
+    defined: int
+    undefined: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"mean", "defined", "undefined"}``, JSON-ready (an undefined mean is None)."""
+        return json_safe({"mean": self.mean, "defined": self.defined, "undefined": self.undefined})
+
+
+@dataclass(frozen=True)
+class StratumMean(MeanSummary):
+    """The mean of one stratum, with its traffic share."""
+
+    share: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "share": self.share}
+
+
+@dataclass(frozen=True)
+class StratifiedSummary(MeanSummary):
+    """The mean over every query, the mean of each stratum, and the weighted mean across strata."""
+
+    strata: dict[str, StratumMean] = field(default_factory=dict)
+    weighted_mean: float = math.nan
+    weighting: str = "traffic"
+    strata_without_value: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The layout of ``evalset score --set --format json`` (a documented contract)."""
+        return {**super().to_dict(), "strata": {name: s.to_dict() for name, s in self.strata.items()},
+                "weighted_mean": json_safe(self.weighted_mean), "weighting": self.weighting,
+                "strata_without_value": list(self.strata_without_value)}
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.mean()) if values.notna().any() else math.nan
+
+
+def mean_summary(values: pd.Series) -> MeanSummary:
+    """The mean of ``values`` over the defined ones."""
+    return MeanSummary(_mean(values), int(values.notna().sum()), int(values.isna().sum()))
+
+
+def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic") -> StratifiedSummary:
+    """Mean over defined queries overall and per stratum, and the weighted mean across strata (module docstring).
+
+    ``per_query`` is indexed by query id; only the queries in ``queries`` count.
+    """
+    frame = queries.set_index("query_id")[["stratum", "stratum_share"]].join(per_query.rename("value"), how="inner")
+    strata = {}
+    for stratum, group in frame.groupby("stratum", sort=True):
+        values = group["value"]
+        strata[stratum] = StratumMean(_mean(values), int(values.notna().sum()), int(values.isna().sum()),
+                                      float(group["stratum_share"].iloc[0]))
+    defined = {s: v for s, v in strata.items() if not math.isnan(v.mean)}
+    if weighting == "uniform" or not defined:
+        weighted = _mean(frame["value"])
+    else:
+        total = sum(v.share for v in defined.values())
+        weighted = sum(v.share * v.mean for v in defined.values()) / total if total > 0 else math.nan
+    return StratifiedSummary(_mean(frame["value"]), int(frame["value"].notna().sum()),
+                             int(frame["value"].isna().sum()), strata, weighted, weighting,
+                             sorted(set(strata) - set(defined)))
+
+
+def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic", *,
+                   level: float = 0.95, resamples: int = 9999,
+                   rng: np.random.Generator | None = None) -> tuple[float, float, float]:
+    """The set's mean of one run's per-query values with a BCa bootstrap interval over queries.
+
+    Undefined (NaN) values are left out. Queries are resampled within their stratum and the strata combined
+    as :func:`stratified_summary` does for ``weighting`` (traffic: shares renormalised over the strata with a
+    defined value; uniform: one sample, the plain mean). Returns ``(estimate, low, high)``; all NaN when no
+    value is defined; a degenerate interval (low = high = estimate) when every resample would be equal (all
+    values equal within each stratum). A stratum with a single query enters as a constant (BCa's jackknife
+    needs two).
+    """
+    from scipy import stats  # slow to import: imported where used
+
+    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
+    estimate = stratified_summary(per_query, queries, weighting).weighted_mean
+    if math.isnan(estimate):
+        return math.nan, math.nan, math.nan
+    frame = queries.set_index("query_id")[["stratum", "stratum_share"]].join(per_query.rename("value"), how="inner")
+    frame = frame.dropna(subset=["value"])
+    if weighting == "uniform":
+        samples, shares = [frame["value"].to_numpy(float)], np.array([1.0])
+    else:
+        groups = [group for _, group in frame.groupby("stratum", sort=True)]
+        samples = [g["value"].to_numpy(float) for g in groups]
+        shares = np.array([g["stratum_share"].iloc[0] for g in groups], dtype=float)
+        shares = shares / shares.sum()
+    if all(len(s) < 2 or np.all(s == s[0]) for s in samples):
+        return float(estimate), float(estimate), float(estimate)
+
+    def weighted_mean(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
+        return sum(share * np.mean(sample, axis=axis) for share, sample in zip(shares, resampled, strict=True))
+
+    varying = [i for i, s in enumerate(samples) if len(s) > 1]
+    fixed = sum(shares[i] * samples[i].mean() for i in range(len(samples)) if i not in varying)
+    shares, samples = shares[varying], [samples[i] for i in varying]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(tuple(samples), weighted_mean, confidence_level=level, n_resamples=resamples,
+                                 method="BCa", random_state=rng, vectorized=True)
+    low, high = result.confidence_interval
+    return float(estimate), float(low + fixed), float(high + fixed)

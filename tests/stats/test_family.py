@@ -1,0 +1,99 @@
+"""The comparison family: planned or exploratory, the Bonferroni count, the comparison log; from Python."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from evalset.errors import InputError
+from evalset.guideline import read_guideline
+from evalset.io.annotations import labels_from_file
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_run
+from evalset.scoring import compare_runs, scoring_on_set
+from evalset.sets import freeze
+from evalset.stats.family import ComparisonFamily, ComparisonLog
+
+GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
+
+
+def a_set(tmp_path, planned=()):
+    folder = tmp_path / "sets" / "s" / "v1"
+    folder.mkdir(parents=True)
+    return SimpleNamespace(path=folder, planned=list(planned))
+
+
+def record(baseline, candidate, metric="ndcg@10"):
+    return {"baseline": baseline, "candidate": candidate, "metric": metric}
+
+
+# ------------------------------------------------------------------------------------------------ the rule
+def test_without_a_set_the_family_is_the_comparisons_asked_for_or_the_planned_count():
+    assert ComparisonFamily.of(3).size("a", "b", "ndcg@10") == 3
+    assert ComparisonFamily.of(3, planned=5).size("a", "b", "ndcg@10") == 5
+    family = ComparisonFamily.of(2)
+    assert family.kind("a", "anything") == "planned" and family.kind("a", "b", exploratory=True) == "exploratory"
+
+
+def test_on_a_set_a_comparison_not_planned_is_exploratory(tmp_path):
+    family = ComparisonFamily.of(1, frozen=a_set(tmp_path, [("a", "b"), ("a", "c")]))
+    assert family.planned_count == 2
+    assert family.kind("a", "b") == "planned" and family.kind("a", "d") == "exploratory"
+    undeclared = ComparisonFamily.of(4, frozen=a_set(tmp_path / "none"))  # a set that declared no planned one
+    assert undeclared.kind("a", "d") == "planned" and undeclared.planned_count == 4
+
+
+def test_the_count_is_the_larger_of_the_planned_and_the_distinct_comparisons_made_on_the_split(tmp_path):
+    frozen = a_set(tmp_path, [("a", "b"), ("a", "c")])
+    family = ComparisonFamily.of(1, frozen=frozen, split="test")
+    log = ComparisonLog.of_set(frozen.path, "test")
+    assert family.size("a", "b", "ndcg@10") == 2  # nothing made yet
+    log.append(record("a", "d"))
+    log.append(record("a", "d"))  # the same comparison twice counts once
+    assert family.size("a", "b", "ndcg@10") == 2  # {a:d, a:b}
+    log.append(record("a", "b"))
+    assert family.size("a", "c", "ndcg@10") == 3  # {a:d, a:b, a:c}
+    assert family.size("a", "b", "ap") == 3  # another metric is another comparison
+    ComparisonLog.of_set(frozen.path, "dev").append(record("x", "y"))  # another split: another family
+    ComparisonLog(log.path, "v2", "test").append(record("x", "y"))  # another version too
+    assert family.size("a", "c", "ndcg@10") == 3
+    assert ComparisonFamily.of(1, planned=5, frozen=frozen).size("a", "c", "ndcg@10") == 5
+
+
+def test_a_malformed_log_line_names_the_file_and_line(tmp_path):
+    frozen = a_set(tmp_path)
+    log = ComparisonLog.of_set(frozen.path, "test")
+    log.append(record("a", "b"))
+    with open(log.path, "a") as handle:
+        handle.write("{not json\n")
+    with pytest.raises(InputError, match=f"{log.path}:2: not a comparison record"):
+        log.made()
+
+
+# ------------------------------------------------------------------------------------------------ from Python
+@pytest.fixture
+def dl19_set(shared_data, tmp_path):
+    root = shared_data / "dl19"
+    return freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
+                  read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=[("bm25base_p", "idst_bert_p1")])
+
+
+def test_comparing_from_python_logs_each_comparison_and_pays_for_it_in_the_threshold(dl19_set, shared_data):
+    folder = shared_data / "dl19" / "runs" / "official_full"
+    runs = {name: read_run(folder / f"{name}.run.gz") for name in ("bm25base_p", "idst_bert_p1", "p_bert")}
+    scoring = scoring_on_set(dl19_set)
+    log = dl19_set.parent / "comparisons.jsonl"
+
+    [peek] = compare_runs(scoring, {"bm25base_p": runs["bm25base_p"], "p_bert": runs["p_bert"]}, permutations=999)
+    assert peek.kind == "exploratory" and not peek.established and peek.threshold == 0.05
+    assert len(log.read_text().splitlines()) == 1
+
+    [planned] = compare_runs(scoring, {"bm25base_p": runs["bm25base_p"], "idst_bert_p1": runs["idst_bert_p1"]},
+                             permutations=999)
+    assert planned.kind == "planned" and planned.established
+    assert planned.threshold == 0.025  # two distinct comparisons made on the test split: the peek is paid for
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["candidate"], r["kind"], r["threshold"], r["version"], r["split"]) for r in records] == [
+        ("p_bert", "exploratory", 0.05, "v1", "test"), ("idst_bert_p1", "planned", 0.025, "v1", "test")]
+    assert records[1]["permutation_p"] == planned.permutation_p
