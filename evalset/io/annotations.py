@@ -75,7 +75,7 @@ def labels_from_file(path: str | os.PathLike, kind: str = "human") -> pd.DataFra
     in ``frame.attrs["unjudged_rows"]``.
     """
     if kind not in LABEL_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
     path = os.fspath(path)
     if first_field(path) == "query_id":
         labels = read_labels(path)
@@ -96,7 +96,7 @@ def write_labels(labels: pd.DataFrame, path: str | os.PathLike) -> None:
     """
     missing = [c for c in LABELS_COLUMNS if c not in labels.columns]
     if missing:
-        raise ValueError(f"labels are missing column(s) {', '.join(missing)}")
+        raise InputError(f"labels are missing column(s) {', '.join(missing)}")
     with atomic_path(path) as tmp:
         labels[list(LABELS_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")
 
