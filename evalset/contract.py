@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from evalset.errors import InputError
+
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
 Gain = Literal["linear", "exponential"]
@@ -48,12 +50,12 @@ class EvaluationContract:
 
     def __post_init__(self) -> None:
         if isinstance(self.rel_level, bool) or not isinstance(self.rel_level, int) or self.rel_level < 1:
-            raise ValueError(f"rel_level must be an integer >= 1, got {self.rel_level!r}")
+            raise InputError(f"rel_level must be an integer >= 1, got {self.rel_level!r}")
         choices = {"gain": ("linear", "exponential"), "ties": TIE_RULES, "missing": ("zero", "skip"),
                    "undefined": ("skip", "zero")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

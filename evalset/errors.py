@@ -1,4 +1,19 @@
-"""The one error type every reader and stage raises for bad input."""
+"""The two errors a user can do something about; anything else is a bug.
+
+- :class:`InputError`: bad input (a file, an option, a value). It names the file and line when there is one.
+- :class:`ServiceError`: a service the command depends on failed: Label Studio, an LLM endpoint, a disk that
+  refuses a write. It names the service (or the path) and what to do.
+
+The contract: every validation in the library raises one of the two, never a bare ``ValueError`` or ``OSError``
+that a caller would have to guess about. The CLI prints either as one line on stderr
+(``evalset: error: MESSAGE``) and exits 2; ``evalset --debug ...`` shows their traceback instead. Any other
+exception is a bug (in evalset or in a library under it) and keeps its traceback, exit 1. click's own usage
+errors (an unknown option, a missing argument) stay as click prints them, exit 2.
+
+:class:`InputError` subclasses ``ValueError`` so that library callers who catch ``ValueError`` around a reader
+keep working; the CLI catches :class:`InputError` itself and does not rely on that. :class:`ServiceError` is
+not an ``OSError``: a bug that raises ``OSError`` must not pass for a service failure.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +21,7 @@ from __future__ import annotations
 class InputError(ValueError):
     """Bad input, with the file and line it came from when known.
 
-    The CLI prints ``str(error)`` as one line and exits non-zero; the library lets it propagate.
+    The CLI prints ``str(error)`` (``PATH:LINE: message``) as one line and exits 2; the library lets it propagate.
     """
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):

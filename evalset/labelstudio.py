@@ -47,7 +47,7 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from tqdm import tqdm
 
-from evalset.errors import InputError
+from evalset.errors import InputError, ServiceError
 from evalset.guideline import Guideline
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
@@ -61,7 +61,7 @@ TASK_DATA_FIELDS = ("pair_id", "query", "text")
 _DESCRIPTION = re.compile(r"evalset guideline (?P<name>\S+) v(?P<version>\d+) sha256 (?P<sha256>[0-9a-f]{64})")
 
 
-class LabelStudioError(OSError):
+class LabelStudioError(ServiceError):
     """Label Studio could not be reached, refused the request, or holds something we cannot use."""
 
 
@@ -268,9 +268,9 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests).
     """
     if overlap < 1:
-        raise ValueError(f"overlap must be at least 1, got {overlap}")
+        raise InputError(f"overlap must be at least 1, got {overlap}")
     if batch_size < 1:
-        raise ValueError(f"batch size must be at least 1, got {batch_size}")
+        raise InputError(f"batch size must be at least 1, got {batch_size}")
     tasks = pool_tasks(pool_dir)
     project, created = ensure_project(client, title, guideline, overlap)
     notes = []

@@ -48,7 +48,7 @@ from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
-from evalset.io.files import atomic_path
+from evalset.io.files import atomic_path, writing_to
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
@@ -78,7 +78,7 @@ def pair_ids(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Ar
 
 
 # ------------------------------------------------------------------------------------------------- the pool
-class UnknownQueriesError(ValueError):
+class UnknownQueriesError(InputError):
     """Query ids asked for that no run answers (almost always an id mismatch between files)."""
 
     def __init__(self, query_ids: list[str]):
@@ -127,7 +127,7 @@ class Pool:
 
 def _positive_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
     return int(value)
 
 
@@ -209,16 +209,16 @@ def stack_top_k(
     depth = _positive_int(depth, "depth")
     depths = {name: _positive_int(k, f"depth of {name}") for name, k in (depths or {}).items()}
     if ties not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+        raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
     keep = None if query_ids is None else set(map(str, query_ids))
     parts: dict[str, tuple] = {}
     for name, run in runs.items() if isinstance(runs, Mapping) else runs:
         if name in parts:
-            raise ValueError(f"two runs are named {name!r}")
+            raise InputError(f"two runs are named {name!r}")
         parts[name] = _run_top_k(run, depths.get(name, depth), ties, keep) if len(run) else None
     unknown = sorted(set(depths) - set(parts))
     if unknown:
-        raise ValueError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
+        raise InputError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
     systems = sorted(name for name, part in parts.items() if part is not None)
     stacked = [parts[name] for name in systems]
     query_code, queries = _merge_vocabularies([p[0] for p in stacked], [p[1] for p in stacked])
@@ -286,7 +286,7 @@ def build_pool(
     if budget is not None:
         budget = _positive_int(budget, "budget")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
     top = stack_top_k(runs, depth, depths, ties, wanted)
     queries = top.queries.to_numpy(zero_copy_only=False)
@@ -355,7 +355,7 @@ def _judged_mask(query_id: np.ndarray, doc_id: np.ndarray, judged: pd.DataFrame 
         return np.zeros(len(query_id), dtype=bool)
     missing = [c for c in ("query_id", "doc_id") if c not in judged.columns]
     if missing:
-        raise ValueError(f"judged pairs are missing column(s) {', '.join(missing)}")
+        raise InputError(f"judged pairs are missing column(s) {', '.join(missing)}")
     if "grade" in judged.columns:  # qrels given directly: a negative grade means pooled but not judged
         judged = judged[pd.to_numeric(judged["grade"], errors="coerce").fillna(0) >= 0]
     known = pd.MultiIndex.from_arrays([judged["query_id"].astype(str), judged["doc_id"].astype(str)])
@@ -483,6 +483,8 @@ class PoolSpec:
             raise InputError("no such file", path) from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"not valid TOML: {exc}", path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read: {exc}", path) from None
         known = {f.name for f in fields(cls)} - {"spec_file"}
         unknown = sorted(set(data) - known - {"base"})
         if unknown:
@@ -531,9 +533,9 @@ class PoolBuild:
 def build_from_spec(spec: PoolSpec) -> PoolBuild:
     """Read every input of ``spec``, validate it, and build the pool, tasks and manifest (writes nothing)."""
     if not spec.runs:
-        raise ValueError("no runs to pool (give RUN files/folders or `runs` in the spec)")
+        raise InputError("no runs to pool (give RUN files/folders or `runs` in the spec)")
     if spec.depth is None:
-        raise ValueError("no depth (give --depth or `depth` in the spec)")
+        raise InputError("no depth (give --depth or `depth` in the spec)")
     run_files = expand_run_paths(spec.runs)
     queries = read_queries(spec.queries) if spec.queries else None
     judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
@@ -621,7 +623,8 @@ def write_pool(build: PoolBuild, folder: str | os.PathLike) -> list[str]:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         written.append(str(folder / "tasks.jsonl"))
     elif (folder / "tasks.jsonl").exists():
-        (folder / "tasks.jsonl").unlink()
+        with writing_to(folder / "tasks.jsonl"):
+            (folder / "tasks.jsonl").unlink()
     with atomic_path(folder / "pool.json") as tmp, open(tmp, "w", encoding="utf-8") as handle:
         json.dump(build.manifest, handle, indent=2, ensure_ascii=False)
         handle.write("\n")

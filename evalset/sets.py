@@ -45,6 +45,7 @@ from evalset.errors import InputError
 from evalset.guideline import Guideline
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
+from evalset.io.files import writing_to
 from evalset.io.queries import QUERIES_COLUMNS, read_queries, write_queries
 from evalset.io.trec import read_qrels, write_qrels
 from evalset.metrics import parse_measure
@@ -67,7 +68,7 @@ class SetContract:
     def __post_init__(self) -> None:
         parse_measure(self.headline)
         if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+            raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.evaluation.to_dict(), "headline": self.headline, "weighting": self.weighting}
@@ -115,7 +116,7 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
     exact repeat is collapsed and one annotator's different grades for one pair are refused here.
     """
     if rule not in MERGE_RULES:
-        raise ValueError(f"merge rule must be one of {', '.join(MERGE_RULES)}, got {rule!r}")
+        raise InputError(f"merge rule must be one of {', '.join(MERGE_RULES)}, got {rule!r}")
     used = labels if allow_llm else labels[labels["kind"] == "human"]
     used, _ = settle_repeats(used)
     grouped = used.groupby(["query_id", "doc_id"], sort=True)["grade"]
@@ -238,7 +239,7 @@ def freeze(
     :class:`InputError` listing unresolved pairs when some remain.
     """
     if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"a set name is a plain folder name, got {name!r}")
+        raise InputError(f"a set name is a plain folder name, got {name!r}")
     contract = contract or SetContract()
     labels, reading = settle_repeats(labels, conflicting_grades)
     settled = {"conflicting_grades": conflicting_grades, **{
@@ -258,34 +259,37 @@ def freeze(
     if agreement is None and labels["annotator"].nunique() > 1:
         agreement = agreement_summary(labels, guideline.grades)
     set_dir = Path(sets_dir) / name
-    set_dir.mkdir(parents=True, exist_ok=True)
+    with writing_to(set_dir):
+        set_dir.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(set_dir)
     existing = _versions(set_dir)
     number = version if version is not None else (existing[-1] + 1 if existing else 1)
     if number < 1:
-        raise ValueError(f"versions start at 1, got {number}")
+        raise InputError(f"versions start at 1, got {number}")
     target = set_dir / f"v{number}"
     if target.exists():
         raise InputError(f"version v{number} exists and a frozen version is never rewritten", str(target))
     parent = f"v{max(v for v in existing if v < number)}" if any(v < number for v in existing) else None
 
-    build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
+    with writing_to(set_dir):
+        build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
     try:
         write_qrels(merged.qrels, build / "qrels.txt")
         write_queries(queries, build / "queries.tsv")
         write_labels(labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable"), build / "labels.tsv")
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, settled, labels, queries, planned, agreement, inputs, build)
-        (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-        _make_read_only(build)
-        os.rename(build, target)  # atomic; fails if the version appeared meanwhile
+        with writing_to(target):
+            (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+            _make_read_only(build)
+            os.rename(build, target)  # atomic; fails if the version appeared meanwhile
     except BaseException:
         with contextlib.suppress(OSError):
             build.chmod(0o755)
         shutil.rmtree(build, ignore_errors=True)
         raise
-    with open(set_dir / "versions.tsv", "a") as log:
-        digest = file_sha256(target / "manifest.json")
+    digest = file_sha256(target / "manifest.json")
+    with writing_to(set_dir / "versions.tsv"), open(set_dir / "versions.tsv", "a") as log:
         log.write(f"v{number}\t{manifest['created']}\t{digest}\n")
     return target
 
@@ -348,6 +352,8 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         raise InputError("not a frozen set (no manifest.json)", str(path)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"manifest.json is not valid JSON: {exc}", str(path / "manifest.json")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", str(path / "manifest.json")) from None
 
 
 def verify_set(path: str | os.PathLike) -> list[str]:
@@ -423,5 +429,5 @@ def select_split(queries: pd.DataFrame, split: str) -> pd.DataFrame:
         return queries
     chosen = queries[queries["split"] == split]
     if chosen.empty:
-        raise ValueError(f"the set has no queries in split {split!r} (splits: {sorted(queries['split'].unique())})")
+        raise InputError(f"the set has no queries in split {split!r} (splits: {sorted(queries['split'].unique())})")
     return chosen

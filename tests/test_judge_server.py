@@ -9,6 +9,7 @@ import hashlib
 import itertools
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from evalset.guideline import read_guideline
 from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_tasks
 from evalset.judge import Journal, JudgeSettings, read_template
-from evalset.judge.batch import _submit
+from evalset.judge.batch import submit_batch
 from evalset.judge.job import judge_pool
 from evalset.judge.prompt import DEFAULT_TEMPLATE
 from evalset.judge.testserver import Behaviour, JudgeServer
@@ -199,10 +200,46 @@ def test_the_key_comes_from_the_environment_and_is_never_written(pool_dir, tmp_p
         monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
         refused = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
                                             "-o", str(tmp_path / "other.tsv"), "--limit", "5"])
-    assert refused.exit_code != 0 and "HTTP 401" in refused.output and "sk-wrong" not in refused.output
+    assert refused.exit_code == 2 and "sk-wrong" not in refused.output
+    assert refused.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 401: Incorrect API "
+                                           "key provided: ***); answers so far are in the journal"]
     assert secret not in result.output
     for path in tmp_path.iterdir():
         assert secret.encode() not in path.read_bytes(), path
+
+
+def test_an_endpoint_that_refuses_the_batch_job_is_one_line_and_exit_2(pool_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    with JudgeServer(Behaviour(api_key="sk-right")) as server:
+        refused = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                            "-o", str(tmp_path / "labels.tsv"), "--limit", "5", "--batch",
+                                            "--base-url", server.base_url])
+        assert server.files == {} and server.batches == {}  # nothing uploaded, nothing submitted
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.splitlines() == ["evalset: error: AuthenticationError: Error code: 401 - Incorrect API key "
+                                           "provided: ***; answers so far are in the journal"]  # the key blanked
+
+
+def test_an_endpoint_that_is_not_there_is_one_line_and_exit_2_in_batch_mode(pool_dir, tmp_path):
+    with socket.socket() as held:  # bound but not listening: connections are refused
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                           "-o", str(tmp_path / "labels.tsv"), "--limit", "5", "--batch",
+                                           "--max-retries", "0", "--base-url", url])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == ["evalset: error: APIConnectionError: Connection error.; answers so far "
+                                          "are in the journal"]
+
+
+def test_a_journal_the_disk_refuses_is_one_line_naming_it(pool_dir, tmp_path):
+    (tmp_path / "file.txt").write_text("a file where a folder should be\n")
+    journal = tmp_path / "file.txt" / "journal.sqlite"
+    result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                       "-o", str(tmp_path / "labels.tsv"), "--journal", str(journal)])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [f"evalset: error: cannot write {journal}: [Errno 17] File exists: "
+                                          f"'{tmp_path / 'file.txt'}'"]
 
 
 def test_batch_mode_uploads_polls_and_collects_with_re_asks_for_bad_answers(pool_dir, tasks, tmp_path):
@@ -239,7 +276,7 @@ def test_a_batch_submitted_before_a_crash_is_collected_not_submitted_again(pool_
         async def submit_only():
             client = make_client(settings)
             try:
-                return await _submit(client, tasks[:12], guideline, template, settings)
+                return await submit_batch(client, tasks[:12], guideline, template, settings)
             finally:
                 await client.close()
 

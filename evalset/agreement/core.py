@@ -362,11 +362,11 @@ def agreement_report(
         Per-annotator counts from reading (``unjudged``, ``collapsed_duplicates``), shown in the report.
     """
     if kappa not in KAPPA_KINDS:
-        raise ValueError(f"kappa must be one of {', '.join(KAPPA_KINDS)}, got {kappa!r}")
+        raise InputError(f"kappa must be one of {', '.join(KAPPA_KINDS)}, got {kappa!r}")
     if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+        raise InputError(f"level must be in (0, 1), got {level}")
     if resamples < 0:
-        raise ValueError(f"resamples must be 0 or more, got {resamples}")
+        raise InputError(f"resamples must be 0 or more, got {resamples}")
     if "file" not in grades:
         grades = grades.assign(file="<DataFrame>")
     kept, scale_counts = apply_scale(grades, scale, out_of_scale)

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from evalset.errors import InputError
+
 KAPPA_KINDS = ("unweighted", "linear", "quadratic")
 """The three kappas every pair gets; the keys ``kappa``, ``kappa_linear``, ``kappa_quadratic`` in reports."""
 
@@ -62,7 +64,7 @@ def landis_koch(kappa: float | None) -> str:
 def disagreement_weights(size: int, kind: str) -> np.ndarray:
     """The ``size x size`` disagreement weights of one kappa kind (see the module conventions)."""
     if kind not in KAPPA_KINDS:
-        raise ValueError(f"kappa kind must be one of {', '.join(KAPPA_KINDS)}, got {kind!r}")
+        raise InputError(f"kappa kind must be one of {', '.join(KAPPA_KINDS)}, got {kind!r}")
     distance = np.abs(np.subtract.outer(np.arange(size), np.arange(size))).astype(np.float64)
     if kind == "unweighted":
         return (distance > 0).astype(np.float64)

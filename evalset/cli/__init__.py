@@ -5,8 +5,9 @@ no statistics and no policy. Commands are loaded when they are run or listed, an
 library (pandas, numpy, scipy, ...) inside its function, so ``evalset --help`` starts in about 0.1 s.
 
 Errors (see :mod:`evalset.errors`): an :class:`~evalset.errors.InputError` (bad input) or a
-:class:`~evalset.errors.ServiceError` (Label Studio, an LLM endpoint, a disk) is one line on stderr and exit 2;
-anything else is a bug and keeps its traceback (exit 1).
+:class:`~evalset.errors.ServiceError` (Label Studio, an LLM endpoint, a disk) is one line on stderr and exit 2
+(``--debug`` shows its traceback); anything else is a bug and keeps its traceback (exit 1). click's own usage
+errors stay as click prints them (exit 2).
 """
 
 from __future__ import annotations
@@ -41,18 +42,18 @@ class _Group(click.Group):
     """Loads each command from its module when it is needed; prints user and service errors as one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(set(COMMANDS) | set(self.commands))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
-            return None
+            return super().get_command(ctx, name)  # a command added with add_command
         module, function = COMMANDS[name]
         return getattr(importlib.import_module(f"evalset.cli.{module}"), function)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (InputError, ServiceError, ValueError, OSError) as exc:  # TODO(error contract): only the two
+        except (InputError, ServiceError) as exc:
             if ctx.params.get("debug"):
                 raise
             click.echo(f"evalset: error: {exc}", err=True)

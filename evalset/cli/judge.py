@@ -42,8 +42,9 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY)."""
     import openai
 
+    from evalset.errors import ServiceError
     from evalset.judge import job
-    from evalset.judge.client import JudgeAborted, JudgeSettings
+    from evalset.judge.client import JudgeAborted, JudgeSettings, blank_key
     from evalset.judge.prompt import DEFAULT_TEMPLATE
 
     for name, value in (("--concurrency", concurrency), ("--rpm", rpm), ("--tpm", tpm), ("--timeout", timeout)):
@@ -58,8 +59,8 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
                                 failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,
                                 progress=progress)
     except JudgeAborted as exc:
-        raise click.ClickException(f"the endpoint refused the job ({exc}); answers so far are in the journal") from None
+        raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
     except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
-        raise click.ClickException(f"{type(exc).__name__}: {exc}; answers so far are in the journal") from None
+        raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
     for line in job.summary_lines(result, price_in, price_out):
         click.echo(line)

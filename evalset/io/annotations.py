@@ -258,7 +258,7 @@ def write_labels(labels: pd.DataFrame, path: str | os.PathLike) -> None:
     """
     missing = [c for c in LABELS_COLUMNS if c not in labels.columns]
     if missing:
-        raise ValueError(f"labels are missing column(s) {', '.join(missing)}")
+        raise InputError(f"labels are missing column(s) {', '.join(missing)}")
     with atomic_path(path) as tmp:
         labels[list(LABELS_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")
 

@@ -1,5 +1,6 @@
 """Files: existence checks, text lines of plain or gzipped files, tab-separated tables with a header,
-and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded).
+and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded;
+a disk that refuses the write is a :class:`~evalset.errors.ServiceError` naming the target).
 
 Every reader in :mod:`evalset.io` goes through these, so a missing file, a folder, a non-UTF-8 file or a
 malformed line is refused the same way everywhere: :class:`~evalset.errors.InputError` naming the file and line.
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalset.errors import InputError
+from evalset.errors import InputError, ServiceError
 
 BLOCK_SIZE = 1 << 24
 
@@ -53,21 +54,45 @@ def file_contains(path: str, needle: bytes) -> bool | None:
 # ----------------------------------------------------------------------------------------------------- files
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[str]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    A disk that refuses the write (a missing or read-only folder, a file where a folder should be, no space left)
+    is a :class:`~evalset.errors.ServiceError` naming ``path``, whether it fails creating the folder or the
+    temporary file, in the block's writes, or renaming; the temporary file is removed either way.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(handle)
+    except OSError as exc:
+        raise _write_refused(path, exc) from exc
     try:
         yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should read like any other file
         os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _write_refused(path, exc) from exc
         raise
+
+
+@contextlib.contextmanager
+def writing_to(path: str | os.PathLike) -> Iterator[None]:
+    """Turn an ``OSError`` in the block (making a folder, writing, renaming) into a
+    :class:`~evalset.errors.ServiceError` naming ``path``: the disk refused the write."""
+    try:
+        yield
+    except OSError as exc:
+        raise _write_refused(path, exc) from exc
+
+
+def _write_refused(path: str | os.PathLike, exc: OSError) -> ServiceError:
+    return ServiceError(f"cannot write {os.fspath(path)}: {exc}")
 
 
 def check_file(path: str) -> None:
@@ -141,6 +166,8 @@ def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[
         raise InputError(f"not UTF-8 text: {exc}", path) from None
     except csv.Error as exc:
         raise InputError(f"cannot parse: {exc}", path) from None
+    except (OSError, EOFError) as exc:  # a corrupt .gz, an I/O error
+        raise InputError(f"cannot read: {exc}", path) from None
     return rows, line_numbers, header
 
 

@@ -325,7 +325,10 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     files: list[tuple[str, bool]] = []  # (path, found in a folder)
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
-            inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
+            try:
+                inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
+            except OSError as exc:
+                raise InputError(f"cannot read: {exc}", path) from None
             files.extend((os.path.join(path, entry), True) for entry in inside
                          if os.path.isfile(os.path.join(path, entry)))
         elif not os.path.exists(path):

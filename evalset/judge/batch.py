@@ -18,7 +18,15 @@ from collections.abc import Callable
 import openai
 
 from evalset.guideline import Guideline
-from evalset.judge.client import JudgeSettings, JudgeStats, _read_response, make_client, response_format, utc_now
+from evalset.judge.client import (
+    JudgeAborted,
+    JudgeSettings,
+    JudgeStats,
+    make_client,
+    read_chat_completion,
+    response_format,
+    utc_now,
+)
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer
 
@@ -69,8 +77,8 @@ async def judge_pairs_batch(tasks: list[dict], guideline: Guideline, template: P
                 group = [pair for pair, its_round in pending.items() if its_round == round_]
                 for start in range(0, len(group), MAX_BATCH_REQUESTS):
                     chunk = group[start:start + MAX_BATCH_REQUESTS]
-                    batch_id = await _submit(client, [by_pair[pair] for pair in chunk], guideline, template,
-                                             settings)
+                    batch_id = await submit_batch(client, [by_pair[pair] for pair in chunk], guideline, template,
+                                                  settings)
                     journal.record_batch(batch_id, round_, chunk)
                     stats.batches.append(batch_id)
                     stats.requests += len(chunk)
@@ -85,8 +93,9 @@ async def judge_pairs_batch(tasks: list[dict], guideline: Guideline, template: P
     return stats
 
 
-async def _submit(client: openai.AsyncOpenAI, tasks: list[dict], guideline: Guideline, template: PromptTemplate,
-                  settings: JudgeSettings) -> str:
+async def submit_batch(client: openai.AsyncOpenAI, tasks: list[dict], guideline: Guideline,
+                       template: PromptTemplate, settings: JudgeSettings) -> str:
+    """Upload the tasks' input file and create one batch; returns the batch id (the caller journals it)."""
     data = batch_lines(tasks, guideline, template, settings)
     uploaded = await client.files.create(file=("evalset-judge.jsonl", io.BytesIO(data)), purpose="batch")
     batch = await client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
@@ -111,7 +120,7 @@ async def _collect(client: openai.AsyncOpenAI, batch_id: str, round_: int, pair_
                     record = json.loads(line)
                     answers[record["custom_id"]] = _batch_answer(record)
     if batch.status != "completed" and not answers:
-        raise RuntimeError(f"batch {batch_id} ended {batch.status} with no answers: {batch.errors}")
+        raise JudgeAborted(f"batch {batch_id} ended {batch.status} with no answers: {batch.errors}")
     to_record, retry = [], []
     for pair in pair_ids:
         content, why, tokens = answers.get(pair, (None, f"no answer in batch {batch_id} ({batch.status})", (0, 0)))
@@ -142,4 +151,4 @@ def _batch_answer(record: dict) -> tuple[str | None, str | None, tuple[int, int]
     if record.get("error") or response.get("status_code") != 200:
         error = record.get("error") or (response.get("body") or {}).get("error") or {}
         return None, f"batch error: {error.get('message', response.get('status_code'))}", (0, 0)
-    return _read_response(response.get("body"))
+    return read_chat_completion(response.get("body"))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import openai
 import pandas as pd
 
+from evalset.errors import ServiceError
 from evalset.guideline import Guideline
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.judge.journal import Answer, Journal
@@ -86,8 +87,8 @@ class JudgeStats:
 WORKERS_PER_CLIENT = 4
 
 
-class JudgeAborted(RuntimeError):
-    """The endpoint refused the whole job (bad key, unknown model or route)."""
+class JudgeAborted(ServiceError):
+    """The endpoint refused the whole job (bad key, unknown model or route, a batch failed as a whole)."""
 
 
 class _Pacer:
@@ -158,7 +159,8 @@ class _Judge:
         The body goes through the client's generic ``post`` (its documented way to send a request as given) and
         comes back undecorated (``cast_to=object``): the typed ``chat.completions.create`` re-walks every prompt
         through its TypedDict transforms and builds a pydantic model of every answer, about a third of the
-        client's CPU per request at 160 requests/s. The answer is checked by :func:`_read_response` instead."""
+        client's CPU per request at 160 requests/s. The answer is checked by :func:`read_chat_completion`
+        instead."""
         body = {"model": self.settings.model, "messages": messages, "temperature": 0}
         if structured:
             body["response_format"] = response_format(self.guideline)
@@ -227,7 +229,7 @@ class _Judge:
 
     def _read(self, body: object, pair: _PairState) -> tuple[int, str]:
         """The grade and reason of an answer (tokens counted either way), or :class:`InvalidAnswer`."""
-        content, why, (used_in, used_out) = _read_response(body)
+        content, why, (used_in, used_out) = read_chat_completion(body)
         pair.prompt_tokens += used_in
         pair.completion_tokens += used_out
         self.stats.prompt_tokens += used_in
@@ -254,7 +256,7 @@ class _PairState:
                       self.completion_tokens, utc_now())
 
 
-def _read_response(body: object) -> tuple[str | None, str | None, tuple[int, int]]:
+def read_chat_completion(body: object) -> tuple[str | None, str | None, tuple[int, int]]:
     """``(content, why it is unusable or None, (prompt tokens, completion tokens))`` of a Chat Completions body."""
     if not isinstance(body, dict):  # the client hands back a body it could not parse as JSON as text
         return None, "the response body is not a JSON chat completion", (0, 0)
@@ -280,6 +282,11 @@ def _message(error: openai.APIStatusError) -> str:
     body = error.body
     inner = body.get("error", body) if isinstance(body, dict) else None
     text = str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(error.message)
+    return blank_key(text)
+
+
+def blank_key(text: str) -> str:
+    """``text`` with the API key (``OPENAI_API_KEY``) blanked as ``***``, should a server have echoed it."""
     key = os.environ.get("OPENAI_API_KEY")
     return text.replace(key, "***") if key else text
 

@@ -12,7 +12,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalset.guideline import read_guideline
-from evalset.io.files import atomic_path
+from evalset.io.files import atomic_path, writing_to
 from evalset.io.poolfiles import read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
@@ -55,7 +55,8 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     default_journal, default_failures = default_paths(output)
     journal_path = journal_path or default_journal
     failures_path = failures_path or default_failures
-    Path(journal_path).parent.mkdir(parents=True, exist_ok=True)
+    with writing_to(journal_path):
+        Path(journal_path).parent.mkdir(parents=True, exist_ok=True)
     with Journal(journal_path, settings.model, template.sha256, guideline.sha256) as journal:
         known = journal.answers()
         answered = sum(task["pair_id"] in known and (known[task["pair_id"]].status == "judged"

@@ -17,6 +17,8 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
+from evalset.errors import InputError, ServiceError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, guideline_sha256 TEXT NOT NULL, pair_id TEXT NOT NULL,
@@ -53,10 +55,17 @@ class Journal:
     def __init__(self, path: str | os.PathLike, model: str, prompt_sha256: str, guideline_sha256: str):
         self.path = os.fspath(path)
         self.key = (model, prompt_sha256, guideline_sha256)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; WAL keeps it atomic
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; WAL keeps it atomic
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorname", None) == "SQLITE_NOTADB":
+                raise InputError(f"not a journal (SQLite): {exc}", self.path) from exc
+            if isinstance(exc, sqlite3.OperationalError):  # a missing or read-only folder, a full disk
+                raise ServiceError(f"cannot open the journal {self.path}: {exc}") from exc
+            raise
 
     def __enter__(self) -> Journal:
         return self
@@ -104,3 +113,4 @@ class Journal:
             for answer in answers:
                 self.record(answer)
             self._db.execute("UPDATE batches SET state = 'collected' WHERE batch_id = ?", (batch_id,))
+

@@ -1,7 +1,8 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, the demo and the benchmark.
 
 It speaks ``POST /v1/chat/completions``, ``POST /v1/files``, ``GET /v1/files/{id}[/content]``,
-``POST /v1/batches`` and ``GET /v1/batches/{id}``, and misbehaves on demand (:class:`Behaviour`): latency,
+``POST /v1/batches`` and ``GET /v1/batches/{id}`` (each refused with a 401 when ``Behaviour.api_key`` is set
+and the request lacks it), and misbehaves on demand (:class:`Behaviour`): latency,
 429 with ``Retry-After``, 500, hanging past the client's timeout, a body that is not JSON, an answer that is not
 the JSON asked for, a grade off the scale, and a 400 for structured output when told it does not support it.
 
@@ -208,6 +209,11 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog of 5 drops connections when 64 clients open at once
     judge: JudgeServer
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up before its answer (it stopped the run, or timed out) is not the server's error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -239,6 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._body()
         if self.path.endswith("/chat/completions"):
             self._chat(judge, json.loads(raw))
+        elif self._wrong_key(judge):
+            self._refuse_key()
         elif self.path.endswith("/files"):
             self._upload(judge, raw)
         elif self.path.endswith("/batches"):
@@ -260,7 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
         parts = self.path.rstrip("/").split("/")
         with judge._lock:
             judge.records.append(Record(self.path, time.time(), None, 200))
-        if "batches" in parts and parts[-1] in judge.batches:
+        if self._wrong_key(judge):
+            self._refuse_key()
+        elif "batches" in parts and parts[-1] in judge.batches:
             self._send(200, judge.batches[parts[-1]])
         elif "files" in parts and parts[-1] == "content" and parts[-2] in judge.files:
             self._send(200, judge.files[parts[-2]][1])
@@ -268,6 +278,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, judge.file_objects[parts[-1]])
         else:
             self._error(404, f"no route {self.path}", "invalid_request_error")
+
+    def _wrong_key(self, judge: JudgeServer) -> bool:
+        """Whether the server has a key and the request does not carry it (refused on every route, as OpenAI does)."""
+        key = judge.behaviour.api_key
+        return bool(key) and self.headers.get("Authorization") != f"Bearer {key}"
+
+    def _refuse_key(self) -> None:
+        self._error(401, f"Incorrect API key provided: {self.headers.get('Authorization', '')[7:]}",
+                    "invalid_request_error")
 
     def _upload(self, judge: JudgeServer, raw: bytes) -> None:
         header = f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode()
@@ -288,10 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
                         authorization=self.headers.get("Authorization"))
         with judge._lock:
             judge.records.append(record)
-        if behaviour.api_key and self.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
+        if self._wrong_key(judge):
             record.status = 401
-            self._error(401, f"Incorrect API key provided: {self.headers.get('Authorization', '')[7:]}",
-                        "invalid_request_error")
+            self._refuse_key()
             return
         if body.get("response_format", {}).get("type") == "json_schema" and not behaviour.structured:
             record.status = 400

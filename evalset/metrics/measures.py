@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evalset.errors import InputError
+
 MEASURES: dict[str, str] = {
     "p": "precision",
     "recall": "recall",
@@ -71,14 +73,14 @@ class Measure:
 
     def __post_init__(self) -> None:
         if self.name not in MEASURES:
-            raise ValueError(f"unknown measure {self.name!r}; known: {', '.join(MEASURES)}")
+            raise InputError(f"unknown measure {self.name!r}; known: {', '.join(MEASURES)}")
         if self.cutoff is not None:
             if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff <= 0:
-                raise ValueError(f"{self.name}: the cutoff k must be a positive integer, got {self.cutoff!r}")
+                raise InputError(f"{self.name}: the cutoff k must be a positive integer, got {self.cutoff!r}")
             if self.name in NO_CUTOFF:
-                raise ValueError(f"{self.name} takes no cutoff")
+                raise InputError(f"{self.name} takes no cutoff")
         elif self.name in NEEDS_CUTOFF:
-            raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
+            raise InputError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
 
     @property
     def defined_without_relevant(self) -> bool:
@@ -96,8 +98,8 @@ def parse_measure(text: str) -> Measure:
     """Parse ``ndcg@10``, ``P_10``, ``map`` and the like into a :class:`Measure` (case-insensitive)."""
     match = _SPELLING.match(text.strip().lower())
     if not match or match.group(1) not in _ALIASES:
-        raise ValueError(f"unknown measure {text!r}; known: {', '.join(MEASURES)} (e.g. ndcg@10, ap, p@10)")
+        raise InputError(f"unknown measure {text!r}; known: {', '.join(MEASURES)} (e.g. ndcg@10, ap, p@10)")
     name, cutoff = match.groups()
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
-        raise ValueError(f"{text!r}: the cutoff k must be a positive integer")
+        raise InputError(f"{text!r}: the cutoff k must be a positive integer")
     return Measure(_ALIASES[name], int(cutoff) if cutoff is not None else None)

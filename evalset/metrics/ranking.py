@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
+from evalset.errors import InputError
 from evalset.keys import repeated_rows, string_keys
 from evalset.parallel import column_pieces, parallel_map, row_blocks
 from evalset.strings import as_string_array, string_column
@@ -186,7 +187,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
     caller that finds them in its own join, see :func:`evalset.keys.join`).
     """
     if ties not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+        raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
     query_ids, query_code = query_codes(run["query_id"])
     doc_id = string_column(run["doc_id"])
     (doc_key,) = string_keys(doc_id)
@@ -230,7 +231,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
 def top_k(run: pd.DataFrame, k: int, ties: TieRule = "trec") -> pd.DataFrame:
     """The first ``k`` documents of each query under the tie rule, as ``query_id, doc_id, score, rank``."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+        raise InputError(f"k must be a positive integer, got {k!r}")
     ordered = order_run(run, ties)
     frame = ordered.to_frame()
     return frame[ordered.position < k].reset_index(drop=True)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from evalset.errors import InputError
 from evalset.sampling.options import QueryCounts
 
 
@@ -23,7 +24,7 @@ def parse_per_stratum(text: str) -> int | dict[str, int]:
         pairs = (part.split("=", 1) for part in text.split(",") if part.strip())
         return {name.strip(): int(count) for name, count in pairs}
     except ValueError:
-        raise ValueError(f"per-stratum count must be a number or name=number pairs, not {text!r}") from None
+        raise InputError(f"per-stratum count must be a number or name=number pairs, not {text!r}") from None
 
 
 def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
@@ -34,9 +35,9 @@ def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
     elif stratum.rsplit("/", 1)[-1] in per_stratum:
         count = per_stratum[stratum.rsplit("/", 1)[-1]]
     else:
-        raise ValueError(f"no per-stratum count for stratum {stratum!r}")
+        raise InputError(f"no per-stratum count for stratum {stratum!r}")
     if count < 0:
-        raise ValueError(f"per-stratum count for {stratum!r} must not be negative")
+        raise InputError(f"per-stratum count for {stratum!r} must not be negative")
     return count
 
 
@@ -47,18 +48,18 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     Returns the ``queries.tsv`` frame (``query_id, query, stratum, frequency, stratum_share, weight, split``),
     strata in order, then by ``query_id``. ``weight`` is the stratum's traffic share / queries drawn in it;
     ``split`` marks ``round(holdout * n)`` of each stratum's n drawn queries ``test`` (the rest ``dev``), so a
-    stratum keeps its size whatever the holdout. Raises ValueError before drawing anything if a stratum is
+    stratum keeps its size whatever the holdout. Raises InputError before drawing anything if a stratum is
     smaller than its count.
     """
     if not 0 <= holdout < 1:
-        raise ValueError(f"holdout must be a fraction in [0, 1), not {holdout}")
+        raise InputError(f"holdout must be a fraction in [0, 1), not {holdout}")
     if seed < 0:
-        raise ValueError("seed must be a non-negative integer")
+        raise InputError("seed must be a non-negative integer")
     summary = counts.summary
     wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}
     for row in summary.itertuples():
         if wanted[row.stratum] > row.distinct_queries:
-            raise ValueError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
+            raise InputError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
                              f"fewer than the {wanted[row.stratum]} asked for")
     codes = counts.stratum_code
     parts = [_draw(counts, np.flatnonzero(codes == index), row, wanted[row.stratum], seed, holdout)

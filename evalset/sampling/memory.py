@@ -85,7 +85,7 @@ def _check_log_columns(names: Sequence[str], count_by: str, window: Window, sour
     if "query" not in names:
         raise InputError("the log has no query column", source)
     if count_by not in COUNT_BY:
-        raise ValueError(f"count_by must be one of {', '.join(COUNT_BY)}, not {count_by!r}")
+        raise InputError(f"count_by must be one of {', '.join(COUNT_BY)}, not {count_by!r}")
     if count_by == "users" and "user_id" not in names:
         raise InputError("counting by users needs a user column (--user)", source)
     if window.active and "timestamp" not in names:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from evalset.errors import InputError
 from evalset.parallel import parallel_map
 
 COUNT_BY = ("submissions", "users")
@@ -50,7 +51,7 @@ class Normalisation:
         steps = {part.strip() for part in text.split(",") if part.strip()}
         unknown = steps - {"case", "nfkc", "space", "none"}
         if unknown:
-            raise ValueError(f"unknown normalisation step(s) {', '.join(sorted(unknown))}; "
+            raise InputError(f"unknown normalisation step(s) {', '.join(sorted(unknown))}; "
                              f"expected case, nfkc, space or none")
         return cls("case" in steps, "nfkc" in steps, "space" in steps)
 
@@ -64,11 +65,11 @@ class Strata:
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.cuts) + 1 or len(set(self.names)) != len(self.names):
-            raise ValueError("strata need distinct names and one cut point fewer than names")
+            raise InputError("strata need distinct names and one cut point fewer than names")
         if any(not 0 < c < 1 for c in self.cuts) or list(self.cuts) != sorted(set(self.cuts)):
-            raise ValueError("cut points must be increasing shares strictly between 0 and 1")
+            raise InputError("cut points must be increasing shares strictly between 0 and 1")
         if any(not n or "/" in n or not n.isprintable() or n.strip() != n for n in self.names):
-            raise ValueError("stratum names must be printable, without '/' or surrounding spaces")
+            raise InputError("stratum names must be printable, without '/' or surrounding spaces")
 
     @classmethod
     def parse(cls, text: str) -> Strata:
@@ -80,10 +81,10 @@ class Strata:
             try:
                 cuts.append(float(share))
             except ValueError:
-                raise ValueError(f"stratum {part!r} needs a cut point, as in head:0.5") from None
+                raise InputError(f"stratum {part!r} needs a cut point, as in head:0.5") from None
             names.append(name.strip())
         if ":" in parts[-1]:
-            raise ValueError(f"the last stratum ({parts[-1]!r}) takes the rest of the traffic: no cut point")
+            raise InputError(f"the last stratum ({parts[-1]!r}) takes the rest of the traffic: no cut point")
         return cls(tuple([*names, parts[-1]]), tuple(cuts))
 
 

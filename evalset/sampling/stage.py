@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset import __version__
+from evalset.errors import InputError
 from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
@@ -30,7 +31,7 @@ DUCKDB_ABOVE_BYTES = 512 * 2**20
 def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto") -> str:
     """``pandas`` (in memory) or ``duckdb``; ``auto`` picks DuckDB when the logs exceed 512 MiB on disk."""
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if engine != "auto":
         return engine
     size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
@@ -52,7 +53,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     Nothing is written; see :func:`write_sample`.
     """
     if not paths:
-        raise ValueError("no query log given")
+        raise InputError("no query log given")
     paths = [os.fspath(p) for p in paths]
     screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
                     tuple(q for f in exclusions for q in read_query_list(f)))
