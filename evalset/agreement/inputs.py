@@ -51,7 +51,7 @@ def apply_scale(grades: pd.DataFrame, scale: Sequence[int],
         return kept, counts
     if out_of_scale == "drop":
         return kept[~off].reset_index(drop=True), counts
-    raise ValueError(f"out_of_scale must be error, clip or drop, got {out_of_scale!r}")
+    raise InputError(f"out_of_scale must be error, clip or drop, got {out_of_scale!r}")
 
 
 def _off_scale_error(bad: pd.DataFrame, scale: list[int], policy: str) -> InputError:

@@ -223,13 +223,11 @@ def write_disagreements(table: pd.DataFrame, path: str | os.PathLike) -> None:
 
 def write_heatmap(report: AgreementReport, path: str | os.PathLike) -> None:
     """A heatmap of the pairwise kappa matrix (matplotlib, PNG), written atomically."""
-    try:
-        import matplotlib
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a declared dependency
-        raise OSError("--plot needs matplotlib (pip install matplotlib)") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     matrix = report.matrix()
     size = len(matrix)
     inches = max(6.0, 0.32 * size + 3.0)

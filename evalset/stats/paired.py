@@ -141,6 +141,8 @@ def compare_paired(
         raise InputError(f"planned must be at least 1, got {planned}")
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    if permutations < 1:
+        raise InputError(f"permutations must be at least 1, got {permutations}")
     if set(baseline.index) != set(candidate.index):
         only = sorted(set(baseline.index) ^ set(candidate.index))[:5]
         raise InputError(f"{baseline_name} and {candidate_name} are scored on different queries (e.g. {only})")

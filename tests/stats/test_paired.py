@@ -83,6 +83,15 @@ def test_mismatched_queries_are_refused():
         compare_paired(pd.Series([1.0], index=["a"]), pd.Series([1.0], index=["b"]))
 
 
+@pytest.mark.parametrize(("option", "message"), [({"permutations": 0}, "permutations must be at least 1"),
+                                                 ({"alpha": 1.5}, r"alpha must be in \(0, 1\)"),
+                                                 ({"planned": 0}, "planned must be at least 1")])
+def test_settings_that_would_give_a_meaningless_p_are_refused(option, message):
+    scores = pd.Series([0.1, 0.5, 0.3], index=["a", "b", "c"])
+    with pytest.raises(InputError, match=message):
+        compare_paired(scores, scores + 0.1, **option)
+
+
 def test_the_rows_of_a_matrix_share_their_flips_and_each_gets_its_own_p_value():
     samples = np.random.default_rng(3).normal(0.2, 1.0, size=(6, 37))
     together = permutation_p_values(samples, 999, np.random.default_rng(11))
