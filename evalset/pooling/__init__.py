@@ -1,0 +1,29 @@
+"""``evalset pool``: judging pools from several systems' runs, and the pool folder.
+
+- :mod:`evalset.pooling.pool`: the union of the systems' top k, pair ids, judge-the-holes, the budget, the blind
+  judging order, per-system statistics (the conventions are in its docstring).
+- :mod:`evalset.pooling.folder`: the pool specification (TOML or options), building from it, writing the folder,
+  the summary.
+"""
+
+from evalset.pooling.folder import PoolBuild, PoolSpec, build_from_spec, pool_manifest, summary_lines, write_pool
+from evalset.pooling.pool import (
+    PAIR_ID_DIGITS,
+    Pool,
+    TopK,
+    UnknownQueriesError,
+    apply_budget,
+    attach_texts,
+    build_pool,
+    collect_top_k,
+    judging_order,
+    pair_id,
+    pair_ids,
+    stack_top_k,
+)
+
+__all__ = [
+    "PAIR_ID_DIGITS", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget", "attach_texts",
+    "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids", "pool_manifest",
+    "stack_top_k", "summary_lines", "write_pool",
+]

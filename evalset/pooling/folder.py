@@ -1,0 +1,243 @@
+"""A pool from its specification (a TOML file or the command's options) to its folder: ``pool.tsv`` (blind
+judging pairs), ``pool_sources.tsv`` (provenance), ``tasks.jsonl`` (what annotators see), ``pool.json`` (inputs,
+settings and counts), and the summary the command prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from evalset import __version__
+from evalset.errors import InputError
+from evalset.io.annotations import read_judged_pairs
+from evalset.io.corpus import read_corpus
+from evalset.io.digests import file_sha256
+from evalset.io.files import atomic_path, writing_to
+from evalset.io.queries import read_queries
+from evalset.io.trec import expand_run_paths, read_run
+from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
+
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """Everything that defines a pool; a TOML file in ``pools/`` holds the same keys.
+
+    Relative paths in a spec file are resolved against the spec file's folder joined with its ``base`` key
+    (default ``"."``); ``pools/dl19-demo.toml`` sets ``base = ".."`` so its paths read from the repository
+    root. Keys: ``runs`` (list of files or folders), ``depth``, ``depths`` (a table, system name -> k),
+    ``ties``, ``seed``, ``budget``, ``queries``, ``exclude_judged``, ``corpus``, ``output``.
+    """
+
+    runs: tuple[str, ...] = ()
+    depth: int | None = None
+    depths: dict[str, int] = field(default_factory=dict)
+    ties: str = "trec"
+    seed: int = 0
+    budget: int | None = None
+    queries: str | None = None
+    exclude_judged: str | None = None
+    corpus: str | None = None
+    output: str | None = None
+    spec_file: str | None = None
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike) -> PoolSpec:
+        """Read a pool specification; unknown keys and wrong types are refused naming the file."""
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise InputError("no such file", path) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read: {exc}", path) from None
+        known = {f.name for f in fields(cls)} - {"spec_file"}
+        unknown = sorted(set(data) - known - {"base"})
+        if unknown:
+            raise InputError(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(known))}", path)
+        base = Path(path).parent / str(data.pop("base", "."))
+
+        def resolve(value: Any, key: str) -> str:
+            if not isinstance(value, str) or not value:
+                raise InputError(f"{key} must be a path (a non-empty string), got {value!r}", path)
+            return os.path.normpath(base / value) if not os.path.isabs(value) else value
+
+        runs = data.get("runs", [])
+        if isinstance(runs, str):
+            runs = [runs]
+        if not isinstance(runs, list):
+            raise InputError(f"runs must be a list of paths, got {runs!r}", path)
+        values = {key: resolve(data[key], key) for key in ("queries", "exclude_judged", "corpus", "output")
+                  if key in data}
+        depths = data.get("depths", {})
+        if not isinstance(depths, dict):
+            raise InputError(f"depths must be a table of system = k, got {depths!r}", path)
+        scalars = {key: data[key] for key in ("depth", "ties", "seed", "budget") if key in data}
+        return cls(runs=tuple(resolve(run, "runs") for run in runs), depths=dict(depths), spec_file=path,
+                   **scalars, **values)
+
+    def with_overrides(self, **overrides: Any) -> PoolSpec:
+        """A copy where every override that is not None (or empty) replaces the spec's value."""
+        given = {key: value for key, value in overrides.items() if value not in (None, (), [], {})}
+        if "runs" in given:
+            given["runs"] = tuple(given["runs"])
+        if "depths" in given:
+            given["depths"] = {**self.depths, **given["depths"]}
+        return replace(self, **given)
+
+
+@dataclass(frozen=True)
+class PoolBuild:
+    """A pool with what it was built from: the manifest (``pool.json``), and tasks when texts were given."""
+
+    pool: Pool
+    manifest: dict[str, Any]
+    tasks: pd.DataFrame | None
+    missing_text: pd.DataFrame | None
+
+
+def build_from_spec(spec: PoolSpec) -> PoolBuild:
+    """Read every input of ``spec``, validate it, and build the pool, tasks and manifest (writes nothing)."""
+    if not spec.runs:
+        raise InputError("no runs to pool (give RUN files/folders or `runs` in the spec)")
+    if spec.depth is None:
+        raise InputError("no depth (give --depth or `depth` in the spec)")
+    run_files = expand_run_paths(spec.runs)
+    queries = read_queries(spec.queries) if spec.queries else None
+    judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
+    try:
+        pool = build_pool(((name, read_run(path)) for name, path in run_files.items()), spec.depth,
+                          depths=spec.depths, ties=spec.ties, seed=spec.seed, budget=spec.budget,
+                          query_ids=None if queries is None else queries["query_id"], judged=judged)
+    except UnknownQueriesError as exc:
+        line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
+        raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
+    tasks = missing = None
+    if spec.corpus:
+        corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())
+        tasks, missing = attach_texts(pool.pairs, corpus, queries)
+    manifest = pool_manifest(pool, spec, run_files, missing)
+    return PoolBuild(pool, manifest, tasks if queries is not None else None, missing)
+
+
+def _input_record(path: str) -> dict[str, str]:
+    return {"path": path, "sha256": file_sha256(path)}
+
+
+def pool_manifest(pool: Pool, spec: PoolSpec, run_files: Mapping[str, str],
+                  missing_text: pd.DataFrame | None) -> dict[str, Any]:
+    """The content of ``pool.json``: inputs with sha256, options, counts, per-system figures, overlap."""
+    inputs: dict[str, Any] = {"runs": {name: _input_record(path) for name, path in sorted(run_files.items())}}
+    for key in ("queries", "exclude_judged", "corpus", "spec_file"):
+        if getattr(spec, key):
+            inputs[key] = _input_record(getattr(spec, key))
+    systems = pool.systems.round(6).astype(object).to_dict(orient="index")
+    manifest = {
+        "evalset_version": __version__,
+        "inputs": inputs,
+        "depth": pool.depth,
+        "depths": pool.depths,
+        "ties": pool.ties,
+        "seed": pool.seed,
+        "budget": pool.budget,
+        "pair_id": f"first {PAIR_ID_DIGITS} hex digits of sha256(query_id TAB doc_id)",
+        "order": "queries in seeded random order; within a query, documents in seeded random order",
+        "counts": {
+            "queries": len(pool.pairs_per_query),
+            "candidates": pool.candidates,
+            "judged_excluded": pool.judged_excluded,
+            "budget_dropped": pool.budget_dropped,
+            "pairs": len(pool.pairs),
+        },
+        "pairs_per_query": {q: int(n) for q, n in pool.pairs_per_query.items()},
+        "systems": {name: {k: _plain(v) for k, v in row.items()} for name, row in systems.items()},
+        "overlap": {name: {other: int(n) for other, n in row.items()}
+                    for name, row in pool.overlap.to_dict(orient="index").items()},
+    }
+    if missing_text is not None:
+        manifest["counts"]["missing_text"] = len(missing_text)
+        manifest["missing_text"] = missing_text.astype(str).to_dict(orient="records")
+    return manifest
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def write_pool(build: PoolBuild, folder: str | os.PathLike) -> list[str]:
+    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` into ``folder``.
+
+    Each file is written to a temporary name and renamed, so none is ever half-written. A ``tasks.jsonl``
+    left from an earlier pool in the same folder is removed when this pool has no tasks (it would not match).
+    Returns the paths written.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("output exists and is not a folder", str(folder))
+    written = []
+    tables = {
+        "pool.tsv": build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
+        "pool_sources.tsv": build.pool.sources,
+    }
+    for name, table in tables.items():
+        with atomic_path(folder / name) as tmp:
+            _write_tsv(table, tmp)
+        written.append(str(folder / name))
+    if build.tasks is not None:
+        with atomic_path(folder / "tasks.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            for record in build.tasks.to_dict(orient="records"):
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        written.append(str(folder / "tasks.jsonl"))
+    elif (folder / "tasks.jsonl").exists():
+        with writing_to(folder / "tasks.jsonl"):
+            (folder / "tasks.jsonl").unlink()
+    with atomic_path(folder / "pool.json") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(build.manifest, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+    written.append(str(folder / "pool.json"))
+    return written
+
+
+def _write_tsv(frame: pd.DataFrame, path: str) -> None:
+    """Write a TSV with a header, as pandas would; through Arrow's writer, which is much faster on big pools."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = pa.table([column.cast(pa.large_string()) if pa.types.is_dictionary(column.type) else column
+                      for column in table.columns], names=table.column_names)
+    try:
+        with open(path, "wb") as handle:  # Arrow quotes header names even when told not to quote
+            handle.write(("\t".join(table.column_names) + "\n").encode())
+            pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, delimiter="\t",
+                                                              quoting_style="none"))
+    except pa.ArrowInvalid:  # an id holding a quote character: let pandas quote it
+        frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
+
+
+def summary_lines(build: PoolBuild) -> list[str]:
+    """A human summary of a pool: counts, per-system figures, and pairs without text."""
+    pool, counts = build.pool, build.manifest["counts"]
+    lines = [f"pooled {counts['pairs']:,} pairs over {counts['queries']:,} queries from {len(pool.systems)} runs "
+             f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
+             f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]
+    table = pool.systems.copy()
+    if "judged_at_k" in table:
+        table["judged_at_k"] = table["judged_at_k"].map("{:.3f}".format)
+    lines += table.reset_index().to_string(index=False).splitlines()
+    if build.missing_text is not None and len(build.missing_text):
+        shown = ", ".join(f"{q}/{d}" for q, d in build.missing_text[["query_id", "doc_id"]].head(5).to_numpy())
+        lines.append(f"warning: {len(build.missing_text):,} pair(s) have no text in the corpus and are not in "
+                     f"tasks.jsonl (listed in pool.json): {shown}")
+    return lines
