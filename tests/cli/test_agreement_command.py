@@ -19,7 +19,7 @@ from evalset.io.trec import expand_run_paths, read_qrels, read_run
 from evalset.metrics import evaluate_runs
 
 SCALE = [0, 1, 2, 3]
-GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
+GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
 
 
 def invoke(*args):

@@ -27,7 +27,7 @@ from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling import PoolSpec, apply_budget, build_pool, pair_id
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------------------------- fixtures

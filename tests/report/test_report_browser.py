@@ -20,7 +20,7 @@ from evalset.io.trec import read_run
 from evalset.report import build_report
 from evalset.sets import freeze, load_set
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_html_in_chromium", REPO / "scripts" / "check_html_in_chromium.py")
 chromium_check = sys.modules.setdefault(_spec.name, importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(chromium_check)
