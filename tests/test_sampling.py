@@ -29,6 +29,7 @@ from evalset.sampling import (
     Strata,
     Window,
     assign_strata,
+    choose_engine,
     count_queries,
     count_queries_duckdb,
     has_card_number,
@@ -39,6 +40,7 @@ from evalset.sampling import (
     screen_queries,
     write_sample,
 )
+from evalset.sampling.stage import log_text_bytes
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
 # Every query of the Excite log that carries personal data, by the reason it is dropped for.
@@ -416,6 +418,30 @@ def test_a_pre_aggregated_log_counts_like_the_raw_log(tmp_path, excite, excite_l
     pd.testing.assert_frame_equal(aggregated.queries, raw.queries)
     assert aggregated.dropped == raw.dropped
     assert_same_counts(aggregated, count_queries_duckdb([path], columns))
+
+
+# ------------------------------------------------------------------------------------------ engine choice
+def test_auto_takes_the_in_memory_engine_for_the_excite_log_and_duckdb_for_50_mib(excite, tmp_path):
+    # Measured (scripts/bench_sample.py --crossover): equal up to 5 MiB, DuckDB faster from 15 MiB on.
+    fifty_mib = tmp_path / "log.tsv"
+    with open(fifty_mib, "wb") as handle:
+        handle.truncate(50 * 2**20)  # sparse: no disk space used
+    assert choose_engine([excite]) == "pandas"
+    assert choose_engine([fifty_mib]) == "duckdb"
+    assert choose_engine([fifty_mib], "pandas") == "pandas"
+    assert choose_engine([excite], "duckdb") == "duckdb"
+
+
+def test_auto_adds_up_the_logs_and_counts_a_gz_log_uncompressed(tmp_path):
+    plain = tmp_path / "log.tsv"
+    plain.write_bytes(b"query\n" + b"x\n" * 600)
+    assert choose_engine([plain], duckdb_above_bytes=2000) == "pandas"
+    assert choose_engine([plain, plain], duckdb_above_bytes=2000) == "duckdb"
+    packed = tmp_path / "log.tsv.gz"
+    packed.write_bytes(gzip.compress(b"query\n" + b"x\n" * 5000))
+    assert packed.stat().st_size < 2000 and log_text_bytes(packed) == 10_006
+    assert choose_engine([packed], duckdb_above_bytes=2000) == "duckdb"
+    assert choose_engine([packed], duckdb_above_bytes=10_006) == "pandas"
 
 
 def test_assign_strata_takes_any_query_ids():

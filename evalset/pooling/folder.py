@@ -29,7 +29,6 @@ from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
 
 
-
 @dataclass(frozen=True)
 class PoolSpec:
     """Everything that defines a pool; a TOML file in ``pools/`` holds the same keys.

@@ -14,12 +14,12 @@ in memory (pyarrow/pandas) and in DuckDB (plain SQL, out of core), with the same
 module            job
 ================  ==========================================================================================
 ``options``       the run's options (normalisation, strata, window, screening) and its results
-``memory``        step 1 in memory (``--engine pandas``)
+``memory``        steps 1 and 3 in memory (``--engine pandas``), and step 1's column rules
 ``sql``           steps 1 and 3 in DuckDB (``--engine duckdb``), out of core
 ``screening``     step 2, shared by both engines: normalisation and PII rules
 ``strata``        step 3: query ids, strata by cumulative traffic share, the canonical order
 ``draw``          the seeded draw per stratum and the held-out split
-``stage``         the whole stage: engine choice, manifest, files, report lines
+``stage``         the whole stage: engine choice (by log size), manifest, files, report lines
 ================  ==========================================================================================
 
 Conventions
@@ -50,13 +50,14 @@ from evalset.sampling.options import (
     Window,
 )
 from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
-from evalset.sampling.sql import count_queries_duckdb
+from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, stratify_sql
 from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, report_lines, sample_log, write_sample
 from evalset.sampling.strata import assign_strata, query_ids
 
 __all__ = [
     "COUNT_BY", "DROP_REASONS", "ENGINES", "Normalisation", "QueryCounts", "SampleResult", "Screen", "Strata",
     "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
-    "group_log_rows", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts", "parse_per_stratum",
-    "query_ids", "report_lines", "sample_log", "sample_queries", "screen_queries", "write_sample",
+    "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
+    "parse_per_stratum", "query_ids", "report_lines", "sample_log", "sample_queries", "screen_queries",
+    "stratify_sql", "write_sample",
 ]

@@ -15,7 +15,6 @@ from evalset.errors import InputError
 from evalset.sampling.options import QueryCounts
 
 
-# ------------------------------------------------------------------------------------------------ sampling
 def parse_per_stratum(text: str) -> int | dict[str, int]:
     """``50`` (every stratum) or ``head=100,torso=50,tail=20`` (by stratum or traffic-stratum name)."""
     try:

@@ -1,5 +1,8 @@
-"""Step 1 in memory: group a log's rows by raw text (and user, and the log's own stratum column) after the
-time window, then screen and aggregate them (the ``pandas`` engine).
+"""The in-memory engine (``--engine pandas``): steps 1 and 3 over a log held as an Arrow table, with the
+screening of step 2 in between (:mod:`~evalset.sampling.screening`).
+
+Also the rules of step 1 that the DuckDB engine shares: which columns a run needs (:func:`check_log_columns`)
+and which it groups by (:func:`group_keys`).
 """
 
 from __future__ import annotations
@@ -13,11 +16,10 @@ import pyarrow.compute as pc
 
 from evalset.errors import InputError
 from evalset.sampling.options import COUNT_BY, Normalisation, QueryCounts, Screen, Strata, Window
-from evalset.sampling.screening import _screen_grouped
-from evalset.sampling.strata import _counts_from_frequencies, query_ids
+from evalset.sampling.screening import screen_grouped_rows
+from evalset.sampling.strata import counts_from_frequencies, query_ids
 
 
-# --------------------------------------------------------------------------- step 1: group rows (memory)
 def _parse_timestamps(text: pa.ChunkedArray | pa.Array, timestamp_format: str | None) -> np.ndarray:
     values = pd.Series(text.to_numpy(zero_copy_only=False), dtype=object)
     if timestamp_format is None:
@@ -58,14 +60,14 @@ def group_log_rows(log: pa.Table | pd.DataFrame, count_by: str = "submissions",
     ``log`` has the standard columns of :func:`evalset.io.querylog.read_query_log_table`.
     """
     table = log if isinstance(log, pa.Table) else pa.Table.from_pandas(log, preserve_index=False)
-    _check_log_columns(table.column_names, count_by, window, "<log>")
+    check_log_columns(table.column_names, count_by, window, "<log>")
     for name in ("query", "user_id", "source"):  # missing text is empty text, as the readers give it
         if name in table.column_names:
             text = pc.fill_null(pc.cast(table[name], pa.string()), "")
             table = table.set_column(table.column_names.index(name), name, text)
     status = _row_status(table, count_by, window)
     kept = status == ""
-    keys = ["raw_query"] + [name for name in ("user_id", "source") if _key_needed(name, table, count_by)]
+    keys = group_keys(table.column_names, count_by)
     columns = {"status": pa.array(status, pa.string())}
     for key in keys:
         values = table["query" if key == "raw_query" else key].combine_chunks()
@@ -76,12 +78,15 @@ def group_log_rows(log: pa.Table | pd.DataFrame, count_by: str = "submissions",
     return grouped.rename_columns({"submissions_sum": "submissions"})
 
 
-def _key_needed(name: str, table_or_names, count_by: str) -> bool:
-    names = table_or_names.column_names if isinstance(table_or_names, pa.Table) else table_or_names
-    return name in names and (name == "source" or count_by == "users")
+def group_keys(names: Sequence[str], count_by: str) -> list[str]:
+    """Step 1's grouping columns for a log with the standard columns ``names``: ``raw_query``, then
+    ``user_id`` when counting by users, then the log's own stratum column ``source`` when it has one."""
+    return ["raw_query"] + [name for name in ("user_id", "source")
+                            if name in names and (name == "source" or count_by == "users")]
 
 
-def _check_log_columns(names: Sequence[str], count_by: str, window: Window, source: str) -> None:
+def check_log_columns(names: Sequence[str], count_by: str, window: Window, source: str) -> None:
+    """Refuse a run whose options need a column the log (standard columns ``names``) does not have."""
     if "query" not in names:
         raise InputError("the log has no query column", source)
     if count_by not in COUNT_BY:
@@ -109,7 +114,6 @@ def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:
     return frame.loc[:, ["query_id", "query", "source", "frequency"]]
 
 
-# ------------------------------------------------------------------------------------ counting, memory
 def count_queries(log: pa.Table | pd.DataFrame, *, count_by: str = "submissions",
                   normalisation: Normalisation = Normalisation(), window: Window = Window(),
                   screen: Screen = Screen(), strata: Strata = Strata()) -> QueryCounts:
@@ -121,7 +125,7 @@ def count_queries(log: pa.Table | pd.DataFrame, *, count_by: str = "submissions"
     count_by : ``"submissions"`` (each row, or its ``count``) or ``"users"`` (distinct users per query).
     """
     grouped = group_log_rows(log, count_by, window)
-    kept, dropped = _screen_grouped(grouped, normalisation, screen)
+    kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
     frequencies = _aggregate_in_memory(kept, count_by)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
-    return _counts_from_frequencies(frequencies, strata, dropped, rows_read, count_by)
+    return counts_from_frequencies(frequencies, strata, dropped, rows_read, count_by)

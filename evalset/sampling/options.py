@@ -16,24 +16,16 @@ from evalset.errors import InputError
 from evalset.parallel import parallel_map
 
 COUNT_BY = ("submissions", "users")
-
-
 ENGINES = ("auto", "pandas", "duckdb")
-
 
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
 # under the first reason that applies).
 WINDOW_REASONS = ("unparsable_timestamp", "outside_window", "no_user_id", "no_source")
-
-
 TEXT_REASONS = ("empty", "credential_url", "email", "payment_card", "phone", "long_digits", "blocklist",
                 "excluded")
-
-
 DROP_REASONS = WINDOW_REASONS + TEXT_REASONS
 
 
-# --------------------------------------------------------------------------------------------------- options
 @dataclasses.dataclass(frozen=True)
 class Normalisation:
     """How a raw query becomes the normalised query that is counted and written.

@@ -33,18 +33,12 @@ _PII_PATTERNS = {
               r"|(^|[^\d])0\d{2,4}[ .\-]?\d{3,4}[ .\-]?\d{3,4}([^\d]|$)"),
     "long_digits": r"\d([.\-]?\d){8,}",
 }
+_SUSPECT = r"[0-9@]|[?&;][a-z_]+="  # personal data needs one of these: the patterns run on such texts only
+
+_DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ \-]\d+)*")  # digits, grouped by spaces or hyphens (payment cards)
+_LINE_BREAKS = r"[\t\n\r\x0b\x0c\x1c-\x1f\x{85}\x{2028}\x{2029}]"  # always become spaces
 
 
-_SUSPECT = r"[0-9@]|[?&;][a-z_]+="
-
-
-_DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ \-]\d+)*")
-
-
-_LINE_BREAKS = r"[\t\n\r\x0b\x0c\x1c-\x1f\x{85}\x{2028}\x{2029}]"
-
-
-# ----------------------------------------------------------------------------------- step 2: screen texts
 def normalise_texts(raw: pa.Array, normalisation: Normalisation) -> pa.Array:
     """Normalise query texts (vectorised); see :class:`Normalisation`."""
     if not normalisation.collapse_whitespace:
@@ -216,9 +210,10 @@ def _screen_in_parallel(raw: pa.Array, normalisation: Normalisation,
     return tuple(pa.concat_arrays([part[i] for part in parts]) for i in (0, 1))
 
 
-def _screen_grouped(grouped: pa.Table, normalisation: Normalisation,
-                    screen: Screen) -> tuple[pa.Table, dict[str, int]]:
-    """Step 2 over the grouped rows of step 1: kept rows with the normalised ``query``, and drop counts."""
+def screen_grouped_rows(grouped: pa.Table, normalisation: Normalisation,
+                        screen: Screen) -> tuple[pa.Table, dict[str, int]]:
+    """Step 2 over the grouped rows of step 1 (either engine's): the kept rows, with the normalised ``query``
+    in place of ``raw_query``, and the submissions dropped by reason (every reason of ``DROP_REASONS``)."""
     dropped = dict.fromkeys(DROP_REASONS, 0)
     kept = grouped
     if pc.max(pc.binary_length(grouped["status"])).as_py():  # some rows have a drop reason

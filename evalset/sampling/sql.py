@@ -16,13 +16,12 @@ import pyarrow.compute as pc
 
 from evalset.errors import InputError
 from evalset.io.querylog import LogColumns, query_log_sql, sql_string
-from evalset.sampling.memory import _check_log_columns, _key_needed
+from evalset.sampling.memory import check_log_columns, group_keys
 from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
-from evalset.sampling.screening import _screen_grouped
-from evalset.sampling.strata import _canonical_order, _id_sort_keys
+from evalset.sampling.screening import screen_grouped_rows
+from evalset.sampling.strata import canonical_order, id_sort_keys
 
 
-# ------------------------------------------------------------------------------------ counting, DuckDB
 def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Window) -> str:
     """Step 1 as SQL over ``log_sql`` (a SELECT giving the standard columns ``names``).
 
@@ -46,7 +45,7 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
     if "source" in names:
         statuses.append("WHEN trim(source) = '' THEN 'no_source'")
     status = f"CASE {' '.join(statuses)} ELSE '' END" if statuses else "''"
-    keys = ["raw_query"] + [name for name in ("user_id", "source") if _key_needed(name, names, count_by)]
+    keys = group_keys(names, count_by)
     kept_keys = ", ".join(f"CASE WHEN status = '' THEN {'query' if k == 'raw_query' else k} END AS {k}"
                           for k in keys)
     count = "count" if "count" in names else "1"
@@ -160,12 +159,12 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
     selects = [query_log_sql(path, columns, fmt=fmt, header=header) for path in paths]
     names = [field for field in ("query", "count", "timestamp", "user_id", "source")
              if getattr(columns, field) is not None]
-    _check_log_columns(names, count_by, window, paths[0])
+    check_log_columns(names, count_by, window, paths[0])
     union = " UNION ALL ".join(f"({select})" for select in selects)
     with _duckdb_connection(memory_limit) as con:
         try:
             grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
-            kept, dropped = _screen_grouped(grouped, normalisation, screen)
+            kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
             con.register("kept", kept)
             stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
             columns = "query_id, query, source" if "source" in names else "query_id, query"
@@ -180,8 +179,8 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
     else:  # one source, ""
         source_names, source_codes = [""] if queries.num_rows else [], np.zeros(queries.num_rows, np.int64)
     tier = queries["tier"].to_numpy()
-    ids = _id_sort_keys(queries["query_id"])
-    order = _canonical_order(ids, tier, source_codes)
+    ids = id_sort_keys(queries["query_id"])
+    order = canonical_order(ids, tier, source_codes)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
     return QueryCounts(queries.select(["query_id", "query"]), order, source_codes[order], source_names, tier[order],
                        queries["frequency"].to_numpy()[order], ids[order], dropped, rows_read, count_by, strata)

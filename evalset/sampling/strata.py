@@ -17,7 +17,6 @@ from evalset.sampling.options import QueryCounts, Strata
 from evalset.strings import string_bytes, string_column
 
 
-# ------------------------------------------------------------------------ step 3: aggregate and stratify
 def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> list[str]:
     """The stable ``query_id`` of each normalised query (see the module conventions)."""
     if sources is None:
@@ -30,14 +29,16 @@ def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> l
 def assign_strata(frequencies: pd.DataFrame, strata: Strata = Strata()) -> pd.DataFrame:
     """Add ``stratum`` to ``query_id, query, source, frequency`` by cumulative traffic share (boundary rule in
     the module docstring); rows come out ordered by source, stratum, query_id."""
-    return _counts_from_frequencies(frequencies, strata, {}, 0, "submissions").queries
+    return counts_from_frequencies(frequencies, strata, {}, 0, "submissions").queries
 
 
-def _counts_from_frequencies(frequencies: pd.DataFrame, strata: Strata, dropped: dict[str, int], rows_read: int,
-                             count_by: str) -> QueryCounts:
+def counts_from_frequencies(frequencies: pd.DataFrame, strata: Strata, dropped: dict[str, int], rows_read: int,
+                            count_by: str) -> QueryCounts:
+    """Stratify ``query_id, query, source, frequency`` (one row per query, any order) into :class:`QueryCounts`;
+    ``dropped``, ``rows_read`` and ``count_by`` are passed on as they are."""
     frequencies = frequencies.reset_index(drop=True)
     sources = pd.factorize(frequencies["source"], sort=True)[0]
-    ids = _id_sort_keys(pa.Array.from_pandas(frequencies["query_id"]))
+    ids = id_sort_keys(pa.Array.from_pandas(frequencies["query_id"]))
     frequency = frequencies["frequency"].to_numpy(dtype=np.int64)
     ordered = np.lexsort((ids, -frequency, sources))
     before = np.empty(len(ordered), dtype=np.float64)
@@ -50,15 +51,16 @@ def _counts_from_frequencies(frequencies: pd.DataFrame, strata: Strata, dropped:
     tier = np.zeros(len(frequencies), dtype=np.int64)
     for cut in strata.cuts:
         tier += before >= cut * total
-    order = _canonical_order(ids, tier, sources)
+    order = canonical_order(ids, tier, sources)
     texts = pa.table({"query_id": pa.array(frequencies["query_id"], pa.string()),
                       "query": pa.array(frequencies["query"], pa.string())})
     return QueryCounts(texts, order, sources[order], sorted(frequencies["source"].unique()), tier[order],
                        frequency[order], ids[order], dropped, rows_read, count_by, strata)
 
 
-def _canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
-    """Row order by source, tier, query_id: sorted by id, then (stably) by group."""
+def canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:
+    """The canonical row order, by source, tier, query_id (``id_keys`` from :func:`id_sort_keys`): sorted by
+    id, then (stably) by group."""
     groups = source_codes.astype(np.int64) * (int(tiers.max(initial=0)) + 1) + tiers
     order = _argsort_distinct(id_keys)
     small = np.uint16 if groups.max(initial=0) < 2**16 else np.int64  # 16-bit keys take a radix sort
@@ -77,12 +79,10 @@ def _argsort_distinct(keys: np.ndarray) -> np.ndarray:
 
 
 _HEX_VALUE = np.full(256, 16, dtype=np.uint8)  # 16: not a lower-case hex digit
-
-
 _HEX_VALUE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
 
 
-def _id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def id_sort_keys(query_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Keys that sort like the ``query_id`` strings: for ids of the form ``q`` + 16 hex digits, the number
     they write, read straight from the Arrow buffers (numbers sort far faster than strings); for any other
     ids, their rank."""
