@@ -117,7 +117,10 @@ def _duckdb_connection(memory_limit: str):
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="evalset-duckdb-") as spill:
-        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill})
+        try:
+            con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill})
+        except duckdb.Error as exc:  # the one setting taken from the user
+            raise InputError(f"--memory-limit {memory_limit!r}: {str(exc).splitlines()[0]}") from None
         con.execute("SET enable_progress_bar = false")
         try:
             yield con

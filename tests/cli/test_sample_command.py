@@ -153,3 +153,11 @@ def test_bad_options_are_refused(excite, tmp_path):
                    "column positions")
     assert_refused(run(excite, *EXCITE_ARGS[:3], "--count-by", "users", "--per-stratum", "1", "-o", out),
                    tmp_path, "user column")
+
+
+def test_an_unreadable_memory_limit_is_one_line_naming_the_option(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "2", "--engine", "duckdb", "--memory-limit", "lots",
+                 "-o", str(tmp_path / "queries.tsv"))
+    assert result.exit_code == 2
+    assert result.output.startswith("evalset: error: --memory-limit 'lots': ") and result.output.count("\n") == 1
+    assert not (tmp_path / "queries.tsv").exists()
