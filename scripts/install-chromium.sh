@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the browser test of the HTML report (tests/test_report_browser.py).
+# Installs Debian's Chromium for the browser test of the HTML report (tests/report/test_report_browser.py).
 # Does nothing when a Chromium is already on PATH; needs root (or sudo) otherwise.
 set -euo pipefail
 for name in chromium chromium-browser google-chrome; do
