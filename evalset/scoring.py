@@ -226,10 +226,12 @@ def compare_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metric: str
     planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
     appended to the set's comparison log as it is made.
     """
+    baseline, *candidates = list(runs)
+    if not candidates:
+        raise InputError(f"no candidate run to compare with the baseline {baseline}")
     metric = metric or scoring.headline
     measure = parse_measure(metric)
     tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
-    baseline, *candidates = list(runs)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=scoring.frozen, split=scoring.split)
     return [family.compare(tables[baseline][str(measure)], tables[name][str(measure)], baseline_name=baseline,
                            candidate_name=name, metric=metric, exploratory=exploratory, alpha=alpha,

@@ -329,8 +329,10 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
                 inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
             except OSError as exc:
                 raise InputError(f"cannot read: {exc}", path) from None
-            files.extend((os.path.join(path, entry), True) for entry in inside
-                         if os.path.isfile(os.path.join(path, entry)))
+            found = [os.path.join(path, entry) for entry in inside if os.path.isfile(os.path.join(path, entry))]
+            if not found:
+                raise InputError("a folder of runs with no run file in it", path)
+            files.extend((file, True) for file in found)
         elif not os.path.exists(path):
             raise InputError("no such file", path)
         else:

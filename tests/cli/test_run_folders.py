@@ -61,3 +61,19 @@ def test_plan_takes_a_folder_of_pilot_runs(folder, shared_data):
                                  "--permutations", "99", "--format", "json"))
     comparisons = {(row["baseline"], row["candidate"]) for row in document["pilot"]["comparisons"]}
     assert comparisons == {("bm25base_p", "idst_bert_p1"), ("bm25base_p", "p_bert")}
+
+
+def test_an_empty_folder_or_no_candidate_is_an_error_not_an_empty_result(folder, shared_data, tmp_path):
+    qrels = str(shared_data / "dl19" / "qrels.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(main, ["score", "--qrels", qrels, str(empty)])
+    assert result.exit_code == 2
+    assert result.output == f"evalset: error: {empty}: a folder of runs with no run file in it\n"
+    only_itself = tmp_path / "only"
+    only_itself.mkdir()
+    shutil.copy(folder / "p_bert.run.gz", only_itself)
+    result = CliRunner().invoke(main, ["compare", "--qrels", qrels, str(only_itself / "p_bert.run.gz"),
+                                       str(only_itself)])
+    assert (result.exit_code, result.output) == (2, "evalset: error: no candidate run to compare with the baseline "
+                                                    "p_bert\n")
