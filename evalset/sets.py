@@ -7,17 +7,15 @@ rewritten. ``SETS/NAME/versions.tsv`` records each version's manifest sha256, so
 edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) logs every comparison made on a set
 (:mod:`evalset.stats.family`).
 
-Merging grades per (query, document), over human annotators only unless LLM grades are allowed:
+Grades are merged per (query, document) by the rules of :mod:`evalset.merging` (median, majority,
+annotator-priority), over human annotators only unless LLM grades are allowed. Unresolved pairs block the freeze
+unless an adjudication file (a labels table or qrels) grades them; adjudicated grades always win. Everything is
+checked before anything is written, and the built version is read back before it is renamed into place
+(:mod:`evalset.setinputs`): a version that exists reads back.
 
-``median``
-    the median grade; an even number of grades whose two middle grades differ is a tie (unresolved).
-``majority``
-    the most frequent grade; two grades equally frequent is a tie (unresolved).
-``annotator-priority``
-    the grade of the first annotator in the priority list who graded the pair (then the others in name order).
-
-A pair whose grades span more than ``max_gap`` is unresolved under every rule. Unresolved pairs block the
-freeze unless an adjudication file (a labels table or qrels) grades them; adjudicated grades always win.
+A manifest can only be checked against a record kept outside its folder (``versions.tsv``, or an expected
+sha256): a version without one is *unverified* (:func:`unverified_manifest`), which ``verify`` reports and
+:func:`load_set` warns about.
 
 Before merging, each annotator has one judgment per pair: :func:`evalset.io.annotations.settle_repeats` (the rule
 ``evalset agreement`` applies too) collapses exact repeats and refuses one annotator's different grades for one
@@ -30,6 +28,7 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
+from evalset.contract import WEIGHTINGS, EvaluationContract
 from evalset.errors import InputError
 from evalset.guideline import Guideline
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
@@ -48,6 +47,7 @@ from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
 from evalset.io.queries import QUERIES_COLUMNS, read_queries, write_queries
 from evalset.io.trec import read_qrels, write_qrels
+from evalset.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.metrics import parse_measure
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
@@ -91,74 +91,12 @@ class FrozenSet:
     labels: pd.DataFrame
     contract: SetContract
     manifest: dict[str, Any]
+    unverified: str | None = None  # why the manifest could not be checked (see unverified_manifest)
 
     @property
     def planned(self) -> list[tuple[str, str]]:
         """The planned comparisons (baseline, candidate) recorded at freeze time."""
         return [tuple(pair) for pair in self.manifest.get("planned_comparisons", [])]
-
-
-# ------------------------------------------------------------------------------------------------- merging
-@dataclass(frozen=True)
-class MergeResult:
-    """Merged grades (``query_id, doc_id, grade``), the unresolved pairs, and counts for the manifest."""
-
-    qrels: pd.DataFrame
-    unresolved: pd.DataFrame
-    counts: dict[str, int]
-
-
-def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool = False, max_gap: int | None = 2,
-                 priority: list[str] | None = None, adjudication: pd.DataFrame | None = None) -> MergeResult:
-    """Merge the judgments of several annotators into one grade per pair (see the module docstring).
-
-    ``labels`` hold one judgment per annotator and pair (:func:`~evalset.io.annotations.settle_repeats`): an
-    exact repeat is collapsed and one annotator's different grades for one pair are refused here.
-    """
-    if rule not in MERGE_RULES:
-        raise InputError(f"merge rule must be one of {', '.join(MERGE_RULES)}, got {rule!r}")
-    used = labels if allow_llm else labels[labels["kind"] == "human"]
-    used, _ = settle_repeats(used)
-    grouped = used.groupby(["query_id", "doc_id"], sort=True)["grade"]
-    stats = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
-    if rule == "median":
-        lower = grouped.quantile(0.5, interpolation="lower")
-        upper = grouped.quantile(0.5, interpolation="higher")
-        stats["grade"], stats["tie"] = lower, lower != upper
-    elif rule == "majority":
-        counts = used.groupby(["query_id", "doc_id", "grade"]).size().rename("votes").reset_index()
-        counts = counts.sort_values(["query_id", "doc_id", "votes", "grade"], ascending=[True, True, False, True])
-        best = counts.groupby(["query_id", "doc_id"]).head(2)
-        top = best.groupby(["query_id", "doc_id"])
-        stats["grade"] = top["grade"].first()
-        stats["tie"] = top["votes"].apply(lambda v: len(v) > 1 and v.iloc[0] == v.iloc[1])
-    else:
-        order = {name: i for i, name in enumerate(priority or [])}
-        ranked = used.assign(rank=used["annotator"].map(lambda a: (order.get(a, len(order)), a)))
-        first = ranked.sort_values("rank", kind="stable").groupby(["query_id", "doc_id"]).head(1)
-        stats["grade"] = first.set_index(["query_id", "doc_id"])["grade"]
-        stats["tie"] = False
-    gap_too_large = (stats["high"] - stats["low"] > max_gap) if max_gap is not None else False
-    stats["unresolved"] = stats["tie"] | gap_too_large
-    adjudicated = 0
-    if adjudication is not None and len(adjudication):
-        decided = adjudication.drop_duplicates(["query_id", "doc_id"], keep="last").set_index(["query_id", "doc_id"])
-        common = stats.index.intersection(decided.index)
-        stats.loc[common, "grade"] = decided.loc[common, "grade"]
-        stats.loc[common, "unresolved"] = False
-        adjudicated = len(common)
-    unresolved = stats[stats["unresolved"]].reset_index()
-    detail = used.merge(unresolved[["query_id", "doc_id"]], on=["query_id", "doc_id"])
-    merged = stats[~stats["unresolved"]].reset_index()[["query_id", "doc_id", "grade"]]
-    merged["grade"] = merged["grade"].astype(np.int64)
-    return MergeResult(
-        qrels=merged,
-        unresolved=detail[["query_id", "doc_id", "annotator", "kind", "grade"]],
-        counts={"pairs": len(stats), "merged": len(merged), "unresolved": len(unresolved),
-                "adjudicated": adjudicated, "multiply_judged": int((stats["n"] > 1).sum()),
-                "llm_labels_left_out": int(len(labels) - len(labels[labels["kind"] == "human"])) if not allow_llm
-                else 0},
-    )
 
 
 # ------------------------------------------------------------------------------------------------- queries
@@ -174,12 +112,23 @@ def as_queries_table(queries: pd.DataFrame) -> pd.DataFrame:
         frame["split"] = "test"
     if "stratum_share" not in frame:
         frame["stratum_share"] = 1.0 / frame["stratum"].nunique() if len(frame) else 1.0
-    frame["stratum_share"] = pd.to_numeric(frame["stratum_share"], errors="raise")
+    frame["stratum_share"] = _numbers(frame, "stratum_share")
     if "weight" not in frame:
         sizes = frame.groupby("stratum")["query_id"].transform("size")
         frame["weight"] = frame["stratum_share"] / sizes
-    frame["weight"] = pd.to_numeric(frame["weight"], errors="raise")
+    frame["weight"] = _numbers(frame, "weight")
     return frame[list(QUERIES_COLUMNS)].astype({"query_id": str, "query": str, "stratum": str, "split": str})
+
+
+def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=float))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        lines = frame.attrs.get("line_numbers")
+        where = f"line {lines[row]}" if lines and len(lines) == len(frame) else f"row {row + 1}"
+        raise InputError(f"queries: {column} must be a finite number, found {frame[column].iloc[row]!r} ({where})")
+    return values
 
 
 # ------------------------------------------------------------------------------------------------- freezing
@@ -229,33 +178,55 @@ def freeze(
     agreement: dict[str, Any] | None = None,
     inputs: dict[str, str] | None = None,
     conflicting_grades: str = "refuse",
+    queries_source: str | None = None,
 ) -> Path:
     """Freeze labels into ``sets_dir/name/vN`` and return that folder (see the module docstring).
 
-    ``labels`` are judgments as read (:func:`evalset.io.annotations.read_annotations`, or a labels table):
-    repeats are settled first by ``conflicting_grades`` (``refuse``, ``latest`` or ``first``), and
-    ``labels.tsv`` holds the judgments that stand. Every grade must be on the guideline's scale. Labels of
-    queries not in ``queries`` are refused (they would be silently dropped otherwise). Raises
-    :class:`InputError` listing unresolved pairs when some remain.
+    ``labels`` are judgments as read (:func:`evalset.setinputs.read_judgments`, or a labels table): repeats are
+    settled first by ``conflicting_grades`` (``refuse``, ``latest`` or ``first``), and ``labels.tsv`` holds the
+    judgments that stand. Everything is checked before anything is written (:mod:`evalset.setinputs`): ids that
+    TREC qrels cannot hold and grades off the guideline's scale are refused with their file and line, queries
+    with ids qrels cannot hold (``queries_source`` names the queries file), labels of queries not in ``queries``
+    (they would be silently dropped otherwise), and labels that leave no judgment to merge. Raises
+    :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
+    renamed into place: a version that exists reads back.
     """
+    from evalset.setinputs import check_labels, check_queries, check_reads_back
+
     if not name or "/" in name or name.startswith("."):
         raise InputError(f"a set name is a plain folder name, got {name!r}")
     contract = contract or SetContract()
+    merged_kinds = judgments_as_read = labels[labels["judged"]] if "judged" in labels else labels
+    if not allow_llm:
+        merged_kinds = judgments_as_read[judgments_as_read["kind"] == "human"]
+    repeats = {"judged_more_than_once": int((merged_kinds.groupby(["query_id", "doc_id"]).size() > 1).sum()),
+               "repeated_by_one_annotator": int(judgments_as_read[judgments_as_read.duplicated(
+                   ["query_id", "doc_id", "annotator"])].drop_duplicates(["query_id", "doc_id", "annotator"]).shape[0])}
     labels, reading = settle_repeats(labels, conflicting_grades)
     settled = {"conflicting_grades": conflicting_grades, **{
         key: sum(entry[key] for entry in reading.values())
-        for key in ("unjudged", "collapsed_duplicates", "conflicting_grades_settled")}}
-    guideline.check_grades(labels["grade"], source="labels")
+        for key in ("unjudged", "collapsed_duplicates", "conflicting_grades_settled")}, **repeats}
+    if labels.empty:
+        unjudged = f" ({settled['unjudged']} qrels lines with a negative grade: pooled, not judged)"
+        raise InputError("no judgment to freeze" + (unjudged if settled["unjudged"] else "") + ": the labels hold "
+                         "no grade; a frozen set is made of judgments")
+    check_labels(labels, guideline)
+    check_queries(queries, queries_source)
     queries = as_queries_table(queries)
     unknown = sorted(set(labels["query_id"]) - set(queries["query_id"]))
     if unknown:
         raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})")
+    if adjudication is not None and len(adjudication):
+        check_labels(adjudication, guideline, "adjudication")
     merged = merge_grades(labels, merge, allow_llm=allow_llm, max_gap=max_gap, priority=priority,
                           adjudication=adjudication)
     if merged.counts["unresolved"]:
         sample = merged.unresolved.head(6).to_string(index=False)
         raise InputError(f"{merged.counts['unresolved']} pairs have unresolved disagreement; grade them in an "
                          f"adjudication file (--adjudication) and freeze again:\n{sample}")
+    if merged.qrels.empty:
+        raise InputError(f"no judgment to freeze: the {len(labels)} labels are all LLM labels (kind llm), which "
+                         "are merged only with --allow-llm")
     if agreement is None and labels["annotator"].nunique() > 1:
         agreement = agreement_summary(labels, guideline.grades)
     set_dir = Path(sets_dir) / name
@@ -274,9 +245,11 @@ def freeze(
     with writing_to(set_dir):
         build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
     try:
+        stand = labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable")
         write_qrels(merged.qrels, build / "qrels.txt")
         write_queries(queries, build / "queries.tsv")
-        write_labels(labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable"), build / "labels.tsv")
+        write_labels(stand, build / "labels.tsv")
+        check_reads_back(build, merged.qrels, queries, stand)
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, settled, labels, queries, planned, agreement, inputs, build)
         with writing_to(target):
@@ -284,14 +257,22 @@ def freeze(
             _make_read_only(build)
             os.rename(build, target)  # atomic; fails if the version appeared meanwhile
     except BaseException:
-        with contextlib.suppress(OSError):
-            build.chmod(0o755)
-        shutil.rmtree(build, ignore_errors=True)
+        _remove_folder(build)
         raise
     digest = file_sha256(target / "manifest.json")
-    with writing_to(set_dir / "versions.tsv"), open(set_dir / "versions.tsv", "a") as log:
-        log.write(f"v{number}\t{manifest['created']}\t{digest}\n")
+    try:
+        with writing_to(set_dir / "versions.tsv"), open(set_dir / "versions.tsv", "a") as log:
+            log.write(f"v{number}\t{manifest['created']}\t{digest}\n")
+    except BaseException:
+        _remove_folder(target)  # a version the record of versions does not hold could never be verified
+        raise
     return target
+
+
+def _remove_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.chmod(0o755)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1000) -> dict[str, Any]:
@@ -356,8 +337,41 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         raise InputError(f"cannot read: {exc}", str(path / "manifest.json")) from None
 
 
-def verify_set(path: str | os.PathLike) -> list[str]:
-    """Check every hash and the manifest of a set version; returns the problems (empty when intact)."""
+def _recorded_digest(path: Path) -> str | None:
+    """The manifest sha256 that ``versions.tsv`` beside the version records for it (the last line), or None."""
+    log = path.parent / "versions.tsv"
+    if not log.is_file():
+        return None
+    recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
+                if line.count("\t") >= 2}
+    return recorded.get(path.name)
+
+
+def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = None) -> str | None:
+    """Why the manifest of a version could not be checked against a record kept outside its folder, or None.
+
+    The manifest holds the hashes of the other files, so an edited manifest (another contract, other hashes)
+    is caught only against ``SETS/NAME/versions.tsv`` or against an expected ``manifest_sha256``. A version
+    copied without its ``versions.tsv`` (or into a set whose record does not hold it), with no expected sha256,
+    cannot be checked: this says so.
+    """
+    path = Path(path)
+    if manifest_sha256 or _recorded_digest(path):
+        return None
+    log = path.parent / "versions.tsv"
+    held = f"{log} does not record {path.name}" if log.is_file() else f"{log} is absent"
+    return (f"the manifest could not be checked against the record of versions ({held}: a version folder copied "
+            "alone?); copy versions.tsv along, or give the manifest's sha256 from the original versions.tsv "
+            "(evalset verify --manifest-sha256)")
+
+
+def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> list[str]:
+    """Check every hash and the manifest of a set version; returns the problems (empty when intact).
+
+    The manifest itself is checked against ``manifest_sha256`` when given and against ``versions.tsv`` when it
+    records the version; when neither can be done, :func:`unverified_manifest` says why (not a problem here,
+    but not a verified set either).
+    """
     path = Path(path)
     manifest = _read_manifest(path)
     problems = []
@@ -376,12 +390,14 @@ def verify_set(path: str | os.PathLike) -> list[str]:
     if manifest.get("version") != path.name or manifest.get("name") != path.parent.name:
         problems.append(f"{path / 'manifest.json'}: names {manifest.get('name')}/{manifest.get('version')}, "
                         f"but the folder is {path.parent.name}/{path.name}")
-    log = path.parent / "versions.tsv"
-    if log.exists():
-        recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
-                    if line.count("\t") >= 2}
-        if path.name in recorded and recorded[path.name] != file_sha256(path / "manifest.json"):
-            problems.append(f"{path / 'manifest.json'}: content changed (sha256 differs from {log})")
+    actual = file_sha256(path / "manifest.json")
+    recorded = _recorded_digest(path)
+    if recorded is not None and recorded != actual:
+        problems.append(f"{path / 'manifest.json'}: content changed (sha256 differs from "
+                        f"{path.parent / 'versions.tsv'})")
+    if manifest_sha256 and manifest_sha256.strip().lower() != actual:
+        problems.append(f"{path / 'manifest.json'}: content changed (sha256 {actual} differs from the expected "
+                        f"{manifest_sha256.strip()})")
     try:
         SetContract.from_dict(manifest.get("contract", {}))
     except (ValueError, TypeError) as exc:
@@ -389,13 +405,21 @@ def verify_set(path: str | os.PathLike) -> list[str]:
     return problems
 
 
-def load_set(path: str | os.PathLike, verify: bool = True) -> FrozenSet:
-    """Load a frozen set version: qrels, queries, labels, contract and manifest (verified first by default)."""
+def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None) -> FrozenSet:
+    """Load a frozen set version: qrels, queries, labels, contract and manifest (verified first by default).
+
+    A version whose manifest cannot be checked (:func:`unverified_manifest`) is loaded with a warning on stderr
+    (its contract may have been edited), and ``FrozenSet.unverified`` says why.
+    """
     path = Path(path)
+    unverified = None
     if verify:
-        problems = verify_set(path)
+        problems = verify_set(path, manifest_sha256)
         if problems:
             raise InputError("the set fails verification: " + "; ".join(problems), str(path))
+        unverified = unverified_manifest(path, manifest_sha256)
+        if unverified:
+            print(f"warning: {path}: UNVERIFIED: {unverified}; its contract is used as it stands", file=sys.stderr)
     manifest = _read_manifest(path)
     queries = read_queries(path / "queries.tsv")
     queries = queries.astype({"stratum_share": float, "weight": float})
@@ -408,7 +432,16 @@ def load_set(path: str | os.PathLike, verify: bool = True) -> FrozenSet:
         labels=read_labels(path / "labels.tsv"),
         contract=SetContract.from_dict(manifest["contract"]),
         manifest=manifest,
+        unverified=unverified,
     )
+
+
+def contract_changes(old: FrozenSet, new: FrozenSet) -> list[tuple[str, Any, Any]]:
+    """``(field, old value, new value)`` for every field of the set contract (evaluation contract, headline,
+    weighting) on which two versions differ, in the contract's order."""
+    before, after = old.contract.to_dict(), new.contract.to_dict()
+    return [(key, before.get(key), after.get(key)) for key in dict.fromkeys([*before, *after])
+            if before.get(key) != after.get(key)]
 
 
 def diff_sets(old: FrozenSet, new: FrozenSet) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.guideline import read_guideline
 from evalset.io.queries import read_queries
@@ -352,3 +354,143 @@ def test_the_manifest_records_the_agreement_of_the_annotators(tmp_path, shared_d
     assert agreement["matrix"]["annotators"] == ["qrels", "llama-3-70b.fourprompts"]
     assert agreement["matrix"]["values"][0][1] == pytest.approx(expected)
     assert agreement["calibration"]["human_range_note"] == "human range unknown: one human annotator only"
+
+
+# ------------------------------------------------------------------------------ nothing broken is ever frozen
+def test_a_label_id_that_qrels_cannot_hold_is_refused_with_its_line_and_leaves_no_version(tmp_path):
+    table = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, ""), ("19 x", "d1", "ann", 1, "")])
+    for _ in range(2):  # a retry adds no version either
+        result = freeze_cli(tmp_path, table)
+        assert result.exit_code == 2, result.output
+        assert result.output == (f"evalset: error: {table}:3: query id '19 x' contains white space, which TREC "
+                                 "qrels cannot hold; fix the id and freeze again\n")
+    assert not (tmp_path / "sets" / "s").exists() or not list((tmp_path / "sets" / "s").iterdir())
+
+
+def test_a_query_id_that_qrels_cannot_hold_is_refused_with_the_queries_file_and_line(tmp_path):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tfirst query\n19 x\tsecond query\n")
+    table = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, "")])
+    result = invoke("freeze", table, "--queries", topics, "--guideline", GUIDELINE, "--name", "s",
+                    "--sets-dir", tmp_path / "sets")
+    assert result.exit_code == 2
+    assert result.output == (f"evalset: error: {topics}:2: query id '19 x' contains white space, which TREC qrels "
+                             "cannot hold\n")
+    assert not (tmp_path / "sets" / "s" / "v1").exists()
+
+
+def test_bad_ids_and_grades_in_a_frame_are_named_by_row(tmp_path):
+    queries = pd.DataFrame({"query_id": ["q"], "query": ["a query"]})
+    guideline = read_guideline(GUIDELINE)
+    with pytest.raises(InputError, match=r"^document id '' is empty, .* \(labels row 2\)$"):
+        freeze(labels([("q", "a", "ann", "human", 1), ("q", "", "ann", "human", 1)]), queries, guideline, "t",
+               tmp_path)
+    with pytest.raises(InputError, match=r"^grade 7 is not on the scale .* \(adjudication row 1\)$"):
+        freeze(labels([("q", "a", "ann", "human", 1)]), queries, guideline, "t", tmp_path,
+               adjudication=labels([("q", "a", "judge", "human", 7)]))
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_grade_off_the_scale_names_the_labels_file_and_line(tmp_path):
+    table = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, ""), ("q1", "d2", "ann", 9, "")])
+    result = freeze_cli(tmp_path, table)
+    assert result.exit_code == 2 and result.output.startswith(f"evalset: error: {table}:3: grade 9 is not on the")
+
+
+@pytest.mark.parametrize("content", ["", "query_id\tdoc_id\tannotator\tkind\tgrade\tsource\tlabeled_at\tcomment\n"])
+def test_an_empty_labels_file_is_refused_naming_it(tmp_path, content):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text(content)
+    good = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, "")])
+    for given in ([empty], [good, empty]):
+        result = freeze_cli(tmp_path, *given)
+        assert result.exit_code == 2
+        assert result.output == (f"evalset: error: {empty}: no judgment in this labels file: it is empty, or a "
+                                 "header alone; a frozen set is made of judgments\n")
+    assert not (tmp_path / "sets").exists()
+
+
+def test_labels_that_leave_no_judgment_to_merge_are_refused(tmp_path):
+    (tmp_path / "pooled.qrels").write_text("q1 0 d1 -1\n")
+    unjudged = freeze_cli(tmp_path, tmp_path / "pooled.qrels")
+    assert unjudged.exit_code == 2 and unjudged.output == (
+        "evalset: error: no judgment to freeze (1 qrels lines with a negative grade: pooled, not judged): the labels "
+        "hold no grade; a frozen set is made of judgments\n")
+    (tmp_path / "judge.qrels").write_text("q1 0 d1 2\n")
+    only_llm = freeze_cli(tmp_path, tmp_path / "pooled.qrels", "--llm-labels", tmp_path / "judge.qrels")
+    assert only_llm.exit_code == 2 and "the 1 labels are all LLM labels (kind llm), which are merged only with " \
+        "--allow-llm" in only_llm.output
+    assert not (tmp_path / "sets" / "s" / "v1").exists()
+
+
+def test_one_annotator_grading_a_pair_3_then_0_is_refused_then_counted_when_settled(tmp_path):
+    table = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 3, "2026-01-01T10:00:00Z"),
+                                                  ("q1", "d1", "ann", 0, "2026-01-02T10:00:00Z")])
+    refused = freeze_cli(tmp_path, table)
+    assert refused.exit_code == 2 and "two different grades" in refused.output
+    settled = freeze_cli(tmp_path, table, "--conflicting-grades", "latest")
+    assert settled.exit_code == 0, settled.output
+    assert settled.output.splitlines() == [
+        f"froze {tmp_path / 'sets' / 's' / 'v1'}: 1 judgments over 2 queries from 1 labels by 1 annotators (merge: "
+        "median; 1 pairs judged more than once, 0 adjudicated)",
+        "note: 1 pairs judged more than once by one annotator (0 exact repeats collapsed; labels.tsv holds the "
+        "judgments that stand)",
+        "note: 1 conflicting judgments settled by --conflicting-grades latest"]
+    frozen = load_set(tmp_path / "sets" / "s" / "v1")
+    assert frozen.qrels["grade"].tolist() == [0]  # the later labeled_at stands
+    assert frozen.manifest["merge"]["repeated_by_one_annotator"] == 1
+
+
+# ----------------------------------------------------------------------------- a version copied alone
+def test_a_version_copied_without_versions_tsv_is_unverified_not_ok(tmp_path, capsys):
+    table = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, ""), ("q2", "d1", "ann", 0, "")])
+    assert freeze_cli(tmp_path, table).exit_code == 0
+    digest = (tmp_path / "sets" / "s" / "versions.tsv").read_text().split("\t")[2].strip()
+    copy = tmp_path / "copy" / "s" / "v1"
+    copy.parent.mkdir(parents=True)
+    shutil.copytree(tmp_path / "sets" / "s" / "v1", copy)
+    unverified = invoke("verify", copy)
+    assert unverified.exit_code == 3
+    assert unverified.output.startswith(f"UNVERIFIED {copy}: every file matches its manifest hash, but the manifest "
+                                        f"could not be checked against the record of versions "
+                                        f"({copy.parent / 'versions.tsv'} is absent")
+    assert invoke("verify", copy, "--manifest-sha256", digest).output == (
+        f"OK {copy}: every file matches its manifest hash\n")
+    manifest = copy / "manifest.json"
+    manifest.chmod(0o644)
+    manifest.write_text(manifest.read_text().replace('"gain": "linear"', '"gain": "exponential"'))
+    assert invoke("verify", copy).exit_code == 3  # the edit cannot be seen without a record
+    caught = invoke("verify", copy, "--manifest-sha256", digest)
+    assert caught.exit_code == 1 and f"FAILED {manifest}: content changed" in caught.output
+    frozen = load_set(copy)
+    assert frozen.unverified and frozen.contract.evaluation.gain == "exponential"
+    assert capsys.readouterr().err.startswith(f"warning: {copy}: UNVERIFIED: the manifest could not be checked")
+    (copy.parent / "versions.tsv").write_text(f"v2\t2026-01-01T00:00:00Z\t{digest}\n")  # a record without v1
+    assert "versions.tsv does not record v1" in invoke("verify", copy).output
+
+
+# ------------------------------------------------------------------------- diff across contracts
+def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_own(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    common = ["--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name", "c", "--sets-dir", tmp_path]
+    assert invoke("freeze", root / "qrels.txt", *common).exit_code == 0
+    assert invoke("freeze", root / "qrels.txt", *common, "--gain", "exponential", "--rel-level", "2",
+                  "--headline", "p@10").exit_code == 0
+    assert invoke("freeze", root / "qrels.txt", *common, "--gain", "exponential").exit_code == 0
+    run_file = root / "runs" / "official_full" / "p_bert.run.gz"
+    run, qrels = read_run(run_file), read_qrels(root / "qrels.txt")
+    ndcg = evaluate(run, qrels, ["ndcg@10"])["ndcg@10"].mean()
+    p10 = evaluate(run, qrels, ["p@10"], EvaluationContract(rel_level=2)).iloc[:, 0].mean()
+    ndcg_exp = evaluate(run, qrels, ["ndcg@10"], EvaluationContract(gain="exponential"))["ndcg@10"].mean()
+    other = invoke("diff", tmp_path / "c" / "v1", tmp_path / "c" / "v2", "--runs", run_file).output.splitlines()
+    assert other[0] == ("CONTRACT CHANGED between v1 and v2: rel_level 1 -> 2, gain linear -> exponential, "
+                        "headline ndcg@10 -> p@10; each version is scored under its own contract")
+    assert other[1] == "c v1 -> c v2: 0 added, 0 removed, 0 changed"
+    assert other[3].split() == ["run", "ndcg@10", "v1", "p@10", "v2"]
+    assert other[4].split() == ["p_bert", f"{ndcg:.4f}", f"{p10:.4f}"]
+    assert other[5] == "no change column: the headline metrics differ (ndcg@10 in v1, p@10 in v2)"
+    same_metric = invoke("diff", tmp_path / "c" / "v1", tmp_path / "c" / "v3", "--runs", run_file).output
+    assert same_metric.splitlines()[0].startswith("CONTRACT CHANGED between v1 and v3: gain linear -> exponential;")
+    assert same_metric.splitlines()[4].split() == ["p_bert", f"{ndcg:.4f}", f"{ndcg_exp:.4f}",
+                                                   f"{ndcg_exp - ndcg:+.4f}"]
+    assert "the change comes from the contract change (gain) as well as from the judgments" in same_metric

@@ -46,13 +46,14 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     read-only, and never rewritten.
     """
     from evalset.guideline import read_guideline
-    from evalset.io.annotations import labels_from_file, read_annotations
+    from evalset.io.annotations import labels_from_file
     from evalset.io.digests import file_sha256
     from evalset.io.queries import read_queries
+    from evalset.setinputs import read_judgments
     from evalset.sets import SetContract, load_set
     from evalset.sets import freeze as freeze_set
 
-    judgments = read_annotations([(path, "human") for path in labels] + [(path, "llm") for path in llm_labels])
+    judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
                                                  undefined=undefined)
@@ -63,14 +64,18 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
         contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
-        conflicting_grades=conflicting_grades,
+        conflicting_grades=conflicting_grades, queries_source=queries_path,
     )
     manifest = load_set(target).manifest
     merged = manifest["merge"]
     click.echo(f"froze {target}: {manifest['counts']['judgments']} judgments over {manifest['counts']['queries']} "
                f"queries from {manifest['counts']['labels']} labels by {len(manifest['annotators'])} annotators "
-               f"(merge: {merge}; {merged['multiply_judged']} pairs judged more than once, "
+               f"(merge: {merge}; {merged['judged_more_than_once']} pairs judged more than once, "
                f"{merged['adjudicated']} adjudicated)")
+    if merged["repeated_by_one_annotator"]:
+        click.echo(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
+                   f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments that "
+                   "stand)")
     if merged["unjudged"]:
         click.echo(f"note: {merged['unjudged']} qrels lines with a negative grade (pooled, not judged) were not labels")
     if merged["conflicting_grades_settled"]:
@@ -83,15 +88,25 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 
 @click.command()
 @click.argument("set_path", type=click.Path(file_okay=False))
-def verify(set_path):
-    """Check every hash and the manifest of a frozen set version; exit 1 naming each changed file."""
-    from evalset.sets import verify_set
+@click.option("--manifest-sha256", metavar="HEX",
+              help="The manifest's expected sha256 (from the original versions.tsv): verifies a copied version.")
+def verify(set_path, manifest_sha256):
+    """Check every hash and the manifest of a frozen set version.
 
-    problems = verify_set(set_path)
+    Exit 0 (OK), 1 (FAILED, naming each changed, missing or extra file) or 3 (UNVERIFIED: every file matches the
+    manifest, but the manifest itself could not be checked: no versions.tsv records it and no --manifest-sha256).
+    """
+    from evalset.sets import unverified_manifest, verify_set
+
+    problems = verify_set(set_path, manifest_sha256)
     for problem in problems:
         click.echo(f"FAILED {problem}")
     if problems:
         sys.exit(1)
+    unverified = unverified_manifest(set_path, manifest_sha256)
+    if unverified:
+        click.echo(f"UNVERIFIED {set_path}: every file matches its manifest hash, but {unverified}")
+        sys.exit(3)
     click.echo(f"OK {set_path}: every file matches its manifest hash")
 
 

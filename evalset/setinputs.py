@@ -1,0 +1,130 @@
+"""What a frozen set may be made of: the checks ``evalset freeze`` makes before anything is written, and the
+check after the build, before the version is renamed into place.
+
+Conventions
+-----------
+- Query and document ids are TREC ids: not empty, no white space (a field separator in qrels and runs). A
+  judgment or a query whose id TREC qrels cannot hold is refused, naming the file and line it came from (or its
+  row, for a frame that names no file); so is a grade off the guideline's scale.
+- A labels file that holds no line is refused, naming it: an empty input is a mistake, never a 0-judgment set.
+- The built version is read back with the project's own readers (:func:`check_reads_back`) before it is
+  renamed into place: a version that exists reads back as it was written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.guideline import Guideline
+from evalset.io.annotations import LABELS_COLUMNS, grade_line, is_labels_table, read_annotations, read_labels
+from evalset.io.files import read_tsv_with_header
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_qrels
+
+
+def read_judgments(human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = ()) -> pd.DataFrame:
+    """Every judgment of the labels files (``human``: labels tables, or qrels as one human annotator each;
+    ``llm``: qrels or labels of an LLM judge), as :func:`~evalset.io.annotations.read_annotations` reads them.
+
+    A file that holds no judgment line at all (empty, or a header alone) is refused, naming it.
+    """
+    sources = [(os.fspath(path), "human") for path in human] + [(os.fspath(path), "llm") for path in llm]
+    judgments = read_annotations(sources)
+    empty = [path for path, _ in sources if not (judgments["file"] == path).any()]
+    if empty:
+        others = f" (so are {', '.join(empty[1:])})" if len(empty) > 1 else ""
+        raise InputError(f"no judgment in this labels file: it is empty, or a header alone{others}; a frozen set "
+                         "is made of judgments", empty[0])
+    return judgments
+
+
+def bad_ids(ids: pd.Series) -> np.ndarray:
+    """Which ids TREC qrels and runs cannot hold: empty, or containing white space."""
+    text = ids.astype(str)
+    return ((text == "") | text.str.contains(r"\s", regex=True)).to_numpy()
+
+
+def _id_problem(what: str, value: str) -> str:
+    return f"{what} {value!r} " + ("is empty" if value == "" else "contains white space") + \
+        ", which TREC qrels cannot hold"
+
+
+def _label_place(labels: pd.DataFrame, row: int) -> tuple[str | None, int | None]:
+    """(file, line) of one judgment read from a file (its ``file`` column); (None, row number) otherwise."""
+    entry = labels.iloc[row]
+    path = entry.get("file")
+    if not (isinstance(path, str) and os.path.isfile(path)):
+        return None, row + 1
+    if not is_labels_table(path):
+        return path, grade_line(path, entry["query_id"], entry["doc_id"], int(entry["grade"]))
+    rows, numbers, header = read_tsv_with_header(path, required=LABELS_COLUMNS)
+    at = [header.index(name) for name in ("query_id", "doc_id", "annotator")]
+    wanted = [entry["query_id"], entry["doc_id"], entry["annotator"]]
+    return path, next((number for fields, number in zip(rows, numbers, strict=True)
+                       if [fields[i] for i in at] == wanted), None)
+
+
+def _refuse_label(labels: pd.DataFrame, bad: np.ndarray, message: str, name: str) -> InputError:
+    path, line = _label_place(labels, int(np.flatnonzero(bad)[0]))
+    more = int(bad.sum()) - 1
+    message += f" ({more} more such judgment(s))" if more else ""
+    return InputError(message, path, line) if path else InputError(f"{message} ({name} row {line})")
+
+
+def check_labels(labels: pd.DataFrame, guideline: Guideline, name: str = "labels") -> None:
+    """Refuse a judgment a frozen set cannot hold, naming its file and line (or ``name`` and the row, for a frame
+    that names no file): a query or document id that TREC qrels cannot hold, or a grade off the guideline's
+    scale."""
+    for column, what in (("query_id", "query id"), ("doc_id", "document id")):
+        bad = bad_ids(labels[column])
+        if bad.any():
+            value = str(labels[column].iloc[int(np.flatnonzero(bad)[0])])
+            raise _refuse_label(labels, bad, _id_problem(what, value) + "; fix the id and freeze again", name)
+    off_scale = ~np.isin(pd.to_numeric(labels["grade"], errors="coerce").to_numpy(dtype=float), guideline.grades)
+    if off_scale.any():
+        grade = labels["grade"].tolist()[int(np.flatnonzero(off_scale)[0])]
+        raise _refuse_label(labels, off_scale, f"grade {grade!r} is not on the scale of {guideline.path} "
+                                               f"({', '.join(map(str, guideline.grades))})", name)
+
+
+def check_queries(queries: pd.DataFrame, source: str | None = None) -> None:
+    """Refuse a query id that TREC qrels and runs cannot hold, naming ``source`` (the queries file) and the line
+    (:func:`~evalset.io.queries.read_queries` keeps line numbers in ``attrs["line_numbers"]``)."""
+    bad = bad_ids(queries["query_id"])
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        lines = queries.attrs.get("line_numbers")
+        line = lines[row] if lines and len(lines) == len(queries) else None
+        message = _id_problem("query id", str(queries["query_id"].iloc[row]))
+        if source is not None:
+            raise InputError(message, source, line)
+        raise InputError(f"{message} ({f'line {line}' if line else f'row {row + 1}'} of the queries)")
+
+
+def check_reads_back(build: Path, qrels: pd.DataFrame, queries: pd.DataFrame, labels: pd.DataFrame) -> None:
+    """Read a built version's files with the project's own readers and compare them with what was written: a
+    version that exists must read back. Raises :class:`InputError` (nothing is frozen) when one does not."""
+    try:
+        qrels_back, queries_back = read_qrels(build / "qrels.txt"), read_queries(build / "queries.tsv")
+        labels_back = read_labels(build / "labels.tsv")
+    except InputError as exc:
+        raise InputError(f"the version built from these inputs does not read back ({exc.message}); nothing was "
+                         "frozen") from None
+    key = ["query_id", "doc_id", "grade"]
+
+    def pairs(frame: pd.DataFrame) -> list[list[str]]:
+        return frame[key].astype(str).sort_values(key).to_numpy().tolist()
+
+    differ = [name for name, same in (
+        ("qrels.txt", pairs(qrels) == pairs(qrels_back)),
+        ("queries.tsv", queries["query_id"].astype(str).tolist() == queries_back["query_id"].tolist()),
+        ("labels.tsv", len(labels) == len(labels_back))) if not same]
+    if differ:
+        raise InputError(f"the version built from these inputs does not read back as written ({', '.join(differ)})"
+                         "; nothing was frozen")
