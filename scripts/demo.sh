@@ -21,7 +21,15 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+mkdir -p out
+pip_log=out/pip-install.log   # pip's own output (on some machines a hundred configuration warnings) goes here
+if .venv/bin/python -m pip install --disable-pip-version-check -e . >"$pip_log" 2>&1; then
+  echo "installed evalset into .venv (pip's output: $pip_log)"
+else
+  cat "$pip_log" >&2
+  echo "demo: installing evalset into .venv failed (pip's output above, and in $pip_log)" >&2
+  exit 1
+fi
 evalset=.venv/bin/evalset
 out=out/demo
 rm -rf "$out"   # the demo's own output; a frozen set elsewhere is never touched
@@ -30,28 +38,39 @@ runs=(data/dl19/runs/*.run.gz)
 llm_labels=(data/dl19/llm_labels/*.qrels)
 step() { printf '\n== %s\n' "$*"; }
 
-step "sample: 20 queries per traffic stratum from the real Excite query log (PII removed, 20% held out as test)"
+cat <<'EOF_INTRO'
+
+Two public data sets feed the demo, because none has both a query log and judged runs:
+  - the 1997 Excite query log feeds `sample` alone: it shows how queries are drawn by traffic stratum. The
+    60 queries it draws have no runs and no grades here; they are what a team would pool and judge next.
+  - TREC DL 2019 (43 topics graded by NIST's assessors, 37 official runs, three recorded LLM judges) feeds
+    every later stage: pool, agreement, freeze, verify, score, compare, plan, report.
+  - at the end, the 43 DL19 topics are given two strata (short and long queries) with the traffic shares of
+    short and long queries in the Excite log, frozen as a second set and scored per stratum, traffic-weighted.
+EOF_INTRO
+
+step "sample (Excite log -> $out/queries.tsv): 20 queries per third of traffic, PII removed, 20% held out as test"
 "$evalset" sample data/querylog/excite-small.log --no-header --query 3 --user 1 --timestamp 2 \
   --timestamp-format %y%m%d%H%M%S --per-stratum 20 --holdout 0.2 --seed 7 -o "$out/queries.tsv"
 
-step "pool: the ${#runs[@]} official TREC DL 2019 runs at depth 10, blind judging order, with passage texts"
+step "pool (DL19 runs -> $out/pool): the ${#runs[@]} official runs at depth 10, blind judging order, passage texts"
 "$evalset" pool --spec pools/dl19-demo.toml -o "$out/pool"
 
-step "agreement: NIST's assessors against ${#llm_labels[@]} recorded LLM judges (kappa matrix, system-ranking tau)"
+step "agreement (DL19 grades): NIST's assessors against ${#llm_labels[@]} recorded LLM judges (kappas, system-ranking tau)"
 "$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
   --runs data/dl19/runs --queries data/dl19/topics.tsv --disagreements "$out/disagreements.tsv" \
   --plot "$out/agreement.png" --pairs with-human | tee "$out/agreement.txt"
 "$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
   --runs data/dl19/runs --format json -o "$out/agreement.json"
 
-step "freeze: NIST's grades (human) and the LLM grades (kept, not merged) into a versioned set"
+step "freeze (DL19 grades -> $out/sets/dl19/v1): NIST's grades (human) and the LLM grades (kept, not merged)"
 "$evalset" freeze data/dl19/nist.qrels $(printf -- '--llm-labels %s ' "${llm_labels[@]}") \
   --queries data/dl19/topics.tsv --guideline guidelines/relevance-v1.md --name dl19 --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 set_path="$out/sets/dl19/v1"
 "$evalset" verify "$set_path"
 
-step "score: every run on the frozen set (its contract: nDCG@10, trec ties, rel level 1)"
+step "score (DL19 runs on the frozen set): every run under the set's contract (nDCG@10, trec ties, rel level 1)"
 "$evalset" score --set "$set_path" "${runs[@]}" -m ndcg@10 -m p@10 -m ap@100 | tee "$out/scores.txt"
 "$evalset" score --set "$set_path" "${runs[@]}" -m ndcg@10 --format json > "$out/scores.json"
 .venv/bin/python - "$out/scores.json" data/dl19/nist_summaries.json <<'EOF'
@@ -62,17 +81,26 @@ equal = sum(gap <= 5e-5 for gap in gaps.values())
 print(f"check: {equal}/{len(gaps)} runs equal NIST's published nDCG@10 (largest gap {max(gaps.values()):.1e})")
 EOF
 
-step "compare: the two planned comparisons against the BM25 baseline"
+step "compare (on the frozen set): the two planned comparisons against the BM25 baseline"
 "$evalset" compare --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/idst_bert_p1.run.gz \
   data/dl19/runs/bm25tuned_p.run.gz | tee "$out/compare.txt"
 
-step "plan: how many queries a follow-up set needs to settle bm25tuned_p against bm25base_p, and what it costs"
+step "plan (the frozen set as a pilot): queries needed to settle bm25tuned_p against bm25base_p, and the cost"
 "$evalset" plan --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz \
   --compare bm25base_p:bm25tuned_p --pool "$out/pool" --seconds-per-judgment 30 --annotators 3 \
   --plot "$out/power.png" | tee "$out/plan.txt"
 
-step "report: one self-contained HTML page"
+step "report (the frozen set and the runs -> $out/report.html): one self-contained HTML page"
 "$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement.json" -o "$out/report.html"
+
+step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): per-stratum, traffic-weighted scores"
+# The rule (scripts/dl19_strata.py): a topic of at most 4 words is "short", a longer one "long"; each stratum's
+# traffic share is the share of the Excite log's submissions of that length (DL19 has no traffic of its own).
+.venv/bin/python scripts/dl19_strata.py -o "$out/dl19-strata.tsv"
+"$evalset" freeze data/dl19/nist.qrels --queries "$out/dl19-strata.tsv" --guideline guidelines/relevance-v1.md \
+  --name dl19-strata --sets-dir "$out/sets" --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
+"$evalset" score --set "$out/sets/dl19-strata/v1" data/dl19/runs/{bm25base_p,bm25tuned_p,p_bert,idst_bert_p1}.run.gz \
+  -m ndcg@10 | tee "$out/scores-strata.txt"
 
 if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${LABEL_STUDIO_API_KEY:-}" ]; }; then
   if [ -z "${LABEL_STUDIO_URL:-}" ]; then

@@ -20,21 +20,22 @@ import click
 from evalset import __version__
 from evalset.errors import InputError, ServiceError
 
-# command name -> module of evalset.cli, and the function in it
+# command name -> module of evalset.cli, the function in it, and its one-line summary in `evalset --help`;
+# in pipeline order, which is the order `evalset --help` lists them in
 COMMANDS = {
-    "agreement": ("agreement", "agreement_command"),
-    "compare": ("compare", "compare"),
-    "diff": ("sets", "diff"),
-    "freeze": ("sets", "freeze"),
-    "judge": ("judge", "judge_command"),
-    "plan": ("plan", "plan_command"),
-    "pool": ("pool", "pool_command"),
-    "pull": ("labelstudio", "pull_command"),
-    "push": ("labelstudio", "push_command"),
-    "report": ("report", "report_command"),
-    "sample": ("sample", "sample"),
-    "score": ("score", "score"),
-    "verify": ("sets", "verify"),
+    "sample": ("sample", "sample", "Draw a stratified sample of queries from query logs into queries.tsv."),
+    "pool": ("pool", "pool_command", "Pool the top k of several runs into blind judging pairs."),
+    "push": ("labelstudio", "push_command", "Push a pool's judging tasks to a Label Studio project."),
+    "pull": ("labelstudio", "pull_command", "Pull a Label Studio project's annotations into a labels table."),
+    "judge": ("judge", "judge_command", "Grade a pool's pairs with an LLM through an OpenAI-compatible endpoint."),
+    "agreement": ("agreement", "agreement_command", "Agreement of annotators and LLM judges, and of their rankings."),
+    "freeze": ("sets", "freeze", "Freeze labels into a versioned, read-only set with its contract."),
+    "verify": ("sets", "verify", "Check every file of a frozen set version against its manifest."),
+    "diff": ("sets", "diff", "Judgments added, removed and changed between two set versions."),
+    "score": ("score", "score", "Score runs against qrels or a frozen set."),
+    "compare": ("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict."),
+    "plan": ("plan", "plan_command", "How many queries and judgments a set needs, and their cost."),
+    "report": ("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs."),
 }
 
 
@@ -42,13 +43,15 @@ class _Group(click.Group):
     """Loads each command from its module when it is needed; prints user and service errors as one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(COMMANDS) | set(self.commands))
+        return [*COMMANDS, *sorted(set(self.commands) - set(COMMANDS))]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return super().get_command(ctx, name)  # a command added with add_command
-        module, function = COMMANDS[name]
-        return getattr(importlib.import_module(f"evalset.cli.{module}"), function)
+        module, function, summary = COMMANDS[name]
+        command = getattr(importlib.import_module(f"evalset.cli.{module}"), function)
+        command.short_help = summary
+        return command
 
     def invoke(self, ctx: click.Context):
         try:

@@ -11,13 +11,14 @@ from evalset.contract import DEFAULT_SEED
 
 
 @click.command()
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
+              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidates", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", help="The one metric the verdict is on [default: ndcg@10, or the set's headline].")
 @contract_options
 @click.option("--planned", type=int, default=None,
-              help="Number of planned comparisons for the Bonferroni threshold 0.05/N [default: the candidates; "
+              help="Number of planned comparisons for the Bonferroni threshold alpha/N [default: the candidates; "
                    "with --set: the set's planned comparisons].")
 @click.option("--exploratory", is_flag=True, help="Not planned beforehand: reported, never established.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")

@@ -13,22 +13,25 @@ def apply_options(command, options):
     return command
 
 
-def evaluation_options(command):
-    """The evaluation-contract options (defaults: the set's with --set, else the contract's)."""
+def evaluation_options(command, with_set: bool = False):
+    """The evaluation-contract options; ``with_set``: the command has --set, whose contract is the default."""
+    def default(value: str) -> str:
+        return f"[default: {value}, or the set's with --set]" if with_set else f"[default: {value}]"
+
     return apply_options(command, [
         click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
-                                                   "[default: 1, or the set's]."),
+                                                   f"{default('1')}."),
         click.option("--gain", type=click.Choice(GAINS),
-                     help="nDCG gain: the grade, or 2^grade - 1 [default: linear, or the set's]."),
+                     help=f"nDCG gain: the grade, or 2^grade - 1 {default('linear')}."),
         click.option("--ties", type=click.Choice(TIE_RULES),
                      help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
-                          "(ascending), expected (expectation over tied orders) [default: trec, or the set's]."),
+                          f"(ascending), expected (expectation over tied orders) {default('trec')}."),
         click.option("--missing", type=click.Choice(MISSING_POLICIES),
                      help="A judged query absent from a run scores 0, or is skipped as trec_eval does "
-                          "[default: zero, or the set's]."),
+                          f"{default('zero')}."),
         click.option("--undefined", type=click.Choice(UNDEFINED_POLICIES),
                      help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
-                          "does [default: skip, or the set's]."),
+                          f"does {default('skip')}."),
     ])
 
 
@@ -46,12 +49,13 @@ def contract_options(command):
     """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
     return evaluation_options(apply_options(command, [
         click.option("--set", "set_path", type=click.Path(file_okay=False),
-                     help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract."),
+                     help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract. Required unless "
+                          "--qrels."),
         click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
                      help="With --set: the queries scored."),
         click.option("--override-contract", is_flag=True,
                      help="With --set: allow options that contradict the set's contract (the output says so)."),
-    ]))
+    ]), with_set=True)
 
 
 def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:

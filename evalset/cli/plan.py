@@ -12,7 +12,8 @@ from evalset.contract import DEFAULT_SEED
 
 
 @click.command("plan")
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="Pilot qrels: qid 0 docid grade.")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
+              help="Pilot qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, type=click.Path())
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable [default: the set's planned comparisons, else "

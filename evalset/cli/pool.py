@@ -9,8 +9,10 @@ from evalset.contract import TIE_RULES
 
 @click.command("pool")
 @click.argument("runs", nargs=-1, type=click.Path(exists=True))
-@click.option("-k", "--depth", type=int, help="Pool the top K documents of every run per query.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder for pool.tsv and the rest.")
+@click.option("-k", "--depth", type=int,
+              help="Pool the top K documents of every run per query. Required unless --spec gives the depth.")
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Folder for pool.tsv and the rest. Required unless --spec gives the output.")
 @click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
 @click.option("--ties", type=click.Choice(TIE_RULES), help="Tie rule of the ranking (default trec, as scoring).")
 @click.option("--seed", type=int, help="Seed of the blind judging order (default 0).")

@@ -10,7 +10,8 @@ from evalset.cli.options import contract_options, scoring_from_options
 
 
 @click.command()
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="TREC qrels: qid 0 docid grade.")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
+              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Repeatable: ndcg@10, ndcg, ap, ap@100, p@10, recall@100, rr, rr@10, rprec, bpref, success@10, "

@@ -1,0 +1,35 @@
+"""Help texts say what each command and option does, in the pipeline's order, without claims that do not hold."""
+
+from click.testing import CliRunner
+
+from evalset.cli import main
+
+PIPELINE = ["sample", "pool", "push", "pull", "judge", "agreement", "freeze", "verify", "diff", "score", "compare",
+            "plan", "report"]
+
+
+def help_text(*args):
+    result = CliRunner().invoke(main, [*args, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_the_commands_are_listed_in_pipeline_order_with_whole_one_line_summaries():
+    lines = CliRunner().invoke(main, ["--help"], terminal_width=200).output.split("Commands:\n")[1].splitlines()
+    assert [line.split()[0] for line in lines if line.strip()] == PIPELINE
+    assert all(line.rstrip().endswith(".") and "..." not in line for line in lines if line.strip())
+
+
+def test_commands_without_set_do_not_offer_the_sets_defaults():
+    for command in ("freeze", "agreement"):
+        assert "or the set's" not in help_text(command)
+        assert "[default: 1]" in help_text(command)
+    assert "[default: 1, or the set's with --set]" in help_text("score")
+
+
+def test_the_planned_threshold_follows_alpha_and_required_unless_options_say_so():
+    assert "alpha/N" in help_text("compare") and "0.05/N" not in help_text("compare")
+    for command in ("score", "compare", "plan"):
+        assert "Required unless --set." in help_text(command)
+    pool = help_text("pool")
+    assert "Required unless --spec gives the depth." in pool and "Required unless --spec gives the output." in pool
