@@ -38,6 +38,37 @@ COMMANDS = {
     "report": ("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs."),
 }
 
+REFERENCE = "README.md, section \"Scoring, comparing and freezing\""
+# command name -> an example on the data the repo ships, and where the command is documented
+EXAMPLES = {
+    "sample": ("evalset sample data/querylog/excite-small.log --no-header --query 3 --user 1 --per-stratum 20 "
+               "-o queries.tsv", "docs/sample.md"),
+    "pool": ("evalset pool --spec pools/dl19-demo.toml -o pool", "docs/pool.md"),
+    "push": ("evalset push pool --guideline guidelines/relevance-v1.md --project \"DL19 pool\" --overlap 2",
+             "docs/labelstudio.md"),
+    "pull": ("evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v1.md -o labels.tsv",
+             "docs/labelstudio.md"),
+    "judge": ("evalset judge pool --guideline guidelines/relevance-v1.md --model MODEL -o llm-labels.tsv",
+              "docs/judge.md"),
+    "agreement": ("evalset agreement data/dl19/nist.qrels data/dl19/llm_labels/*.qrels --human nist "
+                  "--guideline guidelines/relevance-v1.md", "docs/agreement.md"),
+    "freeze": ("evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
+               "--guideline guidelines/relevance-v1.md --name dl19", REFERENCE),
+    "verify": ("evalset verify sets/dl19/v1", REFERENCE),
+    "diff": ("evalset diff sets/dl19/v1 sets/dl19/v2 --runs data/dl19/runs", REFERENCE),
+    "score": ("evalset score --qrels data/dl19/nist.qrels data/dl19/runs -m ndcg@10 -m ap@100", REFERENCE),
+    "compare": ("evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
+                "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
+    "plan": ("evalset plan --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz",
+             "docs/plan.md"),
+    "report": ("evalset report sets/dl19/v1 --runs data/dl19/runs -o report.html", "docs/report.md"),
+}
+
+
+def _epilog(name: str) -> str:
+    example, page = EXAMPLES[name]
+    return f"\b\nExample:\n  {example}\n\nSee {page}."
+
 
 class _Group(click.Group):
     """Loads each command from its module when it is needed; prints user and service errors as one line."""
@@ -51,6 +82,7 @@ class _Group(click.Group):
         module, function, summary = COMMANDS[name]
         command = getattr(importlib.import_module(f"evalset.cli.{module}"), function)
         command.short_help = summary
+        command.epilog = _epilog(name)
         return command
 
     def invoke(self, ctx: click.Context):

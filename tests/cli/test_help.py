@@ -1,8 +1,11 @@
 """Help texts say what each command and option does, in the pipeline's order, without claims that do not hold."""
 
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from evalset.cli import main
+from tests.conftest import REPO
 
 PIPELINE = ["sample", "pool", "push", "pull", "judge", "agreement", "freeze", "verify", "diff", "score", "compare",
             "plan", "report"]
@@ -33,3 +36,12 @@ def test_the_planned_threshold_follows_alpha_and_required_unless_options_say_so(
         assert "Required unless --set." in help_text(command)
     pool = help_text("pool")
     assert "Required unless --spec gives the depth." in pool and "Required unless --spec gives the output." in pool
+
+
+def test_every_command_shows_an_example_on_the_shipped_data_and_its_documentation():
+    for command in PIPELINE:
+        text = CliRunner().invoke(main, [command, "--help"], terminal_width=200).output
+        example = text.split("Example:\n", 1)[1].splitlines()[0].strip()
+        assert example.startswith(f"evalset {command} ")
+        page = text.rsplit("See ", 1)[1].strip()
+        assert Path(REPO, page.split(",")[0].rstrip(".")).is_file(), page
