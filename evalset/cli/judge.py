@@ -39,7 +39,11 @@ import click
 def judge_command(pool_dir, guideline_path, model, output, base_url, limit, concurrency, rpm, tpm, timeout,
                   max_retries, max_invalid, structured, max_tokens, template_path, journal_path, failures_path,
                   retry_failed, batch, poll_seconds, price_in, price_out, seed, progress):
-    """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY)."""
+    """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY).
+
+    The endpoint is checked once before the first pair. Exit 2 when it refuses the job or cannot be reached, and
+    when no pair asked was judged. Pairs the endpoint did not answer are asked again by the next run.
+    """
     import openai
 
     from evalset.errors import ServiceError
@@ -64,3 +68,6 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
         raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
     for line in job.summary_lines(result, price_in, price_out):
         click.echo(line)
+    failure = job.run_failure(result)
+    if failure:
+        raise ServiceError(failure)

@@ -1,7 +1,6 @@
 """The LLM judge: grade pool pairs with the guideline verbatim through any OpenAI-compatible endpoint."""
 
 from evalset.judge.client import (
-    JudgeAborted,
     JudgeSettings,
     JudgeStats,
     judge_pairs,
@@ -9,12 +8,14 @@ from evalset.judge.client import (
     labels_from_journal,
     make_client,
 )
+from evalset.judge.endpoint import EndpointUnreachable, JudgeAborted
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, PromptTemplate, parse_answer, read_template
 
 __all__ = [
     "DEFAULT_TEMPLATE",
     "Answer",
+    "EndpointUnreachable",
     "InvalidAnswer",
     "Journal",
     "JudgeAborted",

@@ -2,7 +2,9 @@
 
 Rounds: round 0 submits every pair the journal lacks; each answer is parsed as in the online path, and the pairs
 whose answer was unusable (unparsable, off the scale, or an error line) go into the next round, up to
-``max_invalid`` further rounds; after that they are recorded as failures. Each submitted batch is journaled
+``max_invalid`` further rounds; after that a pair the model answered unusably is journaled as failed (final),
+and a pair that got only error lines or no line is listed as unanswered (never journaled: the next run asks it
+again). Each submitted batch is journaled
 before polling, so a run killed while waiting resumes polling the same batch (no second submission, no second
 bill); a batch's answers and its "collected" mark are committed in one transaction.
 """
@@ -22,6 +24,7 @@ from evalset.judge.client import (
     JudgeAborted,
     JudgeSettings,
     JudgeStats,
+    check_before_judging,
     make_client,
     read_chat_completion,
     response_format,
@@ -32,6 +35,7 @@ from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer
 
 MAX_BATCH_REQUESTS = 50_000  # the Batch API's limit per input file
 TERMINAL = {"completed", "failed", "expired", "cancelled"}
+NO_ANSWER = ("batch error", "no answer in batch")  # a pair the model did not answer: never a final failure
 
 
 def batch_lines(tasks: list[dict], guideline: Guideline, template: PromptTemplate, settings: JudgeSettings) -> bytes:
@@ -64,8 +68,11 @@ async def judge_pairs_batch(tasks: list[dict], guideline: Guideline, template: P
     known = journal.answers()
     stats.already_answered = sum(pair in known for pair in by_pair)
     try:
+        open_batches = journal.open_batches()
+        if settings.check_endpoint and (open_batches or any(pair not in known for pair in by_pair)):
+            stats.endpoint = await check_before_judging(client, settings, own_client)
         next_round: dict[str, int] = {}
-        for batch_id, round_, pair_ids in journal.open_batches():  # submitted by a run that did not finish
+        for batch_id, round_, pair_ids in open_batches:  # submitted by a run that did not finish
             for pair in await _collect(client, batch_id, round_, pair_ids, settings, guideline, journal, stats,
                                        poll_seconds, tick):
                 next_round[pair] = round_ + 1
@@ -134,7 +141,11 @@ async def _collect(client: openai.AsyncOpenAI, batch_id: str, round_: int, pair_
             stats.judged += 1
         except InvalidAnswer as error:
             stats.invalid_answers += 1
-            if round_ >= settings.max_invalid:
+            if round_ >= settings.max_invalid and str(error).startswith(NO_ANSWER):
+                stats.unanswered.append(Answer(pair, "unanswered", None, f"no answer after {round_ + 1} batch "
+                                               f"rounds (last: {error})", round_ + 1, *tokens, utc_now()))
+                stats.failed += 1
+            elif round_ >= settings.max_invalid:
                 to_record.append(Answer(pair, "failed", None, f"invalid answer {round_ + 1} times (last: {error})",
                                         round_ + 1, *tokens, utc_now()))
                 stats.failed += 1

@@ -2,6 +2,8 @@
 
 Conventions (where the issue is silent):
 
+- Before the first pair the endpoint is checked once (:mod:`evalset.judge.endpoint`); a run whose endpoint stops
+  answering stops (``EndpointUnreachable``) rather than spending every pair's retries.
 - Transient errors (HTTP 408, 409, 429, 5xx, timeouts, connection errors) are retried up to ``max_retries`` times per
   pair, waiting ``Retry-After`` (or ``retry-after-ms``) when the server sends one, else exponential backoff
   ``min(cap, base * 2**(n-1))`` with equal jitter (half fixed, half uniform from a seeded generator). A 429 also
@@ -10,6 +12,9 @@ Conventions (where the issue is silent):
   then the pair is recorded as failed with the last reason. A grade is never repaired, clipped or defaulted.
 - Another 4xx (for example a prompt too long for the model) fails that pair at once; 401, 403 and 404 stop the
   run (every answer so far is in the journal).
+- Only what the model said is final: a pair whose answers were unusable is journaled as ``failed``. A pair that
+  got no answer (transient errors to the end, a 4xx) is ``unanswered``: listed in the failures table of this run
+  (``JudgeStats.unanswered``), never journaled, so the next run asks it again.
 - ``structured="auto"`` asks for structured output (a strict JSON schema); after a 400 it asks that pair once
   without it, and if the server answers that, every later request goes without it (the strict parser checks the
   answer either way). A 400 either way fails the pair (e.g. a prompt too long) and keeps structured output.
@@ -27,13 +32,14 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import openai
 import pandas as pd
 
-from evalset.errors import ServiceError
 from evalset.guideline import Guideline
 from evalset.io.annotations import LABELS_COLUMNS
+from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
 
@@ -56,11 +62,19 @@ class JudgeSettings:
     max_tokens: int | None = None
     seed: int = 0
     retry_failed: bool = False
+    check_endpoint: bool = True
+    unreachable_after: int = 5
+    unreachable_seconds: float = 15.0
 
 
 @dataclass
 class JudgeStats:
-    """What one run did: every count is of this run (pairs answered earlier are ``already_answered``)."""
+    """What one run did: every count is of this run (pairs answered earlier are ``already_answered``).
+
+    ``failed`` counts every pair that ended without a grade; ``unanswered`` holds those of them that got no answer
+    from the model (not journaled: the next run asks them again). ``retrying`` is how many pairs wait to be asked
+    again right now (for the progress bar). ``endpoint`` says how the endpoint answered the check before the run.
+    """
 
     pairs: int = 0
     already_answered: int = 0
@@ -68,14 +82,18 @@ class JudgeStats:
     failed: int = 0
     requests: int = 0
     retries: int = 0
+    retrying: int = 0
     rate_limited: int = 0
     server_errors: int = 0
     timeouts: int = 0
+    connection_errors: int = 0
     invalid_answers: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     batches: list[str] = field(default_factory=list)
+    unanswered: list[Answer] = field(default_factory=list)
+    endpoint: str = ""
 
     def cost(self, price_in: float | None, price_out: float | None) -> float | None:
         """Cost of this run's tokens given prices per million input and output tokens."""
@@ -85,10 +103,6 @@ class JudgeStats:
 
 
 WORKERS_PER_CLIENT = 4
-
-
-class JudgeAborted(ServiceError):
-    """The endpoint refused the whole job (bad key, unknown model or route, a batch failed as a whole)."""
 
 
 class _Pacer:
@@ -136,6 +150,8 @@ class _Judge:
                  guideline: Guideline, journal: Journal, stats: JudgeStats, tick: Callable[[JudgeStats], None]):
         self.client, self.settings, self.template, self.guideline = client, settings, template, guideline
         self.journal, self.stats, self.tick = journal, stats, tick
+        self.health = Health(str(client.base_url).rstrip("/"), settings.unreachable_after,
+                             settings.unreachable_seconds)
         self.structured = settings.structured != "off"
         self.pacers = [(p, kind) for p, kind in ((settings.rpm, "requests"), (settings.tpm, "tokens")) if p]
         self.pacers = [(_Pacer(p), kind) for p, kind in self.pacers]
@@ -180,19 +196,21 @@ class _Judge:
             try:
                 body = await self.ask(messages, pair.structured, client or self.client)
             except openai.BadRequestError as error:
+                self.health.answered()
                 if pair.structured and self.settings.structured == "auto":
                     pair.structured = False  # try this pair once without structured output
                     continue
-                return pair.answer("failed", None, f"HTTP 400: {_message(error)}")
+                return pair.answer("unanswered", None, f"HTTP 400: {_message(error)}")
             except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
                 raise JudgeAborted(f"HTTP {error.status_code}: {_message(error)}") from None
             except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as error:
                 failure = await self._after_transient(error, pair)
                 if failure:
-                    return pair.answer("failed", None, failure)
+                    return pair.answer("unanswered", None, failure)
                 continue
             except openai.APIResponseValidationError:
                 body = None  # a 200 whose body the client could not read
+            self.health.answered()
             if self.structured and not pair.structured:
                 self.structured = False  # a 400 with structured output, an answer without: drop it from now on
             try:
@@ -211,20 +229,31 @@ class _Judge:
         """Count a 408/409/429/5xx/timeout/connection error and wait before the retry; or say why the pair fails."""
         status = getattr(error, "status_code", None)
         if status is not None and status not in (408, 409, 429) and status < 500:
+            self.health.answered()
             return f"HTTP {status}: {_message(error)}"
         pair.transient += 1
+        timeout = isinstance(error, openai.APITimeoutError)
         self.stats.rate_limited += status == 429
         self.stats.server_errors += status is not None and status != 429
-        self.stats.timeouts += status is None
+        self.stats.timeouts += timeout
+        self.stats.connection_errors += status is None and not timeout
+        reason = f"HTTP {status}" if status else describe_error(error)
+        if status is None or status >= 500:
+            self.health.no_answer(reason, self.stats.judged)  # raises EndpointUnreachable when it looks gone
+        else:
+            self.health.answered()
         if pair.transient > self.settings.max_retries:
-            reason = f"HTTP {status}" if status else type(error).__name__
             return f"gave up after {pair.transient} transient errors (last: {reason})"
         self.stats.retries += 1
-        self.tick(self.stats)
         wait = retry_after_seconds(error) if status is not None else None
         if wait is not None and status == 429:
             self.paused_until = max(self.paused_until, time.monotonic() + wait)
-        await asyncio.sleep(wait if wait is not None else self._backoff(pair.transient))
+        self.stats.retrying += 1
+        self.tick(self.stats)
+        try:
+            await asyncio.sleep(wait if wait is not None else self._backoff(pair.transient))
+        finally:
+            self.stats.retrying -= 1
         return None
 
     def _read(self, body: object, pair: _PairState) -> tuple[int, str]:
@@ -251,7 +280,7 @@ class _PairState:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def answer(self, status: str, grade: int | None, reason: str) -> Answer:
+    def answer(self, status: Literal["judged", "failed", "unanswered"], grade: int | None, reason: str) -> Answer:
         return Answer(self.pair_id, status, grade, reason, self.attempts, self.prompt_tokens,
                       self.completion_tokens, utc_now())
 
@@ -291,16 +320,30 @@ def blank_key(text: str) -> str:
     return text.replace(key, "***") if key else text
 
 
+NO_KEY = "unused"
+
+
 def make_client(settings: JudgeSettings, max_retries: int = 0) -> openai.AsyncOpenAI:
     """The OpenAI client: ``base_url`` (else ``OPENAI_BASE_URL``), the key from ``OPENAI_API_KEY``.
 
     Live judging retries, counts and honours ``Retry-After`` itself, so its client does not retry
     (``max_retries=0``); the batch path's few calls (upload, create, poll, download) use the client's own retries.
-    A server that needs no key (vLLM, Ollama, the test server) gets a placeholder when ``OPENAI_API_KEY`` is unset.
+    A server that needs no key (vLLM, Ollama, the test server) gets a placeholder when ``OPENAI_API_KEY`` is unset;
+    OpenAI's endpoint without it, or a URL that is not one, is an ``InputError`` (:func:`resolve_endpoint`).
     """
-    return openai.AsyncOpenAI(base_url=settings.base_url or os.environ.get("OPENAI_BASE_URL") or None,
-                              api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=max_retries,
+    endpoint = resolve_endpoint(settings.base_url)
+    return openai.AsyncOpenAI(base_url=endpoint.url, api_key=endpoint.api_key or NO_KEY, max_retries=max_retries,
                               timeout=settings.timeout)
+
+
+async def check_before_judging(client: openai.AsyncOpenAI, settings: JudgeSettings, own_client: bool) -> str:
+    """Check the endpoint once (:func:`evalset.judge.endpoint.check_endpoint`); returns how it answered."""
+    if own_client:
+        endpoint = resolve_endpoint(settings.base_url)
+    else:
+        endpoint = Endpoint(str(client.base_url).rstrip("/"), "the client given",
+                            None if client.api_key == NO_KEY else client.api_key)
+    return await check_endpoint(client, settings.model, settings.timeout, endpoint, _message)
 
 
 async def judge_pairs(tasks: list[dict], guideline: Guideline, template: PromptTemplate, settings: JudgeSettings,
@@ -309,7 +352,9 @@ async def judge_pairs(tasks: list[dict], guideline: Guideline, template: PromptT
     """Ask for every task the journal has no answer for, ``settings.concurrency`` at a time; journal each answer.
 
     ``tasks`` are pool task records (``pair_id, query_id, doc_id, query, text``). ``tick`` is called after every
-    answer and retry (for a progress bar). Returns this run's :class:`JudgeStats`.
+    answer and retry (for a progress bar). Returns this run's :class:`JudgeStats`. Answers the model gave are
+    journaled; pairs that got none are in ``stats.unanswered`` only. Raises :class:`JudgeAborted` when the endpoint
+    refuses the job and :class:`EndpointUnreachable` when it does not answer (before the first pair or later).
     """
     stats = JudgeStats(pairs=len(tasks))
     started = time.monotonic()
@@ -333,12 +378,17 @@ async def judge_pairs(tasks: list[dict], guideline: Guideline, template: PromptT
         while not queue.empty():
             task = queue.get_nowait()
             answer = await judge.judge(task, clients[number % len(clients)])
-            journal.record(answer)
+            if answer.status == "unanswered":
+                stats.unanswered.append(answer)
+            else:
+                journal.record(answer)
             stats.judged += answer.status == "judged"
-            stats.failed += answer.status == "failed"
+            stats.failed += answer.status != "judged"
             tick(stats)
 
     try:
+        if pending and settings.check_endpoint:
+            stats.endpoint = await check_before_judging(clients[0], settings, own_client=not client)
         workers = [asyncio.create_task(worker(number)) for number in range(workers_count)]
         try:
             await asyncio.gather(*workers)

@@ -16,6 +16,7 @@ from evalset.io.files import atomic_path, writing_to
 from evalset.io.poolfiles import read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
+from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.journal import Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
 
@@ -32,6 +33,9 @@ class JudgeResult:
     journal_path: str
 
 
+PROGRESS_DELAY = 2.0  # seconds before the bar shows: a run shorter than that prints only its summary
+
+
 def default_paths(output: str | os.PathLike) -> tuple[str, str]:
     """The journal and failures files beside ``labels.tsv``: ``labels.tsv.journal.sqlite``, ``labels.failures.tsv``."""
     output = Path(output)
@@ -42,13 +46,17 @@ def default_paths(output: str | os.PathLike) -> tuple[str, str]:
 def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, output: str | os.PathLike,
                settings: JudgeSettings, *, template_path: str | os.PathLike = DEFAULT_TEMPLATE,
                limit: int | None = None, journal_path: str | None = None, failures_path: str | None = None,
-               batch: bool = False, poll_seconds: float = 30.0, progress: bool | None = None) -> JudgeResult:
+               batch: bool = False, poll_seconds: float = 30.0, progress: bool | None = None,
+               progress_delay: float = PROGRESS_DELAY) -> JudgeResult:
     """Judge the first ``limit`` tasks of ``POOL_DIR/tasks.jsonl``; write the labels and failures tables.
 
     Answers go to the journal as they arrive; the two tables are written (atomically) only when every task has
-    an answer, so a killed run leaves no partial table, and the next run resumes from the journal.
-    ``progress=None`` shows a bar only on a terminal.
+    an answer, so a killed run leaves no partial table, and the next run resumes from the journal. The failures
+    table holds the pairs the model answered unusably (journaled, final) and those it did not answer this run
+    (``stats.unanswered``: asked again by the next run). ``progress=None`` shows a bar only on a terminal, and only
+    once the run has taken more than ``progress_delay`` seconds.
     """
+    resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else
     tasks = read_tasks(Path(pool_dir) / "tasks.jsonl", limit).to_dict("records")
     guideline = read_guideline(guideline_path)
     template = read_template(template_path)
@@ -61,14 +69,15 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
         known = journal.answers()
         answered = sum(task["pair_id"] in known and (known[task["pair_id"]].status == "judged"
                                                      or not settings.retry_failed) for task in tasks)
-        bar = tqdm(total=len(tasks), initial=answered, unit="pair",
+        bar = tqdm(total=len(tasks), initial=answered, unit="pair", delay=progress_delay,
                    disable=(not sys.stderr.isatty()) if progress is None else not progress, dynamic_ncols=True)
         base = bar.n
 
         def tick(stats: JudgeStats) -> None:
             bar.n = base + stats.judged + stats.failed
-            bar.set_postfix_str(f"failed={stats.failed} retries={stats.retries} 429={stats.rate_limited} "
-                                f"5xx={stats.server_errors} timeouts={stats.timeouts}", refresh=False)
+            bar.set_postfix_str(f"judged={stats.judged} failed={stats.failed} retrying={stats.retrying} "
+                                f"429={stats.rate_limited} 5xx={stats.server_errors} timeouts={stats.timeouts} "
+                                f"conn={stats.connection_errors}", refresh=False)
             bar.update(0)
 
         try:
@@ -79,7 +88,8 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
                 stats = asyncio.run(judge_pairs(tasks, guideline, template, settings, journal, tick))
         finally:
             bar.close()
-        labels, failures = labels_from_journal(tasks, journal.answers(), settings.model, template, guideline)
+        answers = {**journal.answers(), **{answer.pair_id: answer for answer in stats.unanswered}}
+        labels, failures = labels_from_journal(tasks, answers, settings.model, template, guideline)
     for table, path in ((labels, str(output)), (failures, failures_path)):
         with atomic_path(path) as tmp:
             table.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
@@ -95,9 +105,13 @@ def summary_lines(result: JudgeResult, price_in: float | None = None, price_out:
         f"({stats.already_answered:,} answered by an earlier run, taken from the journal)",
         f"this run: judged {stats.judged:,}, failed {stats.failed:,}, requests {stats.requests:,} "
         f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} (429: {stats.rate_limited:,}, "
-        f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, invalid answers: {stats.invalid_answers:,})",
+        f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, connection errors: "
+        f"{stats.connection_errors:,}, invalid answers: {stats.invalid_answers:,})",
         f"tokens: {stats.prompt_tokens:,} in, {stats.completion_tokens:,} out",
     ]
+    if stats.unanswered:
+        lines.insert(1, f"not answered {len(stats.unanswered):,} of the failed (the endpoint gave no answer: "
+                        f"errors or refusals to the end): not in the journal, so the next run asks them again")
     cost = stats.cost(price_in, price_out)
     if cost is not None:
         lines[-1] += f", cost {cost:.4f} (prices per million tokens: in {price_in or 0:g}, out {price_out or 0:g})"
@@ -108,3 +122,14 @@ def summary_lines(result: JudgeResult, price_in: float | None = None, price_out:
         lines.append("grades: " + ", ".join(f"{grade}: {count:,}" for grade, count in grades.items()))
     lines += [f"wrote {result.labels_path}", f"wrote {result.failures_path}", f"journal {result.journal_path}"]
     return lines
+
+
+def run_failure(result: JudgeResult) -> str | None:
+    """Why the run must exit non-zero, or None: it asked for pairs and judged none."""
+    stats = result.stats
+    if stats.judged or not stats.failed:
+        return None
+    unanswered = len(stats.unanswered)
+    return (f"no pair was judged: all {stats.failed:,} pairs asked this run failed ({unanswered:,} got no answer "
+            f"from the endpoint and are asked again by the next run; {stats.failed - unanswered:,} were answered "
+            f"unusably); see {result.failures_path}")

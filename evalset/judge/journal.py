@@ -3,7 +3,11 @@
 Keyed by ``(model, prompt_sha256, guideline_sha256, pair_id)``: a run started again with the same model,
 template and guideline asks only for the pairs the journal lacks; a change of any of them starts afresh (the old
 answers stay in the file under their own key). A pair is either ``judged`` (grade and reason) or ``failed``
-(the reason of the last bad attempt); both are final for a resumed run. The journal runs in WAL mode and commits
+(the model's answers were unusable: unparsable or off the scale after the re-asks; the last reason); both are
+final for a resumed run. Only what the model said is journaled: a pair that got no answer (connection errors,
+timeouts, 429s or 5xx to the end, a 4xx) is not, so the next run asks it again. Journals written before this rule
+may hold such pairs as ``failed``; :meth:`Journal.answers` leaves them out (only ``invalid answer ...`` failures
+count), so they are asked again too. The journal runs in WAL mode and commits
 each answer, so a process killed at any moment (SIGKILL included) loses at most the answers in flight.
 
 Batch jobs submitted with ``--batch`` are recorded too, so a restarted run polls the batch it already submitted
@@ -35,9 +39,13 @@ CREATE TABLE IF NOT EXISTS batches (
 """
 
 
+FINAL_FAILURE = "invalid answer "  # how the reason of a final failure starts (the model answered, unusably)
+
+
 @dataclass(frozen=True)
 class Answer:
-    """One journaled answer (``grade`` is None for a failure)."""
+    """One answer: ``status`` is ``judged``, ``failed`` (final) or ``unanswered`` (never journaled); ``grade`` is
+    None unless judged."""
 
     pair_id: str
     status: str
@@ -77,10 +85,11 @@ class Journal:
         self._db.close()
 
     def answers(self) -> dict[str, Answer]:
-        """Every answer under this key, by pair id."""
+        """Every final answer under this key, by pair id (a grade, or answers the model gave that were unusable)."""
         rows = self._db.execute(
             "SELECT pair_id, status, grade, reason, attempts, prompt_tokens, completion_tokens, answered_at "
-            "FROM answers WHERE model = ? AND prompt_sha256 = ? AND guideline_sha256 = ?", self.key)
+            "FROM answers WHERE model = ? AND prompt_sha256 = ? AND guideline_sha256 = ? "
+            f"AND (status = 'judged' OR reason LIKE '{FINAL_FAILURE}%')", self.key)
         return {row[0]: Answer(*row) for row in rows}
 
     def record(self, answer: Answer) -> None:

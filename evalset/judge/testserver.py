@@ -1,10 +1,13 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, the demo and the benchmark.
 
-It speaks ``POST /v1/chat/completions``, ``POST /v1/files``, ``GET /v1/files/{id}[/content]``,
+It speaks ``GET /v1/models`` (``Behaviour.models``; no such route when it is None; any other model is served
+too unless ``Behaviour.any_model`` is false, then it gets OpenAI's 404),
+``POST /v1/chat/completions``, ``POST /v1/files``, ``GET /v1/files/{id}[/content]``,
 ``POST /v1/batches`` and ``GET /v1/batches/{id}`` (each refused with a 401 when ``Behaviour.api_key`` is set
 and the request lacks it), and misbehaves on demand (:class:`Behaviour`): latency,
 429 with ``Retry-After``, 500, hanging past the client's timeout, a body that is not JSON, an answer that is not
-the JSON asked for, a grade off the scale, and a 400 for structured output when told it does not support it.
+the JSON asked for, a grade off the scale, closing the connection without an answer, and a 400 for structured
+output when told it does not support it.
 
 Everything is deterministic. The grade for a pair is a hash of the user message (the query and the passage)
 unless ``Behaviour.grades`` maps a query/passage pair to one; whether the n-th request carrying the same user
@@ -29,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULTS = ("rate_limit", "server_error", "timeout", "broken_body", "malformed", "out_of_scale")
+FAULTS = ("rate_limit", "server_error", "timeout", "broken_body", "malformed", "out_of_scale", "disconnect")
 _QUERY = re.compile(r"<query>\n(.*?)\n</query>", re.DOTALL)
 _PASSAGE = re.compile(r"<passage>\n(.*?)\n</passage>", re.DOTALL)
 
@@ -52,6 +55,8 @@ class Behaviour:
     grades: dict[tuple[str, str], int] = field(default_factory=dict)
     fault_for: dict[tuple[str, str], str] = field(default_factory=dict)
     api_key: str | None = None
+    models: tuple[str, ...] | None = ("judge-test",)
+    any_model: bool = True
     seed: int = 0
 
 
@@ -270,6 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
             judge.records.append(Record(self.path, time.time(), None, 200))
         if self._wrong_key(judge):
             self._refuse_key()
+        elif parts[-1] == "models" and judge.behaviour.models is not None:
+            self._send(200, {"object": "list", "data": [{"id": name, "object": "model", "created": 0,
+                                                         "owned_by": "evalset-test"}
+                                                        for name in judge.behaviour.models]})
         elif "batches" in parts and parts[-1] in judge.batches:
             self._send(200, judge.batches[parts[-1]])
         elif "files" in parts and parts[-1] == "content" and parts[-2] in judge.files:
@@ -311,6 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
             record.status = 401
             self._refuse_key()
             return
+        if not behaviour.any_model and body.get("model") not in (behaviour.models or ()):
+            record.status = 404
+            self._error(404, f"The model `{body.get('model')}` does not exist or you do not have access to it.",
+                        "invalid_request_error")
+            return
         if body.get("response_format", {}).get("type") == "json_schema" and not behaviour.structured:
             record.status = 400
             self._error(400, "response_format json_schema is not supported", "invalid_request_error")
@@ -322,6 +336,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "server_error":
             record.status = 500
             self._error(500, "The server had an error", "server_error")
+            return
+        if fault == "disconnect":  # hang up without a word, as a server going down does
+            record.status = 0
+            self.close_connection = True
             return
         time.sleep(behaviour.hang if fault == "timeout" else behaviour.latency)
         if fault == "broken_body":

@@ -9,52 +9,25 @@ import hashlib
 import itertools
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
 
 import pandas as pd
-import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
-from evalset.guideline import read_guideline
 from evalset.io.annotations import read_labels
-from evalset.io.poolfiles import read_tasks
 from evalset.judge import Journal, JudgeSettings, read_template
 from evalset.judge.batch import submit_batch
 from evalset.judge.job import judge_pool
 from evalset.judge.prompt import DEFAULT_TEMPLATE
 from evalset.judge.testserver import Behaviour, JudgeServer
-from evalset.pooling import PoolSpec, build_from_spec, write_pool
 from tests.conftest import REPO
 
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.05}
-
-
-@pytest.fixture(scope="session")
-def pool_dir(shared_data, tmp_path_factory):
-    """A real pool: the top 5 of three DL19 runs over all 43 queries, with passage texts."""
-    runs = shared_data / "dl19" / "runs" / "official_top100"
-    spec = PoolSpec(runs=tuple(str(runs / f"{name}.run.gz") for name in ("bm25base_p", "p_bert", "runid3")),
-                    depth=5, corpus=str(shared_data / "dl19" / "passages.jsonl.gz"),
-                    queries=str(shared_data / "dl19" / "topics.tsv"))
-    folder = tmp_path_factory.mktemp("pool")
-    write_pool(build_from_spec(spec), folder)
-    return folder
-
-
-@pytest.fixture(scope="session")
-def tasks(pool_dir):
-    return read_tasks(pool_dir / "tasks.jsonl").to_dict("records")
-
-
-@pytest.fixture(scope="module")
-def guideline():
-    return read_guideline(GUIDELINE)
 
 
 def run_judge(pool_dir, out, server, limit, **settings):
@@ -216,27 +189,16 @@ def test_an_endpoint_that_refuses_the_batch_job_is_one_line_and_exit_2(pool_dir,
                                             "--base-url", server.base_url])
         assert server.files == {} and server.batches == {}  # nothing uploaded, nothing submitted
     assert refused.exit_code == 2, refused.output
-    assert refused.output.splitlines() == ["evalset: error: AuthenticationError: Error code: 401 - Incorrect API key "
-                                           "provided: ***; answers so far are in the journal"]  # the key blanked
-
-
-def test_an_endpoint_that_is_not_there_is_one_line_and_exit_2_in_batch_mode(pool_dir, tmp_path):
-    with socket.socket() as held:  # bound but not listening: connections are refused
-        held.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
-        result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
-                                           "-o", str(tmp_path / "labels.tsv"), "--limit", "5", "--batch",
-                                           "--max-retries", "0", "--base-url", url])
-    assert result.exit_code == 2, result.output
-    assert result.output.splitlines() == ["evalset: error: APIConnectionError: Connection error.; answers so far "
-                                          "are in the journal"]
+    assert refused.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 401: Incorrect API key "
+                                           "provided: ***); answers so far are in the journal"]  # the key blanked
 
 
 def test_a_journal_the_disk_refuses_is_one_line_naming_it(pool_dir, tmp_path):
     (tmp_path / "file.txt").write_text("a file where a folder should be\n")
     journal = tmp_path / "file.txt" / "journal.sqlite"
     result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
-                                       "-o", str(tmp_path / "labels.tsv"), "--journal", str(journal)])
+                                       "-o", str(tmp_path / "labels.tsv"), "--journal", str(journal),
+                                       "--base-url", "http://127.0.0.1:9/v1"])  # never asked: the journal fails
     assert result.exit_code == 2
     assert result.output.splitlines() == [f"evalset: error: cannot write {journal}: [Errno 17] File exists: "
                                           f"'{tmp_path / 'file.txt'}'"]
