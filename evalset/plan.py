@@ -35,7 +35,7 @@ from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
 from evalset.metrics import evaluate_runs, parse_measure
 from evalset.render import UNDEFINED, json_safe, number, text_table
-from evalset.scoring import Scoring
+from evalset.scoring import Scoring, refuse_runs_without_judged_queries
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.power import (
     DEFAULT_POWER,
@@ -165,6 +165,31 @@ def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = 
                      resamples, permutations, seed)
 
 
+MIN_PILOT_QUERIES = 10
+"""A pilot with fewer queries (defined for both runs) gets a warning: its sd says little about the next set."""
+
+
+def _refuse_degenerate_pilot(values: np.ndarray, baseline: str, candidate: str) -> None:
+    """Refuse a comparison the pilot cannot plan from: fewer than 2 queries, or the same difference on every
+    query (identical runs): its sd is 0, and any plan drawn from it ("needed 2") is meaningless."""
+    if len(values) < 2:
+        raise InputError(f"{candidate} vs {baseline}: {len(values)} query with a defined difference in the pilot; "
+                         "a plan needs at least 2 (and a useful one many more)")
+    if np.all(values == values[0]):
+        same = "the runs score the same on every query (are they one run?)" if values[0] == 0 else \
+            f"the difference is {values[0]:+.4f} on every query"
+        raise InputError(f"{candidate} vs {baseline}: {same}; with no spread in the differences the pilot cannot "
+                         "say how many queries a comparison needs")
+
+
+def small_pilot_notes(plan: PowerPlan) -> list[str]:
+    """A warning for every comparison whose pilot has fewer than :data:`MIN_PILOT_QUERIES` queries."""
+    rows = plan.rows[(plan.rows["stratum"] == ALL_QUERIES) & (plan.rows["n"] < MIN_PILOT_QUERIES)]
+    return [f"WARNING: {row.candidate} vs {row.baseline}: the pilot has only {row.n} queries; the sd of the "
+            f"differences from so few is unreliable, and so is every number below (a pilot of at least "
+            f"{MIN_PILOT_QUERIES} queries is needed for a usable plan)" for row in rows.itertuples()]
+
+
 def _formula_row(values: np.ndarray, delta: float | None, power: float, threshold: float, at: list[int]) -> dict:
     n = len(values)
     mean = float(values.mean()) if n else math.nan
@@ -214,6 +239,7 @@ def pilot_plan(scoring: Scoring, runs: Mapping[str, pd.DataFrame], comparisons: 
     metric = metric or scoring.headline
     measure = parse_measure(metric)
     tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
+    refuse_runs_without_judged_queries(tables, runs, scoring)
     names = list(tables)
     chosen = list(dict.fromkeys(comparisons)) or (scoring.frozen.planned if scoring.frozen else []) or \
         [(names[0], name) for name in names[1:]]
@@ -222,6 +248,8 @@ def pilot_plan(scoring: Scoring, runs: Mapping[str, pd.DataFrame], comparisons: 
     family = ComparisonFamily.of(len(chosen), planned=planned, frozen=scoring.frozen, split=scoring.split)
     differences = pilot_differences({name: table.rename(columns={str(measure): metric}) for name, table in
                                      tables.items()}, metric, chosen, scoring.queries)
+    for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
+        _refuse_degenerate_pilot(group["difference"].dropna().to_numpy(dtype=np.float64), baseline, candidate)
     return plan_power(differences, metric=metric, planned=family.planned_count, **settings)
 
 
@@ -258,7 +286,7 @@ def make_plan(scoring: Scoring | None, runs: Sequence[str] = (), *, comparisons:
     costs = {"seconds_per_judgment": seconds_per_judgment, "annotators": annotators, "overlap": overlap,
              "price_in": price_in, "price_out": price_out, "output_tokens": output_tokens}
     table = budget.judging_budget(pools, [*at, *needed], **costs) if pools else None
-    notes = []
+    notes = [] if power_plan is None else small_pilot_notes(power_plan)
     if price_in is not None and all(size.tokens_per_task is None for size in pools):
         notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
                      "with tasks.jsonl")

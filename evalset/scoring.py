@@ -49,6 +49,7 @@ class Scoring:
     split: str | None = None
     queries: pd.DataFrame | None = None
     overridden: list[str] = field(default_factory=list)
+    source: str | None = None  # the qrels file or the set's folder, for messages
 
     @property
     def headline(self) -> str:
@@ -59,7 +60,7 @@ class Scoring:
 def scoring_on_qrels(qrels_path: str | os.PathLike, **options: Any) -> Scoring:
     """Scoring on a qrels file; ``options`` are :class:`EvaluationContract` fields (None: the default)."""
     given = {k: v for k, v in options.items() if v is not None}
-    return Scoring(EvaluationContract.from_options(**given), read_qrels(qrels_path))
+    return Scoring(EvaluationContract.from_options(**given), read_qrels(qrels_path), source=os.fspath(qrels_path))
 
 
 def scoring_on_set(set_path: str | os.PathLike, split: str = "test", *, override_contract: bool = False,
@@ -75,7 +76,11 @@ def scoring_on_set(set_path: str | os.PathLike, split: str = "test", *, override
                          + "; add --override-contract to score anyway")
     queries = select_split(frozen.queries, split)
     qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
-    return Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, split, queries, overridden)
+    if not (qrels["grade"] >= 0).any():
+        raise InputError(f"no judgments on the {split} split of the set ({len(queries)} queries, none judged)",
+                         os.fspath(set_path))
+    return Scoring(EvaluationContract.from_dict(recorded | given), qrels, frozen, split, queries, overridden,
+                   os.fspath(set_path))
 
 
 def metric_spellings(metrics: Sequence[str]) -> dict[str, Measure]:
@@ -88,6 +93,53 @@ def metric_spellings(metrics: Sequence[str]) -> dict[str, Measure]:
         if judged and judged not in given.values() and judged not in spelled.values():
             spelled[str(judged)] = judged
     return spelled
+
+
+def refuse_runs_without_judged_queries(tables: Mapping[str, pd.DataFrame], runs: Mapping[str, pd.DataFrame],
+                                       scoring: Scoring) -> None:
+    """Refuse a run that shares no query with the qrels (``tables`` are :func:`evaluate_runs`' for ``runs``):
+    every value would be a zero (or undefined) that says nothing about the run, and a comparison ``t = nan``.
+    It is almost always an id mismatch (another collection's run, ids written differently)."""
+    for name, table in tables.items():
+        missing = table.attrs.get("missing_queries", 0)
+        shared = len(table) - missing if scoring.contract.missing == "zero" else len(table)
+        if shared == 0:
+            run_ids = ", ".join(map(str, pd.unique(runs[name]["query_id"])[:3])) or "none: the run is empty"
+            judged = ", ".join(map(str, pd.unique(scoring.qrels["query_id"])[:3]))
+            raise InputError(f"run {name} shares no query with the judgments: its queries ({run_ids}, ...) are none "
+                             f"of the judged ones ({judged}, ...)", scoring.source)
+
+
+UNUSUAL_GRADE_ABOVE = 10
+"""Without a scale (qrels read from elsewhere), a grade above this is noted as unusual."""
+
+
+def unusual_grades(scoring: Scoring) -> tuple[dict[int, int], str]:
+    """Grades outside the set's scale (on a set) or above :data:`UNUSUAL_GRADE_ABOVE` (on qrels), with their
+    number of judgments, and the rule they break. A gain grows with the grade, so one such grade (a typo, 999
+    for 3) can move nDCG more than every other judgment; negative grades mean "not judged" and are never
+    unusual."""
+    grade = scoring.qrels["grade"]
+    scale = (scoring.frozen.manifest.get("scale") or {}) if scoring.frozen is not None else {}
+    if scale:
+        allowed = sorted(int(g) for g in scale)
+        unusual = (grade >= 0) & ~grade.isin(allowed)
+        rule = "the set's scale is " + ", ".join(map(str, allowed))
+    else:
+        unusual = grade > UNUSUAL_GRADE_ABOVE
+        rule = f"grades above {UNUSUAL_GRADE_ABOVE} are unusual"
+    counts = grade[unusual].value_counts().sort_index()
+    return {int(g): int(n) for g, n in counts.items()}, rule
+
+
+def unusual_grades_note(scoring: Scoring) -> str | None:
+    """The note on unusual grades (see :func:`unusual_grades`), or None."""
+    counts, rule = unusual_grades(scoring)
+    if not counts:
+        return None
+    shown = ", ".join(f"{g} ({n}x)" for g, n in list(counts.items())[:5]) + (", ..." if len(counts) > 5 else "")
+    return (f"note: {scoring.source}: {sum(counts.values())} judgment(s) with an unusual grade, {shown} ({rule}): "
+            "a gain grows with the grade, so such a grade can dominate nDCG; check the qrels")
 
 
 # ------------------------------------------------------------------------------------------------- scores
@@ -115,6 +167,7 @@ def score_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metrics: Sequ
     default = (scoring.headline,) if scoring.frozen else DEFAULT_METRICS
     spelled = metric_spellings(metrics or default)
     tables = evaluate_runs(runs, scoring.qrels, list(spelled.values()), scoring.contract)
+    refuse_runs_without_judged_queries(tables, runs, scoring)
 
     def summary(values: pd.Series) -> MeanSummary:
         if scoring.frozen is None:
@@ -178,6 +231,10 @@ def score_document(scores: RunScores, per_query: bool = False) -> dict[str, Any]
                  for name, by_metric in scores.summaries.items()},
         "notes": {name: dict(table.attrs) for name, table in scores.tables.items()},
     }
+    unusual, _ = unusual_grades(scoring)
+    if unusual:  # said only when there are some, so that the document of good input keeps its shape
+        for notes in document["notes"].values():
+            notes["unusual_grades"] = {str(g): n for g, n in unusual.items()}
     if scoring.frozen is not None:
         document["set"] = {"path": str(scoring.frozen.path), "split": scoring.split,
                            "weighting": scoring.frozen.contract.weighting, "contract_overridden": scoring.overridden}
@@ -213,7 +270,8 @@ def score_notes(scores: RunScores) -> list[str]:
         said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels
         if said:
             notes.append(f"note: {name}: " + "; ".join(said))
-    return notes
+    unusual = unusual_grades_note(scores.scoring)
+    return notes + ([unusual] if unusual else [])
 
 
 # -------------------------------------------------------------------------------------------- comparisons
@@ -232,6 +290,7 @@ def compare_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metric: str
     metric = metric or scoring.headline
     measure = parse_measure(metric)
     tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
+    refuse_runs_without_judged_queries(tables, runs, scoring)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=scoring.frozen, split=scoring.split)
     return [family.compare(tables[baseline][str(measure)], tables[name][str(measure)], baseline_name=baseline,
                            candidate_name=name, metric=metric, exploratory=exploratory, alpha=alpha,

@@ -103,6 +103,10 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = (), conflicting_gra
                 raise InputError(f"two inputs are named {name!r}: {named[name]} and {path}; rename one", path)
             named[name] = path
     judgments = read_annotations([(path, _qrels_kind(path, human)) for path in paths])
+    judged_files = set(judgments.loc[judgments["judged"], "file"])
+    for path in paths:  # a file with no judgment would silently leave its annotator out of the report
+        if os.fspath(path) not in judged_files:
+            raise InputError("no judgments in this file (a header and no row): its annotator would be left out", path)
     annotators = list(pd.unique(judgments["annotator"]))
     unknown = [h for h in human if h not in annotators and not os.path.isfile(h)]
     if unknown:

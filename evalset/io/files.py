@@ -2,8 +2,10 @@
 and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded;
 a disk that refuses the write is a :class:`~evalset.errors.ServiceError` naming the target).
 
-Every reader in :mod:`evalset.io` goes through these, so a missing file, a folder, a non-UTF-8 file or a
-malformed line is refused the same way everywhere: :class:`~evalset.errors.InputError` naming the file and line.
+Text is read as ``utf-8-sig``: a UTF-8 byte order mark (as Excel and some editors write) is not part of the
+first line, so it never shows in a column name or a first id. Every reader in :mod:`evalset.io` goes through
+these, so a missing file, a folder, a non-UTF-8 line or a malformed line is refused the same way everywhere:
+:class:`~evalset.errors.InputError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -30,13 +32,38 @@ BLOCK_SIZE = 1 << 24
 def first_line(path: str) -> str:
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as handle:  # -sig: drop a BOM
             for line in handle:
                 if line.strip():
                     return line
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
     return ""
+
+
+def first_non_utf8_line(path: str) -> tuple[int, bytes] | None:
+    """(line number, the line's bytes) of the first line that is not UTF-8, or None; for error messages only
+    (a Python loop over lines, called after a fast reader failed)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    return number, line.rstrip(b"\r\n")
+    except (OSError, EOFError):
+        return None
+    return None
+
+
+def utf8_error(path: str) -> InputError | None:
+    """The InputError naming the first line of ``path`` that is not UTF-8, or None if every line is."""
+    found = first_non_utf8_line(path)
+    if found is None:
+        return None
+    number, line = found
+    return InputError(f"not UTF-8 text (save the file as UTF-8): {line[:80]!r}", path, number)
 
 
 def file_contains(path: str, needle: bytes) -> bool | None:
@@ -111,10 +138,10 @@ def text_lines(path: str) -> Iterator[Iterator[tuple[int, str]]]:
     check_file(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
             yield ((number, line.rstrip("\r\n")) for number, line in enumerate(handle, 1))
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc}", path) from None
+        raise utf8_error(path) or InputError(f"not UTF-8 text: {exc}", path) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", path) from None
 
@@ -148,7 +175,7 @@ def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[
     opener = gzip.open if path.endswith(".gz") else open
     rows, line_numbers = [], []
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
             reader = csv.reader(handle, delimiter="\t")
             header = [name.strip() for name in next(reader, [])]
             missing = [name for name in required if name not in header]
@@ -163,7 +190,7 @@ def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[
                 rows.append(row)
                 line_numbers.append(reader.line_num)
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc}", path) from None
+        raise utf8_error(path) or InputError(f"not UTF-8 text: {exc}", path) from None
     except csv.Error as exc:
         raise InputError(f"cannot parse: {exc}", path) from None
     except (OSError, EOFError) as exc:  # a corrupt .gz, an I/O error

@@ -63,7 +63,7 @@ def read_query_list(path: str | os.PathLike) -> list[str]:
     check_file(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
+        with opener(path, "rt", encoding="utf-8-sig") as handle:
             lines = [line.rstrip("\r\n") for line in handle]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path) from None

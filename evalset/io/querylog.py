@@ -18,7 +18,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from evalset.errors import InputError
-from evalset.io.files import BLOCK_SIZE, check_file, first_line
+from evalset.io.files import BLOCK_SIZE, check_file, first_line, utf8_error
 
 # --- query logs -----------------------------------------------------------------------------------------
 # A query log is read into one standard shape, whatever its format: the columns ``query`` (text, "" when
@@ -133,6 +133,8 @@ def _read_delimited(path: str, fmt: str, columns: LogColumns, header: bool) -> p
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             return pa.table({field: pa.array([], pa.string()) for field in resolved})
+        if "UTF8" in str(exc):
+            raise utf8_error(path) or InputError(f"cannot parse: {str(exc).splitlines()[0][:200]}", path) from None
         line, found = _first_malformed_line(path, fmt, len(names))
         if line:
             raise InputError(f"expected {len(names)} fields (as on line 1), found {found}", path,
@@ -141,12 +143,35 @@ def _read_delimited(path: str, fmt: str, columns: LogColumns, header: bool) -> p
     return pa.table({field: table[generated[i]] for field, i in resolved.items()})
 
 
+def _first_bad_json_line(path: str) -> InputError | None:
+    """The InputError naming the first line of a JSON Lines file that is not a JSON object (error path only)."""
+    import json
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return InputError(f"not valid JSON: {exc.msg} (column {exc.colno}): {line.strip()[:80]!r}", path,
+                                  number)
+            if not isinstance(record, dict):
+                return InputError(f"not a JSON object: {line.strip()[:80]!r}", path, number)
+    return None
+
+
 def _read_structured(path: str, fmt: str, columns: LogColumns) -> pa.Table:
     import pyarrow.parquet as pq  # 0.08 s to import: only for Parquet logs
 
     try:
         table = pajson.read_json(path) if fmt == "jsonl" else pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
+        if fmt == "jsonl":  # pyarrow's "row N" counts from 0 within a block: name the line ourselves
+            found = utf8_error(path) or _first_bad_json_line(path)
+            if found is not None:
+                raise found from None
         raise InputError(f"cannot parse as {fmt}: {str(exc).splitlines()[0][:200]}", path) from None
     resolved = _resolve_columns(table.column_names, columns, path, header=True)
     out = {}
@@ -155,6 +180,10 @@ def _read_structured(path: str, fmt: str, columns: LogColumns) -> pa.Table:
         if field != "count":
             values = pc.cast(values, pa.string()) if values.type != pa.string() else values
             values = pc.fill_null(values, "")
+            try:
+                values.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through
+            except pa.ArrowInvalid:
+                raise utf8_error(path) or InputError("not UTF-8 text", path) from None
         out[field] = values
     return pa.table(out)
 

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
-from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line
+from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.keys import repeated_rows, string_keys
 from evalset.strings import as_string_array, length_range
 
@@ -33,13 +33,14 @@ class _Layout:
     fields: tuple[str, ...]
     keep: tuple[str, ...]
     extra_fields: bool  # trec_eval ignores text after a run line's tag
+    shifted_marker: str = ""  # the usual second field: seen as a doc id, the line's fields are shifted
 
     @property
     def text(self) -> str:
         return " ".join(self.fields)
 
 
-RUN_LAYOUT = _Layout(("qid", "Q0", "docid", "rank", "score", "tag"), ("qid", "docid", "rank", "score"), True)
+RUN_LAYOUT = _Layout(("qid", "Q0", "docid", "rank", "score", "tag"), ("qid", "docid", "rank", "score"), True, "Q0")
 
 
 QRELS_LAYOUT = _Layout(("qid", "0", "docid", "grade"), ("qid", "docid", "grade"), False)
@@ -99,6 +100,8 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
             return None
         if other_in_file is not False and pc.any(pc.match_substring(column, other)).as_py():
             return None
+    if layout.shifted_marker and pc.any(pc.equal(table["docid"], layout.shifted_marker)).as_py():
+        return None  # a shifted line: the line-by-line parse names it
     return table
 
 
@@ -110,7 +113,7 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
         if "Empty CSV file" in str(exc):
             empty = {name: pa.array([], pa.string()) for name in layout.keep}
             return pa.table(empty | {"line_no": pa.array([], pa.int64())})
-        raise InputError(f"cannot parse: {exc}", path) from exc
+        raise utf8_error(path) or InputError(f"cannot parse: {exc}", path) from exc
     lines = lines.combine_chunks()
     fields = pc.utf8_split_whitespace(lines)
     counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False).copy()
@@ -125,7 +128,31 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
     nonblank = np.flatnonzero(counts != 0)
     fields = fields.take(pa.array(nonblank))
     columns = {name: pc.list_element(fields, layout.fields.index(name)) for name in layout.keep}
+    if layout.shifted_marker:
+        _refuse_shifted(lines.take(pa.array(nonblank)), fields, counts[nonblank], nonblank + 1, layout, path)
     return pa.table(columns | {"line_no": pa.array(nonblank + 1)})
+
+
+def _refuse_shifted(lines: pa.Array, fields: pa.Array, counts: np.ndarray, line_no: np.ndarray, layout: _Layout,
+                    path: str) -> None:
+    """Refuse a line whose fields are shifted by a space inside the query id (``19 335 Q0 8412 1 12.5 tag``
+    reads as query ``19``, document ``Q0``): its document id is ``Q0``, or it has more fields than most lines
+    and its document id is what most lines hold as their second field. Columnar (arrow kernels), no loop."""
+    docid = pc.list_element(fields, layout.fields.index("docid"))
+    shifted = pc.equal(docid, layout.shifted_marker).to_numpy(zero_copy_only=False)
+    usual_width = int(np.bincount(counts).argmax()) if len(counts) else 0
+    wider = counts > usual_width
+    if wider.any():
+        second = pc.list_element(fields, 1)
+        counted = pc.value_counts(second.filter(pa.array(~wider)))  # the distinct second fields: few
+        if len(counted):
+            usual_second = counted[int(np.argmax(counted.field("counts").to_numpy()))]["values"].as_py()
+            shifted |= wider & pc.equal(docid, usual_second).to_numpy(zero_copy_only=False)
+    if shifted.any():
+        row = int(np.flatnonzero(shifted)[0])
+        raise InputError(f"fields shifted: the document id is {docid[row].as_py()!r}, a run's usual second field (is "
+                         f"there a space in the query id?); expected `{layout.text}`, found {counts[row]} fields: "
+                         f"{lines[row].as_py()!r}", path, int(line_no[row]))
 
 
 def _read_fields(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table:
@@ -245,6 +272,7 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     table, typed = _typed_columns(_read_fields(path, QRELS_LAYOUT, numbers), path, QRELS_LAYOUT, numbers)
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
+    refuse_no_judgments(frame["grade"].to_numpy(), path)
     if every_line:
         return frame
     try:
@@ -254,6 +282,16 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
             raise
     table = _fields_by_line(path, QRELS_LAYOUT)  # re-read to name the lines of the conflict
     return _check_qrels(frame.assign(line_no=table["line_no"].to_numpy()), path)
+
+
+def refuse_no_judgments(grade: np.ndarray, source: str) -> None:
+    """Refuse qrels with nothing judged: no line at all, or only negative grades (pooled, not judged): every
+    measure would be undefined or zero, which is never what was meant."""
+    if len(grade) == 0:
+        raise InputError("no judgments: the qrels are empty (expected lines `qid 0 docid grade`)", source)
+    if not (grade >= 0).any():
+        raise InputError(f"no judgments: all {len(grade)} qrels lines have a negative grade (pooled but not judged, "
+                         "as trec_eval reads them)", source)
 
 
 def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -297,6 +335,7 @@ def qrels_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.Dat
         "grade": grade.to_numpy(dtype=np.int64),
         "line_no": np.arange(1, len(frame) + 1),
     })
+    refuse_no_judgments(out["grade"].to_numpy(), source)
     return _check_qrels(out, source)
 
 

@@ -88,8 +88,9 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
         query_code=query_code,
         doc_id=as_string_array(qrels["doc_id"]),
         grade=grade,
-        num_relevant=np.bincount(query_code, weights=relevant, minlength=count),
-        num_judged_nonrelevant=np.bincount(query_code, weights=judged_nonrelevant, minlength=count),
+        # float even for empty qrels (np.bincount of nothing is int64, which later divisions cannot write into)
+        num_relevant=np.bincount(query_code, weights=relevant, minlength=count).astype(np.float64),
+        num_judged_nonrelevant=np.bincount(query_code, weights=judged_nonrelevant, minlength=count).astype(np.float64),
         ideal_query_code=ideal_query_code,
         ideal_gain=gain[has_gain][order],
         ideal_position=ideal_position,

@@ -109,6 +109,14 @@ class PoolBuild:
     missing_text: pd.DataFrame | None
 
 
+def _empty_pool_cause(pool) -> str:
+    if pool.candidates == 0:
+        return "nothing to pool: the runs have no document in their top k"
+    if pool.judged_excluded == pool.candidates:
+        return f"nothing to pool: all {pool.candidates:,} pairs of the top-k union are already judged"
+    return f"nothing to pool: {pool.candidates:,} pairs in the top-k union, none kept"
+
+
 def build_from_spec(spec: PoolSpec) -> PoolBuild:
     """Read every input of ``spec``, validate it, and build the pool, tasks and manifest (writes nothing)."""
     if not spec.runs:
@@ -117,6 +125,9 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
         raise InputError("no depth (give --depth or `depth` in the spec)")
     run_files = expand_run_paths(spec.runs)
     queries = read_queries(spec.queries) if spec.queries else None
+    if queries is not None and queries.empty:
+        raise InputError("no query in the file: nothing to pool (expected `qid<TAB>query` lines or a queries.tsv)",
+                         spec.queries)
     judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
     try:
         pool = build_pool(((name, read_run(path)) for name, path in run_files.items()), spec.depth,
@@ -125,6 +136,8 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
     except UnknownQueriesError as exc:
         line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
         raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
+    if pool.pairs.empty:
+        raise InputError(_empty_pool_cause(pool), spec.spec_file)
     tasks = missing = None
     if spec.corpus:
         corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())

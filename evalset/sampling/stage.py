@@ -87,6 +87,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     else:
         tables = [read_query_log_table(p, columns, fmt=fmt, header=header) for p in paths]
         counts = count_queries(pa.concat_tables(tables, promote_options="permissive"), **options)
+    _refuse_nothing_kept(counts, paths)
     queries = sample_queries(counts, per_stratum, seed=seed, holdout=holdout)
     manifest = build_manifest(counts, queries, inputs=described.result(),
                               blocklists=[describe_file(p) for p in blocklists],
@@ -94,6 +95,19 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
                               seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
                               normalisation=normalisation, columns=columns or LogColumns(), engine=engine)
     return SampleResult(queries, counts, manifest)
+
+
+def _refuse_nothing_kept(counts: QueryCounts, paths: Sequence[str]) -> None:
+    """An empty log, or one whose every row was dropped, is refused with the cause (the counts by reason),
+    not with the symptom (a stratum with 0 queries)."""
+    if len(counts.frequency):
+        return
+    where = paths[0] if len(paths) == 1 else None
+    if counts.rows_read == 0:
+        raise InputError("the query log has no row: nothing to sample", where)
+    reasons = ", ".join(f"{reason} {n:,}" for reason, n in counts.dropped.items() if n) or "none"
+    raise InputError(f"no query left to sample: all {counts.rows_read:,} submissions read were dropped ({reasons})",
+                     where)
 
 
 def build_manifest(counts: QueryCounts, queries: pd.DataFrame, *, inputs: list[dict],

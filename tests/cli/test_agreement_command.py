@@ -314,7 +314,7 @@ def test_negative_qrels_grades_are_unjudged_not_out_of_scale(tmp_path):
 def test_no_grade_at_all_is_refused_and_one_annotator_has_no_pairs(tmp_path):
     empty = write_labels(tmp_path / "empty.tsv", [])
     result = invoke("agreement", empty)
-    assert result.exit_code == 2 and "no grades to compare" in result.output
+    assert result.exit_code == 2 and f"{empty}: no judgments in this file" in result.output
     (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--bootstrap", "10")
     assert alone.exit_code == 0, alone.output

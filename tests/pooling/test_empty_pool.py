@@ -1,0 +1,36 @@
+"""A pool with nothing in it is refused with its cause, never written as 0 pairs (issue 15, item 10)."""
+
+import pytest
+
+from evalset.errors import InputError
+from evalset.pooling import PoolSpec, build_from_spec
+
+RUN = "".join(f"q{q} Q0 d{q}{rank} {rank} {10 - rank} bm25\n" for q in (1, 2) for rank in (1, 2, 3))
+
+
+@pytest.fixture
+def run(tmp_path):
+    path = tmp_path / "bm25.run"
+    path.write_text(RUN)
+    return str(path)
+
+
+def test_an_empty_queries_file_is_refused(tmp_path, run):
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("\n")
+    with pytest.raises(InputError, match="no query in the file: nothing to pool") as caught:
+        build_from_spec(PoolSpec(runs=(run,), depth=2, queries=str(queries)))
+    assert caught.value.path == str(queries)
+
+
+def test_a_pool_whose_every_pair_is_judged_is_refused_with_the_count(tmp_path, run):
+    judged = tmp_path / "judged.qrels"
+    judged.write_text("".join(f"q{q} 0 d{q}{rank} 1\n" for q in (1, 2) for rank in (1, 2)))
+    with pytest.raises(InputError, match="nothing to pool: all 4 pairs of the top-k union are already judged"):
+        build_from_spec(PoolSpec(runs=(run,), depth=2, exclude_judged=str(judged)))
+
+
+def test_a_pool_with_pairs_left_is_built(tmp_path, run):
+    judged = tmp_path / "judged.qrels"
+    judged.write_text("q1 0 d11 1\n")
+    assert len(build_from_spec(PoolSpec(runs=(run,), depth=2, exclude_judged=str(judged))).pool.pairs) == 3
