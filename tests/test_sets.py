@@ -397,27 +397,32 @@ def test_a_grade_off_the_scale_names_the_labels_file_and_line(tmp_path):
     assert result.exit_code == 2 and result.output.startswith(f"evalset: error: {table}:3: grade 9 is not on the")
 
 
-@pytest.mark.parametrize("content", ["", "query_id\tdoc_id\tannotator\tkind\tgrade\tsource\tlabeled_at\tcomment\n"])
-def test_an_empty_labels_file_is_refused_naming_it(tmp_path, content):
-    empty = tmp_path / "empty.tsv"
-    empty.write_text(content)
+def test_an_empty_labels_file_is_refused_naming_it(tmp_path):
     good = write_table(tmp_path / "labels.tsv", [("q1", "d1", "ann", 2, "")])
-    for given in ([empty], [good, empty]):
+    header_only = write_table(tmp_path / "header.tsv", [])
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")  # no header: read as qrels, which refuse an empty file
+    for given, message in (([header_only], "no judgment in this labels file: it is empty, or a header alone; a "
+                                           "frozen set is made of judgments"),
+                           ([good, header_only], "no judgment in this labels file: it is empty, or a header alone; "
+                                                 "a frozen set is made of judgments"),
+                           ([empty], "no judgments: the qrels are empty (expected lines `qid 0 docid grade`)")):
         result = freeze_cli(tmp_path, *given)
         assert result.exit_code == 2
-        assert result.output == (f"evalset: error: {empty}: no judgment in this labels file: it is empty, or a "
-                                 "header alone; a frozen set is made of judgments\n")
+        assert result.output == f"evalset: error: {given[-1]}: {message}\n"
     assert not (tmp_path / "sets").exists()
 
 
 def test_labels_that_leave_no_judgment_to_merge_are_refused(tmp_path):
-    (tmp_path / "pooled.qrels").write_text("q1 0 d1 -1\n")
-    unjudged = freeze_cli(tmp_path, tmp_path / "pooled.qrels")
+    pooled = tmp_path / "pooled.qrels"
+    pooled.write_text("q1 0 d1 -1\n")
+    unjudged = freeze_cli(tmp_path, pooled)
     assert unjudged.exit_code == 2 and unjudged.output == (
-        "evalset: error: no judgment to freeze (1 qrels lines with a negative grade: pooled, not judged): the labels "
-        "hold no grade; a frozen set is made of judgments\n")
-    (tmp_path / "judge.qrels").write_text("q1 0 d1 2\n")
-    only_llm = freeze_cli(tmp_path, tmp_path / "pooled.qrels", "--llm-labels", tmp_path / "judge.qrels")
+        f"evalset: error: {pooled}: no judgments: all 1 qrels lines have a negative grade (pooled but not judged, "
+        "as trec_eval reads them)\n")
+    llm_table = write_table(tmp_path / "llm.tsv", [("q1", "d1", "judge", 2, "")])
+    llm_table.write_text(llm_table.read_text().replace("\thuman\t", "\tllm\t"))
+    only_llm = freeze_cli(tmp_path, llm_table)
     assert only_llm.exit_code == 2 and "the 1 labels are all LLM labels (kind llm), which are merged only with " \
         "--allow-llm" in only_llm.output
     assert not (tmp_path / "sets" / "s" / "v1").exists()
