@@ -160,7 +160,8 @@ def test_freeze_into_a_sets_folder_under_a_file_is_one_line_naming_it(shared_dat
                                        str(shared_data / "dl19" / "topics.tsv"), "--guideline", str(GUIDELINE),
                                        "--name", "s", "--sets-dir", str(sets_dir)])
     assert result.exit_code == 2
-    assert one_line_error(result).startswith(f"evalset: error: cannot write {sets_dir / 's'}: [Errno ")
+    assert one_line_error(result) == (f"evalset: error: --sets-dir {sets_dir / 's' / 'versions.tsv'}: cannot write "
+                                      f"there, {tmp_path / 'file.txt'} is not a folder")
 
 
 def test_a_journal_that_cannot_be_opened_is_named(tmp_path):

@@ -12,7 +12,9 @@ errors stay as click prints them (exit 2).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 
 import click
@@ -87,7 +89,16 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            # the reader of stdout closed it (`evalset pool ... | head -1`): not an error of ours; files are written
+            # before the lines that report them, so nothing is lost. Python's advice (the docs on SIGPIPE): point
+            # stdout at devnull so that the flush at exit does not fail again.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except (InputError, ServiceError) as exc:
             if ctx.params.get("debug"):
                 raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale
+from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale, png_path
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 
 
@@ -39,7 +39,8 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Heatmap of the pairwise kappa matrix (PNG).")
+@click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
+              help="Heatmap of the pairwise kappa matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
                       seed, run_paths, measure, rel_level, gain, ties, missing, undefined, queries, corpus,
                       disagreements_path, top, pairs, output_format, output, plot):
@@ -49,11 +50,15 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     from evalset.agreement import report as render
     from evalset.guideline import read_guideline
     from evalset.io.corpus import read_corpus
+    from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.io.trec import read_runs
 
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
+    check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output},
+                  {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
+                   "--queries": queries, "--corpus": corpus})
     grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
     grades, counts = agreement.load_grades(list(inputs), humans, conflicting_grades)
     settled = sum(entry.get("conflicting_grades_settled", 0) for entry in counts.values())

@@ -47,13 +47,19 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
     import openai
 
     from evalset.errors import ServiceError
+    from evalset.io.outputs import check_outputs
     from evalset.judge import job
     from evalset.judge.client import JudgeAborted, JudgeSettings, blank_key
     from evalset.judge.prompt import DEFAULT_TEMPLATE
+    from evalset.pooling import pool_files
 
     for name, value in (("--concurrency", concurrency), ("--rpm", rpm), ("--tpm", tpm), ("--timeout", timeout)):
         if value is not None and value <= 0:
             raise click.BadParameter(f"must be > 0, got {value}", param_hint=name)
+    default_journal, default_failures = job.default_paths(output)
+    check_outputs({"-o": output, "--journal": journal_path or default_journal,
+                   "--failures": failures_path or default_failures},
+                  {"POOL_DIR": pool_files(pool_dir), "--guideline": guideline_path, "--template": template_path})
     settings = JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm,
                              timeout=timeout, max_retries=max_retries, max_invalid=max_invalid, structured=structured,
                              max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)

@@ -50,7 +50,10 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env):
     from evalset import labelstudio
     from evalset.guideline import read_guideline
     from evalset.io.annotations import write_labels
+    from evalset.io.outputs import check_outputs
+    from evalset.pooling import pool_files
 
+    check_outputs({"-o": output}, {"--pool": pool_files(pool_dir), "--guideline": guideline_path})
     guideline = read_guideline(guideline_path)
     client = labelstudio.connect(url, api_key_env)
     labels, report = labelstudio.pull(client, title, pool_dir, guideline)

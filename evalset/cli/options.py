@@ -58,6 +58,14 @@ def contract_options(command):
     ]), with_set=True)
 
 
+def png_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --plot path: plots are PNG, so a name with another suffix (a.pdf, a.svg) is refused before any work."""
+    if value is not None and not value.lower().endswith(".png"):
+        raise click.BadParameter(f"the plot is a PNG image: give a file name ending in .png, got {value!r}",
+                                 ctx=ctx, param=param)
+    return value
+
+
 def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
     pairs = []
     for value in values:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from evalset.cli.options import contract_options, run_pairs, scoring_from_options
+from evalset.cli.options import contract_options, png_path, run_pairs, scoring_from_options
 from evalset.contract import DEFAULT_SEED
 
 
@@ -50,7 +50,8 @@ from evalset.contract import DEFAULT_SEED
               help="auto: tiktoken o200k_base if it loads, else ceil(characters / 4).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Write power against queries as a PNG.")
+@click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
+              help="Write power against queries as a PNG.")
 def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, missing, undefined, set_path, split,
                  override_contract, delta, power, alpha, planned, at, sizes, resamples, permutations, seed,
                  pool_folder, pool_runs, depths, queries_path, corpus, seconds_per_judgment, annotators, overlap,
@@ -65,6 +66,7 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
     from tqdm import tqdm
 
     from evalset import plan
+    from evalset.io.outputs import check_outputs
 
     if pool_folder and depths:
         raise click.UsageError("give either --pool (a pool folder) or --depth (pool the runs), not both")
@@ -75,6 +77,8 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
         grid = [int(v) for v in sizes.split(",")] if sizes else None
     except ValueError:
         raise click.BadParameter(f"expected sizes like 20,50,100, got {sizes!r}", param_hint="--sizes") from None
+    check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--pool": pool_folder,
+                                     "--pool-runs": pool_runs, "--queries": queries_path, "--corpus": corpus})
     scoring = None
     if runs or qrels_path or set_path:
         scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level,

@@ -24,6 +24,7 @@ from evalset.contract import TIE_RULES
 def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judged, budget, corpus, spec):
     """Pool the top K of several runs into blind judging pairs (judge-the-holes with --exclude-judged)."""
     from evalset import pooling
+    from evalset.io.outputs import check_outputs
 
     per_system = {}
     for item in depths:
@@ -36,8 +37,10 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
                                    queries=queries, exclude_judged=exclude_judged, budget=budget, corpus=corpus)
     if not settings.output:
         raise click.UsageError("no output folder (give -o DIR or `output` in the spec)")
+    check_outputs({"-o": pooling.pool_files(settings.output)},
+                  {"RUNS": settings.runs, "--queries": settings.queries, "--exclude-judged": settings.exclude_judged,
+                   "--corpus": settings.corpus, "--spec": spec})
     build = pooling.build_from_spec(settings)
-    for line in pooling.summary_lines(build):
+    written = pooling.write_pool(build, settings.output)  # before printing: a closed stdout loses no pool
+    for line in pooling.summary_lines(build) + [f"wrote {path}" for path in written]:
         click.echo(line)
-    for path in pooling.write_pool(build, settings.output):
-        click.echo(f"wrote {path}")

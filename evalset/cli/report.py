@@ -32,6 +32,7 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
     """
     from evalset.io.files import atomic_path
+    from evalset.io.outputs import check_outputs
     from evalset.io.trec import read_runs
     from evalset.report import build_report
     from evalset.sets import load_set
@@ -39,6 +40,7 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     paths = (*runs, *more_runs)
     if not paths:
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
+    check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path})
     named = read_runs(paths)
     agreement = None
     if agreement_path:

@@ -47,7 +47,11 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
     described = describe_files_in_background(logs)  # the sha256 of the logs runs while the library loads
 
     from evalset import sampling
+    from evalset.io.outputs import check_outputs
     from evalset.io.querylog import LogColumns
+
+    check_outputs({"-o": output, "-o's manifest": sampling.manifest_path(output)},
+                  {"LOGS": logs, "--blocklist": blocklist, "--exclude": exclude})
 
     result = sampling.sample_log(
         logs, sampling.parse_per_stratum(per_stratum),

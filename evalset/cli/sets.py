@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -48,11 +49,15 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.guideline import read_guideline
     from evalset.io.annotations import labels_from_file
     from evalset.io.digests import file_sha256
+    from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.setinputs import read_judgments
     from evalset.sets import SetContract, load_set
     from evalset.sets import freeze as freeze_set
 
+    check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
+                  {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
+                   "--guideline": guideline_path, "--adjudication": adjudication})
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,

@@ -7,6 +7,7 @@ All input validation lives here: a reader returns a clean DataFrame or raises
 module            files
 ================  =====================================================================================
 ``files``         existence checks, text lines (plain or ``.gz``), TSV with a header, atomic writes
+``outputs``       a command's outputs checked first: none is an input or another output, each can be written
 ``trec``          TREC runs and qrels, run folders, run names
 ``queries``       ``queries.tsv``, TREC topics, query lists
 ``corpus``        document texts (JSON Lines or TSV)

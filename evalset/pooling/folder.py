@@ -190,6 +190,15 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+POOL_FILES = ("pool.tsv", "pool_sources.tsv", "tasks.jsonl", "pool.json")
+"""The files :func:`write_pool` writes (or, for ``tasks.jsonl``, may remove) in a pool folder."""
+
+
+def pool_files(folder: str | os.PathLike) -> list[str]:
+    """The paths :func:`write_pool` writes in ``folder``: what must not be an input of the pool."""
+    return [os.path.join(folder, name) for name in POOL_FILES]
+
+
 def write_pool(build: PoolBuild, folder: str | os.PathLike) -> list[str]:
     """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` into ``folder``.
 

@@ -200,8 +200,8 @@ def test_a_journal_the_disk_refuses_is_one_line_naming_it(pool_dir, tmp_path):
                                        "-o", str(tmp_path / "labels.tsv"), "--journal", str(journal),
                                        "--base-url", "http://127.0.0.1:9/v1"])  # never asked: the journal fails
     assert result.exit_code == 2
-    assert result.output.splitlines() == [f"evalset: error: cannot write {journal}: [Errno 17] File exists: "
-                                          f"'{tmp_path / 'file.txt'}'"]
+    assert result.output.splitlines() == [f"evalset: error: --journal {journal}: cannot write there, "
+                                          f"{tmp_path / 'file.txt'} is not a folder"]
 
 
 def test_batch_mode_uploads_polls_and_collects_with_re_asks_for_bad_answers(pool_dir, tasks, tmp_path):
