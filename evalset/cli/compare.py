@@ -36,7 +36,7 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     """
     from evalset.io.trec import read_runs
-    from evalset.scoring import compare_runs, format_comparisons
+    from evalset.scoring import compare_runs, format_comparisons, unusual_grades_note
 
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
                                    ties=ties, missing=missing, undefined=undefined)
@@ -46,3 +46,5 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
         click.echo(json.dumps([result.to_dict() for result in results], indent=2))
     else:
         click.echo(format_comparisons(results, scoring))
+    if note := unusual_grades_note(scoring):
+        click.echo(note, err=True)

@@ -52,6 +52,9 @@ def test_a_grade_of_999_is_noted_on_stderr_and_in_the_json(tmp_path, dl19):
     assert f"note: {odd}: 1 judgment(s) with an unusual grade, 999 (1x) (grades above 10 are unusual)" in result.stderr
     document = json.loads(invoke("score", "--qrels", odd, dl19["runs"][0], "--format", "json").stdout)
     assert document["notes"]["bm25base_p"]["unusual_grades"] == {"999": 1}
+    compared = invoke("compare", "--qrels", odd, *dl19["runs"], "--permutations", "99")
+    assert compared.exit_code == 0
+    assert f"note: {odd}: 1 judgment(s) with an unusual grade, 999 (1x)" in compared.stderr
 
 
 def test_good_qrels_get_no_grade_note(dl19):
