@@ -128,9 +128,20 @@ def _duckdb_connection(memory_limit: str):
             con.close()
 
 
-def _arrow(relation) -> pa.Table:
+def fetch_arrow(relation) -> pa.Table:
+    """A DuckDB relation's rows as an Arrow table. An interrupted query (Ctrl-C, which DuckDB reports as its own
+    error) is a ``KeyboardInterrupt``, so that a sample stopped by the user ends as any interrupted command does."""
+    import duckdb
+
     fetch = getattr(relation, "to_arrow_table", None) or relation.fetch_arrow_table  # newer DuckDB name first
-    return fetch()
+    try:
+        return fetch()
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except RuntimeError as exc:
+        if str(exc) == "Query interrupted":  # SIGINT caught inside DuckDB
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _duckdb_error(exc: Exception, paths: Sequence[str]) -> InputError:
@@ -166,12 +177,12 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
     union = " UNION ALL ".join(f"({select})" for select in selects)
     with _duckdb_connection(memory_limit) as con:
         try:
-            grouped = _arrow(con.sql(group_rows_sql(union, names, count_by, window)))
+            grouped = fetch_arrow(con.sql(group_rows_sql(union, names, count_by, window)))
             kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
             con.register("kept", kept)
             stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
             columns = "query_id, query, source" if "source" in names else "query_id, query"
-            queries = _arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
+            queries = fetch_arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
     if "source" in names:
