@@ -22,8 +22,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.guideline import Guideline
-from evalset.io.annotations import LABELS_COLUMNS, grade_line, is_labels_table, read_annotations, read_labels
-from evalset.io.files import read_tsv_with_header
+from evalset.io.annotations import grade_line, read_annotations, read_labels
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_qrels
 
@@ -61,13 +60,7 @@ def _label_place(labels: pd.DataFrame, row: int) -> tuple[str | None, int | None
     path = entry.get("file")
     if not (isinstance(path, str) and os.path.isfile(path)):
         return None, row + 1
-    if not is_labels_table(path):
-        return path, grade_line(path, entry["query_id"], entry["doc_id"], int(entry["grade"]))
-    rows, numbers, header = read_tsv_with_header(path, required=LABELS_COLUMNS)
-    at = [header.index(name) for name in ("query_id", "doc_id", "annotator")]
-    wanted = [entry["query_id"], entry["doc_id"], entry["annotator"]]
-    return path, next((number for fields, number in zip(rows, numbers, strict=True)
-                       if [fields[i] for i in at] == wanted), None)
+    return path, grade_line(path, entry["query_id"], entry["doc_id"], entry["grade"], entry["annotator"])
 
 
 def _refuse_label(labels: pd.DataFrame, bad: np.ndarray, message: str, name: str) -> InputError:

@@ -16,60 +16,65 @@ import contextlib
 import importlib
 import os
 import sys
+from typing import NamedTuple
 
 import click
 
 from evalset import __version__
 from evalset.errors import InputError, ServiceError
 
-# command name -> module of evalset.cli, the function in it, and its one-line summary in `evalset --help`;
+REFERENCE = "README.md, section \"Scoring, comparing and freezing\""
+
+
+class Entry(NamedTuple):
+    """Where a command lives (``evalset.cli.MODULE``, its function), its one-line summary in ``evalset --help``,
+    an example on the data the repo ships, and the page that documents it."""
+
+    module: str
+    function: str
+    summary: str
+    example: str
+    page: str
+
+
 # in pipeline order, which is the order `evalset --help` lists them in
 COMMANDS = {
-    "sample": ("sample", "sample", "Draw a stratified sample of queries from query logs into queries.tsv."),
-    "pool": ("pool", "pool_command", "Pool the top k of several runs into blind judging pairs."),
-    "push": ("labelstudio", "push_command", "Push a pool's judging tasks to a Label Studio project."),
-    "pull": ("labelstudio", "pull_command", "Pull a Label Studio project's annotations into a labels table."),
-    "judge": ("judge", "judge_command", "Grade a pool's pairs with an LLM through an OpenAI-compatible endpoint."),
-    "agreement": ("agreement", "agreement_command", "Agreement of annotators and LLM judges, and of their rankings."),
-    "freeze": ("sets", "freeze", "Freeze labels into a versioned, read-only set with its contract."),
-    "verify": ("sets", "verify", "Check every file of a frozen set version against its manifest."),
-    "diff": ("sets", "diff", "Judgments added, removed and changed between two set versions."),
-    "score": ("score", "score", "Score runs against qrels or a frozen set."),
-    "compare": ("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict."),
-    "plan": ("plan", "plan_command", "How many queries and judgments a set needs, and their cost."),
-    "report": ("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs."),
+    "sample": Entry("sample", "sample", "Draw a stratified sample of queries from query logs into queries.tsv.",
+                    "evalset sample data/querylog/excite-small.log --no-header --query 3 --user 1 --per-stratum 20 "
+                    "-o queries.tsv", "docs/sample.md"),
+    "pool": Entry("pool", "pool_command", "Pool the top k of several runs into blind judging pairs.",
+                  "evalset pool --spec pools/dl19-demo.toml -o pool", "docs/pool.md"),
+    "push": Entry("labelstudio", "push_command", "Push a pool's judging tasks to a Label Studio project.",
+                  "evalset push pool --guideline guidelines/relevance-v1.md --project \"DL19 pool\" --overlap 2",
+                  "docs/labelstudio.md"),
+    "pull": Entry("labelstudio", "pull_command", "Pull a Label Studio project's annotations into a labels table.",
+                  "evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v1.md "
+                  "-o labels.tsv", "docs/labelstudio.md"),
+    "judge": Entry("judge", "judge_command", "Grade a pool's pairs with an LLM through an OpenAI-compatible endpoint.",
+                   "evalset judge pool --guideline guidelines/relevance-v1.md --model MODEL -o llm-labels.tsv",
+                   "docs/judge.md"),
+    "agreement": Entry("agreement", "agreement_command",
+                       "Agreement of annotators and LLM judges, and of their rankings.",
+                       "evalset agreement data/dl19/nist.qrels data/dl19/llm_labels/*.qrels --human nist "
+                       "--guideline guidelines/relevance-v1.md", "docs/agreement.md"),
+    "freeze": Entry("sets", "freeze", "Freeze labels into a versioned, read-only set with its contract.",
+                    "evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
+                    "--guideline guidelines/relevance-v1.md --name dl19", REFERENCE),
+    "verify": Entry("sets", "verify", "Check every file of a frozen set version against its manifest.",
+                    "evalset verify sets/dl19/v1", REFERENCE),
+    "diff": Entry("sets", "diff", "Judgments added, removed and changed between two set versions.",
+                  "evalset diff sets/dl19/v1 sets/dl19/v2 --runs data/dl19/runs", REFERENCE),
+    "score": Entry("score", "score", "Score runs against qrels or a frozen set.",
+                   "evalset score --qrels data/dl19/nist.qrels data/dl19/runs -m ndcg@10 -m ap@100", REFERENCE),
+    "compare": Entry("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict.",
+                     "evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
+                     "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
+    "plan": Entry("plan", "plan_command", "How many queries and judgments a set needs, and their cost.",
+                  "evalset plan --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
+                  "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),
+    "report": Entry("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs.",
+                    "evalset report sets/dl19/v1 --runs data/dl19/runs -o report.html", "docs/report.md"),
 }
-
-REFERENCE = "README.md, section \"Scoring, comparing and freezing\""
-# command name -> an example on the data the repo ships, and where the command is documented
-EXAMPLES = {
-    "sample": ("evalset sample data/querylog/excite-small.log --no-header --query 3 --user 1 --per-stratum 20 "
-               "-o queries.tsv", "docs/sample.md"),
-    "pool": ("evalset pool --spec pools/dl19-demo.toml -o pool", "docs/pool.md"),
-    "push": ("evalset push pool --guideline guidelines/relevance-v1.md --project \"DL19 pool\" --overlap 2",
-             "docs/labelstudio.md"),
-    "pull": ("evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v1.md -o labels.tsv",
-             "docs/labelstudio.md"),
-    "judge": ("evalset judge pool --guideline guidelines/relevance-v1.md --model MODEL -o llm-labels.tsv",
-              "docs/judge.md"),
-    "agreement": ("evalset agreement data/dl19/nist.qrels data/dl19/llm_labels/*.qrels --human nist "
-                  "--guideline guidelines/relevance-v1.md", "docs/agreement.md"),
-    "freeze": ("evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
-               "--guideline guidelines/relevance-v1.md --name dl19", REFERENCE),
-    "verify": ("evalset verify sets/dl19/v1", REFERENCE),
-    "diff": ("evalset diff sets/dl19/v1 sets/dl19/v2 --runs data/dl19/runs", REFERENCE),
-    "score": ("evalset score --qrels data/dl19/nist.qrels data/dl19/runs -m ndcg@10 -m ap@100", REFERENCE),
-    "compare": ("evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
-                "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
-    "plan": ("evalset plan --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz",
-             "docs/plan.md"),
-    "report": ("evalset report sets/dl19/v1 --runs data/dl19/runs -o report.html", "docs/report.md"),
-}
-
-
-def _epilog(name: str) -> str:
-    example, page = EXAMPLES[name]
-    return f"\b\nExample:\n  {example}\n\nSee {page}."
 
 
 class _Group(click.Group):
@@ -81,10 +86,10 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return super().get_command(ctx, name)  # a command added with add_command
-        module, function, summary = COMMANDS[name]
-        command = getattr(importlib.import_module(f"evalset.cli.{module}"), function)
-        command.short_help = summary
-        command.epilog = _epilog(name)
+        entry = COMMANDS[name]
+        command = getattr(importlib.import_module(f"evalset.cli.{entry.module}"), entry.function)
+        command.short_help = entry.summary
+        command.epilog = f"\b\nExample:\n  {entry.example}\n\nSee {entry.page}."
         return command
 
     def invoke(self, ctx: click.Context):

@@ -274,8 +274,8 @@ def grade_line(path: str | os.PathLike, query_id: str, doc_id: str, grade: int,
         rows, line_numbers, header = read_tsv_with_header(path, required=LABELS_COLUMNS)
         at = {name: header.index(name) for name in ("query_id", "doc_id", "annotator", "grade")}
         for row, number in zip(rows, line_numbers, strict=True):
-            if (row[at["query_id"]].strip() == query_id and row[at["doc_id"]].strip() == doc_id
-                    and (annotator is None or row[at["annotator"]].strip() == annotator)
+            if (row[at["query_id"]] == query_id and row[at["doc_id"]] == doc_id  # as read_labels reads them
+                    and (annotator is None or row[at["annotator"]] == annotator)
                     and _same_integer(row[at["grade"]], grade)):
                 return number
         return None

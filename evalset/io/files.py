@@ -19,6 +19,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -29,10 +30,14 @@ BLOCK_SIZE = 1 << 24
 
 
 # --------------------------------------------------------------------------------------------------- parsing
+def open_file(path: str, mode: str = "rt", **options) -> IO:
+    """``open``, or ``gzip.open`` for a path ending in ``.gz``."""
+    return (gzip.open if path.endswith(".gz") else open)(path, mode, **options)
+
+
 def first_line(path: str) -> str:
-    opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as handle:  # -sig: drop a BOM
+        with open_file(path, "rt", encoding="utf-8-sig", errors="replace") as handle:  # -sig: drop a BOM
             for line in handle:
                 if line.strip():
                     return line
@@ -41,29 +46,20 @@ def first_line(path: str) -> str:
     return ""
 
 
-def first_non_utf8_line(path: str) -> tuple[int, bytes] | None:
-    """(line number, the line's bytes) of the first line that is not UTF-8, or None; for error messages only
-    (a Python loop over lines, called after a fast reader failed)."""
-    opener = gzip.open if path.endswith(".gz") else open
+def utf8_error(path: str) -> InputError | None:
+    """The InputError naming the first line of ``path`` that is not UTF-8, or None if every line is (for error
+    messages only: a Python loop over lines, called after a fast reader failed)."""
     try:
-        with opener(path, "rb") as handle:
+        with open_file(path, "rb") as handle:
             for number, line in enumerate(handle, 1):
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError:
-                    return number, line.rstrip(b"\r\n")
+                    shown = line.rstrip(b"\r\n")[:80]
+                    return InputError(f"not UTF-8 text (save the file as UTF-8): {shown!r}", path, number)
     except (OSError, EOFError):
         return None
     return None
-
-
-def utf8_error(path: str) -> InputError | None:
-    """The InputError naming the first line of ``path`` that is not UTF-8, or None if every line is."""
-    found = first_non_utf8_line(path)
-    if found is None:
-        return None
-    number, line = found
-    return InputError(f"not UTF-8 text (save the file as UTF-8): {line[:80]!r}", path, number)
 
 
 def file_contains(path: str, needle: bytes) -> bool | None:
@@ -88,23 +84,20 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     temporary file, in the block's writes, or renaming; the temporary file is removed either way.
     """
     target = Path(path)
-    try:
+    with writing_to(path):
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(handle)
-    except OSError as exc:
-        raise _write_refused(path, exc) from exc
     try:
-        yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should read like any other file
-        os.replace(tmp, target)
-    except BaseException as exc:
+        with writing_to(path):
+            yield tmp
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should read like any other file
+            os.replace(tmp, target)
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _write_refused(path, exc) from exc
         raise
 
 
@@ -136,9 +129,8 @@ def check_file(path: str) -> None:
 def text_lines(path: str) -> Iterator[Iterator[tuple[int, str]]]:
     """Yield ``(line_no, line)`` pairs (1-based, newline stripped) of a UTF-8 file, plain or ``.gz``."""
     check_file(path)
-    opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
+        with open_file(path, "rt", encoding="utf-8-sig", newline="") as handle:
             yield ((number, line.rstrip("\r\n")) for number, line in enumerate(handle, 1))
     except UnicodeDecodeError as exc:
         raise utf8_error(path) or InputError(f"not UTF-8 text: {exc}", path) from None
@@ -172,10 +164,9 @@ def json_objects(path: str) -> Iterator[tuple[int, dict]]:
 
 def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[str]], list[int], list[str]]:
     check_file(path)
-    opener = gzip.open if path.endswith(".gz") else open
     rows, line_numbers = [], []
     try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
+        with open_file(path, "rt", encoding="utf-8-sig", newline="") as handle:
             reader = csv.reader(handle, delimiter="\t")
             header = [name.strip() for name in next(reader, [])]
             missing = [name for name in required if name not in header]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 
 import pandas as pd
@@ -13,6 +12,7 @@ from evalset.io.files import (
     atomic_path,
     check_file,
     first_field,
+    open_file,
     read_tsv_with_header,
     refuse_blank,
     refuse_repeats,
@@ -61,9 +61,8 @@ def read_query_list(path: str | os.PathLike) -> list[str]:
     ``queries.tsv``), otherwise one query per line. Blank lines and lines starting with ``#`` are skipped."""
     path = os.fspath(path)
     check_file(path)
-    opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig") as handle:
+        with open_file(path, "rt", encoding="utf-8-sig") as handle:
             lines = [line.rstrip("\r\n") for line in handle]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path) from None

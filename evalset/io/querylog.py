@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import gzip
 import io
 import os
 
@@ -18,7 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from evalset.errors import InputError
-from evalset.io.files import BLOCK_SIZE, check_file, first_line, utf8_error
+from evalset.io.files import BLOCK_SIZE, check_file, first_line, open_file, utf8_error
 
 # --- query logs -----------------------------------------------------------------------------------------
 # A query log is read into one standard shape, whatever its format: the columns ``query`` (text, "" when
@@ -103,8 +102,7 @@ def _resolve_columns(names: list[str], columns: LogColumns, path: str, header: b
 
 def _first_malformed_line(path: str, fmt: str, width: int) -> tuple[int, int]:
     """(line number, field count) of the first line without ``width`` fields; only called after a failure."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
+    with open_file(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
         lines = csv.reader(handle) if fmt == "csv" else (line.rstrip("\r\n").split("\t") for line in handle)
         for number, fields in enumerate(lines, start=1):
             if fields and fields != [""] and len(fields) != width:
@@ -147,8 +145,7 @@ def _first_bad_json_line(path: str) -> InputError | None:
     """The InputError naming the first line of a JSON Lines file that is not a JSON object (error path only)."""
     import json
 
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as handle:
+    with open_file(path, "rt", encoding="utf-8-sig", errors="replace") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
