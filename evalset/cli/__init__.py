@@ -69,6 +69,9 @@ COMMANDS = {
     "compare": Entry("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict.",
                      "evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                      "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
+    "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human slice (PPI++).",
+                      "evalset estimate --runs data/dl19/runs --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels "
+                      "--human data/dl19/nist.qrels --simulate 1000 --slice-size 10", "docs/estimate.md"),
     "plan": Entry("plan", "plan_command", "How many queries and judgments a set needs, and their cost.",
                   "evalset plan --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                   "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),

@@ -1,0 +1,212 @@
+"""``evalset estimate``: each run's mean, and each paired difference, from LLM grades on every query corrected by
+human grades on a random slice of them (PPI++, :mod:`evalset.stats.ppi`), beside the human slice alone.
+
+Conventions
+-----------
+- Per run and metric, three figures: the **human-only** mean of the slice with its classical interval; the
+  **PPI++** estimate of the mean over every query of the set, with its interval; the **LLM-only** mean over every
+  query (no interval: it carries the LLM's bias). ``effective_n`` is the number of human-graded queries the
+  PPI++ interval is worth.
+- A **paired difference** is candidate minus baseline per query, estimated the same way. Its interval is at
+  level ``1 - threshold``, the threshold ``alpha / size`` of the comparison family
+  (:mod:`evalset.stats.family`: the planned count, or on a set its planned list and comparison log). A planned
+  difference whose PPI++ interval excludes 0 is established; an exploratory one never is.
+- A **stratified** slice (:mod:`evalset.estimate.slicing`) is estimated per stratum (the stratum's slice against
+  its other queries) and combined with the traffic shares (:func:`evalset.stats.ppi.combine_strata`). A stratum
+  the slice covers in full has no unlabelled query: its PPI++ figure is its human-only one.
+- The inputs' rules (which grades, undefined values) are :mod:`evalset.estimate.inputs`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evalset.contract import EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.inputs import Grades, values_by_run
+from evalset.estimate.slicing import SliceRecord
+from evalset.render import json_safe, number, text_table
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.ppi import classical_means, combine_strata, ppi_means
+
+FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se",
+           "effective_n", "llm_mean")
+"""The figures of every row: the human-only mean and interval, the PPI++ estimate and interval, the LLM-only mean."""
+WEIGHTED = "weighted"
+"""The stratum name of the traffic-weighted rows of a stratified estimate."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimates: ``runs`` (one row per run, metric and stratum) and ``comparisons`` (one row per pair and
+    metric), with the settings and the notes on what was left out."""
+
+    runs: pd.DataFrame
+    comparisons: pd.DataFrame
+    record: SliceRecord
+    settings: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset estimate --format json`` (undefined numbers are null)."""
+        return {"settings": self.settings, "slice": {"design": self.record.design, "seed": self.record.seed,
+                                                     "queries": list(self.record.slice)},
+                "runs": json_safe(self.runs.to_dict(orient="records")),
+                "comparisons": json_safe(self.comparisons.to_dict(orient="records")), "notes": self.notes}
+
+
+def _labelled_and_unlabelled(human: pd.DataFrame, llm: pd.DataFrame, slice_ids: list[str], others: list[str]):
+    return human.loc[slice_ids].to_numpy(float), llm.loc[slice_ids].to_numpy(float), llm.loc[others].to_numpy(float)
+
+
+def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord, *, level: float = 0.95,
+                     interval: str = "t") -> pd.DataFrame:
+    """Human-only, PPI++ and LLM-only figures of each column (a run, or a paired difference) of the per-query
+    values ``human`` (slice queries x columns) and ``llm`` (every query x columns), per stratum of ``record`` and,
+    with several strata, traffic-weighted: one row per column and stratum (``column, stratum, ...``)."""
+    queries = record.queries.assign(in_slice=record.in_slice)
+    labelled = [q for q in record.slice if q in human.index]
+    per_stratum: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+    shares, llm_means = {}, {}
+    for stratum, group in queries.groupby("stratum", sort=True):
+        slice_ids = [q for q in group.loc[group["in_slice"], "query_id"] if q in set(labelled)]
+        others = group.loc[~group["in_slice"], "query_id"].tolist()
+        if len(slice_ids) < 2:
+            raise InputError(f"stratum {stratum}: {len(slice_ids)} human-graded slice queries with a defined value; "
+                             "an interval needs at least 2")
+        y, y_hat, y_unlabelled = _labelled_and_unlabelled(human, llm, slice_ids, others)
+        classical = classical_means(y, level=level, interval=interval, columns=list(human.columns))
+        if others:
+            ppi = ppi_means(y, y_hat, y_unlabelled, level=level, interval=interval, columns=list(human.columns))
+        else:  # the slice covers the stratum: nothing for the LLM grades to stand in for
+            ppi = classical.assign(N=0, effective_n=float(len(slice_ids)))
+        per_stratum[stratum] = (classical, ppi)
+        shares[stratum] = float(group["stratum_share"].iloc[0])
+        llm_means[stratum] = llm.loc[group["query_id"]].mean(axis=0)
+    if len(per_stratum) > 1:
+        classical = combine_strata({s: c for s, (c, _) in per_stratum.items()}, shares, level=level, interval=interval)
+        ppi = combine_strata({s: p for s, (_, p) in per_stratum.items()}, shares, level=level, interval=interval)
+        total = sum(shares.values())
+        per_stratum[WEIGHTED] = (classical, ppi)
+        llm_means[WEIGHTED] = sum(shares[s] / total * llm_means[s] for s in shares)
+    rows = []
+    for stratum, (classical, ppi) in per_stratum.items():
+        rows.append(pd.DataFrame({
+            "column": list(human.columns), "stratum": stratum, "n": ppi["n"].to_numpy(), "N": ppi["N"].to_numpy(),
+            "human_mean": classical["estimate"].to_numpy(), "human_low": classical["low"].to_numpy(),
+            "human_high": classical["high"].to_numpy(), "estimate": ppi["estimate"].to_numpy(),
+            "low": ppi["low"].to_numpy(), "high": ppi["high"].to_numpy(), "se": ppi["se"].to_numpy(),
+            "effective_n": ppi["effective_n"].to_numpy(), "llm_mean": llm_means[stratum].to_numpy()}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    return pd.DataFrame({f"{candidate} - {baseline}": values[candidate] - values[baseline]
+                         for baseline, candidate in pairs}, index=values.index)
+
+
+def _verdict(kind: str, low: float, high: float, level: float) -> str:
+    excludes = low > 0 or high < 0
+    if kind == "exploratory":
+        return "exploratory: a lead for a planned comparison, never established"
+    if excludes:
+        return f"established: candidate {'better' if low > 0 else 'worse'} (PPI++ interval at {level:.4g} excludes 0)"
+    return f"not established (PPI++ interval at {level:.4g} holds 0)"
+
+
+def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
+                  metrics: Sequence[str] = ("ndcg@10",), contract: EvaluationContract | None = None,
+                  pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
+                  exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
+                  notes: Sequence[str] = ()) -> Estimate:
+    """Estimate every run's mean of each metric, and each paired difference (``pairs`` of run names, baseline
+    first), from ``llm`` grades on every query of ``record`` and ``human`` grades on its slice (module
+    docstring). ``family`` decides each difference's threshold and kind (default: ``pairs`` planned, no set)."""
+    contract = contract or EvaluationContract()
+    unknown = sorted({name for pair in pairs for name in pair} - set(runs))
+    if unknown:
+        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
+    family = family or ComparisonFamily.of(len(pairs))
+    query_ids = record.queries["query_id"].tolist()
+    notes = list(notes)
+    run_rows, comparison_rows = [], []
+    for metric in metrics:
+        human_values = values_by_run(runs, human.qrels, list(record.slice), metric, contract)
+        undefined = human_values.index[human_values.isna().any(axis=1)]
+        if len(undefined):
+            notes.append(f"{metric}: {len(undefined)} slice queries have no defined value under the human grades "
+                         f"(e.g. {', '.join(map(str, undefined[:3]))}) and left the labelled set")
+            human_values = human_values.drop(index=undefined)
+        llm_values = values_by_run(runs, llm.qrels, query_ids, metric, contract)
+        if llm_values.isna().to_numpy().any():
+            notes.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
+                         "the LLM grades (no relevant document) and predicted as 0")
+            llm_values = llm_values.fillna(0.0)
+        table = estimate_columns(human_values, llm_values, record, level=level, interval=interval)
+        run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))
+        for baseline, candidate in pairs:
+            size = family.size(baseline, candidate, metric)
+            kind = family.kind(baseline, candidate, exploratory)
+            threshold = alpha / size
+            differences = estimate_columns(_differences(human_values, [(baseline, candidate)]),
+                                           _differences(llm_values, [(baseline, candidate)]), record,
+                                           level=1 - threshold, interval=interval)
+            final = differences.iloc[-1]
+            comparison_rows.append(differences.drop(columns="column").assign(
+                baseline=baseline, candidate=candidate, metric=metric, kind=kind, threshold=threshold,
+                level=1 - threshold, verdict=_verdict(kind, final["low"], final["high"], 1 - threshold)))
+    runs_table = pd.concat(run_rows, ignore_index=True)[["run", "metric", *FIGURES]]
+    comparisons = (pd.concat(comparison_rows, ignore_index=True) if comparison_rows else pd.DataFrame())
+    comparisons = comparisons.reindex(columns=["baseline", "candidate", "metric", "kind", "threshold", "level",
+                                               *FIGURES, "verdict"])
+    settings = {"metrics": list(metrics), "interval": interval, "level": level, "alpha": alpha,
+                "contract": contract.to_dict(), "human": list(human.files), "llm": list(llm.files),
+                "queries": len(query_ids), "slice": len(record.slice)}
+    return Estimate(runs_table, comparisons, record, settings, notes)
+
+
+def _interval(row: Any, prefix: str = "", sign: bool = False) -> str:
+    centre = row[f"{prefix}mean"] if prefix else row["estimate"]
+    return (f"{number(centre, sign=sign)} [{number(row[f'{prefix}low'], sign=sign)}, "
+            f"{number(row[f'{prefix}high'], sign=sign)}]")
+
+
+def _interval_name(estimate: Estimate, n: int) -> str:
+    if estimate.settings["interval"] == "t":
+        return f"Student's t intervals (df = human-graded queries - 1 = {n - 1})"
+    return "normal intervals (ppi_py's)"
+
+
+def format_estimate(estimate: Estimate) -> str:
+    """The estimates as printed: per metric a table of runs (with the strata, when there are several), then one
+    block per paired difference, then the notes."""
+    record, settings, lines = estimate.record, estimate.settings, []
+    stratified = estimate.runs["stratum"].nunique() > 1
+    for metric, table in estimate.runs.groupby("metric", sort=False):
+        first = table.iloc[-1]
+        lines.append(f"{metric}: {int(first['n'])} human-graded of {settings['queries']} queries ({record.design} "
+                     f"slice, seed {record.seed}); {_interval_name(estimate, int(first['n']))}, level "
+                     f"{settings['level']:.4g}")
+        header = [*(["stratum"] if stratified else []), "run", f"human-only ({int(first['n'])} q)",
+                  f"PPI++ ({settings['queries']} q)", "LLM-only", "effective n"]
+        rows = [[*([row["stratum"]] if stratified else []), row["run"], _interval(row, "human_"), _interval(row),
+                 number(row["llm_mean"]), number(row["effective_n"], 1)] for _, row in table.iterrows()]
+        lines += [*text_table([header, *rows]), ""]
+    for _, row in estimate.comparisons.iterrows():
+        if stratified and row["stratum"] != WEIGHTED:
+            continue
+        lines.append(f"{row['candidate']} vs {row['baseline']} on {row['metric']} ({row['kind']}, threshold "
+                     f"{row['threshold']:.4g}: intervals at level {row['level']:.4g})")
+        lines += ["  " + line for line in text_table([
+            [f"human-only ({int(row['n'])} q)", _interval(row, "human_", sign=True)],
+            [f"PPI++ ({settings['queries']} q)", f"{_interval(row, sign=True)}, worth "
+                                                 f"{number(row['effective_n'], 1)} human-graded queries"],
+            ["LLM-only", f"{number(row['llm_mean'], sign=True)} (biased: no interval)"],
+            ["verdict", row["verdict"]]])] + [""]
+    lines.append("PPI++: LLM grades on every query, corrected by the human grades of the random slice (ppi_py); "
+                 "human-only: the slice alone; LLM-only: the LLM grades alone, biased")
+    return "\n".join(lines + estimate.notes)

@@ -1,0 +1,115 @@
+"""What an estimate is made of: the human and LLM grades, one per pair, checked against the slice record, and
+the per-query values of each run under each.
+
+Conventions
+-----------
+- Grades are read from labels tables or qrels (:func:`evalset.io.annotations.read_annotations`); one annotator's
+  repeats are settled by ``conflicting_grades`` (:func:`~evalset.io.annotations.settle_repeats`). Several
+  annotators of one pair (two humans, or several LLM files) give the pair their median grade, the lower of the two
+  middle grades when they are an even number; the pairs so merged are counted.
+- The human grades must cover every query of the slice and no query outside it; the LLM grades must cover every
+  query of the set (the record's queries). LLM grades of queries outside the set are left out and counted.
+- A run's value under a set of grades follows the evaluation contract. A slice query whose human value is
+  undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted:
+  the estimate is then of the mean over queries with a defined value. An undefined LLM value is a prediction of 0
+  (any fixed rule keeps the estimate unbiased), counted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import EvaluationContract
+from evalset.errors import InputError
+from evalset.io.annotations import grade_line, read_annotations, settle_repeats
+from evalset.metrics import evaluate_runs, parse_measure
+
+
+@dataclass(frozen=True)
+class Grades:
+    """One grade per pair (``query_id, doc_id, grade``), the judgments they came from (with ``file``), and
+    counts for the notes."""
+
+    qrels: pd.DataFrame
+    judgments: pd.DataFrame
+    merged_pairs: int = 0
+    tied_pairs: int = 0
+    files: tuple[str, ...] = ()
+
+    @property
+    def query_ids(self) -> set[str]:
+        return set(self.qrels["query_id"])
+
+
+def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grades: str = "refuse") -> Grades:
+    """The grades of ``paths`` (labels tables or qrels; a qrels file is one annotator of ``kind``), one per pair
+    (module docstring). A file without a judgment is refused, naming it."""
+    files = tuple(os.fspath(path) for path in paths)
+    judgments = read_annotations([(path, kind) for path in files])
+    judgments = judgments[judgments["judged"]]
+    empty = [path for path in files if not (judgments["file"] == path).any()]
+    if empty:
+        raise InputError("no judgment in this file: it is empty, a header alone, or only negative (unjudged) "
+                         "qrels grades", empty[0])
+    judgments, _ = settle_repeats(judgments, conflicting_grades)
+    return grades_of(judgments, files)
+
+
+def grades_of(judgments: pd.DataFrame, files: tuple[str, ...] = ()) -> Grades:
+    """One grade per pair of ``judgments`` (``query_id, doc_id, annotator, grade``): the lower median."""
+    grouped = judgments.groupby(["query_id", "doc_id"], sort=True)["grade"]
+    low, high = grouped.quantile(0.5, interpolation="lower"), grouped.quantile(0.5, interpolation="higher")
+    qrels = low.astype(np.int64).rename("grade").reset_index()
+    return Grades(qrels, judgments, int((grouped.size() > 1).sum()), int((low != high).sum()), files)
+
+
+def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids: Sequence[str],
+                   record_source: str | None = None) -> list[str]:
+    """Refuse human grades that do not match the slice, or LLM grades missing for a query of the set; return
+    notes on what is left out (module docstring)."""
+    in_slice, every = set(slice_ids), set(queries)
+    outside = human.judgments[~human.judgments["query_id"].isin(in_slice)]
+    if len(outside):
+        row = outside.iloc[0]
+        raise InputError(f"a human grade of query {row['query_id']}, which is not in the slice ({len(outside)} such "
+                         f"grades); the slice record is {record_source or 'the one given'}", row["file"],
+                         grade_line(row["file"], row["query_id"], row["doc_id"], int(row["grade"])))
+    ungraded = sorted(in_slice - human.query_ids)
+    if ungraded:
+        raise InputError(f"{len(ungraded)} slice queries have no human grade (e.g. {', '.join(ungraded[:3])}): "
+                         "the slice's queries must be graded in full, or the human slice is no longer random",
+                         record_source)
+    missing = sorted(every - llm.query_ids)
+    if missing:
+        raise InputError(f"{len(missing)} of the set's {len(every)} queries have no LLM grade (e.g. "
+                         f"{', '.join(missing[:3])}): the LLM must grade every query", llm.files[0] if llm.files
+                         else None)
+    notes = []
+    extra = llm.query_ids - every
+    if extra:
+        notes.append(f"{len(extra)} LLM-graded queries are not in the set's queries and were left out")
+    slice_pairs = llm.qrels[llm.qrels["query_id"].isin(in_slice)]
+    unjudged = len(slice_pairs.merge(human.qrels[["query_id", "doc_id"]], how="left", indicator=True)
+                   .query("_merge == 'left_only'"))
+    if unjudged:
+        notes.append(f"warning: {unjudged} pairs of slice queries have an LLM grade and no human grade (they count "
+                     "as not relevant under the human grades): the humans did not judge the whole slice pool")
+    for grades, who in ((human, "human"), (llm, "LLM")):
+        if grades.merged_pairs:
+            notes.append(f"{grades.merged_pairs} pairs had several {who} grades: their median was used "
+                         f"({grades.tied_pairs} ties took the lower middle grade)")
+    return notes
+
+
+def values_by_run(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_ids: Sequence[str], metric: str,
+                  contract: EvaluationContract) -> pd.DataFrame:
+    """Per-query values (``query_ids`` x runs) of ``metric`` under ``qrels``; a query without a judgment is NaN."""
+    measure = parse_measure(metric)
+    used = qrels[qrels["query_id"].isin(set(query_ids))]
+    tables = evaluate_runs(runs, used, [measure], contract)
+    return pd.DataFrame({name: table[str(measure)] for name, table in tables.items()}).reindex(list(query_ids))

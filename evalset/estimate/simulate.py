@@ -1,0 +1,122 @@
+"""Does the estimate hold on the user's own data? With human grades for every query (a pilot, or public data),
+draw many random slices, estimate from each as ``estimate`` would, and count how often the intervals cover the
+mean under the full human grades.
+
+Conventions
+-----------
+- The set is the queries with a defined value under the full human grades for every run (the others are left
+  out and counted). Each draw is a uniform slice of ``slice_size`` of them, without replacement, from one seeded
+  ``numpy`` Generator; the other queries are the unlabelled set, graded by the LLM only.
+- The truth of a column (a run, or a paired difference) is its mean over the set under the full human grades.
+- Reported per kind (single-run means; paired differences, by default every pair of runs): the observed coverage
+  of the PPI++ interval (as ``estimate`` computes it, and with the normal quantile, same centre and standard
+  error), of the human-only interval, their mean widths and the width ratio, averaged over columns and draws.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.inputs import Grades, values_by_run
+from evalset.render import json_safe, number, text_table
+from evalset.stats.ppi import classical_means, ppi_means, quantile
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Coverage and widths per kind (``means``, ``differences``): one row each, and the settings."""
+
+    table: pd.DataFrame
+    settings: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "kinds": json_safe(self.table.to_dict(orient="records")),
+                "notes": self.notes}
+
+
+def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng: np.random.Generator, level: float,
+           interval: str) -> dict[str, float]:
+    truth = human.mean(axis=0)
+    normal = float(quantile(level, "normal", np.inf))
+    covered = {"ppi": 0.0, "ppi_normal": 0.0, "human": 0.0}
+    width = {"ppi": 0.0, "human": 0.0}
+    for _ in range(draws):
+        order = rng.permutation(len(human))
+        labelled, unlabelled = order[:slice_size], order[slice_size:]
+        ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval)
+        classical = classical_means(human[labelled], level=level, interval=interval)
+        for key, table in (("ppi", ppi), ("human", classical)):
+            low, high = table["low"].to_numpy(), table["high"].to_numpy()
+            covered[key] += float(np.mean((low <= truth) & (truth <= high)))
+            width[key] += float(np.mean(high - low))
+        estimate, se = ppi["estimate"].to_numpy(), ppi["se"].to_numpy()
+        covered["ppi_normal"] += float(np.mean(np.abs(estimate - truth) <= normal * se))
+    return {"columns": human.shape[1], "coverage_ppi": covered["ppi"] / draws,
+            "coverage_ppi_normal": covered["ppi_normal"] / draws, "coverage_human": covered["human"] / draws,
+            "width_ppi": width["ppi"] / draws, "width_human": width["human"] / draws,
+            "width_ratio": width["ppi"] / width["human"]}
+
+
+def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
+             metric: str = "ndcg@10", contract: EvaluationContract | None = None,
+             pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
+             seed: int = DEFAULT_SEED) -> Simulation:
+    """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
+    ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs."""
+    contract = contract or EvaluationContract()
+    if draws < 1:
+        raise InputError(f"the number of simulated slices must be at least 1, got {draws}")
+    query_ids = sorted(human.query_ids)
+    human_values = values_by_run(runs, human.qrels, query_ids, metric, contract)
+    notes = []
+    undefined = human_values.index[human_values.isna().any(axis=1)]
+    if len(undefined):
+        notes.append(f"{len(undefined)} queries have no defined {metric} under the human grades and were left out")
+        human_values = human_values.drop(index=undefined)
+    missing = sorted(set(human_values.index) - llm.query_ids)
+    if missing:
+        raise InputError(f"{len(missing)} human-graded queries have no LLM grade (e.g. {', '.join(missing[:3])}): "
+                         "the LLM must grade every query", llm.files[0] if llm.files else None)
+    if not 2 <= slice_size < len(human_values):
+        raise InputError(f"a slice of {slice_size} queries out of {len(human_values)}: give at least 2 and fewer "
+                         "than all")
+    llm_values = values_by_run(runs, llm.qrels, list(human_values.index), metric, contract).fillna(0.0)
+    names = list(human_values.columns)
+    pairs = list(pairs) if pairs is not None else list(itertools.combinations(names, 2))
+    unknown = sorted({name for pair in pairs for name in pair} - set(names))
+    if unknown:
+        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(names))})")
+    rng = np.random.default_rng(seed)
+    kinds = {"means": (human_values.to_numpy(float), llm_values.to_numpy(float))}
+    if pairs:
+        base = [names.index(b) for b, _ in pairs]
+        cand = [names.index(c) for _, c in pairs]
+        kinds["differences"] = tuple(v[:, cand] - v[:, base] for v in kinds["means"])
+    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval)} for kind, (h, y) in kinds.items()]
+    settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
+                "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
+                "human": list(human.files), "llm": list(llm.files), "contract": contract.to_dict()}
+    return Simulation(pd.DataFrame(rows), settings, notes)
+
+
+def format_simulation(result: Simulation) -> str:
+    s = result.settings
+    lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
+             f"{s['metric']}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
+             f"human: {', '.join(s['human'])}; LLM: {', '.join(s['llm'])}"]
+    header = ["", "columns", f"PPI++ coverage ({s['interval']})", "PPI++ (normal)", "human-only coverage",
+              "PPI++ width", "human-only width", "width ratio"]
+    names = {"means": "run means", "differences": "paired differences"}
+    rows = [[names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
+             number(row.coverage_human, 3), number(row.width_ppi, 3), number(row.width_human, 3),
+             number(row.width_ratio, 2)] for row in result.table.itertuples()]
+    return "\n".join([*lines, *text_table([header, *rows]), *result.notes])

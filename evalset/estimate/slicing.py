@@ -1,0 +1,196 @@
+"""The human slice: which queries humans grade in full, drawn at random, and the record ``estimate`` reads back.
+
+Designs
+-------
+``uniform``
+    ``size`` queries drawn without replacement from all the queries (one stratum, share 1).
+``stratified``
+    per traffic stratum (the ``stratum`` and ``stratum_share`` of ``queries.tsv``), ``per_stratum`` queries, or
+    the share ``fraction`` of the stratum's queries rounded up; at least 2 per stratum (an interval needs two) and
+    at most all of them. The strata's traffic shares are carried over into the record.
+
+The draw is seeded: ``numpy.random.default_rng(seed)``, the queries sorted by id (per stratum, strata by name),
+so the same queries and seed give the same slice. A slice of fewer than 2 queries is refused.
+
+The record (``slice.json``) holds the design, the seed, every query of the set with its stratum and share, the
+slice's query ids, and the pool it was cut from (path and sha256 of its ``pool.tsv``). The slice's pool folder
+holds the pool's files restricted to the slice's queries, which ``evalset push`` and ``evalset judge`` take as
+they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset import __version__
+from evalset.errors import InputError
+from evalset.io.digests import file_sha256
+from evalset.io.files import atomic_path, check_file
+from evalset.io.poolfiles import read_pool_pairs
+
+RECORD_NAME = "slice.json"
+DESIGNS = ("uniform", "stratified")
+
+
+@dataclass(frozen=True)
+class SliceRecord:
+    """A drawn slice: ``queries`` (``query_id, stratum, stratum_share``: every query of the set) and ``slice``
+    (the query ids humans grade, sorted), with how they were drawn."""
+
+    design: str
+    seed: int
+    queries: pd.DataFrame
+    slice: tuple[str, ...]
+    settings: dict[str, Any]
+    source: dict[str, Any]
+
+    @property
+    def in_slice(self) -> pd.Series:
+        """Per query of ``queries`` (same order), whether it is in the slice."""
+        return self.queries["query_id"].isin(self.slice)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evalset_version": __version__, "design": self.design, "seed": self.seed, **self.settings,
+                "source": self.source, "slice": list(self.slice),
+                "queries": self.queries.assign(in_slice=self.in_slice).to_dict(orient="records")}
+
+    def summary(self) -> str:
+        counts = self.queries.assign(in_slice=self.in_slice).groupby("stratum", sort=True)["in_slice"]
+        strata = ", ".join(f"{s} {int(c.sum())}/{len(c)}" for s, c in counts)
+        return (f"{len(self.slice)} of {len(self.queries)} queries in the human slice ({self.design}, seed "
+                f"{self.seed}; per stratum: {strata})")
+
+
+def _strata_of(query_ids: list[str], queries: pd.DataFrame | None) -> pd.DataFrame:
+    if queries is None or "stratum" not in queries:
+        return pd.DataFrame({"query_id": query_ids, "stratum": "all", "stratum_share": 1.0})
+    table = queries.drop_duplicates("query_id").set_index("query_id")
+    unknown = sorted(set(query_ids) - set(table.index))
+    if unknown:
+        raise InputError(f"{len(unknown)} queries of the pool are not in the queries file (e.g. {unknown[:3]})",
+                         queries.attrs.get("source"))
+    share = pd.to_numeric(table["stratum_share"], errors="coerce") if "stratum_share" in table else 1.0
+    strata = pd.DataFrame({"stratum": table["stratum"].astype(str), "stratum_share": share}).loc[query_ids]
+    if strata["stratum_share"].isna().any():
+        raise InputError("stratum_share must be a number for every query", queries.attrs.get("source"))
+    return strata.reset_index()
+
+
+def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: int | None = None,
+                 fraction: float | None = None, queries: pd.DataFrame | None = None, seed: int = 0,
+                 source: dict[str, Any] | None = None) -> SliceRecord:
+    """Draw the human slice from ``query_ids`` (see the module docstring): ``size`` (uniform), or ``per_stratum``
+    or ``fraction`` (stratified, strata from ``queries``: ``query_id, stratum, stratum_share``)."""
+    if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
+        raise InputError("give exactly one of a slice size, a number per stratum, or a fraction per stratum")
+    ids = sorted(set(map(str, query_ids)))
+    if not ids:
+        raise InputError("no query to draw a slice from")
+    rng = np.random.default_rng(seed)
+    if size is not None:
+        if size < 2 or size >= len(ids):
+            raise InputError(f"a slice of {size} queries out of {len(ids)}: give at least 2, and fewer than all "
+                             "(the other queries are the ones the LLM grades stand in for)")
+        table = pd.DataFrame({"query_id": ids, "stratum": "all", "stratum_share": 1.0})
+        chosen = [ids[i] for i in rng.choice(len(ids), size, replace=False)]
+        design, settings = "uniform", {"size": size}
+    else:
+        if queries is None or "stratum" not in queries:
+            raise InputError("a stratified slice needs a queries file with a stratum column (queries.tsv)")
+        table = _strata_of(ids, queries).sort_values(["stratum", "query_id"], kind="stable")
+        chosen = []
+        for _, group in table.groupby("stratum", sort=True):
+            members = group["query_id"].tolist()
+            wanted = per_stratum if per_stratum is not None else math.ceil(fraction * len(members))
+            if (per_stratum is not None and per_stratum < 1) or (fraction is not None and not 0 < fraction <= 1):
+                raise InputError("a number per stratum is at least 1, and a fraction is in (0, 1]")
+            take = min(len(members), max(2, wanted))
+            chosen += [members[i] for i in rng.choice(len(members), take, replace=False)]
+        design = "stratified"
+        settings = {"per_stratum": per_stratum} if per_stratum is not None else {"fraction": fraction}
+    if len(chosen) < 2:
+        raise InputError(f"a slice of {len(chosen)} queries: an interval needs at least 2")
+    return SliceRecord(design, seed, table.reset_index(drop=True), tuple(sorted(chosen)), settings, source or {})
+
+
+def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: str | os.PathLike) -> list[str]:
+    """Write the pool of ``pool_dir`` restricted to the slice's queries, and the record, into ``output``.
+
+    ``pool.tsv``, ``pool_sources.tsv`` and ``tasks.jsonl`` keep the pool's lines of the slice's queries (in their
+    order); ``pool.json`` holds the slice's counts and the source pool's manifest. Each file is written aside and
+    renamed.
+    """
+    pool_dir, output = Path(pool_dir), Path(output)
+    if output.exists() and not output.is_dir():
+        raise InputError("output exists and is not a folder", str(output))
+    keep = set(record.slice)
+    written = []
+    for name in ("pool.tsv", "pool_sources.tsv"):
+        path = pool_dir / name
+        check_file(str(path))
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        column = lines[0].rstrip("\n").split("\t").index("query_id") if lines else 0
+        kept = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
+        written.append(_write_text(output / name, "".join(kept)))
+        if name == "pool.tsv":
+            pairs_kept = kept
+    if (pool_dir / "tasks.jsonl").exists():
+        kept = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+                if line.strip() and str(json.loads(line).get("query_id")) in keep]
+        written.append(_write_text(output / "tasks.jsonl", "".join(kept)))
+    source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
+    manifest = {"evalset_version": __version__,
+                "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},
+                "counts": {"queries": len(record.slice), "pairs": len(pairs_kept) - 1}, "source_pool": source}
+    written.append(_write_text(output / "pool.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"))
+    written.append(_write_text(output / RECORD_NAME, json.dumps(record.to_dict(), indent=2, ensure_ascii=False)
+                               + "\n"))
+    return written
+
+
+def _write_text(path: Path, text: str) -> str:
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = 0,
+                     **design: Any) -> SliceRecord:
+    """Draw the slice from the queries of the pool in ``pool_dir`` (``design``: see :func:`select_slice`)."""
+    pool_tsv = Path(pool_dir) / "pool.tsv"
+    pairs = read_pool_pairs(pool_tsv)
+    if pairs.empty:
+        raise InputError("the pool has no pair: nothing to draw a slice from", str(pool_tsv))
+    source = {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
+    return select_slice(pairs["query_id"].unique().tolist(), queries=queries, seed=seed, source=source, **design)
+
+
+def read_slice(path: str | os.PathLike) -> SliceRecord:
+    """Read a slice record (a ``slice.json``, or a slice's pool folder holding one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RECORD_NAME
+    check_file(str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        queries = pd.DataFrame(data["queries"])[["query_id", "stratum", "stratum_share"]]
+        record = SliceRecord(str(data["design"]), int(data["seed"]), queries.astype(
+            {"query_id": str, "stratum": str, "stratum_share": float}), tuple(map(str, data["slice"])),
+            {k: data[k] for k in ("size", "per_stratum", "fraction") if k in data}, data.get("source", {}))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"not a slice record ({type(exc).__name__}: {exc}); expected the slice.json written by "
+                         "`evalset estimate select`", str(path)) from None
+    stray = sorted(set(record.slice) - set(record.queries["query_id"]))
+    if stray:
+        raise InputError(f"slice query {stray[0]} is not among the record's queries", str(path))
+    if len(record.slice) < 2:
+        raise InputError(f"a slice of {len(record.slice)} queries: an interval needs at least 2", str(path))
+    return record
