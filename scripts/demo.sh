@@ -23,7 +23,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 mkdir -p out
 pip_log=out/pip-install.log   # pip's own output (on some machines a hundred configuration warnings) goes here
-if .venv/bin/python -m pip install --disable-pip-version-check -e . >"$pip_log" 2>&1; then
+if .venv/bin/python -m pip install --disable-pip-version-check -e '.[estimate]' >"$pip_log" 2>&1; then
   echo "installed evalset into .venv (pip's output: $pip_log)"
 else
   cat "$pip_log" >&2
@@ -101,6 +101,21 @@ step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): 
   --name dl19-strata --sets-dir "$out/sets" --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 "$evalset" score --set "$out/sets/dl19-strata/v1" data/dl19/runs/{bm25base_p,bm25tuned_p,p_bert,idst_bert_p1}.run.gz \
   -m ndcg@10 | tee "$out/scores-strata.txt"
+
+step "estimate (DL19): PPI++ from Llama-3-70B's grades on all 43 topics and NIST's grades on a random slice of 10"
+"$evalset" estimate select "$out/pool" --size 10 --seed 3 -o "$out/slice"
+# NIST's grades of the slice's queries stand in for what annotators would grade in Label Studio
+awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv" data/dl19/nist.qrels \
+  > "$out/slice-nist.qrels"
+"$evalset" estimate --runs data/dl19/runs/bm25base_p.run.gz --runs data/dl19/runs/bm25tuned_p.run.gz \
+  --runs data/dl19/runs/idst_bert_p1.run.gz --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels --human "$out/slice-nist.qrels" --slice "$out/slice" \
+  --compare bm25base_p:idst_bert_p1 | tee "$out/estimate.txt"
+# a set frozen from the slice's human grades and the LLM's grades of every topic: its report shows the estimates
+"$evalset" freeze "$out/slice-nist.qrels" --llm-labels data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \
+  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v1.md --name dl19-slice --sets-dir "$out/sets" \
+  --plan bm25base_p:idst_bert_p1
+"$evalset" report "$out/sets/dl19-slice/v1" --runs data/dl19/runs/{bm25base_p,bm25tuned_p,idst_bert_p1}.run.gz \
+  -o "$out/report-slice.html"
 
 if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${LABEL_STUDIO_API_KEY:-}" ]; }; then
   if [ -z "${LABEL_STUDIO_URL:-}" ]; then

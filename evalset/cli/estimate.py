@@ -10,7 +10,18 @@ from evalset.cli.options import conflicting_grades_option, evaluation_options, r
 from evalset.contract import DEFAULT_SEED
 
 
-@click.group("estimate", invoke_without_command=True)
+class _EstimateGroup(click.Group):
+    """``estimate`` with its one subcommand, ``select``; a stray argument is most often a second run after
+    ``--runs``, so the message says how runs are given."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands:
+            raise click.UsageError(f"unexpected argument {args[0]!r}: give each run file or folder with its own "
+                                   "--runs (--runs A --runs B), or `estimate select POOL_DIR` to draw a slice")
+        return super().resolve_command(ctx, args)
+
+
+@click.group("estimate", cls=_EstimateGroup, invoke_without_command=True)
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); repeatable.")
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),

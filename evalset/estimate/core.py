@@ -69,11 +69,11 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
     values ``human`` (slice queries x columns) and ``llm`` (every query x columns), per stratum of ``record`` and,
     with several strata, traffic-weighted: one row per column and stratum (``column, stratum, ...``)."""
     queries = record.queries.assign(in_slice=record.in_slice)
-    labelled = [q for q in record.slice if q in human.index]
+    labelled = set(record.slice) & set(human.index)
     per_stratum: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
     shares, llm_means = {}, {}
     for stratum, group in queries.groupby("stratum", sort=True):
-        slice_ids = [q for q in group.loc[group["in_slice"], "query_id"] if q in set(labelled)]
+        slice_ids = [q for q in group.loc[group["in_slice"], "query_id"] if q in labelled]
         others = group.loc[~group["in_slice"], "query_id"].tolist()
         if len(slice_ids) < 2:
             raise InputError(f"stratum {stratum}: {len(slice_ids)} human-graded slice queries with a defined value; "
@@ -175,26 +175,30 @@ def _interval(row: Any, prefix: str = "", sign: bool = False) -> str:
             f"{number(row[f'{prefix}high'], sign=sign)}]")
 
 
-def _interval_name(estimate: Estimate, n: int) -> str:
-    if estimate.settings["interval"] == "t":
-        return f"Student's t intervals (df = human-graded queries - 1 = {n - 1})"
-    return "normal intervals (ppi_py's)"
+def _interval_name(estimate: Estimate, n: int, stratified: bool) -> str:
+    if estimate.settings["interval"] != "t":
+        return "normal intervals (ppi_py's)"
+    if stratified:
+        return ("Student's t intervals (df: a stratum's human-graded queries - 1; across strata, "
+                "Welch-Satterthwaite's)")
+    return f"Student's t intervals (df = human-graded queries - 1 = {n - 1})"
 
 
 def format_estimate(estimate: Estimate) -> str:
-    """The estimates as printed: per metric a table of runs (with the strata, when there are several), then one
-    block per paired difference, then the notes."""
+    """The estimates as printed: per metric a table of runs (per stratum and weighted, when there are several
+    strata), then one block per paired difference, then the notes."""
     record, settings, lines = estimate.record, estimate.settings, []
     stratified = estimate.runs["stratum"].nunique() > 1
     for metric, table in estimate.runs.groupby("metric", sort=False):
-        first = table.iloc[-1]
-        lines.append(f"{metric}: {int(first['n'])} human-graded of {settings['queries']} queries ({record.design} "
-                     f"slice, seed {record.seed}); {_interval_name(estimate, int(first['n']))}, level "
-                     f"{settings['level']:.4g}")
-        header = [*(["stratum"] if stratified else []), "run", f"human-only ({int(first['n'])} q)",
-                  f"PPI++ ({settings['queries']} q)", "LLM-only", "effective n"]
-        rows = [[*([row["stratum"]] if stratified else []), row["run"], _interval(row, "human_"), _interval(row),
-                 number(row["llm_mean"]), number(row["effective_n"], 1)] for _, row in table.iterrows()]
+        n = int(table.iloc[-1]["n"])
+        lines.append(f"{metric}: {n} human-graded of {settings['queries']} queries ({record.design} slice, seed "
+                     f"{record.seed}); {_interval_name(estimate, n, stratified)}, level {settings['level']:.4g}")
+        header = [*(["stratum (human-graded of all)"] if stratified else []), "run",
+                  "human-only" if stratified else f"human-only ({n} q)",
+                  "PPI++" if stratified else f"PPI++ ({settings['queries']} q)", "LLM-only", "effective n"]
+        rows = [[*([f"{row['stratum']} ({int(row['n'])} of {int(row['n'] + row['N'])})"] if stratified else []),
+                 row["run"], _interval(row, "human_"), _interval(row), number(row["llm_mean"]),
+                 number(row["effective_n"], 1)] for _, row in table.iterrows()]
         lines += [*text_table([header, *rows]), ""]
     for _, row in estimate.comparisons.iterrows():
         if stratified and row["stratum"] != WEIGHTED:

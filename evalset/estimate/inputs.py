@@ -9,9 +9,12 @@ Conventions
   middle grades when they are an even number; the pairs so merged are counted.
 - The human grades must cover every query of the slice and no query outside it; the LLM grades must cover every
   query of the set (the record's queries). LLM grades of queries outside the set are left out and counted.
+- Only labels of the kind asked for count (a labels table may hold human and LLM rows); the others are counted.
 - A run's value under a set of grades follows the evaluation contract. A slice query whose human value is
-  undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted:
-  the estimate is then of the mean over queries with a defined value. An undefined LLM value is a prediction of 0
+  undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted.
+  The other queries cannot be screened the same way (they have no human grade), so the estimate is then of the
+  mean over every query with such queries' values taken as the LLM predicts them: say so, and prefer a contract
+  where every query is defined (``undefined=zero``) when many are. An undefined LLM value is a prediction of 0
   (any fixed rule keeps the estimate unbiased), counted.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -40,6 +43,7 @@ class Grades:
     merged_pairs: int = 0
     tied_pairs: int = 0
     files: tuple[str, ...] = ()
+    other_kind: int = 0  # labels of the other kind (human, llm) in the files, left out
 
     @property
     def query_ids(self) -> set[str]:
@@ -51,13 +55,14 @@ def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grade
     (module docstring). A file without a judgment is refused, naming it."""
     files = tuple(os.fspath(path) for path in paths)
     judgments = read_annotations([(path, kind) for path in files])
-    judgments = judgments[judgments["judged"]]
+    other_kind = int((judgments["kind"] != kind).sum())
+    judgments = judgments[judgments["judged"] & (judgments["kind"] == kind)]
     empty = [path for path in files if not (judgments["file"] == path).any()]
     if empty:
-        raise InputError("no judgment in this file: it is empty, a header alone, or only negative (unjudged) "
-                         "qrels grades", empty[0])
+        raise InputError(f"no {kind} judgment in this file: it is empty, a header alone, only negative (unjudged) "
+                         f"qrels grades, or labels of another kind", empty[0])
     judgments, _ = settle_repeats(judgments, conflicting_grades)
-    return grades_of(judgments, files)
+    return replace(grades_of(judgments, files), other_kind=other_kind)
 
 
 def grades_of(judgments: pd.DataFrame, files: tuple[str, ...] = ()) -> Grades:
@@ -100,6 +105,8 @@ def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids
         notes.append(f"warning: {unjudged} pairs of slice queries have an LLM grade and no human grade (they count "
                      "as not relevant under the human grades): the humans did not judge the whole slice pool")
     for grades, who in ((human, "human"), (llm, "LLM")):
+        if grades.other_kind:
+            notes.append(f"{grades.other_kind} labels of the other kind in the {who} files were left out")
         if grades.merged_pairs:
             notes.append(f"{grades.merged_pairs} pairs had several {who} grades: their median was used "
                          f"({grades.tied_pairs} ties took the lower middle grade)")

@@ -18,7 +18,10 @@ What the page shows, on the queries of one split of the set:
 - every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
   :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
   ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
-  and its largest losses with the query text.
+  and its largest losses with the query text;
+- when the set has an LLM-graded part on the split (:mod:`evalset.report.estimates`): each run's PPI++ estimate
+  from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
+  the planned comparisons' PPI++ differences with their verdicts.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ import pandas as pd
 from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.estimate import Estimate
 from evalset.metrics import evaluate_runs, parse_measure
 from evalset.render import number
 from evalset.report import plots
+from evalset.report.estimates import estimates_section, set_estimate
 from evalset.sets import FrozenSet, select_split
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
@@ -85,6 +90,8 @@ class ReportData:
     agreement: AgreementMatrix | None
     settings: dict[str, Any] = field(default_factory=dict)
     agreement_note: str = ""
+    estimate: Estimate | None = None  # the PPI++ estimates of an LLM-graded part, or None
+    estimate_note: str = ""  # why an LLM-graded part has no estimate
 
 
 def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
@@ -175,10 +182,16 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
             matrix = agreement_matrix(frozen.manifest.get("agreement"))
         except InputError as exc:
             note = f"The manifest records an agreement block this report cannot read ({exc})."
+    estimate, estimate_note = None, ""
+    try:
+        estimate = set_estimate(frozen, runs, split=split, alpha=alpha, level=level)
+    except InputError as exc:
+        estimate_note = f"The set has an LLM-graded part, but no estimate could be made: {exc}"
     return ReportData(
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
-        comparisons=comparisons, agreement=matrix, agreement_note=note,
+        comparisons=comparisons, agreement=matrix, agreement_note=note, estimate=estimate,
+        estimate_note=estimate_note,
         settings={"seed": seed, "resamples": resamples, "permutations": permutations, "level": level,
                   "alpha": alpha, "runs": len(runs)},
     )
@@ -282,6 +295,7 @@ def render_html(data: ReportData) -> str:
         _set_section(data),
         _agreement_section(data.agreement, data.agreement_note),
         _scores_section(data),
+        estimates_section(data),
         _comparisons_section(data),
         f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
         f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',

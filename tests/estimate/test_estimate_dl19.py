@@ -1,0 +1,164 @@
+"""`evalset estimate` on TREC DL 2019: NIST's grades as the humans, recorded LLM grades as the judge, the 37
+official runs. The estimates are ppi_py's on the same per-query values; bad input is one line and exit 2."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import ppi_py
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.contract import EvaluationContract
+from evalset.estimate import estimate_runs, read_grades, read_slice, select_slice
+from evalset.estimate.inputs import values_by_run
+from evalset.io.trec import read_qrels, read_runs
+
+LLAMA_70B = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return read_runs(["data/dl19/runs"])
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pool") / "pool"
+    assert invoke("pool", "--spec", "pools/dl19-demo.toml", "--depth", "3", "-o", folder).exit_code == 0
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sliced(pool, tmp_path_factory):
+    """A 10-query slice of the pool, and NIST's grades of its queries alone (the humans)."""
+    folder = tmp_path_factory.mktemp("slice") / "slice"
+    result = invoke("estimate", "select", pool, "--size", 10, "--seed", 5, "-o", folder)
+    assert result.exit_code == 0, result.output
+    chosen = set(json.loads((folder / "slice.json").read_text())["slice"])
+    human = folder.parent / "human.qrels"
+    human.write_text("".join(line for line in Path("data/dl19/nist.qrels").read_text().splitlines(keepends=True)
+                             if line.split()[0] in chosen))
+    return folder, human, sorted(chosen)
+
+
+def test_select_writes_the_slice_pool_and_record_seeded(pool, sliced, tmp_path):
+    folder, _, chosen = sliced
+    record = read_slice(folder)
+    assert record.design == "uniform" and record.seed == 5 and len(record.queries) == 43
+    assert list(record.slice) == chosen
+    pairs = [line.split("\t") for line in (folder / "pool.tsv").read_text().splitlines()[1:]]
+    assert {p[1] for p in pairs} == set(chosen)
+    every = [line.split("\t") for line in (pool / "pool.tsv").read_text().splitlines()[1:]]
+    assert len(pairs) == sum(p[1] in set(chosen) for p in every)
+    tasks = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines()]
+    assert [t["pair_id"] for t in tasks] == [p[0] for p in pairs]  # the pool's judging order, kept
+    again = tmp_path / "again"
+    assert invoke("estimate", "select", pool, "--size", 10, "--seed", 5, "-o", again).exit_code == 0
+    assert (again / "slice.json").read_text().replace(str(pool), "") == (folder / "slice.json").read_text().replace(
+        str(pool), "")
+    assert read_slice(again).slice == record.slice
+    assert select_slice(record.queries["query_id"], size=10, seed=6).slice != record.slice
+
+
+def test_a_stratified_slice_takes_its_number_per_stratum_and_carries_the_shares():
+    queries = __import__("pandas").DataFrame({"query_id": [f"q{i}" for i in range(12)],
+                                              "stratum": ["head"] * 3 + ["tail"] * 9,
+                                              "stratum_share": [0.7] * 3 + [0.3] * 9})
+    record = select_slice(queries["query_id"], per_stratum=4, queries=queries, seed=1)
+    chosen = record.queries[record.in_slice]
+    assert chosen.groupby("stratum").size().to_dict() == {"head": 3, "tail": 4}  # all of a small stratum
+    assert dict(zip(record.queries["stratum"], record.queries["stratum_share"], strict=False)) == {"head": 0.7,
+                                                                                                  "tail": 0.3}
+    by_fraction = select_slice(queries["query_id"], fraction=0.25, queries=queries, seed=1)
+    assert by_fraction.queries[by_fraction.in_slice].groupby("stratum").size().to_dict() == {"head": 2, "tail": 3}
+
+
+@pytest.mark.parametrize("interval", ["t", "normal"])
+def test_the_estimate_is_ppi_py_on_the_per_query_values(runs, sliced, interval):
+    folder, human_path, chosen = sliced
+    record = read_slice(folder)
+    human, llm = read_grades([human_path], "human"), read_grades([LLAMA_70B], "llm")
+    result = estimate_runs(runs, human, llm, record, interval=interval)
+    contract = EvaluationContract()
+    y = values_by_run(runs, read_qrels(human_path), chosen, "ndcg@10", contract)
+    others = sorted(set(record.queries["query_id"]) - set(chosen))
+    y_hat = values_by_run(runs, read_qrels(LLAMA_70B), chosen + others, "ndcg@10", contract).fillna(0.0)
+    for name in ("bm25base_p", "idst_bert_p1", "ms_duet_passage"):
+        row = result.runs.set_index("run").loc[name]
+        args = (y[name].to_numpy(), y_hat.loc[chosen, name].to_numpy(), y_hat.loc[others, name].to_numpy())
+        assert row["estimate"] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(*args))[0]))
+        assert row["human_mean"] == pytest.approx(y[name].mean())
+        assert row["llm_mean"] == pytest.approx(y_hat[name].mean())
+        assert (row["n"], row["N"]) == (10, 33)
+        low, high = ppi_py.ppi_mean_ci(*args, alpha=0.05)
+        if interval == "normal":
+            assert (row["low"], row["high"]) == pytest.approx((float(low[0]), float(high[0])))
+        else:  # the same centre, wider: t on 9 degrees of freedom
+            assert row["high"] - row["low"] == pytest.approx((high[0] - low[0]) * 2.2622 / 1.95996, rel=1e-4)
+
+
+def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(sliced):
+    folder, human_path, _ = sliced
+    result = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
+                    folder, "--compare", "bm25base_p:idst_bert_p1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert len(document["runs"]) == 37 and document["settings"]["interval"] == "t"
+    (comparison,) = document["comparisons"]
+    assert comparison["level"] == pytest.approx(0.95) and comparison["kind"] == "planned"
+    assert comparison["low"] > 0 and comparison["verdict"].startswith("established: candidate better")
+    table = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
+                   folder, "--compare", "bm25base_p:idst_bert_p1", "--planned", 4, "--exploratory")
+    assert "threshold 0.0125: intervals at level 0.9875" in table.output
+    assert "exploratory: a lead for a planned comparison, never established" in table.output
+
+
+def _line_of(path, query_id):
+    return next(i for i, line in enumerate(Path(path).read_text().splitlines(), 1) if line.split()[0] == query_id)
+
+
+def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
+    folder, human_path, chosen = sliced
+    base = ["estimate", "--runs", "data/dl19/runs", "--slice", folder]
+    outside = tmp_path / "outside.qrels"
+    outside.write_text(Path("data/dl19/nist.qrels").read_text())
+    first_outside = next(line.split()[0] for line in outside.read_text().splitlines() if line.split()[0] not in chosen)
+    partial = tmp_path / "partial.qrels"
+    partial.write_text("".join(line for line in Path(human_path).read_text().splitlines(keepends=True)
+                               if line.split()[0] != chosen[0]))
+    llm_partial = tmp_path / "llm.qrels"
+    llm_partial.write_text("".join(line for line in Path(LLAMA_70B).read_text().splitlines(keepends=True)
+                                   if line.split()[0] != "1037798"))
+    tiny = tmp_path / "tiny.json"
+    record = json.loads((folder / "slice.json").read_text())
+    tiny.write_text(json.dumps({**record, "slice": record["slice"][:1]}))
+    cases = {
+        "outside": ([*base, "--human", outside, "--llm", LLAMA_70B],
+                    f"{outside}:{_line_of(outside, first_outside)}: a human grade of query {first_outside}, which is "
+                    "not in the slice"),
+        "partial": ([*base, "--human", partial, "--llm", LLAMA_70B],
+                    f"{folder}: 1 slice queries have no human grade (e.g. {chosen[0]})"),
+        "llm": ([*base, "--human", human_path, "--llm", llm_partial],
+                f"{llm_partial}: 1 of the set's 43 queries have no LLM grade (e.g. 1037798)"),
+        "tiny": (["estimate", "--runs", "data/dl19/runs", "--slice", tiny, "--human", human_path, "--llm", LLAMA_70B],
+                 f"{tiny}: a slice of 1 queries: an interval needs at least 2"),
+    }
+    for name, (args, message) in cases.items():
+        result = invoke(*args)
+        assert result.exit_code == 2, (name, result.output)
+        assert result.stderr.startswith(f"evalset: error: {message}"), (name, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool, tmp_path):
+    result = invoke("estimate", "select", pool, "--size", 1, "-o", tmp_path / "s")
+    assert result.exit_code == 2 and "a slice of 1 queries out of 43: give at least 2" in result.stderr
+    assert not (tmp_path / "s").exists()
+    result = invoke("estimate", "select", pool, "--size", 5, "-o", pool)
+    assert result.exit_code == 2 and "must not be the pool folder" in result.output

@@ -1,0 +1,36 @@
+"""`evalset estimate --simulate 1000 --slice-size 10` on TREC DL 2019 (NIST's grades as the full human truth, each
+recorded LLM judge, the 37 official runs): the default interval covers the full-human mean at close to its nominal
+0.95, for run means and for every paired difference, and the LLM grades make the intervals narrower."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+
+
+def simulate(llm_labels: str, *extra) -> dict:
+    result = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
+                                       "--llm", llm_labels, "--simulate", "1000", "--slice-size", "10",
+                                       "--format", "json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.mark.parametrize("judge", ["llama-3-70b.fourprompts", "flan-t5-large.fourprompts", "llama-3-8b.baseline"])
+def test_coverage_at_nominal_095_is_between_092_and_098_for_means_and_differences(judge):
+    document = simulate(f"data/dl19/llm_labels/{judge}.qrels")
+    kinds = {row["kind"]: row for row in document["kinds"]}
+    assert kinds["means"]["columns"] == 37 and kinds["differences"]["columns"] == 37 * 36 // 2
+    assert document["settings"]["queries"] == 43 and document["settings"]["interval"] == "t"
+    for row in kinds.values():
+        assert 0.92 <= row["coverage_ppi"] <= 0.98, row
+        assert 0.92 <= row["coverage_human"] <= 0.98, row
+        assert row["width_ppi"] < row["width_human"], row
+    if judge == "llama-3-70b.fourprompts":
+        assert kinds["differences"]["width_ratio"] <= 0.8  # at least 20% narrower than the human slice alone
+        assert kinds["differences"]["width_ppi"] == pytest.approx(0.196, abs=0.01)
+        assert kinds["differences"]["width_human"] == pytest.approx(0.270, abs=0.01)
+        assert kinds["means"]["width_ppi"] == pytest.approx(0.257, abs=0.01)
+        assert kinds["means"]["coverage_ppi_normal"] < kinds["means"]["coverage_ppi"]  # why t is the default

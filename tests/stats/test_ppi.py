@@ -1,0 +1,78 @@
+"""PPI++ means (evalset.stats.ppi) against ppi_py itself, called column by column, and the classical interval
+against scipy's t distribution."""
+
+import numpy as np
+import ppi_py
+import pytest
+from scipy import stats
+
+from evalset.errors import InputError
+from evalset.stats.ppi import classical_means, combine_strata, ppi_means
+
+
+@pytest.fixture(scope="module")
+def values():
+    rng = np.random.default_rng(7)
+    labelled = rng.random((12, 70))
+    predicted = np.clip(labelled + rng.normal(0, 0.15, labelled.shape), 0, 1)
+    unlabelled = rng.random((40, 70))
+    predicted[:, 3] = unlabelled[:, 3] = 0.25  # an LLM that says the same for every query
+    return labelled, predicted, unlabelled
+
+
+def test_the_normal_interval_is_ppi_py_called_on_each_column_alone(values):
+    labelled, predicted, unlabelled = values
+    table = ppi_means(labelled, predicted, unlabelled, level=0.9, interval="normal")
+    for column in (0, 1, 64, 69):  # 64: the second block of columns
+        args = (labelled[:, column], predicted[:, column], unlabelled[:, column])
+        assert table["estimate"][column] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(*args))[0]))
+        low, high = ppi_py.ppi_mean_ci(*args, alpha=0.1)
+        assert (table["low"][column], table["high"][column]) == pytest.approx((float(low[0]), float(high[0])))
+
+
+def test_the_t_interval_keeps_the_centre_and_standard_error_and_uses_t_on_n_minus_1(values):
+    labelled, predicted, unlabelled = values
+    normal = ppi_means(labelled, predicted, unlabelled, interval="normal")
+    t = ppi_means(labelled, predicted, unlabelled, interval="t")
+    assert np.allclose(t["estimate"], normal["estimate"]) and np.allclose(t["se"], normal["se"])
+    ratio = (t["high"] - t["low"]) / (normal["high"] - normal["low"])
+    assert np.allclose(ratio, stats.t.ppf(0.975, 11) / stats.norm.ppf(0.975))
+
+
+def test_a_constant_llm_column_falls_back_to_the_classical_mean_instead_of_nan(values):
+    labelled, predicted, unlabelled = values
+    table = ppi_means(labelled, predicted, unlabelled, interval="normal")
+    assert table["estimate"][3] == pytest.approx(labelled[:, 3].mean())
+    assert table["se"][3] == pytest.approx(labelled[:, 3].std() / np.sqrt(12))
+    assert table["effective_n"][3] == pytest.approx(12)
+
+
+def test_effective_n_is_the_human_variance_over_the_squared_standard_error(values):
+    labelled, predicted, unlabelled = values
+    table = ppi_means(labelled, predicted, unlabelled)
+    assert np.allclose(table["effective_n"], labelled.var(axis=0) / table["se"] ** 2)
+    assert (table["effective_n"][[0, 1, 2]] > 12).all()  # a good predictor is worth more than the slice
+
+
+def test_the_classical_interval_is_the_t_interval_of_the_slice(values):
+    labelled = values[0][:, 0]
+    row = classical_means(labelled).iloc[0]
+    low, high = stats.t.interval(0.95, 11, loc=labelled.mean(), scale=stats.sem(labelled))
+    assert (row["estimate"], row["low"], row["high"]) == pytest.approx((labelled.mean(), low, high))
+
+
+def test_strata_combine_with_renormalised_shares_and_welch_satterthwaite_degrees_of_freedom():
+    a, b = classical_means(np.array([0.1, 0.3, 0.5])), classical_means(np.array([0.6, 0.7, 0.8, 0.9, 1.0]))
+    row = combine_strata({"head": a, "tail": b}, {"head": 3.0, "tail": 1.0}).iloc[0]
+    assert row["estimate"] == pytest.approx(0.75 * 0.3 + 0.25 * 0.8)
+    parts = np.array([(0.75 * a["se"][0]) ** 2, (0.25 * b["se"][0]) ** 2])
+    df = parts.sum() ** 2 / (parts[0] ** 2 / 2 + parts[1] ** 2 / 4)
+    assert row["high"] - row["estimate"] == pytest.approx(stats.t.ppf(0.975, df) * np.sqrt(parts.sum()))
+
+
+def test_a_slice_of_one_query_or_no_query_outside_it_is_refused(values):
+    labelled, predicted, unlabelled = values
+    with pytest.raises(InputError, match="at least 2"):
+        ppi_means(labelled[:1], predicted[:1], unlabelled)
+    with pytest.raises(InputError, match="no query outside the slice"):
+        ppi_means(labelled, predicted, unlabelled[:0])
