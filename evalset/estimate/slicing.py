@@ -33,7 +33,7 @@ import pandas as pd
 from evalset import __version__
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import atomic_path, check_file
+from evalset.io.files import atomic_path, check_file, writing_to
 from evalset.io.poolfiles import read_pool_pairs
 
 RECORD_NAME = "slice.json"
@@ -146,6 +146,9 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
         kept = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
                 if line.strip() and str(json.loads(line).get("query_id")) in keep]
         written.append(_write_text(output / "tasks.jsonl", "".join(kept)))
+    elif (output / "tasks.jsonl").exists():  # left from an earlier slice: it would not match this one
+        with writing_to(output / "tasks.jsonl"):
+            (output / "tasks.jsonl").unlink()
     source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},
