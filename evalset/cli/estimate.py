@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
+from evalset.cli.estimate_select import select_command
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.contract import DEFAULT_SEED
 
@@ -30,6 +32,11 @@ class _EstimateGroup(click.Group):
               help="Human grades of the slice (labels of `evalset pull`, or qrels); with --simulate: of every query.")
 @click.option("--slice", "slice_path", type=click.Path(), help="The slice record (slice.json, or its folder) of "
               "`evalset estimate select`. Required unless --simulate.")
+@click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
+              "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
+              "planned comparisons apply.")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+              help="With --set: the queries estimated.")
 @click.option("-m", "--metric", "metrics", multiple=True, help="A metric to estimate; repeatable [default: ndcg@10].")
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A paired difference to estimate (run names); repeatable.")
@@ -49,9 +56,9 @@ class _EstimateGroup(click.Group):
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.pass_context
-def estimate(ctx, runs, llm_paths, human_paths, slice_path, metrics, comparisons, planned, exploratory, alpha, level,
-             interval, draws, slice_size, seed, conflicting_grades, rel_level, gain, ties, missing, undefined,
-             output_format):
+def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
+             exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, rel_level, gain, ties,
+             missing, undefined, output_format):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -61,78 +68,52 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, metrics, comparisons
     if ctx.invoked_subcommand is not None:
         return
     from evalset.contract import EvaluationContract
-    from evalset.estimate import (
-        check_coverage,
-        estimate_runs,
-        format_estimate,
-        format_simulation,
-        read_grades,
-        read_slice,
-        simulate,
-    )
+    from evalset.errors import InputError
+    from evalset.estimate import estimate_runs, format_estimate, format_simulation, read_grades, read_slice, simulate
+    from evalset.estimate.frozen import NO_LLM_PART, set_estimate
     from evalset.io.trec import read_runs
+    from evalset.sets import load_set
     from evalset.stats.family import ComparisonFamily
     from evalset.stats.ppi import ppi_py_module
 
-    if not runs or not llm_paths or not human_paths:
-        raise click.UsageError("give --runs, --llm and --human (see --help)")
-    if (draws is None) == (slice_path is None):
-        raise click.UsageError("give --slice (an estimate) or --simulate R --slice-size N (a validation)")
+    sources = sum(bool(source) for source in (set_path, slice_path, draws is not None))
+    if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
+        raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
+                               "--human and --simulate R --slice-size N (a validation)")
+    contract_options = {"rel_level": rel_level, "gain": gain, "ties": ties, "missing": missing, "undefined": undefined}
+    if set_path and (llm_paths or human_paths or any(v is not None for v in contract_options.values())):
+        raise click.UsageError("with --set, its labels are the grades and its contract applies: give no --llm, "
+                               "--human or contract option")
     ppi_py_module()  # a missing extra is said before any work
-    contract = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                               undefined=undefined)
+    contract = EvaluationContract.from_options(**contract_options)
     pairs = run_pairs(comparisons, "--compare")
     named = read_runs(runs)
-    human = read_grades(human_paths, "human", conflicting_grades)
-    llm = read_grades(llm_paths, "llm", conflicting_grades)
-    if draws is not None:
+    common = {"pairs": pairs, "exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
+    if set_path:
+        result = set_estimate(load_set(set_path), named, split=split, metrics=list(metrics), planned=planned,
+                              **{**common, "pairs": pairs or None})
+        if result is None:
+            raise InputError(NO_LLM_PART, set_path)
+        text = format_estimate(result)
+    elif draws is not None:
         if slice_size is None:
             raise click.UsageError("--simulate needs --slice-size")
-        result = simulate(named, human, llm, slice_size=slice_size, draws=draws, metric=(metrics or ("ndcg@10",))[0],
-                          contract=contract, pairs=pairs or None, level=level, interval=interval, seed=seed)
+        from tqdm import tqdm
+
+        result = simulate(named, read_grades(human_paths, "human", conflicting_grades),
+                          read_grades(llm_paths, "llm", conflicting_grades), slice_size=slice_size, draws=draws,
+                          metric=(metrics or ("ndcg@10",))[0], contract=contract, pairs=pairs or None, level=level,
+                          interval=interval, seed=seed, progress=lambda draws: tqdm(
+                              draws, desc="slices", unit="slice", disable=None, file=sys.stderr, leave=False))
         text = format_simulation(result)
     else:
-        record = read_slice(slice_path)
-        notes = check_coverage(human, llm, record.queries["query_id"].tolist(), record.slice, slice_path)
-        family = ComparisonFamily.of(len(pairs), planned=planned)
-        result = estimate_runs(named, human, llm, record, metrics=metrics or ("ndcg@10",), contract=contract,
-                               pairs=pairs, family=family, exploratory=exploratory, alpha=alpha, level=level,
-                               interval=interval, notes=notes)
+        result = estimate_runs(named, read_grades(human_paths, "human", conflicting_grades),
+                               read_grades(llm_paths, "llm", conflicting_grades), read_slice(slice_path),
+                               metrics=metrics or ("ndcg@10",), contract=contract,
+                               family=ComparisonFamily.of(len(pairs), planned=planned), record_source=slice_path,
+                               **common)
         text = format_estimate(result)
     click.echo(json.dumps(result.to_dict(), indent=2) if output_format == "json" else text)
 
 
-@estimate.command("select")
-@click.argument("pool_dir", type=click.Path(file_okay=False))
-@click.option("--size", type=int, help="Queries in a uniform slice.")
-@click.option("--per-stratum", type=int, help="Queries per traffic stratum (needs --queries).")
-@click.option("--fraction", type=float, help="Share of each stratum's queries, rounded up (needs --queries).")
-@click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
-              help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
-              help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
-def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, output):
-    """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
-    `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads."""
-    from pathlib import Path
-
-    from evalset.estimate import select_from_pool, write_slice_pool
-    from evalset.io.outputs import check_outputs
-    from evalset.io.queries import read_queries
-    from evalset.pooling.folder import POOL_FILES
-
-    if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
-        raise click.UsageError("give one of --size, --per-stratum or --fraction")
-    if Path(output).resolve() == Path(pool_dir).resolve():
-        raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
-    check_outputs({"-o": [str(Path(output, name)) for name in (*POOL_FILES, "slice.json")]},
-                  {"POOL_DIR": pool_dir, "--queries": queries_path})
-    queries = read_queries(queries_path) if queries_path else None
-    if queries is not None:
-        queries.attrs["source"] = queries_path
-    record = select_from_pool(pool_dir, queries=queries, seed=seed, size=size, per_stratum=per_stratum,
-                              fraction=fraction)
-    write_slice_pool(pool_dir, record, output)
-    click.echo(f"{record.summary()}; wrote {output} (push it to Label Studio, then pass {output} to "
-               "`evalset estimate --slice`)")
+estimate.add_command(select_command)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.inputs import Grades, values_by_run
+from evalset.estimate.inputs import Grades, check_coverage, values_by_run
 from evalset.estimate.slicing import SliceRecord
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
@@ -122,17 +122,19 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
                   metrics: Sequence[str] = ("ndcg@10",), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
-                  notes: Sequence[str] = ()) -> Estimate:
+                  notes: Sequence[str] = (), record_source: str | None = None) -> Estimate:
     """Estimate every run's mean of each metric, and each paired difference (``pairs`` of run names, baseline
     first), from ``llm`` grades on every query of ``record`` and ``human`` grades on its slice (module
-    docstring). ``family`` decides each difference's threshold and kind (default: ``pairs`` planned, no set)."""
+    docstring). The grades are checked against the slice first (:func:`~evalset.estimate.inputs.check_coverage`;
+    ``record_source`` names the record in its messages). ``family`` decides each difference's threshold and kind
+    (default: ``pairs`` planned, no set); ``notes`` are said with the estimate's own."""
     contract = contract or EvaluationContract()
+    query_ids = record.queries["query_id"].tolist()
+    notes = [*check_coverage(human, llm, query_ids, record.slice, record_source), *notes]
     unknown = sorted({name for pair in pairs for name in pair} - set(runs))
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
     family = family or ComparisonFamily.of(len(pairs))
-    query_ids = record.queries["query_id"].tolist()
-    notes = list(notes)
     run_rows, comparison_rows = [], []
     for metric in metrics:
         human_values = values_by_run(runs, human.qrels, list(record.slice), metric, contract)
@@ -191,8 +193,8 @@ def format_estimate(estimate: Estimate) -> str:
     stratified = estimate.runs["stratum"].nunique() > 1
     for metric, table in estimate.runs.groupby("metric", sort=False):
         n = int(table.iloc[-1]["n"])
-        lines.append(f"{metric}: {n} human-graded of {settings['queries']} queries ({record.design} slice, seed "
-                     f"{record.seed}); {_interval_name(estimate, n, stratified)}, level {settings['level']:.4g}")
+        lines.append(f"{metric}: {n} human-graded of {settings['queries']} queries (slice: {record.how}); "
+                     f"{_interval_name(estimate, n, stratified)}, level {settings['level']:.4g}")
         header = [*(["stratum (human-graded of all)"] if stratified else []), "run",
                   "human-only" if stratified else f"human-only ({n} q)",
                   "PPI++" if stratified else f"PPI++ ({settings['queries']} q)", "LLM-only", "effective n"]

@@ -16,7 +16,7 @@ Conventions
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,12 +44,12 @@ class Simulation:
 
 
 def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng: np.random.Generator, level: float,
-           interval: str) -> dict[str, float]:
+           interval: str, progress: Callable[[Iterable], Iterable]) -> dict[str, float]:
     truth = human.mean(axis=0)
     normal = float(quantile(level, "normal", np.inf))
     covered = {"ppi": 0.0, "ppi_normal": 0.0, "human": 0.0}
     width = {"ppi": 0.0, "human": 0.0}
-    for _ in range(draws):
+    for _ in progress(range(draws)):
         order = rng.permutation(len(human))
         labelled, unlabelled = order[:slice_size], order[slice_size:]
         ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval)
@@ -69,9 +69,10 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
              metric: str = "ndcg@10", contract: EvaluationContract | None = None,
              pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
-             seed: int = DEFAULT_SEED) -> Simulation:
+             seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter) -> Simulation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
-    ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs."""
+    ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs.
+    ``progress`` wraps the draws of each kind (e.g. ``tqdm``)."""
     contract = contract or EvaluationContract()
     if draws < 1:
         raise InputError(f"the number of simulated slices must be at least 1, got {draws}")
@@ -101,7 +102,8 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
         base = [names.index(b) for b, _ in pairs]
         cand = [names.index(c) for _, c in pairs]
         kinds["differences"] = tuple(v[:, cand] - v[:, base] for v in kinds["means"])
-    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval)} for kind, (h, y) in kinds.items()]
+    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress)}
+            for kind, (h, y) in kinds.items()]
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
                 "human": list(human.files), "llm": list(llm.files), "contract": contract.to_dict()}

@@ -46,7 +46,7 @@ class SliceRecord:
     (the query ids humans grade, sorted), with how they were drawn."""
 
     design: str
-    seed: int
+    seed: int | None  # None: not drawn here (a frozen set's human-graded queries, taken as the slice)
     queries: pd.DataFrame
     slice: tuple[str, ...]
     settings: dict[str, Any]
@@ -65,8 +65,13 @@ class SliceRecord:
     def summary(self) -> str:
         counts = self.queries.assign(in_slice=self.in_slice).groupby("stratum", sort=True)["in_slice"]
         strata = ", ".join(f"{s} {int(c.sum())}/{len(c)}" for s, c in counts)
-        return (f"{len(self.slice)} of {len(self.queries)} queries in the human slice ({self.design}, seed "
-                f"{self.seed}; per stratum: {strata})")
+        return (f"{len(self.slice)} of {len(self.queries)} queries in the human slice ({self.how}; per stratum: "
+                f"{strata})")
+
+    @property
+    def how(self) -> str:
+        """How the slice was drawn, in words: its design and seed."""
+        return self.design if self.seed is None else f"{self.design}, seed {self.seed}"
 
 
 def _strata_of(query_ids: list[str], queries: pd.DataFrame | None) -> pd.DataFrame:

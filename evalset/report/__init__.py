@@ -19,7 +19,7 @@ What the page shows, on the queries of one split of the set:
   :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
   ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
   and its largest losses with the query text;
-- when the set has an LLM-graded part on the split (:mod:`evalset.report.estimates`): each run's PPI++ estimate
+- when the set has an LLM-graded part on the split (:mod:`evalset.estimate.frozen`): each run's PPI++ estimate
   from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
   the planned comparisons' PPI++ differences with their verdicts.
 """
@@ -38,10 +38,11 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate import Estimate
+from evalset.estimate.frozen import set_estimate
 from evalset.metrics import evaluate_runs, parse_measure
 from evalset.render import number
 from evalset.report import plots
-from evalset.report.estimates import estimates_section, set_estimate
+from evalset.report.estimates import estimates_section
 from evalset.sets import FrozenSet, select_split
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison

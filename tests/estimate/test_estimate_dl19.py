@@ -162,3 +162,25 @@ def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool
     assert not (tmp_path / "s").exists()
     result = invoke("estimate", "select", pool, "--size", 5, "-o", pool)
     assert result.exit_code == 2 and "must not be the pool folder" in result.output
+
+
+def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_the_contract(sliced, tmp_path):
+    folder, human_path, chosen = sliced
+    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", tmp_path,
+                    "--plan", "bm25base_p:idst_bert_p1")
+    assert freeze.exit_code == 0, freeze.output
+    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
+    on_set = json.loads(invoke("estimate", "--set", tmp_path / "part" / "v1", *runs, "--format", "json").output)
+    from_files = json.loads(invoke("estimate", *runs, "--llm", LLAMA_70B, "--human", human_path, "--slice", folder,
+                                   "--compare", "bm25base_p:idst_bert_p1", "--format", "json").output)
+    assert on_set["slice"]["queries"] == chosen and on_set["slice"]["seed"] is None
+    assert on_set["runs"] == from_files["runs"]
+    assert [c["verdict"] for c in on_set["comparisons"]] == [c["verdict"] for c in from_files["comparisons"]]
+    whole = invoke("freeze", "data/dl19/nist.qrels", "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+                   "--guideline", "guidelines/relevance-v1.md", "--name", "whole", "--sets-dir", tmp_path)
+    assert whole.exit_code == 0
+    refused = invoke("estimate", "--set", tmp_path / "whole" / "v1", *runs)
+    assert refused.exit_code == 2 and "the set has no LLM-graded part on this split" in refused.stderr
+    mixed = invoke("estimate", "--set", tmp_path / "part" / "v1", *runs, "--human", human_path)
+    assert mixed.exit_code == 2 and "with --set, its labels are the grades" in mixed.output

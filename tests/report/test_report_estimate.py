@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.estimate import select_slice
+from evalset.estimate.frozen import set_slice
 from evalset.guideline import read_guideline
 from evalset.io.trec import read_qrels, read_run, write_qrels
 from evalset.render import number
 from evalset.report import collect, render_html
-from evalset.report.estimates import set_slice
 from evalset.setinputs import read_judgments
 from evalset.sets import freeze, load_set
 

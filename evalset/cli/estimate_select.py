@@ -1,0 +1,43 @@
+"""The ``evalset estimate select`` command: draw the human slice of a pool."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.contract import DEFAULT_SEED
+
+
+@click.command("select")
+@click.argument("pool_dir", type=click.Path(file_okay=False))
+@click.option("--size", type=int, help="Queries in a uniform slice.")
+@click.option("--per-stratum", type=int, help="Queries per traffic stratum (needs --queries).")
+@click.option("--fraction", type=float, help="Share of each stratum's queries, rounded up (needs --queries).")
+@click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
+              help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+              help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
+def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, output):
+    """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
+    `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads."""
+    from pathlib import Path
+
+    from evalset.estimate import select_from_pool, write_slice_pool
+    from evalset.io.outputs import check_outputs
+    from evalset.io.queries import read_queries
+    from evalset.pooling.folder import POOL_FILES
+
+    if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
+        raise click.UsageError("give one of --size, --per-stratum or --fraction")
+    if Path(output).resolve() == Path(pool_dir).resolve():
+        raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
+    check_outputs({"-o": [str(Path(output, name)) for name in (*POOL_FILES, "slice.json")]},
+                  {"POOL_DIR": pool_dir, "--queries": queries_path})
+    queries = read_queries(queries_path) if queries_path else None
+    if queries is not None:
+        queries.attrs["source"] = queries_path
+    record = select_from_pool(pool_dir, queries=queries, seed=seed, size=size, per_stratum=per_stratum,
+                              fraction=fraction)
+    write_slice_pool(pool_dir, record, output)
+    click.echo(f"{record.summary()}; wrote {output} (push it to Label Studio, then pass {output} to "
+               "`evalset estimate --slice`)")

@@ -1,0 +1,84 @@
+"""Estimates on a frozen set with an LLM-graded part: its human-graded queries as the slice, its labels as the
+grades, its contract, strata and comparison family (``evalset estimate --set`` and the report).
+
+Conventions
+-----------
+- A set has an **LLM-graded part** on a split when its labels hold LLM labels (kind ``llm``) and some queries of
+  the split have LLM grades and no human grade. The estimate is then about the split's LLM-graded queries; those of
+  them with a human grade are the **slice**, taken *as frozen* (design ``as frozen``): the set does not record how
+  they were chosen, and the estimate holds only if they are a random slice of the LLM-graded queries.
+- No estimate (``None``): no LLM label, fewer than 2 human-graded queries among the LLM-graded ones, or no
+  LLM-graded query without a human grade (the humans graded everything the LLM did: their mean is the score).
+- The grades are the set's labels (``labels.tsv``) as ``evalset estimate --human/--llm`` reads them: per pair the
+  lower median of its human labels, and of its LLM labels (:func:`evalset.estimate.grades_of`). Human-graded
+  queries of the split without an LLM grade are left out of the estimate, and counted in its notes.
+- Strata: the set's strata and traffic shares when it weights by traffic; one stratum when it weights uniformly.
+- The set's evaluation contract; by default its headline metric and the planned comparisons whose runs were
+  given, each at the threshold of the set's comparison family on the split (as ``compare --set`` would use; the
+  estimate records nothing in the comparison log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from evalset.estimate.core import Estimate, estimate_runs
+from evalset.estimate.inputs import grades_of
+from evalset.estimate.slicing import SliceRecord
+from evalset.sets import FrozenSet, select_split
+from evalset.stats.family import ComparisonFamily
+
+DESIGN = "as frozen"
+
+
+def set_slice(frozen: FrozenSet, split: str = "test") -> SliceRecord | None:
+    """The slice record of the set's LLM-graded part on ``split`` (module docstring), or ``None``."""
+    queries = select_split(frozen.queries, split)
+    labels = frozen.labels[frozen.labels["query_id"].isin(queries["query_id"])]
+    llm_graded = set(labels.loc[labels["kind"] == "llm", "query_id"])
+    human_graded = set(labels.loc[labels["kind"] == "human", "query_id"])
+    in_slice = sorted(llm_graded & human_graded)
+    if len(in_slice) < 2 or not llm_graded - human_graded:
+        return None
+    table = queries[queries["query_id"].isin(llm_graded)][["query_id", "stratum", "stratum_share"]]
+    if frozen.contract.weighting == "uniform":
+        table = table.assign(stratum="all", stratum_share=1.0)
+    table = table.sort_values(["stratum", "query_id"], kind="stable").reset_index(drop=True)
+    source = {"set": str(frozen.path), "split": split,
+              "drawn": "not recorded: the set's human-graded queries are taken as the random slice"}
+    return SliceRecord(DESIGN, None, table, tuple(in_slice), {}, source)
+
+
+def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: str = "test",
+                 metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
+                 planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
+                 interval: str = "t") -> Estimate | None:
+    """The estimates of ``runs`` on the set's LLM-graded part of ``split`` (module docstring), or ``None`` when it
+    has none. ``metrics`` default to the set's headline, ``pairs`` to its planned comparisons whose runs were
+    given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
+    set has an LLM-graded part but no estimate can be made (a stratum with fewer than 2 human-graded queries,
+    ppi_py not installed)."""
+    record = set_slice(frozen, split)
+    if record is None:
+        return None
+    files = (str(frozen.path / "labels.tsv"),)
+    labels = frozen.labels.assign(file=files[0])
+    every = set(record.queries["query_id"])
+    human = grades_of(labels[(labels["kind"] == "human") & labels["query_id"].isin(record.slice)], files)
+    llm = grades_of(labels[(labels["kind"] == "llm") & labels["query_id"].isin(every)], files)
+    notes = []
+    split_ids = select_split(frozen.queries, split)["query_id"]
+    human_only = set(labels.loc[(labels["kind"] == "human") & labels["query_id"].isin(split_ids), "query_id"]) - every
+    if human_only:
+        notes.append(f"{len(human_only)} human-graded queries of the split have no LLM grade and were left out")
+    pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
+    family = ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split)
+    return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
+                         contract=frozen.contract.evaluation, pairs=pairs, family=family, exploratory=exploratory,
+                         alpha=alpha, level=level, interval=interval, notes=notes, record_source=files[0])
+
+
+NO_LLM_PART = ("the set has no LLM-graded part on this split to estimate: it needs LLM labels (freeze --llm-labels) "
+               "on every query and human grades on 2 or more of them, not all; score the set instead")
