@@ -15,6 +15,8 @@ MissingPolicy = Literal["zero", "skip"]
 MISSING_POLICIES: tuple[str, ...] = ("zero", "skip")
 UndefinedPolicy = Literal["skip", "zero"]
 UNDEFINED_POLICIES: tuple[str, ...] = ("skip", "zero")
+UnjudgedPolicy = Literal["nonrelevant", "condensed"]
+UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling (chosen once; any fixed value would do)."""
@@ -40,6 +42,26 @@ class EvaluationContract:
     undefined
         A query where the measure is undefined (no relevant document): ``skip`` (left out of the mean and
         counted) or ``zero`` (scored 0, as trec_eval does).
+    unjudged
+        A retrieved document without a judgment (no qrels line, or a negative grade: pooled but not judged):
+        ``nonrelevant`` (it stays in the ranking and counts as not relevant) or ``condensed`` (it is removed from
+        the ranking before scoring and the ranks close up, so that the cutoff of ``@10`` counts the first ten
+        *judged* documents: Sakai's condensed lists, trec_eval's ``-J``). The qrels are unchanged (R, the ideal
+        DCG, bpref's N). ``judged@k`` is always measured on the ranking as the run gave it, under either value:
+        on the condensed list it would be 1 whenever the run retrieved k judged documents and say nothing, while
+        on the run's ranking it says how many holes the condensed score stepped over. A manifest written before
+        this convention existed has no ``unjudged`` key and reads as ``nonrelevant``, the only convention then.
+
+    ============  =====================================  ==================================
+    convention    values (default first)                 trec_eval
+    ============  =====================================  ==================================
+    rel_level     integer >= 1 (1)                       ``-l`` (1)
+    gain          linear, exponential                    linear
+    ties          trec, run, docid, expected             trec
+    missing       zero, skip                             skip (``-c``: zero)
+    undefined     skip, zero                             zero
+    unjudged      nonrelevant, condensed                 nonrelevant (``-J``: condensed)
+    ============  =====================================  ==================================
     """
 
     rel_level: int = 1
@@ -47,12 +69,13 @@ class EvaluationContract:
     ties: TieRule = "trec"
     missing: MissingPolicy = "zero"
     undefined: UndefinedPolicy = "skip"
+    unjudged: UnjudgedPolicy = "nonrelevant"
 
     def __post_init__(self) -> None:
         if isinstance(self.rel_level, bool) or not isinstance(self.rel_level, int) or self.rel_level < 1:
             raise InputError(f"rel_level must be an integer >= 1, got {self.rel_level!r}")
-        choices = {"gain": ("linear", "exponential"), "ties": TIE_RULES, "missing": ("zero", "skip"),
-                   "undefined": ("skip", "zero")}
+        choices = {"gain": GAINS, "ties": TIE_RULES, "missing": MISSING_POLICIES, "undefined": UNDEFINED_POLICIES,
+                   "unjudged": UNJUDGED_POLICIES}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
@@ -62,6 +85,8 @@ class EvaluationContract:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> EvaluationContract:
+        """The contract recorded in ``values`` (a manifest's, a JSON document's); a convention it does not name
+        (an older manifest) takes its default, which was the only convention before it could be chosen."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 

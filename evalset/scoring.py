@@ -259,12 +259,14 @@ def format_score_tsv(scores: RunScores, per_query: bool = False) -> str:
 
 
 def score_notes(scores: RunScores) -> list[str]:
-    """One note per run about what was left out (repeated documents, unjudged or missing queries)."""
+    """One note per run about what was left out (repeated documents, unjudged or missing queries, and the unjudged
+    documents a condensed contract removed from the rankings)."""
     said_of_qrels = []
     if scores.scoring.qrels.attrs.get("collapsed_duplicates"):
         said_of_qrels.append(f"{scores.scoring.qrels.attrs['collapsed_duplicates']} repeated qrels lines collapsed")
     texts = {"duplicates_removed": "repeated documents counted once", "unjudged_queries": "queries with no qrels "
-             "ignored", "missing_queries": "judged queries absent from the run"}
+             "ignored", "missing_queries": "judged queries absent from the run",
+             "unjudged_removed": "unjudged documents removed before scoring (condensed)"}
     notes = []
     for name, table in scores.tables.items():
         said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels

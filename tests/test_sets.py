@@ -1,5 +1,6 @@
 """Frozen sets: merge rules, immutable versions, verify/diff, and scoring under the recorded contract."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -202,6 +203,48 @@ def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_
     assert "0.6488" in allowed.output  # NIST passages-eval P_10 of p_bert
     overridden = scoring_on_set(dl19_set, override_contract=True, rel_level=2)
     assert overridden.contract.rel_level == 2 and overridden.overridden == ["rel_level=2 (set: 1)"]
+
+
+def test_a_condensed_set_records_the_convention_and_scores_under_it(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    result = invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE,
+                    "--name", "j", "--sets-dir", tmp_path, "--unjudged", "condensed")
+    assert result.exit_code == 0, result.output
+    frozen = load_set(tmp_path / "j" / "v1")
+    assert frozen.manifest["contract"]["unjudged"] == "condensed"
+    run_file = root / "runs" / "official_full" / "p_bert.run.gz"
+    expected = evaluate(read_run(run_file), read_qrels(root / "qrels.txt"), ["ap"],
+                        EvaluationContract(unjudged="condensed"))["ap"].mean()
+    scored = json.loads(invoke("score", "--set", tmp_path / "j" / "v1", run_file, "-m", "ap", "--split", "all",
+                               "--format", "json").stdout)
+    assert scored["contract"]["unjudged"] == "condensed"
+    assert scored["runs"]["p_bert"]["ap"]["mean"] == pytest.approx(expected, abs=1e-12)
+    refused = invoke("score", "--set", tmp_path / "j" / "v1", run_file, "--unjudged", "nonrelevant")
+    assert refused.output == ("evalset: error: these options contradict the set's contract: unjudged=nonrelevant "
+                              "(set: condensed); add --override-contract to score anyway\n")
+
+
+def test_a_set_frozen_before_the_unjudged_convention_verifies_and_scores_as_before(tmp_path, dl19_set, shared_data):
+    """A manifest without the ``unjudged`` key (written before it existed, recorded in its versions.tsv) reads as
+    ``nonrelevant``: it verifies, and scores exactly as a set that records the default."""
+    old = tmp_path / "dl19" / "v1"
+    shutil.copytree(dl19_set.parent, old.parent)
+    manifest_path = old / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["contract"].pop("unjudged") == "nonrelevant"
+    manifest_path.chmod(0o644)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest_path.chmod(0o444)
+    digest = hashlib.sha256(manifest_path.read_bytes()).hexdigest()
+    line = (old.parent / "versions.tsv").read_text().split("\t")
+    (old.parent / "versions.tsv").write_text("\t".join([*line[:2], digest]) + "\n")
+    assert invoke("verify", old).output == f"OK {old}: every file matches its manifest hash\n"
+    assert load_set(old).contract.evaluation == EvaluationContract()
+    run_file = shared_data / "dl19" / "runs" / "official_full" / "p_bert.run.gz"
+    before, now = (invoke("score", "--set", path, run_file, "-m", "ndcg@10", "-m", "ap").output
+                   for path in (old, dl19_set))
+    assert before.replace(str(old), "SET") == now.replace(str(dl19_set), "SET")
+    assert "unjudged=nonrelevant" in before
 
 
 def test_load_set_is_one_call(dl19_set):

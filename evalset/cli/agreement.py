@@ -42,7 +42,7 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmap of the pairwise kappa matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
-                      seed, run_paths, measure, rel_level, gain, ties, missing, undefined, queries, corpus,
+                      seed, run_paths, measure, rel_level, gain, ties, missing, undefined, unjudged, queries, corpus,
                       disagreements_path, top, pairs, output_format, output, plot):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
@@ -70,7 +70,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
         grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
         seed=seed, runs=runs, measure=measure,
         contract=EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                                  undefined=undefined),
+                                                  undefined=undefined, unjudged=unjudged),
         input_counts=counts)
     table = result.disagreements
     if queries or corpus:

@@ -26,8 +26,8 @@ from evalset.contract import DEFAULT_SEED
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
-def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, set_path, split,
-            override_contract, planned, exploratory, alpha, permutations, seed, output_format):
+def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, unjudged, set_path,
+            split, override_contract, planned, exploratory, alpha, permutations, seed, output_format):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -39,7 +39,7 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
     from evalset.scoring import compare_runs, format_comparisons, unusual_grades_note
 
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined)
+                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
     results = compare_runs(scoring, read_runs((baseline, *candidates)), metric, planned=planned,
                            exploratory=exploratory, alpha=alpha, permutations=permutations, seed=seed)
     if output_format == "json":

@@ -58,7 +58,7 @@ class _EstimateGroup(click.Group):
 @click.pass_context
 def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, rel_level, gain, ties,
-             missing, undefined, output_format):
+             missing, undefined, unjudged, output_format):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -80,7 +80,8 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
     if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
         raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
                                "--human and --simulate R --slice-size N (a validation)")
-    contract_options = {"rel_level": rel_level, "gain": gain, "ties": ties, "missing": missing, "undefined": undefined}
+    contract_options = {"rel_level": rel_level, "gain": gain, "ties": ties, "missing": missing, "undefined": undefined,
+                        "unjudged": unjudged}
     if set_path and (llm_paths or human_paths or any(v is not None for v in contract_options.values())):
         raise click.UsageError("with --set, its labels are the grades and its contract applies: give no --llm, "
                                "--human or contract option")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evalset.contract import GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES
+from evalset.contract import GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES, UNJUDGED_POLICIES
 
 
 def apply_options(command, options):
@@ -32,6 +32,10 @@ def evaluation_options(command, with_set: bool = False):
         click.option("--undefined", type=click.Choice(UNDEFINED_POLICIES),
                      help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
                           f"does {default('skip')}."),
+        click.option("--unjudged", type=click.Choice(UNJUDGED_POLICIES),
+                     help="A retrieved document without a judgment counts as not relevant, or is removed from the "
+                          "ranking before scoring so that ranks close up (condensed lists, trec_eval -J; judged@k "
+                          f"stays on the ranking as given) {default('nonrelevant')}."),
     ])
 
 

@@ -52,8 +52,8 @@ from evalset.contract import DEFAULT_SEED
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write power against queries as a PNG.")
-def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, missing, undefined, set_path, split,
-                 override_contract, delta, power, alpha, planned, at, sizes, resamples, permutations, seed,
+def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, missing, undefined, unjudged, set_path,
+                 split, override_contract, delta, power, alpha, planned, at, sizes, resamples, permutations, seed,
                  pool_folder, pool_runs, depths, queries_path, corpus, seconds_per_judgment, annotators, overlap,
                  price_in, price_out, prompt_tokens, output_tokens, tokenizer, output_format, plot):
     """How many queries and judgments a set needs, and what they cost, from a pilot.
@@ -82,7 +82,7 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
     scoring = None
     if runs or qrels_path or set_path:
         scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level,
-                                       gain=gain, ties=ties, missing=missing, undefined=undefined)
+                                       gain=gain, ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
     result = plan.make_plan(
         scoring, runs, comparisons=run_pairs(comparisons, "--compare"), metric=metric, planned=planned, delta=delta,
         power=power, alpha=alpha, at=at, sizes=grid, resamples=resamples, permutations=permutations, seed=seed,

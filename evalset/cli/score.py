@@ -21,8 +21,8 @@ from evalset.cli.options import contract_options, scoring_from_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json"]), default="table",
               show_default=True, help="Output format (the JSON and TSV layouts are a documented contract).")
-def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, set_path, split, override_contract,
-          per_query, output_format):
+def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, unjudged, set_path, split,
+          override_contract, per_query, output_format):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -33,7 +33,7 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
     from evalset.io.trec import read_runs
 
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined)
+                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
     scores = library.score_runs(scoring, read_runs(runs), metrics)
     if output_format == "json":
         click.echo(json.dumps(library.score_document(scores, per_query), indent=2))

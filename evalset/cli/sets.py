@@ -39,7 +39,7 @@ from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
 @evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
            allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, rel_level, gain, ties,
-           missing, undefined):
+           missing, undefined, unjudged):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
@@ -61,7 +61,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                                 undefined=undefined)
+                                                 undefined=undefined, unjudged=unjudged)
     contract = SetContract(evaluation, headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     target = freeze_set(

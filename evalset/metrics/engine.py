@@ -4,6 +4,10 @@ The run is ordered once (:func:`~evalset.metrics.ranking.order_run`), joined to 
 search, and every measure is a weighted sum per query (``np.bincount``) over flat numpy arrays: there is no
 Python loop over queries or documents.
 
+Condensed scoring (``contract.unjudged == "condensed"``). The entries without a judgment are masked out
+after the join and before positions are counted, so that every measure sees the condensed ranking; the
+default convention pays nothing for it.
+
 Ties. Each row belongs to a tie group: itself under a deterministic tie rule, or all the query's documents
 with the same score under ``ties="expected"``. Each measure is written as a per-position expectation over the
 orders of the group, which for a group of one is the plain value. For a group of n documents starting at
@@ -22,7 +26,7 @@ a position s+u in it:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -160,9 +164,16 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     matched = np.flatnonzero(match >= 0)
     judged = np.zeros(len(query_code), dtype=bool)
     judged[matched[prepared.grade[match[matched]] >= 0]] = True
+    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
+    rows_per_query = np.bincount(query_code, minlength=len(ordered.query_ids))
+    condensed = {}
+    if contract.unjudged == "condensed":  # the unjudged entries leave before positions are counted: ranks close up
+        condensed["unjudged_removed"] = int(np.sum(~judged & (to_judged[query_code] >= 0)))
+        query_code, match = query_code[judged], match[judged]
+        score = score[judged] if expected else None
+        judged = np.ones(len(query_code), dtype=bool)
     selected, size, boundary = _selected_rows(query_code, score, judged)
 
-    to_judged = prepared.query_ids.get_indexer(ordered.query_ids)
     query = to_judged[query_code[selected]]
     in_qrels = query >= 0  # the rows of queries without judgments count for nothing
     selected, query, size, boundary = selected[in_qrels], query[in_qrels], size[in_qrels], boundary[in_qrels]
@@ -216,11 +227,11 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
     per_relevant = 1.0 - np.divide(expected_above, cap, out=np.zeros_like(cap), where=cap > 0)
     bpref_term = np.where(u == 1, group_relevant * per_relevant, 0.0)
 
-    rows_per_query = np.bincount(query_code, minlength=len(ordered.query_ids))
     stats = {
         "duplicates_removed": int(repeated.sum()),
         "unjudged_queries": int(np.sum(to_judged < 0)),
         "unjudged_query_rows": int(rows_per_query[to_judged < 0].sum()),
+        **condensed,
     }
     rows = _Rows(
         query=query,
@@ -306,14 +317,21 @@ def evaluate(
     absent from the run when ``contract.missing == "skip"``), one float column per measure named by
     ``str(measure)``. NaN marks an undefined value (kept only when ``contract.undefined == "skip"``).
     ``frame.attrs`` counts what was left out: ``unjudged_queries`` (in the run, not in the qrels; ignored),
-    ``unjudged_query_rows``, ``missing_queries`` (judged, absent from the run) and ``duplicates_removed``.
+    ``unjudged_query_rows``, ``missing_queries`` (judged, absent from the run) and ``duplicates_removed``;
+    with ``contract.unjudged == "condensed"`` also ``unjudged_removed`` (the entries of judged queries taken
+    out of the ranking). Under condensed scoring ``judged@k`` is measured on the ranking as given.
     """
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
     contract = prepared.contract
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     rows, stats = _rows(run, prepared)
+    rows_for = {m: rows for m in measures}
+    judged = [m for m in measures if m.name == "judged"]
+    if judged and contract.unjudged == "condensed":  # judged@k: on the ranking as the run gave it
+        as_given = replace(prepared, contract=replace(contract, unjudged="nonrelevant"))
+        rows_for |= dict.fromkeys(judged, _rows(run, as_given)[0])
     table = pd.DataFrame(
-        {str(m): _measure_values(m, rows, prepared) for m in measures},
+        {str(m): _measure_values(m, rows_for[m], prepared) for m in measures},
         index=pd.Index(prepared.query_ids, name="query_id"),
     )
     if contract.undefined == "zero":

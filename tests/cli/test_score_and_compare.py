@@ -26,13 +26,31 @@ def test_score_json_follows_the_output_contract(dl19):
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["contract"] == {"rel_level": 1, "gain": "linear", "ties": "trec", "missing": "zero",
-                                    "undefined": "skip"}
+                                    "undefined": "skip", "unjudged": "nonrelevant"}
     scores = document["runs"]["idst_bert_p1"]
     assert list(scores) == ["ndcg_cut_10", "judged@10", "ap"]  # spelled as given; judged@k beside nDCG@k
     assert scores["ndcg_cut_10"]["mean"] == pytest.approx(0.7645, abs=5e-5)
     assert scores["ap"] == {"mean": pytest.approx(0.5290, abs=5e-5), "defined": 43, "undefined": 0}
     rows = document["per_query"]
     assert len(rows) == 43 * 3 and set(rows[0]) == {"run", "query_id", "metric", "value"}
+
+
+def test_score_unjudged_condensed_is_in_the_contract_and_the_notes(dl19):
+    run = dl19["runs"]["bm25base_p"]
+    condensed = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--unjudged", "condensed",
+                       "--format", "json")
+    assert condensed.exit_code == 0, condensed.output
+    document = json.loads(condensed.stdout)
+    assert document["contract"]["unjudged"] == "condensed"
+    assert "note: bm25base_p: 37934 unjudged documents removed before scoring (condensed)" in condensed.stderr
+    assert document["notes"]["bm25base_p"]["unjudged_removed"] == 43000 - 5066  # 5,066 of its rows are judged
+    default = json.loads(invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--format", "json").stdout)
+    assert "unjudged_removed" not in default["notes"]["bm25base_p"]
+    assert document["runs"]["bm25base_p"]["ap"]["mean"] > default["runs"]["bm25base_p"]["ap"]["mean"]
+    table = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--unjudged", "condensed").output
+    assert "contract: rel_level=1 gain=linear ties=trec missing=zero undefined=skip unjudged=condensed" in table
+    refused = invoke("score", "--qrels", dl19["qrels"], run, "--unjudged", "skip")
+    assert refused.exit_code == 2 and "'skip' is not one of 'nonrelevant', 'condensed'" in refused.output
 
 
 def test_score_tsv_per_query_columns(dl19):
