@@ -69,6 +69,11 @@ COMMANDS = {
     "compare": Entry("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict.",
                      "evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                      "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
+    "reusability": Entry("reusability", "reusability_command",
+                         "Leave each run (group) out of the pool: what a new system would lose to the holes.",
+                         "evalset reusability --qrels data/dl19/nist.qrels data/dl19/runs --depth 10 "
+                         "--groups data/dl19/run_metadata.tsv --run-column runid --group-column participant",
+                         "docs/reusability.md"),
     "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human slice (PPI++).",
                       "evalset estimate --runs data/dl19/runs --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels "
                       "--human data/dl19/nist.qrels --simulate 1000 --slice-size 10", "docs/estimate.md"),

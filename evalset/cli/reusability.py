@@ -1,0 +1,58 @@
+"""The ``evalset reusability`` command."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from evalset.cli.options import contract_options, png_path, scoring_from_options
+
+
+@click.command("reusability")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
+              help="TREC qrels: qid 0 docid grade. Required unless --set.")
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option("-k", "--depth", type=int, required=True, help="The depth the pool was made with.")
+@click.option("-m", "--metric", help="The metric [default: ndcg@10, or the set's headline].")
+@click.option("--groups", "groups_path", type=click.Path(dir_okay=False),
+              help="A TSV with a header giving each run's group (a participant, a team): also leave one group out.")
+@click.option("--run-column", default="run", show_default=True, help="With --groups: the column of run names.")
+@click.option("--group-column", default="group", show_default=True, help="With --groups: the column of groups.")
+@contract_options
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
+              help="Write each run's drop against the relevant documents only it found as a PNG.")
+def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column, group_column, rel_level, gain, ties,
+                        missing, undefined, set_path, split, override_contract, output_format, plot):
+    """Leave each run (and each group) out of the depth-k pool, rescore it, and say how fair the set is to a new
+    system.
+
+    RUNS (files or folders) are the runs that made the pool. For each run (group), the judgments of the documents
+    only it contributed to the top --depth pool are removed, and it is rescored: the drop, its rank before and
+    after, judged@k after, and the relevant documents only it found; then the largest and mean drop, Kendall's
+    tau and tau_AP between the rankings, the runs whose rank changes, and a verdict.
+    """
+    from evalset import reusability as library
+    from evalset.io.groups import read_groups
+    from evalset.io.outputs import check_outputs
+    from evalset.io.trec import read_runs
+
+    if groups_path is None and (run_column, group_column) != ("run", "group"):
+        raise click.UsageError("--run-column and --group-column name the columns of --groups: give --groups")
+    check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path})
+    scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
+                                   ties=ties, missing=missing, undefined=undefined)
+    groups = read_groups(groups_path, run_column, group_column) if groups_path else None
+    result = library.analyse_reusability(scoring, read_runs(runs), depth, metric, groups, groups_path)
+    for note in result.notes:
+        click.echo(note, err=True)
+    if plot:
+        library.plot_reusability(result, plot)
+    if output_format == "json":
+        click.echo(json.dumps(library.reusability_document(result), indent=2))
+        return
+    click.echo(library.format_reusability(result))
+    if plot:
+        click.echo(f"wrote {plot}")

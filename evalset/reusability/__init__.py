@@ -1,0 +1,58 @@
+"""Will the set be fair to the next system? Leave-one-run-out and leave-one-group-out pool-bias analysis.
+
+A frozen set is judged on the pool of the systems that existed when it was made; the next system is the one
+that was not in it, and its good unjudged documents count as not relevant. Leaving each run (each group of
+runs: a participant, a team) out of the depth-k pool in turn, removing the judgments of the documents only it
+contributed, and rescoring it shows what a new system like it would lose (Zobel 1998; Buckley, Dimmick,
+Soboroff & Voorhees 2007; NIST's ``gloo-eval.pl``).
+
+- :mod:`~evalset.reusability.contributions`: the pool, the unique contributions, the reduced qrels, the checks.
+- :mod:`~evalset.reusability.core`: rescoring, ranks, tau and tau_AP, the verdict.
+- :mod:`~evalset.reusability.report`: text, JSON and the plot.
+"""
+
+from evalset.reusability.contributions import (
+    POOL_RUN_MAX_HOLES,
+    PoolOfRuns,
+    contribution_counts,
+    pool_of_runs,
+    reduced_qrels,
+    unique_contributions,
+    without_pairs,
+)
+from evalset.reusability.core import (
+    DROP_CARE,
+    DROP_HOLDS,
+    TAU_CARE,
+    TAU_HOLDS,
+    LeaveOut,
+    Reusability,
+    analyse_reusability,
+    groups_of_runs,
+    leave_out,
+    verdict,
+)
+from evalset.reusability.report import format_reusability, plot_reusability, reusability_document
+
+__all__ = [
+    "DROP_CARE",
+    "DROP_HOLDS",
+    "POOL_RUN_MAX_HOLES",
+    "TAU_CARE",
+    "TAU_HOLDS",
+    "LeaveOut",
+    "PoolOfRuns",
+    "Reusability",
+    "analyse_reusability",
+    "contribution_counts",
+    "format_reusability",
+    "groups_of_runs",
+    "leave_out",
+    "plot_reusability",
+    "pool_of_runs",
+    "reduced_qrels",
+    "reusability_document",
+    "unique_contributions",
+    "verdict",
+    "without_pairs",
+]

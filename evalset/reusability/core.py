@@ -1,0 +1,201 @@
+"""Leave one run (or group) out of the pool, rescore it, and say how fair the set is to the next system.
+
+Conventions
+-----------
+- A run's score is the mean of the metric as ``evalset score`` prints it (:func:`evalset.scoring.score_runs`:
+  over the defined queries; on a set weighted by traffic, the traffic-weighted mean), with the full qrels and
+  with its owner's reduced qrels (:mod:`evalset.reusability.contributions`).
+- ``drop`` = full - reduced; ``relative_drop`` = drop / full (undefined when full is 0).
+- ``rank_full`` is the run's rank among all runs by their full scores (1 is best; equal scores share the better
+  rank). ``rank_reduced`` is its rank when it (with the other runs of its group) is scored on the reduced qrels
+  and every other run keeps its full score: the place a new system like it would get.
+- Kendall's tau (scipy, tau-b) and tau_AP (:func:`evalset.agreement.tau_ap`, the full ranking as reference) are
+  between the ranking by full scores and the ranking where every run is scored on its own owner's reduced qrels.
+- ``judged_reduced`` is judged@depth under the reduced qrels: the share of the run's top ``depth`` that keeps a
+  judgment.
+- The verdict, for a new system of each kind: the rankings *hold* when tau >= :data:`TAU_HOLDS` and the largest
+  relative drop <= :data:`DROP_HOLDS`; *with care* when tau >= :data:`TAU_CARE` and the largest relative drop <=
+  :data:`DROP_CARE`; else the set is *biased* against such a system.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalset.agreement import tau_ap
+from evalset.errors import InputError
+from evalset.render import number
+from evalset.reusability.contributions import (
+    PoolOfRuns,
+    contribution_counts,
+    pool_of_runs,
+    reduced_qrels,
+    unique_contributions,
+)
+from evalset.scoring import Scoring, score_runs
+
+TAU_HOLDS, DROP_HOLDS = 0.9, 0.05
+TAU_CARE, DROP_CARE = 0.8, 0.10
+"""Verdict thresholds: Kendall's tau (0.9: Voorhees' "equivalent rankings") and the largest relative drop."""
+
+KINDS = {"run": "a new run like these loses", "group": "a new group's runs (a new team) like these lose"}
+
+
+@dataclass(frozen=True)
+class LeaveOut:
+    """Leave-one-out of one kind (``run`` or ``group``): one row per run, one per owner, and the summary."""
+
+    kind: str
+    rows: pd.DataFrame  # owner, run, full, reduced, drop, relative_drop, rank_full, rank_reduced, judged_full,
+    #                     judged_reduced
+    owners: pd.DataFrame  # owner, runs, unique, unique_judged, unique_relevant, removed
+    kendall_tau: float
+    tau_ap: float
+    level: str
+    verdict: str
+
+    @property
+    def largest(self) -> pd.Series:
+        """The row of the largest drop (the first by official rank on equal drops)."""
+        return self.rows.loc[self.rows["drop"].idxmax()]
+
+    @property
+    def mean_drop(self) -> float:
+        return float(self.rows["drop"].mean())
+
+    @property
+    def rank_changes(self) -> pd.DataFrame:
+        """The rows whose rank changes when they are left out."""
+        return self.rows[self.rows["rank_full"] != self.rows["rank_reduced"]]
+
+
+@dataclass(frozen=True)
+class Reusability:
+    """The analysis: the metric, the pool, leave-one-run-out, and leave-one-group-out when groups were given."""
+
+    metric: str
+    depth: int
+    queries: int
+    judgments: int
+    source: str | None
+    runs: LeaveOut
+    groups: LeaveOut | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _mean(scores, name: str, metric: str, scoring: Scoring) -> float:
+    summary = scores.summaries[name][metric]
+    weighted = scoring.frozen is not None and scoring.frozen.contract.weighting == "traffic"
+    return float(summary.weighted_mean if weighted else summary.mean)
+
+
+def _ranks(scores: pd.Series) -> pd.Series:
+    """1 for the best score; equal scores share the better rank; an undefined score ranks last."""
+    values = scores.to_numpy(dtype=np.float64)
+    return pd.Series(stats.rankdata(-np.nan_to_num(values, nan=-np.inf), method="min").astype(int), scores.index)
+
+
+def verdict(kind: str, metric: str, largest: float, largest_relative: float, mean: float,
+            tau: float) -> tuple[str, str]:
+    """The level (``holds``, ``care``, ``biased``: the worse of the ranking's and the drop's) and the one-line
+    verdict for a new system of ``kind``."""
+    def level_of(holds: bool, care: bool) -> int:
+        return 0 if holds else 1 if care else 2
+
+    by_tau = level_of(tau >= TAU_HOLDS, tau >= TAU_CARE)
+    by_drop = level_of(largest_relative <= DROP_HOLDS, largest_relative <= DROP_CARE)
+    level = ("holds", "care", "biased")[max(by_tau, by_drop)]
+    rankings = ("rankings hold", "rankings mostly hold", "rankings move")[by_tau]
+    advice = {"holds": "the set is reusable for it",
+              "care": "reusable with care: read a new system's judged@k, and judge its holes when it is low",
+              "biased": "its score can be biased low: judge a new system's holes before trusting its score"}[level]
+    relative = "undef" if math.isnan(largest_relative) else f"{largest_relative:.1%}"
+    return level, (f"{KINDS[kind]} at most {number(largest)} {metric} ({relative}; mean {number(mean)}); "
+                   f"{rankings} (tau {number(tau, 3)}): {advice}")
+
+
+def leave_out(kind: str, scoring: Scoring, runs: Mapping[str, pd.DataFrame], pool: PoolOfRuns,
+              owner_of: Mapping[str, str], full: pd.DataFrame, metric: str) -> LeaveOut:
+    """Leave each owner (``owner_of``: run -> owner) out of ``pool`` in turn and rescore its runs.
+
+    ``full`` holds every run's ``full`` and ``judged_full`` scores (indexed by run)."""
+    judged = f"judged@{pool.depth}"
+    owners = list(dict.fromkeys(owner_of[name] for name in runs))
+    unique = unique_contributions(pool.top, owner_of)
+    reduced = reduced_qrels(scoring.qrels, unique, owners)
+    counts = contribution_counts(scoring.qrels, unique, owners, scoring.contract.rel_level)
+    rows = []
+    for owner in owners:
+        members = {name: run for name, run in runs.items() if owner_of[name] == owner}
+        scores = score_runs(dataclasses.replace(scoring, qrels=reduced[owner]), members, [metric, judged])
+        for name in members:
+            rows.append({"owner": owner, "run": name, "reduced": _mean(scores, name, metric, scoring),
+                         "judged_reduced": _mean(scores, name, judged, scoring)})
+    table = pd.DataFrame(rows).set_index("run").join(full)
+    table["drop"] = table["full"] - table["reduced"]
+    table["relative_drop"] = (table["drop"] / table["full"]).where(table["full"] != 0)
+    table["rank_full"] = _ranks(table["full"])
+    table["rank_reduced"] = 0
+    for owner in owners:
+        members = table["owner"] == owner
+        table.loc[members, "rank_reduced"] = _ranks(table["full"].where(~members, table["reduced"]))[members]
+    table = table.reset_index().sort_values(["rank_full", "run"], kind="stable").reset_index(drop=True)
+    table = table[["owner", "run", "full", "reduced", "drop", "relative_drop", "rank_full", "rank_reduced",
+                   "judged_full", "judged_reduced"]]
+    owner_table = counts.assign(
+        runs=[int((table["owner"] == owner).sum()) for owner in counts.index],
+        removed=[len(scoring.qrels) - len(reduced[owner]) for owner in counts.index],
+    ).rename_axis("owner").reset_index()[["owner", "runs", "unique", "unique_judged", "unique_relevant", "removed"]]
+    tau = float(stats.kendalltau(table["full"], table["reduced"]).statistic)
+    ap = float(tau_ap(table["full"].to_numpy(), table["reduced"].to_numpy(), list(table["run"])))
+    largest = table.loc[table["drop"].idxmax()]
+    level, text = verdict(kind, metric, float(largest["drop"]), float(table["relative_drop"].max()),
+                          float(table["drop"].mean()), tau)
+    return LeaveOut(kind, table, owner_table, tau, ap, level, text)
+
+
+def groups_of_runs(groups: pd.Series, runs: list[str], source: str = "the group file") -> dict[str, str]:
+    """Run -> group for ``runs``, from ``groups`` (:func:`evalset.io.groups.read_groups`): a group file that names
+    a run not given, or leaves a run without a group, is refused; so are groups that put every run in one group."""
+    unknown = [name for name in groups.index if name not in runs]
+    if unknown:
+        more = ", ..." if len(unknown) > 10 else ""
+        raise InputError(f"group file names unknown runs {', '.join(unknown[:10])}{more}"
+                         f" ({len(unknown)} not among the {len(runs)} runs given; the runs given are the pool)",
+                         source)
+    without = [name for name in runs if name not in groups.index]
+    if without:
+        raise InputError(f"{len(without)} run(s) given have no group in the group file: "
+                         f"{', '.join(without[:10])}{', ...' if len(without) > 10 else ''}", source)
+    owner_of = {name: str(groups[name]) for name in runs}
+    if len(set(owner_of.values())) < 2:
+        raise InputError(f"every run is in one group ({next(iter(owner_of.values()))!r}): leaving it out would "
+                         "remove every pooled judgment", source)
+    return owner_of
+
+
+def analyse_reusability(scoring: Scoring, runs: Mapping[str, pd.DataFrame], depth: int, metric: str | None = None,
+                        groups: pd.Series | None = None, groups_source: str = "the group file") -> Reusability:
+    """Leave-one-run-out (and leave-one-group-out with ``groups``) on the depth-``depth`` pool of ``runs``.
+
+    ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
+    :mod:`evalset.reusability.contributions` for the checks)."""
+    metric = metric or scoring.headline
+    names = list(runs)
+    owner_of = groups_of_runs(groups, names, groups_source) if groups is not None else None
+    pool = pool_of_runs(runs, scoring.qrels, depth, scoring.contract.ties)
+    scores = score_runs(scoring, runs, [metric, f"judged@{depth}"])
+    full = pd.DataFrame({"full": [_mean(scores, name, metric, scoring) for name in names],
+                         "judged_full": [_mean(scores, name, f"judged@{depth}", scoring) for name in names]},
+                        index=pd.Index(names, name="run"))
+    by_run = leave_out("run", scoring, runs, pool, {name: name for name in names}, full, metric)
+    by_group = leave_out("group", scoring, runs, pool, owner_of, full, metric) if owner_of else None
+    return Reusability(metric, depth, len(pool.query_ids), int((scoring.qrels["grade"] >= 0).sum()), scoring.source,
+                       by_run, by_group, list(pool.notes))
