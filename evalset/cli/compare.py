@@ -26,25 +26,55 @@ from evalset.contract import DEFAULT_SEED
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
+@click.option("--why", is_flag=True, help="Classify each query's change: relevant documents lost, rescued, promoted, "
+                                          "demoted; an unjudged document entering; a tie artefact.")
+@click.option("--holes", "holes_folder", type=click.Path(), metavar="DIR",
+              help="Find the unjudged documents of the top k, bound the difference if they were judged, and write "
+                   "them as a pool folder (pool.tsv, pool_sources.tsv, pool.json) for push or judge.")
+@click.option("--depth", type=int, metavar="K", help="The top k read by --why and --holes [default: the metric's "
+                                                     "cutoff; required for a metric without one].")
+@click.option("--queries", type=click.Path(), help="With --holes and --corpus: query texts for tasks.jsonl.")
+@click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
 def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, unjudged, set_path,
-            split, override_contract, planned, exploratory, alpha, permutations, seed, output_format):
+            split, override_contract, planned, exploratory, alpha, permutations, seed, output_format, why, holes_folder,
+            depth, queries, corpus):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
     t-test, a BCa bootstrap interval (level 1 - threshold) and the effect size are printed beside it.
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
+    --why and --holes explain each comparison (docs/compare-holes.md).
     """
-    from evalset.io.trec import read_runs
-    from evalset.scoring import compare_runs, format_comparisons, unusual_grades_note
+    if holes_folder is None and (queries or corpus):
+        raise click.UsageError("--queries and --corpus give the texts of the --holes pool: give --holes DIR too")
+    if depth is not None and not (why or holes_folder):
+        raise click.UsageError("--depth is the top k read by --why and --holes: give one of them too")
+    if holes_folder is not None:
+        from evalset.io.outputs import check_outputs
+        from evalset.pooling import pool_files
+
+        check_outputs({"--holes": pool_files(holes_folder)},
+                      {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
+                       "--queries": queries, "--corpus": corpus})
+    from evalset.comparing import explain_comparisons
+    from evalset.io.trec import expand_run_paths, read_run
+    from evalset.scoring import compare_runs, unusual_grades_note
 
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
                                    ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
-    results = compare_runs(scoring, read_runs((baseline, *candidates)), metric, planned=planned,
-                           exploratory=exploratory, alpha=alpha, permutations=permutations, seed=seed)
+    run_files = expand_run_paths((baseline, *candidates))
+    runs = {name: read_run(path) for name, path in run_files.items()}
+    results = compare_runs(scoring, runs, metric, planned=planned, exploratory=exploratory, alpha=alpha,
+                           permutations=permutations, seed=seed)
+    explained = explain_comparisons(scoring, runs, run_files, results, why=why, holes_folder=holes_folder,
+                                    depth=depth, queries=queries, corpus=corpus, seed=seed)
+    written = explained.write()  # before printing: a closed stdout loses no pool
     if output_format == "json":
-        click.echo(json.dumps([result.to_dict() for result in results], indent=2))
+        click.echo(json.dumps(explained.to_list(), indent=2))
     else:
-        click.echo(format_comparisons(results, scoring))
+        click.echo(explained.format())
+        for path in written:
+            click.echo(f"wrote {path}")
     if note := unusual_grades_note(scoring):
         click.echo(note, err=True)

@@ -1,0 +1,19 @@
+"""Behind a comparison (``evalset compare --holes`` and ``--why``): what the judgments do not know, and why each
+query moved.
+
+- :mod:`evalset.comparing.topk`: the top k of the runs compared, each document with its grade (or unjudged).
+- :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
+  over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.
+- :mod:`evalset.comparing.explain`: both added to ``compare``'s comparisons, printed and as JSON.
+- :mod:`evalset.comparing.movement`: each query's change classified (relevant documents lost, rescued, promoted,
+  demoted; an unjudged document entering; a tie artefact), and the movements that cancelled.
+"""
+
+from evalset.comparing.explain import ExplainedComparisons, explain_comparisons
+from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
+from evalset.comparing.movement import MOVEMENT_CLASSES, QueryMovements, format_movements, query_movements
+from evalset.comparing.topk import depth_of, graded_top_k
+
+__all__ = ["MOVEMENT_CLASSES", "ComparisonHoles", "ExplainedComparisons", "HolesPool", "QueryMovements",
+           "comparison_holes", "depth_of", "explain_comparisons", "format_holes", "format_movements", "graded_top_k",
+           "holes_pool", "query_movements"]

@@ -1,0 +1,277 @@
+"""The holes behind a comparison: the unjudged documents of the two runs' top k, how far they could move the
+per-query difference, whether the verdict could flip, and the pool folder that settles it.
+
+Conventions
+-----------
+- The *holes* of a comparison are, per judged query, the unjudged documents (:mod:`evalset.comparing.topk`) in
+  the baseline's or the candidate's top k. k is the metric's cutoff (``ndcg@10``: 10) unless a depth is given;
+  a metric without cutoff (``ap``, ``ndcg``) needs the depth.
+- A hole filled *relevant* gets the top grade: the largest grade of the set's scale on a set, the largest
+  grade of the qrels otherwise. A hole filled *not relevant* gets grade 0 (judged not relevant: this differs
+  from "unjudged" only for ``bpref`` and ``judged@k``).
+- Six fills are scored, each through the shared metrics engine (:func:`evalset.metrics.evaluate_runs` on the
+  qrels with the holes added at their fill grade): ``none`` (every hole not relevant), ``all`` (every hole
+  relevant), ``baseline`` (the holes of the baseline's top k relevant, the others not), ``candidate`` (the
+  candidate's), ``baseline_only`` and ``candidate_only`` (only the holes in that run's top k and not in the
+  other's). Per query, ``low`` and ``high`` are the smallest and largest difference (candidate minus
+  baseline) over the six fills. A query's judgments touch only that query, so every combination of per-query
+  choices is a fill: the mean difference ranges over ``[mean of low, mean of high]``. These are the extremes
+  over those six fills, not a proof over every partial fill (making only some of one run's holes relevant can,
+  for nDCG, move a difference slightly beyond them, through the ideal ranking).
+- The means are over the queries the comparison counts (both values defined as judged, as ``compare`` does).
+- The verdict at each end: the paired permutation test (:func:`evalset.stats.paired.permutation_p_value`, the
+  comparison's sign flips and seed) of the per-query lows, and of the highs, at the comparison's threshold:
+  ``candidate better`` (p < threshold, mean > 0), ``candidate worse`` (p < threshold, mean < 0), or ``no
+  significant difference``. The verdict *could flip* when either end says something else than the judged
+  difference does (by the same rule; an exploratory comparison is never *established*, but its ends are read
+  by the same rule).
+- The pool folder holds the holes of every run compared (baseline and candidates) at depth k, built by
+  :func:`evalset.pooling.build_pool` with the judged pairs excluded (judge-the-holes) and written by
+  :func:`evalset.pooling.write_pool`; ``pool.json`` also records the comparisons it settles.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.comparing.topk import depth_of, graded_top_k
+from evalset.errors import InputError
+from evalset.io.corpus import read_corpus
+from evalset.io.queries import read_queries
+from evalset.metrics import evaluate_runs, parse_measure
+from evalset.pooling import PoolBuild, PoolSpec, attach_texts, build_pool, pool_manifest
+from evalset.render import json_safe, number, text_table
+from evalset.scoring import Scoring
+from evalset.stats.paired import Comparison, permutation_p_value
+
+FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_only")
+"""The fills scored (see the module docstring)."""
+
+
+def top_grade(scoring: Scoring) -> int:
+    """The grade a hole filled relevant gets: the top of the set's scale, or the largest grade of the qrels."""
+    scale = (scoring.frozen.manifest.get("scale") or {}) if scoring.frozen is not None else {}
+    grade = max(int(g) for g in scale) if scale else int(scoring.qrels["grade"].max())
+    if grade < 1:
+        raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", scoring.source)
+    return grade
+
+
+def filled_qrels(qrels: pd.DataFrame, holes: pd.DataFrame, relevant: np.ndarray, grade: int) -> pd.DataFrame:
+    """``qrels`` with the ``holes`` (``query_id, doc_id``) added: at ``grade`` where ``relevant``, else 0 (a
+    hole's negative-grade line, if any, is replaced)."""
+    keys = pd.MultiIndex.from_frame(holes[["query_id", "doc_id"]].astype(str))
+    known = pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)])
+    added = holes[["query_id", "doc_id"]].astype(str).assign(grade=np.where(relevant, grade, 0).astype(np.int64))
+    kept = qrels[~known.isin(keys)][["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
+    return pd.concat([kept, added], ignore_index=True)
+
+
+def _outcome(mean: float, p: float, threshold: float) -> str:
+    if np.isfinite(p) and p < threshold and mean != 0:
+        return "candidate better" if mean > 0 else "candidate worse"
+    return "no significant difference"
+
+
+@dataclass(frozen=True)
+class ComparisonHoles:
+    """The holes of one comparison and the range of its difference (see the module docstring).
+
+    ``per_query``: ``query_id, holes, holes_baseline, holes_candidate, difference, low, high`` and one
+    ``fill_<name>`` difference per fill, for every query the comparison counts, the most holes first.
+    ``fills``: the mean difference under each fill alone.
+    """
+
+    baseline: str
+    candidate: str
+    metric: str
+    depth: int
+    top_grade: int
+    per_query: pd.DataFrame
+    fills: dict[str, float]
+    mean_difference: float
+    mean_low: float
+    mean_high: float
+    p_low: float
+    p_high: float
+    threshold: float
+    outcome: str
+    outcome_low: str
+    outcome_high: str
+
+    @property
+    def could_flip(self) -> bool:
+        return self.outcome_low != self.outcome or self.outcome_high != self.outcome
+
+    @property
+    def holes(self) -> int:
+        return int(self.per_query["holes"].sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the figures, and every query's row."""
+        scalars = {key: getattr(self, key) for key in ("baseline", "candidate", "metric", "depth", "top_grade",
+                                                       "holes", "mean_difference", "mean_low", "mean_high", "p_low",
+                                                       "p_high", "threshold", "outcome", "outcome_low",
+                                                       "outcome_high", "could_flip")}
+        return json_safe({**scalars, "queries_with_holes": int((self.per_query["holes"] > 0).sum()),
+                          "fills": self.fills, "per_query": self.per_query.to_dict(orient="records")})
+
+
+def comparison_holes(scoring: Scoring, runs: Mapping[str, pd.DataFrame], result: Comparison,
+                     depth: int | None = None) -> ComparisonHoles:
+    """The holes of ``result`` (a comparison made by :func:`evalset.scoring.compare_runs` on ``runs``)."""
+    measure = parse_measure(result.metric)
+    k = depth_of(measure, depth)
+    grade = top_grade(scoring)
+    pair = {result.baseline: runs[result.baseline], result.candidate: runs[result.candidate]}
+    top = graded_top_k(pair, scoring.qrels, k, scoring.contract.ties)
+    unjudged = top[~top["judged"]]
+    holes = unjudged.groupby(["query_id", "doc_id"], sort=True)["system"].agg(
+        in_baseline=lambda s: (s == result.baseline).any(), in_candidate=lambda s: (s == result.candidate).any())
+    holes = holes.reset_index()
+    in_b, in_c = holes["in_baseline"].to_numpy(bool), holes["in_candidate"].to_numpy(bool)
+    masks = {"none": np.zeros(len(holes), bool), "all": np.ones(len(holes), bool), "baseline": in_b,
+             "candidate": in_c, "baseline_only": in_b & ~in_c, "candidate_only": in_c & ~in_b}
+    column = str(measure)
+
+    def differences(qrels: pd.DataFrame) -> pd.Series:
+        tables = evaluate_runs(pair, qrels, [measure], scoring.contract)
+        return tables[result.candidate][column] - tables[result.baseline][column].reindex(
+            tables[result.candidate].index)
+
+    judged = differences(scoring.qrels).dropna()
+    table = pd.DataFrame({"difference": judged})
+    for name in FILLS:
+        table[f"fill_{name}"] = differences(filled_qrels(scoring.qrels, holes, masks[name], grade)).reindex(
+            table.index)
+    fills = table[[f"fill_{name}" for name in FILLS]]
+    table["low"], table["high"] = fills.min(axis=1), fills.max(axis=1)
+    counts = pd.DataFrame({"holes": holes.groupby("query_id").size(),
+                           "holes_baseline": holes.groupby("query_id")["in_baseline"].sum(),
+                           "holes_candidate": holes.groupby("query_id")["in_candidate"].sum()}).astype(np.int64)
+    table = table.join(counts).fillna({c: 0 for c in counts}).astype({c: np.int64 for c in counts})
+    table = table.rename_axis("query_id").reset_index()
+    table = table.sort_values(["holes", "query_id"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    table = table[["query_id", "holes", "holes_baseline", "holes_candidate", "difference", "low", "high",
+                   *fills.columns]]
+    rng_seed, flips, threshold = result.seed, result.permutations, result.threshold
+    p_low = permutation_p_value(table["low"].to_numpy(), flips, np.random.default_rng(rng_seed))
+    p_high = permutation_p_value(table["high"].to_numpy(), flips, np.random.default_rng(rng_seed))
+    mean_low, mean_high = float(table["low"].mean()), float(table["high"].mean())
+    return ComparisonHoles(
+        baseline=result.baseline, candidate=result.candidate, metric=result.metric, depth=k, top_grade=grade,
+        per_query=table, fills={name: float(table[f"fill_{name}"].mean()) for name in FILLS},
+        mean_difference=result.mean_difference, mean_low=mean_low, mean_high=mean_high, p_low=p_low, p_high=p_high,
+        threshold=threshold, outcome=_outcome(result.mean_difference, result.permutation_p, threshold),
+        outcome_low=_outcome(mean_low, p_low, threshold), outcome_high=_outcome(mean_high, p_high, threshold))
+
+
+# ------------------------------------------------------------------------------------------------ the pool
+@dataclass(frozen=True)
+class HolesPool:
+    """The pool folder of the holes (``build`` is :func:`evalset.pooling.write_pool`'s input), or no pool when
+    every document of the top k is judged (``build`` None)."""
+
+    build: PoolBuild | None
+    depth: int
+    folder: str
+
+    @property
+    def pairs(self) -> int:
+        return 0 if self.build is None else len(self.build.pool.pairs)
+
+    @property
+    def queries(self) -> int:
+        return 0 if self.build is None else int((self.build.pool.pairs_per_query > 0).sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"folder": self.folder, "depth": self.depth, "pairs": self.pairs, "queries": self.queries}
+
+
+def _qrels_file(scoring: Scoring) -> str | None:
+    if scoring.frozen is not None:
+        return os.path.join(scoring.frozen.path, "qrels.txt")
+    return scoring.source
+
+
+def holes_pool(scoring: Scoring, runs: Mapping[str, pd.DataFrame], run_files: Mapping[str, str],
+               comparisons: Sequence[ComparisonHoles], folder: str | os.PathLike, *, queries: str | None = None,
+               corpus: str | None = None, seed: int = 0) -> HolesPool:
+    """The pool of the holes of every run compared at the comparisons' depth (writes nothing).
+
+    ``run_files`` maps each run's name to its file (recorded in ``pool.json`` with its sha256). With
+    ``queries`` and ``corpus`` (both or neither) the tasks for ``tasks.jsonl`` are attached; a pooled query
+    without a text in ``queries`` is refused.
+    """
+    if (queries is None) != (corpus is None):
+        raise InputError("tasks.jsonl needs both the query texts and the document texts: give --queries and "
+                         "--corpus together")
+    depths = {c.depth for c in comparisons}
+    if len(depths) != 1:
+        raise InputError(f"the comparisons read different depths ({sorted(depths)}): give one depth")
+    depth = depths.pop()
+    wanted = set(map(str, scoring.qrels["query_id"]))
+    answered = [q for q in pd.unique(pd.concat([run["query_id"].astype(str) for run in runs.values()]))
+                if q in wanted]
+    pool = build_pool(runs, depth, ties="trec" if scoring.contract.ties == "expected" else scoring.contract.ties,
+                      query_ids=sorted(answered), judged=scoring.qrels, seed=seed)
+    if pool.pairs.empty:
+        return HolesPool(None, depth, os.fspath(folder))
+    tasks = missing = None
+    texts = read_queries(queries) if queries is not None else None
+    if texts is not None:
+        without = sorted(set(pool.pairs["query_id"]) - set(texts["query_id"].astype(str)))
+        if without:
+            raise InputError(f"{len(without)} query id(s) with holes have no text here: {', '.join(without[:5])}",
+                             queries)
+        tasks, missing = attach_texts(pool.pairs, read_corpus(corpus, doc_ids=pool.pairs["doc_id"].unique()), texts)
+    spec = PoolSpec(runs=tuple(run_files.values()), depth=depth, ties=pool.ties, seed=seed, queries=queries,
+                    exclude_judged=_qrels_file(scoring), corpus=corpus)
+    manifest = pool_manifest(pool, spec, run_files, missing)
+    manifest["settles"] = [{key: value for key, value in c.to_dict().items() if key != "per_query"}
+                           for c in comparisons]
+    return HolesPool(PoolBuild(pool, manifest, tasks, missing), depth, os.fspath(folder))
+
+
+# ------------------------------------------------------------------------------------------------ printing
+def format_holes(comparisons: Sequence[ComparisonHoles], pool: HolesPool | None = None, shown: int = 10) -> str:
+    """Each comparison's holes, range and verdict at both ends, its ``shown`` queries with the most holes, and
+    what to judge to settle the comparisons."""
+    lines = []
+    for c in comparisons:
+        table = c.per_query
+        with_holes = table[table["holes"] > 0]
+        lines += [f"holes of {c.candidate} vs {c.baseline} in the top {c.depth} ({c.metric}; a hole filled relevant "
+                  f"gets grade {c.top_grade})",
+                  f"  holes             {c.holes} unjudged documents in {len(with_holes)} of {len(table)} queries "
+                  f"(baseline's top {c.depth}: {int(table['holes_baseline'].sum())}, "
+                  f"candidate's: {int(table['holes_candidate'].sum())})",
+                  f"  mean difference   {number(c.mean_difference, sign=True)} as judged; "
+                  f"[{number(c.mean_low, sign=True)}, {number(c.mean_high, sign=True)}] over fills of the holes",
+                  f"  verdict           as judged: {c.outcome}",
+                  f"  at the low end    {c.outcome_low} (p = {c.p_low:.4g})",
+                  f"  at the high end   {c.outcome_high} (p = {c.p_high:.4g})",
+                  "  could flip        " + ("YES: judge the holes before trusting this verdict" if c.could_flip
+                                            else "no: no fill of the holes changes the verdict")]
+        if len(with_holes):
+            rows = [["query", "holes", "baseline", "candidate", "difference", "low", "high"]]
+            rows += [[r.query_id, r.holes, r.holes_baseline, r.holes_candidate, number(r.difference, sign=True),
+                      number(r.low, sign=True), number(r.high, sign=True)] for r in with_holes.head(shown).itertuples()]
+            lines += ["  " + line for line in text_table(rows, right=(1, 2, 3))]
+            if len(with_holes) > shown:
+                lines.append(f"  ... {len(with_holes) - shown} more queries with holes (all in --format json)")
+        lines.append("")
+    if pool is not None:
+        these = "this comparison" if len(comparisons) == 1 else f"these {len(comparisons)} comparisons"
+        if pool.build is None:
+            lines.append(f"no holes: every document in the top {pool.depth} is judged; {these} cannot move, "
+                         "no pool written")
+        else:
+            lines.append(f"judge these {pool.pairs} documents ({pool.queries} queries) to settle {these}")
+    return "\n".join(lines).rstrip("\n")

@@ -1,0 +1,55 @@
+"""The top k of the runs compared, each document with its grade: what holes and movements are read from.
+
+Conventions
+-----------
+- A run's top k is :func:`evalset.pooling.collect_top_k`'s (the ranking of
+  :func:`evalset.metrics.ranking.order_run` under the contract's tie rule; under ``ties=expected`` tied documents
+  are ranked as ``trec`` ranks them), so a pool, a score and an explanation see the same ranking.
+- A document is *judged* when the qrels give it a grade >= 0 for the query; a negative grade (pooled, not judged)
+  or no qrels line makes it *unjudged* (a hole).
+- Only the judged queries (those of the qrels) are read: a query without any judgment is not scored, so its
+  documents are no holes of a comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.metrics import Measure
+from evalset.pooling import collect_top_k
+
+
+def depth_of(measure: Measure, depth: int | None, what: str = "--depth") -> int:
+    """The k of the top k: ``depth`` when given, else the measure's cutoff; a measure without cutoff needs it."""
+    if depth is not None:
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0:
+            raise InputError(f"{what} must be a positive integer, got {depth!r}")
+        return int(depth)
+    if measure.cutoff is None:
+        raise InputError(f"{measure} has no cutoff: give the depth of the top k to read with {what} K")
+    return int(measure.cutoff)
+
+
+def graded_top_k(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, depth: int,
+                 ties: str = "trec") -> pd.DataFrame:
+    """``query_id, doc_id, system, rank, grade, judged`` for every run's top ``depth`` on the judged queries.
+
+    ``grade`` is the qrels grade (NaN when the pair has no qrels line); ``judged`` is ``grade >= 0``.
+    """
+    judged_queries = pd.unique(qrels["query_id"].astype(str))
+    answered = set()
+    for run in runs.values():
+        answered.update(pd.unique(run["query_id"].astype(str)))
+    wanted = [q for q in judged_queries if q in answered]
+    if not wanted:
+        raise InputError("the runs share no query with the judgments")
+    top = collect_top_k(runs, depth, ties="trec" if ties == "expected" else ties, query_ids=wanted)
+    top["system"] = top["system"].astype(str)
+    grades = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str))
+    grades = grades.drop_duplicates(["query_id", "doc_id"], keep="last")[["query_id", "doc_id", "grade"]]
+    top = top.merge(grades, on=["query_id", "doc_id"], how="left", validate="many_to_one")
+    return top.assign(judged=top["grade"].fillna(-1).to_numpy() >= 0)
