@@ -25,7 +25,7 @@ from evalset.cli.options import contract_options, png_path, scoring_from_options
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write each run's drop against the relevant documents only it found as a PNG.")
 def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column, group_column, rel_level, gain, ties,
-                        missing, undefined, set_path, split, override_contract, output_format, plot):
+                        missing, undefined, unjudged, set_path, split, override_contract, output_format, plot):
     """Leave each run (and each group) out of the depth-k pool, rescore it, and say how fair the set is to a new
     system.
 
@@ -43,7 +43,7 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
         raise click.UsageError("--run-column and --group-column name the columns of --groups: give --groups")
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path})
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined)
+                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
     groups = read_groups(groups_path, run_column, group_column) if groups_path else None
     result = library.analyse_reusability(scoring, read_runs(runs), depth, metric, groups, groups_path)
     for note in result.notes:
