@@ -9,6 +9,7 @@ The scenario is the one the holes are for: a set judged from the depth-10 pool o
 import gzip
 import hashlib
 import json
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,11 @@ import pytest
 import pytrec_eval
 from click.testing import CliRunner
 
+from evalset import labelstudio
 from evalset.cli import main
 from evalset.io.poolfiles import read_tasks
 from evalset.labelstudio import pool_tasks
+from tests.conftest import REPO
 
 BM25 = ("bm25base_p", "bm25base_ax_p", "bm25base_prf_p", "bm25base_rm3_p",
         "bm25tuned_p", "bm25tuned_ax_p", "bm25tuned_prf_p", "bm25tuned_rm3_p")
@@ -97,6 +100,21 @@ def test_the_pool_folder_is_what_push_and_judge_read(holes_run):
     assert manifest["settles"][0]["baseline"] == "bm25base_p" and manifest["settles"][0]["could_flip"] is True
     sources = pd.read_csv(out / "pool_sources.tsv", sep="\t", dtype=str)
     assert set(sources["system"]) == {"idst_bert_p1"}
+
+
+@pytest.mark.labelstudio
+def test_evalset_push_puts_the_holes_in_a_real_label_studio(holes_run, label_studio, monkeypatch):
+    _, out = holes_run
+    title = f"holes {uuid.uuid4().hex[:8]}"
+    result = CliRunner().invoke(main, ["push", str(out), "--guideline", str(REPO / "guidelines" / "relevance-v1.md"),
+                                       "--project", title], env=label_studio.env())
+    assert result.exit_code == 0, result.output
+    for name, value in label_studio.env().items():
+        monkeypatch.setenv(name, value)
+    client = labelstudio.connect()
+    pushed = labelstudio.project_pair_ids(client, labelstudio.find_project(client, title).id)
+    pool = pd.read_csv(out / "pool.tsv", sep="\t", dtype=str)
+    assert sorted(pushed.elements()) == sorted(pool["pair_id"])  # 230 tasks, one per hole
 
 
 def pytrec_differences(dl19, qrels) -> dict[str, float]:
