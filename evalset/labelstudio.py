@@ -262,16 +262,18 @@ def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overla
 
 def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline, title: str, overlap: int = 1,
          batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
-         on_batch: Callable[[int, int], None] | None = None) -> PushResult:
+         on_batch: Callable[[int, int], None] | None = None, tasks: pd.DataFrame | None = None) -> PushResult:
     """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order.
 
-    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests).
+    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). ``tasks`` replaces
+    the pool's tasks (ordered, at least :data:`TASK_DATA_FIELDS`; ``attrs["without_text"]`` counted): the plan of
+    :func:`evalset.quality.gold.prepare_gold_push`, pool and gold tasks mixed blind.
     """
     if overlap < 1:
         raise InputError(f"overlap must be at least 1, got {overlap}")
     if batch_size < 1:
         raise InputError(f"batch size must be at least 1, got {batch_size}")
-    tasks = pool_tasks(pool_dir)
+    tasks = pool_tasks(pool_dir) if tasks is None else tasks
     project, created = ensure_project(client, title, guideline, overlap)
     notes = []
     if not created and project.maximum_annotations != overlap:
@@ -281,7 +283,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     present = Counter() if created else project_pair_ids(client, project.id)
     duplicates = sum(count - 1 for pair, count in present.items() if count > 1 and pair)
     todo = tasks[~tasks["pair_id"].isin(present.keys())]
-    records = todo.to_dict(orient="records")
+    records = todo[list(TASK_DATA_FIELDS)].to_dict(orient="records")
     with tqdm(total=len(records), unit="task", desc=f"push {title}", disable=not progress, file=sys.stderr) as bar:
         for start in range(0, len(records), batch_size):
             batch = records[start:start + batch_size]
@@ -294,7 +296,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
             bar.update(len(batch))
             if on_batch is not None:
                 on_batch(start + len(batch), len(records))
-    if tasks.attrs["without_text"]:
+    if tasks.attrs.get("without_text"):
         notes.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
     return PushResult(project_id=project.id, project_created=created, pool_tasks=len(tasks),
                       already_present=len(tasks) - len(todo), added=len(records), duplicates=duplicates,
@@ -314,11 +316,14 @@ class PullReport:
     off_scale: int = 0
     unknown_pair: int = 0
     unknown_annotator: int = 0
+    gold_only: int = 0
+    gold_answers: pd.DataFrame | None = field(default=None, repr=False)
 
     def lines(self) -> list[str]:
+        gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold_answers is not None else ""
         return [f"{self.tasks} tasks, {self.annotations} annotations, {self.labels} labels written",
                 f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
-                f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool, "
+                f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
                 f"{self.unknown_annotator} by unknown users"]
 
 
@@ -385,12 +390,24 @@ def _utc(stamp: str | None) -> str:
     return pd.Timestamp(stamp).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline
-         ) -> tuple[pd.DataFrame, PullReport]:
-    """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`."""
+def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline,
+         gold: pd.DataFrame | None = None) -> tuple[pd.DataFrame, PullReport]:
+    """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`.
+
+    With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs are also the report's
+    ``gold_answers``, and answers on gold pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels
+    (counted as ``gold_only``).
+    """
+    from evalset.quality.gold import gold_pairs_frame, split_gold
+
     pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
     project = find_project(client, title)
     if project is None:
         raise LabelStudioError(f"no project titled {title!r} on this Label Studio")
-    return labels_from_export(export_snapshot(client, project.id), pairs, _user_emails(client), guideline,
-                              project.id)
+    known = pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
+    labels, report = labels_from_export(export_snapshot(client, project.id), known, _user_emails(client), guideline,
+                                        project.id)
+    if gold is not None:
+        kept, report.gold_answers = split_gold(labels, pairs, gold)
+        report.gold_only, report.labels, labels = len(labels) - len(kept), len(kept), kept
+    return labels, report

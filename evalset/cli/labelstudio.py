@@ -17,19 +17,40 @@ import click
               help="The environment variable holding the API token (the token itself is never an argument).")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(min=1),
               help="Tasks per import request.")
-def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, batch_size):
+@click.option("--gold", "gold_path", default=None, type=click.Path(dir_okay=False),
+              help="Qrels or labels of adjudicated grades: known-answer pairs to mix in blind (needs --gold-rate).")
+@click.option("--gold-rate", type=float, default=None, help="Gold tasks / all tasks, in (0, 0.5] (needs --gold).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the gold choice and its places.")
+@click.option("--corpus", default=None, type=click.Path(dir_okay=False),
+              help="Texts of gold pairs outside the pool. Default: the corpus recorded in pool.json.")
+@click.option("--queries", default=None, type=click.Path(dir_okay=False),
+              help="Query texts of gold pairs outside the pool. Default: the queries recorded in pool.json.")
+def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, batch_size, gold_path, gold_rate, seed,
+                 corpus, queries):
     """Push POOL_DIR's tasks.jsonl to a Label Studio project, adding only pairs not already there."""
     from evalset import labelstudio
+    from evalset.errors import InputError
     from evalset.guideline import read_guideline
 
+    if (gold_path is None) != (gold_rate is None):
+        raise InputError("--gold and --gold-rate go together: give both or neither")
     guideline = read_guideline(guideline_path)
+    plan = None
+    if gold_path is not None:
+        from evalset.quality.gold import prepare_gold_push
+
+        plan = prepare_gold_push(pool_dir, gold_path, guideline, gold_rate, seed, corpus=corpus, queries=queries)
     client = labelstudio.connect(url, api_key_env)
-    result = labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size)
+    result = labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size,
+                              tasks=None if plan is None else plan.tasks)
     state = "created" if result.project_created else "found"
-    click.echo(f"project {title!r} (id {result.project_id}, {state}): {result.pool_tasks} pool tasks, "
+    what = "pool tasks" if plan is None else "tasks (pool and gold)"
+    click.echo(f"project {title!r} (id {result.project_id}, {state}): {result.pool_tasks} {what}, "
                f"{result.already_present} already there, {result.added} added; overlap {result.overlap}")
     for note in result.notes:
         click.echo(f"note: {note}")
+    for line in plan.lines() if plan is not None else []:
+        click.echo(line)
     if result.duplicates:
         click.echo(f"warning: the project holds {result.duplicates} duplicate task(s) of the same pair_id "
                    "(not made by this push)", err=True)
@@ -45,19 +66,45 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 @click.option("--url", default=None, help="Label Studio URL. Default: $LABEL_STUDIO_URL.")
 @click.option("--api-key-env", default="LABEL_STUDIO_API_KEY", show_default=True,
               help="The environment variable holding the API token.")
-def pull_command(title, pool_dir, guideline_path, output, url, api_key_env):
+@click.option("--gold", "gold_path", default=None, type=click.Path(dir_okay=False),
+              help="The gold file given to push: score each annotator against it; gold-only answers stay out of -o.")
+@click.option("--gold-report", default=None, type=click.Path(dir_okay=False),
+              help="Write the per-annotator gold report here (.tsv: a table; else JSON). Needs --gold.")
+@click.option("--gold-min-answers", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Fewer gold answers than this: 'not enough gold', neither flagged nor passed.")
+@click.option("--gold-min-kappa", default=0.4, show_default=True, type=float,
+              help="Flag an annotator whose linear kappa against gold is below this.")
+def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_min_answers,
+                 gold_min_kappa):
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
+    from evalset.errors import InputError
     from evalset.guideline import read_guideline
     from evalset.io.annotations import write_labels
     from evalset.io.outputs import check_outputs
     from evalset.pooling import pool_files
 
-    check_outputs({"-o": output}, {"--pool": pool_files(pool_dir), "--guideline": guideline_path})
+    if gold_report and not gold_path:
+        raise InputError("--gold-report needs --gold (the gold file given to push)")
+    check_outputs({"-o": output, "--gold-report": gold_report},
+                  {"--pool": pool_files(pool_dir), "--guideline": guideline_path, "--gold": gold_path})
     guideline = read_guideline(guideline_path)
+    gold = policy = None
+    if gold_path:
+        from evalset import quality
+
+        policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
+        gold = quality.read_gold(gold_path, guideline)
     client = labelstudio.connect(url, api_key_env)
-    labels, report = labelstudio.pull(client, title, pool_dir, guideline)
+    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold)
     write_labels(labels, output)
     for line in report.lines():
         click.echo(line)
     click.echo(f"wrote {output}")
+    if gold is not None:
+        scores = quality.score_annotators(report.gold_answers, guideline.grades, policy)
+        for line in quality.report_lines(scores, policy, report.gold_only):
+            click.echo(line)
+        if gold_report:
+            quality.write_gold_report(gold_report, scores, policy, gold, report.gold_only)
+            click.echo(f"wrote {gold_report}")
