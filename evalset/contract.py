@@ -20,8 +20,9 @@ UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling (chosen once; any fixed value would do)."""
-MERGE_RULES = ("median", "majority", "annotator-priority")
-"""How a frozen set merges several grades of one pair (see :mod:`evalset.sets`)."""
+MERGE_RULES = ("median", "majority", "annotator-priority", "dawid-skene", "one-coin", "mace", "glad")
+"""How a frozen set merges several grades of one pair (see :mod:`evalset.merging`; the last four are crowd-kit's
+models, :mod:`evalset.quality.aggregation`)."""
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
 

@@ -7,13 +7,21 @@
     the most frequent grade; two grades equally frequent is a tie (unresolved).
 ``annotator-priority``
     the grade of the first annotator in the priority list who graded the pair (then the others in name order).
+``dawid-skene``, ``one-coin``, ``mace``, ``glad``
+    crowd-kit's models fitted on all the merged labels (:mod:`evalset.quality.aggregation`): never a tie; the
+    manifest records the library's version, the class, its parameters and the EM iterations run.
+
+``exclude`` names annotators whose labels take no part in the merge (an unknown name is an error); the labels
+left out are counted per annotator.
 
 A pair whose grades span more than ``max_gap`` is unresolved under every rule; adjudicated grades always win.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +29,8 @@ import pandas as pd
 from evalset.contract import MERGE_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
+
+AGGREGATION_RULES = MERGE_RULES[3:]  # crowd-kit's (evalset.quality.aggregation.AGGREGATION_RULES)
 
 
 @dataclass(frozen=True)
@@ -30,10 +40,12 @@ class MergeResult:
     qrels: pd.DataFrame
     unresolved: pd.DataFrame
     counts: dict[str, int]
+    details: dict[str, Any] = field(default_factory=dict)  # only what a rule or option adds (aggregation, excluded)
 
 
 def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool = False, max_gap: int | None = 2,
-                 priority: list[str] | None = None, adjudication: pd.DataFrame | None = None) -> MergeResult:
+                 priority: list[str] | None = None, adjudication: pd.DataFrame | None = None,
+                 exclude: Sequence[str] = ()) -> MergeResult:
     """Merge the judgments of several annotators into one grade per pair (see the module docstring).
 
     ``labels`` hold one judgment per annotator and pair (:func:`~evalset.io.annotations.settle_repeats`): an
@@ -42,6 +54,9 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
     if rule not in MERGE_RULES:
         raise InputError(f"merge rule must be one of {', '.join(MERGE_RULES)}, got {rule!r}")
     used = labels if allow_llm else labels[labels["kind"] == "human"]
+    details: dict[str, Any] = {}
+    if exclude:
+        used, details["excluded_labels"] = _exclude(labels, used, exclude)
     used, _ = settle_repeats(used)
     grouped = used.groupby(["query_id", "doc_id"], sort=True)["grade"]
     stats = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
@@ -56,6 +71,13 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
         top = best.groupby(["query_id", "doc_id"])
         stats["grade"] = top["grade"].first()
         stats["tie"] = top["votes"].apply(lambda v: len(v) > 1 and v.iloc[0] == v.iloc[1])
+    elif rule in AGGREGATION_RULES:
+        from evalset.quality.aggregation import aggregate
+
+        result = aggregate(used, rule)
+        stats["grade"] = result.grades.set_index(["query_id", "doc_id"])["grade"]
+        stats["tie"] = False
+        details = {"aggregation": result.record(), **details}
     else:
         order = {name: i for i, name in enumerate(priority or [])}
         ranked = used.assign(rank=used["annotator"].map(lambda a: (order.get(a, len(order)), a)))
@@ -82,4 +104,21 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
                 "adjudicated": adjudicated, "multiply_judged": int((stats["n"] > 1).sum()),
                 "llm_labels_left_out": int(len(labels) - len(labels[labels["kind"] == "human"])) if not allow_llm
                 else 0},
+        details=details,
     )
+
+
+def _exclude(labels: pd.DataFrame, used: pd.DataFrame, names: Sequence[str]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``used`` without the labels of the annotators ``names`` (each must be an annotator of ``labels``), and the
+    number of labels left out per annotator (of those the merge would have used)."""
+    known = set(labels["annotator"])
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise InputError(f"--exclude-annotator: no annotator named {', '.join(unknown)} in the labels "
+                         f"(annotators: {', '.join(sorted(known))})")
+    out = used["annotator"].isin(set(names))
+    counts = {name: int((used["annotator"] == name).sum()) for name in sorted(set(names))}
+    kept = used[~out]
+    if kept.empty:
+        raise InputError(f"no labels left to merge once {', '.join(sorted(set(names)))} are excluded")
+    return kept, counts

@@ -8,10 +8,10 @@ edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) lo
 (:mod:`evalset.stats.family`).
 
 Grades are merged per (query, document) by the rules of :mod:`evalset.merging` (median, majority,
-annotator-priority), over human annotators only unless LLM grades are allowed. Unresolved pairs block the freeze
-unless an adjudication file (a labels table or qrels) grades them; adjudicated grades always win. Everything is
-checked before anything is written, and the built version is read back before it is renamed into place
-(:mod:`evalset.setinputs`): a version that exists reads back.
+annotator-priority, or crowd-kit's Dawid-Skene, one-coin, MACE, GLAD), over human annotators only unless LLM
+grades are allowed. Unresolved pairs block the freeze unless an adjudication file (a labels table or qrels) grades
+them; adjudicated grades always win. Everything is checked before anything is written, and the built version is
+read back before it is renamed into place (:mod:`evalset.setinputs`): a version that exists reads back.
 
 A manifest can only be checked against a record kept outside its folder (``versions.tsv``, or an expected
 sha256): a version without one is *unverified* (:func:`unverified_manifest`), which ``verify`` reports and
@@ -179,6 +179,7 @@ def freeze(
     inputs: dict[str, str] | None = None,
     conflicting_grades: str = "refuse",
     queries_source: str | None = None,
+    exclude_annotators: list[str] | None = None,
 ) -> Path:
     """Freeze labels into ``sets_dir/name/vN`` and return that folder (see the module docstring).
 
@@ -189,7 +190,8 @@ def freeze(
     with ids qrels cannot hold (``queries_source`` names the queries file), labels of queries not in ``queries``
     (they would be silently dropped otherwise), and labels that leave no judgment to merge. Raises
     :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
-    renamed into place: a version that exists reads back.
+    renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
+    labels stay in ``labels.tsv``; the manifest counts those left out).
     """
     from evalset.setinputs import check_labels, check_queries, check_reads_back
 
@@ -219,7 +221,7 @@ def freeze(
     if adjudication is not None and len(adjudication):
         check_labels(adjudication, guideline, "adjudication")
     merged = merge_grades(labels, merge, allow_llm=allow_llm, max_gap=max_gap, priority=priority,
-                          adjudication=adjudication)
+                          adjudication=adjudication, exclude=exclude_annotators or ())
     if merged.counts["unresolved"]:
         sample = merged.unresolved.head(6).to_string(index=False)
         raise InputError(f"{merged.counts['unresolved']} pairs have unresolved disagreement; grade them in an "
@@ -316,7 +318,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
         "planned_comparisons": [list(pair) for pair in (planned or [])],
         "annotators": [{k: (int(v) if k == "labels" else v) for k, v in a.items()} for a in annotators],
         "merge": {"rule": merge, "allow_llm": allow_llm, "max_gap": max_gap, "priority": priority or [],
-                  **merged.counts, **settled},
+                  **merged.counts, **settled, **merged.details},
         "agreement": agreement,
         "counts": {"queries": len(queries), "judgments": len(merged.qrels), "labels": len(labels),
                    "per_stratum": per_stratum},

@@ -69,8 +69,11 @@ def to_json_dict(report: AgreementReport, disagreements: pd.DataFrame | None = N
     return json_safe(document)
 
 
-def to_json(report: AgreementReport, disagreements: pd.DataFrame | None = None, top: int = 20) -> str:
-    return json.dumps(to_json_dict(report, disagreements, top), indent=2, ensure_ascii=False) + "\n"
+def to_json(report: AgreementReport, disagreements: pd.DataFrame | None = None, top: int = 20,
+            sections: dict[str, Any] | None = None) -> str:
+    """The report as JSON text; ``sections`` (e.g. ``annotator_quality``) are added at the end when given."""
+    return json.dumps({**to_json_dict(report, disagreements, top), **(sections or {})}, indent=2,
+                      ensure_ascii=False) + "\n"
 
 
 # ------------------------------------------------------------------------------------------------ the table

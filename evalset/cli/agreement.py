@@ -41,9 +41,14 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmap of the pairwise kappa matrix (PNG).")
+@click.option("--annotator-quality", "quality_wanted", is_flag=True,
+              help="Add each annotator's agreement with the consensus of the others and Dawid-Skene's confusion "
+                   "matrix (crowd-kit: pip install 'evalset[quality]').")
+@click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
+              help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
                       seed, run_paths, measure, rel_level, gain, ties, missing, undefined, unjudged, queries, corpus,
-                      disagreements_path, top, pairs, output_format, output, plot):
+                      disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
@@ -56,7 +61,8 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
 
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
-    check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output},
+    check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output,
+                   "--confusion-plot": confusion_plot},
                   {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
                    "--queries": queries, "--corpus": corpus})
     grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
@@ -80,8 +86,18 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
         render.write_disagreements(table, disagreements_path)
     if plot:
         render.write_heatmap(result, plot)
-    text = (render.to_json(result, table, top) if output_format == "json"
+    quality = None
+    if quality_wanted or confusion_plot:
+        from evalset import quality as annotators
+
+        quality = annotators.annotator_quality(grades, grades_scale, out_of_scale)
+        if confusion_plot:
+            annotators.write_confusion_plot(quality, confusion_plot)
+    sections = {"annotator_quality": annotators.quality_to_dict(quality)} if quality_wanted else None
+    text = (render.to_json(result, table, top, sections) if output_format == "json"
             else render.format_table(result, pairs=pairs, disagreements=table, top=top))
+    if quality_wanted and output_format != "json":
+        text += "\n" + "\n".join(annotators.quality_lines(quality)) + "\n"
     if output:
         render.write_text(text, output)
     else:

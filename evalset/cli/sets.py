@@ -24,7 +24,10 @@ from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
               help="Folder holding the sets.")
 @click.option("--version", "version_number", type=int, help="Version number [default: the next one].")
 @click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True,
-              help="How the grades of one pair are merged (ties and large gaps are unresolved).")
+              help="How the grades of one pair are merged (ties and large gaps are unresolved); the last four are "
+                   "crowd-kit's models (pip install 'evalset[quality]').")
+@click.option("--exclude-annotator", "excluded", multiple=True, metavar="NAME",
+              help="Leave this annotator's labels out of the merge (kept in labels.tsv, counted); repeatable.")
 @click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
 @click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
 @click.option("--max-gap", type=int, default=2, show_default=True,
@@ -37,7 +40,7 @@ from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @evaluation_options
-def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, priority,
+def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
            allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, rel_level, gain, ties,
            missing, undefined, unjudged):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
@@ -69,7 +72,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
         contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
-        conflicting_grades=conflicting_grades, queries_source=queries_path,
+        conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
     )
     manifest = load_set(target).manifest
     merged = manifest["merge"]
@@ -86,6 +89,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     if merged["conflicting_grades_settled"]:
         click.echo(f"note: {merged['conflicting_grades_settled']} conflicting judgments settled by "
                    f"--conflicting-grades {conflicting_grades}")
+    for annotator, left_out in merged.get("excluded_labels", {}).items():
+        click.echo(f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)")
     if merged["llm_labels_left_out"]:
         click.echo(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
                    "(use --allow-llm to merge them)")

@@ -1,0 +1,98 @@
+"""crowd-kit's aggregation rules over the long labels table: the grades are crowd-kit's own, run directly on the
+same labels (LLMJudge: 33 LLM judges as a crowd), deterministic, ints on the scale."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from crowdkit.aggregation import GLAD, MACE, DawidSkene, OneCoinDawidSkene
+
+from evalset.agreement import apply_scale, load_grades
+from evalset.errors import InputError
+from evalset.quality import AGGREGATION_PARAMETERS, aggregate, crowd_frame
+from evalset.quality.aggregation import vote
+
+SCALE = [0, 1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def crowd(shared_data):
+    """The 33 judges' grades of the first three queries (sorted ids)."""
+    judges = sorted(str(p) for p in (shared_data / "llmjudge" / "llm_submissions").glob("*.txt"))
+    grades, _ = apply_scale(load_grades(judges)[0], SCALE, "drop")
+    queries = sorted(grades["query_id"].unique())[:3]
+    return grades[grades["query_id"].isin(queries)].reset_index(drop=True)
+
+
+def reference(labels, model):
+    """crowd-kit run directly: a task is 'query doc', a worker an annotator, a label a grade."""
+    frame = pd.DataFrame({"task": labels["query_id"] + " " + labels["doc_id"], "worker": labels["annotator"],
+                          "label": labels["grade"].astype(int)}).sort_values(["task", "worker"]).reset_index(drop=True)
+    predicted = model.fit_predict(frame)
+    return {tuple(task.split(" ")): int(grade) for task, grade in predicted.items()}
+
+
+def ours(labels, rule):
+    result = aggregate(labels, rule).grades
+    assert result["grade"].dtype == np.int64 and set(result["grade"]) <= set(SCALE)
+    return {(q, d): g for q, d, g in result.itertuples(index=False)}
+
+
+@pytest.mark.parametrize(("rule", "model"), [
+    ("dawid-skene", lambda: DawidSkene(n_iter=100, tol=1e-5)),
+    ("one-coin", lambda: OneCoinDawidSkene(n_iter=100, tol=1e-5)),
+    ("mace", lambda: MACE(**AGGREGATION_PARAMETERS["mace"])),
+])
+def test_each_rule_gives_crowd_kits_own_grades_on_the_same_long_table(crowd, rule, model):
+    expected = reference(crowd, model())
+    got = ours(crowd, rule)
+    assert len(got) == crowd.groupby(["query_id", "doc_id"]).ngroups == len(expected)
+    assert got == expected
+
+
+def test_glad_gives_crowd_kits_own_grades(crowd):
+    small = crowd[crowd["query_id"] == crowd["query_id"].min()]  # GLAD's scipy M-step is slow: one query
+    assert ours(small, "glad") == reference(small, GLAD(n_iter=100, tol=1e-5))
+
+
+def test_the_same_labels_in_another_order_give_the_same_grades(crowd):
+    shuffled = crowd.sample(frac=1.0, random_state=7).reset_index(drop=True)
+    for rule in ("dawid-skene", "mace"):
+        pd.testing.assert_frame_equal(aggregate(crowd, rule).grades, aggregate(shuffled, rule).grades)
+
+
+def test_the_record_names_the_library_its_version_class_parameters_and_iterations(crowd):
+    record = aggregate(crowd, "dawid-skene").record()
+    assert record["library"] == "crowd-kit" and record["version"].startswith("1.4.")
+    assert record["class"] == "DawidSkene" and record["parameters"] == {"n_iter": 100, "tol": 1e-5}
+    assert isinstance(record["iterations"], int) and 1 <= record["iterations"] <= 100
+    assert aggregate(crowd, "mace").record()["parameters"]["random_state"] == 20191
+
+
+def test_a_worked_example_three_careful_annotators_outvote_a_constant_one():
+    rows = []
+    truth = {f"d{i}": i % 4 for i in range(40)}
+    for doc, grade in truth.items():
+        rows += [("q1", doc, name, "human", grade) for name in ("a", "b", "c")]
+        rows.append(("q1", doc, "lazy", "human", 1))
+    labels = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"])
+    for rule in ("dawid-skene", "one-coin", "mace", "glad"):
+        assert ours(labels, rule) == {("q1", d): g for d, g in truth.items()}, rule
+
+
+def test_votes_settle_ties_low_and_count_them():
+    labels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "a", "b", "b", "b", "c", "c"],
+                           "annotator": ["x", "y", "x", "y", "z", "x", "y"], "grade": [1, 3, 2, 2, 0, 0, 1]})
+    grades, ties = vote(labels, "majority")
+    assert grades["grade"].tolist() == [1, 2, 0] and ties == 2
+    grades, ties = vote(labels, "median")
+    assert grades["grade"].tolist() == [1, 2, 0] and ties == 2
+
+
+def test_bad_input_is_an_input_error():
+    with pytest.raises(InputError, match="aggregation rule must be one of"):
+        aggregate(pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "annotator": ["a"], "grade": [1]}), "wawa")
+    twice = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["d", "d"], "annotator": ["a", "a"], "grade": [1, 2]})
+    with pytest.raises(InputError, match="more than once"):
+        crowd_frame(twice)
+    with pytest.raises(InputError, match="no labels"):
+        crowd_frame(twice.iloc[:0])
