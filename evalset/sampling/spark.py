@@ -133,14 +133,15 @@ def _progress(spark, step: str, enabled: bool | None) -> Iterator[None]:
     stages: dict[int, tuple[int, int]] = {}
 
     def poll() -> None:
-        while not stop.wait(0.3):
-            for stage in tracker.getActiveStageIds():
-                info = tracker.getStageInfo(stage)
-                if info is not None:
-                    stages[stage] = (info.numTasks, info.numCompletedTasks)
-            bar.total = sum(total for total, _ in stages.values())
-            bar.n = sum(done for _, done in stages.values())
-            bar.refresh()
+        with contextlib.suppress(Exception):  # a bar that cannot be drawn is no reason to fail the sample
+            while not stop.wait(0.3):
+                for stage in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(stage)
+                    if info is not None:
+                        stages[stage] = (info.numTasks, info.numCompletedTasks)
+                bar.total = sum(total for total, _ in stages.values())
+                bar.n = sum(done for _, done in stages.values())
+                bar.refresh()
 
     watcher = threading.Thread(target=poll, daemon=True) if not bar.disable else None
     if watcher:
