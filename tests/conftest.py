@@ -80,3 +80,24 @@ def label_studio(tmp_path_factory) -> Iterator[LabelStudioServer]:
     if owned:
         subprocess.run(["bash", str(REPO / "scripts" / "label-studio.sh"), "stop", "--data-dir", data_dir],
                        capture_output=True, timeout=120)
+
+
+# --- a local Spark (tests marked `spark`)
+# One session for the whole test session (local[2], small shuffles, the warehouse under tmp), created through
+# evalset's own spark_session so that every `--engine spark` run in the tests uses it. Skipped, saying why,
+# where PySpark or Java is missing; CI installs both (scripts/test.sh, .ci/run -> scripts/install-java.sh).
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("pyspark") is None:
+        pytest.skip("PySpark is not installed: pip install 'evalset[spark]'")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        pytest.skip("no Java for Spark (java not on PATH, no JAVA_HOME): bash scripts/install-java.sh")
+    from evalset.sampling import spark_session
+
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
+                                         "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse"))})
+    yield session
+    session.stop()

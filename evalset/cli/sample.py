@@ -6,7 +6,7 @@ import click
 
 
 @click.command()
-@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("logs", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv to write (its manifest goes beside it).")
 @click.option("--per-stratum", required=True, help="Queries per stratum: 50, or head=100,torso=50,tail=20.")
@@ -34,17 +34,21 @@ import click
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample (numpy Generator).")
 @click.option("--holdout", type=float, default=0.0, show_default=True,
               help="Share of each stratum's sample marked test.")
-@click.option("--engine", type=click.Choice(["auto", "pandas", "duckdb"]), default="auto",
-              show_default=True, help="In memory (pandas), out of core (DuckDB), or by size (auto).")
+@click.option("--engine", type=click.Choice(["auto", "pandas", "duckdb", "spark"]), default="auto",
+              show_default=True, help="In memory (pandas), out of core (DuckDB), by size (auto: one of these), or "
+                                      "Spark SQL (spark: LOGS may be folders or globs of part files).")
 @click.option("--memory-limit", default="1GB", show_default=True,
               help="DuckDB memory limit (it spills beyond).")
+@click.option("--spark-master", help="Spark master URL (default local[*]; sc://HOST for Spark Connect, as "
+                                     "SPARK_REMOTE).")
 def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column, timestamp_column,
            timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist,
-           exclude, strata_spec, seed, holdout, engine, memory_limit) -> None:
+           exclude, strata_spec, seed, holdout, engine, memory_limit, spark_master) -> None:
     """Draw a stratified sample of queries from query LOGS into queries.tsv (+ queries.manifest.json)."""
     from evalset.io.digests import describe_files_in_background
 
-    described = describe_files_in_background(logs)  # the sha256 of the logs runs while the library loads
+    # the sha256 of the logs runs while the library loads (Spark's logs may be folders: hashed once expanded)
+    described = None if engine == "spark" else describe_files_in_background(logs)
 
     from evalset import sampling
     from evalset.io.outputs import check_outputs
@@ -61,6 +65,6 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
         window=sampling.Window(since, until, timestamp_format),
         strata=sampling.Strata.parse(strata_spec) if strata_spec else sampling.Strata(),
         seed=seed, holdout=holdout, blocklists=blocklist, exclusions=exclude, engine=engine,
-        memory_limit=memory_limit, described=described)
+        memory_limit=memory_limit, spark_master=spark_master, described=described)
     written = sampling.write_sample(result, output)
     click.echo("\n".join(sampling.report_lines(result, written)))

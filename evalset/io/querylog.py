@@ -77,7 +77,7 @@ def _delimited_header(path: str, fmt: str) -> list[str]:
     return next(csv.reader([head]), [])
 
 
-def _resolve_columns(names: list[str], columns: LogColumns, path: str, header: bool) -> dict[str, int]:
+def resolve_log_columns(names: list[str], columns: LogColumns, path: str, header: bool) -> dict[str, int]:
     """Standard field -> 0-based column index, or InputError naming what is missing."""
     resolved = {}
     for field, spec in columns.chosen().items():
@@ -112,7 +112,7 @@ def _first_malformed_line(path: str, fmt: str, width: int) -> tuple[int, int]:
 
 def _read_delimited(path: str, fmt: str, columns: LogColumns, header: bool) -> pa.Table:
     names = _delimited_header(path, fmt)
-    resolved = _resolve_columns(names, columns, path, header)
+    resolved = resolve_log_columns(names, columns, path, header)
     generated = [f"c{i}" for i in range(len(names))]
     parse = pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",",
                                quote_char=False if fmt == "tsv" else '"', double_quote=fmt == "csv")
@@ -170,7 +170,7 @@ def _read_structured(path: str, fmt: str, columns: LogColumns) -> pa.Table:
             if found is not None:
                 raise found from None
         raise InputError(f"cannot parse as {fmt}: {str(exc).splitlines()[0][:200]}", path) from None
-    resolved = _resolve_columns(table.column_names, columns, path, header=True)
+    resolved = resolve_log_columns(table.column_names, columns, path, header=True)
     out = {}
     for field, index in resolved.items():
         values = table.column(index)
@@ -256,7 +256,7 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
     fmt = log_format(path, fmt)
     if fmt in ("tsv", "csv"):
         names = _delimited_header(path, fmt)
-        resolved = _resolve_columns(names, columns, path, header)
+        resolved = resolve_log_columns(names, columns, path, header)
         typed = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(names)))
         quoting = "quote = '', escape = ''" if fmt == "tsv" else "quote = '\"', escape = '\"'"
         source = (f"read_csv({sql_string(path)}, delim = {sql_string(chr(9) if fmt == 'tsv' else ',')}, "
@@ -266,7 +266,7 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
         reader = "read_json" if fmt == "jsonl" else "read_parquet"
         options = ", format = 'newline_delimited'" if fmt == "jsonl" else ""
         names = _structured_names(path, fmt)
-        resolved = _resolve_columns(names, columns, path, header=True)
+        resolved = resolve_log_columns(names, columns, path, header=True)
         source = f"{reader}({sql_string(path)}{options})"
         picked = {field: '"' + names[index].replace('"', '""') + '"' for field, index in resolved.items()}
     selected = [

@@ -1,7 +1,8 @@
 """Stratified query sampling from a query log: count, screen, stratify by traffic, sample with weights.
 
-The pipeline has three steps; only the first and last touch every row or every query, and both exist twice,
-in memory (pyarrow/pandas) and in DuckDB (plain SQL, out of core), with the same results:
+The pipeline has three steps; only the first and last touch every row or every query, and both exist three
+times, in memory (pyarrow/pandas), in DuckDB (plain SQL, out of core) and on Spark (the same SQL), with the
+same results:
 
 1. **Group log rows** by their raw query text (and user, and the log's own stratum column), after the time
    window. The DuckDB path is one ``GROUP BY`` over the files, the same work as counting queries at all.
@@ -16,6 +17,7 @@ module            job
 ``options``       the run's options (normalisation, strata, window, screening) and its results
 ``memory``        steps 1 and 3 in memory (``--engine pandas``), and step 1's column rules
 ``sql``           steps 1 and 3 in DuckDB (``--engine duckdb``), out of core
+``spark``         steps 1 and 3 as Spark SQL (``--engine spark``): a local session or a cluster
 ``screening``     step 2, shared by both engines: normalisation and PII rules
 ``strata``        step 3: query ids, strata by cumulative traffic share, the canonical order
 ``draw``          the seeded draw per stratum and the held-out split
@@ -50,6 +52,7 @@ from evalset.sampling.options import (
     Window,
 )
 from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
+from evalset.sampling.spark import count_queries_spark, spark_session
 from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, stratify_sql
 from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, report_lines, sample_log, write_sample
 from evalset.sampling.strata import assign_strata, query_ids
@@ -57,7 +60,8 @@ from evalset.sampling.strata import assign_strata, query_ids
 __all__ = [
     "COUNT_BY", "DROP_REASONS", "ENGINES", "Normalisation", "QueryCounts", "SampleResult", "Screen", "Strata",
     "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
+    "count_queries_spark",
     "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
     "parse_per_stratum", "query_ids", "report_lines", "sample_log", "sample_queries", "screen_queries",
-    "stratify_sql", "write_sample",
+    "spark_session", "stratify_sql", "write_sample",
 ]

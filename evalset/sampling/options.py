@@ -16,7 +16,7 @@ from evalset.errors import InputError
 from evalset.parallel import parallel_map
 
 COUNT_BY = ("submissions", "users")
-ENGINES = ("auto", "pandas", "duckdb")
+ENGINES = ("auto", "pandas", "duckdb", "spark")
 
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
 # under the first reason that applies).

@@ -22,17 +22,25 @@ from evalset.sampling.screening import screen_grouped_rows
 from evalset.sampling.strata import canonical_order, id_sort_keys
 
 
-def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Window) -> str:
+def duckdb_timestamp_sql(window: Window) -> str:
+    """DuckDB's parsing of the ``timestamp`` column: ``try_strptime`` with the window's strptime format, else
+    ``TRY_CAST`` (ISO 8601); NULL where it does not parse."""
+    if window.timestamp_format:
+        return f"try_strptime(timestamp, {sql_string(window.timestamp_format)})"
+    return "TRY_CAST(timestamp AS TIMESTAMP)"
+
+
+def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Window,
+                   timestamp_sql: str | None = None) -> str:
     """Step 1 as SQL over ``log_sql`` (a SELECT giving the standard columns ``names``).
 
-    Plain SQL (CASE, COALESCE, GROUP BY); only the timestamp parsing (``try_strptime``/``TRY_CAST``) is
-    DuckDB's own: on Spark SQL write ``to_timestamp(timestamp, '<java pattern>')`` there.
+    Plain SQL (CASE, COALESCE, GROUP BY); only the timestamp parsing is the engine's own: ``timestamp_sql``,
+    an expression over the ``timestamp`` column that is NULL where it does not parse (default DuckDB's,
+    :func:`duckdb_timestamp_sql`; the Spark engine gives ``try_to_timestamp``).
     """
     statuses = []
     if window.active:
-        parsed = "TRY_CAST(timestamp AS TIMESTAMP)"
-        if window.timestamp_format:
-            parsed = f"try_strptime(timestamp, {sql_string(window.timestamp_format)})"
+        parsed = timestamp_sql or duckdb_timestamp_sql(window)
         statuses.append(f"WHEN {parsed} IS NULL THEN 'unparsable_timestamp'")
         bounds = []
         if window.since is not None:
@@ -185,7 +193,14 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             queries = fetch_arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    if "source" in names:
+    return counts_from_stratified(queries, grouped, dropped, "source" in names, count_by, strata)
+
+
+def counts_from_stratified(queries: pa.Table, grouped: pa.Table, dropped: dict[str, int], has_source: bool,
+                           count_by: str, strata: Strata) -> QueryCounts:
+    """:class:`QueryCounts` from step 3's rows (``query_id, query[, source], frequency, tier``, any order) and
+    step 1's grouped rows (their ``submissions`` are every submission read): the SQL engines' common end."""
+    if has_source:
         source = pc.dictionary_encode(queries["source"].combine_chunks())
         source_names = sorted(source.dictionary.to_pylist())
         rank = np.argsort(np.argsort(np.asarray(source.dictionary.to_pylist(), dtype=object)))

@@ -19,9 +19,11 @@ from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
 from evalset.io.querylog import LogColumns, read_query_log_table
+from evalset.io.querylog_spark import expand_log_paths, is_url
 from evalset.sampling.draw import sample_queries
 from evalset.sampling.memory import count_queries
 from evalset.sampling.options import ENGINES, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
+from evalset.sampling.spark import count_queries_spark
 from evalset.sampling.sql import count_queries_duckdb
 
 # The measured crossover of the two engines (see choose_engine), in bytes of log text.
@@ -30,7 +32,8 @@ DUCKDB_ABOVE_BYTES = 10 * 2**20
 
 def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto",
                   duckdb_above_bytes: int = DUCKDB_ABOVE_BYTES) -> str:
-    """``pandas`` (in memory) or ``duckdb`` (out of core) as asked, or for ``auto`` the faster one: DuckDB when
+    """``pandas`` (in memory), ``duckdb`` (out of core) or ``spark`` as asked, or for ``auto`` the faster of the
+    first two (``auto`` never starts Spark): DuckDB when
     the logs together hold more than ``duckdb_above_bytes`` (10 MiB) of text, counting a ``.gz`` file by its
     uncompressed size (:func:`log_text_bytes`) and a Parquet file by its size on disk.
 
@@ -63,14 +66,16 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
                count_by: str = "submissions", normalisation: Normalisation = Normalisation(),
                window: Window = Window(), strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
                blocklists: Sequence[str | os.PathLike] = (), exclusions: Sequence[str | os.PathLike] = (),
-               engine: str = "auto", memory_limit: str = "1GB",
+               engine: str = "auto", memory_limit: str = "1GB", spark_master: str | None = None,
                described: concurrent.futures.Future | None = None) -> SampleResult:
     """The ``evalset sample`` stage: read the logs, count, screen, stratify, sample, and describe it all.
 
     ``blocklists`` are files of terms (one a line); ``exclusions`` files of queries to leave out (one a line,
     or the ``query`` column of an earlier ``queries.tsv``). ``described``: the logs'
     :func:`~evalset.io.digests.describe_files_in_background`, when the caller started hashing them earlier.
-    Nothing is written; see :func:`write_sample`.
+    ``engine="spark"`` (never chosen by ``auto``) also takes folders and glob patterns of part files, and URLs
+    (described in the manifest without size or sha256); ``spark_master`` as
+    :func:`~evalset.sampling.spark.spark_session`. Nothing is written; see :func:`write_sample`.
     """
     if not paths:
         raise InputError("no query log given")
@@ -78,10 +83,17 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
                     tuple(q for f in exclusions for q in read_query_list(f)))
     engine = choose_engine(paths, engine)
-    described = described or describe_files_in_background(paths)  # sha256 of the logs while counting
+    files = paths
+    if engine == "spark":
+        files = expand_log_paths(paths)
+    local = [f for f in files if not is_url(f)]
+    described = described or describe_files_in_background(local)  # sha256 of the logs while counting
     options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
                    strata=strata)
-    if engine == "duckdb":
+    if engine == "spark":
+        counts = count_queries_spark(files, columns, fmt=fmt, header=header, master=spark_master,
+                                     shown=paths[0] if len(paths) == 1 else None, **options)
+    elif engine == "duckdb":
         counts = count_queries_duckdb(paths, columns, fmt=fmt, header=header, memory_limit=memory_limit,
                                       **options)
     else:
@@ -89,7 +101,9 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
         counts = count_queries(pa.concat_tables(tables, promote_options="permissive"), **options)
     _refuse_nothing_kept(counts, paths)
     queries = sample_queries(counts, per_stratum, seed=seed, holdout=holdout)
-    manifest = build_manifest(counts, queries, inputs=described.result(),
+    hashed = iter(described.result())
+    inputs = [{"path": f, "bytes": None, "sha256": None} if is_url(f) else next(hashed) for f in files]
+    manifest = build_manifest(counts, queries, inputs=inputs,
                               blocklists=[describe_file(p) for p in blocklists],
                               exclusions=[describe_file(p) for p in exclusions],
                               seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
