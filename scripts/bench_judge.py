@@ -13,7 +13,6 @@ answer, fresh journal per run). For each concurrency it prints the throughput ag
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import os
 import pstats
@@ -27,7 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "dl19"
 
 
-def make_tasks(pairs: int) -> list[dict]:
+def make_pool(pairs: int) -> tuple[str, int]:
+    """The DL19 depth-10 pool of the 37 official runs, written as `evalset pool` writes it; returns the folder
+    and the number of pairs the benchmark judges."""
     from evalset.io.poolfiles import read_tasks
     from evalset.pooling import PoolSpec, build_from_spec, write_pool
 
@@ -36,10 +37,10 @@ def make_tasks(pairs: int) -> list[dict]:
                     corpus=str(SHARED / "passages.jsonl.gz"),
                     queries=str(SHARED / "topics.tsv"))
     write_pool(build_from_spec(spec), folder)
-    tasks = read_tasks(Path(folder) / "tasks.jsonl", limit=pairs)
-    if len(tasks) < pairs:
-        sys.exit(f"the DL19 depth-10 pool has only {len(tasks)} pairs")
-    return tasks
+    available = len(read_tasks(Path(folder) / "tasks.jsonl", limit=pairs))
+    if available < pairs:
+        sys.exit(f"the DL19 depth-10 pool has only {available} pairs")
+    return folder, pairs
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
@@ -54,23 +55,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(tasks, base_url: str, concurrency: int, profile: bool):
-    from evalset.guideline import read_guideline
-    from evalset.judge import Journal, JudgeSettings, judge_pairs, read_template
+def run_once(pool: str, pairs: int, base_url: str, concurrency: int, profile: bool):
+    """One `evalset judge` job, through the library call the command makes (`judge.job.judge_pool`), with a fresh
+    journal: returns its stats, the client's CPU seconds, and the profiler."""
+    from evalset.judge import JudgeSettings
+    from evalset.judge.job import judge_pool
 
-    guideline = read_guideline(REPO / "guidelines" / "relevance-v1.md")
-    template = read_template()
     settings = JudgeSettings(model="bench", base_url=base_url, concurrency=concurrency, timeout=30)
-    with tempfile.TemporaryDirectory() as folder, \
-            Journal(Path(folder) / "journal.sqlite", "bench", template.sha256, guideline.sha256) as journal:
+    with tempfile.TemporaryDirectory() as folder:
         profiler = cProfile.Profile() if profile else None
         cpu = time.process_time()
         if profiler:
             profiler.enable()
-        stats = asyncio.run(judge_pairs(tasks, guideline, template, settings, journal))
+        result = judge_pool(pool, REPO / "guidelines" / "relevance-v1.md", Path(folder) / "labels.tsv", settings,
+                            limit=pairs, progress=False)
         if profiler:
             profiler.disable()
-        return stats, time.process_time() - cpu, profiler
+        return result.stats, time.process_time() - cpu, profiler
 
 
 def main() -> None:
@@ -80,27 +81,32 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--profile", type=int, help="profile the client at this concurrency (cProfile, top 25)")
     args = parser.parse_args()
-    tasks = make_tasks(args.pairs)
+    pool, pairs = make_pool(args.pairs)
     server, base_url = start_server(args.latency)
-    print(f"{len(tasks):,} DL19 pairs, server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} CPUs, "
+    print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}: {pairs:,} DL19 pairs, server latency {args.latency * 1000:.0f} ms, "
+          f"{os.cpu_count()} CPUs, "
           f"load average before {os.getloadavg()[0]:.2f}")
     print(f"{'concurrency':>11} {'seconds':>8} {'req/s':>8} {'ideal':>8} {'ratio':>6} {'client ms/req':>14} "
           f"{'server ms/req':>14} {'retries':>7} {'failed':>6} {'load':>5}")
-    profiles = []
+    profiles, failed = [], 0
     try:
         for concurrency in args.concurrency:
             server_cpu = cpu_seconds(server.pid)
-            stats, client_cpu, profiler = run_once(tasks, base_url, concurrency, concurrency == args.profile)
+            stats, client_cpu, profiler = run_once(pool, pairs, base_url, concurrency, concurrency == args.profile)
             server_cpu = cpu_seconds(server.pid) - server_cpu
             rate = stats.requests / stats.seconds
             ideal = concurrency / args.latency
             print(f"{concurrency:>11} {stats.seconds:>8.2f} {rate:>8.1f} {ideal:>8.1f} {rate / ideal:>6.1%} "
                   f"{client_cpu / stats.requests * 1000:>14.2f} {server_cpu / stats.requests * 1000:>14.2f} "
                   f"{stats.retries:>7} {stats.failed:>6} {os.getloadavg()[0]:>5.2f}", flush=True)
+            failed += stats.failed + (pairs - stats.judged - stats.failed)
             if profiler:
                 profiles.append((concurrency, profiler))
     finally:
         server.kill()
+    if failed:
+        sys.exit(f"check FAILED: {failed} pair(s) were not judged")
+    print(f"check: every one of the {pairs:,} pairs judged at each concurrency, none failed")
     for concurrency, profiler in profiles:
         stats = pstats.Stats(profiler, stream=sys.stdout)
         print(f"\nclient profile at concurrency {concurrency}, own time by package:")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
+import sys
 import tempfile
 import time
 import uuid
@@ -62,6 +64,7 @@ def main() -> None:
     guideline = read_guideline(REPO / "guidelines" / "relevance-v1.md")
     client = labelstudio.connect()
     run = uuid.uuid4().hex[:6]
+    print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         rows = make_pool(Path(tmp) / "pool", args.pairs)
         started = time.perf_counter()
@@ -85,9 +88,13 @@ def main() -> None:
         labels, report = labelstudio.pull(client, f"bench pull {run}", Path(tmp) / "pool", guideline)
         write_labels(labels, Path(tmp) / "labels.tsv")
         pull_s = time.perf_counter() - started
-        print(f"pull {report.annotations} annotations -> {report.labels} labels: {pull_s:.1f} s")
-        assert report.labels == len(rows)
-        assert sorted(labels["grade"].tolist()) == sorted(r["grade"] for r in rows)
+        print(f"pull {report.annotations} annotations -> {report.labels} labels: {pull_s:.1f} s; "
+              f"load average {os.getloadavg()[0]:.2f}")
+        if again.added or report.labels != len(rows) or \
+                sorted(labels["grade"].tolist()) != sorted(r["grade"] for r in rows):
+            sys.exit(f"check FAILED: the second push added {again.added}; pull gave {report.labels} labels of "
+                     f"{len(rows)} tasks, grades equal: {sorted(labels['grade']) == sorted(r['grade'] for r in rows)}")
+        print(f"check: the second push added nothing; the {len(rows):,} pulled grades are the ones entered")
         if args.list_tasks:
             started = time.perf_counter()
             listed = sum(1 for _ in client.tasks.list(project=project.id, fields="all", page_size=100))

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 
@@ -50,6 +51,18 @@ def write_runs(folder: str, runs: int, queries: int, per_query: int, candidates:
         pacsv.write_csv(table, path, pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
         paths.append(path)
     return paths
+
+
+def distinct_pairs(paths: list[str], depth: int) -> int:
+    """The pool's size computed plainly, as the check: distinct (query, document) among every run's first ``depth``
+    lines per query (the synthetic runs are written in rank order)."""
+    pairs = set()
+    for path in paths:
+        table = pacsv.read_csv(path, pacsv.ReadOptions(column_names=["qid", "q0", "docid", "rank", "score", "tag"]),
+                               pacsv.ParseOptions(delimiter=" "))
+        top = table.filter(pc.less_equal(table["rank"], depth))
+        pairs.update(zip(top["qid"].to_pylist(), top["docid"].to_pylist(), strict=True))
+    return len(pairs)
 
 
 def measure(run_folder: str, depth: int, output: str) -> dict:
@@ -83,6 +96,7 @@ def main() -> None:
     if args.measure:
         print(json.dumps(measure(args.measure[0], args.depth, args.measure[1])))
         return
+    print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="bench_pool.") as scratch:
         run_folder = os.path.join(scratch, "runs")
         os.mkdir(run_folder)
@@ -97,10 +111,15 @@ def main() -> None:
             check=True, capture_output=True, text=True,
         )
         figures = json.loads(child.stdout.strip().splitlines()[-1])
+        expected = distinct_pairs(paths, args.depth)
     print(f"pool at depth {args.depth}: {figures['source_rows']:,} top-k rows -> {figures['pairs']:,} pairs over "
           f"{figures['queries']:,} queries")
     print(f"time: {figures['total_s']:.1f} s (read, rank and pool {figures['build_s']:.1f} s, "
-          f"write {figures['write_s']:.1f} s); peak memory {figures['peak_rss_mib']:,} MiB (RSS)")
+          f"write {figures['write_s']:.1f} s); peak memory {figures['peak_rss_mib']:,} MiB (RSS); "
+          f"load average {os.getloadavg()[0]:.2f}")
+    if figures["pairs"] != expected:
+        sys.exit(f"check FAILED: the pool has {figures['pairs']:,} pairs, a plain distinct count {expected:,}")
+    print(f"check: {expected:,} pairs, equal to a plain distinct count of the runs' top {args.depth}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""Every benchmark script runs at a small size and prints the figures the README quotes, with its own check of the
+values it compares. The full sizes are for a person with time (README "Speed"); these keep the scripts from
+rotting when the library they call changes."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def bench(script: str, *args: str, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=REPO, capture_output=True,
+                            text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_bench_pool_pools_synthetic_runs_and_matches_a_plain_distinct_count():
+    out = bench("bench_pool.py", "--runs", "3", "--queries", "300", "--depth", "20", "--candidates", "60")
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+, \d+ CPUs, load average \d+\.\d\d$", out, re.M)
+    assert "pool at depth 20: 18,000 top-k rows -> " in out  # 3 runs x 300 queries x 20
+    assert re.search(r"^time: [\d.]+ s \(read, rank and pool [\d.]+ s, write [\d.]+ s\); peak memory [\d,]+ MiB", out,
+                     re.M)
+    assert re.search(r"^check: [\d,]+ pairs, equal to a plain distinct count of the runs' top 20$", out, re.M)
+
+
+def test_bench_judge_runs_the_command_path_against_the_loopback_server():
+    out = bench("bench_judge.py", "--pairs", "60", "--concurrency", "1", "8", "--latency", "0.02")
+    assert re.search(r": 60 DL19 pairs, server latency 20 ms, \d+ CPUs, load average before \d+\.\d\d$", out, re.M)
+    rows = re.findall(r"^\s+(\d+)\s+[\d.]+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%", out, re.M)
+    assert [int(c) for c, *_ in rows] == [1, 8]
+    assert all(float(ideal) == int(c) / 0.02 for c, _, ideal, _ in rows)  # the ideal the ratio is against
+    assert "check: every one of the 60 pairs judged at each concurrency, none failed" in out
+
+
+@pytest.mark.labelstudio
+def test_bench_labelstudio_pushes_and_pulls_against_the_real_server(label_studio):
+    import os
+
+    out = bench("bench_labelstudio.py", "--pairs", "150", env={**os.environ, **label_studio.env(),
+                                                               "PYTHONPATH": str(REPO)})
+    assert re.search(r"^push 150 tasks: [\d.]+ s; push again \(0 added\): [\d.]+ s$", out, re.M)
+    assert re.search(r"^pull 150 annotations -> 150 labels: [\d.]+ s; load average", out, re.M)
+    assert "check: the second push added nothing; the 150 pulled grades are the ones entered" in out
