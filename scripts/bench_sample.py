@@ -6,7 +6,7 @@ lines with about a million distinct queries, user ids and timestamps. Every comm
 subprocess; the script prints wall time (starting Python included), peak resident memory (the child's
 ``ru_maxrss``) and the ratio.
 
-    python scripts/bench_sample.py [--lines 10000000] [--repeat 3] [--cache .bench] [--also-pandas]
+    python scripts/bench_sample.py [--lines 10000000] [--repeat 3] [--cache .bench] [--other-engine]
     python scripts/bench_sample.py --crossover [--repeat 3] [--sizes 10000,100000,...] [--formats-at 300000,...]
 
 The default mode times ``evalset sample`` as a user runs it (``--engine auto``). ``--crossover`` times
@@ -142,7 +142,8 @@ def against_the_floor(args: argparse.Namespace) -> None:
     engine = samples[-1][2].split("(", 1)[1].split(")", 1)[0]  # "read N submissions (engine); ..."
     floor_s, sample_s = (statistics.median(run[0] for run in runs) for runs in (floors, samples))
     floor_gib, sample_gib = (max(run[1] for run in runs) for runs in (floors, samples))
-    print(f"load average {_load()}; {log.name}: {log.stat().st_size / 2**20:,.0f} MiB")
+    print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}; load average {_load()}; "
+          f"{log.name}: {log.stat().st_size / 2**20:,.0f} MiB")
     print(f"duckdb GROUP BY query  : median {floor_s:6.2f} s of {_times(floors)}  peak {floor_gib:.2f} GiB  "
           f"({floors[0][2].strip()})")
     print(f"evalset sample ({engine}): median {sample_s:6.2f} s of {_times(samples)}  peak {sample_gib:.2f} GiB"
@@ -153,9 +154,14 @@ def against_the_floor(args: argparse.Namespace) -> None:
     print(f"CPU time (user + system, all threads): floor {floor_cpu:.2f} s, evalset sample {sample_cpu:.2f} s, "
           f"ratio {sample_cpu / floor_cpu:.2f}x")
     print("    " + "\n    ".join(samples[-1][2].strip().splitlines()))
-    if args.also_pandas:
-        seconds, gib, *_ = timed([*command, "--engine", "pandas"])
-        print(f"evalset sample (pandas): {seconds:6.2f} s  peak {gib:.2f} GiB")
+    if args.other_engine:
+        other = "duckdb" if engine == "pandas" else "pandas"
+        other_output = args.cache / f"queries-{other}.tsv"
+        seconds, gib, *_ = timed([*evalset_sample(log, other_output, *SYNTHETIC_COLUMNS), "--engine", other])
+        print(f"evalset sample ({other}): {seconds:6.2f} s  peak {gib:.2f} GiB")
+        if other_output.read_bytes() != (args.cache / "queries-default.tsv").read_bytes():
+            sys.exit(f"check FAILED: --engine {other} and --engine {engine} wrote different queries.tsv")
+        print(f"check: --engine {other} and --engine {engine} write the same queries.tsv")
 
 
 # ------------------------------------------------------------------------------------- engine crossover
@@ -302,7 +308,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; medians are compared")
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--also-pandas", action="store_true", help="also time the in-memory engine")
+    parser.add_argument("--other-engine", action="store_true",
+                        help="also time the engine auto did not take, and check that it writes the same sample")
     parser.add_argument("--crossover", action="store_true", help="time both engines on logs of several sizes")
     parser.add_argument("--sizes", type=_numbers,
                         default=[10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000],

@@ -45,3 +45,19 @@ def test_bench_labelstudio_pushes_and_pulls_against_the_real_server(label_studio
     assert re.search(r"^push 150 tasks: [\d.]+ s; push again \(0 added\): [\d.]+ s$", out, re.M)
     assert re.search(r"^pull 150 annotations -> 150 labels: [\d.]+ s; load average", out, re.M)
     assert "check: the second push added nothing; the 150 pulled grades are the ones entered" in out
+
+
+def test_bench_sample_times_the_command_against_a_bare_duckdb_count_and_both_engines_agree(tmp_path):
+    out = bench("bench_sample.py", "--lines", "100000", "--distinct", "10000", "--repeat", "1", "--other-engine",
+                "--cache", str(tmp_path))
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+; load average [\d.]+", out, re.M)
+    assert re.search(r"^duckdb GROUP BY query  : median +[\d.]+ s .* peak [\d.]+ GiB", out, re.M)
+    assert re.search(r"^ratio [\d.]+x the floor", out, re.M)
+    assert "check: --engine duckdb and --engine pandas write the same queries.tsv" in out  # auto: pandas here
+
+
+@pytest.mark.spark
+def test_bench_sample_spark_gives_the_same_sample_as_duckdb(spark, tmp_path):
+    out = bench("bench_sample_spark.py", "--lines", "100000", "--master", "local[2]", "--cache", str(tmp_path))
+    assert re.search(r"^\s+spark +[\d.]+ s  peak [\d.]+ GiB  \(load average", out, re.M)
+    assert "same queries.tsv: yes" in out
