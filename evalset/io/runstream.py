@@ -21,6 +21,8 @@ Conventions
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -64,19 +66,10 @@ def streams(path: str | os.PathLike) -> bool:
         return False  # the whole-file reader names the problem
 
 
-def _open(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str],
-          numbers: dict[str, pa.DataType] | None, block_bytes: int) -> pacsv.CSVStreamingReader:
-    return pacsv.open_csv(
-        path,
-        read_options=pacsv.ReadOptions(column_names=names, block_size=block_bytes),
-        parse_options=parse,
-        convert_options=pacsv.ConvertOptions(
-            column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
-            include_columns=include,
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
+def _read_options(names: list[str], numbers: dict[str, pa.DataType] | None, include: list[str]):
+    return (pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+            pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
+                                 include_columns=include, strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
 def _columns(qid, docid, rank, score) -> pa.Table:
@@ -109,56 +102,122 @@ def _read_error(path: str, exc: Exception, lines_read: int) -> InputError:
     return InputError(f"cannot read after line {lines_read}: {exc}", path, lines_read + 1)
 
 
-def _by_line(path: str, skip: int, block_bytes: int) -> Iterator[pa.Table]:
-    """The line-by-line parse, from line ``skip + 1`` on, in blocks; errors name the line in the file."""
+def _text_chunks(path: str, block_bytes: int) -> Iterator[bytes]:
+    """The file's text (decompressed) in pieces of about ``block_bytes`` that end at a line end."""
+    with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
+        rest = b""
+        while True:
+            data = stream.read(block_bytes)
+            if not data:
+                break
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest += data
+                continue
+            yield rest + data[:cut + 1]
+            rest = data[cut + 1:]
+        if rest:
+            yield rest
+
+
+def _fast(chunk: pa.Buffer, delimiter: str) -> pa.Table | None:
+    """The one-delimiter parse of a piece of text (a row is a line: blank lines do not fit), or None if the piece
+    does not fit it."""
+    read, convert = _read_options(list(RUN_LAYOUT.fields), _NUMBERS, list(RUN_LAYOUT.keep))
     try:
-        reader = _open(path, _parse_options("\x1e", False), ["line"], ["line"], None, block_bytes)
+        table = pacsv.read_csv(pa.BufferReader(chunk), read_options=read,
+                               parse_options=_parse_options(delimiter, False), convert_options=convert)
+    except pa.ArrowInvalid:
+        return None
+    return table if _fits(table, delimiter) else None
+
+
+def _by_line(chunk: pa.Buffer, path: str, line: int) -> tuple[pa.Table, int]:
+    """The line-by-line parse of a piece of text whose first line is line ``line`` of the file (errors name the
+    line in the file); the table and the number of lines in the piece."""
+    read, convert = _read_options(["line"], None, ["line"])
+    try:
+        lines = pacsv.read_csv(pa.BufferReader(chunk), read_options=read, parse_options=_parse_options("\x1e", False),
+                               convert_options=convert)["line"].combine_chunks()
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
-            return
-        raise _read_error(path, exc, 0) from exc
-    except OSError as exc:
-        raise _read_error(path, exc, 0) from exc
-    line = 1  # the number of the next line in the file
+            return _NO_LINES, chunk.to_pybytes().count(b"\n")
+        raise _read_error(path, exc, line - 1) from exc
+    table = split_lines(lines, RUN_LAYOUT, path, line)
+    if len(table) == 0:  # blank lines only
+        return _NO_LINES, len(lines)
+    table, typed = _typed_columns(table, path, RUN_LAYOUT, _NUMBERS)
+    return _columns(table["qid"], table["docid"], typed["rank"], typed["score"]), len(lines)
+
+
+_NO_LINES = pa.table({"qid": pa.array([], pa.large_string()), "docid": pa.array([], pa.large_string()),
+                      "rank": pa.array([], pa.int64()), "score": pa.array([], pa.float64())})
+
+
+def _parsed(path: str, block_bytes: int) -> Iterator[pa.Table]:
+    """``qid, docid, rank, score`` in pieces of lines, in file order: each piece by the fast parse if it fits, else
+    by the line-by-line parse."""
+    head = first_line(path)
+    delimiter = "\t" if "\t" in head else " "
+    line = 1  # the number in the file of the piece's first line
+    chunks = _text_chunks(path, block_bytes)
     while True:
         try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except (pa.ArrowInvalid, OSError) as exc:
+            chunk = next(chunks, None)
+        except (OSError, pa.ArrowInvalid, EOFError) as exc:
             raise _read_error(path, exc, line - 1) from exc
-        lines = batch.column(0)
-        if skip >= len(lines):
-            skip -= len(lines)
-            line += len(lines)
-            continue
-        lines, line, skip = lines.slice(skip), line + skip, 0
-        table, typed = _typed_columns(split_lines(lines, RUN_LAYOUT, path, line), path, RUN_LAYOUT, _NUMBERS)
-        line += len(lines)
-        yield _columns(table["qid"], table["docid"], typed["rank"], typed["score"])
+        if chunk is None:
+            return
+        buffer = pa.py_buffer(chunk)
+        table = _fast(buffer, delimiter) if head else None
+        if table is not None:
+            line += len(table)
+        else:
+            table, count = _by_line(buffer, path, line)
+            line += count
+        yield table
+
+
+_END = object()
 
 
 def _parsed_blocks(path: str, block_bytes: int) -> Iterator[pa.Table]:
-    """``qid, docid, rank, score`` in blocks of lines, in file order: the fast parse while the blocks fit it, then
-    the line-by-line parse for the rest (a row of the fast parse is a line: blank lines do not fit it)."""
-    head = first_line(path)
-    done = 0
-    if head:
-        delimiter = "\t" if "\t" in head else " "
+    """:func:`_parsed`, read and parsed on a thread of its own one piece ahead, while the caller scores the piece
+    before (the parse releases the GIL); the thread stops when the caller stops early."""
+    pieces: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def hand_over(item) -> bool:
+        while not stop.is_set():
+            try:
+                pieces.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
         try:
-            reader = _open(path, _parse_options(delimiter, False), list(RUN_LAYOUT.fields), list(RUN_LAYOUT.keep),
-                           _NUMBERS, block_bytes)
-            for batch in reader:
-                table = pa.Table.from_batches([batch])
-                if not _fits(table, delimiter):
-                    break
-                done += len(table)
-                yield _columns(table["qid"], table["docid"], table["rank"], table["score"])
-            else:
+            for table in _parsed(path, block_bytes):
+                if not hand_over(table):
+                    return
+            hand_over(_END)
+        except BaseException as exc:  # handed to the caller, who raises it
+            hand_over(exc)
+
+    producer = threading.Thread(target=produce, name="evalset-run-reader", daemon=True)
+    producer.start()
+    try:
+        while True:
+            item = pieces.get()
+            if item is _END:
                 return
-        except (pa.ArrowInvalid, OSError):
-            pass  # the line-by-line parse reads on from here, and names the line if it is bad
-    yield from _by_line(path, done, block_bytes)
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        producer.join()
 
 
 def _query_heads(qid: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:

@@ -151,3 +151,18 @@ def test_streaming_is_chosen_by_size(tmp_path, monkeypatch):
         shutil.copyfileobj(source, target)
     monkeypatch.setattr(runstream, "STREAM_ABOVE_COMPRESSED_BYTES", 10**9)
     assert not runstream.streams(gz)
+
+
+@pytest.mark.parametrize("text", [
+    "\ufeff" + "\r\n".join(RUN) + "\r\n",  # a byte order mark and Windows line ends
+    "\n".join(line.replace(" ", "\t") for line in RUN) + "\n",  # tabs
+    "\n".join(RUN[:3]) + "\n\n  \n" + "\n".join(line.replace(" ", "   ") for line in RUN[3:]),  # blanks, wide gaps
+    "\n".join(f"{line} extra words" for line in RUN) + "\n",  # text after the tag (trec_eval ignores it)
+], ids=["bom-crlf", "tabs", "blank-lines-and-runs-of-spaces", "extra-fields"])
+def test_every_layout_the_whole_file_reader_takes_streams_to_the_same_values(tmp_path, text):
+    prepared, run = worked_example(tmp_path, RUN)
+    run.write_text(text)
+    whole = evaluate_file(run, prepared, ["ap", "ndcg@10", "p@2"], stream=False)
+    for block_bytes in (16, 64, 1 << 20):
+        same_table(evaluate_file(run, prepared, ["ap", "ndcg@10", "p@2"], stream=True, block_bytes=block_bytes), whole)
+    assert whole.attrs["duplicates_removed"] == 1 and whole["ap"].iloc[1] == 1.0
