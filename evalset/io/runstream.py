@@ -4,17 +4,18 @@ one query carried from a block into the next), never the whole run.
 Conventions
 -----------
 - When a run is streamed: :func:`streams` says so for a file above :data:`STREAM_ABOVE_BYTES` on disk (above
-  :data:`STREAM_ABOVE_COMPRESSED_BYTES` when compressed); below it, reading the file whole is faster (the whole-file
-  parse uses both cores) and its memory is small anyway.
+  :data:`STREAM_ABOVE_COMPRESSED_BYTES` when compressed). Streamed, a 10M-line run is scored as fast as read whole
+  (the next piece of text is parsed while the engine scores the piece before) in about 60% of the memory;
+  below the threshold a run is one or two pieces anyway, and is read whole.
 - Blocks are cut at query boundaries: the rows of the last query of each block of text are carried into the next,
   so that every block holds whole queries when the run is grouped by query (each query's lines together, as TREC
   runs are and as :func:`evalset.io.trec.write_run` writes them). A query id that reappears after another query
   raises :class:`RunNotGrouped`; the caller then reads the run whole (nothing has been reported yet).
-- Parsing is :func:`evalset.io.trec.read_run`'s: a fast one-delimiter parse, and the line-by-line whitespace
-  parse for the rest of the file from the first block that does not fit it (runs of spaces, mixed delimiters,
-  blank lines, a bad value). The values are the same, and a malformed line is refused with its number in the
-  file, as when the file is read whole. One difference: the check for shifted fields (a space inside a query id)
-  compares a line's width with the usual width in its block of text rather than in the whole file.
+- Parsing is :func:`evalset.io.trec.read_run`'s: each piece of text by the fast one-delimiter parse if it fits
+  it, else by the line-by-line whitespace parse (runs of spaces, mixed delimiters, blank lines, a bad value). The
+  values are the same, and a malformed line is refused with its number in the file, as when the file is read
+  whole. One difference: the check for shifted fields (a space inside a query id) compares a line's width with
+  the usual width in its piece of text rather than in the whole file.
 - A compressed file that ends early (a truncated ``.gz``) is refused, naming the line after the last one read.
 """
 
@@ -35,10 +36,10 @@ from evalset.errors import InputError
 from evalset.io.files import check_file, first_line, utf8_error
 from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, split_lines
 
-STREAM_ABOVE_BYTES = 256 << 20
-"""A run file larger than this on disk is streamed (about 7M lines of a usual run)."""
+STREAM_ABOVE_BYTES = 64 << 20
+"""A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
 
-STREAM_ABOVE_COMPRESSED_BYTES = 64 << 20
+STREAM_ABOVE_COMPRESSED_BYTES = 16 << 20
 """A compressed (``.gz``, ``.bz2``) run file larger than this on disk is streamed."""
 
 STREAM_BLOCK_BYTES = 1 << 26
