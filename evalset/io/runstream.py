@@ -78,14 +78,14 @@ def _columns(qid, docid, rank, score) -> pa.Table:
                      "rank": rank, "score": score})
 
 
-def _fits(table: pa.Table, delimiter: str) -> bool:
+def _fits(table: pa.Table, delimiter: str, other_in_text: bool) -> bool:
     """The fast parse's checks (see :func:`evalset.io.trec._fields_fast`): ids neither empty nor holding the other
-    delimiter, no shifted line, finite scores."""
+    delimiter (looked for only when the text holds it), no shifted line, finite scores."""
     other = " " if delimiter == "\t" else "\t"
     for name in ("qid", "docid"):
         column = table[name]
         if len(column) and (pc.min(pc.binary_length(column)).as_py() == 0
-                            or pc.any(pc.match_substring(column, other)).as_py()):
+                            or (other_in_text and pc.any(pc.match_substring(column, other)).as_py())):
             return False
     if pc.any(pc.equal(table["docid"], RUN_LAYOUT.shifted_marker)).as_py():
         return False
@@ -103,22 +103,38 @@ def _read_error(path: str, exc: Exception, lines_read: int) -> InputError:
     return InputError(f"cannot read after line {lines_read}: {exc}", path, lines_read + 1)
 
 
-def _text_chunks(path: str, block_bytes: int) -> Iterator[bytes]:
-    """The file's text (decompressed) in pieces of about ``block_bytes`` that end at a line end."""
+def _newline(data: np.ndarray, last: bool) -> int:
+    """The place of the first (or last) newline byte in ``data``, or -1; searched in windows from that end."""
+    window = 1 << 16
+    for start in (range(len(data) - window, -window, -window) if last else range(0, len(data), window)):
+        found = np.flatnonzero(data[max(start, 0):start + window] == 10)
+        if len(found):
+            return max(start, 0) + int(found[-1] if last else found[0])
+    return -1
+
+
+def _text_chunks(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
+    """The file's text (decompressed) in pieces that end at a line end, without copying it: each block read is
+    cut after its first and its last newline, the piece of a line before the first joined to the rest of the block
+    before (a short piece of its own)."""
     with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
         rest = b""
         while True:
-            data = stream.read(block_bytes)
-            if not data:
+            buffer = stream.read_buffer(block_bytes)
+            if buffer.size == 0:
                 break
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                rest += data
+            data = np.frombuffer(buffer, dtype=np.uint8)
+            last = _newline(data, last=True)
+            if last < 0:
+                rest += buffer.to_pybytes()
                 continue
-            yield rest + data[:cut + 1]
-            rest = data[cut + 1:]
+            first = _newline(data, last=False)
+            yield pa.py_buffer(rest + buffer.slice(0, first + 1).to_pybytes())
+            if last > first:
+                yield buffer.slice(first + 1, last - first)
+            rest = buffer.slice(last + 1).to_pybytes()
         if rest:
-            yield rest
+            yield pa.py_buffer(rest)
 
 
 def _fast(chunk: pa.Buffer, delimiter: str) -> pa.Table | None:
@@ -130,7 +146,10 @@ def _fast(chunk: pa.Buffer, delimiter: str) -> pa.Table | None:
                                parse_options=_parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
         return None
-    return table if _fits(table, delimiter) else None
+    other = ord(" " if delimiter == "\t" else "\t")
+    data = np.frombuffer(chunk, dtype=np.uint8)
+    other_in_text = any((data[start:start + (1 << 20)] == other).any() for start in range(0, len(data), 1 << 20))
+    return table if _fits(table, delimiter, other_in_text) else None
 
 
 def _by_line(chunk: pa.Buffer, path: str, line: int) -> tuple[pa.Table, int]:
@@ -169,7 +188,7 @@ def _parsed(path: str, block_bytes: int) -> Iterator[pa.Table]:
             raise _read_error(path, exc, line - 1) from exc
         if chunk is None:
             return
-        buffer = pa.py_buffer(chunk)
+        buffer = chunk
         table = _fast(buffer, delimiter) if head else None
         if table is not None:
             line += len(table)

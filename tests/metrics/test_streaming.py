@@ -40,7 +40,7 @@ def same_table(streamed: pd.DataFrame, whole: pd.DataFrame) -> None:
 def test_a_streamed_dl19_run_scores_exactly_as_the_whole_run(dl19_files, contract):
     qrels_path, runs = dl19_files
     prepared = prepare_qrels(read_qrels(qrels_path), contract)
-    for run in runs[:4]:
+    for run in runs[:2]:
         whole = evaluate(read_run(run), prepared, MEASURES)
         streamed = evaluate_file(run, prepared, MEASURES, stream=True, block_bytes=TINY)
         same_table(streamed, whole)
@@ -131,6 +131,7 @@ def test_a_truncated_gzip_is_refused_with_the_line_after_the_last_one_read(tmp_p
 def test_many_runs_side_by_side_give_what_one_after_the_other_gives(dl19_files):
     qrels_path, runs = dl19_files
     prepared = prepare_qrels(read_qrels(qrels_path), EvaluationContract(ties="expected"))
+    runs = runs[:5]
     frames = {run.name: read_run(run) for run in runs}
     one_by_one = {name: evaluate(frame, prepared, MEASURES) for name, frame in frames.items()}
     side_by_side = evaluate_runs(frames, prepared, MEASURES)
