@@ -7,7 +7,8 @@ Three cases, in one run of this script (each tool in its own fresh subprocess, s
     a run of ``--lines`` lines (default 10M: 10,000 queries x 1,000 documents) and graded qrels with 100 judged
     documents per query: parse both files with each tool's own readers, then nDCG@10, AP, P@10 and RR for every
     query; evalset as ``evalset score`` does it (:func:`evalset.metrics.evaluate_file`: read whole below the
-    streaming threshold, streamed above it). The median of ``--repeat`` runs per tool.
+    streaming threshold, streamed above it) and streamed (``evalset_streamed``). The median of ``--repeat`` runs
+    per tool.
 ``big``
     ``--big-factor`` times more lines (default 100M lines, 100,000 queries, 10M judgments), scored by evalset
     streamed in blocks of whole queries; its wall time and peak memory against evalset's on the main case. The
@@ -228,12 +229,25 @@ TOOLS = {"evalset": run_evalset, "evalset_streamed": run_evalset_streamed, "pytr
          "ranx": run_ranx, "many_evalset": many_evalset, "many_pytrec_eval": many_pytrec_eval}
 
 
+def peak_memory_mib() -> float:
+    """This process's peak resident memory: VmHWM, its own since exec (``ru_maxrss`` can carry the parent's peak
+    across fork and exec on Linux), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(tool: str, run_path: str, qrels_path: str, save: str) -> None:
     warm_up(tool)
     start, cpu_start = time.perf_counter(), time.process_time()
     means = TOOLS[tool](run_path, qrels_path, save)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mib = peak_memory_mib()
     print(json.dumps({"tool": tool, "seconds": seconds, "cpu": cpu, "peak_mib": peak_mib, "means": means}))
 
 
@@ -283,10 +297,10 @@ def main_case(args, data: Path) -> dict | None:
     if "evalset" in results:
         table(results, "evalset", list(MEASURES))
     print(load())
-    return results.get("evalset")
+    return results
 
 
-def big_case(args, data: Path, base: dict | None) -> None:
+def big_case(args, data: Path, main: dict[str, dict]) -> None:
     parts, queries = args.big_factor, max(args.lines // DEPTH, 1)
     run_path, qrels_path, part_paths = build_big(data, parts, queries, DEPTH, JUDGED)
     print(f"\n== big: {run_path} ({run_path.stat().st_size / 2**30:.2f} GiB, {parts * queries * DEPTH:,} lines), "
@@ -295,11 +309,13 @@ def big_case(args, data: Path, base: dict | None) -> None:
     result = timed("evalset_streamed", str(run_path), str(qrels_path), str(saved))
     if result is None:
         return
-    results = {"evalset_streamed": result} | ({"evalset (main)": base | {"means": {}}} if base else {})
-    table(results, "evalset (main)" if base else "evalset_streamed", [])
-    if base:
-        print(f"big / main: wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
-              f"(must be <= 12), peak {result['peak_mib'] / 1024:.2f} GiB (must be < 2)")
+    results = {"evalset_streamed": result} | {f"{tool} (main)": found | {"means": {}} for tool, found in main.items()
+                                              if tool.startswith("evalset")}
+    table(results, "evalset_streamed", [])
+    for tool, base in main.items():
+        if tool.startswith("evalset"):
+            print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
+                  f"(must be <= 12), peak {result['peak_mib'] / 1024:.2f} GiB (must be < 2)")
     print(load())
     check_big(saved, part_paths, qrels_path)
 
@@ -344,7 +360,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=10_000_000, help="Lines of the main case's run (1,000 a query).")
     parser.add_argument("--cases", default="main,big,many")
-    parser.add_argument("--tools", default="evalset,pytrec_eval", help="Main case; ranx too: evalset,pytrec_eval,ranx")
+    parser.add_argument("--tools", default="evalset,evalset_streamed,pytrec_eval", help="Main case (ranx too)")
     parser.add_argument("--repeat", type=int, default=3, help="Runs per tool, alternating; the median is reported.")
     parser.add_argument("--big-factor", type=int, default=10, help="The big case has this many times --lines.")
     parser.add_argument("--runs", type=int, default=37)
@@ -357,9 +373,9 @@ def main() -> None:
         return
     print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()} at start")
     cases = args.cases.split(",")
-    base = main_case(args, args.data) if "main" in cases else None
+    main_results = main_case(args, args.data) if "main" in cases else {}
     if "big" in cases:
-        big_case(args, args.data, base)
+        big_case(args, args.data, main_results)
     if "many" in cases:
         many_case(args, args.data)
 
