@@ -26,8 +26,9 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.io.trec import read_qrels
-from evalset.metrics import Measure, evaluate_runs, parse_measure
+from evalset.io.runstream import first_query_ids
+from evalset.io.trec import expand_run_paths, read_qrels
+from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, parse_measure
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.sets import FrozenSet, contract_changes, diff_sets, load_set, select_split
 from evalset.stats.family import ComparisonFamily
@@ -95,16 +96,18 @@ def metric_spellings(metrics: Sequence[str]) -> dict[str, Measure]:
     return spelled
 
 
-def refuse_runs_without_judged_queries(tables: Mapping[str, pd.DataFrame], runs: Mapping[str, pd.DataFrame],
-                                       scoring: Scoring) -> None:
-    """Refuse a run that shares no query with the qrels (``tables`` are :func:`evaluate_runs`' for ``runs``):
-    every value would be a zero (or undefined) that says nothing about the run, and a comparison ``t = nan``.
-    It is almost always an id mismatch (another collection's run, ids written differently)."""
+def refuse_runs_without_judged_queries(tables: Mapping[str, pd.DataFrame],
+                                       runs: Mapping[str, pd.DataFrame | str | os.PathLike], scoring: Scoring) -> None:
+    """Refuse a run that shares no query with the qrels (``tables`` are :func:`evaluate_runs`' for ``runs``, run
+    frames or files): every value would be a zero (or undefined) that says nothing about the run, and a comparison
+    ``t = nan``. It is almost always an id mismatch (another collection's run, ids written differently)."""
     for name, table in tables.items():
         missing = table.attrs.get("missing_queries", 0)
         shared = len(table) - missing if scoring.contract.missing == "zero" else len(table)
         if shared == 0:
-            run_ids = ", ".join(map(str, pd.unique(runs[name]["query_id"])[:3])) or "none: the run is empty"
+            run = runs[name]
+            first = first_query_ids(run, 3) if isinstance(run, (str, os.PathLike)) else pd.unique(run["query_id"])[:3]
+            run_ids = ", ".join(map(str, first)) or "none: the run is empty"
             judged = ", ".join(map(str, pd.unique(scoring.qrels["query_id"])[:3]))
             raise InputError(f"run {name} shares no query with the judgments: its queries ({run_ids}, ...) are none "
                              f"of the judged ones ({judged}, ...)", scoring.source)
@@ -164,10 +167,25 @@ class RunScores:
 
 def score_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metrics: Sequence[str] = ()) -> RunScores:
     """Score ``runs`` (name -> run) on ``metrics`` (default: the set's headline, else :data:`DEFAULT_METRICS`)."""
-    default = (scoring.headline,) if scoring.frozen else DEFAULT_METRICS
-    spelled = metric_spellings(metrics or default)
+    spelled = metric_spellings(metrics or ((scoring.headline,) if scoring.frozen else DEFAULT_METRICS))
     tables = evaluate_runs(runs, scoring.qrels, list(spelled.values()), scoring.contract)
     refuse_runs_without_judged_queries(tables, runs, scoring)
+    return _run_scores(scoring, spelled, tables)
+
+
+def score_run_files(scoring: Scoring, paths: Sequence[str | os.PathLike], metrics: Sequence[str] = (), *,
+                    stream: bool | None = None) -> RunScores:
+    """:func:`score_runs` of run files or folders of runs (:func:`evalset.io.trec.expand_run_paths`): a big file is
+    streamed in blocks of whole queries (bounded memory), the runs are scored side by side against qrels prepared
+    once (:func:`evalset.metrics.evaluate_run_files`); the same values as reading them whole."""
+    files = expand_run_paths(paths)
+    spelled = metric_spellings(metrics or ((scoring.headline,) if scoring.frozen else DEFAULT_METRICS))
+    tables = evaluate_run_files(files, scoring.qrels, list(spelled.values()), scoring.contract, stream=stream)
+    refuse_runs_without_judged_queries(tables, files, scoring)
+    return _run_scores(scoring, spelled, tables)
+
+
+def _run_scores(scoring: Scoring, spelled: dict[str, Measure], tables: dict[str, pd.DataFrame]) -> RunScores:
 
     def summary(values: pd.Series) -> MeanSummary:
         if scoring.frozen is None:

@@ -1,23 +1,44 @@
 #!/usr/bin/env python
-"""Benchmark: evalset against pytrec_eval and ranx, end to end from the files, on one synthetic input.
+"""Benchmark: evalset against pytrec_eval (and ranx), end to end from the files, on synthetic TREC runs.
 
-Builds (or reuses, in .bench/) a TREC run of 10,000 queries x 1,000 documents (10M lines) and graded qrels
-with 100 judged documents per query, then, in one run of this script, times each tool in its own fresh
-subprocess (so that peak memory is each tool's own): parse the run and qrels files with the tool's own
-readers, then compute nDCG@10, AP, P@10 and RR for every query. The clock starts after the imports (and
-ranx's numba compilation): it times the work on the files. Peak memory covers the whole process. It prints
-wall and CPU time, peak resident memory, the ratios to evalset, and checks that the tools agree on the means.
+Three cases, in one run of this script (each tool in its own fresh subprocess, so that peak memory is its own):
+
+``main``
+    a run of ``--lines`` lines (default 10M: 10,000 queries x 1,000 documents) and graded qrels with 100 judged
+    documents per query: parse both files with each tool's own readers, then nDCG@10, AP, P@10 and RR for every
+    query; evalset as ``evalset score`` does it (:func:`evalset.metrics.evaluate_file`: read whole below the
+    streaming threshold, streamed above it) and streamed (``evalset_streamed``). The median of ``--repeat`` runs
+    per tool.
+``big``
+    ``--big-factor`` times more lines (default 100M lines, 100,000 queries, 10M judgments), scored by evalset
+    streamed in blocks of whole queries; its wall time and peak memory against evalset's on the main case. The
+    run is written as parts of whole queries and their concatenation; every query's value is then checked
+    against the in-memory path (``evaluate(read_run(part))`` of each part, whole in memory) and the means to
+    1e-12.
+``many``
+    ``--runs`` runs (default 37) of ``--lines / 10`` lines on the same queries, each scored against
+    ``--qrels-sets`` qrels (default 3): evalset parses each run once and scores it against the qrels prepared
+    once, runs side by side on both cores; pytrec_eval parses each run once and evaluates it with one evaluator
+    per qrels.
+
+Inputs are generated once into ``--data`` (default ``.bench/``, git-ignored; the 100M-line case needs about 8 GB:
+put it outside the repo, e.g. ``--data /work/scratch/bench20``). The clock starts after the imports (and ranx's
+numba compilation). The script prints the date, the load average before and after each case, wall and CPU time,
+peak resident memory, the ratios, and checks that the tools agree on the means. ``--lines 100000`` finishes in a
+few seconds (for CI).
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python scripts/bench_scoring.py [--queries 10000 --depth 1000] [--repeat 3]
+    .venv/bin/python scripts/bench_scoring.py [--lines 10000000] [--repeat 3] [--cases main,big,many]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -28,60 +49,117 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 MEASURES = {"ndcg@10": "ndcg_cut_10", "ap": "map", "p@10": "P_10", "rr": "recip_rank"}
 RANX = {"ndcg@10": "ndcg@10", "ap": "map", "p@10": "precision@10", "rr": "mrr"}
+DEPTH, JUDGED, CORPUS = 1000, 100, 2_000_000
+
+
+def generate(queries: int, depth: int, judged: int, seed: int, first_query: int = 0):
+    """A run (``queries`` x ``depth``, grouped by query, scores descending) and qrels (``judged`` per query: half
+    from the run's top 100, half from outside the run), as arrow tables."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(first_query, first_query + queries), depth).astype(str)
+    docs = rng.integers(0, CORPUS, size=(queries, depth))
+    docs.sort(axis=1)  # unique per query after dropping repeats: shift repeats to fresh ids
+    docs = (docs + np.arange(depth)) % (CORPUS + depth)
+    rng.permuted(docs, axis=1, out=docs)
+    scores = np.sort(rng.gamma(2.0, 3.0, size=(queries, depth)), axis=1)[:, ::-1]
+    run = pa.table({"qid": pa.array(qid), "q0": pa.array(np.full(len(qid), "Q0")),
+                    "docid": pa.array(np.char.add("D", docs.ravel().astype(str))),
+                    "rank": pa.array(np.tile(np.arange(1, depth + 1), queries)),
+                    "score": pa.array(np.round(scores.ravel(), 6)), "tag": pa.array(np.full(len(qid), "synthetic"))})
+    top = min(100, depth)
+    picked = np.stack([rng.choice(top, size=min(judged // 2, top), replace=False) for _ in range(queries)])
+    inside = np.take_along_axis(docs, picked, axis=1)
+    outside = np.sort(rng.integers(0, CORPUS, size=(queries, judged - picked.shape[1])), axis=1)
+    outside = CORPUS + depth + outside + np.arange(outside.shape[1])  # distinct, and never in the run
+    qdocs = np.concatenate([inside, outside], axis=1)
+    grades = rng.choice(4, size=qdocs.shape, p=[0.55, 0.2, 0.17, 0.08])
+    qrels = pa.table({"qid": pa.array(np.repeat(np.arange(first_query, first_query + queries), judged).astype(str)),
+                      "iter": pa.array(np.full(qdocs.size, "0")),
+                      "docid": pa.array(np.char.add("D", qdocs.ravel().astype(str))),
+                      "grade": pa.array(grades.ravel())})
+    return run, qrels
+
+
+def write(table, path: Path, append: bool = False) -> None:
+    import pyarrow.csv as pacsv
+
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    with open(path, "ab" if append else "wb") as handle:
+        pacsv.write_csv(table, handle, options)
 
 
 def build(folder: Path, queries: int, depth: int, judged: int, seed: int = 0) -> tuple[Path, Path]:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
+    """The main case's run and qrels (generated once)."""
     run_path, qrels_path = folder / f"run.{queries}x{depth}.txt", folder / f"qrels.{queries}x{judged}.txt"
-    if run_path.exists() and qrels_path.exists():
-        return run_path, qrels_path
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    corpus = 2_000_000
-    qid = np.repeat(np.arange(queries), depth)
-    docs = rng.integers(0, corpus, size=(queries, depth))
-    docs.sort(axis=1)  # unique per query after dropping repeats: shift repeats to fresh ids
-    docs = (docs + np.arange(depth)) % (corpus + depth)
-    rng.permuted(docs, axis=1, out=docs)
-    scores = np.sort(rng.gamma(2.0, 3.0, size=(queries, depth)), axis=1)[:, ::-1]
-    table = pa.table({
-        "qid": pa.array(qid.astype(str)),
-        "q0": pa.array(np.full(queries * depth, "Q0")),
-        "docid": pa.array(np.char.add("D", docs.ravel().astype(str))),
-        "rank": pa.array(np.tile(np.arange(1, depth + 1), queries)),
-        "score": pa.array(np.round(scores.ravel(), 6)),
-        "tag": pa.array(np.full(queries * depth, "synthetic")),
-    })
-    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
-    pacsv.write_csv(table, run_path, options)
-    # judged: half from the run's top 100 (biased to the top), half from outside the run
-    picked = np.stack([rng.choice(100, size=judged // 2, replace=False) for _ in range(queries)])
-    inside = np.take_along_axis(docs, picked, axis=1)
-    outside = np.sort(rng.integers(0, corpus, size=(queries, judged - judged // 2)), axis=1)
-    outside = corpus + depth + outside + np.arange(outside.shape[1])  # distinct, and never in the run
-    qdocs = np.concatenate([inside, outside], axis=1)
-    grades = rng.choice(4, size=qdocs.shape, p=[0.55, 0.2, 0.17, 0.08])
-    qrels = pa.table({
-        "qid": pa.array(np.repeat(np.arange(queries), judged).astype(str)),
-        "iter": pa.array(np.full(queries * judged, "0")),
-        "docid": pa.array(np.char.add("D", qdocs.ravel().astype(str))),
-        "grade": pa.array(grades.ravel()),
-    })
-    pacsv.write_csv(qrels, qrels_path, options)
+    if not (run_path.exists() and qrels_path.exists()):
+        folder.mkdir(parents=True, exist_ok=True)
+        run, qrels = generate(queries, depth, judged, seed)
+        write(run, run_path)
+        write(qrels, qrels_path)
     return run_path, qrels_path
 
 
-def run_evalset(run_path: str, qrels_path: str) -> dict[str, float]:
-    from evalset.io.trec import read_qrels, read_run
-    from evalset.metrics import evaluate
+def build_big(folder: Path, parts: int, queries: int, depth: int, judged: int) -> tuple[Path, Path, list[Path]]:
+    """``parts`` runs of ``queries`` distinct queries each (generated one at a time: bounded memory), their
+    concatenation, and the qrels of all their queries."""
+    folder = folder / f"big.{parts}x{queries}x{depth}"
+    part_paths = [folder / f"part{k}.txt" for k in range(parts)]
+    run_path, qrels_path, done = folder / "run.txt", folder / "qrels.txt", folder / "done"
+    if not done.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        qrels_path.unlink(missing_ok=True)
+        for k, part in enumerate(part_paths):
+            run, qrels = generate(queries, depth, judged, seed=100 + k, first_query=k * queries)
+            write(run, part)
+            write(qrels, qrels_path, append=True)
+        with open(run_path, "wb") as target:
+            for part in part_paths:
+                with open(part, "rb") as source:
+                    shutil.copyfileobj(source, target, 1 << 24)
+        done.touch()
+    return run_path, qrels_path, part_paths
 
-    per_query = evaluate(read_run(run_path), read_qrels(qrels_path), list(MEASURES))
+
+def build_many(folder: Path, runs: int, qrels_sets: int, queries: int, depth: int) -> tuple[list[Path], list[Path]]:
+    """``runs`` runs on the same queries (each its own draw), and ``qrels_sets`` qrels, each from one run's draw."""
+    folder = folder / f"many.{runs}x{queries}x{depth}"
+    run_paths = [folder / f"run{k:02d}.txt" for k in range(runs)]
+    qrels_paths = [folder / f"qrels{k}.txt" for k in range(qrels_sets)]
+    if not (folder / "done").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, path in enumerate(run_paths):
+            run, qrels = generate(queries, depth, JUDGED, seed=1000 + k)
+            write(run, path)
+            if k < qrels_sets:
+                write(qrels, qrels_paths[k])
+        (folder / "done").touch()
+    return run_paths, qrels_paths
+
+
+# ------------------------------------------------------------------------------------------- in the children
+def run_evalset(run_path: str, qrels_path: str, save: str = "") -> dict[str, float]:
+    from evalset.io.trec import read_qrels
+    from evalset.metrics import evaluate_file, prepare_qrels
+
+    per_query = evaluate_file(run_path, prepare_qrels(read_qrels(qrels_path)), list(MEASURES))
+    if save:
+        per_query.to_pickle(save)
     return {m: float(per_query[m].mean()) for m in MEASURES}
 
 
-def run_pytrec_eval(run_path: str, qrels_path: str) -> dict[str, float]:
+def run_evalset_streamed(run_path: str, qrels_path: str, save: str = "") -> dict[str, float]:
+    from evalset.io.trec import read_qrels
+    from evalset.metrics import evaluate_file, prepare_qrels
+
+    per_query = evaluate_file(run_path, prepare_qrels(read_qrels(qrels_path)), list(MEASURES), stream=True)
+    if save:
+        per_query.to_pickle(save)
+    return {m: float(per_query[m].mean()) for m in MEASURES}
+
+
+def run_pytrec_eval(run_path: str, qrels_path: str, save: str = "") -> dict[str, float]:
     import pytrec_eval
 
     with open(qrels_path) as handle:
@@ -92,21 +170,54 @@ def run_pytrec_eval(run_path: str, qrels_path: str) -> dict[str, float]:
     return {m: float(np.mean([values[name] for values in results.values()])) for m, name in MEASURES.items()}
 
 
-def run_ranx(run_path: str, qrels_path: str) -> dict[str, float]:
+def run_ranx(run_path: str, qrels_path: str, save: str = "") -> dict[str, float]:
     from ranx import Qrels, Run, evaluate
 
-    qrels = Qrels.from_file(qrels_path, kind="trec")
-    run = Run.from_file(run_path, kind="trec")
+    qrels, run = Qrels.from_file(qrels_path, kind="trec"), Run.from_file(run_path, kind="trec")
     means = evaluate(qrels, run, list(RANX.values()))
     return {m: float(means[name]) for m, name in RANX.items()}
 
 
+def many_evalset(runs: str, qrels: str, save: str = "") -> dict[str, float]:
+    from evalset.io.trec import read_qrels, read_run
+    from evalset.metrics import evaluate, prepare_qrels
+    from evalset.parallel import parallel_map
+
+    prepared = [prepare_qrels(read_qrels(path)) for path in qrels.split(",")]
+
+    def score(path: str) -> list[dict[str, float]]:  # one parse per run, then every qrels
+        run = read_run(path)
+        return [evaluate(run, p, list(MEASURES)).mean().to_dict() for p in prepared]
+
+    means = parallel_map(score, runs.split(","))
+    return {f"{m} q{k} {i}": value for i, per_run in enumerate(means) for k, row in enumerate(per_run)
+            for m, value in row.items()}
+
+
+def many_pytrec_eval(runs: str, qrels: str, save: str = "") -> dict[str, float]:
+    import pytrec_eval
+
+    evaluators = []
+    for path in qrels.split(","):
+        with open(path) as handle:
+            evaluators.append(pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(handle), set(MEASURES.values())))
+    found = {}
+    for i, path in enumerate(runs.split(",")):
+        with open(path) as handle:
+            run = pytrec_eval.parse_run(handle)
+        for k, evaluator in enumerate(evaluators):
+            results = evaluator.evaluate(run)
+            for m, name in MEASURES.items():
+                found[f"{m} q{k} {i}"] = float(np.mean([values[name] for values in results.values()]))
+    return found
+
+
 def warm_up(tool: str) -> None:
     """Imports (and ranx's numba compilation) before the clock starts: the timing is the work on the files."""
-    if tool == "evalset":
+    if tool.startswith(("evalset", "many_evalset")):
         import evalset.io.trec
         import evalset.metrics  # noqa: F401
-    elif tool == "pytrec_eval":
+    elif "pytrec_eval" in tool:
         import pytrec_eval  # noqa: F401
     else:
         from ranx import Qrels, Run, evaluate
@@ -114,61 +225,159 @@ def warm_up(tool: str) -> None:
         evaluate(Qrels({"q": {"d": 1}}), Run({"q": {"d": 1.0, "e": 0.5}}), list(RANX.values()))
 
 
-TOOLS = {"evalset": run_evalset, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
+TOOLS = {"evalset": run_evalset, "evalset_streamed": run_evalset_streamed, "pytrec_eval": run_pytrec_eval,
+         "ranx": run_ranx, "many_evalset": many_evalset, "many_pytrec_eval": many_pytrec_eval}
 
 
-def child(tool: str, run_path: str, qrels_path: str) -> None:
+def peak_memory_mib() -> float:
+    """This process's peak resident memory: VmHWM, its own since exec (``ru_maxrss`` can carry the parent's peak
+    across fork and exec on Linux), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(tool: str, run_path: str, qrels_path: str, save: str) -> None:
     warm_up(tool)
     start, cpu_start = time.perf_counter(), time.process_time()
-    means = TOOLS[tool](run_path, qrels_path)
+    means = TOOLS[tool](run_path, qrels_path, save)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mib = peak_memory_mib()
     print(json.dumps({"tool": tool, "seconds": seconds, "cpu": cpu, "peak_mib": peak_mib, "means": means}))
+
+
+# --------------------------------------------------------------------------------------------- the parent
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.2f}"
+
+
+def timed(tool: str, run: str, qrels: str, save: str = "") -> dict | None:
+    out = subprocess.run([sys.executable, __file__, "--child", tool, run, qrels, save], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        print(f"{tool}: failed\n{out.stderr[-2000:]}")
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(results: dict[str, dict], base: str, columns: list[str]) -> None:
+    header = f"{'tool':<18} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} {'time x':>7} {'memory x':>9}  "
+    print(header + "  ".join(columns))
+    for tool, result in results.items():
+        ratio_t, ratio_m = result["seconds"] / results[base]["seconds"], result["peak_mib"] / results[base]["peak_mib"]
+        means = "  ".join(f"{result['means'][m]:.4f}" for m in columns)
+        print(f"{tool:<18} {result['seconds']:>8.2f} {result['cpu']:>7.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} "
+              f"{ratio_m:>9.2f}  {means}")
+    for tool, result in results.items():
+        if tool != base and set(result["means"]) == set(results[base]["means"]):  # the same input
+            worst = max(abs(result["means"][m] - results[base]["means"][m]) for m in result["means"])
+            print(f"largest difference of a mean, {tool} vs {base}: {worst:.2e} ({len(result['means'])} means)")
+
+
+def main_case(args, data: Path) -> dict | None:
+    queries = max(args.lines // DEPTH, 1)
+    run_path, qrels_path = build(data, queries, DEPTH, JUDGED)
+    print(f"\n== main: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {queries * DEPTH:,} lines), "
+          f"{qrels_path} ({queries * JUDGED:,} judgments); {load()}")
+    runs: dict[str, list[dict]] = {}
+    for _ in range(args.repeat):
+        for tool in args.tools.split(","):
+            result = timed(tool, str(run_path), str(qrels_path))
+            if result:
+                runs.setdefault(tool, []).append(result)
+    results = {tool: sorted(found, key=lambda r: r["seconds"])[len(found) // 2] for tool, found in runs.items()}
+    for tool, found in runs.items():
+        seconds = ", ".join(f"{r['seconds']:.2f}" for r in found)
+        print(f"{tool}: wall seconds of the {len(found)} runs: {seconds}")
+    if "evalset" in results:
+        table(results, "evalset", list(MEASURES))
+    print(load())
+    return results
+
+
+def big_case(args, data: Path, main: dict[str, dict]) -> None:
+    parts, queries = args.big_factor, max(args.lines // DEPTH, 1)
+    run_path, qrels_path, part_paths = build_big(data, parts, queries, DEPTH, JUDGED)
+    print(f"\n== big: {run_path} ({run_path.stat().st_size / 2**30:.2f} GiB, {parts * queries * DEPTH:,} lines), "
+          f"{parts * queries * JUDGED:,} judgments; {load()}")
+    saved = data / "big.per_query.pkl"
+    result = timed("evalset_streamed", str(run_path), str(qrels_path), str(saved))
+    if result is None:
+        return
+    results = {"evalset_streamed": result} | {f"{tool} (main)": found | {"means": {}} for tool, found in main.items()
+                                              if tool.startswith("evalset")}
+    table(results, "evalset_streamed", [])
+    for tool, base in main.items():
+        if tool.startswith("evalset"):
+            print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
+                  f"(must be <= 12), peak {result['peak_mib'] / 1024:.2f} GiB (must be < 2)")
+    print(load())
+    check_big(saved, part_paths, qrels_path)
+
+
+def check_big(saved: Path, part_paths: list[Path], qrels_path: Path) -> None:
+    """Every query's streamed value against the in-memory path on its part (each part is whole queries)."""
+    import pandas as pd
+
+    from evalset.io.trec import read_qrels, read_run
+    from evalset.metrics import evaluate, prepare_qrels
+
+    streamed = pd.read_pickle(saved)
+    prepared = prepare_qrels(read_qrels(qrels_path))
+    pieces = []
+    for part in part_paths:
+        run = read_run(part)
+        whole = evaluate(run, prepared, list(MEASURES))
+        pieces.append(whole.loc[pd.unique(run["query_id"])])
+    reference = pd.concat(pieces).loc[streamed.index]
+    same = all(np.array_equal(streamed[m].to_numpy(), reference[m].to_numpy(), equal_nan=True) for m in MEASURES)
+    worst = max(abs(streamed[m].mean() - reference[m].mean()) for m in MEASURES)
+    print(f"check: {len(streamed):,} queries, every per-query value {'EQUAL' if same else 'DIFFERENT'} to the "
+          f"in-memory path (read_run + evaluate of each part); largest difference of a mean {worst:.1e}")
+
+
+def many_case(args, data: Path) -> None:
+    queries = max(args.lines // DEPTH // 10, 1)
+    run_paths, qrels_paths = build_many(data, args.runs, args.qrels_sets, queries, DEPTH)
+    print(f"\n== many: {args.runs} runs x {queries * DEPTH:,} lines, each against {args.qrels_sets} qrels; {load()}")
+    runs, qrels = ",".join(map(str, run_paths)), ",".join(map(str, qrels_paths))
+    results = {}
+    for tool in ("many_evalset", "many_pytrec_eval"):
+        result = timed(tool, runs, qrels)
+        if result:
+            results[tool] = result
+    if "many_evalset" in results:
+        table(results, "many_evalset", [])
+    print(load())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--depth", type=int, default=1_000)
-    parser.add_argument("--judged", type=int, default=100)
-    parser.add_argument("--tools", default="evalset,pytrec_eval,ranx")
+    parser.add_argument("--lines", type=int, default=10_000_000, help="Lines of the main case's run (1,000 a query).")
+    parser.add_argument("--cases", default="main,big,many")
+    parser.add_argument("--tools", default="evalset,evalset_streamed,pytrec_eval", help="Main case (ranx too)")
     parser.add_argument("--repeat", type=int, default=3, help="Runs per tool, alternating; the median is reported.")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--big-factor", type=int, default=10, help="The big case has this many times --lines.")
+    parser.add_argument("--runs", type=int, default=37)
+    parser.add_argument("--qrels-sets", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the inputs are generated (once).")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    run_path, qrels_path = build(ROOT / ".bench", args.queries, args.depth, args.judged)
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
-    print(f"input: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {args.queries * args.depth:,} lines), "
-          f"{qrels_path} ({args.queries * args.judged:,} judgments)")
-    runs: dict[str, list[dict]] = {}
-    for _ in range(args.repeat):
-        for tool in args.tools.split(","):
-            out = subprocess.run([sys.executable, __file__, "--child", tool, str(run_path), str(qrels_path)],
-                                 capture_output=True, text=True, check=False)
-            if out.returncode != 0:
-                print(f"{tool}: failed\n{out.stderr[-2000:]}")
-                continue
-            runs.setdefault(tool, []).append(json.loads(out.stdout.strip().splitlines()[-1]))
-    results = {tool: sorted(found, key=lambda r: r["seconds"])[len(found) // 2] for tool, found in runs.items()}
-    for tool, found in runs.items():
-        seconds = ", ".join(f"{r['seconds']:.2f}" for r in found)
-        print(f"{tool}: wall seconds of the {len(found)} runs: {seconds} (median reported)")
-    base = results.get("evalset")
-    print(f"\n{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} {'time x':>7} {'memory x':>9}  "
-          + "  ".join(MEASURES))
-    for tool, result in results.items():
-        ratio_t = result["seconds"] / base["seconds"] if base else float("nan")
-        ratio_m = result["peak_mib"] / base["peak_mib"] if base else float("nan")
-        means = "  ".join(f"{result['means'][m]:.4f}" for m in MEASURES)
-        figures = (f"{result['seconds']:>8.2f} {result['cpu']:>7.2f} {result['peak_mib']:>9.0f} {ratio_t:>7.2f} "
-                   f"{ratio_m:>9.2f}")
-        print(f"{tool:<12} {figures}  {means}")
-    if base:
-        for tool, result in results.items():
-            worst = max(abs(result["means"][m] - base["means"][m]) for m in MEASURES)
-            print(f"largest difference of a mean, {tool} vs evalset: {worst:.2e}")
+    print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()} at start")
+    cases = args.cases.split(",")
+    main_results = main_case(args, args.data) if "main" in cases else {}
+    if "big" in cases:
+        big_case(args, args.data, main_results)
+    if "many" in cases:
+        many_case(args, args.data)
 
 
 if __name__ == "__main__":

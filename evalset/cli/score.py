@@ -30,11 +30,10 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
     strata, on the test split by default. A run's name is its file name without extensions.
     """
     from evalset import scoring as library
-    from evalset.io.trec import read_runs
 
     scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
                                    ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
-    scores = library.score_runs(scoring, read_runs(runs), metrics)
+    scores = library.score_run_files(scoring, runs, metrics)
     if output_format == "json":
         click.echo(json.dumps(library.score_document(scores, per_query), indent=2))
     elif output_format == "tsv":

@@ -114,7 +114,12 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
             empty = {name: pa.array([], pa.string()) for name in layout.keep}
             return pa.table(empty | {"line_no": pa.array([], pa.int64())})
         raise utf8_error(path) or InputError(f"cannot parse: {exc}", path) from exc
-    lines = lines.combine_chunks()
+    return split_lines(lines.combine_chunks(), layout, path)
+
+
+def split_lines(lines: pa.Array, layout: _Layout, path: str, first_line: int = 1) -> pa.Table:
+    """Whitespace-split ``lines`` (one string per line, the first being line ``first_line`` of ``path``) into
+    ``layout``'s kept fields and ``line_no``; raises InputError on a malformed line (blank lines are skipped)."""
     fields = pc.utf8_split_whitespace(lines)
     counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False).copy()
     counts[pc.equal(pc.utf8_trim_whitespace(lines), "").to_numpy(zero_copy_only=False)] = 0  # blank lines
@@ -124,13 +129,14 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
     if bad.size:
         row = int(bad[0])
         raise InputError(f"expected {width} whitespace-separated fields `{layout.text}`, found {counts[row]}: "
-                         f"{lines[row].as_py()!r}", path, row + 1)
+                         f"{lines[row].as_py()!r}", path, row + first_line)
     nonblank = np.flatnonzero(counts != 0)
     fields = fields.take(pa.array(nonblank))
     columns = {name: pc.list_element(fields, layout.fields.index(name)) for name in layout.keep}
     if layout.shifted_marker:
-        _refuse_shifted(lines.take(pa.array(nonblank)), fields, counts[nonblank], nonblank + 1, layout, path)
-    return pa.table(columns | {"line_no": pa.array(nonblank + 1)})
+        _refuse_shifted(lines.take(pa.array(nonblank)), fields, counts[nonblank], nonblank + first_line, layout,
+                        path)
+    return pa.table(columns | {"line_no": pa.array(nonblank + first_line)})
 
 
 def _refuse_shifted(lines: pa.Array, fields: pa.Array, counts: np.ndarray, line_no: np.ndarray, layout: _Layout,

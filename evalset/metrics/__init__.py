@@ -8,6 +8,7 @@ This package imports no pipeline stage.
 from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepare_qrels, summarize
 from evalset.metrics.measures import MEASURES, Measure, parse_measure
 from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
+from evalset.metrics.streaming import evaluate_file, evaluate_run_files
 
 __all__ = [
     "MEASURES",
@@ -16,6 +17,8 @@ __all__ = [
     "OrderedRun",
     "PreparedQrels",
     "evaluate",
+    "evaluate_file",
+    "evaluate_run_files",
     "evaluate_runs",
     "order_run",
     "parse_measure",

@@ -31,6 +31,7 @@ from scipy import stats
 
 from evalset.agreement import tau_ap
 from evalset.errors import InputError
+from evalset.parallel import parallel_map
 from evalset.render import number
 from evalset.reusability.contributions import (
     PoolOfRuns,
@@ -132,9 +133,12 @@ def leave_out(kind: str, scoring: Scoring, runs: Mapping[str, pd.DataFrame], poo
     reduced = reduced_qrels(scoring.qrels, unique, owners)
     counts = contribution_counts(scoring.qrels, unique, owners, scoring.contract.rel_level)
     rows = []
-    for owner in owners:
+
+    def rescore(owner: str):  # one owner's runs on its reduced qrels; the owners side by side on both cores
         members = {name: run for name, run in runs.items() if owner_of[name] == owner}
-        scores = score_runs(dataclasses.replace(scoring, qrels=reduced[owner]), members, [metric, judged])
+        return members, score_runs(dataclasses.replace(scoring, qrels=reduced[owner]), members, [metric, judged])
+
+    for owner, (members, scores) in zip(owners, parallel_map(rescore, owners), strict=True):
         for name in members:
             rows.append({"owner": owner, "run": name, "reduced": _mean(scores, name, metric, scoring),
                          "judged_reduced": _mean(scores, name, judged, scoring)})
