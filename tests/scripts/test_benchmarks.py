@@ -18,6 +18,19 @@ def bench(script: str, *args: str, env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
+def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path(tmp_path):
+    out = bench("bench_scoring.py", "--lines", "100000", "--repeat", "1", "--runs", "4", "--qrels-sets", "2",
+                "--data", str(tmp_path))
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+; \d+ cores; load average [\d.]+ at start$", out, re.M)
+    main_rows = dict(re.findall(r"^(evalset|evalset_streamed|pytrec_eval) +[\d.]+ +[\d.]+ +\d+ +([\d.]+) ", out, re.M))
+    assert set(main_rows) == {"evalset", "evalset_streamed", "pytrec_eval"}  # time ratios against evalset
+    differences = re.findall(r"^largest difference of a mean, \w+ vs \w+: ([\d.e+-]+) \((\d+) means\)$", out, re.M)
+    assert [n for _, n in differences] == ["4", "4", "32"] and all(float(d) < 1e-12 for d, _ in differences)
+    assert re.search(r"^big / main \(evalset\): wall [\d.]+x for 10x the lines \(must be <= 12\), peak [\d.]+ GiB", out,
+                     re.M)
+    assert "check: 1,000 queries, every per-query value EQUAL to the in-memory path" in out
+
+
 def test_bench_pool_pools_synthetic_runs_and_matches_a_plain_distinct_count():
     out = bench("bench_pool.py", "--runs", "3", "--queries", "300", "--depth", "20", "--candidates", "60")
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+, \d+ CPUs, load average \d+\.\d\d$", out, re.M)
