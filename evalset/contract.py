@@ -20,7 +20,8 @@ UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling (chosen once; any fixed value would do)."""
-MERGE_RULES = ("median", "majority", "annotator-priority", "dawid-skene", "one-coin", "mace", "glad")
+AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.quality.aggregation)
+MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
 """How a frozen set merges several grades of one pair (see :mod:`evalset.merging`; the last four are crowd-kit's
 models, :mod:`evalset.quality.aggregation`)."""
 WEIGHTINGS = ("traffic", "uniform")

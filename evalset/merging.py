@@ -26,11 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import MERGE_RULES
+from evalset.contract import AGGREGATION_RULES, MERGE_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
-
-AGGREGATION_RULES = MERGE_RULES[3:]  # crowd-kit's (evalset.quality.aggregation.AGGREGATION_RULES)
 
 
 @dataclass(frozen=True)

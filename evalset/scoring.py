@@ -167,7 +167,7 @@ class RunScores:
 
 def score_runs(scoring: Scoring, runs: Mapping[str, pd.DataFrame], metrics: Sequence[str] = ()) -> RunScores:
     """Score ``runs`` (name -> run) on ``metrics`` (default: the set's headline, else :data:`DEFAULT_METRICS`)."""
-    spelled = metric_spellings(metrics or ((scoring.headline,) if scoring.frozen else DEFAULT_METRICS))
+    spelled = _metrics_of(scoring, metrics)
     tables = evaluate_runs(runs, scoring.qrels, list(spelled.values()), scoring.contract)
     refuse_runs_without_judged_queries(tables, runs, scoring)
     return _run_scores(scoring, spelled, tables)
@@ -179,10 +179,15 @@ def score_run_files(scoring: Scoring, paths: Sequence[str | os.PathLike], metric
     streamed in blocks of whole queries (bounded memory), the runs are scored side by side against qrels prepared
     once (:func:`evalset.metrics.evaluate_run_files`); the same values as reading them whole."""
     files = expand_run_paths(paths)
-    spelled = metric_spellings(metrics or ((scoring.headline,) if scoring.frozen else DEFAULT_METRICS))
+    spelled = _metrics_of(scoring, metrics)
     tables = evaluate_run_files(files, scoring.qrels, list(spelled.values()), scoring.contract, stream=stream)
     refuse_runs_without_judged_queries(tables, files, scoring)
     return _run_scores(scoring, spelled, tables)
+
+
+def _metrics_of(scoring: Scoring, metrics: Sequence[str]) -> dict[str, Measure]:
+    """The metrics asked for, else the set's headline, else :data:`DEFAULT_METRICS`, by spelling."""
+    return metric_spellings(metrics or ((scoring.headline,) if scoring.frozen else DEFAULT_METRICS))
 
 
 def _run_scores(scoring: Scoring, spelled: dict[str, Measure], tables: dict[str, pd.DataFrame]) -> RunScores:

@@ -8,13 +8,5 @@ for name in chromium chromium-browser google-chrome; do
     exit 0
   fi
 done
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "install-chromium: not root and no sudo; install the chromium package by hand" >&2; exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium
+bash "$(dirname "$0")/apt-install.sh" install-chromium chromium
 chromium --version

@@ -82,6 +82,27 @@ def label_studio(tmp_path_factory) -> Iterator[LabelStudioServer]:
                        capture_output=True, timeout=120)
 
 
+@pytest.fixture
+def ls_client(label_studio, monkeypatch):
+    """A label-studio-sdk client of the test server, connected as evalset connects (from the environment)."""
+    from evalset import labelstudio
+
+    for name, value in label_studio.env().items():
+        monkeypatch.setenv(name, value)
+    return labelstudio.connect()
+
+
+def grade_annotation(task_id: int, user_id: int, grade: int | None = None, comment: str | None = None,
+                     cancelled: bool = False) -> dict:
+    """The keyword arguments of ``client.annotations.create`` for an annotator's grade (and comment) of a task."""
+    result = []
+    if grade is not None:
+        result.append({"from_name": "grade", "to_name": "text", "type": "choices", "value": {"choices": [str(grade)]}})
+    if comment is not None:
+        result.append({"from_name": "comment", "to_name": "text", "type": "textarea", "value": {"text": [comment]}})
+    return dict(id=task_id, result=result, completed_by=user_id, was_cancelled=cancelled)
+
+
 # --- a local Spark (tests marked `spark`)
 # One session for the whole test session (local[2], small shuffles, the warehouse under tmp), created through
 # evalset's own spark_session so that every `--engine spark` run in the tests uses it. Skipped, saying why,

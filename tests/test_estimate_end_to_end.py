@@ -28,6 +28,7 @@ from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.trec import read_qrels
 from evalset.judge.testserver import Behaviour, JudgeServer
+from tests.conftest import grade_annotation
 
 pytestmark = pytest.mark.labelstudio
 
@@ -45,17 +46,6 @@ def cli(*args, env=None):
     return result
 
 
-@pytest.fixture
-def client(label_studio, monkeypatch):
-    for name, value in label_studio.env().items():
-        monkeypatch.setenv(name, value)
-    return labelstudio.connect()
-
-
-def _annotation(task_id: int, user_id: int, grade: int) -> dict:
-    return dict(id=task_id, completed_by=user_id, was_cancelled=False, result=[
-        {"from_name": "grade", "to_name": "text", "type": "choices", "value": {"choices": [str(grade)]}}])
-
 
 def _llm_grade(pair_id: str, nist: int) -> int:
     """The judge's grade of a pair: NIST's, one higher on a fifth of the pairs and one lower on another fifth."""
@@ -72,7 +62,7 @@ def _ndcg10(qrels: dict[str, dict[str, int]], run_path: Path) -> dict[str, float
 
 
 def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_estimates_pytrec_eval_agrees_with(
-        label_studio, client, tmp_path):
+        label_studio, ls_client, tmp_path):
     run_paths = {name: DL19 / "runs" / f"{name}.run.gz" for name in RUNS}
     nist = read_qrels(DL19 / "nist.qrels").set_index(["query_id", "doc_id"])["grade"]
 
@@ -95,10 +85,10 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
     title = f"estimate e2e {uuid.uuid4().hex[:8]}"
     cli("push", slice_dir, "--guideline", GUIDELINE, "--project", title, "--overlap", 2, env=label_studio.env())
     suffix = uuid.uuid4().hex[:6]
-    ann_a = client.users.create(username=f"est-a-{suffix}", email=f"est-a-{suffix}@example.org")
-    ann_b = client.users.create(username=f"est-b-{suffix}", email=f"est-b-{suffix}@example.org")
-    project = labelstudio.find_project(client, title)
-    tasks = sorted(labelstudio.export_snapshot(client, project.id), key=lambda task: task["id"])
+    ann_a = ls_client.users.create(username=f"est-a-{suffix}", email=f"est-a-{suffix}@example.org")
+    ann_b = ls_client.users.create(username=f"est-b-{suffix}", email=f"est-b-{suffix}@example.org")
+    project = labelstudio.find_project(ls_client, title)
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
     assert len(tasks) == len(slice_pairs)
     where = slice_pairs.set_index("pair_id")
     grade_a, grade_b = {}, {}
@@ -107,8 +97,8 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
         pair = (row["query_id"], row["doc_id"])
         grade_a[pair] = int(nist[pair])  # NIST judged every pair of this pool
         grade_b[pair] = grade_a[pair] if number % 7 else (grade_a[pair] + 1 if grade_a[pair] < 3 else 2)
-        client.annotations.create(**_annotation(task["id"], ann_a.id, grade_a[pair]))
-        client.annotations.create(**_annotation(task["id"], ann_b.id, grade_b[pair]))
+        ls_client.annotations.create(**grade_annotation(task["id"], ann_a.id, grade_a[pair]))
+        ls_client.annotations.create(**grade_annotation(task["id"], ann_b.id, grade_b[pair]))
     disagreements = sum(grade_a[pair] != grade_b[pair] for pair in grade_a)
     merged_human = {pair: min(grade_a[pair], grade_b[pair]) for pair in grade_a}  # lower middle of two
     assert disagreements == len(range(0, len(tasks), 7))

@@ -19,6 +19,7 @@ from evalset.guideline import read_guideline
 from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.trec import read_qrels, write_qrels
+from tests.conftest import grade_annotation
 
 pytestmark = pytest.mark.labelstudio
 
@@ -49,23 +50,16 @@ def pools(shared_data, tmp_path_factory) -> dict[str, Path]:
             (("dl19-3", 3), ("dl19-5", 5), ("dl19-43", None))}
 
 
-@pytest.fixture
-def client(label_studio, monkeypatch):
-    for name, value in label_studio.env().items():
-        monkeypatch.setenv(name, value)
-    return labelstudio.connect()
-
-
 def _title(what: str) -> str:
     return f"{what} {uuid.uuid4().hex[:8]}"
 
 
-def _pair_counts(client, title) -> Counter:
-    project = labelstudio.find_project(client, title)
-    return labelstudio.pair_id_counts(labelstudio.export_snapshot(client, project.id))
+def _pair_counts(ls_client, title) -> Counter:
+    project = labelstudio.find_project(ls_client, title)
+    return labelstudio.pair_id_counts(labelstudio.export_snapshot(ls_client, project.id))
 
 
-def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_studio, client, pools):
+def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_studio, ls_client, pools):
     title = _title("dl19 depth 10")
     three, five = read_tasks(pools["dl19-3"] / "tasks.jsonl"), read_tasks(pools["dl19-5"] / "tasks.jsonl")
     assert set(three["pair_id"]) < set(five["pair_id"])
@@ -83,8 +77,8 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     assert again.exit_code == 0, again.output
     assert f"{len(five)} already there, 0 added" in again.output
 
-    project = labelstudio.find_project(client, title)
-    tasks = labelstudio.export_snapshot(client, project.id)
+    project = labelstudio.find_project(ls_client, title)
+    tasks = labelstudio.export_snapshot(ls_client, project.id)
     assert len(tasks) == len(five) == 321  # every pooled pair of the first 5 topics has its passage text
     assert Counter(task["data"]["pair_id"] for task in tasks) == Counter(five["pair_id"])
     assert all(set(task["data"]) == {"pair_id", "query", "text"} for task in tasks)
@@ -99,7 +93,7 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     assert "Worked examples" in project.expert_instruction
 
 
-def test_a_push_killed_with_the_server_completes_on_the_next_push(label_studio, client, pools):
+def test_a_push_killed_with_the_server_completes_on_the_next_push(label_studio, ls_client, pools):
     title = _title("killed push")
     expected = read_tasks(pools["dl19-43"] / "tasks.jsonl")["pair_id"]
     killed = []
@@ -110,39 +104,31 @@ def test_a_push_killed_with_the_server_completes_on_the_next_push(label_studio, 
             threading.Timer(0.05, label_studio.kill).start()
 
     with pytest.raises(labelstudio.LabelStudioError, match=r"not answering|HTTP 5"):
-        labelstudio.push(client, pools["dl19-43"], GUIDELINE, title, batch_size=100, progress=False,
+        labelstudio.push(ls_client, pools["dl19-43"], GUIDELINE, title, batch_size=100, progress=False,
                          on_batch=kill_during_the_next_batch)
     assert killed
     label_studio.start()
-    partial = _pair_counts(client, title)  # what the crash left: whole batches, no pair twice
+    partial = _pair_counts(ls_client, title)  # what the crash left: whole batches, no pair twice
     assert 600 <= sum(partial.values()) < len(expected) and max(partial.values()) == 1
     result = cli("push", pools["dl19-43"], "--guideline", GUIDELINE_PATH, "--project", title,
                  env=label_studio.env())
     assert result.exit_code == 0, result.output
-    counts = _pair_counts(client, title)
+    counts = _pair_counts(ls_client, title)
     assert len(expected) == 2494
     assert counts == Counter({pair: 1 for pair in expected})
 
 
-def _grade(task_id, user_id, grade=None, comment=None, cancelled=False):
-    result = []
-    if grade is not None:
-        result.append({"from_name": "grade", "to_name": "text", "type": "choices", "value": {"choices": [str(grade)]}})
-    if comment is not None:
-        result.append({"from_name": "comment", "to_name": "text", "type": "textarea", "value": {"text": [comment]}})
-    return dict(id=task_id, result=result, completed_by=user_id, was_cancelled=cancelled)
-
 
 def test_two_annotators_overlap_and_pull_returns_both_grades_that_score_round_trips(
-        label_studio, client, pools, shared_data, tmp_path):
+        label_studio, ls_client, pools, shared_data, tmp_path):
     title = _title("two annotators")
     assert cli("push", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2,
                env=label_studio.env()).exit_code == 0
     suffix = uuid.uuid4().hex[:6]
-    ann_a = client.users.create(username=f"ann-a-{suffix}", email=f"ann-a-{suffix}@example.org")
-    ann_b = client.users.create(username=f"ann-b-{suffix}", email=f"ann-b-{suffix}@example.org")
-    project = labelstudio.find_project(client, title)
-    tasks = sorted(labelstudio.export_snapshot(client, project.id), key=lambda task: task["id"])
+    ann_a = ls_client.users.create(username=f"ann-a-{suffix}", email=f"ann-a-{suffix}@example.org")
+    ann_b = ls_client.users.create(username=f"ann-b-{suffix}", email=f"ann-b-{suffix}@example.org")
+    project = labelstudio.find_project(ls_client, title)
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
     pairs = read_pool_pairs(pools["dl19-5"] / "pool.tsv").set_index("pair_id")
     nist = read_qrels(shared_data / "dl19" / "qrels.txt").set_index(["query_id", "doc_id"])["grade"]
 
@@ -154,12 +140,12 @@ def test_two_annotators_overlap_and_pull_returns_both_grades_that_score_round_tr
     grade_b = {where(task): (int(nist.get(where(task), 0)) + 1) % 4 for task in tasks[3:9]}
     comment = 'on topic\tbut "old"\nsecond line'
     for number, task in enumerate(tasks[:6]):
-        client.annotations.create(**_grade(task["id"], ann_a.id, grade_a[where(task)],
+        ls_client.annotations.create(**grade_annotation(task["id"], ann_a.id, grade_a[where(task)],
                                            comment=comment if number == 0 else None))
     for task in tasks[3:9]:
-        client.annotations.create(**_grade(task["id"], ann_b.id, grade_b[where(task)]))
-    client.annotations.create(**_grade(tasks[9]["id"], ann_a.id, cancelled=True))
-    client.annotations.create(**_grade(tasks[10]["id"], ann_b.id, comment="cannot decide"))
+        ls_client.annotations.create(**grade_annotation(task["id"], ann_b.id, grade_b[where(task)]))
+    ls_client.annotations.create(**grade_annotation(tasks[9]["id"], ann_a.id, cancelled=True))
+    ls_client.annotations.create(**grade_annotation(tasks[10]["id"], ann_b.id, comment="cannot decide"))
 
     output = tmp_path / "labels.tsv"
     pulled = cli("pull", "--project", title, "--pool", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "-o", output,
@@ -204,7 +190,7 @@ def test_two_annotators_overlap_and_pull_returns_both_grades_that_score_round_tr
         assert ours[query_id] == pytest.approx(value, abs=1e-12)
 
 
-def test_markup_in_a_document_arrives_as_text_and_the_config_shows_it_with_text(label_studio, client, tmp_path):
+def test_markup_in_a_document_arrives_as_text_and_the_config_shows_it_with_text(label_studio, ls_client, tmp_path):
     folder = tmp_path / "pool"
     folder.mkdir()
     markup = '<script>alert("x")</script><b>bold</b> &amp; <img src=x onerror=alert(1)> </div>'
@@ -212,16 +198,16 @@ def test_markup_in_a_document_arrives_as_text_and_the_config_shows_it_with_text(
     (folder / "tasks.jsonl").write_text(json.dumps({"pair_id": "abc123", "query_id": "q1", "doc_id": "d1",
                                                     "query": "what is <b>html</b>", "text": markup}) + "\n")
     title = _title("markup")
-    result = labelstudio.push(client, folder, GUIDELINE, title, progress=False)
-    [task] = labelstudio.export_snapshot(client, result.project_id)
+    result = labelstudio.push(ls_client, folder, GUIDELINE, title, progress=False)
+    [task] = labelstudio.export_snapshot(ls_client, result.project_id)
     assert task["data"] == {"pair_id": "abc123", "query": "what is <b>html</b>", "text": markup}
-    project = labelstudio.find_project(client, title)
+    project = labelstudio.find_project(ls_client, title)
     root = ET.fromstring(project.label_config)
     assert {tag.get("value"): tag.tag for tag in root.iter() if tag.get("value", "").startswith("$")} == {
         "$query": "Text", "$text": "Text"}
 
 
-def test_wrong_token_server_down_unknown_project_fail_clearly_and_write_nothing(label_studio, client, pools,
+def test_wrong_token_server_down_unknown_project_fail_clearly_and_write_nothing(label_studio, ls_client, pools,
                                                                                 tmp_path):
     output = tmp_path / "labels.tsv"
     wrong = {**label_studio.env(), "LABEL_STUDIO_API_KEY": "0" * 40}
@@ -229,7 +215,7 @@ def test_wrong_token_server_down_unknown_project_fail_clearly_and_write_nothing(
     pushed = cli("push", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "--project", title, env=wrong)
     assert pushed.exit_code == 2 and "refused the API key in LABEL_STUDIO_API_KEY (HTTP 401)" in pushed.output
     assert "0" * 40 not in pushed.output
-    assert labelstudio.find_project(client, title) is None
+    assert labelstudio.find_project(ls_client, title) is None
     pulled = cli("pull", "--project", title, "--pool", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "-o", output,
                  env=wrong)
     assert pulled.exit_code == 2 and "refused the API key" in pulled.output

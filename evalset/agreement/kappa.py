@@ -71,6 +71,14 @@ def disagreement_weights(size: int, kind: str) -> np.ndarray:
     return distance if kind == "linear" else distance**2
 
 
+def confusion_matrix(reference: np.ndarray, grades: np.ndarray, scale: Sequence[int]) -> np.ndarray:
+    """``K x K`` counts of two grade vectors on ``scale``: rows the reference grade, columns the grade compared."""
+    scale = np.asarray(sorted(scale))
+    size = len(scale)
+    rows, cols = np.searchsorted(scale, reference), np.searchsorted(scale, grades)
+    return np.bincount(rows * size + cols, minlength=size * size).reshape(size, size)
+
+
 def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted kappa of one confusion matrix or a stack of them (``(..., K, K)``); NaN where undefined."""
     confusion = np.asarray(confusion, dtype=np.float64)

@@ -269,12 +269,14 @@ def query_log_sql(path: str | os.PathLike, columns: LogColumns | None = None, *,
         resolved = resolve_log_columns(names, columns, path, header=True)
         source = f"{reader}({sql_string(path)}{options})"
         picked = {field: '"' + names[index].replace('"', '""') + '"' for field, index in resolved.items()}
-    selected = [
-        f"CAST({expr} AS BIGINT) AS count" if field == "count"
-        else f"COALESCE(CAST({expr} AS VARCHAR), '') AS {field}"
-        for field, expr in picked.items()
-    ]
-    return f"SELECT {', '.join(selected)} FROM {source}"
+    return f"SELECT {', '.join(standard_columns(picked))} FROM {source}"
+
+
+def standard_columns(picked: dict[str, str], text_type: str = "VARCHAR") -> list[str]:
+    """SQL select expressions of the standard columns from ``picked`` (field -> quoted source column): text as
+    ``text_type`` with ``""`` for missing values, ``count`` as BIGINT. DuckDB's and Spark's reader share them."""
+    return [f"CAST({expr} AS BIGINT) AS count" if field == "count"
+            else f"COALESCE(CAST({expr} AS {text_type}), '') AS {field}" for field, expr in picked.items()]
 
 
 def _structured_names(path: str, fmt: str) -> list[str]:

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 
 from evalset.errors import InputError
 from evalset.io.files import check_file
-from evalset.io.querylog import LOG_FIELDS, LogColumns, log_format, resolve_log_columns, sql_string
+from evalset.io.querylog import (
+    LOG_FIELDS,
+    LogColumns,
+    log_format,
+    resolve_log_columns,
+    sql_string,
+    standard_columns,
+)
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -102,10 +109,7 @@ def read_query_log_spark(spark, files: Sequence[str], columns: LogColumns | None
             names = list(frame.columns)
         resolved = resolve_log_columns(names, columns, where, header or log_fmt in ("jsonl", "parquet"))
         picked = {field: _quoted(names[index]) for field, index in resolved.items()}
-        selected = [f"CAST({expr} AS BIGINT) AS count" if field == "count"
-                    else f"COALESCE(CAST({expr} AS STRING), '') AS {field}"
-                    for field, expr in picked.items()]
-        frames.append(frame.selectExpr(*selected))
+        frames.append(frame.selectExpr(*standard_columns(picked, "STRING")))
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)

@@ -32,11 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import AGGREGATION_RULES, DEFAULT_SEED
 from evalset.errors import InputError
 
-AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")
-"""The crowd-kit rules of ``evalset freeze --merge`` (beside median, majority and annotator-priority)."""
 AGGREGATION_CLASSES = {"dawid-skene": "DawidSkene", "one-coin": "OneCoinDawidSkene", "mace": "MACE", "glad": "GLAD"}
 AGGREGATION_PARAMETERS: dict[str, dict[str, Any]] = {
     "dawid-skene": {"n_iter": 100, "tol": 1e-5},

@@ -25,18 +25,10 @@ import numpy as np
 import pandas as pd
 
 from evalset.agreement.inputs import OutOfScale, apply_scale
-from evalset.agreement.kappa import disagreement_weights, kappa_from_confusion
+from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
 from evalset.quality.aggregation import aggregate
 from evalset.render import json_safe, number, text_table
-
-
-def confusion_matrix(reference: np.ndarray, grades: np.ndarray, scale: Sequence[int]) -> np.ndarray:
-    """``K x K`` counts: rows the reference grade, columns the grade compared (both on ``scale``)."""
-    scale = np.asarray(sorted(scale))
-    size = len(scale)
-    rows, cols = np.searchsorted(scale, reference), np.searchsorted(scale, grades)
-    return np.bincount(rows * size + cols, minlength=size * size).reshape(size, size)
 
 
 def kappas(reference: np.ndarray, grades: np.ndarray, scale: Sequence[int]) -> dict[str, float]:

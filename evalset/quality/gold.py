@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.agreement.kappa import disagreement_weights, kappa_from_confusion
+from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
 from evalset.guideline import Guideline
 from evalset.io.annotations import grade_line, read_annotation_file
@@ -293,12 +293,10 @@ def split_gold(labels: pd.DataFrame, pool_pairs: pd.DataFrame, gold: pd.DataFram
 
 def kappa_against_gold(grades: np.ndarray, gold: np.ndarray, scale: list[int]) -> float:
     """Linear-weighted kappa of ``grades`` against ``gold`` over ``scale`` (NaN if the gold is one grade)."""
-    position = {grade: index for index, grade in enumerate(scale)}
-    confusion = np.zeros((len(scale), len(scale)))
-    np.add.at(confusion, ([position[g] for g in grades], [position[g] for g in gold]), 1)
-    if np.count_nonzero(confusion.sum(axis=0)) < 2:
-        return math.nan
+    confusion = confusion_matrix(np.asarray(gold), np.asarray(grades), scale)
     if np.count_nonzero(confusion.sum(axis=1)) < 2:
+        return math.nan
+    if np.count_nonzero(confusion.sum(axis=0)) < 2:
         return 0.0  # one grade for gold of several grades: agreement at chance (agreement's kappa says undefined)
     return float(kappa_from_confusion(confusion, disagreement_weights(len(scale), "linear")))
 

@@ -24,6 +24,7 @@ from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.io.trec import read_qrels
 from evalset.pooling import pair_id
+from tests.conftest import grade_annotation
 
 pytestmark = pytest.mark.labelstudio
 
@@ -38,20 +39,9 @@ def cli(*args, env=None):
     return result.output
 
 
-@pytest.fixture
-def client(label_studio, monkeypatch):
-    for name, value in label_studio.env().items():
-        monkeypatch.setenv(name, value)
-    return labelstudio.connect()
-
-
-def _annotation(task_id: int, user_id: int, grade: int) -> dict:
-    return dict(id=task_id, completed_by=user_id, was_cancelled=False, result=[
-        {"from_name": "grade", "to_name": "text", "type": "choices", "value": {"choices": [str(grade)]}}])
-
 
 def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_the_careful_one(
-        label_studio, client, shared_data, tmp_path):
+        label_studio, ls_client, shared_data, tmp_path):
     dl19 = shared_data / "dl19"
     pool = tmp_path / "pool"
     cli("pool", dl19 / "runs" / "rankllm", "--depth", 20, "--exclude-judged", dl19 / "qrels.txt", "--budget", 200,
@@ -76,8 +66,8 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
     assert "217 tasks (pool and gold), 0 already there, 217 added" in first
     assert "gold: 22 gold task(s) of 217 (10.1%; rate asked 0.1, seed 11): 5 pool pair(s) with a gold grade, " \
            "17 gold-only pair(s) of 9260 available, mixed in blind" in first
-    project = labelstudio.find_project(client, title)
-    tasks = sorted(labelstudio.export_snapshot(client, project.id), key=lambda task: task["id"])
+    project = labelstudio.find_project(ls_client, title)
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
     assert len(tasks) == 217
     # blind: every task carries the same fields and nothing else; a gold grade is nowhere in a task
     assert all(set(task["data"]) == {"pair_id", "query", "text"} for task in tasks)
@@ -93,7 +83,7 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
 
     # three annotators grade every task
     suffix = uuid.uuid4().hex[:6]
-    users = {name: client.users.create(username=f"{name}-{suffix}", email=f"{name}-{suffix}@example.org")
+    users = {name: ls_client.users.create(username=f"{name}-{suffix}", email=f"{name}-{suffix}@example.org")
              for name in ("careful", "random", "constant")}
     rng = np.random.default_rng(5)
     given = {name: {} for name in users}
@@ -111,7 +101,7 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
     assert gold_seen == 22
     ids = {task["data"]["pair_id"]: task["id"] for task in tasks}
     with ThreadPoolExecutor(6) as workers:  # 651 API calls: in parallel, or the test takes minutes
-        list(workers.map(lambda entry: client.annotations.create(**_annotation(*entry)),
+        list(workers.map(lambda entry: ls_client.annotations.create(**grade_annotation(*entry)),
                          [(ids[pid], user.id, given[name][pid]) for name, user in users.items() for pid in ids]))
 
     # pull: labels of the 200 pool pairs only (the 5 gold pool pairs included), the gold report per annotator
@@ -144,4 +134,4 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
     again = cli(*push, env=label_studio.env())
     print(again)
     assert "217 tasks (pool and gold), 217 already there, 0 added" in again
-    assert len(labelstudio.project_pair_ids(client, project.id)) == 217
+    assert len(labelstudio.project_pair_ids(ls_client, project.id)) == 217
