@@ -79,6 +79,8 @@ def _delimited_header(path: str, fmt: str) -> list[str]:
 
 def resolve_log_columns(names: list[str], columns: LogColumns, path: str, header: bool) -> dict[str, int]:
     """Standard field -> 0-based column index, or InputError naming what is missing."""
+    if not any(names):
+        raise InputError("the log is empty: no header, no line", path)
     resolved = {}
     for field, spec in columns.chosen().items():
         if spec.isdigit():

@@ -9,6 +9,7 @@ from evalset.sampling import sample_log
 
 
 @pytest.mark.parametrize(("text", "cause"), [
+    ("", "the log is empty: no header, no line"),
     ("query\n", "the query log has no row: nothing to sample"),
     ("query\n\n  \n   \n", "no query left to sample"),
 ])
