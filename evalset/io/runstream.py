@@ -4,10 +4,12 @@ one query carried from a block into the next), never the whole run.
 Conventions
 -----------
 - When a run is streamed: :func:`streams` says so for a file above :data:`STREAM_ABOVE_BYTES` on disk (above
-  :data:`STREAM_ABOVE_COMPRESSED_BYTES` when compressed). Below it, reading the file whole is faster on an idle
-  machine (a 10M-line run, 375 MiB: about 3.7 s whole against 5.7 s streamed, 2026-11-30, load average 1.7-2.2)
-  and its memory stays under about 1.5 GB; streamed, memory does not grow with the run (a 10M-line run in 0.66 GiB
-  instead of 1.1 GiB, 100M lines in 1.13 GiB).
+  :data:`STREAM_ABOVE_COMPRESSED_BYTES` when compressed). Streamed, the text of a piece is parsed on one thread
+  while the blocks before are scored on the other, and memory does not grow with the run; below about 1M lines
+  there is nothing to overlap and both ways take the same time (2026-12-01, quiet machine: 1M lines 0.35 s either
+  way, 3M lines 0.79 s streamed and 0.81 s whole, 10M lines 2.3-2.5 s streamed and 3.6-3.9 s whole).
+- A plain file is mapped into memory a piece at a time, so its text is never copied and a piece's pages leave
+  the process's memory with the piece; a compressed file is decompressed a block at a time.
 - Blocks are cut at query boundaries: the rows of the last query of each block of text are carried into the next,
   so that every block holds whole queries when the run is grouped by query (each query's lines together, as TREC
   runs are and as :func:`evalset.io.trec.write_run` writes them). A query id that reappears after another query
@@ -37,14 +39,14 @@ from evalset.errors import InputError
 from evalset.io.files import check_file, first_line, utf8_error
 from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, split_lines
 
-STREAM_ABOVE_BYTES = 512 << 20
-"""A run file larger than this on disk is streamed (about 14M lines of a usual run)."""
+STREAM_ABOVE_BYTES = 64 << 20
+"""A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
 
-STREAM_ABOVE_COMPRESSED_BYTES = 128 << 20
-"""A compressed (``.gz``, ``.bz2``) run file larger than this on disk is streamed."""
+STREAM_ABOVE_COMPRESSED_BYTES = 16 << 20
+"""A compressed (``.gz``, ``.bz2``) run file larger than this on disk is streamed (about 1.4M lines)."""
 
-STREAM_BLOCK_BYTES = 1 << 26
-"""Text read at a time when streaming (64 MiB, about 1.7M lines)."""
+STREAM_BLOCK_BYTES = 1 << 25
+"""Text read at a time when streaming (32 MiB, about 850,000 lines of a usual run)."""
 
 _NUMBERS = {"rank": pa.int64(), "score": pa.float64()}
 _COMPRESSED = (".gz", ".bz2")
@@ -115,9 +117,29 @@ def _newline(data: np.ndarray, last: bool) -> int:
 
 
 def _text_chunks(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
-    """The file's text (decompressed) in pieces that end at a line end, without copying it: each block read is
-    cut after its first and its last newline, the piece of a line before the first joined to the rest of the block
-    before (a short piece of its own)."""
+    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file is
+    mapped into memory and sliced; a compressed one is read a block at a time, each block cut after its first
+    and its last newline, the piece of a line before the first joined to the rest of the block before (a short
+    piece of its own)."""
+    if not path.endswith(_COMPRESSED) and os.path.isfile(path):
+        size, start = os.path.getsize(path), 0
+        while start < size:
+            # mapped anew for each piece, so that a piece's pages leave memory with the piece
+            with pa.memory_map(path) as mapped:
+                data = np.frombuffer(mapped.read_buffer(), dtype=np.uint8)
+                stop = min(start + block_bytes, size)
+                if stop < size:
+                    last = _newline(data[start:stop], last=True)
+                    if last >= 0:
+                        stop = start + last + 1
+                    else:  # a line longer than a block: to its end
+                        first = _newline(data[stop:], last=False)
+                        stop = size if first < 0 else stop + first + 1
+                mapped.seek(start)
+                piece = mapped.read_buffer(stop - start)
+            yield piece
+            start = stop
+        return
     with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
         rest = b""
         while True:
@@ -202,9 +224,9 @@ def _parsed(path: str, block_bytes: int) -> Iterator[pa.Table]:
 _END = object()
 
 
-def _parsed_blocks(path: str, block_bytes: int) -> Iterator[pa.Table]:
-    """:func:`_parsed`, read and parsed on a thread of its own one piece ahead, while the caller scores the piece
-    before (the parse releases the GIL); the thread stops when the caller stops early."""
+def _ahead(items: Iterator) -> Iterator:
+    """``items``, produced on a thread of its own one item ahead of the caller (parsing releases the GIL), an
+    exception handed over and raised in the caller; the thread stops when the caller stops early."""
     pieces: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
 
@@ -219,8 +241,8 @@ def _parsed_blocks(path: str, block_bytes: int) -> Iterator[pa.Table]:
 
     def produce() -> None:
         try:
-            for table in _parsed(path, block_bytes):
-                if not hand_over(table):
+            for item in items:
+                if not hand_over(item):
                     return
             hand_over(_END)
         except BaseException as exc:  # handed to the caller, who raises it
@@ -257,16 +279,10 @@ def _as_run(table: pa.Table) -> pd.DataFrame:
                      "score": table["score"]}).to_pandas()
 
 
-def run_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES) -> Iterator[pd.DataFrame]:
-    """A run file (as :func:`evalset.io.trec.read_run` reads it) in blocks of whole queries, in file order.
-
-    Raises :class:`RunNotGrouped` on reaching a query id that reappears after another query, and InputError
-    (file and line) on a malformed line or a damaged file.
-    """
-    path = os.fspath(path)
-    check_file(path)
+def _query_blocks(path: str, block_bytes: int) -> Iterator[tuple[list[str], pd.DataFrame]]:
     seen: set[str] = set()
     carry: pa.Table | None = None
+    carried: list[str] = []
 
     def check(heads: list[str]) -> None:
         for query_id in heads:
@@ -274,27 +290,46 @@ def run_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES) -
                 raise RunNotGrouped(query_id)
             seen.add(query_id)
 
-    for table in _parsed_blocks(path, block_bytes):
+    for table in _parsed(path, block_bytes):
         if carry is not None:
             table = pa.concat_tables([carry, table])
         starts, heads = _query_heads(table["qid"])
         if not heads:
             continue
-        if carry is not None and len(carry):  # the carried query continues: it was checked when first seen
+        if carried:  # the carried query continues: it was checked when first seen
             seen.discard(heads[0])
         check(heads)
         cut = int(starts[-1])
-        carry = table.slice(cut)
+        carry, carried = table.slice(cut), heads[-1:]
         if cut:
-            yield _as_run(table.slice(0, cut))
+            yield heads[:-1], _as_run(table.slice(0, cut))
     if carry is not None and len(carry):
-        yield _as_run(carry)
+        yield carried, _as_run(carry)
+
+
+def query_blocks(path: str | os.PathLike,
+                 block_bytes: int = STREAM_BLOCK_BYTES) -> Iterator[tuple[list[str], pd.DataFrame]]:
+    """A run file (as :func:`evalset.io.trec.read_run` reads it) in blocks of whole queries, in file order: each
+    block's distinct query ids, in order, and its rows. Read, parsed and cut on a thread of its own, one block
+    ahead of the caller.
+
+    Raises :class:`RunNotGrouped` on reaching a query id that reappears after another query, and InputError
+    (file and line) on a malformed line or a damaged file.
+    """
+    path = os.fspath(path)
+    check_file(path)
+    return _ahead(_query_blocks(path, block_bytes))
+
+
+def run_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES) -> Iterator[pd.DataFrame]:
+    """:func:`query_blocks` without the query ids: the rows of each block of whole queries."""
+    return (rows for _, rows in query_blocks(path, block_bytes))
 
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
     """The first ``count`` distinct query ids of a run file, in file order (for messages)."""
     found: dict[str, None] = {}
-    for table in _parsed_blocks(os.fspath(path), STREAM_BLOCK_BYTES):
+    for table in _parsed(os.fspath(path), STREAM_BLOCK_BYTES):
         found.update(dict.fromkeys(_query_heads(table["qid"])[1]))
         if len(found) >= count:
             break

@@ -2,7 +2,7 @@
 
 Conventions
 -----------
-- A block holds whole queries (:func:`evalset.io.runstream.run_blocks`), and a query's values depend only on its
+- A block holds whole queries (:func:`evalset.io.runstream.query_blocks`), and a query's values depend only on its
   own rows and judgments, so a block is scored against the qrels of its queries alone
   (:func:`restrict_qrels`): the per-query values, and the notes (repeated documents, unjudged queries and rows,
   missing queries), are exactly :func:`evalset.metrics.engine.evaluate`'s on the whole run. Memory holds the
@@ -84,6 +84,12 @@ def evaluate_blocks(blocks: Iterable[pd.DataFrame], prepared: PreparedQrels,
                     measures: Iterable[Measure | str]) -> pd.DataFrame:
     """:func:`~evalset.metrics.engine.evaluate` of a run given as blocks of whole queries (no query in two blocks),
     the same table and ``attrs``."""
+    return _evaluate_query_blocks(((pd.unique(block["query_id"]), block) for block in blocks), prepared, measures)
+
+
+def _evaluate_query_blocks(blocks: Iterable[tuple[Iterable[str], pd.DataFrame]], prepared: PreparedQrels,
+                           measures: Iterable[Measure | str]) -> pd.DataFrame:
+    """:func:`evaluate_blocks` of blocks given with their distinct query ids."""
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     columns = [str(m) for m in measures]
     values = np.full((len(prepared.query_ids), len(measures)), np.nan)
@@ -97,8 +103,8 @@ def evaluate_blocks(blocks: Iterable[pd.DataFrame], prepared: PreparedQrels,
         for key, count in table.attrs.items():
             counts[key] = counts.get(key, 0) + count
 
-    for block in blocks:
-        found = prepared.query_ids.get_indexer(pd.unique(block["query_id"]))
+    for query_ids, block in blocks:
+        found = prepared.query_ids.get_indexer(query_ids)
         queries = np.sort(found[found >= 0])
         in_run[queries] = True
         score(block, queries)
@@ -123,8 +129,8 @@ def evaluate_file(path: str | os.PathLike, prepared: PreparedQrels, measures: It
     measures = list(measures)
     if stream if stream is not None else runstream.streams(path):
         try:
-            return evaluate_blocks(runstream.run_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES), prepared,
-                                   measures)
+            return _evaluate_query_blocks(runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES),
+                                          prepared, measures)
         except runstream.RunNotGrouped:
             pass  # not grouped by query: read whole
     return evaluate(read_run(path), prepared, measures)
