@@ -37,7 +37,7 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io.files import check_file, first_line, utf8_error
-from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, split_lines
+from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, refuse_no_run_lines, split_lines
 
 STREAM_ABOVE_BYTES = 64 << 20
 """A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
@@ -305,6 +305,7 @@ def _query_blocks(path: str, block_bytes: int) -> Iterator[tuple[list[str], pd.D
             yield heads[:-1], _as_run(table.slice(0, cut))
     if carry is not None and len(carry):
         yield carried, _as_run(carry)
+    refuse_no_run_lines(len(seen), path)
 
 
 def query_blocks(path: str | os.PathLike,

@@ -215,10 +215,18 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """
     path = os.fspath(path)
     numbers = {"rank": pa.int64(), "score": pa.float64()}
-    table, typed = _typed_columns(_read_fields(path, RUN_LAYOUT, numbers), path, RUN_LAYOUT, numbers)
+    fields = _read_fields(path, RUN_LAYOUT, numbers)
+    refuse_no_run_lines(len(fields), path)
+    table, typed = _typed_columns(fields, path, RUN_LAYOUT, numbers)
     frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"], "rank": typed["rank"],
                       "score": typed["score"]})
     return frame.to_pandas()
+
+
+def refuse_no_run_lines(lines: int, source: str) -> None:
+    """Refuse a run file with no line to score (empty, or blank lines only): every query would be missing."""
+    if lines == 0:
+        raise InputError(f"no run lines: the file is empty or blank (expected lines `{RUN_LAYOUT.text}`)", source)
 
 
 def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataFrame:

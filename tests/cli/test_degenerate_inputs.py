@@ -115,3 +115,19 @@ def test_sample_names_why_nothing_is_left_to_sample(tmp_path, content, cause):
     result = invoke("sample", log, "--per-stratum", 1, "--count", "count", "-o", tmp_path / "queries.tsv")
     assert result.exit_code == 2
     assert result.stderr.strip() == f"evalset: error: {log}: {cause}"
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"], ids=["empty", "blank-lines"])
+@pytest.mark.parametrize("command", ["score", "compare", "pool"])
+def test_a_run_file_with_no_line_is_refused_naming_it(tmp_path, dl19, monkeypatch, command, text):
+    from evalset.io import runstream
+
+    monkeypatch.setattr(runstream, "STREAM_ABOVE_BYTES", 0 if command == "score" else 1 << 30)  # score streams it
+    empty = tmp_path / "empty.run"
+    empty.write_text(text)
+    first = ["--qrels", dl19["qrels"]] if command != "pool" else ["-k", 10, "-o", tmp_path / "pool"]
+    result = invoke(command, *first, dl19["runs"][0], empty)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"evalset: error: {empty}: no run lines: the file is empty or blank (expected " \
+                                    "lines `qid Q0 docid rank score tag`)"
+    assert not (tmp_path / "pool").exists()
