@@ -246,3 +246,18 @@ def test_dl19_figures_the_docs_quote(dl19):
     assert result.groups.kendall_tau == pytest.approx(0.883, abs=5e-4)
     assert groups.loc["idst_bert_p1", ["rank_full", "rank_reduced"]].tolist() == [1, 2]
     assert (result.runs.level, result.groups.level) == ("biased", "biased")
+
+
+def test_plot_labels_of_points_close_together_are_moved_apart_and_far_ones_stay_put():
+    from matplotlib.figure import Figure
+
+    from evalset.reusability.report import _LABEL_HEIGHT, _label_lifts
+
+    axis = Figure(figsize=(6, 4), dpi=100).subplots()
+    axis.set_xlim(0, 40)
+    axis.set_ylim(0, 0.07)
+    points = [(12.0, 0.0152), (13.0, 0.0156), (12.5, 0.0154), (40.0, 0.062)]
+    lifts = _label_lifts(axis, points, ["ICT-CKNRM_B", "srchvrs_ps_run2", "UNH_bm25", "far"])
+    assert lifts[0] == 3.0 and lifts[3] == 3.0  # the first and a lone point: just above their points
+    bottoms = np.sort(axis.transData.transform(points[:3])[:, 1] * 72 / 100 + lifts[:3])
+    assert np.diff(bottoms).min() >= _LABEL_HEIGHT - 1e-9

@@ -86,6 +86,28 @@ def reusability_document(result: Reusability) -> dict[str, Any]:
     })
 
 
+_LABEL_HEIGHT = 8.0  # points, for labels in 7-point type
+_LABEL_CHAR_WIDTH = 4.2
+
+
+def _label_lifts(axis, points: list[tuple[float, float]], texts: list[str]) -> list[float]:
+    """How far above its point (in points) each label goes so that no two labels overlap: in order, a label that
+    would cover one placed before moves down below it, with a line to its point."""
+    axis.autoscale_view()
+    scale = 72.0 / axis.figure.dpi
+    where = [(x * scale, y * scale) for x, y in axis.transData.transform(points)] if points else []
+    placed: list[tuple[float, float, float]] = []  # left, right and bottom of each label, in points
+    lifts = []
+    for (x, y), text in zip(where, texts, strict=True):
+        left, right, bottom = x + 3, x + 3 + _LABEL_CHAR_WIDTH * len(text), y + 3
+        while any(left < other_right and other_left < right and abs(bottom - other_bottom) < _LABEL_HEIGHT
+                  for other_left, other_right, other_bottom in placed):
+            bottom -= _LABEL_HEIGHT
+        placed.append((left, right, bottom))
+        lifts.append(bottom - y)
+    return lifts
+
+
 def plot_reusability(result: Reusability, path: str) -> None:
     """The drop of each run against the relevant documents only it (its group) found, one panel per kind, as PNG
     (metadata stripped: the same data give the same bytes)."""
@@ -102,9 +124,12 @@ def plot_reusability(result: Reusability, path: str) -> None:
         relevant = part.owners.set_index("owner")["unique_relevant"]
         x = part.rows["owner"].map(relevant).to_numpy()
         axis.scatter(x, part.rows["drop"], s=18, color="#4c72b0", alpha=0.8)
-        for row in part.rows.nlargest(LABELLED_POINTS, "drop").itertuples():
-            axis.annotate(row.run, (relevant[row.owner], row.drop), fontsize=7, xytext=(3, 3),
-                          textcoords="offset points")
+        labelled = part.rows.nlargest(LABELLED_POINTS, "drop")
+        points = list(zip(labelled["owner"].map(relevant), labelled["drop"], strict=True))
+        for run, point, lift in zip(labelled["run"], points, _label_lifts(axis, points, list(labelled["run"])),
+                                    strict=True):
+            axis.annotate(run, point, fontsize=7, xytext=(3, lift), textcoords="offset points",
+                          arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.5} if lift != 3 else None)
         axis.axhline(0, color="grey", linewidth=0.8)
         axis.set_xlabel(f"relevant documents only its {part.kind} found (top {result.depth})")
         axis.set_ylabel(f"drop in {result.metric} (full - reduced qrels)")
