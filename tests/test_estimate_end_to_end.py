@@ -46,7 +46,6 @@ def cli(*args, env=None):
     return result
 
 
-
 def _llm_grade(pair_id: str, nist: int) -> int:
     """The judge's grade of a pair: NIST's, one higher on a fifth of the pairs and one lower on another fifth."""
     shift = {0: 1, 1: -1}.get(int(pair_id, 16) % 5, 0)

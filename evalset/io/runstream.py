@@ -126,17 +126,17 @@ def _text_chunks(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
         while start < size:
             # mapped anew for each piece, so that a piece's pages leave memory with the piece
             with pa.memory_map(path) as mapped:
-                data = np.frombuffer(mapped.read_buffer(), dtype=np.uint8)
-                stop = min(start + block_bytes, size)
-                if stop < size:
-                    last = _newline(data[start:stop], last=True)
-                    if last >= 0:
-                        stop = start + last + 1
-                    else:  # a line longer than a block: to its end
-                        first = _newline(data[stop:], last=False)
-                        stop = size if first < 0 else stop + first + 1
-                mapped.seek(start)
-                piece = mapped.read_buffer(stop - start)
+                text = mapped.read_buffer()
+            data = np.frombuffer(text, dtype=np.uint8)
+            stop = min(start + block_bytes, size)
+            if stop < size:
+                last = _newline(data[start:stop], last=True)
+                if last >= 0:
+                    stop = start + last + 1
+                else:  # a line longer than a block: to its end
+                    first = _newline(data[stop:], last=False)
+                    stop = size if first < 0 else stop + first + 1
+            piece = text.slice(start, stop - start)
             yield piece
             start = stop
         return
@@ -281,8 +281,7 @@ def _as_run(table: pa.Table) -> pd.DataFrame:
 
 def _query_blocks(path: str, block_bytes: int) -> Iterator[tuple[list[str], pd.DataFrame]]:
     seen: set[str] = set()
-    carry: pa.Table | None = None
-    carried: list[str] = []
+    carry: pa.Table | None = None  # the rows of the last query of the piece before (never empty)
 
     def check(heads: list[str]) -> None:
         for query_id in heads:
@@ -296,15 +295,15 @@ def _query_blocks(path: str, block_bytes: int) -> Iterator[tuple[list[str], pd.D
         starts, heads = _query_heads(table["qid"])
         if not heads:
             continue
-        if carried:  # the carried query continues: it was checked when first seen
+        if carry is not None:  # the carried query continues: it was checked when first seen
             seen.discard(heads[0])
         check(heads)
         cut = int(starts[-1])
-        carry, carried = table.slice(cut), heads[-1:]
+        carry = table.slice(cut)
         if cut:
             yield heads[:-1], _as_run(table.slice(0, cut))
-    if carry is not None and len(carry):
-        yield carried, _as_run(carry)
+    if carry is not None:
+        yield [carry["qid"][0].as_py()], _as_run(carry)
     refuse_no_run_lines(len(seen), path)
 
 
@@ -320,11 +319,6 @@ def query_blocks(path: str | os.PathLike,
     path = os.fspath(path)
     check_file(path)
     return _ahead(_query_blocks(path, block_bytes))
-
-
-def run_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES) -> Iterator[pd.DataFrame]:
-    """:func:`query_blocks` without the query ids: the rows of each block of whole queries."""
-    return (rows for _, rows in query_blocks(path, block_bytes))
 
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:

@@ -19,7 +19,7 @@ Conventions
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -80,16 +80,11 @@ _EMPTY_RUN = pd.DataFrame({"query_id": pd.Series([], dtype=object), "doc_id": pd
                            "rank": np.zeros(0, np.int64), "score": np.zeros(0, np.float64)})
 
 
-def evaluate_blocks(blocks: Iterable[pd.DataFrame], prepared: PreparedQrels,
+def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepared: PreparedQrels,
                     measures: Iterable[Measure | str]) -> pd.DataFrame:
     """:func:`~evalset.metrics.engine.evaluate` of a run given as blocks of whole queries (no query in two blocks),
-    the same table and ``attrs``."""
-    return _evaluate_query_blocks(((pd.unique(block["query_id"]), block) for block in blocks), prepared, measures)
-
-
-def _evaluate_query_blocks(blocks: Iterable[tuple[Iterable[str], pd.DataFrame]], prepared: PreparedQrels,
-                           measures: Iterable[Measure | str]) -> pd.DataFrame:
-    """:func:`evaluate_blocks` of blocks given with their distinct query ids."""
+    each with its distinct query ids (as :func:`evalset.io.runstream.query_blocks` gives them): the same table and
+    ``attrs``."""
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     columns = [str(m) for m in measures]
     values = np.full((len(prepared.query_ids), len(measures)), np.nan)
@@ -129,8 +124,8 @@ def evaluate_file(path: str | os.PathLike, prepared: PreparedQrels, measures: It
     measures = list(measures)
     if stream if stream is not None else runstream.streams(path):
         try:
-            return _evaluate_query_blocks(runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES),
-                                          prepared, measures)
+            return evaluate_blocks(runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES), prepared,
+                                   measures)
         except runstream.RunNotGrouped:
             pass  # not grouped by query: read whole
     return evaluate(read_run(path), prepared, measures)

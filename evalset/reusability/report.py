@@ -88,6 +88,7 @@ def reusability_document(result: Reusability) -> dict[str, Any]:
 
 _LABEL_HEIGHT = 8.0  # points, for labels in 7-point type
 _LABEL_CHAR_WIDTH = 4.2
+_LABEL_OFFSET = 3.0  # points right of and above its point, where a label goes unless it would cover another
 
 
 def _label_lifts(axis, points: list[tuple[float, float]], texts: list[str]) -> list[float]:
@@ -99,7 +100,8 @@ def _label_lifts(axis, points: list[tuple[float, float]], texts: list[str]) -> l
     placed: list[tuple[float, float, float]] = []  # left, right and bottom of each label, in points
     lifts = []
     for (x, y), text in zip(where, texts, strict=True):
-        left, right, bottom = x + 3, x + 3 + _LABEL_CHAR_WIDTH * len(text), y + 3
+        left, bottom = x + _LABEL_OFFSET, y + _LABEL_OFFSET
+        right = left + _LABEL_CHAR_WIDTH * len(text)
         while any(left < other_right and other_left < right and abs(bottom - other_bottom) < _LABEL_HEIGHT
                   for other_left, other_right, other_bottom in placed):
             bottom -= _LABEL_HEIGHT
@@ -128,8 +130,9 @@ def plot_reusability(result: Reusability, path: str) -> None:
         points = list(zip(labelled["owner"].map(relevant), labelled["drop"], strict=True))
         for run, point, lift in zip(labelled["run"], points, _label_lifts(axis, points, list(labelled["run"])),
                                     strict=True):
-            axis.annotate(run, point, fontsize=7, xytext=(3, lift), textcoords="offset points",
-                          arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.5} if lift != 3 else None)
+            moved = lift != _LABEL_OFFSET
+            axis.annotate(run, point, fontsize=7, xytext=(_LABEL_OFFSET, lift), textcoords="offset points",
+                          arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.5} if moved else None)
         axis.axhline(0, color="grey", linewidth=0.8)
         axis.set_xlabel(f"relevant documents only its {part.kind} found (top {result.depth})")
         axis.set_ylabel(f"drop in {result.metric} (full - reduced qrels)")

@@ -12,7 +12,7 @@ import pytest
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.io import runstream
-from evalset.io.runstream import RunNotGrouped, run_blocks
+from evalset.io.runstream import RunNotGrouped, query_blocks
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate, evaluate_file, evaluate_run_files, evaluate_runs, prepare_qrels
 
@@ -50,7 +50,7 @@ def test_a_streamed_dl19_run_scores_exactly_as_the_whole_run(dl19_files, contrac
 def test_blocks_hold_whole_queries(dl19_files):
     _, runs = dl19_files
     whole = read_run(runs[1])
-    blocks = list(run_blocks(runs[1], TINY))
+    blocks = [rows for _, rows in query_blocks(runs[1], TINY)]
     assert len(blocks) > 10
     ids = [set(block["query_id"]) for block in blocks]
     assert sum(len(i) for i in ids) == whole["query_id"].nunique()  # no query in two blocks
@@ -88,7 +88,7 @@ def test_a_run_not_grouped_by_query_is_detected_and_scored_right(tmp_path):
     interleaved = RUN[4:6] + RUN[:2] + RUN[6:] + RUN[2:4]  # q1 reappears after q2
     prepared, run = worked_example(tmp_path, interleaved)
     with pytest.raises(RunNotGrouped, match="q1"):
-        list(run_blocks(run, 16))
+        list(query_blocks(run, 16))
     streamed = evaluate_file(run, prepared, ["ap", "rr", "ndcg@10"], stream=True, block_bytes=16)
     grouped = evaluate_file(write(tmp_path / "grouped.txt", RUN), prepared, ["ap", "rr", "ndcg@10"], stream=True,
                             block_bytes=16)

@@ -39,7 +39,6 @@ def cli(*args, env=None):
     return result.output
 
 
-
 def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_the_careful_one(
         label_studio, ls_client, shared_data, tmp_path):
     dl19 = shared_data / "dl19"
