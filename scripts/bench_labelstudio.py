@@ -102,4 +102,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except labelstudio.LabelStudioError as exc:  # no server, a dead one, a wrong key: one line, no traceback
+        print(f"bench_labelstudio: {exc}", file=sys.stderr)
+        sys.exit(2)

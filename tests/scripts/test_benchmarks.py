@@ -60,6 +60,22 @@ def test_bench_labelstudio_pushes_and_pulls_against_the_real_server(label_studio
     assert "check: the second push added nothing; the 150 pulled grades are the ones entered" in out
 
 
+def test_bench_labelstudio_against_a_dead_server_says_so_in_one_line():
+    import os
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_labelstudio.py"), "--pairs", "10"], cwd=REPO,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "LABEL_STUDIO_URL": f"http://127.0.0.1:{port}",
+                                 "LABEL_STUDIO_API_KEY": "x", "PYTHONPATH": str(REPO)})
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"bench_labelstudio: cannot connect to Label Studio at http://127.0.0.1:{port}: Label " \
+                            f"Studio at http://127.0.0.1:{port} is not answering (ConnectError)\n"
+
+
 def test_bench_sample_times_the_command_against_a_bare_duckdb_count_and_both_engines_agree(tmp_path):
     out = bench("bench_sample.py", "--lines", "100000", "--distinct", "10000", "--repeat", "1", "--other-engine",
                 "--cache", str(tmp_path))
