@@ -98,5 +98,41 @@ class EvaluationContract:
         return cls(**{k: v for k, v in given.items() if v is not None})
 
 
+@dataclass(frozen=True)
+class ContractOptions:
+    """The contract options a user gave (``None``: not given), as one value: what ``--rel-level``, ``--gain``,
+    ``--ties``, ``--missing``, ``--undefined`` and ``--unjudged`` build, passed whole to the evaluation room.
+
+    On qrels they change the default contract; on a frozen set an option that contradicts the set's recorded
+    contract is refused unless overridden, and the override is said (:meth:`applied_to`).
+    """
+
+    rel_level: int | None = None
+    gain: Gain | None = None
+    ties: TieRule | None = None
+    missing: MissingPolicy | None = None
+    undefined: UndefinedPolicy | None = None
+    unjudged: UnjudgedPolicy | None = None
+
+    def given(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def applied_to(self, recorded: EvaluationContract | None = None, *, override: bool = False,
+                   where: str = "the set's contract") -> tuple[EvaluationContract, tuple[str, ...]]:
+        """The contract in force and the options that contradict ``recorded`` (``name=value (set: value)``).
+
+        Without ``recorded`` (scoring on qrels) the options change the default contract. With it (a frozen set's),
+        a contradicting option raises :class:`~evalset.errors.InputError` unless ``override``."""
+        given = self.given()
+        if recorded is None:
+            return EvaluationContract(**given), ()
+        values = recorded.to_dict()
+        overridden = tuple(f"{k}={v} (set: {values[k]})" for k, v in given.items() if values[k] != v)
+        if overridden and not override:
+            raise InputError(f"these options contradict {where}: " + ", ".join(overridden)
+                             + "; add --override-contract to score anyway")
+        return EvaluationContract(**(values | given)), overridden
+
+
 TREC_EVAL = EvaluationContract(missing="skip", undefined="zero")
 """trec_eval's conventions: average over the run's judged queries, a query without relevant documents scores 0."""

@@ -30,12 +30,11 @@ import pandas as pd
 from evalset import budget
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
-from evalset.metrics import evaluate_runs, parse_measure
 from evalset.render import UNDEFINED, json_safe, number, text_table
-from evalset.scoring import Scoring, refuse_runs_without_judged_queries
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.power import (
     DEFAULT_POWER,
@@ -59,7 +58,7 @@ def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, compariso
                       queries: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per-query differences (candidate minus baseline) of each comparison on one metric.
 
-    ``tables`` are :func:`evalset.metrics.evaluate_runs` results (per-query frames indexed by query id);
+    ``tables`` are per-query frames indexed by query id, with a column ``metric`` (:mod:`evalset.evaluation`);
     ``queries`` (optional, with ``query_id, stratum``) gives each query its stratum, else every query is in
     stratum ``all``. Returns ``baseline, candidate, query_id, stratum, difference`` with NaN where either run
     is undefined on the query.
@@ -232,28 +231,26 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-def pilot_plan(scoring: Scoring, runs: Mapping[str, pd.DataFrame], comparisons: Sequence[tuple[str, str]] = (),
+def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], comparisons: Sequence[tuple[str, str]] = (),
                metric: str | None = None, *, planned: int | None = None, **settings: Any) -> PowerPlan:
-    """The power plan of ``runs`` scored by ``scoring`` (see the module docstring for the comparisons and the
+    """The power plan of ``runs`` scored by ``evaluation`` (see the module docstring for the comparisons and the
     planned count); ``settings`` are :func:`plan_power`'s."""
-    metric = metric or scoring.headline
-    measure = parse_measure(metric)
-    tables = evaluate_runs(runs, scoring.qrels, [measure], scoring.contract)
-    refuse_runs_without_judged_queries(tables, runs, scoring)
+    metric = metric or evaluation.headline
+    values = per_query_values(evaluation, runs, [metric])
+    tables = {name: values.column(name, metric).to_frame(metric) for name in values.runs}
     names = list(tables)
-    chosen = list(dict.fromkeys(comparisons)) or (scoring.frozen.planned if scoring.frozen else []) or \
+    chosen = list(dict.fromkeys(comparisons)) or (evaluation.frozen.planned if evaluation.frozen else []) or \
         [(names[0], name) for name in names[1:]]
     if not chosen:
         raise InputError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
-    family = ComparisonFamily.of(len(chosen), planned=planned, frozen=scoring.frozen, split=scoring.split)
-    differences = pilot_differences({name: table.rename(columns={str(measure): metric}) for name, table in
-                                     tables.items()}, metric, chosen, scoring.queries)
+    family = ComparisonFamily.of(len(chosen), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
+    differences = pilot_differences(tables, metric, chosen, evaluation.queries)
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
         _refuse_degenerate_pilot(group["difference"].dropna().to_numpy(dtype=np.float64), baseline, candidate)
     return plan_power(differences, metric=metric, planned=family.planned_count, **settings)
 
 
-def make_plan(scoring: Scoring | None, runs: Sequence[str] = (), *, comparisons: Sequence[tuple[str, str]] = (),
+def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, comparisons: Sequence[tuple[str, str]] = (),
               metric: str | None = None, planned: int | None = None, delta: float | None = None,
               power: float = DEFAULT_POWER, alpha: float = 0.05, at: Iterable[int] = (),
               sizes: Iterable[int] | None = None, resamples: int = SIMULATION_RESAMPLES,
@@ -263,7 +260,7 @@ def make_plan(scoring: Scoring | None, runs: Sequence[str] = (), *, comparisons:
               prompt_tokens: int = 0, tokenizer: str = "auto", seconds_per_judgment: float | None = None,
               annotators: int = 1, overlap: int = 1, price_in: float | None = None, price_out: float | None = None,
               output_tokens: int = 10) -> Plan:
-    """The pilot's power plan (with ``runs``, files or folders, scored by ``scoring``) and the judging budget
+    """The pilot's power plan (with ``runs``, files or folders, scored by ``evaluation``) and the judging budget
     (of a pool folder, or of the runs pooled at ``depths``: ``pool_runs``, default the pilot's) at the pilot's
     size, every ``at`` size and the queries each comparison needs. The query texts for the LLM cost come from
     ``queries_path``, else from the set."""
@@ -271,13 +268,13 @@ def make_plan(scoring: Scoring | None, runs: Sequence[str] = (), *, comparisons:
     named = read_runs(runs) if runs else {}
     power_plan = None
     if named:
-        if scoring is None:
+        if evaluation is None:
             raise InputError("a pilot's runs are scored on qrels or on a set: give --qrels or --set")
-        power_plan = pilot_plan(scoring, named, comparisons, metric, planned=planned, delta=delta, power=power,
+        power_plan = pilot_plan(evaluation, named, comparisons, metric, planned=planned, delta=delta, power=power,
                                 alpha=alpha, at=at, sizes=sizes, resamples=resamples, permutations=permutations,
                                 seed=seed, progress=progress)
     queries = read_queries(queries_path) if queries_path else (
-        scoring.queries if scoring is not None and scoring.frozen is not None else None)
+        evaluation.queries if evaluation is not None and evaluation.frozen is not None else None)
     pooled = (read_runs(pool_runs) if pool_runs else named) if depths and not pool_folder else {}
     pools = budget.pool_sizes(pooled, depths, pool_folder=pool_folder, queries=queries, corpus=corpus,
                               prompt_tokens=prompt_tokens, tokenizer=tokenizer)

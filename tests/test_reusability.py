@@ -14,6 +14,7 @@ from scipy import stats
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation
 from evalset.io.groups import read_groups
 from evalset.io.trec import read_runs, run_from_frame
 from evalset.reusability import (
@@ -24,7 +25,6 @@ from evalset.reusability import (
     verdict,
 )
 from evalset.reusability.contributions import pool_of_runs
-from evalset.scoring import Scoring, scoring_on_qrels
 
 LOG3 = math.log2(3)
 
@@ -46,7 +46,7 @@ TINY_RUNS = {"A": tiny_run("d1", "d2", "d3"), "B": tiny_run("d3", "d1", "d4"), "
 
 @pytest.fixture(scope="module")
 def tiny():
-    scoring = Scoring(EvaluationContract(), tiny_qrels(), source="tiny")
+    scoring = Evaluation(EvaluationContract(), tiny_qrels(), source="tiny")
     groups = pd.Series({"A": "G1", "B": "G1", "C": "G2"}, name="group")
     return analyse_reusability(scoring, TINY_RUNS, depth=2, metric="ndcg@2", groups=groups)
 
@@ -125,7 +125,7 @@ def test_the_verdict_thresholds():
 
 def test_bad_pools_are_refused():
     with pytest.raises(InputError, match="at least 2; got 1"):
-        analyse_reusability(Scoring(EvaluationContract(), tiny_qrels()), {"A": TINY_RUNS["A"]}, 2)
+        analyse_reusability(Evaluation(EvaluationContract(), tiny_qrels()), {"A": TINY_RUNS["A"]}, 2)
     with pytest.raises(InputError, match=r"depth 4 is larger than every ranking of 3 run\(s\).*A \(at most 3\)"):
         pool_of_runs(TINY_RUNS, tiny_qrels(), 4)
     outsider = {**TINY_RUNS, "E": tiny_run("d8", "d9")}
@@ -137,7 +137,7 @@ def test_bad_pools_are_refused():
     short = pool_of_runs({**on_both, "S": pd.concat([tiny_run("d1"), on_both["A"].iloc[3:]])}, two_queries, 2)
     assert short.notes == ["note: 1 run(s) have fewer than 2 documents on some of the 2 judged queries: S (1 query); "
                            "they contribute what they have"]
-    scoring = Scoring(EvaluationContract(), tiny_qrels())
+    scoring = Evaluation(EvaluationContract(), tiny_qrels())
     with pytest.raises(InputError, match="group file names unknown runs Z"):
         analyse_reusability(scoring, TINY_RUNS, 2, groups=pd.Series({"A": "G", "B": "G", "C": "H", "Z": "H"}))
     with pytest.raises(InputError, match=r"1 run\(s\) given have no group in the group file: C"):
@@ -182,7 +182,7 @@ def dl19(shared_data):
     paths = {path.name.removesuffix(".run.gz"): path for path in sorted((root / "runs" / "official_top100").iterdir())}
     metadata = pd.read_csv(root / "run_metadata.tsv", sep="\t", dtype=str)
     group_of = dict(zip(metadata["runid"], metadata["participant"], strict=True))
-    scoring = scoring_on_qrels(root / "qrels.txt")
+    scoring = Evaluation.on_qrels(root / "qrels.txt")
     result = analyse_reusability(scoring, read_runs(paths.values()), 10,
                                  groups=read_groups(root / "run_metadata.tsv", "runid", "participant"))
     return {"qrels": dict(qrels), "paths": paths, "group_of": group_of, "result": result}

@@ -15,14 +15,16 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
-from evalset.contract import EvaluationContract
+from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation
 from evalset.guideline import read_guideline
 from evalset.io.queries import read_queries
+from evalset.io.setfolder import load_set, verify_set
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
-from evalset.scoring import diff_versions, scoring_on_set
-from evalset.sets import freeze, load_set, merge_grades, verify_set
+from evalset.scoring import diff_versions
+from evalset.sets import freeze, merge_grades
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -194,15 +196,15 @@ def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_
     message = ("these options contradict the set's contract: rel_level=2 (set: 1); add --override-contract to score "
                "anyway")
     with pytest.raises(InputError) as refused_here:
-        scoring_on_set(dl19_set, rel_level=2, gain="linear")
+        Evaluation.on_set(dl19_set, options=ContractOptions(rel_level=2, gain="linear"))
     assert str(refused_here.value) == message
     refused = invoke("score", "--set", dl19_set, run, "--rel-level", "2")
     assert refused.exit_code == 2 and refused.output == f"evalset: error: {message}\n"
     allowed = invoke("score", "--set", dl19_set, run, "-m", "p@10", "--rel-level", "2", "--override-contract")
     assert allowed.exit_code == 0 and "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in allowed.output
     assert "0.6488" in allowed.output  # NIST passages-eval P_10 of p_bert
-    overridden = scoring_on_set(dl19_set, override_contract=True, rel_level=2)
-    assert overridden.contract.rel_level == 2 and overridden.overridden == ["rel_level=2 (set: 1)"]
+    overridden = Evaluation.on_set(dl19_set, options=ContractOptions(rel_level=2), override_contract=True)
+    assert overridden.contract.rel_level == 2 and overridden.overridden == ("rel_level=2 (set: 1)",)
 
 
 def test_a_condensed_set_records_the_convention_and_scores_under_it(tmp_path, shared_data):

@@ -1,6 +1,6 @@
 """Do two annotators rank systems alike? Kendall's tau and tau_AP between system rankings.
 
-Each annotator's grades become qrels; every run is scored per query with the shared metrics module. For a pair
+Each annotator's grades become qrels; every run is scored per query through the evaluation room. For a pair
 of annotators, a run's score is its mean over the queries defined under *both* annotators' qrels (a query with
 no relevant document under one of them has no nDCG there), so that both rankings average the same queries.
 
@@ -26,7 +26,8 @@ import pandas as pd
 from scipy import stats
 
 from evalset.contract import EvaluationContract
-from evalset.metrics import Measure, evaluate_runs, parse_measure
+from evalset.evaluation import Evaluation, per_query_values
+from evalset.metrics import Measure, parse_measure
 
 
 def tau_ap(reference: np.ndarray, estimate: np.ndarray, names: list[str] | None = None) -> float:
@@ -61,9 +62,7 @@ def tau_ap(reference: np.ndarray, estimate: np.ndarray, names: list[str] | None 
 def per_query_scores(grades: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: Measure,
                      contract: EvaluationContract) -> pd.DataFrame:
     """One annotator's grades (``query_id, doc_id, grade``) as qrels: per-query scores, queries x runs."""
-    qrels = grades[["query_id", "doc_id", "grade"]].reset_index(drop=True)
-    tables = evaluate_runs(runs, qrels, [measure], contract)
-    return pd.DataFrame({name: table[str(measure)] for name, table in tables.items()})
+    return per_query_values(Evaluation.on_qrels(grades, contract), runs, [str(measure)]).values(str(measure))
 
 
 @dataclass(frozen=True)

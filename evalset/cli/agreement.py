@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale, png_path
-from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.contract import DEFAULT_SEED
 
 
 @click.command("agreement")
@@ -47,7 +47,7 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 @click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
-                      seed, run_paths, measure, rel_level, gain, ties, missing, undefined, unjudged, queries, corpus,
+                      seed, run_paths, measure, contract, queries, corpus,
                       disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
@@ -75,8 +75,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     result = agreement.agreement_report(
         grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
         seed=seed, runs=runs, measure=measure,
-        contract=EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                                  undefined=undefined, unjudged=unjudged),
+        contract=contract.applied_to()[0],
         input_counts=counts)
     table = result.disagreements
     if queries or corpus:

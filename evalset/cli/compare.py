@@ -6,7 +6,7 @@ import json
 
 import click
 
-from evalset.cli.options import contract_options, scoring_from_options
+from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.contract import DEFAULT_SEED
 
 
@@ -35,9 +35,8 @@ from evalset.contract import DEFAULT_SEED
                                                      "cutoff; required for a metric without one].")
 @click.option("--queries", type=click.Path(), help="With --holes and --corpus: query texts for tasks.jsonl.")
 @click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
-def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, missing, undefined, unjudged, set_path,
-            split, override_contract, planned, exploratory, alpha, permutations, seed, output_format, why, holes_folder,
-            depth, queries, corpus):
+def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
+            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, queries, corpus):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -58,17 +57,16 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
     from evalset.comparing import explain_comparisons
-    from evalset.io.trec import expand_run_paths, read_run
-    from evalset.scoring import compare_runs, unusual_grades_note
+    from evalset.evaluation import unusual_grades_note
+    from evalset.io.trec import expand_run_paths
+    from evalset.scoring import compare_runs
 
-    scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     run_files = expand_run_paths((baseline, *candidates))
-    runs = {name: read_run(path) for name, path in run_files.items()}
-    results = compare_runs(scoring, runs, metric, planned=planned, exploratory=exploratory, alpha=alpha,
-                           permutations=permutations, seed=seed)
-    explained = explain_comparisons(scoring, runs, run_files, results, why=why, holes_folder=holes_folder,
-                                    depth=depth, queries=queries, corpus=corpus, seed=seed)
+    comparisons = compare_runs(evaluation, run_files, metric, planned=planned, exploratory=exploratory, alpha=alpha,
+                               permutations=permutations, seed=seed)
+    explained = explain_comparisons(comparisons, run_files, why=why, holes_folder=holes_folder, depth=depth,
+                                    queries=queries, corpus=corpus, seed=seed)
     written = explained.write()  # before printing: a closed stdout loses no pool
     if output_format == "json":
         click.echo(json.dumps(explained.to_list(), indent=2))
@@ -76,5 +74,5 @@ def compare(qrels_path, baseline, candidates, metric, rel_level, gain, ties, mis
         click.echo(explained.format())
         for path in written:
             click.echo(f"wrote {path}")
-    if note := unusual_grades_note(scoring):
+    if note := unusual_grades_note(evaluation):
         click.echo(note, err=True)

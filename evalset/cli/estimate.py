@@ -53,12 +53,14 @@ class _EstimateGroup(click.Group):
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the simulated slices.")
 @conflicting_grades_option
 @evaluation_options
+@click.option("--override-contract", is_flag=True,
+              help="With --set: allow contract options that contradict the set's contract (the output says so).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.pass_context
 def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
-             exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, rel_level, gain, ties,
-             missing, undefined, unjudged, output_format):
+             exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
+             override_contract, output_format):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -67,12 +69,11 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
     """
     if ctx.invoked_subcommand is not None:
         return
-    from evalset.contract import EvaluationContract
     from evalset.errors import InputError
     from evalset.estimate import estimate_runs, format_estimate, format_simulation, read_grades, read_slice, simulate
     from evalset.estimate.frozen import NO_LLM_PART, set_estimate
+    from evalset.io.setfolder import load_set
     from evalset.io.trec import read_runs
-    from evalset.sets import load_set
     from evalset.stats.family import ComparisonFamily
     from evalset.stats.ppi import ppi_py_module
 
@@ -80,18 +81,18 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
     if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
         raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
                                "--human and --simulate R --slice-size N (a validation)")
-    contract_options = {"rel_level": rel_level, "gain": gain, "ties": ties, "missing": missing, "undefined": undefined,
-                        "unjudged": unjudged}
-    if set_path and (llm_paths or human_paths or any(v is not None for v in contract_options.values())):
-        raise click.UsageError("with --set, its labels are the grades and its contract applies: give no --llm, "
-                               "--human or contract option")
+    if set_path and (llm_paths or human_paths):
+        raise click.UsageError("with --set, its labels are the grades: give no --llm or --human")
+    if override_contract and not set_path:
+        raise click.UsageError("--override-contract goes with --set")
     ppi_py_module()  # a missing extra is said before any work
-    contract = EvaluationContract.from_options(**contract_options)
+    options, contract = contract, contract.applied_to()[0]
     pairs = run_pairs(comparisons, "--compare")
     named = read_runs(runs)
     common = {"pairs": pairs, "exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
     if set_path:
         result = set_estimate(load_set(set_path), named, split=split, metrics=list(metrics), planned=planned,
+                              options=options, override_contract=override_contract,
                               **{**common, "pairs": pairs or None})
         if result is None:
             raise InputError(NO_LLM_PART, set_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from evalset.contract import GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES, UNJUDGED_POLICIES
@@ -13,12 +15,24 @@ def apply_options(command, options):
     return command
 
 
+CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudged")
+
+
 def evaluation_options(command, with_set: bool = False):
-    """The evaluation-contract options; ``with_set``: the command has --set, whose contract is the default."""
+    """The evaluation-contract options, given to the command as one ``contract``
+    (:class:`evalset.contract.ContractOptions`); ``with_set``: the command has --set, whose contract is the
+    default."""
     def default(value: str) -> str:
         return f"[default: {value}, or the set's with --set]" if with_set else f"[default: {value}]"
 
-    return apply_options(command, [
+    @functools.wraps(command)
+    def collapsed(*args, **kwargs):
+        from evalset.contract import ContractOptions
+
+        contract = ContractOptions(**{name: kwargs.pop(name) for name in CONTRACT_OPTIONS})
+        return command(*args, contract=contract, **kwargs)
+
+    return apply_options(collapsed, [
         click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
                                                    f"{default('1')}."),
         click.option("--gain", type=click.Choice(GAINS),
@@ -90,16 +104,16 @@ def parse_scale(text: str) -> list[int]:
     return grades
 
 
-def scoring_from_options(qrels_path, set_path, split, override_contract, **contract):
-    """The :class:`evalset.scoring.Scoring` of the options shared by score, compare and plan.
+def evaluation_from_options(qrels_path, set_path, split, override_contract, contract):
+    """The :class:`evalset.evaluation.Evaluation` of the options shared by score, compare and plan.
 
     Which options were given together is the command line's to check (a usage error); what the library finds in
     the inputs (an option that contradicts the set's contract) is an :class:`~evalset.errors.InputError`.
     """
-    from evalset.scoring import scoring_on_qrels, scoring_on_set
+    from evalset.evaluation import Evaluation
 
     if bool(qrels_path) == bool(set_path):
         raise click.UsageError("give either --qrels or --set")
     if set_path:
-        return scoring_on_set(set_path, split, override_contract=override_contract, **contract)
-    return scoring_on_qrels(qrels_path, **contract)
+        return Evaluation.on_set(set_path, split, contract, override_contract=override_contract)
+    return Evaluation.on_qrels(qrels_path, contract)

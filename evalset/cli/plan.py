@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from evalset.cli.options import contract_options, png_path, run_pairs, scoring_from_options
+from evalset.cli.options import contract_options, evaluation_from_options, png_path, run_pairs
 from evalset.contract import DEFAULT_SEED
 
 
@@ -52,10 +52,10 @@ from evalset.contract import DEFAULT_SEED
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write power against queries as a PNG.")
-def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, missing, undefined, unjudged, set_path,
-                 split, override_contract, delta, power, alpha, planned, at, sizes, resamples, permutations, seed,
-                 pool_folder, pool_runs, depths, queries_path, corpus, seconds_per_judgment, annotators, overlap,
-                 price_in, price_out, prompt_tokens, output_tokens, tokenizer, output_format, plot):
+def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, split, override_contract, delta, power,
+                 alpha, planned, at, sizes, resamples, permutations, seed, pool_folder, pool_runs, depths, queries_path,
+                 corpus, seconds_per_judgment, annotators, overlap, price_in, price_out, prompt_tokens, output_tokens,
+                 tokenizer, output_format, plot):
     """How many queries and judgments a set needs, and what they cost, from a pilot.
 
     From a pilot (--set or --qrels, and RUNS): per-query differences of each comparison, their sd, the queries
@@ -79,12 +79,11 @@ def plan_command(qrels_path, runs, comparisons, metric, rel_level, gain, ties, m
         raise click.BadParameter(f"expected sizes like 20,50,100, got {sizes!r}", param_hint="--sizes") from None
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--pool": pool_folder,
                                      "--pool-runs": pool_runs, "--queries": queries_path, "--corpus": corpus})
-    scoring = None
+    evaluation = None
     if runs or qrels_path or set_path:
-        scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level,
-                                       gain=gain, ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
+        evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     result = plan.make_plan(
-        scoring, runs, comparisons=run_pairs(comparisons, "--compare"), metric=metric, planned=planned, delta=delta,
+        evaluation, runs, comparisons=run_pairs(comparisons, "--compare"), metric=metric, planned=planned, delta=delta,
         power=power, alpha=alpha, at=at, sizes=grid, resamples=resamples, permutations=permutations, seed=seed,
         progress=lambda cells: tqdm(cells, desc="simulating", unit="size", disable=None, file=sys.stderr),
         pool_folder=pool_folder, pool_runs=pool_runs, depths=depths, queries_path=queries_path, corpus=corpus,

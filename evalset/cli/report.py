@@ -33,9 +33,9 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     """
     from evalset.io.files import atomic_path
     from evalset.io.outputs import check_outputs
+    from evalset.io.setfolder import load_set
     from evalset.io.trec import read_runs
     from evalset.report import build_report
-    from evalset.sets import load_set
 
     paths = (*runs, *more_runs)
     if not paths:

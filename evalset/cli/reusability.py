@@ -6,7 +6,7 @@ import json
 
 import click
 
-from evalset.cli.options import contract_options, png_path, scoring_from_options
+from evalset.cli.options import contract_options, evaluation_from_options, png_path
 
 
 @click.command("reusability")
@@ -24,8 +24,8 @@ from evalset.cli.options import contract_options, png_path, scoring_from_options
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write each run's drop against the relevant documents only it found as a PNG.")
-def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column, group_column, rel_level, gain, ties,
-                        missing, undefined, unjudged, set_path, split, override_contract, output_format, plot):
+def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column, group_column, contract, set_path,
+                        split, override_contract, output_format, plot):
     """Leave each run (and each group) out of the depth-k pool, rescore it, and say how fair the set is to a new
     system.
 
@@ -42,10 +42,9 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
     if groups_path is None and (run_column, group_column) != ("run", "group"):
         raise click.UsageError("--run-column and --group-column name the columns of --groups: give --groups")
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path})
-    scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     groups = read_groups(groups_path, run_column, group_column) if groups_path else None
-    result = library.analyse_reusability(scoring, read_runs(runs), depth, metric, groups, groups_path)
+    result = library.analyse_reusability(evaluation, read_runs(runs), depth, metric, groups, groups_path)
     for note in result.notes:
         click.echo(note, err=True)
     if plot:

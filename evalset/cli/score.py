@@ -6,7 +6,7 @@ import json
 
 import click
 
-from evalset.cli.options import contract_options, scoring_from_options
+from evalset.cli.options import contract_options, evaluation_from_options
 
 
 @click.command()
@@ -21,8 +21,7 @@ from evalset.cli.options import contract_options, scoring_from_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json"]), default="table",
               show_default=True, help="Output format (the JSON and TSV layouts are a documented contract).")
-def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, unjudged, set_path, split,
-          override_contract, per_query, output_format):
+def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -31,9 +30,8 @@ def score(qrels_path, runs, metrics, rel_level, gain, ties, missing, undefined, 
     """
     from evalset import scoring as library
 
-    scoring = scoring_from_options(qrels_path, set_path, split, override_contract, rel_level=rel_level, gain=gain,
-                                   ties=ties, missing=missing, undefined=undefined, unjudged=unjudged)
-    scores = library.score_run_files(scoring, runs, metrics)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
+    scores = library.score_runs(evaluation, runs, metrics)
     if output_format == "json":
         click.echo(json.dumps(library.score_document(scores, per_query), indent=2))
     elif output_format == "tsv":

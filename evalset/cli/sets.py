@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
-from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
+from evalset.contract import MERGE_RULES, WEIGHTINGS
 
 
 @click.command()
@@ -41,8 +41,7 @@ from evalset.contract import MERGE_RULES, WEIGHTINGS, EvaluationContract
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
-           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, rel_level, gain, ties,
-           missing, undefined, unjudged):
+           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, contract):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
@@ -54,8 +53,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.digests import file_sha256
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
+    from evalset.io.setfolder import SetContract, load_set
     from evalset.setinputs import read_judgments
-    from evalset.sets import SetContract, load_set
     from evalset.sets import freeze as freeze_set
 
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
@@ -63,13 +62,11 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
                    "--guideline": guideline_path, "--adjudication": adjudication})
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
-    evaluation = EvaluationContract.from_options(rel_level=rel_level, gain=gain, ties=ties, missing=missing,
-                                                 undefined=undefined, unjudged=unjudged)
-    contract = SetContract(evaluation, headline, weighting)
+    recorded = SetContract(contract.applied_to()[0], headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     target = freeze_set(
         judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
-        contract=contract, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
+        contract=recorded, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
         conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
@@ -106,7 +103,7 @@ def verify(set_path, manifest_sha256):
     Exit 0 (OK), 1 (FAILED, naming each changed, missing or extra file) or 3 (UNVERIFIED: every file matches the
     manifest, but the manifest itself could not be checked: no versions.tsv records it and no --manifest-sha256).
     """
-    from evalset.sets import unverified_manifest, verify_set
+    from evalset.io.setfolder import unverified_manifest, verify_set
 
     problems = verify_set(set_path, manifest_sha256)
     for problem in problems:

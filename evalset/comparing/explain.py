@@ -4,25 +4,23 @@ holes' pool folder, and their printed forms (JSON: each comparison's object gain
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.movement import QueryMovements, format_movements, query_movements
+from evalset.contract import DEFAULT_SEED
+from evalset.io.trec import read_run
 from evalset.pooling import write_pool
-from evalset.scoring import Scoring, format_comparisons
-from evalset.stats.paired import Comparison
+from evalset.scoring import Comparisons, format_comparisons
 
 
 @dataclass(frozen=True)
 class ExplainedComparisons:
     """The comparisons, and (when asked) each one's movements, each one's holes, and the holes' pool."""
 
-    scoring: Scoring
-    results: list[Comparison]
+    comparisons: Comparisons
     movements: list[QueryMovements] | None = None
     holes: list[ComparisonHoles] | None = None
     pool: HolesPool | None = None
@@ -36,7 +34,7 @@ class ExplainedComparisons:
     def to_list(self) -> list[dict[str, Any]]:
         """The JSON of ``compare``: one object per comparison, with ``movement`` and ``holes`` when asked."""
         documents = []
-        for index, result in enumerate(self.results):
+        for index, result in enumerate(self.comparisons.results):
             document = result.to_dict()
             if self.movements is not None:
                 document["movement"] = self.movements[index].to_dict()
@@ -47,22 +45,28 @@ class ExplainedComparisons:
 
     def format(self) -> str:
         """The comparisons as ``compare`` prints them, then the movements, then the holes and their pool."""
-        parts = [format_comparisons(self.results, self.scoring)]
+        parts = [format_comparisons(self.comparisons)]
         parts += [format_movements(m) for m in self.movements or ()]
         if self.holes is not None:
             parts.append(format_holes(self.holes, self.pool))
         return "\n\n".join(parts)
 
 
-def explain_comparisons(scoring: Scoring, runs: Mapping[str, pd.DataFrame], run_files: Mapping[str, str],
-                        results: Sequence[Comparison], *, why: bool = False,
+def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | os.PathLike], *, why: bool = False,
                         holes_folder: str | os.PathLike | None = None, depth: int | None = None,
-                        queries: str | None = None, corpus: str | None = None, seed: int = 0) -> ExplainedComparisons:
+                        queries: str | None = None, corpus: str | None = None,
+                        seed: int = DEFAULT_SEED) -> ExplainedComparisons:
     """Classify each comparison's queries (``why``) and find its holes and their pool (``holes_folder``; with
-    ``queries`` and ``corpus`` the pool has tasks; ``seed`` is its judging order's). Writes nothing."""
-    movements = [query_movements(scoring, runs, result, depth) for result in results] if why else None
+    ``queries`` and ``corpus`` the pool has tasks; ``seed`` is its judging order's). ``run_files`` are the runs
+    compared (read whole only when ``why`` or ``holes_folder`` asks for their top k). Writes nothing."""
+    if not why and holes_folder is None:
+        return ExplainedComparisons(comparisons)
+    runs = {name: read_run(path) for name, path in run_files.items()}
+    values, results = comparisons.per_query, comparisons.results
+    movements = [query_movements(values, runs, result, depth) for result in results] if why else None
     if holes_folder is None:
-        return ExplainedComparisons(scoring, list(results), movements)
-    holes = [comparison_holes(scoring, runs, result, depth) for result in results]
-    pool = holes_pool(scoring, runs, run_files, holes, holes_folder, queries=queries, corpus=corpus, seed=seed)
-    return ExplainedComparisons(scoring, list(results), movements, holes, pool)
+        return ExplainedComparisons(comparisons, movements)
+    holes = [comparison_holes(values, runs, result, depth) for result in results]
+    pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=queries, corpus=corpus,
+                      seed=seed)
+    return ExplainedComparisons(comparisons, movements, holes, pool)

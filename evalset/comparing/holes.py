@@ -9,7 +9,7 @@ Conventions
 - A hole filled *relevant* gets the top grade: the largest grade of the set's scale on a set, the largest
   grade of the qrels otherwise. A hole filled *not relevant* gets grade 0 (judged not relevant: this differs
   from "unjudged" only for ``bpref`` and ``judged@k``).
-- Six fills are scored, each through the shared metrics engine (:func:`evalset.metrics.evaluate_runs` on the
+- Six fills are scored, each through the evaluation room (:func:`evalset.evaluation.per_query_values` on the
   qrels with the holes added at their fill grade): ``none`` (every hole not relevant), ``all`` (every hole
   relevant), ``baseline`` (the holes of the baseline's top k relevant, the others not), ``candidate`` (the
   candidate's), ``baseline_only`` and ``candidate_only`` (only the holes in that run's top k and not in the
@@ -42,24 +42,24 @@ import pandas as pd
 
 from evalset.comparing.topk import depth_of, graded_top_k
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
-from evalset.metrics import evaluate_runs, parse_measure
+from evalset.metrics import parse_measure
 from evalset.pooling import PoolBuild, PoolSpec, attach_texts, build_pool, pool_manifest
 from evalset.render import json_safe, number, text_table
-from evalset.scoring import Scoring
 from evalset.stats.paired import Comparison, permutation_p_value
 
 FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_only")
 """The fills scored (see the module docstring)."""
 
 
-def top_grade(scoring: Scoring) -> int:
+def top_grade(evaluation: Evaluation) -> int:
     """The grade a hole filled relevant gets: the top of the set's scale, or the largest grade of the qrels."""
-    scale = (scoring.frozen.manifest.get("scale") or {}) if scoring.frozen is not None else {}
-    grade = max(int(g) for g in scale) if scale else int(scoring.qrels["grade"].max())
+    scale = (evaluation.frozen.manifest.get("scale") or {}) if evaluation.frozen is not None else {}
+    grade = max(int(g) for g in scale) if scale else int(evaluation.qrels["grade"].max())
     if grade < 1:
-        raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", scoring.source)
+        raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", evaluation.source)
     return grade
 
 
@@ -123,14 +123,16 @@ class ComparisonHoles:
                           "fills": self.fills, "per_query": self.per_query.to_dict(orient="records")})
 
 
-def comparison_holes(scoring: Scoring, runs: Mapping[str, pd.DataFrame], result: Comparison,
+def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: Comparison,
                      depth: int | None = None) -> ComparisonHoles:
-    """The holes of ``result`` (a comparison made by :func:`evalset.scoring.compare_runs` on ``runs``)."""
+    """The holes of ``result``, a comparison made by :func:`evalset.scoring.compare_runs` on ``runs`` from the
+    per-query ``values``."""
+    evaluation = values.evaluation
     measure = parse_measure(result.metric)
     k = depth_of(measure, depth)
-    grade = top_grade(scoring)
+    grade = top_grade(evaluation)
     pair = {result.baseline: runs[result.baseline], result.candidate: runs[result.candidate]}
-    top = graded_top_k(pair, scoring.qrels, k, scoring.contract.ties)
+    top = graded_top_k(pair, evaluation.qrels, k, evaluation.contract.ties)
     unjudged = top[~top["judged"]]
     holes = unjudged.groupby(["query_id", "doc_id"], sort=True)["system"].agg(
         in_baseline=lambda s: (s == result.baseline).any(), in_candidate=lambda s: (s == result.candidate).any())
@@ -138,18 +140,14 @@ def comparison_holes(scoring: Scoring, runs: Mapping[str, pd.DataFrame], result:
     in_b, in_c = holes["in_baseline"].to_numpy(bool), holes["in_candidate"].to_numpy(bool)
     masks = {"none": np.zeros(len(holes), bool), "all": np.ones(len(holes), bool), "baseline": in_b,
              "candidate": in_c, "baseline_only": in_b & ~in_c, "candidate_only": in_c & ~in_b}
-    column = str(measure)
+    def differences(scored: PerQuery) -> pd.Series:
+        candidate = scored.column(result.candidate, result.metric)
+        return candidate - scored.column(result.baseline, result.metric).reindex(candidate.index)
 
-    def differences(qrels: pd.DataFrame) -> pd.Series:
-        tables = evaluate_runs(pair, qrels, [measure], scoring.contract)
-        return tables[result.candidate][column] - tables[result.baseline][column].reindex(
-            tables[result.candidate].index)
-
-    judged = differences(scoring.qrels).dropna()
-    table = pd.DataFrame({"difference": judged})
+    table = pd.DataFrame({"difference": differences(values).dropna()})
     for name in FILLS:
-        table[f"fill_{name}"] = differences(filled_qrels(scoring.qrels, holes, masks[name], grade)).reindex(
-            table.index)
+        filled = evaluation.with_qrels(filled_qrels(evaluation.qrels, holes, masks[name], grade))
+        table[f"fill_{name}"] = differences(per_query_values(filled, pair, [result.metric])).reindex(table.index)
     fills = table[[f"fill_{name}" for name in FILLS]]
     table["low"], table["high"] = fills.min(axis=1), fills.max(axis=1)
     counts = pd.DataFrame({"holes": holes.groupby("query_id").size(),
@@ -194,13 +192,7 @@ class HolesPool:
         return {"folder": self.folder, "depth": self.depth, "pairs": self.pairs, "queries": self.queries}
 
 
-def _qrels_file(scoring: Scoring) -> str | None:
-    if scoring.frozen is not None:
-        return os.path.join(scoring.frozen.path, "qrels.txt")
-    return scoring.source
-
-
-def holes_pool(scoring: Scoring, runs: Mapping[str, pd.DataFrame], run_files: Mapping[str, str],
+def holes_pool(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], run_files: Mapping[str, str],
                comparisons: Sequence[ComparisonHoles], folder: str | os.PathLike, *, queries: str | None = None,
                corpus: str | None = None, seed: int = 0) -> HolesPool:
     """The pool of the holes of every run compared at the comparisons' depth (writes nothing).
@@ -216,11 +208,11 @@ def holes_pool(scoring: Scoring, runs: Mapping[str, pd.DataFrame], run_files: Ma
     if len(depths) != 1:
         raise InputError(f"the comparisons read different depths ({sorted(depths)}): give one depth")
     depth = depths.pop()
-    wanted = set(map(str, scoring.qrels["query_id"]))
+    wanted = set(map(str, evaluation.qrels["query_id"]))
     answered = [q for q in pd.unique(pd.concat([run["query_id"].astype(str) for run in runs.values()]))
                 if q in wanted]
-    pool = build_pool(runs, depth, ties="trec" if scoring.contract.ties == "expected" else scoring.contract.ties,
-                      query_ids=sorted(answered), judged=scoring.qrels, seed=seed)
+    pool = build_pool(runs, depth, ties="trec" if evaluation.contract.ties == "expected" else evaluation.contract.ties,
+                      query_ids=sorted(answered), judged=evaluation.qrels, seed=seed)
     if pool.pairs.empty:
         return HolesPool(None, depth, os.fspath(folder))
     tasks = missing = None
@@ -232,7 +224,7 @@ def holes_pool(scoring: Scoring, runs: Mapping[str, pd.DataFrame], run_files: Ma
                              queries)
         tasks, missing = attach_texts(pool.pairs, read_corpus(corpus, doc_ids=pool.pairs["doc_id"].unique()), texts)
     spec = PoolSpec(runs=tuple(run_files.values()), depth=depth, ties=pool.ties, seed=seed, queries=queries,
-                    exclude_judged=_qrels_file(scoring), corpus=corpus)
+                    exclude_judged=evaluation.qrels_file, corpus=corpus)
     manifest = pool_manifest(pool, spec, run_files, missing)
     manifest["settles"] = [{key: value for key, value in c.to_dict().items() if key != "per_query"}
                            for c in comparisons]

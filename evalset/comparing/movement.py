@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalset.comparing.topk import depth_of, graded_top_k
-from evalset.metrics import evaluate_runs, parse_measure
+from evalset.evaluation import PerQuery, per_query_values
+from evalset.metrics import parse_measure
 from evalset.render import json_safe, number
-from evalset.scoring import Scoring
 from evalset.stats.paired import Comparison
 
 TOLERANCE = 1e-9
@@ -119,31 +119,32 @@ def _documents_moved(top: pd.DataFrame, baseline: str, candidate: str, relevant:
     return moved.groupby(level="query_id").sum().astype(np.int64)
 
 
-def query_movements(scoring: Scoring, runs: Mapping[str, pd.DataFrame], result: Comparison,
+def query_movements(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: Comparison,
                     depth: int | None = None) -> QueryMovements:
-    """Classify each query of ``result`` (a comparison made by :func:`evalset.scoring.compare_runs` on ``runs``)."""
+    """Classify each query of ``result``, a comparison made by :func:`evalset.scoring.compare_runs` on ``runs``
+    from the per-query ``values``."""
+    evaluation = values.evaluation
     measure = parse_measure(result.metric)
     k = depth_of(measure, depth)
-    contract = scoring.contract
+    contract = evaluation.contract
     pair = {result.baseline: runs[result.baseline], result.candidate: runs[result.candidate]}
-    column = str(measure)
 
-    def values(rules) -> pd.DataFrame:
-        tables = evaluate_runs(pair, scoring.qrels, [measure], rules)
-        return pd.DataFrame({"baseline": tables[result.baseline][column],
-                             "candidate": tables[result.candidate][column]})
+    def both(scored: PerQuery) -> pd.DataFrame:
+        return pd.DataFrame({"baseline": scored.column(result.baseline, result.metric),
+                             "candidate": scored.column(result.candidate, result.metric)})
 
-    table = values(contract)
-    defined = table.dropna()
+    scored = both(values)
+    defined = scored.dropna()
     table = defined.assign(difference=defined["candidate"] - defined["baseline"])
     table["changed"] = table["difference"].abs() > TOLERANCE
-    top = graded_top_k(pair, scoring.qrels, k, contract.ties)
+    top = graded_top_k(pair, evaluation.qrels, k, contract.ties)
     threshold = 1 if measure.name == "ndcg" else contract.rel_level
     moved = _documents_moved(top, result.baseline, result.candidate, top["grade"].fillna(-1) >= threshold)
     table = table.join(moved).fillna({name: 0 for name in moved}).astype({name: np.int64 for name in moved})
     ties_assessed = contract.ties != "expected"
     if ties_assessed:
-        expected = values(replace(contract, ties="expected")).reindex(table.index)
+        expected = both(per_query_values(evaluation.with_contract(ties="expected"), pair, [result.metric]))
+        expected = expected.reindex(table.index)
         vanishes = (expected["candidate"] - expected["baseline"]).abs() <= TOLERANCE
         table["tie_artefact"] = (table["changed"] & vanishes).astype(np.int64)
     else:
@@ -153,7 +154,7 @@ def query_movements(scoring: Scoring, runs: Mapping[str, pd.DataFrame], result: 
     table = table.rename_axis("query_id").reset_index()
     return QueryMovements(result.baseline, result.candidate, result.metric, k, ties_assessed,
                           table[["query_id", "baseline", "candidate", "difference", "changed", *MOVEMENT_CLASSES]],
-                          len(values(contract)) - len(defined))
+                          len(scored) - len(defined))
 
 
 def _listed(queries: pd.DataFrame, indent: str) -> list[str]:

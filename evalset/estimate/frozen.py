@@ -13,7 +13,9 @@ Conventions
   lower median of its human labels, and of its LLM labels (:func:`evalset.estimate.grades_of`). Human-graded
   queries of the split without an LLM grade are left out of the estimate, and counted in its notes.
 - Strata: the set's strata and traffic shares when it weights by traffic; one stratum when it weights uniformly.
-- The set's evaluation contract; by default its headline metric and the planned comparisons whose runs were
+- The set's evaluation contract (contract options that contradict it are refused unless overridden, and an
+  override is said in the notes: the rule of ``score --set``, :meth:`evalset.contract.ContractOptions.applied_to`);
+  by default its headline metric and the planned comparisons whose runs were
   given, each at the threshold of the set's comparison family on the split (as ``compare --set`` would use; the
   estimate records nothing in the comparison log).
 """
@@ -24,10 +26,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from evalset.contract import ContractOptions
 from evalset.estimate.core import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
 from evalset.estimate.slicing import SliceRecord
-from evalset.sets import FrozenSet, select_split
+from evalset.io.setfolder import FrozenSet, select_split
 from evalset.stats.family import ComparisonFamily
 
 DESIGN = "as frozen"
@@ -54,12 +57,15 @@ def set_slice(frozen: FrozenSet, split: str = "test") -> SliceRecord | None:
 def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: str = "test",
                  metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
-                 interval: str = "t") -> Estimate | None:
+                 interval: str = "t", options: ContractOptions | None = None,
+                 override_contract: bool = False) -> Estimate | None:
     """The estimates of ``runs`` on the set's LLM-graded part of ``split`` (module docstring), or ``None`` when it
     has none. ``metrics`` default to the set's headline, ``pairs`` to its planned comparisons whose runs were
     given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
     set has an LLM-graded part but no estimate can be made (a stratum with fewer than 2 human-graded queries,
-    ppi_py not installed)."""
+    ppi_py not installed). ``options`` are contract options, under the override rule (module docstring)."""
+    contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
+                                                                    override=override_contract)
     record = set_slice(frozen, split)
     if record is None:
         return None
@@ -68,7 +74,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     every = set(record.queries["query_id"])
     human = grades_of(labels[(labels["kind"] == "human") & labels["query_id"].isin(record.slice)], files)
     llm = grades_of(labels[(labels["kind"] == "llm") & labels["query_id"].isin(every)], files)
-    notes = []
+    notes = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
     split_ids = select_split(frozen.queries, split)["query_id"]
     human_only = set(labels.loc[(labels["kind"] == "human") & labels["query_id"].isin(split_ids), "query_id"]) - every
     if human_only:
@@ -76,7 +82,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
     family = ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split)
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
-                         contract=frozen.contract.evaluation, pairs=pairs, family=family, exploratory=exploratory,
+                         contract=contract, pairs=pairs, family=family, exploratory=exploratory,
                          alpha=alpha, level=level, interval=interval, notes=notes, record_source=files[0])
 
 

@@ -29,8 +29,8 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.annotations import grade_line, read_annotations, settle_repeats
-from evalset.metrics import evaluate_runs, parse_measure
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,5 @@ def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids
 def values_by_run(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_ids: Sequence[str], metric: str,
                   contract: EvaluationContract) -> pd.DataFrame:
     """Per-query values (``query_ids`` x runs) of ``metric`` under ``qrels``; a query without a judgment is NaN."""
-    measure = parse_measure(metric)
-    used = qrels[qrels["query_id"].isin(set(query_ids))]
-    tables = evaluate_runs(runs, used, [measure], contract)
-    return pd.DataFrame({name: table[str(measure)] for name, table in tables.items()}).reindex(list(query_ids))
+    used = Evaluation.on_qrels(qrels[qrels["query_id"].isin(set(query_ids))], contract)
+    return per_query_values(used, runs, [metric]).values(metric).reindex(list(query_ids))

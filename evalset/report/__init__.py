@@ -39,11 +39,12 @@ from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate import Estimate
 from evalset.estimate.frozen import set_estimate
-from evalset.metrics import evaluate_runs, parse_measure
+from evalset.evaluation import Evaluation, per_query_values
+from evalset.io.setfolder import FrozenSet
+from evalset.metrics import parse_measure
 from evalset.render import number
 from evalset.report import plots
 from evalset.report.estimates import estimates_section
-from evalset.sets import FrozenSet, select_split
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import score_interval, stratified_summary
@@ -167,12 +168,12 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     """
     if not runs:
         raise InputError("the report needs at least one run")
-    queries = select_split(frozen.queries, split)
-    qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+    evaluation = Evaluation.on_set(frozen, split)
+    queries, qrels = evaluation.queries, evaluation.qrels
     headline = parse_measure(frozen.contract.headline)
     judged = parse_measure(f"judged@{headline.cutoff or 10}")
     measures = [headline] if headline == judged else [headline, judged]
-    tables = evaluate_runs(runs, qrels, measures, frozen.contract.evaluation)
+    tables = per_query_values(evaluation, runs, [str(m) for m in measures]).tables
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
     comparisons = _comparisons(frozen, tables, str(headline), split, seed, permutations, alpha, largest)
     matrix, note = None, ""

@@ -2,7 +2,7 @@
 
 Conventions
 -----------
-- A run's score is the mean of the metric as ``evalset score`` prints it (:func:`evalset.scoring.score_runs`:
+- A run's score is the mean of the metric as ``evalset score`` prints it (:meth:`evalset.evaluation.PerQuery.mean`:
   over the defined queries; on a set weighted by traffic, the traffic-weighted mean), with the full qrels and
   with its owner's reduced qrels (:mod:`evalset.reusability.contributions`).
 - ``drop`` = full - reduced; ``relative_drop`` = drop / full (undefined when full is 0).
@@ -20,7 +20,6 @@ Conventions
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from scipy import stats
 
 from evalset.agreement import tau_ap
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation, per_query_values
 from evalset.parallel import parallel_map
 from evalset.render import number
 from evalset.reusability.contributions import (
@@ -40,7 +40,6 @@ from evalset.reusability.contributions import (
     reduced_qrels,
     unique_contributions,
 )
-from evalset.scoring import Scoring, score_runs
 
 TAU_HOLDS, DROP_HOLDS = 0.9, 0.05
 TAU_CARE, DROP_CARE = 0.8, 0.10
@@ -91,12 +90,6 @@ class Reusability:
     notes: list[str] = field(default_factory=list)
 
 
-def _mean(scores, name: str, metric: str, scoring: Scoring) -> float:
-    summary = scores.summaries[name][metric]
-    weighted = scoring.frozen is not None and scoring.frozen.contract.weighting == "traffic"
-    return float(summary.weighted_mean if weighted else summary.mean)
-
-
 def _ranks(scores: pd.Series) -> pd.Series:
     """1 for the best score; equal scores share the better rank; an undefined score ranks last."""
     values = scores.to_numpy(dtype=np.float64)
@@ -122,7 +115,7 @@ def verdict(kind: str, metric: str, largest: float, largest_relative: float, mea
                    f"{rankings} (tau {number(tau, 3)}): {advice}")
 
 
-def leave_out(kind: str, scoring: Scoring, runs: Mapping[str, pd.DataFrame], pool: PoolOfRuns,
+def leave_out(kind: str, evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], pool: PoolOfRuns,
               owner_of: Mapping[str, str], full: pd.DataFrame, metric: str) -> LeaveOut:
     """Leave each owner (``owner_of``: run -> owner) out of ``pool`` in turn and rescore its runs.
 
@@ -130,18 +123,18 @@ def leave_out(kind: str, scoring: Scoring, runs: Mapping[str, pd.DataFrame], poo
     judged = f"judged@{pool.depth}"
     owners = list(dict.fromkeys(owner_of[name] for name in runs))
     unique = unique_contributions(pool.top, owner_of)
-    reduced = reduced_qrels(scoring.qrels, unique, owners)
-    counts = contribution_counts(scoring.qrels, unique, owners, scoring.contract.rel_level)
+    reduced = reduced_qrels(evaluation.qrels, unique, owners)
+    counts = contribution_counts(evaluation.qrels, unique, owners, evaluation.contract.rel_level)
     rows = []
 
     def rescore(owner: str):  # one owner's runs on its reduced qrels; the owners side by side on both cores
         members = {name: run for name, run in runs.items() if owner_of[name] == owner}
-        return members, score_runs(dataclasses.replace(scoring, qrels=reduced[owner]), members, [metric, judged])
+        return members, per_query_values(evaluation.with_qrels(reduced[owner]), members, [metric, judged])
 
     for owner, (members, scores) in zip(owners, parallel_map(rescore, owners), strict=True):
         for name in members:
-            rows.append({"owner": owner, "run": name, "reduced": _mean(scores, name, metric, scoring),
-                         "judged_reduced": _mean(scores, name, judged, scoring)})
+            rows.append({"owner": owner, "run": name, "reduced": scores.mean(name, metric),
+                         "judged_reduced": scores.mean(name, judged)})
     table = pd.DataFrame(rows).set_index("run").join(full)
     table["drop"] = table["full"] - table["reduced"]
     table["relative_drop"] = (table["drop"] / table["full"]).where(table["full"] != 0)
@@ -155,7 +148,7 @@ def leave_out(kind: str, scoring: Scoring, runs: Mapping[str, pd.DataFrame], poo
                    "judged_full", "judged_reduced"]]
     owner_table = counts.assign(
         runs=[int((table["owner"] == owner).sum()) for owner in counts.index],
-        removed=[len(scoring.qrels) - len(reduced[owner]) for owner in counts.index],
+        removed=[len(evaluation.qrels) - len(reduced[owner]) for owner in counts.index],
     ).rename_axis("owner").reset_index()[["owner", "runs", "unique", "unique_judged", "unique_relevant", "removed"]]
     tau = float(stats.kendalltau(table["full"], table["reduced"]).statistic)
     ap = float(tau_ap(table["full"].to_numpy(), table["reduced"].to_numpy(), list(table["run"])))
@@ -185,21 +178,22 @@ def groups_of_runs(groups: pd.Series, runs: list[str], source: str = "the group 
     return owner_of
 
 
-def analyse_reusability(scoring: Scoring, runs: Mapping[str, pd.DataFrame], depth: int, metric: str | None = None,
+def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], depth: int, metric: str | None = None,
                         groups: pd.Series | None = None, groups_source: str = "the group file") -> Reusability:
     """Leave-one-run-out (and leave-one-group-out with ``groups``) on the depth-``depth`` pool of ``runs``.
 
     ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
     :mod:`evalset.reusability.contributions` for the checks)."""
-    metric = metric or scoring.headline
+    metric = metric or evaluation.headline
     names = list(runs)
     owner_of = groups_of_runs(groups, names, groups_source) if groups is not None else None
-    pool = pool_of_runs(runs, scoring.qrels, depth, scoring.contract.ties)
-    scores = score_runs(scoring, runs, [metric, f"judged@{depth}"])
-    full = pd.DataFrame({"full": [_mean(scores, name, metric, scoring) for name in names],
-                         "judged_full": [_mean(scores, name, f"judged@{depth}", scoring) for name in names]},
+    pool = pool_of_runs(runs, evaluation.qrels, depth, evaluation.contract.ties)
+    scores = per_query_values(evaluation, runs, [metric, f"judged@{depth}"])
+    full = pd.DataFrame({"full": [scores.mean(name, metric) for name in names],
+                         "judged_full": [scores.mean(name, f"judged@{depth}") for name in names]},
                         index=pd.Index(names, name="run"))
-    by_run = leave_out("run", scoring, runs, pool, {name: name for name in names}, full, metric)
-    by_group = leave_out("group", scoring, runs, pool, owner_of, full, metric) if owner_of else None
-    return Reusability(metric, depth, len(pool.query_ids), int((scoring.qrels["grade"] >= 0).sum()), scoring.source,
-                       by_run, by_group, list(pool.notes))
+    by_run = leave_out("run", evaluation, runs, pool, {name: name for name in names}, full, metric)
+    by_group = leave_out("group", evaluation, runs, pool, owner_of, full, metric) if owner_of else None
+    judgments = int((evaluation.qrels["grade"] >= 0).sum())
+    return Reusability(metric, depth, len(pool.query_ids), judgments, evaluation.source, by_run, by_group,
+                       list(pool.notes))

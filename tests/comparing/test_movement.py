@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.comparing import query_movements
 from evalset.contract import EvaluationContract
+from evalset.evaluation import Evaluation
 from evalset.io.trec import qrels_from_frame, run_from_frame
-from evalset.scoring import Scoring, compare_runs
+from evalset.scoring import compare_runs
 
 
 def invoke(*args):
@@ -103,14 +104,13 @@ def test_a_change_that_comes_from_breaking_ties_is_a_tie_artefact():
     # Over every order of the tied pair (ties=expected) both are (1 + 0.63) / 2: the change is the tie rule's.
     qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "grade": [1, 0]}))
     runs = {"base": tiny([("q1", "a", 1.0), ("q1", "b", 1.0)]), "cand": tiny([("q1", "a", 1.0), ("q1", "0", 1.0)])}
-    scoring = Scoring(EvaluationContract(), qrels)
-    [result] = compare_runs(scoring, runs, "ndcg@10", permutations=9)
-    row = query_movements(scoring, runs, result).per_query.iloc[0]
+    compared = compare_runs(Evaluation.on_qrels(qrels), runs, "ndcg@10", permutations=9)
+    row = query_movements(compared.per_query, runs, compared.results[0]).per_query.iloc[0]
     assert row["difference"] == pytest.approx(1 - 1 / 1.5849625, abs=1e-6)
     assert (row["tie_artefact"], row["promoted"], row["unjudged_entered"], row["other"]) == (1, 1, 1, 0)
-    expected_ties = Scoring(EvaluationContract(ties="expected"), qrels)
-    [same] = compare_runs(expected_ties, runs, "ndcg@10", permutations=9)
-    movements = query_movements(expected_ties, runs, same)
+    same = compare_runs(Evaluation.on_qrels(qrels, EvaluationContract(ties="expected")), runs, "ndcg@10",
+                        permutations=9)
+    movements = query_movements(same.per_query, runs, same.results[0])
     assert not movements.ties_assessed and movements.counts()["tie_artefact"] == 0
 
 

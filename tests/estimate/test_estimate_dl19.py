@@ -184,3 +184,26 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
     assert refused.exit_code == 2 and "the set has no LLM-graded part on this split" in refused.stderr
     mixed = invoke("estimate", "--set", tmp_path / "part" / "v1", *runs, "--human", human_path)
     assert mixed.exit_code == 2 and "with --set, its labels are the grades" in mixed.output
+
+
+def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_score(sliced, tmp_path):
+    folder, human_path, _ = sliced
+    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", tmp_path)
+    assert freeze.exit_code == 0, freeze.output
+    part = tmp_path / "part" / "v1"
+    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
+    refused = invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "2")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == ("evalset: error: these options contradict the set's contract: rel_level=2 (set: 1); "
+                              "add --override-contract to score anyway\n")
+    same = invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "1", "--format", "json")
+    assert same.exit_code == 0 and not any("OVERRIDDEN" in note for note in json.loads(same.stdout)["notes"])
+    overridden = json.loads(invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "2",
+                                   "--override-contract", "--format", "json").stdout)
+    from_files = json.loads(invoke("estimate", *runs, "--llm", LLAMA_70B, "--human", human_path, "--slice", folder,
+                                   "-m", "p@10", "--rel-level", "2", "--format", "json").stdout)
+    assert overridden["settings"]["contract"]["rel_level"] == 2
+    assert overridden["runs"] == from_files["runs"]
+    assert "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in overridden["notes"]
+    assert overridden["runs"] != json.loads(same.stdout)["runs"]  # the option changed the figures

@@ -16,9 +16,10 @@ import pytest
 from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
 from evalset.io.queries import read_queries
+from evalset.io.setfolder import load_set
 from evalset.io.trec import read_run
 from evalset.report import build_report
-from evalset.sets import freeze, load_set
+from evalset.sets import freeze
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_html_in_chromium", REPO / "scripts" / "check_html_in_chromium.py")

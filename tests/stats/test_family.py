@@ -7,11 +7,12 @@ from types import SimpleNamespace
 import pytest
 
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation
 from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_run
-from evalset.scoring import compare_runs, scoring_on_set
+from evalset.scoring import compare_runs
 from evalset.sets import freeze
 from evalset.stats.family import ComparisonFamily, ComparisonLog
 
@@ -82,15 +83,16 @@ def dl19_set(shared_data, tmp_path):
 def test_comparing_from_python_logs_each_comparison_and_pays_for_it_in_the_threshold(dl19_set, shared_data):
     folder = shared_data / "dl19" / "runs" / "official_full"
     runs = {name: read_run(folder / f"{name}.run.gz") for name in ("bm25base_p", "idst_bert_p1", "p_bert")}
-    scoring = scoring_on_set(dl19_set)
+    evaluation = Evaluation.on_set(dl19_set)
     log = dl19_set.parent / "comparisons.jsonl"
 
-    [peek] = compare_runs(scoring, {"bm25base_p": runs["bm25base_p"], "p_bert": runs["p_bert"]}, permutations=999)
+    [peek] = compare_runs(evaluation, {"bm25base_p": runs["bm25base_p"], "p_bert": runs["p_bert"]},
+                          permutations=999).results
     assert peek.kind == "exploratory" and not peek.established and peek.threshold == 0.05
     assert len(log.read_text().splitlines()) == 1
 
-    [planned] = compare_runs(scoring, {"bm25base_p": runs["bm25base_p"], "idst_bert_p1": runs["idst_bert_p1"]},
-                             permutations=999)
+    [planned] = compare_runs(evaluation, {"bm25base_p": runs["bm25base_p"], "idst_bert_p1": runs["idst_bert_p1"]},
+                             permutations=999).results
     assert planned.kind == "planned" and planned.established
     assert planned.threshold == 0.025  # two distinct comparisons made on the test split: the peek is paid for
     records = [json.loads(line) for line in log.read_text().splitlines()]

@@ -1,0 +1,15 @@
+"""The evaluation room: the one door to per-query values.
+
+:class:`Evaluation` resolves the contract once (on qrels, or on a frozen set's split under the override rule) and
+holds the prepared qrels; :func:`per_query_values` scores runs given as files, folders or frames (streamed when
+big) into a :class:`PerQuery` with the defined, undefined and missing queries, judged@k beside nDCG@k, and the
+set's strata and weights. Every analysis (score, compare and its --why and --holes, plan, report, estimate,
+reusability, agreement's system rankings) gets its values here; ``tests/test_architecture.py`` checks it.
+"""
+
+from evalset.evaluation.grades import unusual_grades, unusual_grades_note
+from evalset.evaluation.scope import DEFAULT_HEADLINE, Evaluation
+from evalset.evaluation.values import PerQuery, metric_spellings, per_query_values
+
+__all__ = ["DEFAULT_HEADLINE", "Evaluation", "PerQuery", "metric_spellings", "per_query_values", "unusual_grades",
+           "unusual_grades_note"]

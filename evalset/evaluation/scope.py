@@ -1,0 +1,97 @@
+"""What runs are evaluated against: the qrels and the contract in force, and on a frozen set its split and strata.
+
+Conventions
+-----------
+- On qrels (a file or a frame ``query_id, doc_id, grade``) the contract is the default with the options given.
+- On a frozen set it is the set's recorded contract: an option that contradicts it is refused
+  (:class:`~evalset.errors.InputError`) unless ``override_contract``, and the contradictions are kept in
+  :attr:`Evaluation.overridden` so that every output says so (:meth:`evalset.contract.ContractOptions.applied_to`).
+  Only the queries of the split count: the qrels are the split's, the strata and traffic shares the set's.
+- The qrels are indexed for the engine once (:attr:`Evaluation.prepared`) and reused by every run scored.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import pandas as pd
+
+from evalset.contract import ContractOptions, EvaluationContract
+from evalset.errors import InputError
+from evalset.io.setfolder import FrozenSet, load_set, select_split
+from evalset.io.trec import read_qrels
+from evalset.metrics import PreparedQrels, prepare_qrels
+
+DEFAULT_HEADLINE = "ndcg@10"
+"""The metric of a verdict, a plan or an estimate when none is asked for and no set names its headline."""
+
+Options = ContractOptions | EvaluationContract | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The qrels and contract runs are scored by; on a frozen set also the set, the split and its queries."""
+
+    contract: EvaluationContract
+    qrels: pd.DataFrame
+    frozen: FrozenSet | None = None
+    split: str | None = None
+    queries: pd.DataFrame | None = None
+    overridden: tuple[str, ...] = field(default=())
+    source: str | None = None  # the qrels file or the set's folder, for messages
+
+    @classmethod
+    def on_qrels(cls, qrels: str | os.PathLike | pd.DataFrame, options: Options = None) -> Evaluation:
+        """Evaluation on qrels: a TREC qrels file, or a frame ``query_id, doc_id, grade``."""
+        if not isinstance(options, EvaluationContract):
+            options = (options or ContractOptions()).applied_to()[0]
+        if isinstance(qrels, pd.DataFrame):
+            return cls(options, qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True))
+        return cls(options, read_qrels(qrels), source=os.fspath(qrels))
+
+    @classmethod
+    def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: Options = None, *,
+               override_contract: bool = False) -> Evaluation:
+        """Evaluation on a frozen set's ``split`` (``test``, ``dev``, ``all``) under its contract (module
+        docstring); ``options`` that contradict the contract are refused unless ``override_contract``."""
+        frozen = frozen if isinstance(frozen, FrozenSet) else load_set(frozen)
+        if isinstance(options, EvaluationContract):
+            options = ContractOptions(**options.to_dict())
+        contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
+                                                                        override=override_contract)
+        queries = select_split(frozen.queries, split)
+        qrels = frozen.qrels[frozen.qrels["query_id"].isin(queries["query_id"])]
+        if not (qrels["grade"] >= 0).any():
+            raise InputError(f"no judgments on the {split} split of the set ({len(queries)} queries, none judged)",
+                             os.fspath(frozen.path))
+        return cls(contract, qrels, frozen, split, queries, overridden, os.fspath(frozen.path))
+
+    @property
+    def headline(self) -> str:
+        """The set's headline metric, or :data:`DEFAULT_HEADLINE` on qrels."""
+        return self.frozen.contract.headline if self.frozen else DEFAULT_HEADLINE
+
+    @property
+    def weighted(self) -> bool:
+        """Whether a run's headline mean is the traffic-weighted mean across strata (a set weighted by traffic)."""
+        return self.frozen is not None and self.frozen.contract.weighting == "traffic"
+
+    @property
+    def qrels_file(self) -> str | None:
+        """The file the qrels were read from (a set's ``qrels.txt``), if any."""
+        return os.path.join(self.frozen.path, "qrels.txt") if self.frozen is not None else self.source
+
+    @cached_property
+    def prepared(self) -> PreparedQrels:
+        """The qrels indexed for the engine under the contract (computed once)."""
+        return prepare_qrels(self.qrels, self.contract)
+
+    def with_qrels(self, qrels: pd.DataFrame) -> Evaluation:
+        """The same evaluation on other qrels (the holes of a comparison filled, an annotator's grades)."""
+        return replace(self, qrels=qrels)
+
+    def with_contract(self, **changes: object) -> Evaluation:
+        """The same evaluation under a contract changed in ``changes`` (e.g. ``ties="expected"``)."""
+        return replace(self, contract=replace(self.contract, **changes))

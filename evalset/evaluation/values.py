@@ -1,0 +1,127 @@
+"""Per-query values of runs: the one door through which every analysis scores a run.
+
+Conventions
+-----------
+- Runs come as files or folders of run files (:func:`evalset.io.trec.expand_run_paths`) or as frames; a big file
+  is streamed in blocks of whole queries (:func:`evalset.metrics.evaluate_run_files`, one decision:
+  :func:`evalset.io.runstream.streams`), a small one read whole: the values are the same.
+- Metrics are kept as spelled (``ndcg@10``, ``P_10``); with ``judged=True`` ``judged@k`` is placed beside every
+  ``nDCG@k`` that is not already asked for, so that a pool bias is visible.
+- A run that shares no query with the judgments is refused: every value would be a zero (or undefined) that
+  says nothing of the run; it is almost always an id mismatch.
+- A mean is over the defined queries (:mod:`evalset.stats.strata`); on a set, means also come per stratum and
+  across strata, and a run's headline mean is the traffic-weighted one when the set weights by traffic.
+- What the engine left out is counted per run (:attr:`PerQuery.tables`' ``attrs``): repeated documents, queries
+  without judgments, judged queries missing from the run, unjudged documents removed (condensed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.evaluation.scope import Evaluation
+from evalset.io.runstream import first_query_ids
+from evalset.io.trec import expand_run_paths
+from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, parse_measure
+from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
+
+Run = pd.DataFrame | str | os.PathLike
+Runs = Mapping[str, Run] | Sequence[str | os.PathLike]
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """Runs scored per query: the measures by spelling, and one table per run (indexed by query id, a column
+    per measure named ``str(measure)``, ``attrs`` counting what was left out)."""
+
+    evaluation: Evaluation
+    measures: dict[str, Measure]
+    tables: dict[str, pd.DataFrame]
+
+    @property
+    def runs(self) -> list[str]:
+        return list(self.tables)
+
+    def column(self, run: str, metric: str) -> pd.Series:
+        """One run's values of ``metric`` (a spelling asked for), indexed by query id; NaN where undefined."""
+        return self.tables[run][str(self.measures[metric])]
+
+    def values(self, metric: str) -> pd.DataFrame:
+        """``metric``'s values of every run: queries x runs."""
+        return pd.DataFrame({run: self.column(run, metric) for run in self.tables})
+
+    def summary(self, run: str, metric: str) -> MeanSummary:
+        """The mean over defined queries; on a set also per stratum and across strata (module docstring)."""
+        values = self.column(run, metric)
+        evaluation = self.evaluation
+        if evaluation.frozen is None:
+            return mean_summary(values)
+        return stratified_summary(values, evaluation.queries, evaluation.frozen.contract.weighting)
+
+    def mean(self, run: str, metric: str) -> float:
+        """The run's headline mean of ``metric``: traffic-weighted on a set weighted by traffic, else plain."""
+        summary = self.summary(run, metric)
+        return float(summary.weighted_mean if self.evaluation.weighted else summary.mean)
+
+    def notes(self, run: str) -> dict[str, int]:
+        """What the engine left out of ``run`` (module docstring)."""
+        return dict(self.tables[run].attrs)
+
+    def long(self) -> pd.DataFrame:
+        """``run, query_id, metric, value``: every query's value, metrics spelled as given."""
+        parts = []
+        for name, table in self.tables.items():
+            renamed = table[[str(m) for m in self.measures.values()]].set_axis(list(self.measures), axis=1)
+            long = renamed.reset_index().melt(id_vars="query_id", var_name="metric", value_name="value")
+            parts.append(long.assign(run=name))
+        return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
+
+
+def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, Measure]:
+    """Spelling as given -> Measure; with ``judged``, judged@k beside every nDCG@k (pool bias made visible)."""
+    given = {text: parse_measure(text) for text in metrics}
+    spelled: dict[str, Measure] = {}
+    for text, measure in given.items():
+        spelled[text] = measure
+        beside = Measure("judged", measure.cutoff) if judged and measure.name == "ndcg" and measure.cutoff else None
+        if beside and beside not in given.values() and beside not in spelled.values():
+            spelled[str(beside)] = beside
+    return spelled
+
+
+def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, judged: bool = False,
+                     stream: bool | None = None) -> PerQuery:
+    """Score ``runs`` (name -> file or frame, or files and folders of runs) per query on ``metrics`` (default:
+    the headline), against the evaluation's prepared qrels. ``stream`` forces streaming either way."""
+    named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
+    if not named:
+        raise InputError("no run to score")
+    spelled = metric_spellings(metrics or (evaluation.headline,), judged)
+    measures = list(spelled.values())
+    files = {name: run for name, run in named.items() if not isinstance(run, pd.DataFrame)}
+    frames = {name: run for name, run in named.items() if isinstance(run, pd.DataFrame)}
+    tables = evaluate_runs(frames, evaluation.prepared, measures) if frames else {}
+    if files:
+        tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream)
+    tables = {name: tables[name] for name in named}
+    _refuse_runs_without_judged_queries(evaluation, tables, named)
+    return PerQuery(evaluation, spelled, tables)
+
+
+def _refuse_runs_without_judged_queries(evaluation: Evaluation, tables: Mapping[str, pd.DataFrame],
+                                        runs: Mapping[str, Run]) -> None:
+    for name, table in tables.items():
+        missing = table.attrs.get("missing_queries", 0)
+        shared = len(table) - missing if evaluation.contract.missing == "zero" else len(table)
+        if shared == 0:
+            run = runs[name]
+            first = pd.unique(run["query_id"])[:3] if isinstance(run, pd.DataFrame) else first_query_ids(run, 3)
+            run_ids = ", ".join(map(str, first)) or "none: the run is empty"
+            judged = ", ".join(map(str, pd.unique(evaluation.qrels["query_id"])[:3]))
+            raise InputError(f"run {name} shares no query with the judgments: its queries ({run_ids}, ...) are none "
+                             f"of the judged ones ({judged}, ...)", evaluation.source)

@@ -1,0 +1,214 @@
+"""A frozen set version as a folder on disk: its manifest and contract, its verification, and reading it back.
+
+A version ``SETS/NAME/vN/`` holds ``qrels.txt``, ``queries.tsv``, ``labels.tsv`` and ``manifest.json``
+(:data:`SET_FILES`); ``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a version is
+:func:`evalset.sets.freeze`'s; this module reads and checks one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import WEIGHTINGS, EvaluationContract
+from evalset.errors import InputError
+from evalset.io.annotations import read_labels
+from evalset.io.digests import file_sha256
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_qrels
+from evalset.metrics.measures import parse_measure
+
+SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
+
+
+@dataclass(frozen=True)
+class SetContract:
+    """What a frozen set is scored by: the evaluation contract, the headline metric and the weighting.
+
+    ``weighting="traffic"`` averages strata by their traffic share (sum of share x stratum mean); ``uniform``
+    averages all queries alike.
+    """
+
+    evaluation: EvaluationContract = field(default_factory=EvaluationContract)
+    headline: str = "ndcg@10"
+    weighting: str = "traffic"
+
+    def __post_init__(self) -> None:
+        parse_measure(self.headline)
+        if self.weighting not in WEIGHTINGS:
+            raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.evaluation.to_dict(), "headline": self.headline, "weighting": self.weighting}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> SetContract:
+        return cls(EvaluationContract.from_dict(values), values.get("headline", "ndcg@10"),
+                   values.get("weighting", "traffic"))
+
+
+@dataclass(frozen=True)
+class FrozenSet:
+    """A loaded set version: its qrels, queries, raw labels, contract and manifest."""
+
+    path: Path
+    name: str
+    version: str
+    qrels: pd.DataFrame
+    queries: pd.DataFrame
+    labels: pd.DataFrame
+    contract: SetContract
+    manifest: dict[str, Any]
+    unverified: str | None = None  # why the manifest could not be checked (see unverified_manifest)
+
+    @property
+    def planned(self) -> list[tuple[str, str]]:
+        """The planned comparisons (baseline, candidate) recorded at freeze time."""
+        return [tuple(pair) for pair in self.manifest.get("planned_comparisons", [])]
+
+
+# ------------------------------------------------------------------------------------------------- reading
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads((path / "manifest.json").read_text())
+    except FileNotFoundError:
+        raise InputError("not a frozen set (no manifest.json)", str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"manifest.json is not valid JSON: {exc}", str(path / "manifest.json")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", str(path / "manifest.json")) from None
+
+
+def _recorded_digest(path: Path) -> str | None:
+    """The manifest sha256 that ``versions.tsv`` beside the version records for it (the last line), or None."""
+    log = path.parent / "versions.tsv"
+    if not log.is_file():
+        return None
+    recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
+                if line.count("\t") >= 2}
+    return recorded.get(path.name)
+
+
+def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = None) -> str | None:
+    """Why the manifest of a version could not be checked against a record kept outside its folder, or None.
+
+    The manifest holds the hashes of the other files, so an edited manifest (another contract, other hashes)
+    is caught only against ``SETS/NAME/versions.tsv`` or against an expected ``manifest_sha256``. A version
+    copied without its ``versions.tsv`` (or into a set whose record does not hold it), with no expected sha256,
+    cannot be checked: this says so.
+    """
+    path = Path(path)
+    if manifest_sha256 or _recorded_digest(path):
+        return None
+    log = path.parent / "versions.tsv"
+    held = f"{log} does not record {path.name}" if log.is_file() else f"{log} is absent"
+    return (f"the manifest could not be checked against the record of versions ({held}: a version folder copied "
+            "alone?); copy versions.tsv along, or give the manifest's sha256 from the original versions.tsv "
+            "(evalset verify --manifest-sha256)")
+
+
+def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> list[str]:
+    """Check every hash and the manifest of a set version; returns the problems (empty when intact).
+
+    The manifest itself is checked against ``manifest_sha256`` when given and against ``versions.tsv`` when it
+    records the version; when neither can be done, :func:`unverified_manifest` says why (not a problem here,
+    but not a verified set either).
+    """
+    path = Path(path)
+    manifest = _read_manifest(path)
+    problems = []
+    listed = manifest.get("files", {})
+    for name in SET_FILES:
+        if name != "manifest.json" and name not in listed:
+            problems.append(f"{path / 'manifest.json'}: no hash recorded for {name}")
+    for name, digest in listed.items():
+        file = path / name
+        if not file.exists():
+            problems.append(f"{file}: missing")
+        elif file_sha256(file) != digest:
+            problems.append(f"{file}: content changed (sha256 differs from the manifest)")
+    extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES)
+    problems += [f"{path / name}: not part of the frozen set" for name in extra]
+    if manifest.get("version") != path.name or manifest.get("name") != path.parent.name:
+        problems.append(f"{path / 'manifest.json'}: names {manifest.get('name')}/{manifest.get('version')}, "
+                        f"but the folder is {path.parent.name}/{path.name}")
+    actual = file_sha256(path / "manifest.json")
+    recorded = _recorded_digest(path)
+    if recorded is not None and recorded != actual:
+        problems.append(f"{path / 'manifest.json'}: content changed (sha256 differs from "
+                        f"{path.parent / 'versions.tsv'})")
+    if manifest_sha256 and manifest_sha256.strip().lower() != actual:
+        problems.append(f"{path / 'manifest.json'}: content changed (sha256 {actual} differs from the expected "
+                        f"{manifest_sha256.strip()})")
+    try:
+        SetContract.from_dict(manifest.get("contract", {}))
+    except (ValueError, TypeError) as exc:
+        problems.append(f"{path / 'manifest.json'}: invalid contract: {exc}")
+    return problems
+
+
+def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None) -> FrozenSet:
+    """Load a frozen set version: qrels, queries, labels, contract and manifest (verified first by default).
+
+    A version whose manifest cannot be checked (:func:`unverified_manifest`) is loaded with a warning on stderr
+    (its contract may have been edited), and ``FrozenSet.unverified`` says why.
+    """
+    path = Path(path)
+    unverified = None
+    if verify:
+        problems = verify_set(path, manifest_sha256)
+        if problems:
+            raise InputError("the set fails verification: " + "; ".join(problems), str(path))
+        unverified = unverified_manifest(path, manifest_sha256)
+        if unverified:
+            print(f"warning: {path}: UNVERIFIED: {unverified}; its contract is used as it stands", file=sys.stderr)
+    manifest = _read_manifest(path)
+    queries = read_queries(path / "queries.tsv")
+    queries = queries.astype({"stratum_share": float, "weight": float})
+    return FrozenSet(
+        path=path,
+        name=manifest["name"],
+        version=manifest["version"],
+        qrels=read_qrels(path / "qrels.txt"),
+        queries=queries,
+        labels=read_labels(path / "labels.tsv"),
+        contract=SetContract.from_dict(manifest["contract"]),
+        manifest=manifest,
+        unverified=unverified,
+    )
+
+
+def contract_changes(old: FrozenSet, new: FrozenSet) -> list[tuple[str, Any, Any]]:
+    """``(field, old value, new value)`` for every field of the set contract (evaluation contract, headline,
+    weighting) on which two versions differ, in the contract's order."""
+    before, after = old.contract.to_dict(), new.contract.to_dict()
+    return [(key, before.get(key), after.get(key)) for key in dict.fromkeys([*before, *after])
+            if before.get(key) != after.get(key)]
+
+
+def diff_sets(old: FrozenSet, new: FrozenSet) -> pd.DataFrame:
+    """Judgments added, removed and changed between two versions: ``query_id, doc_id, old, new, change``."""
+    both = old.qrels.merge(new.qrels, on=["query_id", "doc_id"], how="outer", suffixes=("_old", "_new"))
+    both = both.rename(columns={"grade_old": "old", "grade_new": "new"})
+    change = np.select([both["old"].isna(), both["new"].isna(), both["old"] != both["new"]],
+                       ["added", "removed", "changed"], "same")
+    both["change"] = change
+    changed = both[both["change"] != "same"].sort_values(["change", "query_id", "doc_id"]).reset_index(drop=True)
+    return changed.astype({"old": "Int64", "new": "Int64"})
+
+
+def select_split(queries: pd.DataFrame, split: str) -> pd.DataFrame:
+    """The queries of one split (``test``, ``dev``) or all of them (``all``)."""
+    if split == "all":
+        return queries
+    chosen = queries[queries["split"] == split]
+    if chosen.empty:
+        raise InputError(f"the set has no queries in split {split!r} (splits: {sorted(queries['split'].unique())})")
+    return chosen
