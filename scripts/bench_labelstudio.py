@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from evalset import labelstudio
-from evalset.guideline import read_guideline
 from evalset.io.annotations import write_labels
+from evalset.io.guideline import read_guideline
 from evalset.io.trec import read_qrels
 from evalset.pooling import pair_id
 

@@ -181,7 +181,7 @@ def run_ranx(run_path: str, qrels_path: str, save: str = "") -> dict[str, float]
 def many_evalset(runs: str, qrels: str, save: str = "") -> dict[str, float]:
     from evalset.io.trec import read_qrels, read_run
     from evalset.metrics import evaluate, prepare_qrels
-    from evalset.parallel import parallel_map
+    from evalset.speed.parallel import parallel_map
 
     prepared = [prepare_qrels(read_qrels(path)) for path in qrels.split(",")]
 

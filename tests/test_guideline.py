@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 
 GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from evalset import keys
+from evalset.speed import keys
 
 
 def random_ids(rng, count, longest):

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
 from evalset.io.annotations import read_labels, write_labels
+from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
 

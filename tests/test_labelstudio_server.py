@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from evalset import labelstudio
 from evalset.cli import main
-from evalset.guideline import read_guideline
 from evalset.io.annotations import read_labels
+from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.trec import read_qrels, write_qrels
 from tests.conftest import grade_annotation

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from scipy import optimize, stats
 
-from evalset import budget, plan
 from evalset.cli import main
 from evalset.errors import InputError
+from evalset.planning import budget, plan
 from evalset.pooling import PoolSpec, build_from_spec, write_pool
 from evalset.stats import power
 

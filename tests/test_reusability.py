@@ -251,7 +251,7 @@ def test_dl19_figures_the_docs_quote(dl19):
 def test_plot_labels_of_points_close_together_are_moved_apart_and_far_ones_stay_put():
     from matplotlib.figure import Figure
 
-    from evalset.reusability.report import _LABEL_HEIGHT, _label_lifts
+    from evalset.reusability.render import _LABEL_HEIGHT, _label_lifts
 
     axis = Figure(figsize=(6, 4), dpi=100).subplots()
     axis.set_xlim(0, 40)

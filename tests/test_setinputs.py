@@ -7,8 +7,8 @@ from evalset.errors import InputError
 from evalset.io.annotations import write_labels
 from evalset.io.queries import write_queries
 from evalset.io.trec import write_qrels
-from evalset.setinputs import bad_ids, check_reads_back
 from evalset.sets import as_queries_table
+from evalset.sets.inputs import bad_ids, check_reads_back
 
 
 def test_ids_that_trec_qrels_cannot_hold_are_empty_or_hold_white_space():

@@ -18,13 +18,12 @@ from evalset.cli import main
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.setfolder import load_set, verify_set
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
-from evalset.scoring import diff_versions
-from evalset.sets import freeze, merge_grades
+from evalset.sets import diff_versions, freeze, merge_grades
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"

@@ -1,7 +1,7 @@
 """Agreement between annotators (humans and LLM judges): kappas with intervals, alpha, calibration,
 system-ranking agreement and disagreements. See :func:`agreement_report`."""
 
-from evalset.agreement.core import (
+from evalset.agreement.analysis import (
     AgreementReport,
     Annotations,
     PairAgreement,
@@ -15,7 +15,7 @@ from evalset.agreement.core import (
 )
 from evalset.agreement.inputs import apply_scale, load_grades
 from evalset.agreement.kappa import KAPPA_KINDS, landis_koch
-from evalset.agreement.systems import ranking_agreement, system_rankings, tau_ap
+from evalset.agreement.systems import ranking_agreement, system_rankings
 
 __all__ = [
     "KAPPA_KINDS",
@@ -33,6 +33,5 @@ __all__ = [
     "pair_confusions",
     "ranking_agreement",
     "system_rankings",
-    "tau_ap",
     "with_texts",
 ]

@@ -4,14 +4,9 @@ Each annotator's grades become qrels; every run is scored per query through the 
 of annotators, a run's score is its mean over the queries defined under *both* annotators' qrels (a query with
 no relevant document under one of them has no nDCG there), so that both rankings average the same queries.
 
-- Kendall's tau is scipy's ``kendalltau`` (tau-b: ties in either ranking are accounted for).
-- tau_AP (Yilmaz, Aslam & Robertson 2008) weighs swaps near the top more: with the runs ordered by the
-  *estimate* ranking, ``tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1``, where ``C(i)`` counts the runs
-  above position i that the *reference* ranking also places above the run at i. It is asymmetric: a pair reports
-  it with the first annotator as reference (``tau_ap``) and the other way round (``tau_ap_reverse``). tau_AP needs
-  strict orders: equal scores are ordered by run name, ascending.
-- Ranks are 1 for the best run; the runs that move most are those with the largest absolute rank change
-  (ties in score share the lower rank: scipy's ``rankdata(method="min")`` on negated scores).
+- Kendall's tau, tau_AP and the ranks are :mod:`evalset.stats.rankings`'. tau_AP is asymmetric: a pair reports it
+  with the first annotator as reference (``tau_ap``) and the other way round (``tau_ap_reverse``).
+- The runs that move most are those with the largest absolute rank change.
 """
 
 from __future__ import annotations
@@ -23,40 +18,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalset.contract import EvaluationContract
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.metrics import Measure, parse_measure
-
-
-def tau_ap(reference: np.ndarray, estimate: np.ndarray, names: list[str] | None = None) -> float:
-    """tau_AP of the ranking by ``estimate`` scores against the ranking by ``reference`` scores (higher is better).
-
-    Equal scores are ordered by ``names`` ascending (default: position). NaN for fewer than 2 systems.
-    """
-    reference = np.asarray(reference, dtype=np.float64)
-    estimate = np.asarray(estimate, dtype=np.float64)
-    count = len(reference)
-    if count < 2:
-        return math.nan
-    names = list(names) if names is not None else [f"{i:09d}" for i in range(count)]
-    name_rank = np.argsort(np.argsort(np.array(names, dtype=object)))
-
-    def positions(scores: np.ndarray) -> np.ndarray:
-        order = np.lexsort((name_rank, -scores))  # score descending, then name ascending
-        position = np.empty(count, dtype=np.int64)
-        position[order] = np.arange(count)
-        return position
-
-    true_position = positions(reference)
-    by_estimate = np.argsort(positions(estimate))
-    total = 0.0
-    for i in range(1, count):
-        above = by_estimate[:i]
-        correct = int(np.sum(true_position[above] < true_position[by_estimate[i]]))
-        total += correct / i
-    return 2.0 * total / (count - 1) - 1.0
+from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
 
 
 def per_query_scores(grades: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: Measure,
@@ -91,13 +57,9 @@ def ranking_agreement(a: str, b: str, scores_a: pd.DataFrame, scores_b: pd.DataF
     names = list(scores_a.columns)
     mean_a = scores_a.loc[common, names].mean().to_numpy(dtype=np.float64)
     mean_b = scores_b.loc[common, names].mean().to_numpy(dtype=np.float64)
-    if len(common) < 1 or len(names) < 2:
-        tau, p = math.nan, math.nan
-    else:
-        result = stats.kendalltau(mean_a, mean_b)
-        tau, p = float(result.statistic), float(result.pvalue)
-    rank_a = stats.rankdata(-mean_a, method="min") if common else np.full(len(names), np.nan)
-    rank_b = stats.rankdata(-mean_b, method="min") if common else np.full(len(names), np.nan)
+    tau, p = kendall_tau(mean_a, mean_b) if common else (math.nan, math.nan)
+    rank_a = system_ranks(mean_a) if common else np.full(len(names), np.nan)
+    rank_b = system_ranks(mean_b) if common else np.full(len(names), np.nan)
     moved = pd.DataFrame({"run": names, "score_a": mean_a, "score_b": mean_b, "rank_a": rank_a, "rank_b": rank_b})
     moved["shift"] = moved["rank_b"] - moved["rank_a"]
     moved = moved.assign(size=moved["shift"].abs()).sort_values(["size", "run"], ascending=[False, True],

@@ -52,9 +52,9 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
-    from evalset.agreement import report as render
-    from evalset.guideline import read_guideline
+    from evalset.agreement import render
     from evalset.io.corpus import read_corpus
+    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.io.trec import read_runs

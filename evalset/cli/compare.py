@@ -56,10 +56,9 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
         check_outputs({"--holes": pool_files(holes_folder)},
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
-    from evalset.comparing import explain_comparisons
+    from evalset.comparing import compare_runs, explain_comparisons
     from evalset.evaluation import unusual_grades_note
     from evalset.io.trec import expand_run_paths
-    from evalset.scoring import compare_runs
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     run_files = expand_run_paths((baseline, *candidates))

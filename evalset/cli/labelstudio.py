@@ -30,7 +30,7 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
     """Push POOL_DIR's tasks.jsonl to a Label Studio project, adding only pairs not already there."""
     from evalset import labelstudio
     from evalset.errors import InputError
-    from evalset.guideline import read_guideline
+    from evalset.io.guideline import read_guideline
 
     if (gold_path is None) != (gold_rate is None):
         raise InputError("--gold and --gold-rate go together: give both or neither")
@@ -79,8 +79,8 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
-    from evalset.guideline import read_guideline
     from evalset.io.annotations import write_labels
+    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.pooling import pool_files
 

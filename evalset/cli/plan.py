@@ -65,8 +65,8 @@ def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, spli
     """
     from tqdm import tqdm
 
-    from evalset import plan
     from evalset.io.outputs import check_outputs
+    from evalset.planning import plan
 
     if pool_folder and depths:
         raise click.UsageError("give either --pool (a pool folder) or --depth (pool the runs), not both")

@@ -48,14 +48,14 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
     read-only, and never rewritten.
     """
-    from evalset.guideline import read_guideline
     from evalset.io.annotations import labels_from_file
     from evalset.io.digests import file_sha256
+    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.io.setfolder import SetContract, load_set
-    from evalset.setinputs import read_judgments
     from evalset.sets import freeze as freeze_set
+    from evalset.sets.inputs import read_judgments
 
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
@@ -127,6 +127,6 @@ def verify(set_path, manifest_sha256):
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     from evalset.io.trec import read_runs
-    from evalset.scoring import diff_versions, format_version_diff
+    from evalset.sets.diff import diff_versions, format_version_diff
 
     click.echo(format_version_diff(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split)))

@@ -1,6 +1,7 @@
-"""Behind a comparison (``evalset compare --holes`` and ``--why``): what the judgments do not know, and why each
-query moved.
+"""``evalset compare``: a baseline against candidates with a verdict (:mod:`evalset.comparing.compare`), and behind
+a comparison (``--holes`` and ``--why``) what the judgments do not know and why each query moved.
 
+- :mod:`evalset.comparing.compare`: the comparisons in their family, with the per-query values they rest on.
 - :mod:`evalset.comparing.topk`: the top k of the runs compared, each document with its grade (or unjudged).
 - :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
   over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.
@@ -9,11 +10,27 @@ query moved.
   demoted; an unjudged document entering; a tie artefact), and the movements that cancelled.
 """
 
+from evalset.comparing.compare import Comparisons, compare_runs, format_comparisons
 from evalset.comparing.explain import ExplainedComparisons, explain_comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.movement import MOVEMENT_CLASSES, QueryMovements, format_movements, query_movements
 from evalset.comparing.topk import depth_of, graded_top_k
 
-__all__ = ["MOVEMENT_CLASSES", "ComparisonHoles", "ExplainedComparisons", "HolesPool", "QueryMovements",
-           "comparison_holes", "depth_of", "explain_comparisons", "format_holes", "format_movements", "graded_top_k",
-           "holes_pool", "query_movements"]
+__all__ = [
+           "MOVEMENT_CLASSES",
+           "ComparisonHoles",
+           "Comparisons",
+           "ExplainedComparisons",
+           "HolesPool",
+           "QueryMovements",
+           "compare_runs",
+           "comparison_holes",
+           "depth_of",
+           "explain_comparisons",
+           "format_comparisons",
+           "format_holes",
+           "format_movements",
+           "graded_top_k",
+           "holes_pool",
+           "query_movements",
+]

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalset.comparing.compare import Comparisons, format_comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.movement import QueryMovements, format_movements, query_movements
 from evalset.contract import DEFAULT_SEED
 from evalset.io.trec import read_run
 from evalset.pooling import write_pool
-from evalset.scoring import Comparisons, format_comparisons
 
 
 @dataclass(frozen=True)

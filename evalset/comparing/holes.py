@@ -125,7 +125,7 @@ class ComparisonHoles:
 
 def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: Comparison,
                      depth: int | None = None) -> ComparisonHoles:
-    """The holes of ``result``, a comparison made by :func:`evalset.scoring.compare_runs` on ``runs`` from the
+    """The holes of ``result``, a comparison made by :func:`evalset.comparing.compare_runs` on ``runs`` from the
     per-query ``values``."""
     evaluation = values.evaluation
     measure = parse_measure(result.metric)

@@ -121,7 +121,7 @@ def _documents_moved(top: pd.DataFrame, baseline: str, candidate: str, relevant:
 
 def query_movements(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: Comparison,
                     depth: int | None = None) -> QueryMovements:
-    """Classify each query of ``result``, a comparison made by :func:`evalset.scoring.compare_runs` on ``runs``
+    """Classify each query of ``result``, a comparison made by :func:`evalset.comparing.compare_runs` on ``runs``
     from the per-query ``values``."""
     evaluation = values.evaluation
     measure = parse_measure(result.metric)

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from evalset.contract import ContractOptions
-from evalset.estimate.core import Estimate, estimate_runs
+from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
 from evalset.estimate.slicing import SliceRecord
 from evalset.io.setfolder import FrozenSet, select_split

@@ -22,8 +22,8 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
-from evalset.keys import repeated_rows, string_keys
-from evalset.strings import as_string_array, length_range
+from evalset.speed.keys import repeated_rows, string_keys
+from evalset.speed.strings import as_string_array, length_range
 
 
 @dataclass(frozen=True)

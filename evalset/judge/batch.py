@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import openai
 
-from evalset.guideline import Guideline
+from evalset.io.guideline import Guideline
 from evalset.judge.client import (
     JudgeAborted,
     JudgeSettings,

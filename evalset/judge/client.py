@@ -37,8 +37,8 @@ from typing import Literal
 import openai
 import pandas as pd
 
-from evalset.guideline import Guideline
 from evalset.io.annotations import LABELS_COLUMNS
+from evalset.io.guideline import Guideline
 from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format

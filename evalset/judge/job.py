@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from evalset.guideline import read_guideline
 from evalset.io.files import atomic_path, writing_to
+from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalset.errors import InputError
-from evalset.guideline import Guideline
 from evalset.io.digests import read_text_and_sha256
+from evalset.io.guideline import Guideline
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("prompts") / "relevance-judge-v1.txt"
 _PLACEHOLDER = re.compile(r"\{(guideline|grades|query|document)\}")

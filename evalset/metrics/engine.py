@@ -33,11 +33,11 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.contract import EvaluationContract
-from evalset.keys import join, join_keys
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
-from evalset.parallel import parallel_map
-from evalset.strings import as_string_array
+from evalset.speed.keys import join, join_keys
+from evalset.speed.parallel import parallel_map
+from evalset.speed.strings import as_string_array
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 

@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
 from evalset.errors import InputError
-from evalset.keys import repeated_rows, string_keys
-from evalset.parallel import column_pieces, parallel_map, row_blocks
-from evalset.strings import as_string_array, string_column
+from evalset.speed.keys import repeated_rows, string_keys
+from evalset.speed.parallel import column_pieces, parallel_map, row_blocks
+from evalset.speed.strings import as_string_array, string_column
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class OrderedRun:
     """A run in evaluation order, as flat numpy arrays (one entry per kept row).
 
     ``query_code`` indexes ``query_ids`` (the run's queries in byte order); ``doc_key`` holds exact
-    order-preserving keys of the doc ids (:func:`evalset.keys.string_keys`). ``row`` (each entry's row in the
+    order-preserving keys of the doc ids (:func:`evalset.speed.keys.string_keys`). ``row`` (each entry's row in the
     run as given), ``score`` and ``position`` (the 0-based rank within the query) are computed on first use:
     scoring needs them only for the few judged rows.
     """
@@ -184,7 +184,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
     Each query's rows are contiguous (in the run's query order when it already groups them, else in byte
     order of the query ids); within a query, score descending, then the tie rule.
     Duplicate (query, doc) rows after the first are removed and counted (``dedupe=False`` leaves that to a
-    caller that finds them in its own join, see :func:`evalset.keys.join`).
+    caller that finds them in its own join, see :func:`evalset.speed.keys.join`).
     """
     if ties not in TIE_RULES:
         raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")

@@ -31,7 +31,7 @@ from evalset.io import runstream
 from evalset.io.trec import read_run
 from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels
 from evalset.metrics.measures import Measure, parse_measure
-from evalset.parallel import parallel_map
+from evalset.speed.parallel import parallel_map
 
 
 def restrict_qrels(prepared: PreparedQrels, queries: np.ndarray,

@@ -51,10 +51,10 @@ import pandas as pd
 
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
-from evalset.guideline import Guideline
 from evalset.io.annotations import grade_line, read_annotation_file
 from evalset.io.corpus import read_corpus
 from evalset.io.files import atomic_path
+from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.queries import read_queries
 from evalset.pooling.pool import pair_ids

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalset.estimate.core import WEIGHTED
+from evalset.estimate.figures import WEIGHTED
 from evalset.render import number
 
 if TYPE_CHECKING:

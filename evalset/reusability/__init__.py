@@ -7,8 +7,8 @@ contributed, and rescoring it shows what a new system like it would lose (Zobel 
 Soboroff & Voorhees 2007; NIST's ``gloo-eval.pl``).
 
 - :mod:`~evalset.reusability.contributions`: the pool, the unique contributions, the reduced qrels, the checks.
-- :mod:`~evalset.reusability.core`: rescoring, ranks, tau and tau_AP, the verdict.
-- :mod:`~evalset.reusability.report`: text, JSON and the plot.
+- :mod:`~evalset.reusability.leave_out`: rescoring, ranks, tau and tau_AP, the verdict.
+- :mod:`~evalset.reusability.render`: text, JSON and the plot.
 """
 
 from evalset.reusability.contributions import (
@@ -20,7 +20,7 @@ from evalset.reusability.contributions import (
     unique_contributions,
     without_pairs,
 )
-from evalset.reusability.core import (
+from evalset.reusability.leave_out import (
     DROP_CARE,
     DROP_HOLDS,
     TAU_CARE,
@@ -32,7 +32,7 @@ from evalset.reusability.core import (
     leave_out,
     verdict,
 )
-from evalset.reusability.report import format_reusability, plot_reusability, reusability_document
+from evalset.reusability.render import format_reusability, plot_reusability, reusability_document
 
 __all__ = [
     "DROP_CARE",

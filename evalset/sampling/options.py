@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.errors import InputError
-from evalset.parallel import parallel_map
+from evalset.speed.parallel import parallel_map
 
 COUNT_BY = ("submissions", "users")
 ENGINES = ("auto", "pandas", "duckdb", "spark")

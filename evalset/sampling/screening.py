@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.parallel import parallel_map
 from evalset.sampling.options import DROP_REASONS, TEXT_REASONS, Normalisation, Screen
-from evalset.strings import string_bytes
+from evalset.speed.parallel import parallel_map
+from evalset.speed.strings import string_bytes
 
 # RE2 patterns (pyarrow), applied to the NFKC-normalised, lower-cased text whatever the output normalisation.
 _PII_PATTERNS = {

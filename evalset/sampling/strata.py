@@ -12,9 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.parallel import column_pieces, parallel_map
 from evalset.sampling.options import QueryCounts, Strata
-from evalset.strings import string_bytes, string_column
+from evalset.speed.parallel import column_pieces, parallel_map
+from evalset.speed.strings import string_bytes, string_column
 
 
 def query_ids(queries: Sequence[str], sources: Sequence[str] | None = None) -> list[str]:

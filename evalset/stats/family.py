@@ -21,66 +21,26 @@ The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :c
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
-from evalset.errors import InputError
+from evalset.io.comparisonlog import ComparisonLog
 from evalset.stats.paired import Comparison, compare_paired
-
-LOG_NAME = "comparisons.jsonl"
 
 
 class PlannedSet(Protocol):
-    """What the family needs of a frozen set (:class:`evalset.sets.FrozenSet` is one)."""
+    """What the family needs of a frozen set (:class:`evalset.io.setfolder.FrozenSet` is one)."""
 
     @property
     def path(self) -> Path: ...
 
     @property
     def planned(self) -> list[tuple[str, str]]: ...
-
-
-@dataclass(frozen=True)
-class ComparisonLog:
-    """The comparisons made on one version and split of a set, in ``SETS/NAME/comparisons.jsonl``."""
-
-    path: Path
-    version: str
-    split: str
-
-    @classmethod
-    def of_set(cls, set_path: str | os.PathLike, split: str) -> ComparisonLog:
-        """The log of the set version folder ``set_path`` (``SETS/NAME/vN``) on ``split``."""
-        set_path = Path(set_path)
-        return cls(set_path.parent / LOG_NAME, set_path.name, split)
-
-    def made(self) -> set[tuple[str, str, str]]:
-        """The distinct (baseline, candidate, metric) comparisons logged on this version and split."""
-        if not self.path.exists():
-            return set()
-        made = set()
-        for number, line in enumerate(self.path.read_text().splitlines(), 1):
-            try:
-                record = json.loads(line)
-                if record.get("version") == self.version and record.get("split") == self.split:
-                    made.add((record["baseline"], record["candidate"], record["metric"]))
-            except (json.JSONDecodeError, KeyError, AttributeError) as exc:
-                raise InputError(f"not a comparison record: {exc}", str(self.path), number) from None
-        return made
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        """Append one comparison (``baseline, candidate, metric`` and what else it records), stamped with this
-        log's version and split."""
-        with open(self.path, "a") as handle:
-            handle.write(json.dumps({"version": self.version, "split": self.split, **record}, sort_keys=True) + "\n")
 
 
 @dataclass(frozen=True)

@@ -158,13 +158,3 @@ def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str,
         with np.errstate(divide="ignore", invalid="ignore"):
             combined["effective_n"] = combined["n"] * human_variance / variance
     return combined
-
-
-def p_values(estimate: np.ndarray, se: np.ndarray, n: int, interval: str = "t") -> np.ndarray:
-    """Two-sided p-values of ``estimate = 0`` with the interval's distribution (t on ``n - 1`` df, or normal)."""
-    from scipy import stats
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.abs(np.asarray(estimate, dtype=float) / np.asarray(se, dtype=float))
-    tail = stats.t.sf(statistic, n - 1) if interval == "t" else stats.norm.sf(statistic)
-    return np.where(np.asarray(se) > 0, 2 * tail, np.where(np.asarray(estimate) == 0, 1.0, 0.0))

@@ -13,8 +13,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from evalset.agreement import agreement_report, landis_koch, tau_ap
+from evalset.agreement import agreement_report, landis_koch
 from evalset.agreement.kappa import asymptotic_se, disagreement_weights, kappa_from_confusion
+from evalset.stats.rankings import tau_ap
 
 SCALE = [0, 1, 2, 3]
 

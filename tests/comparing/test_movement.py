@@ -10,11 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
-from evalset.comparing import query_movements
+from evalset.comparing import compare_runs, query_movements
 from evalset.contract import EvaluationContract
 from evalset.evaluation import Evaluation
 from evalset.io.trec import qrels_from_frame, run_from_frame
-from evalset.scoring import compare_runs
 
 
 def invoke(*args):

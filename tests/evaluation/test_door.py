@@ -4,13 +4,13 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
+from evalset.comparing import compare_runs
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.io import runstream
 from evalset.io.trec import read_run
 from evalset.metrics import evaluate
-from evalset.scoring import compare_runs
 
 DL19 = "data/dl19"
 RUNS = [f"{DL19}/runs/bm25base_p.run.gz", f"{DL19}/runs/idst_bert_p1.run.gz"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_tasks
 from evalset.pooling import PoolSpec, build_from_spec, write_pool
 from tests.conftest import REPO

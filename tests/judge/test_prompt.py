@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_tasks
 from evalset.judge.client import retry_after_seconds
 from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, parse_answer, read_template, response_format

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 from evalset.pooling import pair_id
 from evalset.quality import GoldPolicy, plan_gold, prepare_gold_push, read_gold, score_annotators, split_gold
 from evalset.quality.gold import gold_only_count, kappa_against_gold, report_lines

@@ -12,15 +12,15 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
+from evalset.io.comparisonlog import ComparisonLog
+from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.setfolder import load_set
 from evalset.io.trec import read_run
 from evalset.metrics import evaluate
 from evalset.report import agreement_matrix, build_report, collect, render_html
 from evalset.sets import freeze
-from evalset.stats.family import ComparisonLog
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
+from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.setfolder import load_set
 from evalset.io.trec import read_run

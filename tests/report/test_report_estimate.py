@@ -11,13 +11,13 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.estimate import select_slice
 from evalset.estimate.frozen import set_slice
-from evalset.guideline import read_guideline
+from evalset.io.guideline import read_guideline
 from evalset.io.setfolder import load_set
 from evalset.io.trec import read_qrels, read_run, write_qrels
 from evalset.render import number
 from evalset.report import collect, render_html
-from evalset.setinputs import read_judgments
 from evalset.sets import freeze
+from evalset.sets.inputs import read_judgments
 
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"

@@ -6,15 +6,16 @@ from types import SimpleNamespace
 
 import pytest
 
+from evalset.comparing import compare_runs
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
-from evalset.guideline import read_guideline
 from evalset.io.annotations import labels_from_file
+from evalset.io.comparisonlog import ComparisonLog
+from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_run
-from evalset.scoring import compare_runs
 from evalset.sets import freeze
-from evalset.stats.family import ComparisonFamily, ComparisonLog
+from evalset.stats.family import ComparisonFamily
 
 GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
 

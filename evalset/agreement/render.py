@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.agreement.core import KAPPA_KEYS, AgreementReport, KappaEstimate, PairAgreement
+from evalset.agreement.analysis import KAPPA_KEYS, AgreementReport, KappaEstimate, PairAgreement
 from evalset.io.files import atomic_path
 from evalset.render import json_safe, number, text_table
 

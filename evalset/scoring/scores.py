@@ -1,5 +1,5 @@
 """Scoring runs on qrels or on a frozen set (through the evaluation room, :mod:`evalset.evaluation`): the score
-table and its summaries, the comparisons, two versions of a set side by side, and their printed forms.
+table and its summaries, and their printed forms.
 
 Conventions
 -----------
@@ -12,25 +12,18 @@ Conventions
 - Comparisons are made in the family of :mod:`evalset.stats.family` (on a set: logged, and counted in the
   threshold).
 """
-
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED
-from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
-from evalset.io.setfolder import FrozenSet, contract_changes, diff_sets, load_set
-from evalset.metrics import Measure, parse_measure
+from evalset.metrics import Measure
 from evalset.render import UNDEFINED, json_safe, number, text_table
-from evalset.stats.family import ComparisonFamily
-from evalset.stats.paired import Comparison, format_comparison
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
 DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
@@ -166,111 +159,3 @@ def score_notes(scores: RunScores) -> list[str]:
             notes.append(f"note: {name}: " + "; ".join(said))
     unusual = unusual_grades_note(scores.evaluation)
     return notes + ([unusual] if unusual else [])
-
-
-# -------------------------------------------------------------------------------------------- comparisons
-@dataclass(frozen=True)
-class Comparisons:
-    """The comparisons of a baseline with each candidate, and the per-query values they rest on."""
-
-    results: list[Comparison]
-    per_query: PerQuery
-
-    @property
-    def evaluation(self) -> Evaluation:
-        return self.per_query.evaluation
-
-
-def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, planned: int | None = None,
-                 exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
-                 seed: int = DEFAULT_SEED, stream: bool | None = None) -> Comparisons:
-    """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline).
-
-    The comparisons form one :class:`~evalset.stats.family.ComparisonFamily` (the others asked for, the set's
-    planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
-    appended to the set's comparison log as it is made.
-    """
-    metric = metric or evaluation.headline
-    values = per_query_values(evaluation, runs, [metric], stream=stream)
-    baseline, *candidates = values.runs
-    if not candidates:
-        raise InputError(f"no candidate run to compare with the baseline {baseline}")
-    family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    results = [family.compare(values.column(baseline, metric), values.column(name, metric), baseline_name=baseline,
-                              candidate_name=name, metric=metric, exploratory=exploratory, alpha=alpha,
-                              permutations=permutations, seed=seed) for name in candidates]
-    return Comparisons(results, values)
-
-
-def format_comparisons(comparisons: Comparisons) -> str:
-    """The comparisons one after the other, and the contract overridden, if it was."""
-    text = "\n\n".join(format_comparison(result) for result in comparisons.results)
-    overridden = comparisons.evaluation.overridden
-    return text + ("\nCONTRACT OVERRIDDEN: " + ", ".join(overridden) if overridden else "")
-
-
-# --------------------------------------------------------------------------------------- two set versions
-@dataclass(frozen=True)
-class VersionDiff:
-    """Two versions of a set: the judgments that changed (:func:`evalset.sets.diff_sets`), the contract fields
-    that differ (:func:`evalset.sets.contract_changes`) and, when runs were given, their scores under each
-    version (``run, old, new, change``; each version's own headline metric and contract; ``change`` is NaN
-    when the headline metrics differ)."""
-
-    old: FrozenSet
-    new: FrozenSet
-    changes: pd.DataFrame
-    scores: pd.DataFrame | None = None
-    contract: list[tuple[str, Any, Any]] = field(default_factory=list)
-
-
-def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
-                  runs: Runs | None = None, split: str = "all") -> VersionDiff:
-    """The judgments changed between two versions, their contract differences, and how ``runs`` move: each
-    run's score on each version under that version's own contract (headline metric, evaluation contract,
-    weighting) and queries of ``split`` (the weighted mean)."""
-    old, new = load_set(old_path), load_set(new_path)
-    differ = contract_changes(old, new)
-    if not runs:
-        return VersionDiff(old, new, diff_sets(old, new), contract=differ)
-    scores = {}
-    for frozen in (old, new):
-        values = per_query_values(Evaluation.on_set(frozen, split), runs)
-        scores[frozen.version] = {name: values.summary(name, frozen.contract.headline).weighted_mean
-                                  for name in values.runs}
-    table = pd.DataFrame({"run": list(scores[old.version]), "old": list(scores[old.version].values()),
-                          "new": [scores[new.version][name] for name in scores[old.version]]})
-    same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
-    change = table["new"] - table["old"] if same_metric else float("nan")
-    return VersionDiff(old, new, diff_sets(old, new), table.assign(change=change), differ)
-
-
-def format_version_diff(diff: VersionDiff, shown: int = 50) -> str:
-    """The contract differences first (each version is then scored under its own), the counts of judgments
-    added, removed and changed, the first ``shown`` of them, and the runs' scores."""
-    old, new, changes = diff.old, diff.new, diff.changes
-    lines = []
-    if diff.contract:
-        lines.append(f"CONTRACT CHANGED between {old.version} and {new.version}: "
-                     + ", ".join(f"{key} {before} -> {after}" for key, before, after in diff.contract)
-                     + "; each version is scored under its own contract")
-    counts = changes["change"].value_counts()
-    lines.append(f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
-                 f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed")
-    if len(changes):
-        lines.append(changes.head(shown).to_string(index=False))
-        if len(changes) > shown:
-            lines.append(f"... and {len(changes) - shown} more")
-    if diff.scores is not None:
-        same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
-        header = ["run", f"{old.contract.headline} {old.version}", f"{new.contract.headline} {new.version}"]
-        rows = [[row.run, number(row.old), number(row.new), *([number(row.change, sign=True)] if same_metric else [])]
-                for row in diff.scores.itertuples()]
-        lines.append("\n" + "\n".join(text_table([header + (["change"] if same_metric else []), *rows])))
-        if not same_metric:
-            lines.append(f"no change column: the headline metrics differ ({old.contract.headline} in {old.version}, "
-                         f"{new.contract.headline} in {new.version})")
-        elif diff.contract:
-            lines.append("the change comes from the contract change (" + ", ".join(key for key, _, _ in diff.contract)
-                         + ") as well as from the judgments")
-    return "\n".join(lines)

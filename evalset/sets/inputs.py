@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.guideline import Guideline
 from evalset.io.annotations import grade_line, read_annotations, read_labels
+from evalset.io.guideline import Guideline
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_qrels
 

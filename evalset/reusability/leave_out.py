@@ -9,7 +9,7 @@ Conventions
 - ``rank_full`` is the run's rank among all runs by their full scores (1 is best; equal scores share the better
   rank). ``rank_reduced`` is its rank when it (with the other runs of its group) is scored on the reduced qrels
   and every other run keeps its full score: the place a new system like it would get.
-- Kendall's tau (scipy, tau-b) and tau_AP (:func:`evalset.agreement.tau_ap`, the full ranking as reference) are
+- Kendall's tau (scipy, tau-b) and tau_AP (:mod:`evalset.stats.rankings`, the full ranking as reference) are
   between the ranking by full scores and the ranking where every run is scored on its own owner's reduced qrels.
 - ``judged_reduced`` is judged@depth under the reduced qrels: the share of the run's top ``depth`` that keeps a
   judgment.
@@ -24,14 +24,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
-from evalset.agreement import tau_ap
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
-from evalset.parallel import parallel_map
 from evalset.render import number
 from evalset.reusability.contributions import (
     PoolOfRuns,
@@ -40,6 +36,8 @@ from evalset.reusability.contributions import (
     reduced_qrels,
     unique_contributions,
 )
+from evalset.speed.parallel import parallel_map
+from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
 
 TAU_HOLDS, DROP_HOLDS = 0.9, 0.05
 TAU_CARE, DROP_CARE = 0.8, 0.10
@@ -91,9 +89,7 @@ class Reusability:
 
 
 def _ranks(scores: pd.Series) -> pd.Series:
-    """1 for the best score; equal scores share the better rank; an undefined score ranks last."""
-    values = scores.to_numpy(dtype=np.float64)
-    return pd.Series(stats.rankdata(-np.nan_to_num(values, nan=-np.inf), method="min").astype(int), scores.index)
+    return pd.Series(system_ranks(scores.to_numpy()), scores.index)
 
 
 def verdict(kind: str, metric: str, largest: float, largest_relative: float, mean: float,
@@ -150,7 +146,7 @@ def leave_out(kind: str, evaluation: Evaluation, runs: Mapping[str, pd.DataFrame
         runs=[int((table["owner"] == owner).sum()) for owner in counts.index],
         removed=[len(evaluation.qrels) - len(reduced[owner]) for owner in counts.index],
     ).rename_axis("owner").reset_index()[["owner", "runs", "unique", "unique_judged", "unique_relevant", "removed"]]
-    tau = float(stats.kendalltau(table["full"], table["reduced"]).statistic)
+    tau = kendall_tau(table["full"].to_numpy(), table["reduced"].to_numpy())[0]
     ap = float(tau_ap(table["full"].to_numpy(), table["reduced"].to_numpy(), list(table["run"])))
     largest = table.loc[table["drop"].idxmax()]
     level, text = verdict(kind, metric, float(largest["drop"]), float(table["relative_drop"].max()),

@@ -15,8 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.parallel import column_pieces, in_blocks, parallel_map
-from evalset.strings import length_range, string_bytes, string_column
+from evalset.speed.parallel import column_pieces, in_blocks, parallel_map
+from evalset.speed.strings import length_range, string_bytes, string_column
 
 MAX_WORDS = 4
 

@@ -12,8 +12,8 @@ Conventions
   comparisons planned here). A plan looks ahead: the comparisons already in the set's log do not count.
 - ``delta`` is the smallest difference worth finding; when none is given it is the pilot's observed mean
   difference (its absolute value).
-- The formula and the simulation are :mod:`evalset.stats.power`'s; the budget is :mod:`evalset.budget`'s, at the
-  pilot's size, every ``at`` size and the queries each comparison needs.
+- The formula and the simulation are :mod:`evalset.stats.power`'s; the budget is
+  :mod:`evalset.planning.budget`'s, at the pilot's size, every ``at`` size and the queries each comparison needs.
 - Printed: an undefined number is ``undef``; an infinite number of queries needed (a zero delta) is ``never``.
 """
 
@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset import budget
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
+from evalset.planning import budget
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.power import (

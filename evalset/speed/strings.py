@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.parallel import column_pieces, parallel_map
+from evalset.speed.parallel import column_pieces, parallel_map
 
 
 def string_column(values) -> pa.ChunkedArray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalset.render import json_safe, number, text_table
-from evalset.reusability.core import LeaveOut, Reusability
+from evalset.reusability.leave_out import LeaveOut, Reusability
 
 TITLES = {"run": "Leave one run out", "group": "Leave one group out"}
 LABELLED_POINTS = 6

@@ -11,7 +11,7 @@ Grades are merged per (query, document) by the rules of :mod:`evalset.merging` (
 annotator-priority, or crowd-kit's Dawid-Skene, one-coin, MACE, GLAD), over human annotators only unless LLM
 grades are allowed. Unresolved pairs block the freeze unless an adjudication file (a labels table or qrels) grades
 them; adjudicated grades always win. Everything is checked before anything is written, and the built version is
-read back before it is renamed into place (:mod:`evalset.setinputs`): a version that exists reads back.
+read back before it is renamed into place (:mod:`evalset.sets.inputs`): a version that exists reads back.
 
 A manifest can only be checked against a record kept outside its folder (``versions.tsv``, or an expected
 sha256): a version without one is *unverified* (:func:`unverified_manifest`), which ``verify`` reports and
@@ -38,10 +38,10 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.errors import InputError
-from evalset.guideline import Guideline
 from evalset.io.annotations import settle_repeats, write_labels
 from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
+from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.setfolder import SET_FILES, SetContract
 from evalset.io.trec import write_qrels
@@ -132,9 +132,9 @@ def freeze(
 ) -> Path:
     """Freeze labels into ``sets_dir/name/vN`` and return that folder (see the module docstring).
 
-    ``labels`` are judgments as read (:func:`evalset.setinputs.read_judgments`, or a labels table): repeats are
+    ``labels`` are judgments as read (:func:`evalset.sets.inputs.read_judgments`, or a labels table): repeats are
     settled first by ``conflicting_grades`` (``refuse``, ``latest`` or ``first``), and ``labels.tsv`` holds the
-    judgments that stand. Everything is checked before anything is written (:mod:`evalset.setinputs`): ids that
+    judgments that stand. Everything is checked before anything is written (:mod:`evalset.sets.inputs`): ids that
     TREC qrels cannot hold and grades off the guideline's scale are refused with their file and line, queries
     with ids qrels cannot hold (``queries_source`` names the queries file), labels of queries not in ``queries``
     (they would be silently dropped otherwise), and labels that leave no judgment to merge. Raises
@@ -142,7 +142,7 @@ def freeze(
     renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
     labels stay in ``labels.tsv``; the manifest counts those left out).
     """
-    from evalset.setinputs import check_labels, check_queries, check_reads_back
+    from evalset.sets.inputs import check_labels, check_queries, check_reads_back
 
     if not name or "/" in name or name.startswith("."):
         raise InputError(f"a set name is a plain folder name, got {name!r}")
@@ -230,7 +230,7 @@ def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1
     """The agreement block of a manifest: ``evalset agreement``'s JSON (kappa matrix, every pair's kappas with
     query-bootstrap intervals, Krippendorff's alpha, the calibration verdict) without the disagreement rows."""
     from evalset.agreement import agreement_report
-    from evalset.agreement.report import to_json_dict
+    from evalset.agreement.render import to_json_dict
 
     grades = labels[["query_id", "doc_id", "annotator", "kind", "grade"]].assign(file="labels")
     summary = to_json_dict(agreement_report(grades, scale, resamples=resamples), top=0)

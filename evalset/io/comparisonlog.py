@@ -1,0 +1,50 @@
+"""A set's comparison log, ``SETS/NAME/comparisons.jsonl``: every comparison made on a set, beside its frozen
+version folders (which are never rewritten). What counts it is :mod:`evalset.stats.family`'s rule."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalset.errors import InputError
+
+LOG_NAME = "comparisons.jsonl"
+
+
+@dataclass(frozen=True)
+class ComparisonLog:
+    """The comparisons made on one version and split of a set, in ``SETS/NAME/comparisons.jsonl``."""
+
+    path: Path
+    version: str
+    split: str
+
+    @classmethod
+    def of_set(cls, set_path: str | os.PathLike, split: str) -> ComparisonLog:
+        """The log of the set version folder ``set_path`` (``SETS/NAME/vN``) on ``split``."""
+        set_path = Path(set_path)
+        return cls(set_path.parent / LOG_NAME, set_path.name, split)
+
+    def made(self) -> set[tuple[str, str, str]]:
+        """The distinct (baseline, candidate, metric) comparisons logged on this version and split."""
+        if not self.path.exists():
+            return set()
+        made = set()
+        for number, line in enumerate(self.path.read_text().splitlines(), 1):
+            try:
+                record = json.loads(line)
+                if record.get("version") == self.version and record.get("split") == self.split:
+                    made.add((record["baseline"], record["candidate"], record["metric"]))
+            except (json.JSONDecodeError, KeyError, AttributeError) as exc:
+                raise InputError(f"not a comparison record: {exc}", str(self.path), number) from None
+        return made
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one comparison (``baseline, candidate, metric`` and what else it records), stamped with this
+        log's version and split."""
+        with open(self.path, "a") as handle:
+            handle.write(json.dumps({"version": self.version, "split": self.split, **record}, sort_keys=True) + "\n")

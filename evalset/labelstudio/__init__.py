@@ -1,0 +1,49 @@
+"""Human judging in Label Studio: push a pool's tasks to a project, pull the submitted grades back.
+
+The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
+
+- A project is found by its title; two projects with the same title are refused (ambiguous). The project
+  records the guideline it was made from (name, version, sha256) in its description; pushing to it with a
+  different guideline is refused, so one project never mixes two scales or two sets of rules.
+- The labeling config is generated from the guideline's scale: one single-choice option per grade, labelled
+  ``"<grade> <name>"`` with the grade as its alias (what the export holds) and as its hotkey (for grades
+  0-9), a free-text comment box, and the query and document shown with ``Text`` tags, which render the task's
+  data as escaped text, never as HTML. The guideline body is the project's instructions, shown escaped in a
+  ``<pre>`` block before the first task.
+- A task carries ``pair_id``, ``query`` and ``text`` only (no system, rank, stratum, query or document id).
+  Tasks are imported in the pool's ``order`` and the project samples sequentially, so annotators see them in
+  judging order; pairs added by a later push follow the ones already there.
+- Idempotent push: the pair ids already in the project are read from the task list restricted to ``id`` and
+  ``data`` (faster than a snapshot for this), and only the missing pairs are imported, in batches. A push
+  interrupted by a crash is completed by pushing again: every batch is one import request, which Label Studio
+  commits as a whole or not at all, and the next push sees what was committed.
+- Pull reads one export snapshot and turns every submitted annotation into one labels row (DESIGN.md):
+  ``annotator`` is the annotator's e-mail, ``kind`` is ``human``, ``labeled_at`` the annotation's last update
+  (UTC, ISO 8601), ``source`` ``label-studio:<project id>/<task id>/<annotation id>``. Skipped (cancelled)
+  annotations, annotations without a grade, grades off the guideline's scale and tasks whose ``pair_id`` is
+  not in the pool are counted in the report, never turned into grades. Rows are sorted by query id, doc id,
+  annotator and annotation id, so pulling twice gives the same file.
+"""
+
+from evalset.labelstudio.project import (
+    API_KEY_VARIABLE,
+    TASK_DATA_FIELDS,
+    URL_VARIABLE,
+    LabelStudioError,
+    connect,
+    export_snapshot,
+    find_project,
+    grade_of_choice,
+    instructions_html,
+    labeling_config,
+    pair_id_counts,
+    project_description,
+    project_pair_ids,
+)
+from evalset.labelstudio.pull import PullReport, labels_from_export, pull
+from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
+
+__all__ = ["API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "LabelStudioError", "PullReport", "PushResult",
+           "connect", "ensure_project", "export_snapshot", "find_project", "grade_of_choice", "instructions_html",
+           "labeling_config", "labels_from_export", "pair_id_counts", "pool_tasks", "project_description",
+           "project_pair_ids", "pull", "push"]

@@ -1,0 +1,171 @@
+"""A Label Studio project as evalset makes it: the labeling interface from a guideline, the connection, finding a
+project by title, and export snapshots (see :mod:`evalset.labelstudio` for the conventions)."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import time
+from collections import Counter
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+
+from evalset.errors import ServiceError
+from evalset.io.guideline import Guideline
+
+URL_VARIABLE = "LABEL_STUDIO_URL"
+API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
+GRADE_CONTROL = "grade"
+COMMENT_CONTROL = "comment"
+DEFAULT_BATCH_SIZE = 500
+TASK_DATA_FIELDS = ("pair_id", "query", "text")
+DESCRIPTION_PATTERN = re.compile(r"evalset guideline (?P<name>\S+) v(?P<version>\d+) sha256 (?P<sha256>[0-9a-f]{64})")
+
+
+class LabelStudioError(ServiceError):
+    """Label Studio could not be reached, refused the request, or holds something we cannot use."""
+
+
+# ----------------------------------------------------------------------------------------------- interface
+def labeling_config(guideline: Guideline) -> str:
+    """The Label Studio labeling config (XML) for a guideline's scale.
+
+    One ``Choice`` per grade (value ``"<grade> <name>"``, alias and hotkey the grade, the definition as its
+    hint), a required single choice; a ``TextArea`` for the comment; query and document as ``Text`` (escaped
+    text). Hotkeys are given only when every grade is a single digit.
+    """
+    digits = all(0 <= grade.value <= 9 for grade in guideline.scale)
+    choices = []
+    for grade in sorted(guideline.scale, key=lambda g: -g.value):
+        hotkey = f" hotkey={quoteattr(str(grade.value))}" if digits else ""
+        choices.append(f"      <Choice value={quoteattr(f'{grade.value} {grade.name}')} "
+                       f"alias={quoteattr(str(grade.value))}{hotkey} hint={quoteattr(grade.definition)}/>")
+    return "\n".join([
+        "<View>",
+        '  <Header value="Query"/>',
+        '  <Text name="query" value="$query" valueType="text"/>',
+        '  <Header value="Document"/>',
+        '  <Text name="text" value="$text" valueType="text"/>',
+        f'  <Header value={quoteattr(f"Grade ({guideline.name} v{guideline.version})")}/>',
+        f'  <Choices name="{GRADE_CONTROL}" toName="text" choice="single-radio" required="true" showInline="false">',
+        *choices,
+        "  </Choices>",
+        f'  <TextArea name="{COMMENT_CONTROL}" toName="text" placeholder="Comment (optional): why this grade, '
+        'what was hard" rows="2" maxSubmissions="1" editable="true" showSubmitButton="false"/>',
+        "</View>",
+    ]) + "\n"
+
+
+def instructions_html(guideline: Guideline) -> str:
+    """The project's instructions: the guideline's body, escaped, in a preformatted block (read as written)."""
+    return ('<pre style="white-space: pre-wrap; font-family: inherit">' + html.escape(guideline.body) + "</pre>")
+
+
+def project_description(guideline: Guideline) -> str:
+    """The project description that records which guideline the project was made from."""
+    return f"evalset guideline {guideline.name} v{guideline.version} sha256 {guideline.sha256}"
+
+
+def grade_of_choice(choice: str, guideline: Guideline) -> int | None:
+    """The grade a choice stands for (its alias ``"2"``, or its value ``"2 Highly relevant"``); None if none."""
+    head = str(choice).strip().split(" ", 1)[0]
+    if head.lstrip("-").isdigit() and int(head) in guideline.grades:
+        return int(head)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- connection
+def connect(url: str | None = None, api_key_variable: str = API_KEY_VARIABLE, timeout: float = 120.0) -> LabelStudio:
+    """A client for the server at ``url`` (default ``$LABEL_STUDIO_URL``) with the key from ``$api_key_variable``.
+
+    The connection and the key are checked with one request; failures raise :class:`LabelStudioError` with a
+    message that names the URL and the variable, never the key.
+    """
+    url = url or os.environ.get(URL_VARIABLE)
+    if not url:
+        raise LabelStudioError(f"no Label Studio URL: pass --url or set {URL_VARIABLE}")
+    api_key = os.environ.get(api_key_variable)
+    if not api_key:
+        raise LabelStudioError(f"no API key: set {api_key_variable} (scripts/label-studio.sh start prints it)")
+    client = LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=timeout)
+    call(lambda: client.users.whoami(), f"connect to Label Studio at {url}", url=url, key=api_key_variable)
+    return client
+
+
+def call(request, what: str, url: str | None = None, key: str = API_KEY_VARIABLE):
+    """Run one SDK request; turn transport and HTTP failures into one-line :class:`LabelStudioError`."""
+    try:
+        return request()
+    except httpx.TransportError as exc:
+        where = f" at {url}" if url else ""
+        raise LabelStudioError(f"cannot {what}: Label Studio{where} is not answering ({type(exc).__name__})") from None
+    except ApiError as exc:
+        if exc.status_code in (401, 403):
+            raise LabelStudioError(f"cannot {what}: Label Studio refused the API key in {key} "
+                                   f"(HTTP {exc.status_code})") from None
+        detail = exc.body.get("detail") if isinstance(exc.body, dict) else exc.body
+        raise LabelStudioError(f"cannot {what}: HTTP {exc.status_code}: {str(detail)[:300]}") from None
+
+
+def find_project(client: LabelStudio, title: str) -> Any | None:
+    """The project with this exact title, or None. Two projects with the title are refused."""
+    found = [project for project in call(lambda: list(client.projects.list(title=title, page_size=100)),
+                                         "list projects") if project.title == title]
+    if len(found) > 1:
+        raise LabelStudioError(f"{len(found)} projects are titled {title!r} (ids "
+                               f"{', '.join(str(p.id) for p in found)}); rename all but one")
+    if not found:
+        return None
+    return call(lambda: client.projects.get(found[0].id), f"read project {title!r}")
+
+
+# ------------------------------------------------------------------------------------------------- exports
+def export_snapshot(client: LabelStudio, project_id: int, timeout_s: float = 600.0) -> list[dict]:
+    """Every task of the project with its annotations, from one export snapshot (deleted after download)."""
+    snapshot = call(lambda: client.projects.exports.create(project_id, title="evalset"), "create an export snapshot")
+    started = time.monotonic()
+    try:
+        while snapshot.status not in ("completed", "failed"):
+            if time.monotonic() - started > timeout_s:
+                raise LabelStudioError(f"export snapshot {snapshot.id} not ready after {timeout_s:.0f} s")
+            time.sleep(0.2)
+            snapshot = call(lambda pk=snapshot.id: client.projects.exports.get(project_id, export_pk=pk),
+                            "poll the export snapshot")
+        if snapshot.status == "failed":
+            raise LabelStudioError(f"export snapshot {snapshot.id} of project {project_id} failed")
+        chunks = call(lambda: b"".join(client.projects.exports.download(project_id, snapshot.id, export_type="JSON")),
+                      "download the export snapshot")
+    finally:
+        with contextlib.suppress(ApiError, httpx.HTTPError):  # a snapshot left behind costs disk space only
+            client.projects.exports.delete(project_id, snapshot.id)
+    try:
+        tasks = json.loads(chunks)
+    except json.JSONDecodeError as exc:
+        raise LabelStudioError(f"the export snapshot is not JSON: {exc.msg}") from None
+    if not isinstance(tasks, list):
+        raise LabelStudioError("the export snapshot is not a list of tasks")
+    return tasks
+
+
+def pair_id_counts(tasks: list[dict]) -> Counter:
+    """How many tasks of an export carry each ``pair_id`` (tasks without one are counted under '')."""
+    return Counter(str((task.get("data") or {}).get("pair_id", "")) for task in tasks)
+
+
+def project_pair_ids(client: LabelStudio, project_id: int, page_size: int = 1000) -> Counter:
+    """How many tasks of the project carry each ``pair_id``.
+
+    Reads the task list with only ``id`` and ``data`` (no annotations): measured at about half the time of an
+    export snapshot for 5,000 tasks, and a fraction of the default task listing.
+    """
+    tasks = call(lambda: [task.data or {} for task in client.tasks.list(project=project_id, include="id,data",
+                                                                          page_size=page_size)],
+                 "list the project's tasks")
+    return Counter(str(data.get("pair_id", "")) for data in tasks)

@@ -1,0 +1,133 @@
+"""Pulling the submitted grades of a Label Studio project into a labels table (see :mod:`evalset.labelstudio`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from label_studio_sdk import LabelStudio
+
+from evalset.io.annotations import LABELS_COLUMNS
+from evalset.io.guideline import Guideline
+from evalset.io.poolfiles import read_pool_pairs
+from evalset.labelstudio.project import (
+    COMMENT_CONTROL,
+    GRADE_CONTROL,
+    LabelStudioError,
+    call,
+    export_snapshot,
+    find_project,
+    grade_of_choice,
+)
+
+
+# ---------------------------------------------------------------------------------------------------- pull
+@dataclass
+class PullReport:
+    """Counts of what a pull read and what it did not turn into grades."""
+
+    tasks: int = 0
+    annotations: int = 0
+    labels: int = 0
+    skipped: int = 0
+    no_grade: int = 0
+    off_scale: int = 0
+    unknown_pair: int = 0
+    unknown_annotator: int = 0
+    gold_only: int = 0
+    gold_answers: pd.DataFrame | None = field(default=None, repr=False)
+
+    def lines(self) -> list[str]:
+        gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold_answers is not None else ""
+        return [f"{self.tasks} tasks, {self.annotations} annotations, {self.labels} labels written",
+                f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
+                f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
+                f"{self.unknown_annotator} by unknown users"]
+
+
+def _choice_and_comment(result: list[dict]) -> tuple[list[str], str]:
+    choices, comments = [], []
+    for region in result or []:
+        value = region.get("value") or {}
+        if region.get("from_name") == GRADE_CONTROL:
+            choices.extend(str(choice) for choice in value.get("choices") or [])
+        elif region.get("from_name") == COMMENT_CONTROL:
+            comments.extend(str(text) for text in value.get("text") or [])
+    return choices, " ".join(text.strip() for text in comments if text.strip())
+
+
+def _user_emails(client: LabelStudio) -> dict[int, str]:
+    users = call(lambda: list(client.users.list()), "list users")
+    return {int(user.id): str(user.email) for user in users}
+
+
+def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int, str], guideline: Guideline,
+                       project_id: int) -> tuple[pd.DataFrame, PullReport]:
+    """Turn an export's submitted annotations into labels rows (see the module docstring for the rules)."""
+    where = dict(zip(pairs["pair_id"], zip(pairs["query_id"], pairs["doc_id"], strict=True), strict=True))
+    report = PullReport(tasks=len(tasks))
+    rows = []
+    for task in tasks:
+        pair = where.get(str((task.get("data") or {}).get("pair_id", "")))
+        for annotation in task.get("annotations") or []:
+            report.annotations += 1
+            if annotation.get("was_cancelled"):
+                report.skipped += 1
+                continue
+            choices, comment = _choice_and_comment(annotation.get("result"))
+            if not choices:
+                report.no_grade += 1
+                continue
+            grades = {grade_of_choice(choice, guideline) for choice in choices}
+            if None in grades or len(grades) != 1:
+                report.off_scale += 1
+                continue
+            if pair is None:
+                report.unknown_pair += 1
+                continue
+            author = annotation.get("completed_by")
+            author_id = author.get("id") if isinstance(author, dict) else author
+            email = emails.get(int(author_id)) if author_id is not None else None
+            if email is None:
+                report.unknown_annotator += 1
+                continue
+            rows.append({"query_id": pair[0], "doc_id": pair[1], "annotator": email, "kind": "human",
+                         "grade": grades.pop(), "source": f"label-studio:{project_id}/{task['id']}/{annotation['id']}",
+                         "labeled_at": _utc(annotation.get("updated_at") or annotation.get("created_at")),
+                         "comment": comment, "_annotation": int(annotation["id"])})
+    frame = pd.DataFrame(rows, columns=[*LABELS_COLUMNS, "_annotation"])
+    frame = frame.sort_values(["query_id", "doc_id", "annotator", "_annotation"], kind="stable")
+    frame = frame[list(LABELS_COLUMNS)].astype({"grade": "int64"}).reset_index(drop=True)
+    report.labels = len(frame)
+    return frame, report
+
+
+def _utc(stamp: str | None) -> str:
+    if not stamp:
+        return ""
+    return pd.Timestamp(stamp).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline,
+         gold: pd.DataFrame | None = None) -> tuple[pd.DataFrame, PullReport]:
+    """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`.
+
+    With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs are also the report's
+    ``gold_answers``, and answers on gold pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels
+    (counted as ``gold_only``).
+    """
+    from evalset.quality.gold import gold_pairs_frame, split_gold
+
+    pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
+    project = find_project(client, title)
+    if project is None:
+        raise LabelStudioError(f"no project titled {title!r} on this Label Studio")
+    known = pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
+    labels, report = labels_from_export(export_snapshot(client, project.id), known, _user_emails(client), guideline,
+                                        project.id)
+    if gold is not None:
+        kept, report.gold_answers = split_gold(labels, pairs, gold)
+        report.gold_only, report.labels, labels = len(labels) - len(kept), len(kept), kept
+    return labels, report

@@ -1,0 +1,132 @@
+"""Pushing a pool's tasks to a Label Studio project: idempotent, in batches, in judging order (see
+:mod:`evalset.labelstudio`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from label_studio_sdk import LabelStudio
+from tqdm import tqdm
+
+from evalset.errors import InputError
+from evalset.io.guideline import Guideline
+from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.labelstudio.project import (
+    DEFAULT_BATCH_SIZE,
+    DESCRIPTION_PATTERN,
+    TASK_DATA_FIELDS,
+    LabelStudioError,
+    call,
+    find_project,
+    instructions_html,
+    labeling_config,
+    project_description,
+    project_pair_ids,
+)
+
+
+# ---------------------------------------------------------------------------------------------------- push
+@dataclass
+class PushResult:
+    """What a push did. ``duplicates`` counts pair ids held by more than one task before the push."""
+
+    project_id: int
+    project_created: bool
+    pool_tasks: int
+    already_present: int
+    added: int
+    duplicates: int
+    overlap: int
+    notes: list[str] = field(default_factory=list)
+
+
+def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
+    """The pool's tasks (``pair_id, query, text``) in judging order (the ``order`` of ``pool.tsv``).
+
+    Pairs of ``pool.tsv`` without a task (no text in the corpus) are not pushed; ``attrs["without_text"]``
+    counts them. A task whose pair is not in ``pool.tsv`` is refused.
+    """
+    folder = Path(pool_dir)
+    pairs = read_pool_pairs(folder / "pool.tsv")
+    tasks = read_tasks(folder / "tasks.jsonl")
+    merged = tasks.merge(pairs[["pair_id", "order"]], on="pair_id", how="left", validate="one_to_one")
+    stray = merged["order"].isna()
+    if stray.any():
+        raise InputError(f"pair_id {merged.loc[stray, 'pair_id'].iloc[0]} of tasks.jsonl is not in pool.tsv",
+                         str(folder / "tasks.jsonl"))
+    merged = merged.sort_values("order", kind="stable").reset_index(drop=True)
+    result = merged[list(TASK_DATA_FIELDS)].copy()
+    result.attrs["without_text"] = len(pairs) - len(tasks)
+    return result
+
+
+def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overlap: int) -> tuple[Any, bool]:
+    """Find the project titled ``title`` or create it from the guideline. Returns ``(project, created)``.
+
+    An existing project made from another guideline (by its recorded sha256) is refused.
+    """
+    project = find_project(client, title)
+    if project is None:
+        created = call(lambda: client.projects.create(
+            title=title, description=project_description(guideline), label_config=labeling_config(guideline),
+            expert_instruction=instructions_html(guideline), show_instruction=True, show_skip_button=True,
+            maximum_annotations=overlap, overlap_cohort_percentage=100, sampling="Sequential sampling",
+        ), f"create project {title!r}")
+        return created, True
+    recorded = DESCRIPTION_PATTERN.search(project.description or "")
+    if recorded is None or recorded["sha256"] != guideline.sha256:
+        what = (f"guideline {recorded['name']} v{recorded['version']} sha256 {recorded['sha256'][:12]}..."
+                if recorded else "no evalset guideline")
+        raise LabelStudioError(f"project {title!r} was made from {what}, not from {guideline.path} "
+                               f"(sha256 {guideline.sha256[:12]}...); use a new project title for a new guideline")
+    return project, False
+
+
+def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline, title: str, overlap: int = 1,
+         batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
+         on_batch: Callable[[int, int], None] | None = None, tasks: pd.DataFrame | None = None) -> PushResult:
+    """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order.
+
+    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). ``tasks`` replaces
+    the pool's tasks (ordered, at least :data:`TASK_DATA_FIELDS`; ``attrs["without_text"]`` counted): the plan of
+    :func:`evalset.quality.gold.prepare_gold_push`, pool and gold tasks mixed blind.
+    """
+    if overlap < 1:
+        raise InputError(f"overlap must be at least 1, got {overlap}")
+    if batch_size < 1:
+        raise InputError(f"batch size must be at least 1, got {batch_size}")
+    tasks = pool_tasks(pool_dir) if tasks is None else tasks
+    project, created = ensure_project(client, title, guideline, overlap)
+    notes = []
+    if not created and project.maximum_annotations != overlap:
+        call(lambda: client.projects.update(project.id, maximum_annotations=overlap, overlap_cohort_percentage=100),
+             "set the overlap")
+        notes.append(f"overlap changed from {project.maximum_annotations} to {overlap}")
+    present = Counter() if created else project_pair_ids(client, project.id)
+    duplicates = sum(count - 1 for pair, count in present.items() if count > 1 and pair)
+    todo = tasks[~tasks["pair_id"].isin(present.keys())]
+    records = todo[list(TASK_DATA_FIELDS)].to_dict(orient="records")
+    with tqdm(total=len(records), unit="task", desc=f"push {title}", disable=not progress, file=sys.stderr) as bar:
+        for start in range(0, len(records), batch_size):
+            batch = records[start:start + batch_size]
+            # No client-side retry of an import: a retry after a dropped connection could import a batch the
+            # server had already committed. The next push re-reads what is there instead.
+            call(lambda batch=batch: client.projects.import_tasks(id=project.id, request=batch,
+                                                                  request_options={"max_retries": 0}),
+                 f"import tasks (pushed {start} of {len(records)} new tasks before this batch; push again to add "
+                 "the rest)")
+            bar.update(len(batch))
+            if on_batch is not None:
+                on_batch(start + len(batch), len(records))
+    if tasks.attrs.get("without_text"):
+        notes.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
+    return PushResult(project_id=project.id, project_created=created, pool_tasks=len(tasks),
+                      already_present=len(tasks) - len(todo), added=len(records), duplicates=duplicates,
+                      overlap=overlap, notes=notes)

@@ -1,0 +1,2 @@
+"""``evalset plan``: how many queries a set needs (:mod:`~evalset.planning.plan`, the power of a pilot's
+comparisons) and what judging them costs (:mod:`~evalset.planning.budget`: pairs, annotator hours, LLM tokens)."""

@@ -1,0 +1,82 @@
+"""Two versions of a set side by side: the judgments that changed, the contract fields that differ, and how runs
+move when each version scores them under its own contract."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation.values import Runs
+from evalset.io.setfolder import FrozenSet, contract_changes, diff_sets, load_set
+from evalset.metrics import parse_measure
+from evalset.render import number, text_table
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    """Two versions of a set: the judgments that changed (:func:`evalset.io.setfolder.diff_sets`), the contract fields
+    that differ (:func:`evalset.io.setfolder.contract_changes`) and, when runs were given, their scores under each
+    version (``run, old, new, change``; each version's own headline metric and contract; ``change`` is NaN
+    when the headline metrics differ)."""
+
+    old: FrozenSet
+    new: FrozenSet
+    changes: pd.DataFrame
+    scores: pd.DataFrame | None = None
+    contract: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
+                  runs: Runs | None = None, split: str = "all") -> VersionDiff:
+    """The judgments changed between two versions, their contract differences, and how ``runs`` move: each
+    run's score on each version under that version's own contract (headline metric, evaluation contract,
+    weighting) and queries of ``split`` (the weighted mean)."""
+    old, new = load_set(old_path), load_set(new_path)
+    differ = contract_changes(old, new)
+    if not runs:
+        return VersionDiff(old, new, diff_sets(old, new), contract=differ)
+    scores = {}
+    for frozen in (old, new):
+        values = per_query_values(Evaluation.on_set(frozen, split), runs)
+        scores[frozen.version] = {name: values.summary(name, frozen.contract.headline).weighted_mean
+                                  for name in values.runs}
+    table = pd.DataFrame({"run": list(scores[old.version]), "old": list(scores[old.version].values()),
+                          "new": [scores[new.version][name] for name in scores[old.version]]})
+    same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
+    change = table["new"] - table["old"] if same_metric else float("nan")
+    return VersionDiff(old, new, diff_sets(old, new), table.assign(change=change), differ)
+
+
+def format_version_diff(diff: VersionDiff, shown: int = 50) -> str:
+    """The contract differences first (each version is then scored under its own), the counts of judgments
+    added, removed and changed, the first ``shown`` of them, and the runs' scores."""
+    old, new, changes = diff.old, diff.new, diff.changes
+    lines = []
+    if diff.contract:
+        lines.append(f"CONTRACT CHANGED between {old.version} and {new.version}: "
+                     + ", ".join(f"{key} {before} -> {after}" for key, before, after in diff.contract)
+                     + "; each version is scored under its own contract")
+    counts = changes["change"].value_counts()
+    lines.append(f"{old.name} {old.version} -> {new.name} {new.version}: {counts.get('added', 0)} added, "
+                 f"{counts.get('removed', 0)} removed, {counts.get('changed', 0)} changed")
+    if len(changes):
+        lines.append(changes.head(shown).to_string(index=False))
+        if len(changes) > shown:
+            lines.append(f"... and {len(changes) - shown} more")
+    if diff.scores is not None:
+        same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
+        header = ["run", f"{old.contract.headline} {old.version}", f"{new.contract.headline} {new.version}"]
+        rows = [[row.run, number(row.old), number(row.new), *([number(row.change, sign=True)] if same_metric else [])]
+                for row in diff.scores.itertuples()]
+        lines.append("\n" + "\n".join(text_table([header + (["change"] if same_metric else []), *rows])))
+        if not same_metric:
+            lines.append(f"no change column: the headline metrics differ ({old.contract.headline} in {old.version}, "
+                         f"{new.contract.headline} in {new.version})")
+        elif diff.contract:
+            lines.append("the change comes from the contract change (" + ", ".join(key for key, _, _ in diff.contract)
+                         + ") as well as from the judgments")
+    return "\n".join(lines)
