@@ -8,7 +8,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "evalset"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 # the rooms of the house that hold no stage: a stage may use them, they use no stage
-FOUNDATIONS = {"errors", "contract", "render", "speed", "io", "metrics", "stats"}
+FOUNDATIONS = {"errors", "contract", "render", "speed", "io", "metrics", "stats", "evaluation"}
+# the stages in pipeline order: a stage may import the foundations and the stages before it, never one after it
+STAGES = ("sampling", "pooling", "judge", "judgments", "agreement", "quality", "labelstudio", "sets", "scoring",
+          "comparing", "planning", "estimate", "reusability", "report")
+MAX_LINES = 450
+# the engine's entry points: only the evaluation room (and the metrics module itself) calls them
+ENGINE_CALLS = {"evaluate", "evaluate_runs", "evaluate_run_files", "evaluate_file", "evaluate_blocks", "prepare_qrels"}
 
 
 def module_name(path: Path) -> str:
@@ -42,8 +48,35 @@ def evalset_rooms(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=module_name)
-def test_no_module_is_over_500_lines(path):
-    assert len(path.read_text().splitlines()) <= 500
+def test_no_module_is_over_450_lines(path):
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def test_every_room_is_a_foundation_a_stage_or_the_command_line():
+    rooms = {room(module_name(p)) for p in MODULES} - {""}
+    assert rooms <= FOUNDATIONS | set(STAGES) | {"cli"}, rooms - FOUNDATIONS - set(STAGES) - {"cli"}
+    # the package root holds folders and the few foundations that are one module each
+    root_modules = {room(module_name(p)) for p in MODULES if len(p.relative_to(PACKAGE).parts) == 1} - {""}
+    assert root_modules <= {"errors", "contract", "render"}
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) in STAGES], ids=module_name)
+def test_a_stage_imports_no_stage_after_it(path):
+    own = STAGES.index(room(module_name(path)))
+    later = {r for r in evalset_rooms(path) if r in STAGES and STAGES.index(r) > own}
+    assert not later, f"{module_name(path)} imports {sorted(later)}, which come after it in the pipeline"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) not in ("metrics", "evaluation")],
+                         ids=module_name)
+def test_analyses_reach_per_query_values_only_through_the_evaluation_room(path):
+    called = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evalset.metrics"):
+            called |= {alias.name for alias in node.names} & ENGINE_CALLS
+        elif isinstance(node, ast.Attribute) and node.attr in ENGINE_CALLS:
+            called.add(node.attr)
+    assert not called, f"{module_name(path)} calls the engine directly ({sorted(called)}): use evalset.evaluation"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) != "cli"], ids=module_name)

@@ -125,7 +125,7 @@ def test_bonferroni_threshold_counts_the_planned_comparisons():
 def test_an_undefined_number_prints_as_undef_and_an_infinite_need_as_never():
     differences = pd.DataFrame({"baseline": "a", "candidate": ["b", "c", "c"], "query_id": ["q1", "q1", "q2"],
                                 "stratum": "all", "difference": [0.1, 0.1, -0.1]})
-    lines = plan.summary_lines(plan.plan_power(differences, metric="ndcg@10", sizes=[5], resamples=10))
+    lines = plan.plan_power(differences, metric="ndcg@10", sizes=[5], resamples=10).to_text().split("\n")
     one_query = next(line for line in lines if line.startswith("b vs a")).split()
     assert one_query == ["b", "vs", "a", "all", "1", "+0.1000", "undef", "0.1000", "undef", "undef", "/", "undef",
                          "undef", "undef", "undef"]  # one query: no sd, so nothing that needs it

@@ -19,8 +19,6 @@ from evalset.io.groups import read_groups
 from evalset.io.trec import read_runs, run_from_frame
 from evalset.reusability import (
     analyse_reusability,
-    format_reusability,
-    reusability_document,
     unique_contributions,
     verdict,
 )
@@ -104,11 +102,11 @@ def test_leave_one_group_out_by_hand(tiny):
 
 
 def test_the_printed_and_json_forms_carry_the_same_figures(tiny):
-    text = format_reusability(tiny)
+    text = tiny.to_text()
     assert "ndcg@2, pool depth 2: 3 runs, 2 groups, 1 judged queries, 5 judgments (tiny)" in text
     assert "rank changes (2): A 1->2, C 2->3" in text
     assert "Kendall's tau 0.333, tau_AP 0.500" in text
-    document = reusability_document(tiny)
+    document = tiny.to_dict()
     assert document["leave_one_run_out"]["summary"]["largest_drop"]["run"] == "C"
     assert [g["owner"] for g in document["leave_one_group_out"]["groups"]] == ["G1", "G2"]
 
@@ -251,7 +249,7 @@ def test_dl19_figures_the_docs_quote(dl19):
 def test_plot_labels_of_points_close_together_are_moved_apart_and_far_ones_stay_put():
     from matplotlib.figure import Figure
 
-    from evalset.reusability.render import _LABEL_HEIGHT, _label_lifts
+    from evalset.reusability.plot import _LABEL_HEIGHT, _label_lifts
 
     axis = Figure(figsize=(6, 4), dpi=100).subplots()
     axis.set_xlim(0, 40)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.contract import DEFAULT_SEED
 
@@ -57,7 +56,6 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
     from evalset.comparing import compare_runs, explain_comparisons
-    from evalset.evaluation import unusual_grades_note
     from evalset.io.trec import expand_run_paths
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
@@ -67,11 +65,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     explained = explain_comparisons(comparisons, run_files, why=why, holes_folder=holes_folder, depth=depth,
                                     queries=queries, corpus=corpus, seed=seed)
     written = explained.write()  # before printing: a closed stdout loses no pool
-    if output_format == "json":
-        click.echo(json.dumps(explained.to_list(), indent=2))
-    else:
-        click.echo(explained.format())
+    emit(explained, output_format)
+    if output_format != "json":
         for path in written:
             click.echo(f"wrote {path}")
-    if note := unusual_grades_note(evaluation):
-        click.echo(note, err=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options, png_path, run_pairs
 from evalset.contract import DEFAULT_SEED
 
@@ -89,13 +89,8 @@ def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, spli
         pool_folder=pool_folder, pool_runs=pool_runs, depths=depths, queries_path=queries_path, corpus=corpus,
         prompt_tokens=prompt_tokens, tokenizer=tokenizer, seconds_per_judgment=seconds_per_judgment,
         annotators=annotators, overlap=overlap, price_in=price_in, price_out=price_out, output_tokens=output_tokens)
-    for note in result.notes:
-        click.echo(note, err=True)
     if plot and result.power is not None:
         plan.plot_power(result.power, plot)
-    if output_format == "json":
-        click.echo(json.dumps(plan.plan_document(result), indent=2))
-        return
-    click.echo(plan.format_plan(result))
-    if plot and result.power is not None:
+    emit(result, output_format, notes_first=True)
+    if plot and result.power is not None and output_format != "json":
         click.echo(f"wrote {plot}")

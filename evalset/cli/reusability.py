@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options, png_path
 
 
@@ -45,13 +44,8 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     groups = read_groups(groups_path, run_column, group_column) if groups_path else None
     result = library.analyse_reusability(evaluation, read_runs(runs), depth, metric, groups, groups_path)
-    for note in result.notes:
-        click.echo(note, err=True)
     if plot:
         library.plot_reusability(result, plot)
-    if output_format == "json":
-        click.echo(json.dumps(library.reusability_document(result), indent=2))
-        return
-    click.echo(library.format_reusability(result))
-    if plot:
+    emit(result, output_format, notes_first=True)
+    if plot and output_format != "json":
         click.echo(f"wrote {plot}")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options
 
 
@@ -28,17 +27,7 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     printed with each mean. With --set, results come per stratum with the traffic-weighted mean across
     strata, on the test split by default. A run's name is its file name without extensions.
     """
-    from evalset import scoring as library
+    from evalset.scoring import score_runs
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
-    scores = library.score_runs(evaluation, runs, metrics)
-    if output_format == "json":
-        click.echo(json.dumps(library.score_document(scores, per_query), indent=2))
-    elif output_format == "tsv":
-        click.echo(library.format_score_tsv(scores, per_query), nl=False)
-    else:
-        click.echo(library.format_score_table(scores))
-        if per_query:
-            click.echo("\n" + library.format_per_query(scores))
-    for note in library.score_notes(scores):
-        click.echo(note, err=True)
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query), output_format)

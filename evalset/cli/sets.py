@@ -127,6 +127,6 @@ def verify(set_path, manifest_sha256):
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     from evalset.io.trec import read_runs
-    from evalset.sets.diff import diff_versions, format_version_diff
+    from evalset.sets import diff_versions
 
-    click.echo(format_version_diff(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split)))
+    click.echo(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split).to_text())

@@ -12,6 +12,7 @@ from evalset.comparing.compare import Comparisons, format_comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.movement import QueryMovements, format_movements, query_movements
 from evalset.contract import DEFAULT_SEED
+from evalset.evaluation import unusual_grades_note
 from evalset.io.trec import read_run
 from evalset.pooling import write_pool
 
@@ -31,7 +32,7 @@ class ExplainedComparisons:
             return []
         return write_pool(self.pool.build, self.pool.folder)
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def to_dict(self) -> list[dict[str, Any]]:
         """The JSON of ``compare``: one object per comparison, with ``movement`` and ``holes`` when asked."""
         documents = []
         for index, result in enumerate(self.comparisons.results):
@@ -43,7 +44,13 @@ class ExplainedComparisons:
             documents.append(document)
         return documents
 
-    def format(self) -> str:
+    @property
+    def notes(self) -> list[str]:
+        """The note on unusual grades in the judgments, if any."""
+        note = unusual_grades_note(self.comparisons.evaluation)
+        return [note] if note else []
+
+    def to_text(self) -> str:
         """The comparisons as ``compare`` prints them, then the movements, then the holes and their pool."""
         parts = [format_comparisons(self.comparisons)]
         parts += [format_movements(m) for m in self.movements or ()]

@@ -107,6 +107,14 @@ class PowerPlan:
     permutations: int
     seed: int
 
+    def to_text(self) -> str:
+        """The power plan as ``evalset plan`` prints it."""
+        return "\n".join(_power_lines(self))
+
+    def to_dict(self) -> dict:
+        """The power plan as a JSON-ready dict."""
+        return _power_document(self)
+
 
 def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = None, power: float = DEFAULT_POWER,
                alpha: float = 0.05, planned: int | None = None, at: Iterable[int] = (),
@@ -230,6 +238,14 @@ class Plan:
     costs: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def to_text(self) -> str:
+        """The plan as printed: the power plan, then the judging budget."""
+        return _plan_text(self)
+
+    def to_dict(self) -> dict:
+        """The JSON of ``evalset plan --format json``: ``pilot`` (the power plan) and ``budget``."""
+        return _plan_document(self)
+
 
 def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], comparisons: Sequence[tuple[str, str]] = (),
                metric: str | None = None, *, planned: int | None = None, **settings: Any) -> PowerPlan:
@@ -347,7 +363,7 @@ def _power_cell(formula: float, simulated: float, se: float) -> str:
     return f"{_cell(formula, 3)} / {simulated:.3f} ± {se:.3f}"
 
 
-def summary_lines(plan: PowerPlan) -> list[str]:
+def _power_lines(plan: PowerPlan) -> list[str]:
     """The power plan as a printable table: one line per comparison and stratum, then the power curve."""
     delta_note = ("the smallest difference given (--delta)" if (plan.rows["delta_source"] == "given").all()
                   else "each comparison's observed mean difference (give --delta for the smallest difference "
@@ -393,8 +409,7 @@ def records(frame: pd.DataFrame) -> list[dict]:
     return json_safe(frame.to_dict("records"))
 
 
-def plan_to_dict(plan: PowerPlan) -> dict:
-    """The power plan as a JSON-ready dict."""
+def _power_document(plan: PowerPlan) -> dict:
     return {"metric": plan.metric, "alpha": plan.alpha, "planned": plan.planned, "threshold": plan.threshold,
             "power": plan.power, "at": plan.at,
             "simulation": {"resamples": plan.resamples, "permutations": plan.permutations, "seed": plan.seed,
@@ -403,17 +418,15 @@ def plan_to_dict(plan: PowerPlan) -> dict:
             "comparisons": records(plan.rows), "curve": records(plan.curve)}
 
 
-def plan_document(plan: Plan) -> dict:
-    """The JSON of ``evalset plan --format json``: ``pilot`` (the power plan) and ``budget``."""
-    return {"pilot": None if plan.power is None else plan_to_dict(plan.power),
+def _plan_document(plan: Plan) -> dict:
+    return {"pilot": None if plan.power is None else plan.power.to_dict(),
             "budget": None if plan.budget is None else {
                 "settings": plan.costs, "rows": records(plan.budget),
                 "pools": [budget.pool_size_dict(size) for size in plan.pools]}}
 
 
-def format_plan(plan: Plan) -> str:
-    """The plan as printed: the power plan, then the judging budget."""
-    lines = [] if plan.power is None else summary_lines(plan.power)
+def _plan_text(plan: Plan) -> str:
+    lines = [] if plan.power is None else _power_lines(plan.power)
     if plan.budget is not None:
         lines += ["", *budget.budget_lines(plan.budget, plan.pools, **plan.costs)] if lines else \
             budget.budget_lines(plan.budget, plan.pools, **plan.costs)

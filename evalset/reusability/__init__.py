@@ -7,8 +7,8 @@ contributed, and rescoring it shows what a new system like it would lose (Zobel 
 Soboroff & Voorhees 2007; NIST's ``gloo-eval.pl``).
 
 - :mod:`~evalset.reusability.contributions`: the pool, the unique contributions, the reduced qrels, the checks.
-- :mod:`~evalset.reusability.leave_out`: rescoring, ranks, tau and tau_AP, the verdict.
-- :mod:`~evalset.reusability.render`: text, JSON and the plot.
+- :mod:`~evalset.reusability.leave_out`: rescoring, ranks, tau and tau_AP, the verdict, its text and JSON.
+- :mod:`~evalset.reusability.plot`: the plot.
 """
 
 from evalset.reusability.contributions import (
@@ -32,7 +32,7 @@ from evalset.reusability.leave_out import (
     leave_out,
     verdict,
 )
-from evalset.reusability.render import format_reusability, plot_reusability, reusability_document
+from evalset.reusability.plot import plot_reusability
 
 __all__ = [
     "DROP_CARE",
@@ -45,13 +45,11 @@ __all__ = [
     "Reusability",
     "analyse_reusability",
     "contribution_counts",
-    "format_reusability",
     "groups_of_runs",
     "leave_out",
     "plot_reusability",
     "pool_of_runs",
     "reduced_qrels",
-    "reusability_document",
     "unique_contributions",
     "verdict",
     "without_pairs",

@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
-from evalset.render import number
+from evalset.render import json_safe, number, text_table
 from evalset.reusability.contributions import (
     PoolOfRuns,
     contribution_counts,
@@ -86,6 +87,14 @@ class Reusability:
     runs: LeaveOut
     groups: LeaveOut | None = None
     notes: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The text ``evalset reusability`` prints: each kind's table, summary and verdict."""
+        return _text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset reusability --format json``."""
+        return _document(self)
 
 
 def _ranks(scores: pd.Series) -> pd.Series:
@@ -193,3 +202,80 @@ def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame]
     judgments = int((evaluation.qrels["grade"] >= 0).sum())
     return Reusability(metric, depth, len(pool.query_ids), judgments, evaluation.source, by_run, by_group,
                        list(pool.notes))
+
+
+# ------------------------------------------------------------------------------------------------ printed
+TITLES = {"run": "Leave one run out", "group": "Leave one group out"}
+
+
+def _percent(value: float) -> str:
+    return number(value * 100, 1) + "%" if value == value else number(value)
+
+
+def _table(result: Reusability, part: LeaveOut) -> list[str]:
+    judged = f"judged@{result.depth}'"
+    counts = part.owners.set_index("owner")
+    header = ["run", "full", "reduced", "drop", "drop%", "rank", "rank'", judged, "unique", "judged", "relevant"]
+    if part.kind == "group":
+        header.insert(0, "group")
+    rows = [header]
+    for row in part.rows.itertuples():
+        owner = counts.loc[row.owner]
+        cells = [row.run, number(row.full), number(row.reduced), number(row.drop), _percent(row.relative_drop),
+                 row.rank_full, row.rank_reduced, number(row.judged_reduced, 3), owner["unique"],
+                 owner["unique_judged"], owner["unique_relevant"]]
+        rows.append([row.owner, *cells] if part.kind == "group" else cells)
+    first = 2 if part.kind == "group" else 1
+    return text_table(rows, right=set(range(first, len(header))))
+
+
+def _summary(result: Reusability, part: LeaveOut) -> list[str]:
+    largest = part.largest
+    changes = part.rank_changes
+    moved = ", ".join(f"{r.run} {r.rank_full}->{r.rank_reduced}" for r in changes.itertuples()) or "none"
+    return [
+        f"largest drop {number(largest['drop'])} ({largest['run']}), mean drop {number(part.mean_drop)} over "
+        f"{len(part.rows)} runs",
+        f"Kendall's tau {number(part.kendall_tau, 3)}, tau_AP {number(part.tau_ap, 3)} (official ranking vs each "
+        f"run scored on its {part.kind}'s reduced qrels)",
+        f"rank changes ({len(changes)}): {moved}",
+        f"verdict: {part.verdict}",
+    ]
+
+
+def _text(result: Reusability) -> str:
+    """The text output: the pool, then per kind a table (one row per run, by official rank) and its summary."""
+    groups = f", {len(result.groups.owners)} groups" if result.groups is not None else ""
+    lines = [f"{result.metric}, pool depth {result.depth}: {len(result.runs.rows)} runs{groups}, {result.queries} "
+             f"judged queries, {result.judgments} judgments ({result.source})",
+             "unique/judged/relevant: the pairs of the depth-k pool only this run (group) contributed, and their "
+             "judgments; reduced: scored without them; rank': its rank then, the other runs keeping their scores"]
+    for part in (result.runs, result.groups):
+        if part is None:
+            continue
+        lines += ["", f"{TITLES[part.kind]}:", *_table(result, part), *_summary(result, part)]
+    return "\n".join(lines)
+
+
+def _part_document(part: LeaveOut) -> dict[str, Any]:
+    largest = part.largest
+    changes = part.rank_changes
+    return {
+        "rows": part.rows.to_dict(orient="records"),
+        part.kind + "s": part.owners.to_dict(orient="records"),
+        "summary": {"largest_drop": {"run": largest["run"], "drop": largest["drop"]}, "mean_drop": part.mean_drop,
+                    "kendall_tau": part.kendall_tau, "tau_ap": part.tau_ap,
+                    "rank_changes": changes[["run", "rank_full", "rank_reduced"]].to_dict(orient="records"),
+                    "level": part.level, "verdict": part.verdict},
+    }
+
+
+def _document(result: Reusability) -> dict[str, Any]:
+    """The JSON layout: the pool's figures, ``runs`` and ``groups`` (null without a group file), each with its
+    rows, its owners' contributions and its summary; and the notes."""
+    return json_safe({
+        "metric": result.metric, "depth": result.depth, "queries": result.queries, "judgments": result.judgments,
+        "source": result.source, "leave_one_run_out": _part_document(result.runs),
+        "leave_one_group_out": _part_document(result.groups) if result.groups is not None else None,
+        "notes": result.notes,
+    })

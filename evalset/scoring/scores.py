@@ -37,6 +37,27 @@ class RunScores:
 
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
+    show_per_query: bool = False  # every query's value in the printed forms too
+
+    def to_text(self) -> str:
+        """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
+        table = _score_table(self)
+        return table + "\n\n" + _per_query_table(self) if self.show_per_query else table
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset score --format json`` (a documented contract)."""
+        return _document(self)
+
+    def to_tsv(self) -> str:
+        """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``show_per_query`` the long
+        per-query table ``run, query_id, metric, value`` (an undefined value is empty)."""
+        return _tsv(self)
+
+    @property
+    def notes(self) -> list[str]:
+        """One note per run about what was left out (repeated documents, unjudged or missing queries, the
+        unjudged documents a condensed contract removed), and one on unusual grades."""
+        return _notes(self)
 
     @property
     def evaluation(self) -> Evaluation:
@@ -51,14 +72,15 @@ class RunScores:
         return self.per_query.tables
 
 
-def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *,
+def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
                stream: bool | None = None) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
-    headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k."""
+    headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
+    value too."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries)
+    return RunScores(values, summaries, per_query)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
@@ -66,8 +88,8 @@ def _cell(summary: MeanSummary, mean: float | None = None) -> str:
     return value if summary.undefined == 0 else f"{value} ({summary.defined}/{summary.undefined})"
 
 
-def format_score_table(scores: RunScores) -> str:
-    """The score table: one row per run, one column per metric, then the set, the split and the contract."""
+def _score_table(scores: RunScores) -> str:
+    """One row per run, one column per metric, then the set, the split and the contract."""
     evaluation, frozen, summaries = scores.evaluation, scores.evaluation.frozen, scores.summaries
     metrics = list(scores.measures)
     weighted = frozen is not None and frozen.contract.weighting == "traffic"
@@ -98,15 +120,14 @@ def format_score_table(scores: RunScores) -> str:
     return "\n".join(lines)
 
 
-def format_per_query(scores: RunScores) -> str:
+def _per_query_table(scores: RunScores) -> str:
     """Every query's value, one row per run and query, one column per metric."""
     wide = scores.per_query.long().pivot_table(index=["run", "query_id"], columns="metric", values="value",
                                                sort=False, dropna=False)
     return wide[list(scores.measures)].to_string(float_format=lambda v: f"{v:.4f}", na_rep=UNDEFINED)
 
 
-def score_document(scores: RunScores, per_query: bool = False) -> dict[str, Any]:
-    """The JSON of ``evalset score --format json`` (a documented contract)."""
+def _document(scores: RunScores) -> dict[str, Any]:
     evaluation = scores.evaluation
     document: dict[str, Any] = {
         "contract": evaluation.contract.to_dict(),
@@ -122,16 +143,14 @@ def score_document(scores: RunScores, per_query: bool = False) -> dict[str, Any]
         document["set"] = {"path": str(evaluation.frozen.path), "split": evaluation.split,
                            "weighting": evaluation.frozen.contract.weighting,
                            "contract_overridden": list(evaluation.overridden)}
-    if per_query:
+    if scores.show_per_query:
         document["per_query"] = [{"run": row.run, "query_id": row.query_id, "metric": row.metric,
                                   "value": json_safe(row.value)} for row in scores.per_query.long().itertuples()]
     return document
 
 
-def format_score_tsv(scores: RunScores, per_query: bool = False) -> str:
-    """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``per_query`` the long per-query
-    table ``run, query_id, metric, value`` (an undefined value is empty)."""
-    if per_query:
+def _tsv(scores: RunScores) -> str:
+    if scores.show_per_query:
         return scores.per_query.long().to_csv(sep="\t", index=False, na_rep="")
     rows = []
     for name, by_metric in scores.summaries.items():
@@ -142,9 +161,7 @@ def format_score_tsv(scores: RunScores, per_query: bool = False) -> str:
     return pd.DataFrame(rows).to_csv(sep="\t", index=False, na_rep="")
 
 
-def score_notes(scores: RunScores) -> list[str]:
-    """One note per run about what was left out (repeated documents, unjudged or missing queries, and the unjudged
-    documents a condensed contract removed from the rankings)."""
+def _notes(scores: RunScores) -> list[str]:
     said_of_qrels = []
     qrels = scores.evaluation.qrels
     if qrels.attrs.get("collapsed_duplicates"):

@@ -2,8 +2,8 @@
 and two versions side by side (:mod:`~evalset.sets.diff`). Reading and verifying a version is
 :mod:`evalset.io.setfolder`'s."""
 
-from evalset.sets.diff import VersionDiff, diff_versions, format_version_diff
+from evalset.sets.diff import VersionDiff, diff_versions
 from evalset.sets.freezing import MergeResult, agreement_summary, as_queries_table, freeze, merge_grades
 
-__all__ = ["MergeResult", "VersionDiff", "agreement_summary", "as_queries_table", "diff_versions",
-           "format_version_diff", "freeze", "merge_grades"]
+__all__ = ["MergeResult", "VersionDiff", "agreement_summary", "as_queries_table", "diff_versions", "freeze",
+           "merge_grades"]

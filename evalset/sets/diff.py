@@ -29,6 +29,11 @@ class VersionDiff:
     scores: pd.DataFrame | None = None
     contract: list[tuple[str, Any, Any]] = field(default_factory=list)
 
+    def to_text(self, shown: int = 50) -> str:
+        """The contract differences first (each version is then scored under its own), the counts of judgments
+        added, removed and changed, the first ``shown`` of them, and the runs' scores."""
+        return _text(self, shown)
+
 
 def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
                   runs: Runs | None = None, split: str = "all") -> VersionDiff:
@@ -51,9 +56,7 @@ def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
     return VersionDiff(old, new, diff_sets(old, new), table.assign(change=change), differ)
 
 
-def format_version_diff(diff: VersionDiff, shown: int = 50) -> str:
-    """The contract differences first (each version is then scored under its own), the counts of judgments
-    added, removed and changed, the first ``shown`` of them, and the runs' scores."""
+def _text(diff: VersionDiff, shown: int) -> str:
     old, new, changes = diff.old, diff.new, diff.changes
     lines = []
     if diff.contract:
