@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, check
 
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
@@ -18,8 +19,14 @@ UNDEFINED_POLICIES: tuple[str, ...] = ("skip", "zero")
 UnjudgedPolicy = Literal["nonrelevant", "condensed"]
 UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 
+# The defaults shared by the library and the command line: a library function's default and the value its option
+# shows are these names, never a second literal.
 DEFAULT_SEED = 20191
-"""The fixed default seed of every resampling (chosen once; any fixed value would do)."""
+"""The fixed default seed of every resampling and of the human slice (chosen once; any fixed value would do)."""
+DEFAULT_METRIC = "ndcg@10"
+"""The metric of a command (and of its library function) when none is given; a frozen set's headline by default."""
+DEFAULT_METRICS = (DEFAULT_METRIC, "ap", "rr", "p@10")
+"""What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
 AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.quality.aggregation)
 MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
 """How a frozen set merges several grades of one pair (see :mod:`evalset.merging`; the last four are crowd-kit's
@@ -74,8 +81,7 @@ class EvaluationContract:
     unjudged: UnjudgedPolicy = "nonrelevant"
 
     def __post_init__(self) -> None:
-        if isinstance(self.rel_level, bool) or not isinstance(self.rel_level, int) or self.rel_level < 1:
-            raise InputError(f"rel_level must be an integer >= 1, got {self.rel_level!r}")
+        object.__setattr__(self, "rel_level", check("rel_level", self.rel_level, POSITIVE_INT))  # numpy's as int
         choices = {"gain": GAINS, "ties": TIE_RULES, "missing": MISSING_POLICIES, "undefined": UNDEFINED_POLICIES,
                    "unjudged": UNJUDGED_POLICIES}
         for name, allowed in choices.items():

@@ -58,6 +58,16 @@ def test_the_unique_contributions_at_depth_2_by_hand():
     assert by_group[["owner", "doc_id"]].values.tolist() == [["G1", "d1"], ["G1", "d2"], ["G2", "d4"]]
 
 
+def test_the_pool_under_expected_ties_is_the_pool_under_trec():
+    # d1 and d2 tie at single precision, which trec breaks by doc id descending (d2 first); before strict_ties the
+    # pool of ties="expected" ranked them at double precision and pooled d1
+    near_tie = run_from_frame(pd.DataFrame({"query_id": "q1", "doc_id": ["d1", "d2"], "score": [1.0 + 1e-12, 1.0]}))
+    runs = {"A": near_tie, "B": tiny_run("d3", "d4")}
+    expected, trec = (pool_of_runs(runs, tiny_qrels(), 1, ties).top for ties in ("expected", "trec"))
+    assert expected["doc_id"].tolist() == ["d2", "d3"]
+    pd.testing.assert_frame_equal(expected, trec)
+
+
 def test_leave_one_run_out_by_hand(tiny):
     rows = tiny.runs.rows.set_index("run")
     ideal = 3 + 2 / LOG3  # grades 3, 2 at ranks 1, 2 (d4, then d1 or d2)

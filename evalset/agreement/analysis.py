@@ -29,8 +29,9 @@ from evalset.agreement.kappa import (
     wald_interval,
 )
 from evalset.agreement.systems import RankingAgreement, system_rankings
-from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
+from evalset.params import NON_NEGATIVE_INT, PROBABILITY, check
 
 KAPPA_KEYS = {"unweighted": "kappa", "linear": "kappa_linear", "quadratic": "kappa_quadratic"}
 
@@ -338,7 +339,7 @@ def agreement_report(
     level: float = 0.95,
     seed: int = DEFAULT_SEED,
     runs: Mapping[str, pd.DataFrame] | None = None,
-    measure: str = "ndcg@10",
+    measure: str = DEFAULT_METRIC,
     contract: EvaluationContract | None = None,
     input_counts: Mapping[str, Mapping[str, int]] | None = None,
 ) -> AgreementReport:
@@ -363,10 +364,8 @@ def agreement_report(
     """
     if kappa not in KAPPA_KINDS:
         raise InputError(f"kappa must be one of {', '.join(KAPPA_KINDS)}, got {kappa!r}")
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}")
-    if resamples < 0:
-        raise InputError(f"resamples must be 0 or more, got {resamples}")
+    check("level", level, PROBABILITY)
+    check("resamples", resamples, NON_NEGATIVE_INT)
     if "file" not in grades:
         grades = grades.assign(file="<DataFrame>")
     kept, scale_counts = apply_scale(grades, scale, out_of_scale)

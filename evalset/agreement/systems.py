@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.metrics import Measure, parse_measure
 from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
@@ -79,7 +79,7 @@ def ranking_agreement(a: str, b: str, scores_a: pd.DataFrame, scores_b: pd.DataF
 
 
 def system_rankings(grades_by_annotator: Mapping[str, pd.DataFrame], runs: Mapping[str, pd.DataFrame],
-                    measure: Measure | str = "ndcg@10", contract: EvaluationContract | None = None,
+                    measure: Measure | str = DEFAULT_METRIC, contract: EvaluationContract | None = None,
                     largest_moves: int = 5) -> tuple[dict[str, pd.DataFrame], list[RankingAgreement]]:
     """Score every run under each annotator's qrels and compare the rankings of every pair of annotators.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale, png_path
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
 @click.command("agreement")
@@ -26,7 +26,7 @@ from evalset.contract import DEFAULT_SEED
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
               help="A run file or a folder of runs (repeatable): compare system rankings under each annotator.")
-@click.option("-m", "--measure", default="ndcg@10", show_default=True, help="Measure of the system rankings.")
+@click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
 @evaluation_options
 @click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")

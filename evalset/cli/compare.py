@@ -6,7 +6,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
 @click.command()
@@ -14,7 +14,8 @@ from evalset.contract import DEFAULT_SEED
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidates", nargs=-1, required=True, type=click.Path())
-@click.option("-m", "--metric", help="The one metric the verdict is on [default: ndcg@10, or the set's headline].")
+@click.option("-m", "--metric", help=f"The one metric the verdict is on [default: {DEFAULT_METRIC}, or the set's "
+                                      "headline].")
 @contract_options
 @click.option("--planned", type=int, default=None,
               help="Number of planned comparisons for the Bonferroni threshold alpha/N [default: the candidates; "

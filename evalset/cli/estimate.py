@@ -9,7 +9,7 @@ import click
 
 from evalset.cli.estimate_select import select_command
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
 class _EstimateGroup(click.Group):
@@ -37,7 +37,8 @@ class _EstimateGroup(click.Group):
               "planned comparisons apply.")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
               help="With --set: the queries estimated.")
-@click.option("-m", "--metric", "metrics", multiple=True, help="A metric to estimate; repeatable [default: ndcg@10].")
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help=f"A metric to estimate; repeatable [default: {DEFAULT_METRIC}].")
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A paired difference to estimate (run names); repeatable.")
 @click.option("--planned", type=int, help="Planned comparisons for the Bonferroni threshold [default: the --compare "
@@ -104,14 +105,14 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
 
         result = simulate(named, read_grades(human_paths, "human", conflicting_grades),
                           read_grades(llm_paths, "llm", conflicting_grades), slice_size=slice_size, draws=draws,
-                          metric=(metrics or ("ndcg@10",))[0], contract=contract, pairs=pairs or None, level=level,
+                          metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=pairs or None, level=level,
                           interval=interval, seed=seed, progress=lambda draws: tqdm(
                               draws, desc="slices", unit="slice", disable=None, file=sys.stderr, leave=False))
         text = format_simulation(result)
     else:
         result = estimate_runs(named, read_grades(human_paths, "human", conflicting_grades),
                                read_grades(llm_paths, "llm", conflicting_grades), read_slice(slice_path),
-                               metrics=metrics or ("ndcg@10",), contract=contract,
+                               metrics=metrics or (DEFAULT_METRIC,), contract=contract,
                                family=ComparisonFamily.of(len(pairs), planned=planned), record_source=slice_path,
                                **common)
         text = format_estimate(result)

@@ -6,16 +6,28 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options
+from evalset.contract import DEFAULT_METRICS
+
+
+class _MetricOption(click.Option):
+    """``-m``, whose help lists the registered measures: read when the help is shown, so that the command module
+    loads no library until then."""
+
+    def get_help_record(self, ctx):
+        from evalset.metrics import MEASURES
+
+        measures = ", ".join(f"{kind.spelling} ({kind.help})" for kind in MEASURES.values())
+        self.help = (f"Repeatable: {measures}; trec_eval's names such as ndcg_cut_10 or P_10 work too. Default: "
+                     f"{', '.join(DEFAULT_METRICS)} (with --set: the set's headline metric). judged@k is added beside "
+                     "every ndcg@k.")
+        return super().get_help_record(ctx)
 
 
 @click.command()
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option("-m", "--metric", "metrics", multiple=True,
-              help="Repeatable: ndcg@10, ndcg, ap, ap@100, p@10, recall@100, rr, rr@10, rprec, bpref, success@10, "
-                   "judged@10 (trec_eval names such as ndcg_cut_10 or P_10 work too). Default: ndcg@10, ap, rr, "
-                   "p@10 (with --set: the set's headline metric). judged@k is added beside every ndcg@k.")
+@click.option("-m", "--metric", "metrics", multiple=True, cls=_MetricOption)
 @contract_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json"]), default="table",

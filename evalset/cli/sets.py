@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
-from evalset.contract import MERGE_RULES, WEIGHTINGS
+from evalset.contract import DEFAULT_METRIC, MERGE_RULES, WEIGHTINGS
 
 
 @click.command()
@@ -34,7 +34,7 @@ from evalset.contract import MERGE_RULES, WEIGHTINGS
               help="Grades of one pair further apart than this are unresolved.")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
 @conflicting_grades_option
-@click.option("--headline", default="ndcg@10", show_default=True, help="The set's headline metric.")
+@click.option("--headline", default=DEFAULT_METRIC, show_default=True, help="The set's headline metric.")
 @click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True,
               help="Means across strata: by traffic share, or every query alike.")
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",

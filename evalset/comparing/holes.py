@@ -41,11 +41,13 @@ import numpy as np
 import pandas as pd
 
 from evalset.comparing.topk import depth_of, graded_top_k
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
 from evalset.metrics import parse_measure
+from evalset.metrics.ranking import strict_ties
 from evalset.pooling import PoolBuild, PoolSpec, attach_texts, build_pool, pool_manifest
 from evalset.render import json_safe, number, text_table
 from evalset.stats.paired import Comparison, permutation_p_value
@@ -194,7 +196,7 @@ class HolesPool:
 
 def holes_pool(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], run_files: Mapping[str, str],
                comparisons: Sequence[ComparisonHoles], folder: str | os.PathLike, *, queries: str | None = None,
-               corpus: str | None = None, seed: int = 0) -> HolesPool:
+               corpus: str | None = None, seed: int = DEFAULT_SEED) -> HolesPool:
     """The pool of the holes of every run compared at the comparisons' depth (writes nothing).
 
     ``run_files`` maps each run's name to its file (recorded in ``pool.json`` with its sha256). With
@@ -211,8 +213,8 @@ def holes_pool(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], run_fil
     wanted = set(map(str, evaluation.qrels["query_id"]))
     answered = [q for q in pd.unique(pd.concat([run["query_id"].astype(str) for run in runs.values()]))
                 if q in wanted]
-    pool = build_pool(runs, depth, ties="trec" if evaluation.contract.ties == "expected" else evaluation.contract.ties,
-                      query_ids=sorted(answered), judged=evaluation.qrels, seed=seed)
+    pool = build_pool(runs, depth, ties=strict_ties(evaluation.contract.ties), query_ids=sorted(answered),
+                      judged=evaluation.qrels, seed=seed)
     if pool.pairs.empty:
         return HolesPool(None, depth, os.fspath(folder))
     tasks = missing = None

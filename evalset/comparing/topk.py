@@ -15,20 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
 from evalset.metrics import Measure
+from evalset.metrics.ranking import strict_ties
+from evalset.params import POSITIVE_INT, check
 from evalset.pooling import collect_top_k
 
 
 def depth_of(measure: Measure, depth: int | None, what: str = "--depth") -> int:
     """The k of the top k: ``depth`` when given, else the measure's cutoff; a measure without cutoff needs it."""
     if depth is not None:
-        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0:
-            raise InputError(f"{what} must be a positive integer, got {depth!r}")
-        return int(depth)
+        return check(what, depth, POSITIVE_INT)
     if measure.cutoff is None:
         raise InputError(f"{measure} has no cutoff: give the depth of the top k to read with {what} K")
     return int(measure.cutoff)
@@ -47,7 +46,7 @@ def graded_top_k(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, depth: i
     wanted = [q for q in judged_queries if q in answered]
     if not wanted:
         raise InputError("the runs share no query with the judgments")
-    top = collect_top_k(runs, depth, ties="trec" if ties == "expected" else ties, query_ids=wanted)
+    top = collect_top_k(runs, depth, ties=strict_ties(ties), query_ids=wanted)
     top["system"] = top["system"].astype(str)
     grades = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str))
     grades = grades.drop_duplicates(["query_id", "doc_id"], keep="last")[["query_id", "doc_id", "grade"]]

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, check_coverage, values_by_run
 from evalset.estimate.slicing import SliceRecord
@@ -119,7 +119,7 @@ def _verdict(kind: str, low: float, high: float, level: float) -> str:
 
 
 def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
-                  metrics: Sequence[str] = ("ndcg@10",), contract: EvaluationContract | None = None,
+                  metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
                   notes: Sequence[str] = (), record_source: str | None = None) -> Estimate:

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, values_by_run
+from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.stats.ppi import classical_means, ppi_means, quantile
 
@@ -67,15 +68,14 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
 
 
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
-             metric: str = "ndcg@10", contract: EvaluationContract | None = None,
+             metric: str = DEFAULT_METRIC, contract: EvaluationContract | None = None,
              pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
              seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter) -> Simulation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
     ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs.
     ``progress`` wraps the draws of each kind (e.g. ``tqdm``)."""
     contract = contract or EvaluationContract()
-    if draws < 1:
-        raise InputError(f"the number of simulated slices must be at least 1, got {draws}")
+    check("the number of simulated slices", draws, POSITIVE_INT)
     query_ids = sorted(human.query_ids)
     human_values = values_by_run(runs, human.qrels, query_ids, metric, contract)
     notes = []

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
 from evalset.io.files import atomic_path, check_file, writing_to
@@ -90,7 +91,7 @@ def _strata_of(query_ids: list[str], queries: pd.DataFrame | None) -> pd.DataFra
 
 
 def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: int | None = None,
-                 fraction: float | None = None, queries: pd.DataFrame | None = None, seed: int = 0,
+                 fraction: float | None = None, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
                  source: dict[str, Any] | None = None) -> SliceRecord:
     """Draw the human slice from ``query_ids`` (see the module docstring): ``size`` (uniform), or ``per_stratum``
     or ``fraction`` (stratified, strata from ``queries``: ``query_id, stratum, stratum_share``)."""
@@ -170,7 +171,7 @@ def _write_text(path: Path, text: str) -> str:
     return str(path)
 
 
-def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = 0,
+def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
                      **design: Any) -> SliceRecord:
     """Draw the slice from the queries of the pool in ``pool_dir`` (``design``: see :func:`select_slice`)."""
     pool_tsv = Path(pool_dir) / "pool.tsv"

@@ -8,8 +8,7 @@ reusability, agreement's system rankings) gets its values here; ``tests/test_arc
 """
 
 from evalset.evaluation.grades import unusual_grades, unusual_grades_note
-from evalset.evaluation.scope import DEFAULT_HEADLINE, Evaluation
+from evalset.evaluation.scope import Evaluation
 from evalset.evaluation.values import PerQuery, metric_spellings, per_query_values
 
-__all__ = ["DEFAULT_HEADLINE", "Evaluation", "PerQuery", "metric_spellings", "per_query_values", "unusual_grades",
-           "unusual_grades_note"]
+__all__ = ["Evaluation", "PerQuery", "metric_spellings", "per_query_values", "unusual_grades", "unusual_grades_note"]

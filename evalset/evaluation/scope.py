@@ -18,14 +18,11 @@ from functools import cached_property
 
 import pandas as pd
 
-from evalset.contract import ContractOptions, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
 from evalset.metrics import PreparedQrels, prepare_qrels
-
-DEFAULT_HEADLINE = "ndcg@10"
-"""The metric of a verdict, a plan or an estimate when none is asked for and no set names its headline."""
 
 Options = ContractOptions | EvaluationContract | None
 
@@ -70,8 +67,8 @@ class Evaluation:
 
     @property
     def headline(self) -> str:
-        """The set's headline metric, or :data:`DEFAULT_HEADLINE` on qrels."""
-        return self.frozen.contract.headline if self.frozen else DEFAULT_HEADLINE
+        """The set's headline metric, or :data:`evalset.contract.DEFAULT_METRIC` on qrels."""
+        return self.frozen.contract.headline if self.frozen else DEFAULT_METRIC
 
     @property
     def weighted(self) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import WEIGHTINGS, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, WEIGHTINGS, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.annotations import read_labels
 from evalset.io.digests import file_sha256
@@ -37,7 +37,7 @@ class SetContract:
     """
 
     evaluation: EvaluationContract = field(default_factory=EvaluationContract)
-    headline: str = "ndcg@10"
+    headline: str = DEFAULT_METRIC
     weighting: str = "traffic"
 
     def __post_init__(self) -> None:

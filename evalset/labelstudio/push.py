@@ -30,6 +30,7 @@ from evalset.labelstudio.project import (
     project_description,
     project_pair_ids,
 )
+from evalset.params import POSITIVE_INT, check
 
 
 # ---------------------------------------------------------------------------------------------------- push
@@ -98,10 +99,8 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     the pool's tasks (ordered, at least :data:`TASK_DATA_FIELDS`; ``attrs["without_text"]`` counted): the plan of
     :func:`evalset.quality.gold.prepare_gold_push`, pool and gold tasks mixed blind.
     """
-    if overlap < 1:
-        raise InputError(f"overlap must be at least 1, got {overlap}")
-    if batch_size < 1:
-        raise InputError(f"batch size must be at least 1, got {batch_size}")
+    check("overlap", overlap, POSITIVE_INT)
+    check("batch size", batch_size, POSITIVE_INT)
     tasks = pool_tasks(pool_dir) if tasks is None else tasks
     project, created = ensure_project(client, title, guideline, overlap)
     notes = []

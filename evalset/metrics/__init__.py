@@ -1,12 +1,13 @@
 """The shared metrics module: every score evalset prints comes from here.
 
-Measures are small value objects (:mod:`evalset.metrics.measures`); one vectorised engine computes them
-(:mod:`evalset.metrics.engine`) on rankings ordered by a declared tie rule (:mod:`evalset.metrics.ranking`).
+Measures are registered value objects, each declared once (:mod:`evalset.metrics.measures`); one vectorised
+engine computes them (:mod:`evalset.metrics.engine`) on rankings ordered by a declared tie rule
+(:mod:`evalset.metrics.ranking`).
 This package imports no pipeline stage.
 """
 
 from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepare_qrels, summarize
-from evalset.metrics.measures import MEASURES, Measure, parse_measure
+from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure
 from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
 from evalset.metrics.streaming import evaluate_file, evaluate_run_files
 
@@ -14,6 +15,7 @@ __all__ = [
     "MEASURES",
     "TIE_RULES",
     "Measure",
+    "MeasureKind",
     "OrderedRun",
     "PreparedQrels",
     "evaluate",

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from evalset.contract import EvaluationContract
-from evalset.metrics.measures import Measure, parse_measure
+from evalset.metrics.measures import Measure, discount, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
 from evalset.speed.keys import join, join_keys
 from evalset.speed.parallel import parallel_map
@@ -62,12 +63,8 @@ class PreparedQrels:
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         within = self.ideal_position < (cutoff if cutoff is not None else np.iinfo(np.int64).max)
-        weights = self.ideal_gain * _discount(self.ideal_position) * within
+        weights = self.ideal_gain * discount(self.ideal_position) * within
         return np.bincount(self.ideal_query_code, weights=weights, minlength=len(self.query_ids))
-
-
-def _discount(position: np.ndarray) -> np.ndarray:
-    return 1.0 / np.log2(position + 2.0)
 
 
 def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
@@ -104,7 +101,7 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
 
 
 @dataclass
-class _Rows:
+class Rows:
     """The run's rows for judged queries, in evaluation order, with their tie-group statistics."""
 
     query: np.ndarray  # index into PreparedQrels.query_ids
@@ -151,7 +148,7 @@ def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.
     return selected, size, boundary[selected]
 
 
-def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, int]]:
+def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, int]]:
     contract = prepared.contract
     ordered = order_run(run, contract.ties, dedupe=False)
     match, repeated = _match(ordered, prepared)
@@ -234,7 +231,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[_Rows, dict[str, 
         "unjudged_query_rows": int(rows_per_query[to_judged < 0].sum()),
         **condensed,
     }
-    rows = _Rows(
+    rows = Rows(
         query=query,
         position=position,
         expected_relevant=group_relevant / size,
@@ -254,42 +251,43 @@ def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
-def _measure_values(measure: Measure, rows: _Rows, prepared: PreparedQrels) -> np.ndarray:
-    count = len(prepared.query_ids)
-    cutoff = measure.cutoff
-    within = rows.position < cutoff if cutoff is not None else np.ones(len(rows.position), dtype=bool)
+@dataclass(frozen=True)
+class MeasureInput:
+    """What a measure's computation (:attr:`evalset.metrics.measures.MeasureKind.compute`) reads: the measure,
+    the run's rows that can contribute (:class:`Rows`, in evaluation order) and the prepared qrels."""
 
-    def per_query(weights: np.ndarray, mask: np.ndarray = within) -> np.ndarray:
-        return np.bincount(rows.query, weights=weights * mask, minlength=count)
+    measure: Measure
+    rows: Rows
+    prepared: PreparedQrels
 
-    relevant_total = prepared.num_relevant
+    @property
+    def cutoff(self) -> int | None:
+        return self.measure.cutoff
+
+    @property
+    def relevant(self) -> np.ndarray:
+        """R of every judged query."""
+        return self.prepared.num_relevant
+
+    @cached_property
+    def within(self) -> np.ndarray:
+        """The rows ranked within the cutoff (all rows without one)."""
+        position = self.rows.position
+        return position < self.cutoff if self.cutoff is not None else np.ones(len(position), dtype=bool)
+
+    def per_query(self, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """The sum of the rows' ``weights`` per judged query, over the rows within the cutoff (or ``mask``'s)."""
+        mask = self.within if mask is None else mask
+        return np.bincount(self.rows.query, weights=weights * mask, minlength=len(self.prepared.query_ids))
+
+
+def _measure_values(measure: Measure, rows: Rows, prepared: PreparedQrels) -> np.ndarray:
+    kind = measure.kind
     with np.errstate(divide="ignore", invalid="ignore"):
-        match measure.name:
-            case "p":
-                values = per_query(rows.expected_relevant) / cutoff
-            case "judged":
-                values = per_query(rows.expected_judged) / cutoff
-            case "recall":
-                values = per_query(rows.expected_relevant) / relevant_total
-            case "ap":
-                values = per_query(rows.ap_term) / relevant_total
-            case "rr":
-                values = per_query(rows.first_relevant / (rows.position + 1))
-            case "success":
-                values = np.minimum(per_query(rows.first_relevant), 1.0)
-            case "rprec":
-                values = per_query(rows.expected_relevant, rows.position < relevant_total[rows.query]) / relevant_total
-            case "bpref":
-                values = per_query(rows.bpref_term) / relevant_total
-            case "ndcg":
-                ideal = prepared.ideal_dcg(cutoff)
-                values = per_query(rows.expected_gain * _discount(rows.position)) / ideal
-                return np.where(ideal > 0, values, np.nan)
-            case _:  # pragma: no cover - Measure validates names
-                raise ValueError(f"no computation for {measure}")
-    if measure.defined_without_relevant:
+        values = kind.compute(MeasureInput(measure, rows, prepared))
+    if kind.defined_without_relevant:
         return values
-    return np.where(relevant_total > 0, values, np.nan)
+    return np.where(prepared.num_relevant > 0, values, np.nan)
 
 
 def evaluate(
@@ -327,10 +325,10 @@ def evaluate(
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     rows, stats = _rows(run, prepared)
     rows_for = {m: rows for m in measures}
-    judged = [m for m in measures if m.name == "judged"]
-    if judged and contract.unjudged == "condensed":  # judged@k: on the ranking as the run gave it
+    not_condensed = [m for m in measures if not m.kind.condensed]
+    if not_condensed and contract.unjudged == "condensed":  # judged@k: on the ranking as the run gave it
         as_given = replace(prepared, contract=replace(contract, unjudged="nonrelevant"))
-        rows_for |= dict.fromkeys(judged, _rows(run, as_given)[0])
+        rows_for |= dict.fromkeys(not_condensed, _rows(run, as_given)[0])
     table = pd.DataFrame(
         {str(m): _measure_values(m, rows_for[m], prepared) for m in measures},
         index=pd.Index(prepared.query_ids, name="query_id"),

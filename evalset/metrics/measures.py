@@ -1,4 +1,10 @@
-"""Measures as small value objects, separate from how they are computed (see :mod:`evalset.metrics.engine`).
+"""The measure registry: each measure declared once, as a registered value object (ir_measures' style).
+
+A :class:`MeasureKind` holds a measure's name, its other spellings, its cutoff rule, whether it is defined
+without a relevant document, its help text and its computation (a function of the engine's per-row arrays,
+:class:`evalset.metrics.engine.MeasureInput`); :data:`MEASURES` holds them by name. The engine's dispatch, the
+parser, ``evalset score --help`` and the errors that list the known measures all read it: a new measure is one
+:func:`register` call, a row of the conventions table below, and a reference test.
 
 A measure is a name and an optional cutoff: ``Measure("ndcg", 10)`` is nDCG@10. :func:`parse_measure`
 accepts our spelling (``ndcg@10``, ``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``,
@@ -31,37 +37,120 @@ grade (pooled but not judged), has gain 0 and is never relevant.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
 
 from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, check
 
-MEASURES: dict[str, str] = {
-    "p": "precision",
-    "recall": "recall",
-    "rr": "reciprocal rank",
-    "ap": "average precision",
-    "ndcg": "normalised discounted cumulative gain",
-    "rprec": "R-precision",
-    "bpref": "binary preference",
-    "success": "success",
-    "judged": "share of the top k that is judged",
-}
-NEEDS_CUTOFF = frozenset({"p", "success", "judged"})
-NO_CUTOFF = frozenset({"rprec", "bpref"})
-ALWAYS_DEFINED = frozenset({"p", "judged"})
+if TYPE_CHECKING:
+    from evalset.metrics.engine import MeasureInput
 
-_ALIASES = {
-    "precision": "p", "p": "p",
-    "recall": "recall", "r": "recall",
-    "rr": "rr", "mrr": "rr", "recip_rank": "rr",
-    "ap": "ap", "map": "ap",
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "rprec": "rprec", "r-prec": "rprec",
-    "bpref": "bpref",
-    "success": "success",
-    "judged": "judged",
-    "map_cut": "ap",
-}
+CutoffRule = Literal["required", "none", "optional"]
+
+
+@dataclass(frozen=True)
+class MeasureKind:
+    """One registered measure.
+
+    name
+        Our spelling (``ndcg``), the one ``str(Measure)`` prints.
+    help
+        What it measures, in a few words.
+    aliases
+        Its other spellings, ours and trec_eval's (``ndcg_cut``, ``map``), in lower case: parsing ignores case.
+    cutoff
+        ``required`` (``p@k``), ``none`` (``bpref``) or ``optional`` (``ndcg`` and ``ndcg@k``).
+    defined_without_relevant
+        Whether it has a value for a query with no relevant document (R = 0); when not, the engine makes that
+        value NaN. A computation marks its other undefined values NaN itself (nDCG: no gain).
+    compute
+        The value of every judged query (an array in ``PreparedQrels.query_ids`` order) from the engine's
+        per-row arrays; it may read the measure's cutoff (and a later parameter) from its input.
+    condensed
+        Whether it is measured on the condensed ranking under ``unjudged="condensed"`` (``judged@k`` is not: it
+        is measured on the ranking as the run gave it).
+    """
+
+    name: str
+    help: str
+    cutoff: CutoffRule
+    defined_without_relevant: bool
+    compute: Callable[[MeasureInput], np.ndarray]
+    aliases: tuple[str, ...] = ()
+    condensed: bool = True
+
+    @property
+    def spelling(self) -> str:
+        """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``."""
+        return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
+
+
+MEASURES: dict[str, MeasureKind] = {}
+"""The registry: name -> :class:`MeasureKind`, in the order of the table above."""
+_SPELLINGS: dict[str, str] = {}  # every spelling (a name or an alias) -> the name
+_NAME = re.compile(r"[a-z_-]+")
+
+
+def register(kind: MeasureKind) -> MeasureKind:
+    """Add ``kind`` to :data:`MEASURES`; a name or alias that is already a spelling is refused."""
+    for spelling in (kind.name, *kind.aliases):
+        if spelling in _SPELLINGS or not _NAME.fullmatch(spelling):
+            raise ValueError(f"{kind.name}: {spelling!r} is taken or not a lower-case name")
+    MEASURES[kind.name] = kind
+    _SPELLINGS.update(dict.fromkeys((kind.name, *kind.aliases), kind.name))
+    return kind
+
+
+def known_measures() -> str:
+    """The registered measures as written: ``p@k, recall[@k], ..., judged@k`` (for help texts and errors)."""
+    return ", ".join(kind.spelling for kind in MEASURES.values())
+
+
+def discount(position: np.ndarray) -> np.ndarray:
+    """DCG's discount of a 0-based position: 1 / log2(rank + 1)."""
+    return 1.0 / np.log2(position + 2.0)
+
+
+def _rprec(x: MeasureInput) -> np.ndarray:
+    return x.per_query(x.rows.expected_relevant, x.rows.position < x.relevant[x.rows.query]) / x.relevant
+
+
+def _ndcg(x: MeasureInput) -> np.ndarray:
+    ideal = x.prepared.ideal_dcg(x.cutoff)
+    return np.where(ideal > 0, x.per_query(x.rows.expected_gain * discount(x.rows.position)) / ideal, np.nan)
+
+
+register(MeasureKind(
+    "p", "precision", cutoff="required", defined_without_relevant=True, aliases=("precision",),
+    compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
+register(MeasureKind(
+    "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
+    aliases=("r",), compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
+register(MeasureKind(
+    "rr", "reciprocal rank", cutoff="optional", defined_without_relevant=False, aliases=("mrr", "recip_rank"),
+    compute=lambda x: x.per_query(x.rows.first_relevant / (x.rows.position + 1))))
+register(MeasureKind(
+    "ap", "average precision", cutoff="optional", defined_without_relevant=False, aliases=("map", "map_cut"),
+    compute=lambda x: x.per_query(x.rows.ap_term) / x.relevant))
+register(MeasureKind(
+    "ndcg", "normalised discounted cumulative gain", cutoff="optional", defined_without_relevant=True,
+    aliases=("ndcg_cut",), compute=_ndcg))
+register(MeasureKind(
+    "rprec", "R-precision", cutoff="none", defined_without_relevant=False, aliases=("r-prec",),
+    compute=_rprec))
+register(MeasureKind(
+    "bpref", "binary preference", cutoff="none", defined_without_relevant=False,
+    compute=lambda x: x.per_query(x.rows.bpref_term) / x.relevant))
+register(MeasureKind(
+    "success", "1 if a relevant document is in the top k", cutoff="required", defined_without_relevant=False,
+    compute=lambda x: np.minimum(x.per_query(x.rows.first_relevant), 1.0)))
+register(MeasureKind(
+    "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
+    condensed=False, compute=lambda x: x.per_query(x.rows.expected_judged) / x.cutoff))
 
 
 @dataclass(frozen=True, order=True)
@@ -73,19 +162,19 @@ class Measure:
 
     def __post_init__(self) -> None:
         if self.name not in MEASURES:
-            raise InputError(f"unknown measure {self.name!r}; known: {', '.join(MEASURES)}")
+            raise InputError(f"unknown measure {self.name!r}; known: {known_measures()}")
+        rule = self.kind.cutoff
         if self.cutoff is not None:
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff <= 0:
-                raise InputError(f"{self.name}: the cutoff k must be a positive integer, got {self.cutoff!r}")
-            if self.name in NO_CUTOFF:
+            object.__setattr__(self, "cutoff", check(f"{self.name}: the cutoff k", self.cutoff, POSITIVE_INT))
+            if rule == "none":
                 raise InputError(f"{self.name} takes no cutoff")
-        elif self.name in NEEDS_CUTOFF:
+        elif rule == "required":
             raise InputError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
 
     @property
-    def defined_without_relevant(self) -> bool:
-        """Whether the measure has a value for a query with no relevant document."""
-        return self.name in ALWAYS_DEFINED
+    def kind(self) -> MeasureKind:
+        """Its registered :class:`MeasureKind`."""
+        return MEASURES[self.name]
 
     def __str__(self) -> str:
         return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
@@ -97,9 +186,9 @@ _SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
 def parse_measure(text: str) -> Measure:
     """Parse ``ndcg@10``, ``P_10``, ``map`` and the like into a :class:`Measure` (case-insensitive)."""
     match = _SPELLING.match(text.strip().lower())
-    if not match or match.group(1) not in _ALIASES:
-        raise InputError(f"unknown measure {text!r}; known: {', '.join(MEASURES)} (e.g. ndcg@10, ap, p@10)")
+    if not match or match.group(1) not in _SPELLINGS:
+        raise InputError(f"unknown measure {text!r}; known: {known_measures()} (trec_eval's names work too)")
     name, cutoff = match.groups()
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
-    return Measure(_ALIASES[name], int(cutoff) if cutoff is not None else None)
+    return Measure(_SPELLINGS[name], int(cutoff) if cutoff is not None else None)

@@ -15,7 +15,8 @@ Tie rules (score descending first, always):
     doc id ascending.
 ``expected``
     ranked like ``trec`` here; the metrics engine then scores the expectation over all orders of each
-    group of tied documents (McSherry and Najork, ECIR 2008).
+    group of tied documents (McSherry and Najork, ECIR 2008). A stage that needs one strict order (a top k to
+    pool or read) ranks under :func:`strict_ties` instead, which is ``trec``.
 
 A document repeated in one query's ranking counts once, at its first position in that order.
 """
@@ -33,6 +34,7 @@ import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
 from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, check
 from evalset.speed.keys import repeated_rows, string_keys
 from evalset.speed.parallel import column_pieces, parallel_map, row_blocks
 from evalset.speed.strings import as_string_array, string_column
@@ -230,8 +232,14 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
 
 def top_k(run: pd.DataFrame, k: int, ties: TieRule = "trec") -> pd.DataFrame:
     """The first ``k`` documents of each query under the tie rule, as ``query_id, doc_id, score, rank``."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    k = check("k", k, POSITIVE_INT)
     ordered = order_run(run, ties)
     frame = ordered.to_frame()
     return frame[ordered.position < k].reset_index(drop=True)
+
+
+def strict_ties(ties: TieRule) -> TieRule:
+    """The tie rule of one strict order for a contract's rule: ``expected`` scores an expectation over the orders
+    of tied documents, so a stage that needs one order (the top k it pools or reads) takes ``trec``'s; any other
+    rule is its own."""
+    return "trec" if ties == "expected" else ties

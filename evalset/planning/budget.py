@@ -33,6 +33,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
+from evalset.params import POSITIVE_INT, check
 from evalset.pooling import stack_top_k
 from evalset.render import text_table
 
@@ -194,8 +195,8 @@ def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), 
     queries), and with ``seconds_per_judgment``: ``judgments, annotator_hours, hours_per_annotator``; with
     prices and token counts: ``tokens_in, tokens_out, llm_cost``.
     """
-    if annotators < 1 or overlap < 1:
-        raise InputError("annotators and overlap must be at least 1")
+    check("annotators", annotators, POSITIVE_INT)
+    check("overlap", overlap, POSITIVE_INT)
     if overlap > annotators:
         raise InputError(f"overlap ({overlap} annotators per pair) cannot exceed the annotators ({annotators})")
     if seconds_per_judgment is not None and not seconds_per_judgment > 0:

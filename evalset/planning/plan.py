@@ -33,6 +33,7 @@ from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
+from evalset.params import POSITIVE_INT, check
 from evalset.planning import budget
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
@@ -130,8 +131,7 @@ def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = 
     """
     comparisons = list(dict.fromkeys(zip(differences["baseline"], differences["candidate"], strict=True)))
     planned = planned or len(comparisons)
-    if planned < 1:
-        raise InputError(f"planned must be at least 1, got {planned}")
+    check("planned", planned, POSITIVE_INT)
     if delta is not None and not delta > 0:
         raise InputError(f"delta must be positive, got {delta}")
     check_probability(alpha, "alpha")

@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,7 @@ import scipy.sparse as sp
 
 from evalset.errors import InputError
 from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
 
 PAIR_ID_DIGITS = 16
 
@@ -111,12 +111,6 @@ class Pool:
     ties: str
     seed: int
     budget: int | None
-
-
-def _positive_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise InputError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -194,8 +188,8 @@ def stack_top_k(
     consumed one run at a time, so a generator that reads each file lazily keeps only top-k codes in memory.
     ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
     """
-    depth = _positive_int(depth, "depth")
-    depths = {name: _positive_int(k, f"depth of {name}") for name, k in (depths or {}).items()}
+    depth = check("depth", depth, POSITIVE_INT)
+    depths = {name: check(f"depth of {name}", k, POSITIVE_INT) for name, k in (depths or {}).items()}
     if ties not in TIE_RULES:
         raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
     keep = None if query_ids is None else set(map(str, query_ids))
@@ -272,9 +266,8 @@ def build_pool(
     Pool
     """
     if budget is not None:
-        budget = _positive_int(budget, "budget")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+        budget = check("budget", budget, POSITIVE_INT)
+    check("seed", seed, NON_NEGATIVE_INT)
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
     top = stack_top_k(runs, depth, depths, ties, wanted)
     queries = top.queries.to_numpy(zero_copy_only=False)
@@ -356,7 +349,7 @@ def apply_budget(pairs: pd.DataFrame, budget: int) -> pd.DataFrame:
     ``pairs`` needs ``pair_id, query_code, best_rank, systems`` (``query_code`` in query id order). The rule
     is the module docstring's; the kept rows come back in their original order.
     """
-    budget = _positive_int(budget, "budget")
+    budget = check("budget", budget, POSITIVE_INT)
     if len(pairs) <= budget:
         return pairs
     best, voters = pairs["best_rank"].to_numpy(), pairs["systems"].to_numpy()

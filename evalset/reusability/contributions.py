@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.metrics.ranking import TieRule
+from evalset.metrics.ranking import TieRule, strict_ties
 from evalset.pooling.pool import collect_top_k
 
 POOL_RUN_MAX_HOLES = 0.05
@@ -91,12 +91,13 @@ def _holes(top: pd.DataFrame, qrels: pd.DataFrame, runs: list[str], depth: int) 
 
 def pool_of_runs(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, depth: int,
                  ties: TieRule = "trec") -> PoolOfRuns:
-    """The depth-k pool of ``runs`` (name -> run) on the queries of ``qrels``, after the checks above."""
+    """The depth-k pool of ``runs`` (name -> run) on the queries of ``qrels``, after the checks above; ranked under
+    ``strict_ties(ties)`` (the pool of ``ties="expected"`` is trec's)."""
     if len(runs) < 2:
         raise InputError(f"reusability needs the runs that made the pool, at least 2; got {len(runs)}: leaving the "
                          "only run out would remove every pooled judgment")
     query_ids = sorted(pd.unique(qrels["query_id"].astype(str)))
-    top = collect_top_k(runs, depth, ties=ties, query_ids=query_ids)
+    top = collect_top_k(runs, depth, ties=strict_ties(ties), query_ids=query_ids)
     names = list(runs)
     notes = _short_runs(top, names, query_ids, depth) + _holes(top, qrels, names, depth)
     return PoolOfRuns(depth, top, query_ids, names, notes)

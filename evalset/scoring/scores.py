@@ -20,14 +20,12 @@ from typing import Any
 
 import pandas as pd
 
+from evalset.contract import DEFAULT_METRICS
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.stats.strata import MeanSummary, StratifiedSummary
-
-DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
-"""What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
 
 
 # ------------------------------------------------------------------------------------------------- scores

@@ -29,8 +29,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
 
 __all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "format_comparison", "permutation_p_value",
@@ -120,7 +121,7 @@ def compare_paired(
     *,
     baseline_name: str = "baseline",
     candidate_name: str = "candidate",
-    metric: str = "ndcg@10",
+    metric: str = DEFAULT_METRIC,
     planned: int = 1,
     exploratory: bool = False,
     alpha: float = 0.05,
@@ -137,12 +138,9 @@ def compare_paired(
     out and counted in ``undefined``; a query present in only one Series is an error, since the pairing would
     be silently partial.
     """
-    if planned < 1:
-        raise InputError(f"planned must be at least 1, got {planned}")
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be in (0, 1), got {alpha}")
-    if permutations < 1:
-        raise InputError(f"permutations must be at least 1, got {permutations}")
+    check("planned", planned, POSITIVE_INT)
+    check("alpha", alpha, PROBABILITY)
+    check("permutations", permutations, POSITIVE_INT)
     if set(baseline.index) != set(candidate.index):
         only = sorted(set(baseline.index) ^ set(candidate.index))[:5]
         raise InputError(f"{baseline_name} and {candidate_name} are scored on different queries (e.g. {only})")

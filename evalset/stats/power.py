@@ -26,7 +26,7 @@ import numpy as np
 from statsmodels.stats.power import TTestPower
 
 from evalset.contract import DEFAULT_SEED
-from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.stats.paired import permutation_p_values
 
 DEFAULT_POWER = 0.8
@@ -41,8 +41,7 @@ _SOLVER = TTestPower()
 
 def check_probability(value: float, what: str) -> None:
     """Raise :class:`InputError` unless ``0 < value < 1``."""
-    if not 0 < value < 1:
-        raise InputError(f"{what} must be in (0, 1), got {value}")
+    check(what, value, PROBABILITY)
 
 
 def power_at(sd: float, delta: float, n: int, alpha: float) -> float:
@@ -109,8 +108,8 @@ def simulated_power(differences: np.ndarray, delta: float, n: int, alpha: float,
     differences = np.asarray(differences, dtype=np.float64)
     if len(differences) == 0 or n < 2:
         return SimulatedPower(n, math.nan, math.nan, 0, permutations)
-    if resamples < 1 or permutations < 1:
-        raise InputError("resamples and permutations must be positive")
+    check("resamples", resamples, POSITIVE_INT)
+    check("permutations", permutations, POSITIVE_INT)
     mean = differences.mean()
     target = math.copysign(abs(delta), mean if mean != 0 else 1.0)
     shifted = differences - mean + target

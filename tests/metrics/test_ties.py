@@ -9,9 +9,10 @@ import pytest
 import pytrec_eval
 from sklearn.metrics import ndcg_score
 
-from evalset.contract import EvaluationContract
+from evalset.contract import TIE_RULES, EvaluationContract
 from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
 from evalset.metrics import evaluate, order_run
+from evalset.metrics.ranking import strict_ties
 
 PYTREC = {"ndcg_cut_10": "ndcg@10", "map": "ap", "P_10": "p@10", "recip_rank": "rr", "bpref": "bpref",
           "ndcg": "ndcg", "Rprec": "rprec", "recall_100": "recall@100", "map_cut_100": "ap@100",
@@ -112,6 +113,11 @@ def test_trec_rule_breaks_ties_by_doc_id_descending_at_float32_precision():
     assert order_run(run, "trec").to_frame()["doc_id"].tolist() == ["c", "b", "a", "z"]
     assert order_run(run, "docid").to_frame()["doc_id"].tolist() == ["b", "a", "c", "z"]
     assert order_run(run, "run").to_frame()["doc_id"].tolist() == ["b", "a", "c", "z"]
+    # expected keeps the scores at double precision (its tie groups are of equal scores) ...
+    assert order_run(run, "expected").to_frame()["doc_id"].tolist() == ["b", "c", "a", "z"]
+    # ... and a stage that needs one strict order takes trec's
+    assert order_run(run, strict_ties("expected")).to_frame()["doc_id"].tolist() == ["c", "b", "a", "z"]
+    assert [strict_ties(rule) for rule in TIE_RULES] == ["trec", "run", "docid", "trec"]
 
 
 def test_run_rule_keeps_the_runs_own_rank_then_line_order():

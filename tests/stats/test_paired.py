@@ -83,9 +83,11 @@ def test_mismatched_queries_are_refused():
         compare_paired(pd.Series([1.0], index=["a"]), pd.Series([1.0], index=["b"]))
 
 
-@pytest.mark.parametrize(("option", "message"), [({"permutations": 0}, "permutations must be at least 1"),
-                                                 ({"alpha": 1.5}, r"alpha must be in \(0, 1\)"),
-                                                 ({"planned": 0}, "planned must be at least 1")])
+@pytest.mark.parametrize(("option", "message"), [
+    ({"permutations": 0}, "permutations must be a positive integer, got 0"),
+    ({"alpha": 1.5}, r"alpha must be a number in \(0, 1\), got 1.5"),
+    ({"planned": 0}, "planned must be a positive integer, got 0"),
+])
 def test_settings_that_would_give_a_meaningless_p_are_refused(option, message):
     scores = pd.Series([0.1, 0.5, 0.3], index=["a", "b", "c"])
     with pytest.raises(InputError, match=message):

@@ -1,0 +1,116 @@
+"""The measure registry: every measure declared once, and everything else (the conventions table, the parser, the
+engine's dispatch, ``score --help``, the errors) agreeing with it."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.errors import InputError
+from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.metrics import MEASURES, Measure, MeasureKind, evaluate, measures, parse_measure
+from evalset.metrics.measures import known_measures, register
+
+QRELS = qrels_from_frame(pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "a"],
+                                       "grade": [3, 0, 1, 0]}))
+RUN = run_from_frame(pd.DataFrame({"query_id": ["q1"] * 4 + ["q2"], "doc_id": ["a", "z", "c", "b", "a"],
+                                   "score": [4, 3, 2, 1, 1]}))
+
+
+def conventions_table() -> dict[str, tuple[str, str]]:
+    """The rows of measures.py's conventions table: first column -> (its name without @k, the undefined column)."""
+    lines = measures.__doc__.splitlines()
+    border = next(i for i, line in enumerate(lines) if line.startswith("========"))
+    last_column = [m.start() for m in re.finditer(r"=+", lines[border])][-1]
+    rows = {}
+    for line in lines[border + 3:]:
+        if line.startswith("========"):
+            break
+        if line and not line[0].isspace():
+            spelled = line.split()[0]
+            rows[spelled] = (spelled.removesuffix("@k"), line[last_column:].strip())
+    return rows
+
+
+def test_every_registered_measure_is_a_row_of_the_conventions_table_that_agrees_with_it():
+    table = conventions_table()
+    assert sorted(name for name, _ in table.values()) == sorted(MEASURES)
+    for spelled, (name, undefined) in table.items():
+        kind = MEASURES[name]
+        assert spelled.endswith("@k") == (kind.cutoff != "none"), name
+        assert (undefined == "R = 0") == (not kind.defined_without_relevant), name
+
+
+def test_every_spelling_of_a_measure_parses_to_it_in_any_case():
+    for kind in MEASURES.values():
+        for spelling in (kind.name, *kind.aliases):
+            if kind.cutoff == "none":
+                assert parse_measure(spelling.upper()) == Measure(kind.name)
+            else:
+                expected = Measure(kind.name, 10)
+                assert parse_measure(f"{spelling}@10") == parse_measure(f"{spelling.upper()}_10") == expected
+
+
+def test_the_cutoff_rule_is_the_registered_one():
+    assert [str(Measure(name, 5)) for name, kind in MEASURES.items() if kind.cutoff != "none"] == [
+        "p@5", "recall@5", "rr@5", "ap@5", "ndcg@5", "success@5", "judged@5"]
+    assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == ["p", "success", "judged"]
+    with pytest.raises(InputError, match="bpref takes no cutoff"):
+        Measure("bpref", 10)
+    with pytest.raises(InputError, match=r"p needs a cutoff, e.g. p@10"):
+        Measure("p")
+    assert type(Measure("ndcg", np.int64(10)).cutoff) is int
+
+
+def test_an_unknown_measure_is_refused_with_every_registered_measure():
+    assert known_measures() == "p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k"
+    with pytest.raises(InputError) as raised:
+        parse_measure("nonsense@10")
+    assert str(raised.value) == (f"unknown measure 'nonsense@10'; known: {known_measures()} (trec_eval's names work "
+                                 "too)")
+
+
+def help_text() -> str:
+    return " ".join(CliRunner().invoke(main, ["score", "--help"], terminal_width=200).output.split())
+
+
+def test_score_help_lists_every_registered_measure_with_its_help():
+    text = help_text()
+    for kind in MEASURES.values():
+        assert f"{kind.spelling} ({kind.help})" in text
+    assert "Default: ndcg@10, ap, rr, p@10" in text
+
+
+@pytest.fixture
+def registry():
+    """The registry as it was, after the test."""
+    saved = dict(MEASURES), dict(measures._SPELLINGS)
+    yield
+    for live, kept in zip((MEASURES, measures._SPELLINGS), saved, strict=True):
+        live.clear()
+        live.update(kept)
+
+
+@pytest.mark.usefixtures("registry")
+def test_a_registered_measure_is_parsed_scored_and_listed_with_nothing_else_edited():
+    register(MeasureKind("hits", "relevant documents in the top k", cutoff="required", defined_without_relevant=False,
+                         aliases=("num_rel_ret",), compute=lambda x: x.per_query(x.rows.expected_relevant)))
+    values = evaluate(RUN, QRELS, ["hits@3", "num_rel_ret_1"])
+    assert list(values.columns) == ["hits@3", "hits@1"]
+    assert values.loc["q1"].tolist() == [2.0, 1.0] and values.loc["q2"].isna().all()  # q2: no relevant document
+    assert "hits@k (relevant documents in the top k)" in help_text()
+
+
+@pytest.mark.usefixtures("registry")
+def test_a_spelling_another_measure_has_is_refused_and_the_registry_is_unchanged():
+    before = dict(MEASURES)
+    with pytest.raises(ValueError, match="'map' is taken"):
+        register(MeasureKind("mean_ap", "another AP", cutoff="optional", defined_without_relevant=False,
+                             aliases=("map",), compute=lambda x: x.per_query(x.rows.ap_term)))
+    with pytest.raises(ValueError, match="not a lower-case name"):
+        register(MeasureKind("NDCG2", "upper case", cutoff="optional", defined_without_relevant=True,
+                             compute=lambda x: x.per_query(x.rows.expected_gain)))
+    assert before == MEASURES
