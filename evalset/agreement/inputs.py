@@ -79,9 +79,8 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = (), conflicting_gra
     (naming both places) unless the rule says which stands. ``human`` holds annotator names or qrels paths of
     human annotators (a path not among ``paths`` is read too, first); other qrels files are LLM judges. Two qrels
     files with one name, or a ``human`` entry that matches no annotator, are refused. Returns the grades and
-    per-annotator reading counts (``unjudged``:
-    negative qrels grades left out; ``collapsed_duplicates``: exact repeats; with ``latest`` or ``first``,
-    ``conflicting_grades_settled``).
+    per-annotator reading counts (``unjudged``: negative qrels grades left out; ``collapsed_duplicates``: exact
+    repeats; with ``latest`` or ``first``, ``conflicting_grades_settled``).
     """
     given = {os.path.realpath(p) for p in paths}
     extra = [h for h in human if os.path.isfile(h) and os.path.realpath(h) not in given]

@@ -89,7 +89,7 @@ class PairGrades:
     """
 
     rule: str
-    ties: str
+    ties: TiePolicy
     table: pd.DataFrame
     fit: Aggregate | None = None
 
@@ -116,7 +116,7 @@ def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolic
     table = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
     fit = None
     if spec.crowd_class:
-        from evalset.judgments.crowd import aggregate  # crowd-kit is an optional extra
+        from evalset.judgments.crowd import aggregate  # not at the top: crowd reads RULES from here
 
         fit = aggregate(judgments, rule)
         grade, tie = fit.grades.set_index(PAIR)["grade"], False
@@ -127,9 +127,7 @@ def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolic
         grade, tie = _majority(judgments)
     else:
         grade, tie = _by_priority(judgments, priority), False
-    table["grade"] = grade
-    table["tie"] = tie
-    table["grade"] = table["grade"].astype("Int64")
+    table["grade"], table["tie"] = grade.astype("Int64"), tie
     if ties == "unresolved":
         table["grade"] = table["grade"].mask(table["tie"])
     return PairGrades(rule, ties, table, fit)

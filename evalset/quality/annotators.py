@@ -89,14 +89,14 @@ def annotator_quality(labels: pd.DataFrame, scale: Sequence[int], out_of_scale: 
         rows.append({"annotator": name, "kind": kinds[name] if kinds is not None else "",
                      "pairs": len(mine), **kappas(mine["consensus"].to_numpy(), mine["grade"].to_numpy(), scale)})
     table = pd.DataFrame(rows).sort_values(["kappa_quadratic", "annotator"], na_position="first", kind="stable")
-    model = pair_grades(labels, "dawid-skene").fit
-    errors = model.model.errors_
+    fit = pair_grades(labels, "dawid-skene").fit
+    errors = fit.model.errors_
     confusions = {}
     for name in sorted(labels["annotator"].unique()):
         block = errors.xs(name, level="worker")  # rows: the annotator's grade; columns: the true grade
         block = block.reindex(index=list(scale), columns=list(scale), fill_value=0.0)
         confusions[name] = block.to_numpy(dtype=float).T
-    return AnnotatorQuality(scale, table.reset_index(drop=True), confusions, model.record())
+    return AnnotatorQuality(scale, table.reset_index(drop=True), confusions, fit.record())
 
 
 def quality_to_dict(quality: AnnotatorQuality) -> dict[str, Any]:
