@@ -24,13 +24,13 @@ UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 DEFAULT_SEED = 20191
 """The fixed default seed of every resampling and of the human slice (chosen once; any fixed value would do)."""
 DEFAULT_METRIC = "ndcg@10"
-"""The metric of a command (and of its library function) when none is given; a frozen set's headline by default."""
-DEFAULT_METRICS = (DEFAULT_METRIC, "ap", "rr", "p@10")
+"""The metric of a verdict, a plan, an estimate or a set's headline when none is asked for."""
+DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
 """What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
-AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.quality.aggregation)
+AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.judgments.crowd)
 MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
-"""How a frozen set merges several grades of one pair (see :mod:`evalset.merging`; the last four are crowd-kit's
-models, :mod:`evalset.quality.aggregation`)."""
+"""How a frozen set merges several grades of one pair: the names of :data:`evalset.judgments.rules.RULES` (which
+states each rule and checks these names on import), here for the command line, which reads them without pandas."""
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
 

@@ -1,6 +1,7 @@
 """Aggregate the 33 LLM judges of LLMJudge (TREC DL 2023 subset) as a crowd and score each aggregate against the
 NIST grades: unweighted and quadratic kappa of majority vote, median, Dawid-Skene, one-coin Dawid-Skene, MACE and
-GLAD, beside the best and the median single judge. Uses the library only (evalset.agreement, evalset.quality).
+GLAD, beside the best and the median single judge. Uses the library only (evalset.agreement, evalset.judgments,
+evalset.quality).
 
     python scripts/aggregate_llmjudge.py [--data ../shared/data/llmjudge] [--rules dawid-skene,mace,...]
 
@@ -18,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from evalset.agreement import apply_scale, load_grades
+from evalset.contract import AGGREGATION_RULES
 from evalset.io.trec import read_qrels
-from evalset.quality import AGGREGATION_RULES, aggregate, crowdkit_version, kappas
-from evalset.quality.aggregation import vote
+from evalset.judgments import aggregate, crowdkit_version, pair_grades
+from evalset.quality import kappas
 from evalset.render import number, text_table
 
 SCALE = [0, 1, 2, 3]
@@ -49,9 +51,9 @@ def main() -> None:
 
     rows = []
     for rule in ("majority", "median"):
-        voted, ties = vote(grades, rule)
-        pairs, figures = scored(voted)
-        rows.append([rule, pairs, figures, f"ties settled low: {ties}"])
+        voted = pair_grades(grades, rule, ties="low")
+        pairs, figures = scored(voted.qrels())
+        rows.append([rule, pairs, figures, f"ties settled low: {voted.tied}"])
     for rule in options.rules.split(","):
         started = time.perf_counter()
         result = aggregate(grades, rule)

@@ -446,10 +446,9 @@ def test_an_empty_labels_file_is_refused_naming_it(tmp_path):
     header_only = write_table(tmp_path / "header.tsv", [])
     empty = tmp_path / "empty.tsv"
     empty.write_text("")  # no header: read as qrels, which refuse an empty file
-    for given, message in (([header_only], "no judgment in this labels file: it is empty, or a header alone; a "
-                                           "frozen set is made of judgments"),
-                           ([good, header_only], "no judgment in this labels file: it is empty, or a header alone; "
-                                                 "a frozen set is made of judgments"),
+    no_judgment = ("no judgments in this file: it is empty or a header alone, or holds only negative (unjudged) "
+                   "qrels grades")
+    for given, message in (([header_only], no_judgment), ([good, header_only], no_judgment),
                            ([empty], "no judgments: the qrels are empty (expected lines `qid 0 docid grade`)")):
         result = freeze_cli(tmp_path, *given)
         assert result.exit_code == 2

@@ -11,14 +11,8 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.annotations import (
-    GRADES_COLUMNS,
-    grade_line,
-    is_labels_table,
-    qrels_annotator,
-    read_annotations,
-    settle_repeats,
-)
+from evalset.io.annotations import GRADES_COLUMNS, grade_line, is_labels_table, qrels_annotator
+from evalset.judgments.reading import read_grades
 
 OutOfScale = Literal["error", "clip", "drop"]
 
@@ -80,14 +74,13 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = (), conflicting_gra
                 ) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
     """Read labels tables and qrels files into one grades table (:data:`~evalset.io.annotations.GRADES_COLUMNS`).
 
-    Read by :func:`evalset.io.annotations.read_annotations` and settled by
-    :func:`evalset.io.annotations.settle_repeats` under ``conflicting_grades``, as ``freeze`` does: exact repeats
-    collapsed, one annotator's different grades for one pair refused (naming both places) unless the rule says
-    which stands. ``human`` holds annotator names or qrels paths of human annotators (a path not among ``paths``
-    is read too, first); other qrels files are LLM judges. Two qrels files with one name, or a ``human`` entry
-    that matches no annotator, are refused. Returns the grades and per-annotator reading counts (``unjudged``:
-    negative qrels grades left out; ``collapsed_duplicates``: exact repeats; with ``latest`` or ``first``,
-    ``conflicting_grades_settled``).
+    Read by :func:`evalset.judgments.read_grades` under ``conflicting_grades``, as ``freeze`` reads: a file
+    holding no judgment refused, exact repeats collapsed, one annotator's different grades for one pair refused
+    (naming both places) unless the rule says which stands. ``human`` holds annotator names or qrels paths of
+    human annotators (a path not among ``paths`` is read too, first); other qrels files are LLM judges. Two qrels
+    files with one name, or a ``human`` entry that matches no annotator, are refused. Returns the grades and
+    per-annotator reading counts (``unjudged``: negative qrels grades left out; ``collapsed_duplicates``: exact
+    repeats; with ``latest`` or ``first``, ``conflicting_grades_settled``).
     """
     given = {os.path.realpath(p) for p in paths}
     extra = [h for h in human if os.path.isfile(h) and os.path.realpath(h) not in given]
@@ -102,20 +95,15 @@ def load_grades(paths: Sequence[str], human: Sequence[str] = (), conflicting_gra
             if name in named:
                 raise InputError(f"two inputs are named {name!r}: {named[name]} and {path}; rename one", path)
             named[name] = path
-    judgments = read_annotations([(path, _qrels_kind(path, human)) for path in paths])
-    judged_files = set(judgments.loc[judgments["judged"], "file"])
-    for path in paths:  # a file with no judgment would silently leave its annotator out of the report
-        if os.fspath(path) not in judged_files:
-            raise InputError("no judgments in this file (a header and no row): its annotator would be left out", path)
-    annotators = list(pd.unique(judgments["annotator"]))
+    reading = read_grades([(path, _qrels_kind(path, human)) for path in paths], conflicting_grades)
+    annotators = list(reading.counts)  # every annotator read, in order of appearance
     unknown = [h for h in human if h not in annotators and not os.path.isfile(h)]
     if unknown:
         raise InputError(f"--human {unknown[0]!r} names no annotator (annotators: {', '.join(annotators)})")
-    grades, counts = settle_repeats(judgments, conflicting_grades)
     if conflicting_grades == "refuse":  # nothing can have been settled: the report keeps its shape
-        for entry in counts.values():
+        for entry in reading.counts.values():
             del entry["conflicting_grades_settled"]
-    return grades[list(GRADES_COLUMNS)], counts
+    return reading.judgments[list(GRADES_COLUMNS)], reading.counts
 
 
 def _qrels_kind(path: str, human: Sequence[str]) -> str:

@@ -3,10 +3,10 @@ the per-query values of each run under each.
 
 Conventions
 -----------
-- Grades are read from labels tables or qrels (:func:`evalset.io.annotations.read_annotations`); one annotator's
-  repeats are settled by ``conflicting_grades`` (:func:`~evalset.io.annotations.settle_repeats`). Several
-  annotators of one pair (two humans, or several LLM files) give the pair their median grade, the lower of the two
-  middle grades when they are an even number; the pairs so merged are counted.
+- Grades are read from labels tables or qrels by :func:`evalset.judgments.read_grades`; one annotator's repeats
+  are settled by ``conflicting_grades``. Several annotators of one pair (two humans, or several LLM files) give the
+  pair their grade under the rule ``median`` with ties settled low (:mod:`evalset.judgments.rules`): of an even
+  number, the lower of the two middle grades; the pairs so merged, and the ties, are counted.
 - The human grades must cover every query of the slice and no query outside it; the LLM grades must cover every
   query of the set (the record's queries). LLM grades of queries outside the set are left out and counted.
 - Only labels of the kind asked for count (a labels table may hold human and LLM rows); the others are counted.
@@ -24,13 +24,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
-from evalset.io.annotations import grade_line, read_annotations, settle_repeats
+from evalset.io.annotations import grade_line
+from evalset.judgments import reading
+from evalset.judgments.rules import pair_grades
 
 
 @dataclass(frozen=True)
@@ -54,23 +55,14 @@ def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grade
     """The grades of ``paths`` (labels tables or qrels; a qrels file is one annotator of ``kind``), one per pair
     (module docstring). A file without a judgment is refused, naming it."""
     files = tuple(os.fspath(path) for path in paths)
-    judgments = read_annotations([(path, kind) for path in files])
-    other_kind = int((judgments["kind"] != kind).sum())
-    judgments = judgments[judgments["judged"] & (judgments["kind"] == kind)]
-    empty = [path for path in files if not (judgments["file"] == path).any()]
-    if empty:
-        raise InputError(f"no {kind} judgment in this file: it is empty, a header alone, only negative (unjudged) "
-                         f"qrels grades, or labels of another kind", empty[0])
-    judgments, _ = settle_repeats(judgments, conflicting_grades)
-    return replace(grades_of(judgments, files), other_kind=other_kind)
+    read = reading.read_grades([(path, kind) for path in files], conflicting_grades, kind=kind)
+    return replace(grades_of(read.judgments, files), other_kind=read.other_kind)
 
 
 def grades_of(judgments: pd.DataFrame, files: tuple[str, ...] = ()) -> Grades:
-    """One grade per pair of ``judgments`` (``query_id, doc_id, annotator, grade``): the lower median."""
-    grouped = judgments.groupby(["query_id", "doc_id"], sort=True)["grade"]
-    low, high = grouped.quantile(0.5, interpolation="lower"), grouped.quantile(0.5, interpolation="higher")
-    qrels = low.astype(np.int64).rename("grade").reset_index()
-    return Grades(qrels, judgments, int((grouped.size() > 1).sum()), int((low != high).sum()), files)
+    """One grade per pair of ``judgments`` (``query_id, doc_id, annotator, grade``): the median, ties settled low."""
+    merged = pair_grades(judgments, "median", ties="low")
+    return Grades(merged.qrels(), judgments, int((merged.table["n"] > 1).sum()), merged.tied, files)
 
 
 def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids: Sequence[str],

@@ -5,9 +5,9 @@ A labels table is told from qrels by its header (first field ``query_id``), in o
 :func:`is_labels_table`. A qrels file is the judgments of one annotator named by the file
 (:func:`qrels_annotator`).
 
-``evalset agreement`` and ``evalset freeze`` read their inputs with :func:`read_annotations` and apply
-:func:`settle_repeats` to what they read (agreement in :func:`evalset.agreement.inputs.load_grades`, freeze in
-:func:`evalset.sets.freeze`), so that one input gets one treatment:
+Every stage that reads grades (agreement, estimate, freeze, quality) reads them with :func:`read_annotations` and
+applies :func:`settle_repeats` to what it reads, through the one reader :mod:`evalset.judgments.reading` (freeze
+settles in :func:`evalset.sets.freeze`), so that one input gets one treatment:
 
 - an exact repeat (one annotator, one pair, the same grade), in one file or across files, is collapsed and
   counted;

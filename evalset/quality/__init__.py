@@ -1,17 +1,7 @@
-"""Annotator quality and label aggregation: gold tasks mixed blind into a Label Studio project and annotators
-scored against them (:mod:`evalset.quality.gold`); crowd-kit's aggregation rules (Dawid-Skene, one-coin, MACE,
-GLAD) and per-annotator quality without gold (leave-one-out consensus agreement, Dawid-Skene confusion
-matrices)."""
+"""Annotator quality: gold tasks mixed blind into a Label Studio project and annotators scored against them
+(:mod:`evalset.quality.gold`); per-annotator quality without gold (leave-one-out consensus agreement, Dawid-Skene
+confusion matrices). crowd-kit's aggregation rules are merge rules, in :mod:`evalset.judgments`."""
 
-from evalset.quality.aggregation import (
-    AGGREGATION_PARAMETERS,
-    AGGREGATION_RULES,
-    Aggregate,
-    CrowdFrame,
-    aggregate,
-    crowd_frame,
-    crowdkit_version,
-)
 from evalset.quality.annotators import (
     AnnotatorQuality,
     annotator_quality,
@@ -36,18 +26,11 @@ from evalset.quality.gold import (
 )
 
 __all__ = [
-    "AGGREGATION_PARAMETERS",
-    "AGGREGATION_RULES",
-    "Aggregate",
     "AnnotatorQuality",
-    "CrowdFrame",
     "GoldPlan",
     "GoldPolicy",
-    "aggregate",
     "annotator_quality",
     "check_gold_rate",
-    "crowd_frame",
-    "crowdkit_version",
     "kappas",
     "leave_one_out_consensus",
     "plan_gold",

@@ -8,10 +8,10 @@ Leave-one-out consensus
     kappa (Cohen's, as :mod:`evalset.agreement.kappa` computes them), and the number of pairs. A careless
     annotator agrees with nobody's consensus; a good one agrees with it about as much as the others do.
 Dawid-Skene confusion matrix
-    crowd-kit's :class:`~crowdkit.aggregation.DawidSkene` fitted on all the labels (:mod:`evalset.quality.
-    aggregation`); its ``errors_`` give, per annotator, the probability of each grade they give (columns) given
-    the pair's true grade (rows). Rows sum to 1; a careful annotator's matrix is heavy on the diagonal, a
-    constant one has a single full column, a random one flat rows.
+    crowd-kit's :class:`~crowdkit.aggregation.DawidSkene` fitted on all the labels (the merge rule
+    ``dawid-skene`` of :mod:`evalset.judgments.rules`); its ``errors_`` give, per annotator, the probability of each
+    grade they give (columns) given the pair's true grade (rows). Rows sum to 1; a careful annotator's matrix is
+    heavy on the diagonal, a constant one has a single full column, a random one flat rows.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pandas as pd
 from evalset.agreement.inputs import OutOfScale, apply_scale
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
-from evalset.quality.aggregation import aggregate
+from evalset.judgments.rules import pair_grades
 from evalset.render import json_safe, number, text_table
 
 
@@ -89,14 +89,14 @@ def annotator_quality(labels: pd.DataFrame, scale: Sequence[int], out_of_scale: 
         rows.append({"annotator": name, "kind": kinds[name] if kinds is not None else "",
                      "pairs": len(mine), **kappas(mine["consensus"].to_numpy(), mine["grade"].to_numpy(), scale)})
     table = pd.DataFrame(rows).sort_values(["kappa_quadratic", "annotator"], na_position="first", kind="stable")
-    model = aggregate(labels, "dawid-skene")
-    errors = model.model.errors_
+    fit = pair_grades(labels, "dawid-skene").fit
+    errors = fit.model.errors_
     confusions = {}
     for name in sorted(labels["annotator"].unique()):
         block = errors.xs(name, level="worker")  # rows: the annotator's grade; columns: the true grade
         block = block.reindex(index=list(scale), columns=list(scale), fill_value=0.0)
         confusions[name] = block.to_numpy(dtype=float).T
-    return AnnotatorQuality(scale, table.reset_index(drop=True), confusions, model.record())
+    return AnnotatorQuality(scale, table.reset_index(drop=True), confusions, fit.record())
 
 
 def quality_to_dict(quality: AnnotatorQuality) -> dict[str, Any]:

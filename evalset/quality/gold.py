@@ -51,12 +51,13 @@ import pandas as pd
 
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
-from evalset.io.annotations import grade_line, read_annotation_file
+from evalset.io.annotations import grade_line
 from evalset.io.corpus import read_corpus
 from evalset.io.files import atomic_path
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.queries import read_queries
+from evalset.judgments.reading import read_judgments
 from evalset.pooling.pool import pair_ids
 from evalset.render import json_safe, number, text_table
 
@@ -98,10 +99,10 @@ def read_gold(path: str | os.PathLike, guideline: Guideline) -> pd.DataFrame:
 
     Refused with the file and line: a grade off the guideline's scale; a pair given two different grades. Exact
     repeats are collapsed; negative qrels grades (not judged) are left out; ``attrs`` count both
-    (``repeats``, ``unjudged``). A file with no gold grade is refused.
+    (``repeats``, ``unjudged``). A file with no judgment is refused (:func:`evalset.judgments.read_judgments`).
     """
     path = os.fspath(path)
-    judgments = read_annotation_file(path)
+    judgments = read_judgments([(path, "human")])
     unjudged = int((~judgments["judged"]).sum())
     judged = judgments[judgments["judged"]].reset_index(drop=True)
     off = ~judged["grade"].isin(guideline.grades)
@@ -120,8 +121,6 @@ def read_gold(path: str | os.PathLike, guideline: Guideline) -> pd.DataFrame:
                          f"grades {', '.join(map(str, grades))}" + (f"; {pairs - 1} more such pairs" if pairs > 1
                                                                     else ""),
                          path, grade_line(path, query_id, doc_id, int(grades.iloc[-1])))
-    if distinct.empty:
-        raise InputError("no gold grade in the file (negative qrels grades are not judgments)", path)
     gold = distinct[["query_id", "doc_id", "grade"]].reset_index(drop=True)
     gold.insert(0, "pair_id", pair_ids(gold["query_id"], gold["doc_id"]))
     gold.attrs.update(path=path, repeats=len(judged) - len(distinct), unjudged=unjudged)

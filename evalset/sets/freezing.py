@@ -7,7 +7,7 @@ rewritten. ``SETS/NAME/versions.tsv`` records each version's manifest sha256, so
 edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) logs every comparison made on a set
 (:mod:`evalset.stats.family`).
 
-Grades are merged per (query, document) by the rules of :mod:`evalset.merging` (median, majority,
+Grades are merged per (query, document) by the rules of :mod:`evalset.judgments` (median, majority,
 annotator-priority, or crowd-kit's Dawid-Skene, one-coin, MACE, GLAD), over human annotators only unless LLM
 grades are allowed. Unresolved pairs block the freeze unless an adjudication file (a labels table or qrels) grades
 them; adjudicated grades always win. Everything is checked before anything is written, and the built version is
@@ -45,7 +45,7 @@ from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.setfolder import SET_FILES, SetContract
 from evalset.io.trec import write_qrels
-from evalset.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
+from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 
 
 # ------------------------------------------------------------------------------------------------- queries

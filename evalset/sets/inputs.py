@@ -6,7 +6,8 @@ Conventions
 - Query and document ids are TREC ids: not empty, no white space (a field separator in qrels and runs). A
   judgment or a query whose id TREC qrels cannot hold is refused, naming the file and line it came from (or its
   row, for a frame that names no file); so is a grade off the guideline's scale.
-- A labels file that holds no line is refused, naming it: an empty input is a mistake, never a 0-judgment set.
+- A labels file that holds no judgment is refused, naming it (:func:`evalset.judgments.read_judgments`): an empty
+  input is a mistake, never a 0-judgment set.
 - The built version is read back with the project's own readers (:func:`check_reads_back`) before it is
   renamed into place: a version that exists reads back as it was written.
 """
@@ -21,26 +22,18 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.annotations import grade_line, read_annotations, read_labels
+from evalset.io.annotations import grade_line, read_labels
 from evalset.io.guideline import Guideline
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_qrels
+from evalset.judgments import reading
 
 
 def read_judgments(human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = ()) -> pd.DataFrame:
     """Every judgment of the labels files (``human``: labels tables, or qrels as one human annotator each;
-    ``llm``: qrels or labels of an LLM judge), as :func:`~evalset.io.annotations.read_annotations` reads them.
-
-    A file that holds no judgment line at all (empty, or a header alone) is refused, naming it.
-    """
-    sources = [(os.fspath(path), "human") for path in human] + [(os.fspath(path), "llm") for path in llm]
-    judgments = read_annotations(sources)
-    empty = [path for path, _ in sources if not (judgments["file"] == path).any()]
-    if empty:
-        others = f" (so are {', '.join(empty[1:])})" if len(empty) > 1 else ""
-        raise InputError(f"no judgment in this labels file: it is empty, or a header alone{others}; a frozen set "
-                         "is made of judgments", empty[0])
-    return judgments
+    ``llm``: qrels or labels of an LLM judge), as :func:`evalset.judgments.read_judgments` reads them (a file that
+    holds no judgment is refused, naming it)."""
+    return reading.read_judgments([*((path, "human") for path in human), *((path, "llm") for path in llm)])
 
 
 def bad_ids(ids: pd.Series) -> np.ndarray:

@@ -44,7 +44,7 @@ def test_the_kappas_equal_scikit_learn(shared_data):
 
     from evalset.agreement import apply_scale, load_grades
     from evalset.io.trec import read_qrels
-    from evalset.quality import aggregate
+    from evalset.judgments import aggregate
 
     root = shared_data / "llmjudge"
     grades, _ = apply_scale(load_grades(sorted(str(p) for p in (root / "llm_submissions").glob("*.txt")))[0],

@@ -8,8 +8,7 @@ from crowdkit.aggregation import GLAD, MACE, DawidSkene, OneCoinDawidSkene
 
 from evalset.agreement import apply_scale, load_grades
 from evalset.errors import InputError
-from evalset.quality import AGGREGATION_PARAMETERS, aggregate, crowd_frame
-from evalset.quality.aggregation import vote
+from evalset.judgments import RULES, aggregate, crowd_frame
 
 SCALE = [0, 1, 2, 3]
 
@@ -52,7 +51,7 @@ def ours(labels, rule, result=None):
 @pytest.mark.parametrize(("rule", "model"), [
     ("dawid-skene", lambda: DawidSkene(n_iter=100, tol=1e-5)),
     ("one-coin", lambda: OneCoinDawidSkene(n_iter=100, tol=1e-5)),
-    ("mace", lambda: MACE(**AGGREGATION_PARAMETERS["mace"])),
+    ("mace", lambda: MACE(**RULES["mace"].parameters)),
 ])
 def test_each_rule_gives_crowd_kits_own_grades_on_the_same_long_table(crowd, one_query, mace_one_query, rule, model):
     labels = one_query if rule == "mace" else crowd
@@ -91,15 +90,6 @@ def test_a_worked_example_three_careful_annotators_outvote_a_constant_one():
     labels = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "kind", "grade"])
     for rule in ("dawid-skene", "one-coin", "mace", "glad"):
         assert ours(labels, rule) == {("q1", d): g for d, g in truth.items()}, rule
-
-
-def test_votes_settle_ties_low_and_count_them():
-    labels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "a", "b", "b", "b", "c", "c"],
-                           "annotator": ["x", "y", "x", "y", "z", "x", "y"], "grade": [1, 3, 2, 2, 0, 0, 1]})
-    grades, ties = vote(labels, "majority")
-    assert grades["grade"].tolist() == [1, 2, 0] and ties == 2
-    grades, ties = vote(labels, "median")
-    assert grades["grade"].tolist() == [1, 2, 0] and ties == 2
 
 
 def test_bad_input_is_an_input_error():

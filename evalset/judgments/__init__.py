@@ -1,0 +1,27 @@
+"""Judgments: the grades of several annotators, read from labels tables and TREC qrels and merged into one grade
+per (query, document). Every stage that reads or merges grades (agreement, estimate, freeze, quality) does it
+here, so that one input gets one treatment.
+
+=============  ====================================================================================================
+module         what it holds
+=============  ====================================================================================================
+``reading``    the one reader of grades: a file holding no judgment refused with one message, one annotator's
+               repeats settled by one rule (``--conflicting-grades refuse|latest|first``)
+``rules``      the registry of merge rules (median, majority, annotator-priority, crowd-kit's), each with its tie
+               rule, and one grade per pair under a named tie policy (``unresolved`` or ``low``)
+``crowd``      crowd-kit's models (Dawid-Skene, one-coin, MACE, GLAD) over the labels table
+``merging``    a frozen set's merge: the rule, LLM labels, the largest gap, adjudication, excluded annotators
+=============  ====================================================================================================
+
+The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotations``, ``settle_repeats``,
+``is_labels_table``).
+"""
+
+from evalset.judgments.crowd import Aggregate, CrowdFrame, aggregate, crowd_frame, crowd_model, crowdkit_version
+from evalset.judgments.merging import MergeResult, merge_grades
+from evalset.judgments.reading import Reading, read_grades, read_judgments
+from evalset.judgments.rules import RULES, TIE_POLICIES, MergeRule, PairGrades, TiePolicy, merge_rule, pair_grades
+
+__all__ = ["RULES", "TIE_POLICIES", "Aggregate", "CrowdFrame", "MergeResult", "MergeRule", "PairGrades", "Reading",
+           "TiePolicy", "aggregate", "crowd_frame", "crowd_model", "crowdkit_version", "merge_grades", "merge_rule",
+           "pair_grades", "read_grades", "read_judgments"]

@@ -1,0 +1,150 @@
+"""The merge rules: one grade per (query, document) from the grades of several annotators. Each rule, and what a
+tie is under it, is stated once in :data:`RULES`; :func:`pair_grades` computes every rule in one place.
+
+A tie is settled by the tie policy the caller names, the same for every rule that can tie:
+
+==============  ===============================================================  ==============================
+tie policy      a tied pair                                                      used by
+==============  ===============================================================  ==============================
+``unresolved``  gets no grade (``<NA>``), for a person to adjudicate             ``evalset freeze``
+``low``         gets the lowest of its tied grades (a median: the lower middle)  ``evalset estimate``, scripts
+==============  ===============================================================  ==============================
+
+The names of the rules are also :data:`evalset.contract.MERGE_RULES` and its crowd-kit part
+:data:`~evalset.contract.AGGREGATION_RULES`, which the command line reads without loading this module; importing
+it checks that they name exactly these rules, in this order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import AGGREGATION_RULES, DEFAULT_SEED, MERGE_RULES
+from evalset.errors import InputError
+
+if TYPE_CHECKING:
+    from evalset.judgments.crowd import Aggregate
+
+PAIR = ["query_id", "doc_id"]
+TiePolicy = Literal["unresolved", "low"]
+TIE_POLICIES: tuple[str, ...] = ("unresolved", "low")
+
+
+@dataclass(frozen=True)
+class MergeRule:
+    """A merge rule: the grade it gives a pair, what a tie is under it (``None``: it never ties) and, for crowd-kit's
+    models, the class and the parameters it is built with."""
+
+    name: str
+    grade: str
+    tie: str | None = None
+    crowd_class: str | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+RULES: dict[str, MergeRule] = {rule.name: rule for rule in (
+    MergeRule("median", "the median grade; of an even number of grades, the lower of the two middle ones",
+              tie="an even number of grades whose two middle grades differ"),
+    MergeRule("majority", "the most frequent grade", tie="two or more grades equally the most frequent"),
+    MergeRule("annotator-priority", "the grade of the first annotator in the priority list who graded the pair "
+                                    "(then the others in name order)"),
+    MergeRule("dawid-skene", "Dawid & Skene (1979): each annotator has a full confusion matrix (the probability of "
+                             "each grade given the true one), learned by EM from a majority-vote start",
+              crowd_class="DawidSkene", parameters={"n_iter": 100, "tol": 1e-5}),
+    MergeRule("one-coin", "one accuracy per annotator, errors spread evenly over the other grades",
+              crowd_class="OneCoinDawidSkene", parameters={"n_iter": 100, "tol": 1e-5}),
+    MergeRule("mace", "Hovy et al. (2013): each annotator either knows the answer or spams (picks by a habit of "
+                      "their own); seeded restarts", crowd_class="MACE",
+              parameters={"n_restarts": 10, "n_iter": 50, "method": "vb", "smoothing": 0.1, "default_noise": 0.5,
+                          "alpha": 0.5, "beta": 0.5, "random_state": DEFAULT_SEED}),
+    MergeRule("glad", "Whitehill et al. (2009): an ability per annotator and a difficulty per pair",
+              crowd_class="GLAD", parameters={"n_iter": 100, "tol": 1e-5, "m_step_max_iter": 25, "m_step_tol": 1e-2}),
+)}
+"""Every merge rule by name (crowd-kit's parameters are its defaults, MACE seeded with the project's seed)."""
+
+if tuple(RULES) != MERGE_RULES or tuple(n for n, r in RULES.items() if r.crowd_class) != AGGREGATION_RULES:
+    raise RuntimeError("evalset.contract.MERGE_RULES and AGGREGATION_RULES must name the rules of "
+                       "evalset.judgments.rules.RULES, in its order")
+
+
+def merge_rule(name: str) -> MergeRule:
+    """The rule called ``name``, or an :class:`InputError` listing the rules."""
+    if name not in RULES:
+        raise InputError(f"merge rule must be one of {', '.join(RULES)}, got {name!r}")
+    return RULES[name]
+
+
+@dataclass(frozen=True)
+class PairGrades:
+    """One grade per pair under a rule and a tie policy.
+
+    ``table`` is indexed by (``query_id``, ``doc_id``), sorted, with ``n`` (the grades given), ``low`` and ``high``
+    (their range), ``grade`` (``Int64``; ``<NA>`` for a tie left unresolved) and ``tie``; ``fit`` is crowd-kit's
+    fitted model for its rules (:class:`~evalset.judgments.crowd.Aggregate`), else ``None``.
+    """
+
+    rule: str
+    ties: TiePolicy
+    table: pd.DataFrame
+    fit: Aggregate | None = None
+
+    @property
+    def tied(self) -> int:
+        """How many pairs were tied (left unresolved or settled low, as the policy says)."""
+        return int(self.table["tie"].sum())
+
+    def qrels(self) -> pd.DataFrame:
+        """The pairs with a grade, as ``query_id, doc_id, grade`` (int64), sorted."""
+        graded = self.table.loc[self.table["grade"].notna(), "grade"]
+        return graded.astype(np.int64).reset_index()
+
+
+def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolicy = "unresolved",
+                priority: Sequence[str] = ()) -> PairGrades:
+    """One grade per pair of ``judgments`` (one per annotator and pair: ``query_id, doc_id, annotator, grade``) by
+    ``rule`` (:data:`RULES`), a tie settled by the policy ``ties`` (module docstring). ``priority`` is the list of
+    annotators of ``annotator-priority``."""
+    spec = merge_rule(rule)
+    if ties not in TIE_POLICIES:
+        raise InputError(f"tie policy must be one of {', '.join(TIE_POLICIES)}, got {ties!r}")
+    grouped = judgments.groupby(PAIR, sort=True)["grade"]
+    table = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
+    fit = None
+    if spec.crowd_class:
+        from evalset.judgments.crowd import aggregate  # not at the top: crowd reads RULES from here
+
+        fit = aggregate(judgments, rule)
+        grade, tie = fit.grades.set_index(PAIR)["grade"], False
+    elif rule == "median":
+        grade = grouped.quantile(0.5, interpolation="lower")
+        tie = grade != grouped.quantile(0.5, interpolation="higher")
+    elif rule == "majority":
+        grade, tie = _majority(judgments)
+    else:
+        grade, tie = _by_priority(judgments, priority), False
+    table["grade"], table["tie"] = grade.astype("Int64"), tie
+    if ties == "unresolved":
+        table["grade"] = table["grade"].mask(table["tie"])
+    return PairGrades(rule, ties, table, fit)
+
+
+def _majority(judgments: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per pair the most frequent grade (of several, the lowest) and whether another grade is as frequent."""
+    votes = judgments.groupby([*PAIR, "grade"]).size().rename("votes").reset_index()
+    votes = votes.sort_values([*PAIR, "votes", "grade"], ascending=[True, True, False, True], kind="stable")
+    place = votes.groupby(PAIR, sort=False).cumcount().to_numpy()
+    first = votes[place == 0].set_index(PAIR)
+    runner_up = votes[place == 1].set_index(PAIR)["votes"].reindex(first.index)
+    return first["grade"], runner_up == first["votes"]
+
+
+def _by_priority(judgments: pd.DataFrame, priority: Sequence[str]) -> pd.Series:
+    order = {name: i for i, name in enumerate(priority)}
+    ranked = judgments.assign(rank=judgments["annotator"].map(lambda a: (order.get(a, len(order)), a)))
+    first = ranked.sort_values("rank", kind="stable").groupby(PAIR).head(1)
+    return first.set_index(PAIR)["grade"]
