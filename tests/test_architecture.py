@@ -1,6 +1,7 @@
 """The package's layout as a specification (docs/architecture.md): which module may import what, and sizes."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,17 @@ def test_a_command_module_is_short_and_loads_no_library_until_run(path):
     light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract",
              "evalset.errors"}  # and the cli's
     assert {name for name in imports(path, top_level_only=True) if not name.startswith("evalset.cli.")} <= light
+
+
+def test_the_map_names_every_room_and_module():
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    tree = doc.split("## The rooms", 1)[1].split("```")[1]
+    words = set(re.findall(r"[a-z_]+", tree))
+    for path in MODULES:
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if len(parts) > 1:
+            assert f"  {parts[0]}/" in tree, f"docs/architecture.md does not name the room {parts[0]}/"
+        if parts[-1] != "__init__":
+            assert parts[-1] in words, f"docs/architecture.md does not name {path.relative_to(PACKAGE)}"
+    for stage in STAGES:
+        assert f"`{stage}`" in doc.split("## What may import what", 1)[1].split("##", 1)[0]
