@@ -161,7 +161,7 @@ def test_freeze_refuses_conflicting_grades_in_a_frame_naming_its_rows(tmp_path):
     with pytest.raises(InputError, match=r"two different grades \(row 1 grade 2, row 3 grade 0\)"):
         merge_grades(twice)  # the merge no longer lets the last judgment win
     target = freeze(twice, queries, read_guideline(GUIDELINE), "t", tmp_path, conflicting_grades="first")
-    assert read_qrels(target / "qrels.txt")["grade"].tolist() == [2, 1]
+    assert read_qrels(target.path / "qrels.txt")["grade"].tolist() == [2, 1]
 
 
 # ------------------------------------------------------------------------------------------------ DL19 set
@@ -338,7 +338,7 @@ def test_a_freeze_killed_mid_way_leaves_no_version_and_the_next_one_succeeds(tmp
     assert not list(set_dir.glob("v*"))
     assert subprocess.run(command, capture_output=True, check=False).returncode == 0
     assert [p.name for p in set_dir.iterdir() if p.name != "versions.tsv"] == ["v1"]  # stale build removed
-    assert verify_set(set_dir / "v1") == []
+    assert verify_set(set_dir / "v1").problems == ()
 
 
 # ------------------------------------------------------------------------------------------------ strata

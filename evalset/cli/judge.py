@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
+
 
 @click.command("judge")
 @click.argument("pool_dir", type=click.Path(exists=True, file_okay=False))
@@ -67,13 +69,12 @@ def judge_command(pool_dir, guideline_path, model, output, base_url, limit, conc
         result = job.judge_pool(pool_dir, guideline_path, output, settings, limit=limit,
                                 template_path=template_path or DEFAULT_TEMPLATE, journal_path=journal_path,
                                 failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,
-                                progress=progress)
+                                progress=progress, price_in=price_in, price_out=price_out)
     except JudgeAborted as exc:
         raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
     except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
         raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
-    for line in job.summary_lines(result, price_in, price_out):
-        click.echo(line)
+    emit(result)
     failure = job.run_failure(result)
     if failure:
         raise ServiceError(failure)

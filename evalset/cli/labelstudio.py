@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
+
 
 @click.command("push")
 @click.argument("pool_dir", type=click.Path(file_okay=False, exists=True))
@@ -41,19 +43,7 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 
         plan = prepare_gold_push(pool_dir, gold_path, guideline, gold_rate, seed, corpus=corpus, queries=queries)
     client = labelstudio.connect(url, api_key_env)
-    result = labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size,
-                              tasks=None if plan is None else plan.tasks)
-    state = "created" if result.project_created else "found"
-    what = "pool tasks" if plan is None else "tasks (pool and gold)"
-    click.echo(f"project {title!r} (id {result.project_id}, {state}): {result.pool_tasks} {what}, "
-               f"{result.already_present} already there, {result.added} added; overlap {result.overlap}")
-    for note in result.notes:
-        click.echo(f"note: {note}")
-    for line in plan.lines() if plan is not None else []:
-        click.echo(line)
-    if result.duplicates:
-        click.echo(f"warning: the project holds {result.duplicates} duplicate task(s) of the same pair_id "
-                   "(not made by this push)", err=True)
+    emit(labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size, gold=plan))
 
 
 @click.command("pull")
@@ -79,7 +69,6 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
-    from evalset.io.annotations import write_labels
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.pooling import pool_files
@@ -96,15 +85,5 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
         policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
         gold = quality.read_gold(gold_path, guideline)
     client = labelstudio.connect(url, api_key_env)
-    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold)
-    write_labels(labels, output)
-    for line in report.lines():
-        click.echo(line)
-    click.echo(f"wrote {output}")
-    if gold is not None:
-        scores = quality.score_annotators(report.gold_answers, guideline.grades, policy)
-        for line in quality.report_lines(scores, policy, report.gold_only):
-            click.echo(line)
-        if gold_report:
-            quality.write_gold_report(gold_report, scores, policy, gold, report.gold_only)
-            click.echo(f"wrote {gold_report}")
+    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy)
+    emit(labelstudio.write_pull(labels, report, output, gold_report))

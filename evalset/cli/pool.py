@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.contract import TIE_RULES
 
 
@@ -42,5 +43,6 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
                    "--corpus": settings.corpus, "--spec": spec})
     build = pooling.build_from_spec(settings)
     written = pooling.write_pool(build, settings.output)  # before printing: a closed stdout loses no pool
-    for line in pooling.summary_lines(build) + [f"wrote {path}" for path in written]:
-        click.echo(line)
+    emit(build)
+    for path in written:
+        click.echo(f"wrote {path}")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
+from evalset.cli.emit import emit
 from evalset.contract import DEFAULT_SEED
-from evalset.errors import InputError
 
 
 @click.command("report")
@@ -31,25 +28,12 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     judgments per grade, judged@k per run), the agreement heatmap, the headline score of every run with a BCa
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
     """
-    from evalset.io.files import atomic_path
     from evalset.io.outputs import check_outputs
-    from evalset.io.setfolder import load_set
-    from evalset.io.trec import read_runs
-    from evalset.report import build_report
+    from evalset.report.output import write_report
 
     paths = (*runs, *more_runs)
     if not paths:
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
     check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path})
-    named = read_runs(paths)
-    agreement = None
-    if agreement_path:
-        try:
-            agreement = json.loads(Path(agreement_path).read_text())
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", agreement_path) from None
-    page = build_report(load_set(set_path), named,
-                        agreement=agreement, split=split, seed=seed, resamples=resamples, permutations=permutations)
-    with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(page)
-    click.echo(f"wrote {output} ({len(page.encode()) / 1e6:.1f} MB): set {set_path}, {len(named)} runs, split {split}")
+    emit(write_report(set_path, paths, output, agreement_path=agreement_path, split=split, seed=seed,
+                      resamples=resamples, permutations=permutations))

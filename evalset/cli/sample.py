@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
+
 
 @click.command()
 @click.argument("logs", nargs=-1, required=True)
@@ -66,5 +68,7 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
         strata=sampling.Strata.parse(strata_spec) if strata_spec else sampling.Strata(),
         seed=seed, holdout=holdout, blocklists=blocklist, exclusions=exclude, engine=engine,
         memory_limit=memory_limit, spark_master=spark_master, described=described)
-    written = sampling.write_sample(result, output)
-    click.echo("\n".join(sampling.report_lines(result, written)))
+    written = sampling.write_sample(result, output)  # before printing: a closed stdout loses no file
+    emit(result)
+    for path in written:
+        click.echo(f"wrote {path}")

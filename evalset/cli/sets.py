@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.contract import DEFAULT_METRIC, MERGE_RULES, WEIGHTINGS
 
@@ -53,7 +54,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
-    from evalset.io.setfolder import SetContract, load_set
+    from evalset.io.setfolder import SetContract
     from evalset.sets import freeze as freeze_set
     from evalset.sets.inputs import read_judgments
 
@@ -64,33 +65,13 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     planned = run_pairs(plans, "--plan")
     recorded = SetContract(contract.applied_to()[0], headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
-    target = freeze_set(
+    emit(freeze_set(
         judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
         contract=recorded, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
         conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
-    )
-    manifest = load_set(target).manifest
-    merged = manifest["merge"]
-    click.echo(f"froze {target}: {manifest['counts']['judgments']} judgments over {manifest['counts']['queries']} "
-               f"queries from {manifest['counts']['labels']} labels by {len(manifest['annotators'])} annotators "
-               f"(merge: {merge}; {merged['judged_more_than_once']} pairs judged more than once, "
-               f"{merged['adjudicated']} adjudicated)")
-    if merged["repeated_by_one_annotator"]:
-        click.echo(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
-                   f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments that "
-                   "stand)")
-    if merged["unjudged"]:
-        click.echo(f"note: {merged['unjudged']} qrels lines with a negative grade (pooled, not judged) were not labels")
-    if merged["conflicting_grades_settled"]:
-        click.echo(f"note: {merged['conflicting_grades_settled']} conflicting judgments settled by "
-                   f"--conflicting-grades {conflicting_grades}")
-    for annotator, left_out in merged.get("excluded_labels", {}).items():
-        click.echo(f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)")
-    if merged["llm_labels_left_out"]:
-        click.echo(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged "
-                   "(use --allow-llm to merge them)")
+    ))
 
 
 @click.command()
@@ -103,18 +84,14 @@ def verify(set_path, manifest_sha256):
     Exit 0 (OK), 1 (FAILED, naming each changed, missing or extra file) or 3 (UNVERIFIED: every file matches the
     manifest, but the manifest itself could not be checked: no versions.tsv records it and no --manifest-sha256).
     """
-    from evalset.io.setfolder import unverified_manifest, verify_set
+    from evalset.io.setfolder import verify_set
 
-    problems = verify_set(set_path, manifest_sha256)
-    for problem in problems:
-        click.echo(f"FAILED {problem}")
-    if problems:
+    verification = verify_set(set_path, manifest_sha256)
+    emit(verification)
+    if verification.problems:
         sys.exit(1)
-    unverified = unverified_manifest(set_path, manifest_sha256)
-    if unverified:
-        click.echo(f"UNVERIFIED {set_path}: every file matches its manifest hash, but {unverified}")
+    if verification.unverified:
         sys.exit(3)
-    click.echo(f"OK {set_path}: every file matches its manifest hash")
 
 
 @click.command()
@@ -129,4 +106,4 @@ def diff(old_path, new_path, runs, split):
     from evalset.io.trec import read_runs
     from evalset.sets import diff_versions
 
-    click.echo(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split).to_text())
+    emit(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split))

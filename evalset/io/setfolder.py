@@ -114,14 +114,34 @@ def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = N
             "(evalset verify --manifest-sha256)")
 
 
-def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> list[str]:
-    """Check every hash and the manifest of a set version; returns the problems (empty when intact).
+@dataclass(frozen=True)
+class Verification:
+    """What :func:`verify_set` found in a version (``path`` as given): ``problems`` (each changed, missing or extra
+    file; empty when intact) and, when the manifest itself could not be checked, why (:func:`unverified_manifest`).
+
+    ``to_text()`` is what ``evalset verify`` prints: ``FAILED`` lines, else ``UNVERIFIED`` or ``OK``.
+    """
+
+    path: str
+    problems: tuple[str, ...]
+    unverified: str | None
+
+    def to_text(self) -> str:
+        if self.problems:
+            return "\n".join(f"FAILED {problem}" for problem in self.problems)
+        if self.unverified:
+            return f"UNVERIFIED {self.path}: every file matches its manifest hash, but {self.unverified}"
+        return f"OK {self.path}: every file matches its manifest hash"
+
+
+def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> Verification:
+    """Check every hash and the manifest of a set version.
 
     The manifest itself is checked against ``manifest_sha256`` when given and against ``versions.tsv`` when it
-    records the version; when neither can be done, :func:`unverified_manifest` says why (not a problem here,
-    but not a verified set either).
+    records the version; when neither can be done, ``unverified`` says why (not a problem, but not a verified set
+    either).
     """
-    path = Path(path)
+    given, path = os.fspath(path), Path(path)
     manifest = _read_manifest(path)
     problems = []
     listed = manifest.get("files", {})
@@ -151,7 +171,7 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> l
         SetContract.from_dict(manifest.get("contract", {}))
     except (ValueError, TypeError) as exc:
         problems.append(f"{path / 'manifest.json'}: invalid contract: {exc}")
-    return problems
+    return Verification(given, tuple(problems), unverified_manifest(path, manifest_sha256))
 
 
 def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None) -> FrozenSet:
@@ -163,10 +183,10 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
     path = Path(path)
     unverified = None
     if verify:
-        problems = verify_set(path, manifest_sha256)
-        if problems:
-            raise InputError("the set fails verification: " + "; ".join(problems), str(path))
-        unverified = unverified_manifest(path, manifest_sha256)
+        verification = verify_set(path, manifest_sha256)
+        if verification.problems:
+            raise InputError("the set fails verification: " + "; ".join(verification.problems), str(path))
+        unverified = verification.unverified
         if unverified:
             print(f"warning: {path}: UNVERIFIED: {unverified}; its contract is used as it stands", file=sys.stderr)
     manifest = _read_manifest(path)

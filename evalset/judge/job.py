@@ -21,9 +21,14 @@ from evalset.judge.journal import Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
 
 
-@dataclass
+@dataclass(frozen=True)
 class JudgeResult:
-    """What a job did and wrote. ``labels``/``failures`` cover every task asked for, this run or earlier."""
+    """What a job did and wrote. ``labels``/``failures`` cover every task asked for, this run or earlier;
+    ``price_in`` and ``price_out`` (per million tokens, if given) price the tokens of this run.
+
+    ``to_text()`` is the end-of-run summary ``evalset judge`` prints: pairs judged and failed, this run's requests
+    and retries, tokens and cost, the grades, and the files written.
+    """
 
     stats: JudgeStats
     labels: pd.DataFrame
@@ -31,6 +36,34 @@ class JudgeResult:
     labels_path: str
     failures_path: str
     journal_path: str
+    price_in: float | None = None
+    price_out: float | None = None
+
+    def to_text(self) -> str:
+        stats, price_in, price_out = self.stats, self.price_in, self.price_out
+        rate = stats.requests / stats.seconds if stats.seconds else 0.0
+        lines = [
+            f"pairs {stats.pairs:,}: judged {len(self.labels):,}, failed {len(self.failures):,} "
+            f"({stats.already_answered:,} answered by an earlier run, taken from the journal)",
+            f"this run: judged {stats.judged:,}, failed {stats.failed:,}, requests {stats.requests:,} "
+            f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} (429: {stats.rate_limited:,}, "
+            f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, connection errors: "
+            f"{stats.connection_errors:,}, invalid answers: {stats.invalid_answers:,})",
+            f"tokens: {stats.prompt_tokens:,} in, {stats.completion_tokens:,} out",
+        ]
+        if stats.unanswered:
+            lines.insert(1, f"not answered {len(stats.unanswered):,} of the failed (the endpoint gave no answer: "
+                            f"errors or refusals to the end): not in the journal, so the next run asks them again")
+        cost = stats.cost(price_in, price_out)
+        if cost is not None:
+            lines[-1] += f", cost {cost:.4f} (prices per million tokens: in {price_in or 0:g}, out {price_out or 0:g})"
+        if stats.batches:
+            lines.append(f"batches: {', '.join(stats.batches)}")
+        grades = self.labels["grade"].value_counts().sort_index()
+        if len(grades):
+            lines.append("grades: " + ", ".join(f"{grade}: {count:,}" for grade, count in grades.items()))
+        lines += [f"wrote {self.labels_path}", f"wrote {self.failures_path}", f"journal {self.journal_path}"]
+        return "\n".join(lines)
 
 
 PROGRESS_DELAY = 2.0  # seconds before the bar shows: a run shorter than that prints only its summary
@@ -47,14 +80,16 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
                settings: JudgeSettings, *, template_path: str | os.PathLike = DEFAULT_TEMPLATE,
                limit: int | None = None, journal_path: str | None = None, failures_path: str | None = None,
                batch: bool = False, poll_seconds: float = 30.0, progress: bool | None = None,
-               progress_delay: float = PROGRESS_DELAY) -> JudgeResult:
+               progress_delay: float = PROGRESS_DELAY, price_in: float | None = None,
+               price_out: float | None = None) -> JudgeResult:
     """Judge the first ``limit`` tasks of ``POOL_DIR/tasks.jsonl``; write the labels and failures tables.
 
     Answers go to the journal as they arrive; the two tables are written (atomically) only when every task has
     an answer, so a killed run leaves no partial table, and the next run resumes from the journal. The failures
     table holds the pairs the model answered unusably (journaled, final) and those it did not answer this run
     (``stats.unanswered``: asked again by the next run). ``progress=None`` shows a bar only on a terminal, and only
-    once the run has taken more than ``progress_delay`` seconds.
+    once the run has taken more than ``progress_delay`` seconds. ``price_in`` and ``price_out`` (per million
+    tokens) only price the summary.
     """
     resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else
     tasks = read_tasks(Path(pool_dir) / "tasks.jsonl", limit).to_dict("records")
@@ -93,35 +128,7 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     for table, path in ((labels, str(output)), (failures, failures_path)):
         with atomic_path(path) as tmp:
             table.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
-    return JudgeResult(stats, labels, failures, str(output), failures_path, journal_path)
-
-
-def summary_lines(result: JudgeResult, price_in: float | None = None, price_out: float | None = None) -> list[str]:
-    """The end-of-run summary the CLI prints."""
-    stats = result.stats
-    rate = stats.requests / stats.seconds if stats.seconds else 0.0
-    lines = [
-        f"pairs {stats.pairs:,}: judged {len(result.labels):,}, failed {len(result.failures):,} "
-        f"({stats.already_answered:,} answered by an earlier run, taken from the journal)",
-        f"this run: judged {stats.judged:,}, failed {stats.failed:,}, requests {stats.requests:,} "
-        f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} (429: {stats.rate_limited:,}, "
-        f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, connection errors: "
-        f"{stats.connection_errors:,}, invalid answers: {stats.invalid_answers:,})",
-        f"tokens: {stats.prompt_tokens:,} in, {stats.completion_tokens:,} out",
-    ]
-    if stats.unanswered:
-        lines.insert(1, f"not answered {len(stats.unanswered):,} of the failed (the endpoint gave no answer: "
-                        f"errors or refusals to the end): not in the journal, so the next run asks them again")
-    cost = stats.cost(price_in, price_out)
-    if cost is not None:
-        lines[-1] += f", cost {cost:.4f} (prices per million tokens: in {price_in or 0:g}, out {price_out or 0:g})"
-    if stats.batches:
-        lines.append(f"batches: {', '.join(stats.batches)}")
-    grades = result.labels["grade"].value_counts().sort_index()
-    if len(grades):
-        lines.append("grades: " + ", ".join(f"{grade}: {count:,}" for grade, count in grades.items()))
-    lines += [f"wrote {result.labels_path}", f"wrote {result.failures_path}", f"journal {result.journal_path}"]
-    return lines
+    return JudgeResult(stats, labels, failures, str(output), failures_path, journal_path, price_in, price_out)
 
 
 def run_failure(result: JudgeResult) -> str | None:

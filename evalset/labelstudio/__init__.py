@@ -40,10 +40,10 @@ from evalset.labelstudio.project import (
     project_description,
     project_pair_ids,
 )
-from evalset.labelstudio.pull import PullReport, labels_from_export, pull
+from evalset.labelstudio.pull import PullReport, labels_from_export, pull, write_pull
 from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
 
 __all__ = ["API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "LabelStudioError", "PullReport", "PushResult",
            "connect", "ensure_project", "export_snapshot", "find_project", "grade_of_choice", "instructions_html",
            "labeling_config", "labels_from_export", "pair_id_counts", "pool_tasks", "project_description",
-           "project_pair_ids", "pull", "push"]
+           "project_pair_ids", "pull", "push", "write_pull"]

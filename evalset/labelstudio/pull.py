@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
 
-from evalset.io.annotations import LABELS_COLUMNS
+from evalset.errors import InputError
+from evalset.io.annotations import LABELS_COLUMNS, write_labels
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.labelstudio.project import (
@@ -22,11 +25,19 @@ from evalset.labelstudio.project import (
     grade_of_choice,
 )
 
+if TYPE_CHECKING:
+    from evalset.quality.gold import GoldPolicy, GoldReport
+
 
 # ---------------------------------------------------------------------------------------------------- pull
-@dataclass
+@dataclass(frozen=True)
 class PullReport:
-    """Counts of what a pull read and what it did not turn into grades."""
+    """Counts of what a pull read and what it did not turn into grades; with gold, the annotators scored against
+    it (``gold``; ``gold_only`` counts the answers on gold-only tasks, kept out of the labels).
+
+    ``to_text()`` is what ``evalset pull`` prints: the counts, then, once :func:`write_pull` wrote them, each file
+    written (``labels_path``, then the gold report and ``gold_report_path``).
+    """
 
     tasks: int = 0
     annotations: int = 0
@@ -37,14 +48,23 @@ class PullReport:
     unknown_pair: int = 0
     unknown_annotator: int = 0
     gold_only: int = 0
-    gold_answers: pd.DataFrame | None = field(default=None, repr=False)
+    gold: GoldReport | None = field(default=None, repr=False)
+    labels_path: str | None = None
+    gold_report_path: str | None = None
 
-    def lines(self) -> list[str]:
-        gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold_answers is not None else ""
-        return [f"{self.tasks} tasks, {self.annotations} annotations, {self.labels} labels written",
-                f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
-                f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
-                f"{self.unknown_annotator} by unknown users"]
+    def to_text(self) -> str:
+        gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold is not None else ""
+        lines = [f"{self.tasks} tasks, {self.annotations} annotations, {self.labels} labels written",
+                 f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
+                 f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
+                 f"{self.unknown_annotator} by unknown users"]
+        if self.labels_path:
+            lines.append(f"wrote {self.labels_path}")
+        if self.gold is not None:
+            lines.append(self.gold.to_text())
+        if self.gold_report_path:
+            lines.append(f"wrote {self.gold_report_path}")
+        return "\n".join(lines)
 
 
 def _choice_and_comment(result: list[dict]) -> tuple[list[str], str]:
@@ -67,31 +87,31 @@ def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int,
                        project_id: int) -> tuple[pd.DataFrame, PullReport]:
     """Turn an export's submitted annotations into labels rows (see the module docstring for the rules)."""
     where = dict(zip(pairs["pair_id"], zip(pairs["query_id"], pairs["doc_id"], strict=True), strict=True))
-    report = PullReport(tasks=len(tasks))
+    counts: Counter[str] = Counter()
     rows = []
     for task in tasks:
         pair = where.get(str((task.get("data") or {}).get("pair_id", "")))
         for annotation in task.get("annotations") or []:
-            report.annotations += 1
+            counts["annotations"] += 1
             if annotation.get("was_cancelled"):
-                report.skipped += 1
+                counts["skipped"] += 1
                 continue
             choices, comment = _choice_and_comment(annotation.get("result"))
             if not choices:
-                report.no_grade += 1
+                counts["no_grade"] += 1
                 continue
             grades = {grade_of_choice(choice, guideline) for choice in choices}
             if None in grades or len(grades) != 1:
-                report.off_scale += 1
+                counts["off_scale"] += 1
                 continue
             if pair is None:
-                report.unknown_pair += 1
+                counts["unknown_pair"] += 1
                 continue
             author = annotation.get("completed_by")
             author_id = author.get("id") if isinstance(author, dict) else author
             email = emails.get(int(author_id)) if author_id is not None else None
             if email is None:
-                report.unknown_annotator += 1
+                counts["unknown_annotator"] += 1
                 continue
             rows.append({"query_id": pair[0], "doc_id": pair[1], "annotator": email, "kind": "human",
                          "grade": grades.pop(), "source": f"label-studio:{project_id}/{task['id']}/{annotation['id']}",
@@ -100,8 +120,7 @@ def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int,
     frame = pd.DataFrame(rows, columns=[*LABELS_COLUMNS, "_annotation"])
     frame = frame.sort_values(["query_id", "doc_id", "annotator", "_annotation"], kind="stable")
     frame = frame[list(LABELS_COLUMNS)].astype({"grade": "int64"}).reset_index(drop=True)
-    report.labels = len(frame)
-    return frame, report
+    return frame, PullReport(tasks=len(tasks), labels=len(frame), **counts)
 
 
 def _utc(stamp: str | None) -> str:
@@ -111,14 +130,14 @@ def _utc(stamp: str | None) -> str:
 
 
 def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline,
-         gold: pd.DataFrame | None = None) -> tuple[pd.DataFrame, PullReport]:
+         gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None) -> tuple[pd.DataFrame, PullReport]:
     """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`.
 
-    With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs are also the report's
-    ``gold_answers``, and answers on gold pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels
-    (counted as ``gold_only``).
+    With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs score each annotator under
+    ``policy`` (default :class:`~evalset.quality.gold.GoldPolicy`; the report's ``gold``), and answers on gold
+    pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels (counted as ``gold_only``).
     """
-    from evalset.quality.gold import gold_pairs_frame, split_gold
+    from evalset.quality.gold import GoldPolicy, gold_pairs_frame, gold_report, split_gold
 
     pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
     project = find_project(client, title)
@@ -128,6 +147,19 @@ def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline
     labels, report = labels_from_export(export_snapshot(client, project.id), known, _user_emails(client), guideline,
                                         project.id)
     if gold is not None:
-        kept, report.gold_answers = split_gold(labels, pairs, gold)
-        report.gold_only, report.labels, labels = len(labels) - len(kept), len(kept), kept
+        kept, answers = split_gold(labels, pairs, gold)
+        gold_only = len(labels) - len(kept)
+        scored = gold_report(answers, gold, guideline.grades, policy or GoldPolicy(), gold_only)
+        report, labels = replace(report, gold_only=gold_only, labels=len(kept), gold=scored), kept
     return labels, report
+
+
+def write_pull(labels: pd.DataFrame, report: PullReport, output: str | os.PathLike,
+               gold_report: str | os.PathLike | None = None) -> PullReport:
+    """Write the labels table to ``output`` and, with ``gold_report``, the report's gold scores there (``.tsv``: a
+    table; else JSON); returns the report naming the files written. A gold report needs a pull with gold."""
+    if gold_report is not None and report.gold is None:
+        raise InputError("a gold report needs a pull with gold (the gold file given to push)")
+    write_labels(labels, output)
+    written = report.gold.write(gold_report) if gold_report is not None else None
+    return replace(report, labels_path=os.fspath(output), gold_report_path=written)

@@ -7,9 +7,9 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
@@ -32,12 +32,22 @@ from evalset.labelstudio.project import (
 )
 from evalset.params import POSITIVE_INT, check
 
+if TYPE_CHECKING:
+    from evalset.quality.gold import GoldPlan
+
 
 # ---------------------------------------------------------------------------------------------------- push
-@dataclass
+@dataclass(frozen=True)
 class PushResult:
-    """What a push did. ``duplicates`` counts pair ids held by more than one task before the push."""
+    """What a push did to the project titled ``title``. ``duplicates`` counts pair ids held by more than one task
+    before the push; ``remarks`` are what it changed or left out (the overlap, pairs without text); ``gold`` the
+    plan of the gold tasks it mixed in, if any.
 
+    ``to_text()`` is what ``evalset push`` prints (the counts, a ``note:`` line per remark, the gold line);
+    ``notes`` warns of duplicates.
+    """
+
+    title: str
     project_id: int
     project_created: bool
     pool_tasks: int
@@ -45,7 +55,23 @@ class PushResult:
     added: int
     duplicates: int
     overlap: int
-    notes: list[str] = field(default_factory=list)
+    remarks: tuple[str, ...] = ()
+    gold: GoldPlan | None = None
+
+    def to_text(self) -> str:
+        state = "created" if self.project_created else "found"
+        what = "pool tasks" if self.gold is None else "tasks (pool and gold)"
+        lines = [f"project {self.title!r} (id {self.project_id}, {state}): {self.pool_tasks} {what}, "
+                 f"{self.already_present} already there, {self.added} added; overlap {self.overlap}"]
+        lines += [f"note: {remark}" for remark in self.remarks]
+        if self.gold is not None:
+            lines.append(self.gold.to_text())
+        return "\n".join(lines)
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"warning: the project holds {self.duplicates} duplicate task(s) of the same pair_id (not made by "
+                "this push)"] if self.duplicates else []
 
 
 def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
@@ -92,22 +118,22 @@ def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overla
 
 def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline, title: str, overlap: int = 1,
          batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
-         on_batch: Callable[[int, int], None] | None = None, tasks: pd.DataFrame | None = None) -> PushResult:
+         on_batch: Callable[[int, int], None] | None = None, gold: GoldPlan | None = None) -> PushResult:
     """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order.
 
-    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). ``tasks`` replaces
-    the pool's tasks (ordered, at least :data:`TASK_DATA_FIELDS`; ``attrs["without_text"]`` counted): the plan of
-    :func:`evalset.quality.gold.prepare_gold_push`, pool and gold tasks mixed blind.
+    ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). With ``gold`` (the
+    plan of :func:`evalset.quality.gold.prepare_gold_push`), its tasks, pool and gold mixed blind, replace the
+    pool's.
     """
     check("overlap", overlap, POSITIVE_INT)
     check("batch size", batch_size, POSITIVE_INT)
-    tasks = pool_tasks(pool_dir) if tasks is None else tasks
+    tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
     project, created = ensure_project(client, title, guideline, overlap)
-    notes = []
+    remarks = []
     if not created and project.maximum_annotations != overlap:
         call(lambda: client.projects.update(project.id, maximum_annotations=overlap, overlap_cohort_percentage=100),
              "set the overlap")
-        notes.append(f"overlap changed from {project.maximum_annotations} to {overlap}")
+        remarks.append(f"overlap changed from {project.maximum_annotations} to {overlap}")
     present = Counter() if created else project_pair_ids(client, project.id)
     duplicates = sum(count - 1 for pair, count in present.items() if count > 1 and pair)
     todo = tasks[~tasks["pair_id"].isin(present.keys())]
@@ -125,7 +151,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
             if on_batch is not None:
                 on_batch(start + len(batch), len(records))
     if tasks.attrs.get("without_text"):
-        notes.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
-    return PushResult(project_id=project.id, project_created=created, pool_tasks=len(tasks),
+        remarks.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
+    return PushResult(title=title, project_id=project.id, project_created=created, pool_tasks=len(tasks),
                       already_present=len(tasks) - len(todo), added=len(records), duplicates=duplicates,
-                      overlap=overlap, notes=notes)
+                      overlap=overlap, remarks=tuple(remarks), gold=gold)

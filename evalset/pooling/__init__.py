@@ -12,7 +12,6 @@ from evalset.pooling.folder import (
     build_from_spec,
     pool_files,
     pool_manifest,
-    summary_lines,
     write_pool,
 )
 from evalset.pooling.pool import (
@@ -33,5 +32,5 @@ from evalset.pooling.pool import (
 __all__ = [
     "PAIR_ID_DIGITS", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget", "attach_texts",
     "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids", "pool_files",
-    "pool_manifest", "stack_top_k", "summary_lines", "write_pool",
+    "pool_manifest", "stack_top_k", "write_pool",
 ]

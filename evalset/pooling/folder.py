@@ -1,6 +1,6 @@
 """A pool from its specification (a TOML file or the command's options) to its folder: ``pool.tsv`` (blind
 judging pairs), ``pool_sources.tsv`` (provenance), ``tasks.jsonl`` (what annotators see), ``pool.json`` (inputs,
-settings and counts), and the summary the command prints.
+settings and counts); :class:`PoolBuild` renders the summary the command prints.
 """
 
 from __future__ import annotations
@@ -107,6 +107,23 @@ class PoolBuild:
     manifest: dict[str, Any]
     tasks: pd.DataFrame | None
     missing_text: pd.DataFrame | None
+
+    def to_text(self) -> str:
+        """What ``evalset pool`` prints before the files it wrote: the counts, the per-system figures, and a
+        warning naming pairs without text."""
+        pool, counts = self.pool, self.manifest["counts"]
+        lines = [f"pooled {counts['pairs']:,} pairs over {counts['queries']:,} queries from {len(pool.systems)} runs "
+                 f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
+                 f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]
+        table = pool.systems.copy()
+        if "judged_at_k" in table:
+            table["judged_at_k"] = table["judged_at_k"].map("{:.3f}".format)
+        lines += table.reset_index().to_string(index=False).splitlines()
+        if self.missing_text is not None and len(self.missing_text):
+            shown = ", ".join(f"{q}/{d}" for q, d in self.missing_text[["query_id", "doc_id"]].head(5).to_numpy())
+            lines.append(f"warning: {len(self.missing_text):,} pair(s) have no text in the corpus and are not in "
+                         f"tasks.jsonl (listed in pool.json): {shown}")
+        return "\n".join(lines)
 
 
 def _empty_pool_cause(pool) -> str:
@@ -246,19 +263,3 @@ def _write_tsv(frame: pd.DataFrame, path: str) -> None:
     except pa.ArrowInvalid:  # an id holding a quote character: let pandas quote it
         frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
 
-
-def summary_lines(build: PoolBuild) -> list[str]:
-    """A human summary of a pool: counts, per-system figures, and pairs without text."""
-    pool, counts = build.pool, build.manifest["counts"]
-    lines = [f"pooled {counts['pairs']:,} pairs over {counts['queries']:,} queries from {len(pool.systems)} runs "
-             f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
-             f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]
-    table = pool.systems.copy()
-    if "judged_at_k" in table:
-        table["judged_at_k"] = table["judged_at_k"].map("{:.3f}".format)
-    lines += table.reset_index().to_string(index=False).splitlines()
-    if build.missing_text is not None and len(build.missing_text):
-        shown = ", ".join(f"{q}/{d}" for q, d in build.missing_text[["query_id", "doc_id"]].head(5).to_numpy())
-        lines.append(f"warning: {len(build.missing_text):,} pair(s) have no text in the corpus and are not in "
-                     f"tasks.jsonl (listed in pool.json): {shown}")
-    return lines

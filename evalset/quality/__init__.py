@@ -14,23 +14,24 @@ from evalset.quality.annotators import (
 from evalset.quality.gold import (
     GoldPlan,
     GoldPolicy,
+    GoldReport,
     check_gold_rate,
+    gold_report,
     plan_gold,
     prepare_gold_push,
     read_gold,
-    report_dict,
-    report_lines,
     score_annotators,
     split_gold,
-    write_gold_report,
 )
 
 __all__ = [
     "AnnotatorQuality",
     "GoldPlan",
     "GoldPolicy",
+    "GoldReport",
     "annotator_quality",
     "check_gold_rate",
+    "gold_report",
     "kappas",
     "leave_one_out_consensus",
     "plan_gold",
@@ -38,10 +39,7 @@ __all__ = [
     "quality_lines",
     "quality_to_dict",
     "read_gold",
-    "report_dict",
-    "report_lines",
     "score_annotators",
     "split_gold",
     "write_confusion_plot",
-    "write_gold_report",
 ]

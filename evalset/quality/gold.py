@@ -145,11 +145,12 @@ class GoldPlan:
     rate: float
     seed: int
 
-    def lines(self) -> list[str]:
+    def to_text(self) -> str:
+        """The line ``evalset push --gold`` prints after its counts."""
         gold = self.gold_in_pool + self.gold_added
-        return [f"gold: {gold} gold task(s) of {len(self.tasks)} ({gold / len(self.tasks):.1%}; rate asked "
+        return (f"gold: {gold} gold task(s) of {len(self.tasks)} ({gold / len(self.tasks):.1%}; rate asked "
                 f"{self.rate:g}, seed {self.seed}): {self.gold_in_pool} pool pair(s) with a gold grade, "
-                f"{self.gold_added} gold-only pair(s) of {self.gold_available} available, mixed in blind"]
+                f"{self.gold_added} gold-only pair(s) of {self.gold_available} available, mixed in blind")
 
 
 def gold_only_count(pool_tasks: int, gold_in_pool: int, rate: float) -> int:
@@ -302,7 +303,7 @@ def kappa_against_gold(grades: np.ndarray, gold: np.ndarray, scale: list[int]) -
 
 def score_annotators(answers: pd.DataFrame, scale: list[int], policy: GoldPolicy = GoldPolicy()) -> pd.DataFrame:
     """Per annotator (sorted), :data:`SCORE_COLUMNS` from the gold answers (``annotator, grade, gold``); no
-    answer gives no row (:func:`report_lines` warns)."""
+    answer gives no row (:class:`GoldReport` warns)."""
     rows = []
     for annotator, group in answers.groupby("annotator", sort=True):
         grades, gold = group["grade"].to_numpy(np.int64), group["gold"].to_numpy(np.int64)
@@ -318,36 +319,54 @@ def score_annotators(answers: pd.DataFrame, scale: list[int], policy: GoldPolicy
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
 
 
-def report_lines(scores: pd.DataFrame, policy: GoldPolicy, gold_only_answers: int) -> list[str]:
-    """The per-annotator gold report as text (a warning when no gold task was answered yet)."""
-    if scores.empty:
-        return ["warning: no answer to a gold task yet: no annotator can be scored against gold"]
-    head = [f"gold checks: {int(scores['gold_seen'].sum())} answer(s) to gold tasks by {len(scores)} annotator(s)"
-            f" ({gold_only_answers} on gold-only tasks, kept out of the labels); {policy.describe()}"]
-    rows = [["annotator", "gold seen", "accuracy", "MAE", "kappa (linear)", "verdict"]]
-    rows += [[r.annotator, r.gold_seen, number(r.accuracy, 3), number(r.mae, 3), number(r.kappa_linear, 3),
-              r.verdict] for r in scores.itertuples()]
-    flagged = scores.loc[scores["verdict"] == "flagged", "annotator"].tolist()
-    tail = [f"flagged: {', '.join(flagged)}" if flagged else "flagged: none"]
-    return head + text_table(rows, right={1, 2, 3, 4}) + tail
+@dataclass(frozen=True)
+class GoldReport:
+    """Each annotator scored against gold (:func:`score_annotators`: :data:`SCORE_COLUMNS`) under ``policy``.
+
+    ``gold_only_answers`` counts the answers on gold-only tasks (kept out of the labels); ``gold_path`` and
+    ``gold_pairs`` name the gold file. ``to_text()`` is what ``evalset pull --gold`` prints (a warning when no gold
+    task was answered yet), ``to_dict()`` the JSON of ``--gold-report``.
+    """
+
+    scores: pd.DataFrame
+    policy: GoldPolicy
+    gold_only_answers: int
+    gold_path: str | None
+    gold_pairs: int
+
+    def to_text(self) -> str:
+        scores = self.scores
+        if scores.empty:
+            return "warning: no answer to a gold task yet: no annotator can be scored against gold"
+        head = [f"gold checks: {int(scores['gold_seen'].sum())} answer(s) to gold tasks by {len(scores)} "
+                f"annotator(s) ({self.gold_only_answers} on gold-only tasks, kept out of the labels); "
+                f"{self.policy.describe()}"]
+        rows = [["annotator", "gold seen", "accuracy", "MAE", "kappa (linear)", "verdict"]]
+        rows += [[r.annotator, r.gold_seen, number(r.accuracy, 3), number(r.mae, 3), number(r.kappa_linear, 3),
+                  r.verdict] for r in scores.itertuples()]
+        flagged = scores.loc[scores["verdict"] == "flagged", "annotator"].tolist()
+        tail = [f"flagged: {', '.join(flagged)}" if flagged else "flagged: none"]
+        return "\n".join(head + text_table(rows, right={1, 2, 3, 4}) + tail)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_safe({"policy": {**asdict(self.policy), "kappa": "Cohen's kappa, linear weights, full scale, "
+                                     "against the gold grade"},
+                          "gold": {"path": self.gold_path, "pairs": self.gold_pairs},
+                          "gold_only_answers": self.gold_only_answers,
+                          "annotators": self.scores.to_dict(orient="records")})
+
+    def write(self, path: str | os.PathLike) -> str:
+        """Write the report atomically: a TSV table (``.tsv``) or JSON (any other name); returns the path."""
+        with atomic_path(path) as tmp:
+            if os.fspath(path).endswith(".tsv"):
+                self.scores.to_csv(tmp, sep="\t", index=False, lineterminator="\n", na_rep="")
+            else:
+                Path(tmp).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return os.fspath(path)
 
 
-def report_dict(scores: pd.DataFrame, policy: GoldPolicy, gold: pd.DataFrame, gold_only_answers: int
-                ) -> dict[str, Any]:
-    """The gold report as JSON-safe data."""
-    return json_safe({"policy": {**asdict(policy), "kappa": "Cohen's kappa, linear weights, full scale, "
-                                 "against the gold grade"},
-                      "gold": {"path": gold.attrs.get("path"), "pairs": len(gold)},
-                      "gold_only_answers": gold_only_answers,
-                      "annotators": scores.to_dict(orient="records")})
-
-
-def write_gold_report(path: str | os.PathLike, scores: pd.DataFrame, policy: GoldPolicy, gold: pd.DataFrame,
-                      gold_only_answers: int) -> None:
-    """Write the report atomically: a TSV table (``.tsv``) or JSON (any other name)."""
-    with atomic_path(path) as tmp:
-        if os.fspath(path).endswith(".tsv"):
-            scores.to_csv(tmp, sep="\t", index=False, lineterminator="\n", na_rep="")
-        else:
-            Path(tmp).write_text(json.dumps(report_dict(scores, policy, gold, gold_only_answers), indent=2) + "\n",
-                                 encoding="utf-8")
+def gold_report(answers: pd.DataFrame, gold: pd.DataFrame, scale: list[int], policy: GoldPolicy = GoldPolicy(),
+                gold_only_answers: int = 0) -> GoldReport:
+    """The gold answers (``annotator, grade, gold``) scored per annotator against ``gold`` (:func:`read_gold`)."""
+    return GoldReport(score_annotators(answers, scale, policy), policy, gold_only_answers, gold.attrs.get("path"),
+                      len(gold))

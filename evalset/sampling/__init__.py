@@ -21,7 +21,7 @@ module            job
 ``screening``     step 2, shared by both engines: normalisation and PII rules
 ``strata``        step 3: query ids, strata by cumulative traffic share, the canonical order
 ``draw``          the seeded draw per stratum and the held-out split
-``stage``         the whole stage: engine choice (by log size), manifest, files, report lines
+``stage``         the whole stage: engine choice (by log size), manifest, files
 ================  ==========================================================================================
 
 Conventions
@@ -54,7 +54,7 @@ from evalset.sampling.options import (
 from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
 from evalset.sampling.spark import count_queries_spark, spark_session
 from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, stratify_sql
-from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, report_lines, sample_log, write_sample
+from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, sample_log, write_sample
 from evalset.sampling.strata import assign_strata, query_ids
 
 __all__ = [
@@ -62,6 +62,6 @@ __all__ = [
     "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
     "count_queries_spark",
     "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
-    "parse_per_stratum", "query_ids", "report_lines", "sample_log", "sample_queries", "screen_queries",
+    "parse_per_stratum", "query_ids", "sample_log", "sample_queries", "screen_queries",
     "spark_session", "stratify_sql", "write_sample",
 ]

@@ -168,10 +168,27 @@ class QueryCounts:
                              "traffic_share": traffic / total if total else np.zeros(len(names))})
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class SampleResult:
-    """What :func:`sample_log` returns: the ``queries.tsv`` frame, the counts behind it and the manifest."""
+    """What :func:`sample_log` returns: the ``queries.tsv`` frame, the counts behind it and the manifest.
+
+    ``to_text()`` is what ``evalset sample`` prints before the files it wrote: submissions read and dropped by
+    reason, distinct queries, and each stratum's queries, traffic and sample.
+    """
 
     queries: pd.DataFrame
     counts: QueryCounts
     manifest: dict
+
+    def to_text(self) -> str:
+        counts, manifest = self.counts, self.manifest
+        dropped = ", ".join(f"{reason} {n:,}" for reason, n in counts.dropped.items() if n) or "none"
+        lines = [
+            f"read {counts.rows_read:,} submissions ({manifest['engine']}); kept "
+            f"{manifest['submissions']['kept']:,}; dropped: {dropped}",
+            f"{len(counts.frequency):,} distinct normalised queries, counted by {counts.count_by}",
+        ]
+        lines += [f"  {stratum['stratum']:<12} {stratum['distinct_queries']:>9,} queries "
+                  f"{stratum['traffic']:>12,} traffic ({stratum['traffic_share']:.1%})  "
+                  f"sampled {stratum['sampled']} (test {stratum['test']})" for stratum in manifest["strata"]]
+        return "\n".join(lines)

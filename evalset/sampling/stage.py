@@ -1,4 +1,4 @@
-"""The whole stage: choose the engine, count, screen, stratify, draw; the manifest, the files and the report.
+"""The whole stage: choose the engine, count, screen, stratify, draw; the manifest and the files.
 """
 
 from __future__ import annotations
@@ -187,19 +187,3 @@ def write_sample(result: SampleResult, queries_path: str | os.PathLike) -> tuple
             handle.write("\n")
     return os.fspath(queries_path), target
 
-
-def report_lines(result: SampleResult, written: Sequence[str] = ()) -> list[str]:
-    """What ``evalset sample`` prints: rows read and dropped by reason, distinct queries, strata, output."""
-    counts, manifest = result.counts, result.manifest
-    dropped = ", ".join(f"{reason} {n:,}" for reason, n in counts.dropped.items() if n) or "none"
-    lines = [
-        f"read {counts.rows_read:,} submissions ({manifest['engine']}); kept "
-        f"{manifest['submissions']['kept']:,}; dropped: {dropped}",
-        f"{len(counts.frequency):,} distinct normalised queries, counted by {counts.count_by}",
-    ]
-    for stratum in manifest["strata"]:
-        lines.append(f"  {stratum['stratum']:<12} {stratum['distinct_queries']:>9,} queries "
-                     f"{stratum['traffic']:>12,} traffic ({stratum['traffic_share']:.1%})  "
-                     f"sampled {stratum['sampled']} (test {stratum['test']})")
-    lines += [f"wrote {path}" for path in written]
-    return lines

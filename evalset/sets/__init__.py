@@ -3,7 +3,7 @@ and two versions side by side (:mod:`~evalset.sets.diff`). Reading and verifying
 :mod:`evalset.io.setfolder`'s."""
 
 from evalset.sets.diff import VersionDiff, diff_versions
-from evalset.sets.freezing import MergeResult, agreement_summary, as_queries_table, freeze, merge_grades
+from evalset.sets.freezing import FrozenVersion, MergeResult, agreement_summary, as_queries_table, freeze, merge_grades
 
-__all__ = ["MergeResult", "VersionDiff", "agreement_summary", "as_queries_table", "diff_versions", "freeze",
-           "merge_grades"]
+__all__ = ["FrozenVersion", "MergeResult", "VersionDiff", "agreement_summary", "as_queries_table", "diff_versions",
+           "freeze", "merge_grades"]

@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,41 @@ def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 # ------------------------------------------------------------------------------------------------- freezing
+@dataclass(frozen=True)
+class FrozenVersion:
+    """The version a freeze made: its folder and the manifest written in it (counts, annotators, merge details).
+
+    ``to_text()`` is what ``evalset freeze`` prints: one line of counts, then a ``note:`` line for each thing the
+    merge left out or settled (on stdout, as the counts are).
+    """
+
+    path: Path
+    manifest: dict[str, Any]
+
+    def to_text(self) -> str:
+        counts, merged = self.manifest["counts"], self.manifest["merge"]
+        lines = [f"froze {self.path}: {counts['judgments']} judgments over {counts['queries']} queries from "
+                 f"{counts['labels']} labels by {len(self.manifest['annotators'])} annotators (merge: "
+                 f"{merged['rule']}; {merged['judged_more_than_once']} pairs judged more than once, "
+                 f"{merged['adjudicated']} adjudicated)"]
+        if merged["repeated_by_one_annotator"]:
+            lines.append(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
+                         f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments "
+                         "that stand)")
+        if merged["unjudged"]:
+            lines.append(f"note: {merged['unjudged']} qrels lines with a negative grade (pooled, not judged) were not "
+                         "labels")
+        if merged["conflicting_grades_settled"]:
+            lines.append(f"note: {merged['conflicting_grades_settled']} conflicting judgments settled by "
+                         f"--conflicting-grades {merged['conflicting_grades']}")
+        lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
+                  for annotator, left_out in merged.get("excluded_labels", {}).items()]
+        if merged["llm_labels_left_out"]:
+            lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged (use "
+                         "--allow-llm to merge them)")
+        return "\n".join(lines)
+
+
 def _created() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     moment = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
@@ -129,8 +165,8 @@ def freeze(
     conflicting_grades: str = "refuse",
     queries_source: str | None = None,
     exclude_annotators: list[str] | None = None,
-) -> Path:
-    """Freeze labels into ``sets_dir/name/vN`` and return that folder (see the module docstring).
+) -> FrozenVersion:
+    """Freeze labels into ``sets_dir/name/vN`` and return that version (see the module docstring).
 
     ``labels`` are judgments as read (:func:`evalset.sets.inputs.read_judgments`, or a labels table): repeats are
     settled first by ``conflicting_grades`` (``refuse``, ``latest`` or ``first``), and ``labels.tsv`` holds the
@@ -217,7 +253,7 @@ def freeze(
     except BaseException:
         _remove_folder(target)  # a version the record of versions does not hold could never be verified
         raise
-    return target
+    return FrozenVersion(target, manifest)
 
 
 def _remove_folder(folder: Path) -> None:

@@ -15,8 +15,16 @@ from evalset.cli import main
 from evalset.errors import InputError
 from evalset.io.guideline import read_guideline
 from evalset.pooling import pair_id
-from evalset.quality import GoldPolicy, plan_gold, prepare_gold_push, read_gold, score_annotators, split_gold
-from evalset.quality.gold import gold_only_count, kappa_against_gold, report_lines
+from evalset.quality import (
+    GoldPolicy,
+    GoldReport,
+    plan_gold,
+    prepare_gold_push,
+    read_gold,
+    score_annotators,
+    split_gold,
+)
+from evalset.quality.gold import gold_only_count, kappa_against_gold
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDELINE_PATH = REPO / "guidelines" / "relevance-v1.md"
@@ -122,8 +130,8 @@ def test_scores_against_gold_are_plain_accuracy_and_mae_and_sklearn_linear_kappa
                                                                       labels=[0, 1, 2, 3]), abs=1e-12)
     assert scores["verdict"].to_dict() == {"few": "not enough gold", "near": "passed", "noise": "flagged",
                                            "one": "flagged"}
-    lines = report_lines(scores.reset_index(), GoldPolicy(), 0)
-    assert lines[-1] == "flagged: noise, one"
+    report = GoldReport(scores.reset_index(), GoldPolicy(), gold_only_answers=0, gold_path=None, gold_pairs=40)
+    assert report.to_text().splitlines()[-1] == "flagged: noise, one"
 
 
 def test_kappa_is_undefined_when_the_gold_seen_is_one_grade_and_the_policy_says_so():
@@ -138,8 +146,8 @@ def test_no_gold_answer_yet_is_a_warning_not_a_quiet_empty_report():
     scores = score_annotators(pd.DataFrame({"annotator": [], "grade": [], "gold": []}), [0, 1, 2, 3])
     assert scores.empty and list(scores.columns) == ["annotator", "gold_seen", "accuracy", "mae", "kappa_linear",
                                                      "verdict"]
-    assert report_lines(scores, GoldPolicy(), 0) == [
-        "warning: no answer to a gold task yet: no annotator can be scored against gold"]
+    assert GoldReport(scores, GoldPolicy(), gold_only_answers=0, gold_path=None, gold_pairs=0).to_text() == (
+        "warning: no answer to a gold task yet: no annotator can be scored against gold")
 
 
 def test_split_gold_keeps_gold_only_answers_out_of_the_labels_and_pool_gold_in_both():

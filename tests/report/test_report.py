@@ -36,7 +36,7 @@ def dl19_set(shared_data, tmp_path_factory):
     root = shared_data / "dl19"
     target = freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
                     read_guideline(GUIDELINE), "dl19", tmp_path_factory.mktemp("sets"), planned=PLANNED)
-    return load_set(target)
+    return load_set(target.path)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_judged_at_10_is_the_share_of_the_top_10_with_a_judgment(dl19_data, dl19
 def test_planned_comparisons_are_decided_at_the_threshold_compare_would_use(shared_data, dl19_runs, tmp_path):
     root = shared_data / "dl19"
     frozen = load_set(freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
-                             read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=PLANNED))
+                             read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=PLANNED).path)
     # one exploratory peek in the log: each planned comparison's family is max(2 planned, |{peek, itself}|) = 2
     ComparisonLog.of_set(frozen.path, "test").append({"baseline": "bm25base_p", "candidate": "p_bert",
                                                       "metric": "ndcg@10"})
@@ -137,7 +137,7 @@ def test_strata_and_splits_of_a_sampled_set(shared_data, dl19_runs, tmp_path):
     queries["stratum_share"] = queries["stratum"].map({"agent": 0.3, "human": 0.7})
     target = freeze(labels_from_file(shared_data / "dl19" / "qrels.txt", "human"), queries,
                     read_guideline(GUIDELINE), "strata", tmp_path)
-    frozen = load_set(target)
+    frozen = load_set(target.path)
     data = collect(frozen, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
     test = queries[queries["split"] == "test"]
     assert data.strata[["stratum", "queries"]].values.tolist() == [
@@ -211,7 +211,7 @@ def hostile_set(tmp_path):
     target = freeze(labels, queries, read_guideline(GUIDELINE), "hostile", tmp_path / "sets", planned=[(base, evil)],
                     agreement={"matrix": {"kappa": "kappa", "annotators": ["<i>ann</i>", "llm&co"],
                                           "values": [[1.0, None], [None, 1.0]]}})
-    return load_set(target), runs
+    return load_set(target.path), runs
 
 
 def test_every_text_from_the_data_is_escaped_and_nothing_is_fetched(tmp_path):

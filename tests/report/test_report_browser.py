@@ -43,7 +43,7 @@ def test_the_dl19_report_loads_without_error_and_is_screenshot(shared_data, tmp_
     runs = {name: read_run(root / "runs" / "official_top100" / f"{name}.run.gz")
             for name in ("bm25base_p", "idst_bert_p1", "bm25tuned_p")}
     page = tmp_path / "report.html"
-    page.write_text(build_report(load_set(target), runs, resamples=1000, permutations=1000), encoding="utf-8")
+    page.write_text(build_report(load_set(target.path), runs, resamples=1000, permutations=1000), encoding="utf-8")
 
     check = chromium_check.check_page(page)
 

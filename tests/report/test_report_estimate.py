@@ -32,7 +32,7 @@ TITLE = "Estimates from LLM grades and the human slice (PPI++)"
 
 def _freeze(human: Path, folder: Path):
     judgments = read_judgments([human], [LLM])
-    return load_set(freeze(judgments, _topics(), read_guideline(GUIDELINE), "dl19", folder, planned=PLANNED))
+    return load_set(freeze(judgments, _topics(), read_guideline(GUIDELINE), "dl19", folder, planned=PLANNED).path)
 
 
 def _topics():

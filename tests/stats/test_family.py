@@ -78,7 +78,7 @@ def test_a_malformed_log_line_names_the_file_and_line(tmp_path):
 def dl19_set(shared_data, tmp_path):
     root = shared_data / "dl19"
     return freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
-                  read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=[("bm25base_p", "idst_bert_p1")])
+                  read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=[("bm25base_p", "idst_bert_p1")]).path
 
 
 def test_comparing_from_python_logs_each_comparison_and_pays_for_it_in_the_threshold(dl19_set, shared_data):

@@ -1,0 +1,53 @@
+"""The report as a file: the command's inputs read (the set, the runs, an agreement file), the page written
+atomically, and the line that names it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalset.errors import InputError
+from evalset.io.files import atomic_path
+from evalset.io.setfolder import load_set
+from evalset.io.trec import read_runs
+from evalset.report import build_report
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """A report written: its ``path`` and size in ``bytes``, the set (``set_path`` as given), the number of runs
+    and the split. ``to_text()`` is the line ``evalset report`` prints."""
+
+    path: str
+    bytes: int
+    set_path: str
+    runs: int
+    split: str
+
+    def to_text(self) -> str:
+        return (f"wrote {self.path} ({self.bytes / 1e6:.1f} MB): set {self.set_path}, {self.runs} runs, "
+                f"split {self.split}")
+
+
+def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike], output: str | os.PathLike, *,
+                 agreement_path: str | os.PathLike | None = None, split: str = "test", **options: Any) -> ReportFile:
+    """Write the HTML report of the frozen set at ``set_path`` and the ``runs`` (files or folders) to ``output``.
+
+    ``agreement_path`` is the JSON of ``evalset agreement --format json`` (default: the manifest's agreement
+    block); ``options`` as :func:`evalset.report.collect` (seed, resamples, permutations, ...).
+    """
+    named = read_runs(runs)
+    agreement = None
+    if agreement_path:
+        try:
+            agreement = json.loads(Path(agreement_path).read_text())
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
+    page = build_report(load_set(set_path), named, agreement=agreement, split=split, **options)
+    with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    return ReportFile(os.fspath(output), len(page.encode()), os.fspath(set_path), len(named), split)
