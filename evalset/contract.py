@@ -27,6 +27,8 @@ DEFAULT_METRIC = "ndcg@10"
 """The metric of a verdict, a plan, an estimate or a set's headline when none is asked for."""
 DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
 """What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
+DEFAULT_SCALE = (0, 1, 2, 3)
+"""The grade scale of ``agreement`` when neither a guideline nor a scale is given."""
 AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.judgments.crowd)
 MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
 """How a frozen set merges several grades of one pair: the names of :data:`evalset.judgments.rules.RULES` (which

@@ -1,5 +1,6 @@
 """Agreement between annotators (humans and LLM judges): kappas with intervals, alpha, calibration,
-system-ranking agreement and disagreements. See :func:`agreement_report`."""
+system-ranking agreement, disagreements, and each annotator's quality. See :func:`analyse_agreement` (the
+command's result, from its inputs) and :func:`agreement_report` (the statistics of a grades table)."""
 
 from evalset.agreement.analysis import (
     AgreementReport,
@@ -13,17 +14,23 @@ from evalset.agreement.analysis import (
     pair_confusions,
     with_texts,
 )
+from evalset.agreement.annotators import AnnotatorQuality, annotator_quality
 from evalset.agreement.inputs import apply_scale, load_grades
 from evalset.agreement.kappa import KAPPA_KINDS, landis_koch
+from evalset.agreement.result import Agreement, analyse_agreement
 from evalset.agreement.systems import ranking_agreement, system_rankings
 
 __all__ = [
     "KAPPA_KINDS",
+    "Agreement",
     "AgreementReport",
     "Annotations",
+    "AnnotatorQuality",
     "PairAgreement",
     "agreement_report",
     "alpha_ordinal",
+    "analyse_agreement",
+    "annotator_quality",
     "apply_scale",
     "calibration",
     "disagreements",

@@ -301,9 +301,10 @@ def with_texts(table: pd.DataFrame, queries: pd.DataFrame | None = None,
 
 
 # ---------------------------------------------------------------------------------------------- the report
-@dataclass
+@dataclass(frozen=True)
 class AgreementReport:
-    """Everything ``evalset agreement`` reports; see :func:`agreement_report`."""
+    """The statistics ``evalset agreement`` reports (:func:`agreement_report`); :class:`evalset.agreement.Agreement`
+    renders them."""
 
     scale: tuple[int, ...]
     kappa: str
@@ -373,20 +374,20 @@ def agreement_report(
         raise InputError("no grades to compare: the inputs hold no judgment" + (" on the scale" if len(grades) else ""))
     annotations = Annotations.from_grades(kept, scale)
     pairs = pair_agreements(annotations, resamples=resamples, level=level, seed=seed)
-    report = AgreementReport(
+    systems: dict[str, Any] = {}
+    if runs:
+        by_annotator = {name: group for name, group in kept.groupby("annotator", sort=False)}
+        scores, rankings = system_rankings(by_annotator, runs, measure, contract)
+        systems = {"rankings": rankings, "measure": measure,
+                   "run_scores": {name: table.mean().to_dict() for name, table in scores.items()}}
+    return AgreementReport(
         scale=annotations.scale, kappa=kappa, level=level, resamples=resamples, seed=seed,
         annotators=_annotator_rows(annotations, kept, scale_counts, input_counts or {}),
         pairs=pairs, alpha_ordinal=alpha_ordinal(annotations),
         calibration=calibration(pairs, kappa, [n for n, k in zip(annotations.annotators, annotations.kinds,
                                                                   strict=True) if k == "human"]),
-        disagreements=disagreements(annotations),
+        disagreements=disagreements(annotations), **systems,
     )
-    if runs:
-        by_annotator = {name: group for name, group in kept.groupby("annotator", sort=False)}
-        scores, report.rankings = system_rankings(by_annotator, runs, measure, contract)
-        report.measure = measure
-        report.run_scores = {name: table.mean().to_dict() for name, table in scores.items()}
-    return report
 
 
 def _annotator_rows(annotations: Annotations, grades: pd.DataFrame, scale_counts: Mapping[str, Mapping[str, int]],

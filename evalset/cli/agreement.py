@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale, png_path
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 
 
 @click.command("agreement")
@@ -13,7 +14,8 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
               help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
                    "qrels files not named here are LLM judges. Labels tables carry their own kind.")
-@click.option("--guideline", type=click.Path(dir_okay=False), help="Guideline file: its scale (default 0,1,2,3).")
+@click.option("--guideline", type=click.Path(dir_okay=False),
+              help=f"Guideline file: its scale (default {','.join(map(str, DEFAULT_SCALE))}).")
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @click.option("--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
               help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
@@ -53,11 +55,9 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
     from evalset.agreement import render
-    from evalset.io.corpus import read_corpus
+    from evalset.agreement.annotators import write_confusion_plot
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
-    from evalset.io.queries import read_queries
-    from evalset.io.trec import read_runs
 
     if guideline and scale:
         raise click.UsageError("give --guideline or --scale, not both")
@@ -65,39 +65,16 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
                    "--confusion-plot": confusion_plot},
                   {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
                    "--queries": queries, "--corpus": corpus})
-    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale or "0,1,2,3")
-    grades, counts = agreement.load_grades(list(inputs), humans, conflicting_grades)
-    settled = sum(entry.get("conflicting_grades_settled", 0) for entry in counts.values())
-    if settled:
-        click.echo(f"note: {settled} conflicting judgments settled by --conflicting-grades {conflicting_grades}",
-                   err=True)
-    runs = read_runs(run_paths) if run_paths else None
-    result = agreement.agreement_report(
-        grades, grades_scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=confidence,
-        seed=seed, runs=runs, measure=measure,
-        contract=contract.applied_to()[0],
-        input_counts=counts)
-    table = result.disagreements
-    if queries or corpus:
-        table = agreement.with_texts(table, read_queries(queries) if queries else None,
-                                     read_corpus(corpus, set(table["doc_id"])) if corpus else None)
+    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
+    result = agreement.analyse_agreement(
+        inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
+        kappa=kappa, resamples=resamples, level=confidence, seed=seed, runs=run_paths, measure=measure,
+        contract=contract.applied_to()[0], queries=queries, corpus=corpus, top=top, pairs=pairs,
+        annotator_quality=quality_wanted)
     if disagreements_path:
-        render.write_disagreements(table, disagreements_path)
+        render.write_disagreements(result.table, disagreements_path)
     if plot:
-        render.write_heatmap(result, plot)
-    quality = None
-    if quality_wanted or confusion_plot:
-        from evalset import quality as annotators
-
-        quality = annotators.annotator_quality(grades, grades_scale, out_of_scale)
-        if confusion_plot:
-            annotators.write_confusion_plot(quality, confusion_plot)
-    sections = {"annotator_quality": annotators.quality_to_dict(quality)} if quality_wanted else None
-    text = (render.to_json(result, table, top, sections) if output_format == "json"
-            else render.format_table(result, pairs=pairs, disagreements=table, top=top))
-    if quality_wanted and output_format != "json":
-        text += "\n" + "\n".join(annotators.quality_lines(quality)) + "\n"
-    if output:
-        render.write_text(text, output)
-    else:
-        click.echo(text, nl=False)
+        render.write_heatmap(result.report, plot)
+    if confusion_plot:
+        write_confusion_plot(result.quality, confusion_plot)
+    emit(result, output_format, notes_first=True, output=output)

@@ -3,7 +3,7 @@
 A result is a frozen dataclass that renders itself: ``to_text()`` (the table format), ``to_dict()`` (``--format
 json``, a documented contract), ``to_tsv()`` where a command offers TSV, and ``notes``: lines for stderr about what
 was left out or should be checked. Notes come after the result unless the command says they come first (warnings
-about its inputs, said before a long result).
+about its inputs, said before a long result). JSON is UTF-8 as it is (no ``\\u`` escapes), indented by 2.
 """
 
 from __future__ import annotations
@@ -13,18 +13,25 @@ import json
 import click
 
 
-def emit(result, output_format: str = "table", *, notes_first: bool = False) -> None:
-    """Print ``result`` in ``output_format`` (``table``, ``json`` or ``tsv``) on stdout and its notes on stderr."""
+def emit(result, output_format: str = "table", *, notes_first: bool = False, output: str | None = None) -> None:
+    """Print ``result`` in ``output_format`` (``table``, ``json`` or ``tsv``) on stdout, or with ``output`` write it
+    to that file instead (atomically), and its notes on stderr."""
     notes = list(getattr(result, "notes", ()))
     if notes_first:
         for note in notes:
             click.echo(note, err=True)
     if output_format == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
     elif output_format == "tsv":
-        click.echo(result.to_tsv(), nl=False)
+        text = result.to_tsv()
     else:
-        click.echo(result.to_text())
+        text = result.to_text() + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from evalset.io.files import write_text
+
+        write_text(output, text)
     if not notes_first:
         for note in notes:
             click.echo(note, err=True)

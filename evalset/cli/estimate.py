@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.cli.estimate_select import select_command
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
@@ -70,14 +70,6 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
     """
     if ctx.invoked_subcommand is not None:
         return
-    from evalset.errors import InputError
-    from evalset.estimate import estimate_runs, format_estimate, format_simulation, read_grades, read_slice, simulate
-    from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-    from evalset.io.setfolder import load_set
-    from evalset.io.trec import read_runs
-    from evalset.stats.family import ComparisonFamily
-    from evalset.stats.ppi import ppi_py_module
-
     sources = sum(bool(source) for source in (set_path, slice_path, draws is not None))
     if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
         raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
@@ -86,37 +78,19 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
         raise click.UsageError("with --set, its labels are the grades: give no --llm or --human")
     if override_contract and not set_path:
         raise click.UsageError("--override-contract goes with --set")
-    ppi_py_module()  # a missing extra is said before any work
-    options, contract = contract, contract.applied_to()[0]
-    pairs = run_pairs(comparisons, "--compare")
-    named = read_runs(runs)
-    common = {"pairs": pairs, "exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
-    if set_path:
-        result = set_estimate(load_set(set_path), named, split=split, metrics=list(metrics), planned=planned,
-                              options=options, override_contract=override_contract,
-                              **{**common, "pairs": pairs or None})
-        if result is None:
-            raise InputError(NO_LLM_PART, set_path)
-        text = format_estimate(result)
-    elif draws is not None:
-        if slice_size is None:
-            raise click.UsageError("--simulate needs --slice-size")
-        from tqdm import tqdm
+    if draws is not None and slice_size is None:
+        raise click.UsageError("--simulate needs --slice-size")
+    from tqdm import tqdm
 
-        result = simulate(named, read_grades(human_paths, "human", conflicting_grades),
-                          read_grades(llm_paths, "llm", conflicting_grades), slice_size=slice_size, draws=draws,
-                          metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=pairs or None, level=level,
-                          interval=interval, seed=seed, progress=lambda draws: tqdm(
-                              draws, desc="slices", unit="slice", disable=None, file=sys.stderr, leave=False))
-        text = format_simulation(result)
-    else:
-        result = estimate_runs(named, read_grades(human_paths, "human", conflicting_grades),
-                               read_grades(llm_paths, "llm", conflicting_grades), read_slice(slice_path),
-                               metrics=metrics or (DEFAULT_METRIC,), contract=contract,
-                               family=ComparisonFamily.of(len(pairs), planned=planned), record_source=slice_path,
-                               **common)
-        text = format_estimate(result)
-    click.echo(json.dumps(result.to_dict(), indent=2) if output_format == "json" else text)
+    from evalset.estimate import make_estimate
+
+    result = make_estimate(
+        runs, llm=llm_paths, human=human_paths, slice_path=slice_path, set_path=set_path, split=split,
+        metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
+        alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
+        conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
+        progress=lambda draws: tqdm(draws, desc="slices", unit="slice", disable=None, file=sys.stderr, leave=False))
+    emit(result, output_format)
 
 
 estimate.add_command(select_command)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.emit import emit
 from evalset.contract import DEFAULT_SEED
 
 
@@ -22,22 +23,16 @@ def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, ou
     `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads."""
     from pathlib import Path
 
-    from evalset.estimate import select_from_pool, write_slice_pool
+    from evalset.estimate import select_slice_pool
     from evalset.io.outputs import check_outputs
-    from evalset.io.queries import read_queries
+    from evalset.io.slicerecord import RECORD_NAME
     from evalset.pooling.folder import POOL_FILES
 
     if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
         raise click.UsageError("give one of --size, --per-stratum or --fraction")
     if Path(output).resolve() == Path(pool_dir).resolve():
         raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
-    check_outputs({"-o": [str(Path(output, name)) for name in (*POOL_FILES, "slice.json")]},
+    check_outputs({"-o": [str(Path(output, name)) for name in (*POOL_FILES, RECORD_NAME)]},
                   {"POOL_DIR": pool_dir, "--queries": queries_path})
-    queries = read_queries(queries_path) if queries_path else None
-    if queries is not None:
-        queries.attrs["source"] = queries_path
-    record = select_from_pool(pool_dir, queries=queries, seed=seed, size=size, per_stratum=per_stratum,
-                              fraction=fraction)
-    write_slice_pool(pool_dir, record, output)
-    click.echo(f"{record.summary()}; wrote {output} (push it to Label Studio, then pass {output} to "
-               "`evalset estimate --slice`)")
+    emit(select_slice_pool(pool_dir, output, queries_path=queries_path, seed=seed, size=size, per_stratum=per_stratum,
+                           fraction=fraction))

@@ -28,7 +28,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, check_coverage, values_by_run
-from evalset.estimate.slicing import SliceRecord
+from evalset.io.slicerecord import SliceRecord
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means
@@ -43,20 +43,26 @@ WEIGHTED = "weighted"
 @dataclass(frozen=True)
 class Estimate:
     """The estimates: ``runs`` (one row per run, metric and stratum) and ``comparisons`` (one row per pair and
-    metric), with the settings and the notes on what was left out."""
+    metric), with the settings and the ``caveats``: what was left out or should be checked, said after the
+    estimate and in its JSON (``notes``)."""
 
     runs: pd.DataFrame
     comparisons: pd.DataFrame
     record: SliceRecord
     settings: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The estimates as ``evalset estimate`` prints them: per metric a table of runs (per stratum and
+        weighted, when there are several strata), then one block per paired difference, then the caveats."""
+        return _text(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset estimate --format json`` (undefined numbers are null)."""
         return {"settings": self.settings, "slice": {"design": self.record.design, "seed": self.record.seed,
                                                      "queries": list(self.record.slice)},
                 "runs": json_safe(self.runs.to_dict(orient="records")),
-                "comparisons": json_safe(self.comparisons.to_dict(orient="records")), "notes": self.notes}
+                "comparisons": json_safe(self.comparisons.to_dict(orient="records")), "notes": self.caveats}
 
 
 def _labelled_and_unlabelled(human: pd.DataFrame, llm: pd.DataFrame, slice_ids: list[str], others: list[str]):
@@ -122,15 +128,15 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
                   metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
-                  notes: Sequence[str] = (), record_source: str | None = None) -> Estimate:
+                  caveats: Sequence[str] = (), record_source: str | None = None) -> Estimate:
     """Estimate every run's mean of each metric, and each paired difference (``pairs`` of run names, baseline
     first), from ``llm`` grades on every query of ``record`` and ``human`` grades on its slice (module
     docstring). The grades are checked against the slice first (:func:`~evalset.estimate.inputs.check_coverage`;
     ``record_source`` names the record in its messages). ``family`` decides each difference's threshold and kind
-    (default: ``pairs`` planned, no set); ``notes`` are said with the estimate's own."""
+    (default: ``pairs`` planned, no set); ``caveats`` are said before the estimate's own."""
     contract = contract or EvaluationContract()
     query_ids = record.queries["query_id"].tolist()
-    notes = [*check_coverage(human, llm, query_ids, record.slice, record_source), *notes]
+    caveats = [*check_coverage(human, llm, query_ids, record.slice, record_source), *caveats]
     unknown = sorted({name for pair in pairs for name in pair} - set(runs))
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
@@ -140,12 +146,12 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
         human_values = values_by_run(runs, human.qrels, list(record.slice), metric, contract)
         undefined = human_values.index[human_values.isna().any(axis=1)]
         if len(undefined):
-            notes.append(f"{metric}: {len(undefined)} slice queries have no defined value under the human grades "
+            caveats.append(f"{metric}: {len(undefined)} slice queries have no defined value under the human grades "
                          f"(e.g. {', '.join(map(str, undefined[:3]))}) and left the labelled set")
             human_values = human_values.drop(index=undefined)
         llm_values = values_by_run(runs, llm.qrels, query_ids, metric, contract)
         if llm_values.isna().to_numpy().any():
-            notes.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
+            caveats.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
                          "the LLM grades (no relevant document) and predicted as 0")
             llm_values = llm_values.fillna(0.0)
         table = estimate_columns(human_values, llm_values, record, level=level, interval=interval)
@@ -168,7 +174,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     settings = {"metrics": list(metrics), "interval": interval, "level": level, "alpha": alpha,
                 "contract": contract.to_dict(), "human": list(human.files), "llm": list(llm.files),
                 "queries": len(query_ids), "slice": len(record.slice)}
-    return Estimate(runs_table, comparisons, record, settings, notes)
+    return Estimate(runs_table, comparisons, record, settings, caveats)
 
 
 def _interval(row: Any, prefix: str = "", sign: bool = False) -> str:
@@ -186,9 +192,7 @@ def _interval_name(estimate: Estimate, n: int, stratified: bool) -> str:
     return f"Student's t intervals (df = human-graded queries - 1 = {n - 1})"
 
 
-def format_estimate(estimate: Estimate) -> str:
-    """The estimates as printed: per metric a table of runs (per stratum and weighted, when there are several
-    strata), then one block per paired difference, then the notes."""
+def _text(estimate: Estimate) -> str:
     record, settings, lines = estimate.record, estimate.settings, []
     stratified = estimate.runs["stratum"].nunique() > 1
     for metric, table in estimate.runs.groupby("metric", sort=False):
@@ -215,4 +219,4 @@ def format_estimate(estimate: Estimate) -> str:
             ["verdict", row["verdict"]]])] + [""]
     lines.append("PPI++: LLM grades on every query, corrected by the human grades of the random slice (ppi_py); "
                  "human-only: the slice alone; LLM-only: the LLM grades alone, biased")
-    return "\n".join(lines + estimate.notes)
+    return "\n".join(lines + estimate.caveats)

@@ -29,8 +29,8 @@ import pandas as pd
 from evalset.contract import ContractOptions
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
-from evalset.estimate.slicing import SliceRecord
 from evalset.io.setfolder import FrozenSet, select_split
+from evalset.io.slicerecord import SliceRecord
 from evalset.stats.family import ComparisonFamily
 
 DESIGN = "as frozen"
@@ -74,16 +74,16 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     every = set(record.queries["query_id"])
     human = grades_of(labels[(labels["kind"] == "human") & labels["query_id"].isin(record.slice)], files)
     llm = grades_of(labels[(labels["kind"] == "llm") & labels["query_id"].isin(every)], files)
-    notes = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
+    caveats = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
     split_ids = select_split(frozen.queries, split)["query_id"]
     human_only = set(labels.loc[(labels["kind"] == "human") & labels["query_id"].isin(split_ids), "query_id"]) - every
     if human_only:
-        notes.append(f"{len(human_only)} human-graded queries of the split have no LLM grade and were left out")
+        caveats.append(f"{len(human_only)} human-graded queries of the split have no LLM grade and were left out")
     pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
     family = ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split)
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
                          contract=contract, pairs=pairs, family=family, exploratory=exploratory,
-                         alpha=alpha, level=level, interval=interval, notes=notes, record_source=files[0])
+                         alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0])
 
 
 NO_LLM_PART = ("the set has no LLM-graded part on this split to estimate: it needs LLM labels (freeze --llm-labels) "

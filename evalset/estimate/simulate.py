@@ -33,15 +33,22 @@ from evalset.stats.ppi import classical_means, ppi_means, quantile
 
 @dataclass(frozen=True)
 class Simulation:
-    """Coverage and widths per kind (``means``, ``differences``): one row each, and the settings."""
+    """Coverage and widths per kind (``means``, ``differences``): one row each, the settings, and the ``caveats``
+    (what was left out), said after the table and in its JSON (``notes``)."""
 
     table: pd.DataFrame
     settings: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The validation as ``evalset estimate --simulate`` prints it: the settings, coverage and widths per kind,
+        the caveats."""
+        return _text(self)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset estimate --simulate --format json``."""
         return {"settings": self.settings, "kinds": json_safe(self.table.to_dict(orient="records")),
-                "notes": self.notes}
+                "notes": self.caveats}
 
 
 def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng: np.random.Generator, level: float,
@@ -78,10 +85,10 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
     check("the number of simulated slices", draws, POSITIVE_INT)
     query_ids = sorted(human.query_ids)
     human_values = values_by_run(runs, human.qrels, query_ids, metric, contract)
-    notes = []
+    caveats = []
     undefined = human_values.index[human_values.isna().any(axis=1)]
     if len(undefined):
-        notes.append(f"{len(undefined)} queries have no defined {metric} under the human grades and were left out")
+        caveats.append(f"{len(undefined)} queries have no defined {metric} under the human grades and were left out")
         human_values = human_values.drop(index=undefined)
     missing = sorted(set(human_values.index) - llm.query_ids)
     if missing:
@@ -107,10 +114,10 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
                 "human": list(human.files), "llm": list(llm.files), "contract": contract.to_dict()}
-    return Simulation(pd.DataFrame(rows), settings, notes)
+    return Simulation(pd.DataFrame(rows), settings, caveats)
 
 
-def format_simulation(result: Simulation) -> str:
+def _text(result: Simulation) -> str:
     s = result.settings
     lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
              f"{s['metric']}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
@@ -121,4 +128,4 @@ def format_simulation(result: Simulation) -> str:
     rows = [[names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
              number(row.coverage_human, 3), number(row.width_ppi, 3), number(row.width_human, 3),
              number(row.width_ratio, 2)] for row in result.table.itertuples()]
-    return "\n".join([*lines, *text_table([header, *rows]), *result.notes])
+    return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])

@@ -12,10 +12,10 @@ Designs
 The draw is seeded: ``numpy.random.default_rng(seed)``, the queries sorted by id (per stratum, strata by name),
 so the same queries and seed give the same slice. A slice of fewer than 2 queries is refused.
 
-The record (``slice.json``) holds the design, the seed, every query of the set with its stratum and share, the
-slice's query ids, and the pool it was cut from (path and sha256 of its ``pool.tsv``). The slice's pool folder
-holds the pool's files restricted to the slice's queries, which ``evalset push`` and ``evalset judge`` take as
-they are.
+The record (``slice.json``, :mod:`evalset.io.slicerecord`) holds the design, the seed, every query of the set with
+its stratum and share, the slice's query ids, and the pool it was cut from (path and sha256 of its ``pool.tsv``).
+The slice's pool folder holds the pool's files restricted to the slice's queries, which ``evalset push`` and
+``evalset judge`` take as they are.
 """
 
 from __future__ import annotations
@@ -34,45 +34,12 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import atomic_path, check_file, writing_to
+from evalset.io.files import check_file, write_text, writing_to
 from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.queries import read_queries
+from evalset.io.slicerecord import RECORD_NAME, SliceRecord
 
-RECORD_NAME = "slice.json"
 DESIGNS = ("uniform", "stratified")
-
-
-@dataclass(frozen=True)
-class SliceRecord:
-    """A drawn slice: ``queries`` (``query_id, stratum, stratum_share``: every query of the set) and ``slice``
-    (the query ids humans grade, sorted), with how they were drawn."""
-
-    design: str
-    seed: int | None  # None: not drawn here (a frozen set's human-graded queries, taken as the slice)
-    queries: pd.DataFrame
-    slice: tuple[str, ...]
-    settings: dict[str, Any]
-    source: dict[str, Any]
-
-    @property
-    def in_slice(self) -> pd.Series:
-        """Per query of ``queries`` (same order), whether it is in the slice."""
-        return self.queries["query_id"].isin(self.slice)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"evalset_version": __version__, "design": self.design, "seed": self.seed, **self.settings,
-                "source": self.source, "slice": list(self.slice),
-                "queries": self.queries.assign(in_slice=self.in_slice).to_dict(orient="records")}
-
-    def summary(self) -> str:
-        counts = self.queries.assign(in_slice=self.in_slice).groupby("stratum", sort=True)["in_slice"]
-        strata = ", ".join(f"{s} {int(c.sum())}/{len(c)}" for s, c in counts)
-        return (f"{len(self.slice)} of {len(self.queries)} queries in the human slice ({self.how}; per stratum: "
-                f"{strata})")
-
-    @property
-    def how(self) -> str:
-        """How the slice was drawn, in words: its design and seed."""
-        return self.design if self.seed is None else f"{self.design}, seed {self.seed}"
 
 
 def _strata_of(query_ids: list[str], queries: pd.DataFrame | None) -> pd.DataFrame:
@@ -145,13 +112,13 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         column = lines[0].rstrip("\n").split("\t").index("query_id") if lines else 0
         kept = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
-        written.append(_write_text(output / name, "".join(kept)))
+        written.append(write_text(output / name, "".join(kept)))
         if name == "pool.tsv":
             pairs_kept = kept
     if (pool_dir / "tasks.jsonl").exists():
         kept = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
                 if line.strip() and str(json.loads(line).get("query_id")) in keep]
-        written.append(_write_text(output / "tasks.jsonl", "".join(kept)))
+        written.append(write_text(output / "tasks.jsonl", "".join(kept)))
     elif (output / "tasks.jsonl").exists():  # left from an earlier slice: it would not match this one
         with writing_to(output / "tasks.jsonl"):
             (output / "tasks.jsonl").unlink()
@@ -159,16 +126,10 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},
                 "counts": {"queries": len(record.slice), "pairs": len(pairs_kept) - 1}, "source_pool": source}
-    written.append(_write_text(output / "pool.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"))
-    written.append(_write_text(output / RECORD_NAME, json.dumps(record.to_dict(), indent=2, ensure_ascii=False)
-                               + "\n"))
+    written.append(write_text(output / "pool.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"))
+    record_text = json.dumps({"evalset_version": __version__, **record.to_dict()}, indent=2, ensure_ascii=False)
+    written.append(write_text(output / RECORD_NAME, record_text + "\n"))
     return written
-
-
-def _write_text(path: Path, text: str) -> str:
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
@@ -182,24 +143,32 @@ def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | Non
     return select_slice(pairs["query_id"].unique().tolist(), queries=queries, seed=seed, source=source, **design)
 
 
-def read_slice(path: str | os.PathLike) -> SliceRecord:
-    """Read a slice record (a ``slice.json``, or a slice's pool folder holding one)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / RECORD_NAME
-    check_file(str(path))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        queries = pd.DataFrame(data["queries"])[["query_id", "stratum", "stratum_share"]]
-        record = SliceRecord(str(data["design"]), int(data["seed"]), queries.astype(
-            {"query_id": str, "stratum": str, "stratum_share": float}), tuple(map(str, data["slice"])),
-            {k: data[k] for k in ("size", "per_stratum", "fraction") if k in data}, data.get("source", {}))
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"not a slice record ({type(exc).__name__}: {exc}); expected the slice.json written by "
-                         "`evalset estimate select`", str(path)) from None
-    stray = sorted(set(record.slice) - set(record.queries["query_id"]))
-    if stray:
-        raise InputError(f"slice query {stray[0]} is not among the record's queries", str(path))
-    if len(record.slice) < 2:
-        raise InputError(f"a slice of {len(record.slice)} queries: an interval needs at least 2", str(path))
-    return record
+@dataclass(frozen=True)
+class SliceSelection:
+    """A slice drawn from a pool and written (:func:`select_slice_pool`): its record, the slice's folder and the
+    files written in it."""
+
+    record: SliceRecord
+    folder: str
+    written: tuple[str, ...]
+
+    def to_text(self) -> str:
+        """The line ``evalset estimate select`` prints: the slice per stratum, and what to do with its folder."""
+        return (f"{self.record.summary()}; wrote {self.folder} (push it to Label Studio, then pass {self.folder} to "
+                "`evalset estimate --slice`)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record (as ``slice.json`` holds it), the folder and the files written."""
+        return {"record": self.record.to_dict(), "folder": self.folder, "written": list(self.written)}
+
+
+def select_slice_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *,
+                      queries_path: str | os.PathLike | None = None, seed: int = DEFAULT_SEED,
+                      **design: Any) -> SliceSelection:
+    """Draw the slice of the pool in ``pool_dir`` (strata from the ``queries.tsv`` at ``queries_path``; ``design``:
+    see :func:`select_slice`) and write its pool folder and record into ``output`` (:func:`write_slice_pool`)."""
+    queries = read_queries(queries_path) if queries_path else None
+    if queries is not None:
+        queries.attrs["source"] = os.fspath(queries_path)
+    record = select_from_pool(pool_dir, queries=queries, seed=seed, **design)
+    return SliceSelection(record, os.fspath(output), tuple(write_slice_pool(pool_dir, record, output)))

@@ -101,6 +101,13 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         raise
 
 
+def write_text(path: str | os.PathLike, text: str) -> str:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_path`); return the path written."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
+    return os.fspath(path)
+
+
 @contextlib.contextmanager
 def writing_to(path: str | os.PathLike) -> Iterator[None]:
     """Turn an ``OSError`` in the block (making a folder, writing, renaming) into a

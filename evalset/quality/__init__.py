@@ -1,14 +1,13 @@
 """Annotator quality: gold tasks mixed blind into a Label Studio project and annotators scored against them
 (:mod:`evalset.quality.gold`); per-annotator quality without gold (leave-one-out consensus agreement, Dawid-Skene
-confusion matrices). crowd-kit's aggregation rules are merge rules, in :mod:`evalset.judgments`."""
+confusion matrices: :mod:`evalset.agreement.annotators`, a section of the agreement report, also importable from
+here). crowd-kit's aggregation rules are merge rules, in :mod:`evalset.judgments`."""
 
-from evalset.quality.annotators import (
+from evalset.agreement.annotators import (
     AnnotatorQuality,
     annotator_quality,
     kappas,
     leave_one_out_consensus,
-    quality_lines,
-    quality_to_dict,
     write_confusion_plot,
 )
 from evalset.quality.gold import (
@@ -36,8 +35,6 @@ __all__ = [
     "leave_one_out_consensus",
     "plan_gold",
     "prepare_gold_push",
-    "quality_lines",
-    "quality_to_dict",
     "read_gold",
     "score_annotators",
     "split_gold",

@@ -58,4 +58,4 @@ def estimates_section(data: ReportData) -> str:
                   "at level 1 - threshold of the set's family; established when the PPI++ interval excludes 0.</p>",
                   _table(["comparison", "level", "human-only [interval]", "PPI++ [interval]", "LLM-only",
                           "effective n", "verdict"], pairs, {1, 2, 3, 4, 5})]
-    return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.notes])
+    return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.caveats])

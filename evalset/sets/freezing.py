@@ -265,11 +265,10 @@ def _remove_folder(folder: Path) -> None:
 def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1000) -> dict[str, Any]:
     """The agreement block of a manifest: ``evalset agreement``'s JSON (kappa matrix, every pair's kappas with
     query-bootstrap intervals, Krippendorff's alpha, the calibration verdict) without the disagreement rows."""
-    from evalset.agreement import agreement_report
-    from evalset.agreement.render import to_json_dict
+    from evalset.agreement import Agreement, agreement_report
 
     grades = labels[["query_id", "doc_id", "annotator", "kind", "grade"]].assign(file="labels")
-    summary = to_json_dict(agreement_report(grades, scale, resamples=resamples), top=0)
+    summary = Agreement(agreement_report(grades, scale, resamples=resamples), top=0).to_dict()
     summary["disagreements"] = {"items": summary["disagreements"]["items"]}
     return summary
 

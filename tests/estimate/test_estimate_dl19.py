@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.contract import EvaluationContract
-from evalset.estimate import estimate_runs, read_grades, read_slice, select_slice
+from evalset.estimate import estimate_runs, read_grades, select_slice
 from evalset.estimate.inputs import values_by_run
+from evalset.io.slicerecord import read_slice
 from evalset.io.trec import read_qrels, read_runs
 
 LLAMA_70B = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"

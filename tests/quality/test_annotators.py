@@ -8,8 +8,7 @@ import pytest
 from crowdkit.aggregation import DawidSkene
 from sklearn.metrics import cohen_kappa_score
 
-from evalset.quality import annotator_quality, leave_one_out_consensus, quality_lines, quality_to_dict
-from evalset.quality.annotators import write_confusion_plot
+from evalset.quality import annotator_quality, leave_one_out_consensus, write_confusion_plot
 
 SCALE = [0, 1, 2, 3]
 
@@ -77,10 +76,10 @@ def test_the_confusion_matrices_are_crowd_kits_errors_transposed(crowd):
 
 def test_text_json_and_plot(crowd, tmp_path):
     quality = annotator_quality(crowd, SCALE)
-    lines = quality_lines(quality)
+    lines = quality.to_text().split("\n")
     assert lines[1].split()[:6] == ["annotator", "kind", "pairs", "exact", "kappa", "kappa_quadratic"]
     assert len(lines) == 2 + 5
-    data = quality_to_dict(quality)
+    data = quality.to_dict()
     assert [a["annotator"] for a in data["annotators"]] == list(quality.table["annotator"])
     assert data["dawid_skene"]["class"] == "DawidSkene" and len(data["annotators"][0]["confusion"]) == 4
     write_confusion_plot(quality, tmp_path / "c.png")

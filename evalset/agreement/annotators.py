@@ -71,6 +71,28 @@ class AnnotatorQuality:
     confusions: dict[str, np.ndarray]
     aggregation: dict[str, Any]
 
+    def to_text(self) -> str:
+        """The section ``evalset agreement --annotator-quality`` prints: leave-one-out agreement per annotator
+        (worst first) and each Dawid-Skene diagonal."""
+        header = ["annotator", "kind", "pairs", "exact", "kappa", "kappa_quadratic",
+                  *[f"DS {g}|{g}" for g in self.scale]]
+        rows = [[row["annotator"], row["kind"], row["pairs"], number(row["exact"], 3), number(row["kappa"], 3),
+                 number(row["kappa_quadratic"], 3), *[number(v, 2) for v in np.diag(self.confusions[row["annotator"]])]]
+                for row in self.table.to_dict("records")]
+        return "\n".join(["Per-annotator quality (against the lower median of the others; Dawid-Skene P(grade = true "
+                          "grade)):", *text_table([header, *rows], right=set(range(2, len(header))))])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the ``annotator_quality`` of ``evalset agreement --format json``): per annotator, the
+        leave-one-out figures and the confusion matrix (rows: true grade)."""
+        return json_safe({
+            "scale": list(self.scale),
+            "consensus": "lower median of the other annotators' grades of the pair",
+            "dawid_skene": self.aggregation,
+            "annotators": [{**row, "confusion": self.confusions[row["annotator"]].round(4).tolist()}
+                           for row in self.table.to_dict("records")],
+        })
+
 
 def annotator_quality(labels: pd.DataFrame, scale: Sequence[int], out_of_scale: OutOfScale = "error"
                       ) -> AnnotatorQuality:
@@ -97,29 +119,6 @@ def annotator_quality(labels: pd.DataFrame, scale: Sequence[int], out_of_scale: 
         block = block.reindex(index=list(scale), columns=list(scale), fill_value=0.0)
         confusions[name] = block.to_numpy(dtype=float).T
     return AnnotatorQuality(scale, table.reset_index(drop=True), confusions, fit.record())
-
-
-def quality_to_dict(quality: AnnotatorQuality) -> dict[str, Any]:
-    """JSON-ready: per annotator, the leave-one-out figures and the confusion matrix (rows: true grade)."""
-    return json_safe({
-        "scale": list(quality.scale),
-        "consensus": "lower median of the other annotators' grades of the pair",
-        "dawid_skene": quality.aggregation,
-        "annotators": [{**row, "confusion": quality.confusions[row["annotator"]].round(4).tolist()}
-                       for row in quality.table.to_dict("records")],
-    })
-
-
-def quality_lines(quality: AnnotatorQuality) -> list[str]:
-    """The text section: leave-one-out agreement per annotator (worst first) and each DS diagonal."""
-    lines = ["Per-annotator quality (against the lower median of the others; Dawid-Skene P(grade = true grade)):"]
-    header = ["annotator", "kind", "pairs", "exact", "kappa", "kappa_quadratic",
-              *[f"DS {g}|{g}" for g in quality.scale]]
-    rows = [[row["annotator"], row["kind"], row["pairs"], number(row["exact"], 3), number(row["kappa"], 3),
-             number(row["kappa_quadratic"], 3), *[number(v, 2) for v in np.diag(quality.confusions[row["annotator"]])]]
-            for row in quality.table.to_dict("records")]
-    lines += text_table([header, *rows], right=set(range(2, len(header))))
-    return lines
 
 
 def write_confusion_plot(quality: AnnotatorQuality, path: str | os.PathLike) -> None:

@@ -1,0 +1,71 @@
+"""The three ways to an estimate, from the inputs of ``evalset estimate``: on a frozen set's LLM-graded part
+(``set_path``), from LLM grades and the human grades of a drawn slice (``slice_path``), or the validation on fully
+human-graded data (``draws`` random slices of ``slice_size`` queries).
+
+Defaults (those of the command): the metric is :data:`~evalset.contract.DEFAULT_METRIC`, or on a set its headline;
+a validation estimates the first metric only. The pairs default to none, on a set to its planned comparisons whose
+runs were given, in a validation to every pair of runs. The contract is ``options`` over the default contract, or
+on a set the set's under the override rule (:meth:`evalset.contract.ContractOptions.applied_to`). The comparison
+family is the pairs given (``planned`` overrides their count), or on a set the set's
+(:mod:`evalset.estimate.frozen`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions
+from evalset.errors import InputError
+from evalset.estimate.figures import Estimate, estimate_runs
+from evalset.estimate.frozen import NO_LLM_PART, set_estimate
+from evalset.estimate.inputs import read_grades
+from evalset.estimate.simulate import Simulation, simulate
+from evalset.io.setfolder import load_set
+from evalset.io.slicerecord import read_slice
+from evalset.io.trec import read_runs
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.ppi import ppi_py_module
+
+FilePath = str | os.PathLike
+
+
+def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), human: Sequence[FilePath] = (),
+                  slice_path: FilePath | None = None, set_path: FilePath | None = None, split: str = "test",
+                  metrics: Sequence[str] = (), pairs: Sequence[tuple[str, str]] = (), planned: int | None = None,
+                  exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
+                  draws: int | None = None, slice_size: int | None = None, seed: int = DEFAULT_SEED,
+                  conflicting_grades: str = "refuse", options: ContractOptions | None = None,
+                  override_contract: bool = False,
+                  progress: Callable[[Iterable], Iterable] = iter) -> Estimate | Simulation:
+    """The estimate of ``runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels or
+    qrels) and a slice record, or the validation of ``draws`` slices (module docstring); ``progress`` wraps the
+    simulated slices. Raises :class:`~evalset.errors.InputError` unless exactly one of ``set_path``,
+    ``slice_path`` and ``draws`` is given (with grade files unless a set), or when the set has no LLM-graded
+    part."""
+    if sum(bool(given) for given in (set_path, slice_path, draws is not None)) != 1 or \
+            (set_path and (llm or human)) or (not set_path and not (llm and human)):
+        raise InputError("give one of: a set; LLM and human grades and a slice record (an estimate); LLM and human "
+                         "grades and a number of simulated slices (a validation)")
+    if draws is not None and slice_size is None:
+        raise InputError("a validation needs the size of its simulated slices")
+    ppi_py_module()  # a missing extra is said before any work
+    options = options or ContractOptions()
+    named = read_runs(runs)
+    common = {"exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
+    if set_path:
+        result = set_estimate(load_set(set_path), named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
+                              planned=planned, options=options, override_contract=override_contract, **common)
+        if result is None:
+            raise InputError(NO_LLM_PART, os.fspath(set_path))
+        return result
+    contract = options.applied_to()[0]
+    human_grades = read_grades(human, "human", conflicting_grades)
+    llm_grades = read_grades(llm, "llm", conflicting_grades)
+    if draws is not None:
+        return simulate(named, human_grades, llm_grades, slice_size=slice_size, draws=draws,
+                        metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=list(pairs) or None,
+                        level=level, interval=interval, seed=seed, progress=progress)
+    return estimate_runs(named, human_grades, llm_grades, read_slice(slice_path), metrics=metrics or (DEFAULT_METRIC,),
+                         contract=contract, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
+                         record_source=os.fspath(slice_path), **common)
