@@ -1,6 +1,6 @@
 """Benchmark `evalset judge`: 2,000 real DL19 pairs against the test server with 200 ms latency per request.
 
-The server (evalset.judge.testserver) runs in its own process, so its CPU is not the client's; the client is the
+The server (tests.support.openai_server) runs in its own process, so its CPU is not the client's; the client is the
 library path the command uses (prompt, openai AsyncOpenAI client, strict parser, SQLite journal commit per
 answer, fresh journal per run). For each concurrency it prints the throughput against the ideal
 (concurrency / latency), the ratio, and the CPU each side spent per request (client: process_time; server:
@@ -44,7 +44,7 @@ def make_pool(pairs: int) -> tuple[str, int]:
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen([sys.executable, "-m", "evalset.judge.testserver", "--latency", str(latency),
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.openai_server", "--latency", str(latency),
                                "--no-record-bodies"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                               stdout=subprocess.PIPE, text=True)
     return server, server.stdout.readline().strip()

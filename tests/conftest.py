@@ -122,3 +122,28 @@ def spark(tmp_path_factory):
                                          "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse"))})
     yield session
     session.stop()
+
+
+# --- markers (pyproject.toml): `service` covers the tests marked labelstudio or spark; `slow` is a test over about a
+# second. A test over SLOW_SECONDS (setup, call or teardown) marked neither is named at the end of the run.
+SLOW_SECONDS = 5.0
+_unmarked_slow: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("labelstudio") or item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.service)
+
+
+def pytest_runtest_logreport(report):
+    if report.duration > SLOW_SECONDS and "slow" not in report.keywords and "service" not in report.keywords:
+        _unmarked_slow.append(f"{report.duration:.1f}s {report.when} {report.nodeid}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _unmarked_slow:
+        terminalreporter.write_sep("=", f"over {SLOW_SECONDS:g} s without the slow marker (mark them slow)")
+        for line in _unmarked_slow:
+            terminalreporter.write_line(line)

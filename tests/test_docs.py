@@ -8,6 +8,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("check_docs", REPO / "scripts" / "check_docs.py")
 check_docs = importlib.util.module_from_spec(_spec)
@@ -43,6 +45,7 @@ def test_a_stale_block_is_rewritten_from_the_output_keeping_its_elisions():
                                                       "warning: one pair has no text"]
 
 
+@pytest.mark.slow
 def test_every_real_output_block_of_the_readme_and_docs_is_what_its_command_prints(shared_data):
     outcomes = check_docs.check(check_docs.documents())
     stale = [diff for outcome in outcomes for diff in outcome.stale]

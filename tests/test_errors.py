@@ -110,6 +110,7 @@ def test_input_error_is_still_a_value_error_for_library_callers_and_service_erro
     assert not issubclass(labelstudio.LabelStudioError, OSError)
 
 
+@pytest.mark.slow
 def test_a_dead_label_studio_is_a_service_error_and_one_line_from_push_and_pull(tmp_path, dead_port, monkeypatch):
     url = f"http://127.0.0.1:{dead_port}"
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "a-key")

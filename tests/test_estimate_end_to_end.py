@@ -27,8 +27,8 @@ from evalset.cli import main
 from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.trec import read_qrels
-from evalset.judge.testserver import Behaviour, JudgeServer
 from tests.conftest import grade_annotation
+from tests.support.openai_server import Behaviour, JudgeServer
 
 pytestmark = pytest.mark.labelstudio
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from crowdkit.aggregation import DawidSkene
 
@@ -28,6 +29,7 @@ def manifest(tmp_path):
     return json.loads((tmp_path / "crowd" / "v1" / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_dawid_skene_qrels_are_crowd_kits_grades_and_the_manifest_records_the_model(tmp_path):
     result = freeze(tmp_path, "--merge", "dawid-skene")
     assert result.exit_code == 0, result.output
@@ -49,6 +51,7 @@ def test_dawid_skene_qrels_are_crowd_kits_grades_and_the_manifest_records_the_mo
     assert "excluded_labels" not in merge
 
 
+@pytest.mark.slow
 def test_an_excluded_annotator_takes_no_part_and_is_counted(tmp_path):
     result = freeze(tmp_path, "--merge", "one-coin", "--exclude-annotator", "flan-t5-large.fourprompts",
                     "--exclude-annotator", "llama-3-8b.baseline")
@@ -68,6 +71,7 @@ def test_an_unknown_annotator_name_is_an_error_and_nothing_is_frozen(tmp_path):
     assert not (tmp_path / "crowd" / "v1").exists()
 
 
+@pytest.mark.slow
 def test_the_earlier_rules_add_no_key_to_the_manifest(tmp_path):
     assert freeze(tmp_path, "--merge", "annotator-priority").exit_code == 0
     assert set(manifest(tmp_path)["merge"]) == {

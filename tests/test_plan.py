@@ -186,6 +186,7 @@ def test_dl19_bm25_base_vs_tuned_equals_a_computation_by_hand(shared_data):
 
 
 # ------------------------------------------------------------------------------------------- strata, frozen set
+@pytest.mark.slow
 def test_a_stratified_frozen_set_plans_its_planned_comparisons_per_stratum(tmp_path, shared_data):
     root = shared_data / "dl19"
     topics = pd.read_csv(root / "topics.tsv", sep="\t", header=None, names=["query_id", "query"], dtype=str)
@@ -243,6 +244,7 @@ def test_the_budget_of_the_dl19_37_run_pool_equals_the_pool_sizes(shared_data):
     assert not rows[(20, 100)]["exact"] and rows[(20, 100)]["pairs"] == pytest.approx(4926 / 43 * 100)
 
 
+@pytest.mark.slow
 def test_llm_cost_from_a_pool_folder_counts_the_tasks_tokens(tmp_path, shared_data):
     root = shared_data / "dl19"
     spec = PoolSpec(runs=(str(root / "runs" / "official_top100"),), depth=10, queries=str(root / "topics.tsv"),
@@ -268,6 +270,7 @@ def test_budget_settings_are_checked():
     assert budget.count_tokens(["abcde", ""], "chars")[0].tolist() == [2, 0]
 
 
+@pytest.mark.slow
 def test_the_plot_is_a_png(tmp_path, shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"

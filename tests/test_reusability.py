@@ -222,6 +222,7 @@ def independent(dl19, owner_of: dict[str, str]) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["run", "group"])
 def test_every_dl19_run_and_group_rescored_equals_pytrec_eval_on_plainly_filtered_qrels(dl19, kind):
     result = dl19["result"]
@@ -245,6 +246,7 @@ def test_every_dl19_run_and_group_rescored_equals_pytrec_eval_on_plainly_filtere
         assert rows.loc[name, "rank_reduced"] == 1 + sum(v > expected[name]["ndcg"] for v in others + mates), name
 
 
+@pytest.mark.slow
 def test_dl19_figures_the_docs_quote(dl19):
     result = dl19["result"]
     runs, groups = result.runs.rows.set_index("run"), result.groups.rows.set_index("run")

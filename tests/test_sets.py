@@ -176,6 +176,7 @@ def dl19_set(tmp_path_factory, shared_data):
     return sets / "dl19" / "v1"
 
 
+@pytest.mark.slow
 def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
     nist = json.loads((shared_data / "dl19" / "nist_summaries.json").read_text())
     runs = sorted((shared_data / "dl19" / "runs" / "official_full").glob("*.run.gz"))
@@ -190,6 +191,7 @@ def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
         assert scores["P_100"]["mean"] == pytest.approx(published["P_100"], abs=5e-5)
 
 
+@pytest.mark.slow
 def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_data):
     run = shared_data / "dl19" / "runs" / "official_full" / "p_bert.run.gz"
     message = ("these options contradict the set's contract: rel_level=2 (set: 1); add --override-contract to score "
@@ -206,6 +208,7 @@ def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_
     assert overridden.contract.rel_level == 2 and overridden.overridden == ("rel_level=2 (set: 1)",)
 
 
+@pytest.mark.slow
 def test_a_condensed_set_records_the_convention_and_scores_under_it(tmp_path, shared_data):
     root = shared_data / "dl19"
     result = invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE,
@@ -256,6 +259,7 @@ def test_load_set_is_one_call(dl19_set):
     assert frozen.manifest["guideline"]["sha256"] == read_guideline(GUIDELINE).sha256
 
 
+@pytest.mark.slow
 def test_versions_verify_diff_and_are_never_rewritten(tmp_path, shared_data):
     qrels = read_qrels(shared_data / "dl19" / "qrels.txt")
     changed = qrels.copy()
@@ -286,6 +290,7 @@ def test_versions_verify_diff_and_are_never_rewritten(tmp_path, shared_data):
     assert failed.exit_code == 1 and f"FAILED {qrels_file}: content changed" in failed.output
 
 
+@pytest.mark.slow
 def test_diff_rescores_runs_under_each_version(tmp_path, shared_data):
     root = shared_data / "dl19"
     qrels = read_qrels(root / "qrels.txt")
@@ -310,6 +315,7 @@ def test_diff_rescores_runs_under_each_version(tmp_path, shared_data):
         "p_bert", f"{before.mean():.4f}", f"{after.mean():.4f}", f"{after.mean() - before.mean():+.4f}"]
 
 
+@pytest.mark.slow
 def test_a_freeze_killed_mid_way_leaves_no_version_and_the_next_one_succeeds(tmp_path, shared_data):
     root = shared_data / "dl19"
     command = [sys.executable, "-m", "evalset", "freeze", str(root / "qrels.txt"), "--queries",
@@ -368,6 +374,7 @@ def test_per_stratum_and_traffic_weighted_means_equal_a_hand_computation(tmp_pat
     assert entry["defined"] == 4
 
 
+@pytest.mark.slow
 def test_compare_on_a_set_counts_every_comparison_in_the_threshold(dl19_set, shared_data):
     runs = shared_data / "dl19" / "runs" / "official_full"
     planned = json.loads(invoke("compare", "--set", dl19_set, runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz",
@@ -383,6 +390,7 @@ def test_compare_on_a_set_counts_every_comparison_in_the_threshold(dl19_set, sha
     assert len(log) == 3 and json.loads(log[1])["candidate"] == "p_bert"
 
 
+@pytest.mark.slow
 def test_the_manifest_records_the_agreement_of_the_annotators(tmp_path, shared_data):
     from sklearn.metrics import cohen_kappa_score
 
@@ -518,6 +526,7 @@ def test_a_version_copied_without_versions_tsv_is_unverified_not_ok(tmp_path, ca
 
 
 # ------------------------------------------------------------------------- diff across contracts
+@pytest.mark.slow
 def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_own(tmp_path, shared_data):
     root = shared_data / "dl19"
     common = ["--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name", "c", "--sets-dir", tmp_path]

@@ -44,6 +44,7 @@ def llmjudge_report(llmjudge, tmp_path_factory):
     return json.loads(out.read_text()), seconds
 
 
+@pytest.mark.slow
 def test_all_33_llm_judges_against_the_human_grades_in_one_command_under_30_seconds(llmjudge_report):
     report, seconds = llmjudge_report
     assert seconds < 30
@@ -57,6 +58,7 @@ def test_all_33_llm_judges_against_the_human_grades_in_one_command_under_30_seco
     assert 0 < report["alpha_ordinal"] < 1
 
 
+@pytest.mark.slow
 def test_every_human_vs_llm_kappa_equals_scikit_learn_on_the_raw_files(llmjudge, llmjudge_report):
     report, _ = llmjudge_report
     human = read_qrels(llmjudge["human"])
@@ -76,6 +78,7 @@ def test_every_human_vs_llm_kappa_equals_scikit_learn_on_the_raw_files(llmjudge,
             assert low < pair[key] < high
 
 
+@pytest.mark.slow
 def test_dropped_out_of_scale_grades_are_counted(llmjudge_report):
     report, _ = llmjudge_report
     dropped = {a["annotator"]: a["dropped"] for a in report["annotators"] if a["dropped"]}
@@ -119,6 +122,7 @@ def dl19_study(dl19):
     return report, runs
 
 
+@pytest.mark.slow
 def test_dl19_system_rankings_kendall_tau_is_scipys_on_independently_scored_runs(dl19, dl19_study):
     report, runs = dl19_study
     assert len(runs) == 37
@@ -141,6 +145,7 @@ def test_dl19_system_rankings_kendall_tau_is_scipys_on_independently_scored_runs
         assert abs(top["shift"]) == max(abs(m["shift"]) for m in ranking.moves)
 
 
+@pytest.mark.slow
 def test_dl19_matrix_and_calibration(dl19_study):
     report, _ = dl19_study
     matrix = report.matrix()
@@ -152,6 +157,7 @@ def test_dl19_matrix_and_calibration(dl19_study):
     assert report.calibration["human_range"] is None and len(report.calibration["judges"]) == 3
 
 
+@pytest.mark.slow
 def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_atomically(dl19, tmp_path):
     out = tmp_path / "out"
     args = ["agreement", "--human", dl19["qrels"], *dl19["llm"], "--bootstrap", "50", "--format", "json",

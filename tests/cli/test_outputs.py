@@ -167,6 +167,7 @@ def test_an_output_that_cannot_be_written_is_named_by_its_option_before_any_work
     assert result.stderr == f"evalset: error: {option}: cannot write in /proc: No such file or directory\n"
 
 
+@pytest.mark.slow
 def test_pool_into_a_closed_pipe_writes_the_whole_pool_and_exits_0_without_error(tmp_path):
     """`evalset pool ... | head -1`: the reader closing stdout is not an error of ours, and loses no file."""
     expected = invoke("pool", *RUNS, "-k", "5", "-o", tmp_path / "expected")
@@ -185,6 +186,7 @@ def test_pool_into_a_closed_pipe_writes_the_whole_pool_and_exits_0_without_error
     assert (tmp_path / "piped" / "pool.json").exists()
 
 
+@pytest.mark.slow
 def test_pool_into_head_prints_its_first_line_and_writes_the_pool(tmp_path):
     done = subprocess.run(["bash", "-c", 'set -o pipefail; "$@" | head -1', "bash", sys.executable, "-m", "evalset",
                            "pool", *map(str, RUNS), "-k", "5", "-o", str(tmp_path / "pool")],
@@ -194,6 +196,7 @@ def test_pool_into_head_prints_its_first_line_and_writes_the_pool(tmp_path):
     assert (tmp_path / "pool" / "pool.tsv").exists() and (tmp_path / "pool" / "pool.json").exists()
 
 
+@pytest.mark.slow
 def test_an_output_beside_its_inputs_is_written_as_before(work):
     """Outputs in the folder of the inputs, and an output that does not exist yet, are fine."""
     result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "dis.tsv",

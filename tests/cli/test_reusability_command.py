@@ -19,6 +19,7 @@ def invoke(*args):
     return CliRunner().invoke(main, ["reusability", *map(str, args)])
 
 
+@pytest.mark.slow
 def test_json_and_plot_on_the_37_runs_and_12_participants(dl19, tmp_path):
     plot = tmp_path / "drops.png"
     result = invoke("--qrels", dl19["qrels"], dl19["runs"], "--depth", 10, "--groups", dl19["metadata"],
@@ -36,6 +37,7 @@ def test_json_and_plot_on_the_37_runs_and_12_participants(dl19, tmp_path):
     assert "note: 1 of the 37 run(s) have unjudged documents in their top 10" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_table_without_groups(dl19):
     result = invoke("--qrels", dl19["qrels"], dl19["runs"], "-k", 10, "-m", "ap")
     assert result.exit_code == 0, result.output

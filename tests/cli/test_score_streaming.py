@@ -30,6 +30,7 @@ def streamed(monkeypatch):
     monkeypatch.setattr(runstream, "STREAM_BLOCK_BYTES", 1 << 16)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [["--format", "json", "--per-query"], ["-m", "ap", "-m", "ndcg@5", "--ties",
                                                                                "expected", "--per-query"]])
 def test_score_streamed_prints_what_score_whole_prints(dl19, monkeypatch, options):
@@ -61,6 +62,7 @@ def test_a_bad_line_in_the_middle_of_a_streamed_run_prints_no_result(dl19, tmp_p
     assert "rank must be an integer, found 'x'" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_truncated_gzip_run_prints_no_result(dl19, tmp_path, streamed):
     qrels, runs = dl19
     data = Path(runs[1]).read_bytes()

@@ -72,6 +72,7 @@ def holes_run(dl19, tmp_path_factory):
     return json.loads(result.stdout)[0], out
 
 
+@pytest.mark.slow
 def test_the_holes_are_the_unjudged_documents_of_either_top_10(dl19, holes_run):
     document, out = holes_run
     tops = {name: plain_top(read_plain_run(dl19["runs"][name]), 10) for name in ("bm25base_p", "idst_bert_p1")}

@@ -80,6 +80,7 @@ def test_a_stratified_slice_takes_its_number_per_stratum_and_carries_the_shares(
     assert by_fraction.queries[by_fraction.in_slice].groupby("stratum").size().to_dict() == {"head": 2, "tail": 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interval", ["t", "normal"])
 def test_the_estimate_is_ppi_py_on_the_per_query_values(runs, sliced, interval):
     folder, human_path, chosen = sliced
@@ -104,6 +105,7 @@ def test_the_estimate_is_ppi_py_on_the_per_query_values(runs, sliced, interval):
             assert row["high"] - row["low"] == pytest.approx((high[0] - low[0]) * 2.2622 / 1.95996, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(sliced):
     folder, human_path, _ = sliced
     result = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
@@ -124,6 +126,7 @@ def _line_of(path, query_id):
     return next(i for i, line in enumerate(Path(path).read_text().splitlines(), 1) if line.split()[0] == query_id)
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
     folder, human_path, chosen = sliced
     base = ["estimate", "--runs", "data/dl19/runs", "--slice", folder]
@@ -165,6 +168,7 @@ def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool
     assert result.exit_code == 2 and "must not be the pool folder" in result.output
 
 
+@pytest.mark.slow
 def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_the_contract(sliced, tmp_path):
     folder, human_path, chosen = sliced
     freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",

@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 
+pytestmark = pytest.mark.slow
+
 
 def simulate(llm_labels: str, *extra) -> dict:
     result = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",

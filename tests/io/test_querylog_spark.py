@@ -71,6 +71,7 @@ def run_sample(tmp_path, prelude: str, env: dict[str, str]) -> subprocess.Comple
                            "-o", str(tmp_path / "q.tsv")], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_without_pyspark_the_command_names_the_extra(tmp_path):
     done = run_sample(tmp_path, "import sys; sys.modules['pyspark'] = None", os.environ.copy())
     assert done.returncode == 2
@@ -78,6 +79,7 @@ def test_without_pyspark_the_command_names_the_extra(tmp_path):
                            "pip install 'evalset[spark]'\n")
 
 
+@pytest.mark.slow
 def test_without_java_the_command_names_the_script(tmp_path):
     pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'evalset[spark]'")
     env = {key: value for key, value in os.environ.items() if key not in ("JAVA_HOME", "SPARK_REMOTE")}

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.judge import EndpointUnreachable, Journal, JudgeSettings, read_template
 from evalset.judge.journal import Answer
-from evalset.judge.testserver import Behaviour, JudgeServer
 from tests.judge.test_judge_server import FAST, GUIDELINE, pair_of, run_judge
+from tests.support.openai_server import Behaviour, JudgeServer
 
 
 def dead_url() -> str:
@@ -46,6 +46,7 @@ def no_openai_env(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
+@pytest.mark.slow
 def test_a_refused_port_stops_in_seconds_with_one_line_and_exit_2(pool_dir, tmp_path, no_openai_env):
     url = dead_url()
     started = time.monotonic()
@@ -59,6 +60,7 @@ def test_a_refused_port_stops_in_seconds_with_one_line_and_exit_2(pool_dir, tmp_
     assert not (tmp_path / "labels.tsv").exists() and journal_rows(tmp_path / "labels.tsv.journal.sqlite") == []
 
 
+@pytest.mark.slow
 def test_a_dead_endpoint_in_batch_mode_is_refused_the_same_way(pool_dir, tmp_path, no_openai_env):
     url = dead_url()
     result = judge_cli(pool_dir, tmp_path / "labels.tsv", "--model", "m", "--limit", "5", "--batch",
@@ -148,6 +150,7 @@ def test_connections_dropped_are_counted_as_connection_errors_not_timeouts(pool_
     assert len(result.labels) == 40
 
 
+@pytest.mark.slow
 def test_a_server_failing_with_500_leaves_nothing_final_and_the_rerun_judges_every_pair(pool_dir, tasks, tmp_path):
     out = tmp_path / "labels.tsv"
     with JudgeServer(Behaviour(faults={"server_error": 1.0})) as server:

@@ -1,4 +1,4 @@
-"""`evalset judge` against a real OpenAI-compatible HTTP server on 127.0.0.1 (evalset.judge.testserver).
+"""`evalset judge` against a real OpenAI-compatible HTTP server on 127.0.0.1 (tests.support.openai_server).
 
 Every assertion about what was sent is made on the server's side, from the requests it recorded.
 """
@@ -15,6 +15,7 @@ import sys
 import time
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
@@ -23,8 +24,8 @@ from evalset.judge import Journal, JudgeSettings, read_template
 from evalset.judge.batch import submit_batch
 from evalset.judge.job import judge_pool
 from evalset.judge.prompt import DEFAULT_TEMPLATE
-from evalset.judge.testserver import Behaviour, JudgeServer
 from tests.conftest import REPO
+from tests.support.openai_server import Behaviour, JudgeServer
 
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.05}
@@ -77,6 +78,7 @@ def test_labels_follow_the_labels_table_with_kind_llm_and_the_prompt_sha256(pool
     assert list(zip(labels["query_id"], labels["doc_id"], labels["grade"], strict=True)) == expected
 
 
+@pytest.mark.slow
 def test_with_429s_500s_malformed_and_off_scale_answers_every_pair_ends_judged_or_failed(pool_dir, tasks,
                                                                                           tmp_path):
     always_off_scale = {(t["query"], t["text"]): 9 for t in tasks[:3]}
@@ -251,6 +253,7 @@ def test_a_batch_submitted_before_a_crash_is_collected_not_submitted_again(pool_
     assert len(result.labels) == 12 and result.stats.batches == []
 
 
+@pytest.mark.slow
 def test_killed_with_sigkill_half_way_the_restart_asks_only_unanswered_pairs(pool_dir, tasks, tmp_path):
     limit = 120
     command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
@@ -284,6 +287,7 @@ def test_killed_with_sigkill_half_way_the_restart_asks_only_unanswered_pairs(poo
     assert uninterrupted.stats.requests == limit
 
 
+@pytest.mark.slow
 def test_rpm_spaces_request_starts_evenly(pool_dir, tmp_path):
     with JudgeServer() as server:
         run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=8, concurrency=8, rpm=600)

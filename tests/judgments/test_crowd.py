@@ -48,6 +48,7 @@ def ours(labels, rule, result=None):
     return {(q, d): g for q, d, g in result.itertuples(index=False)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rule", "model"), [
     ("dawid-skene", lambda: DawidSkene(n_iter=100, tol=1e-5)),
     ("one-coin", lambda: OneCoinDawidSkene(n_iter=100, tol=1e-5)),
@@ -61,11 +62,13 @@ def test_each_rule_gives_crowd_kits_own_grades_on_the_same_long_table(crowd, one
     assert got == expected
 
 
+@pytest.mark.slow
 def test_glad_gives_crowd_kits_own_grades(one_query):
     small = one_query[one_query["doc_id"].isin(sorted(one_query["doc_id"].unique())[:30])]  # scipy M-step: slow
     assert len(small) > 900 and ours(small, "glad") == reference(small, GLAD(n_iter=100, tol=1e-5))
 
 
+@pytest.mark.slow
 def test_the_same_labels_in_another_order_give_the_same_grades(crowd, one_query, mace_one_query):
     shuffled = crowd.sample(frac=1.0, random_state=7).reset_index(drop=True)
     pd.testing.assert_frame_equal(aggregate(crowd, "dawid-skene").grades, aggregate(shuffled, "dawid-skene").grades)
@@ -73,6 +76,7 @@ def test_the_same_labels_in_another_order_give_the_same_grades(crowd, one_query,
     pd.testing.assert_frame_equal(mace_one_query.grades, aggregate(shuffled, "mace").grades)
 
 
+@pytest.mark.slow
 def test_the_record_names_the_library_its_version_class_parameters_and_iterations(crowd, mace_one_query):
     record = aggregate(crowd, "dawid-skene").record()
     assert record["library"] == "crowd-kit" and record["version"].startswith("1.4.")
@@ -81,6 +85,7 @@ def test_the_record_names_the_library_its_version_class_parameters_and_iteration
     assert mace_one_query.record()["parameters"]["random_state"] == 20191
 
 
+@pytest.mark.slow
 def test_a_worked_example_three_careful_annotators_outvote_a_constant_one():
     rows = []
     truth = {f"d{i}": i % 4 for i in range(40)}

@@ -93,6 +93,7 @@ def test_condensed_equals_pytrec_eval_judged_docs_only_on_trec_eval_fixtures(sha
     assert assert_equals_trec_eval_minus_j(run, rel_level, rel_level=2) == 3 * len(PYTREC)
 
 
+@pytest.mark.slow
 def test_condensed_equals_pytrec_eval_judged_docs_only_on_the_37_dl19_runs(shared_data):
     root = shared_data / "dl19"
     qrels = read_qrels(root / "qrels.txt")

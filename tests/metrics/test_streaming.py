@@ -95,6 +95,7 @@ def test_a_run_not_grouped_by_query_is_detected_and_scored_right(tmp_path):
     same_table(streamed, grouped)  # the same lines in another order: the same values and notes
 
 
+@pytest.mark.slow
 def test_a_malformed_line_in_the_middle_of_a_streamed_run_is_refused_with_its_line(tmp_path):
     prepared, _ = worked_example(tmp_path, RUN)
     lines = [f"q{i // 50} Q0 d{i} {i % 50 + 1} {100 - i % 50}.5 t" for i in range(5000)]
@@ -112,6 +113,7 @@ def test_a_malformed_line_in_the_middle_of_a_streamed_run_is_refused_with_its_li
     assert short.value.line == 3211
 
 
+@pytest.mark.slow
 def test_a_truncated_gzip_is_refused_with_the_line_after_the_last_one_read(tmp_path):
     prepared, _ = worked_example(tmp_path, RUN)
     lines = [f"q{i // 100} Q0 d{i} {i % 100 + 1} {1000 - i}.25 t" for i in range(200_000)]
@@ -128,6 +130,7 @@ def test_a_truncated_gzip_is_refused_with_the_line_after_the_last_one_read(tmp_p
         evaluate_file(cut, prepared, ["ap"], stream=False)
 
 
+@pytest.mark.slow
 def test_many_runs_side_by_side_give_what_one_after_the_other_gives(dl19_files):
     qrels_path, runs = dl19_files
     prepared = prepare_qrels(read_qrels(qrels_path), EvaluationContract(ties="expected"))

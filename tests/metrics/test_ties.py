@@ -74,6 +74,7 @@ ALL_MEASURES = ["ndcg@3", "ndcg", "ap", "ap@3", "rr", "rr@2", "p@3", "recall@3",
                 "judged@3"]
 
 
+@pytest.mark.slow
 def test_expected_equals_the_average_over_every_order_of_each_tie_group():
     run = pd.DataFrame({
         "query_id": ["a"] * 7 + ["b"] * 5,

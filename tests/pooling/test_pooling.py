@@ -263,6 +263,7 @@ def cli_pool_with_texts(dl19, tmp_path_factory):
     return result, out
 
 
+@pytest.mark.slow
 def test_cli_writes_the_four_files_and_reports_the_pair_without_text(cli_pool_with_texts):
     result, out = cli_pool_with_texts
     assert result.exit_code == 0, result.output
@@ -287,6 +288,7 @@ def test_cli_writes_the_four_files_and_reports_the_pair_without_text(cli_pool_wi
     assert len(manifest["inputs"]["runs"]) == 37 and len(manifest["inputs"]["corpus"]["sha256"]) == 64
 
 
+@pytest.mark.slow
 def test_cli_is_deterministic_to_the_byte(cli_pool_with_texts, dl19, tmp_path):
     _, first = cli_pool_with_texts
     result = invoke("pool", dl19 / "runs" / "official_top100", "--depth", 10, "-o", tmp_path, "--seed", 3,
@@ -305,6 +307,7 @@ def test_cli_judge_the_holes_prints_judged_at_k_per_run(dl19, tmp_path):
     assert not (tmp_path / "tasks.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_shipped_spec_builds_the_dl19_demo_pool_and_options_override_it(tmp_path, monkeypatch):
     spec = PoolSpec.from_toml(REPO / "pools" / "dl19-demo.toml")
     assert spec.depth == 10 and all(Path(p).exists() for p in (*spec.runs, spec.queries, spec.corpus))

@@ -74,6 +74,7 @@ def test_the_confusion_matrices_are_crowd_kits_errors_transposed(crowd):
     assert quality.confusions["constant"][:, 1].min() > 0.95  # always grade 1, whatever the truth
 
 
+@pytest.mark.slow
 def test_text_json_and_plot(crowd, tmp_path):
     quality = annotator_quality(crowd, SCALE)
     lines = quality.to_text().split("\n")

@@ -186,6 +186,7 @@ def _one_error_line(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_push_refuses_bad_gold_before_connecting(pool, shared_data, tmp_path):
     qrels = shared_data / "dl19" / "qrels.txt"
     off = tmp_path / "off.qrels"
@@ -204,11 +205,13 @@ def test_push_refuses_bad_gold_before_connecting(pool, shared_data, tmp_path):
     assert "--gold and --gold-rate go together" in _one_error_line(_push(pool, "--gold-rate", 0.1))
 
 
+@pytest.mark.slow
 def test_a_good_gold_push_gets_as_far_as_the_connection(pool, shared_data):
     result = _push(pool, "--gold", shared_data / "dl19" / "qrels.txt", "--gold-rate", 0.1)
     assert "Label Studio at http://127.0.0.1:9 is not answering" in _one_error_line(result)
 
 
+@pytest.mark.slow
 def test_prepare_reads_texts_from_the_corpus_and_queries_recorded_in_pool_json(pool, shared_data):
     plan = prepare_gold_push(pool, shared_data / "dl19" / "qrels.txt", GUIDELINE, 0.5, seed=0)
     assert plan.gold_added == plan.pool_tasks and plan.gold_in_pool == 0

@@ -10,6 +10,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def output(shared_data):

@@ -56,6 +56,7 @@ def dl19_page(dl19_set, dl19_runs):
 
 
 # ------------------------------------------------------------------------------------------------ the numbers
+@pytest.mark.slow
 def test_scores_are_nists_published_ndcg_at_10(dl19_data, shared_data):
     nist = json.loads((shared_data / "dl19" / "nist_summaries.json").read_text())
     for name in RUNS:
@@ -82,6 +83,7 @@ def test_judged_at_10_is_the_share_of_the_top_10_with_a_judgment(dl19_data, dl19
     assert dl19_data.scores.loc["idst_bert_p1", "judged"] == pytest.approx(share.mean())
 
 
+@pytest.mark.slow
 def test_planned_comparisons_are_decided_at_the_threshold_compare_would_use(shared_data, dl19_runs, tmp_path):
     root = shared_data / "dl19"
     frozen = load_set(freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
@@ -130,6 +132,7 @@ def test_a_planned_comparison_without_its_runs_says_so(dl19_set, dl19_runs):
     assert "Not shown: run not given: idst_bert_p1." in page
 
 
+@pytest.mark.slow
 def test_strata_and_splits_of_a_sampled_set(shared_data, dl19_runs, tmp_path):
     topics = read_queries(shared_data / "dl19" / "topics.tsv")
     queries = topics.assign(stratum=["agent" if i % 3 == 0 else "human" for i in range(len(topics))],
@@ -172,6 +175,7 @@ def test_agreement_matrix_reads_the_three_shapes_alike():
         agreement_matrix({"kappa": 0.4})
 
 
+@pytest.mark.slow
 def test_without_agreement_data_the_page_says_so_and_with_it_shows_a_heatmap(dl19_page, dl19_data):
     without = dl19_page
     assert "No agreement data recorded." in without
@@ -214,6 +218,7 @@ def hostile_set(tmp_path):
     return load_set(target.path), runs
 
 
+@pytest.mark.slow
 def test_every_text_from_the_data_is_escaped_and_nothing_is_fetched(tmp_path):
     frozen, runs = hostile_set(tmp_path)
     page = build_report(frozen, runs, **FAST)
@@ -225,6 +230,7 @@ def test_every_text_from_the_data_is_escaped_and_nothing_is_fetched(tmp_path):
     assert "http://" not in page and "https://" not in page
 
 
+@pytest.mark.slow
 def test_the_report_is_deterministic(dl19_set, dl19_runs, dl19_page):
     assert build_report(dl19_set, dl19_runs, **FAST) == dl19_page
 
@@ -234,6 +240,7 @@ def _run_path(name: str) -> Path:
     return REPO.parent / "shared" / "data" / "dl19" / "runs" / "official_top100" / f"{name}.run.gz"
 
 
+@pytest.mark.slow
 def test_report_command_writes_the_page(dl19_set, tmp_path):
     output = tmp_path / "out" / "report.html"
     result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", *map(str, map(_run_path, RUNS)),

@@ -26,9 +26,9 @@ _spec = importlib.util.spec_from_file_location("check_html_in_chromium", REPO / 
 chromium_check = sys.modules.setdefault(_spec.name, importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(chromium_check)
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.service, pytest.mark.skipif(
     chromium_check.find_chromium() is None,
-    reason="Chromium is not installed: run scripts/install-chromium.sh (apt-get install chromium)")
+    reason="Chromium is not installed: run scripts/install-chromium.sh (apt-get install chromium)")]
 
 AGREEMENT = {"matrix": {"kappa": "kappa_linear", "annotators": ["nist", "<b>llm</b>", "llm&2"],
                         "values": [[1.0, 0.42, 0.35], [0.42, 1.0, None], [0.35, None, 1.0]]},

@@ -90,6 +90,7 @@ def test_the_estimates_are_those_of_evalset_estimate_on_the_human_graded_slice(s
     assert expected["comparisons"][1]["verdict"].startswith("not established")
 
 
+@pytest.mark.slow
 def test_the_page_shows_the_section_with_each_run_and_comparison(sliced_data):
     page = render_html(sliced_data)
     assert page.count(TITLE) == 1
@@ -116,6 +117,7 @@ def test_the_page_shows_the_section_with_each_run_and_comparison(sliced_data):
         "<td>bm25tuned_p</td>")
 
 
+@pytest.mark.slow
 def test_a_set_graded_in_full_by_humans_has_no_estimate_section(tmp_path, runs):
     frozen = _freeze(DL19 / "nist.qrels", tmp_path)
     assert set(frozen.labels["kind"]) == {"human", "llm"}
@@ -124,6 +126,7 @@ def test_a_set_graded_in_full_by_humans_has_no_estimate_section(tmp_path, runs):
     assert TITLE not in render_html(data) and "PPI++" not in render_html(data)
 
 
+@pytest.mark.slow
 def test_what_counts_as_an_llm_graded_part(sliced):
     frozen = sliced[0]
     labels = frozen.labels
@@ -143,6 +146,7 @@ def test_what_counts_as_an_llm_graded_part(sliced):
     assert record.slice == tuple(slice_ids[:9]) and len(record.queries) == 14
 
 
+@pytest.mark.slow
 def test_a_stratum_with_too_few_human_graded_queries_is_said_on_the_page(sliced, runs):
     frozen = sliced[0]
     slice_ids = sorted(frozen.labels.loc[frozen.labels["kind"] == "human", "query_id"].unique())
@@ -157,6 +161,7 @@ def test_a_stratum_with_too_few_human_graded_queries_is_said_on_the_page(sliced,
     assert f"<h2>{TITLE}</h2>\n<p class=\"none\">The set has an LLM-graded part" in page
 
 
+@pytest.mark.slow
 def test_a_stratified_set_shows_each_stratum_and_the_traffic_weighted_estimate(sliced, runs):
     frozen = sliced[0]
     slice_ids = sorted(frozen.labels.loc[frozen.labels["kind"] == "human", "query_id"].unique())

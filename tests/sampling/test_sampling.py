@@ -357,6 +357,7 @@ def assert_same_counts(left, right):
     assert list(left.dropped) == list(DROP_REASONS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count_by", ["submissions", "users"])
 def test_duckdb_and_pandas_agree_on_excite(excite, excite_log, count_by):
     window = Window(pd.Timestamp("1997-09-16 01:00").to_pydatetime(), None, "%y%m%d%H%M%S")

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow
+
 
 def bench(script: str, *args: str, env: dict[str, str] | None = None) -> str:
     result = subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=REPO, capture_output=True,

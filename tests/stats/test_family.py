@@ -81,6 +81,7 @@ def dl19_set(shared_data, tmp_path):
                   read_guideline(GUIDELINE), "dl19", tmp_path / "sets", planned=[("bm25base_p", "idst_bert_p1")]).path
 
 
+@pytest.mark.slow
 def test_comparing_from_python_logs_each_comparison_and_pays_for_it_in_the_threshold(dl19_set, shared_data):
     folder = shared_data / "dl19" / "runs" / "official_full"
     runs = {name: read_run(folder / f"{name}.run.gz") for name in ("bm25base_p", "idst_bert_p1", "p_bert")}

@@ -1,4 +1,4 @@
-"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, the demo and the benchmark.
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for the tests and the benchmark (not in the package).
 
 It speaks ``GET /v1/models`` (``Behaviour.models``; no such route when it is None; any other model is served
 too unless ``Behaviour.any_model`` is false, then it gets OpenAI's 404),
@@ -14,9 +14,9 @@ unless ``Behaviour.grades`` maps a query/passage pair to one; whether the n-th r
 message misbehaves, and how, is a hash of that message and n. Every request is recorded (:attr:`records`) so
 tests can assert on exactly what was sent.
 
-Run it alone (the benchmark does, so the server's CPU is not the client's)::
+Run it alone from the repository's root (the benchmark does, so the server's CPU is not the client's)::
 
-    python -m evalset.judge.testserver --latency 0.2 --port 0
+    python -m tests.support.openai_server --latency 0.2 --port 0
 """
 
 from __future__ import annotations
