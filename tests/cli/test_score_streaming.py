@@ -47,6 +47,7 @@ def test_score_streamed_prints_what_score_whole_prints(dl19, monkeypatch, option
     assert len(whole.stdout) > 1000
 
 
+@pytest.mark.slow
 def test_a_bad_line_in_the_middle_of_a_streamed_run_prints_no_result(dl19, tmp_path, streamed):
     qrels, runs = dl19
     with gzip.open(runs[0], "rt") as handle:

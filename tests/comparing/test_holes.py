@@ -90,6 +90,7 @@ def test_the_holes_are_the_unjudged_documents_of_either_top_10(dl19, holes_run):
         (row["query_id"] for row in holes["per_query"]), 0)  # the baseline was in the pool: no hole
 
 
+@pytest.mark.slow
 def test_the_pool_folder_is_what_push_and_judge_read(holes_run):
     _, out = holes_run
     tasks = pool_tasks(out)  # what `evalset push` sends to Label Studio

@@ -48,6 +48,7 @@ def sliced(pool, tmp_path_factory):
     return folder, human, sorted(chosen)
 
 
+@pytest.mark.slow
 def test_select_writes_the_slice_pool_and_record_seeded(pool, sliced, tmp_path):
     folder, _, chosen = sliced
     record = read_slice(folder)
@@ -191,6 +192,7 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
     assert mixed.exit_code == 2 and "with --set, its labels are the grades" in mixed.output
 
 
+@pytest.mark.slow
 def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_score(sliced, tmp_path):
     folder, human_path, _ = sliced
     freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",

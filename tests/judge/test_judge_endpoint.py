@@ -88,6 +88,7 @@ def test_openai_without_a_key_is_refused_up_front(pool_dir, tmp_path, no_openai_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_server_that_needs_a_key_stops_the_run_before_the_first_pair_saying_the_key_is_unset(
         pool_dir, tmp_path, no_openai_env):
     with JudgeServer(Behaviour(api_key="sk-right")) as server:
@@ -100,6 +101,7 @@ def test_a_server_that_needs_a_key_stops_the_run_before_the_first_pair_saying_th
                                           "journal"]  # "unused": the placeholder sent when no key is set
 
 
+@pytest.mark.slow
 def test_the_model_is_checked_once_before_the_first_pair(pool_dir, tmp_path, no_openai_env):
     with JudgeServer(Behaviour(models=("judge-test",), any_model=False)) as server:
         listed = run_judge(pool_dir, tmp_path / "listed.tsv", server, limit=3)
@@ -127,6 +129,7 @@ def test_an_endpoint_without_a_models_route_is_checked_with_one_small_request(po
     assert len(result.labels) == 4 and result.stats.requests == 4
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_goes_away_mid_run_stops_the_run_instead_of_spending_every_retry(pool_dir, tmp_path):
     settings = JudgeSettings(model="judge-test", base_url=dead_url(), check_endpoint=False, concurrency=4,
                              unreachable_after=5, unreachable_seconds=1.0, **FAST)
@@ -142,6 +145,7 @@ def test_an_endpoint_that_goes_away_mid_run_stops_the_run_instead_of_spending_ev
     assert journal_rows(tmp_path / "labels.tsv.journal.sqlite") == []
 
 
+@pytest.mark.slow
 def test_connections_dropped_are_counted_as_connection_errors_not_timeouts(pool_dir, tmp_path):
     with JudgeServer(Behaviour(faults={"disconnect": 0.2})) as server:
         result = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=40, concurrency=4)
@@ -189,6 +193,7 @@ def test_a_transport_failure_an_older_journal_holds_as_final_is_asked_again(pool
     assert result.stats.already_answered == 1 and list(result.failures["pair_id"]) == [tasks[1]["pair_id"]]
 
 
+@pytest.mark.slow
 def test_progress_shows_judged_failed_and_retrying_counts_on_stderr(pool_dir, tmp_path, capfd):
     from evalset.judge.job import judge_pool
 

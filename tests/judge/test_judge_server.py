@@ -62,6 +62,7 @@ def test_every_prompt_holds_the_guideline_verbatim_the_query_and_the_passage(poo
     assert result.stats.requests == 30 and result.stats.judged == 30
 
 
+@pytest.mark.slow
 def test_labels_follow_the_labels_table_with_kind_llm_and_the_prompt_sha256(pool_dir, tasks, tmp_path):
     with JudgeServer() as server:
         run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=20)
@@ -139,6 +140,7 @@ def test_retry_after_is_honoured(pool_dir, tasks, tmp_path):
     assert gaps and min(gaps) >= 0.25
 
 
+@pytest.mark.slow
 def test_a_finished_run_started_again_asks_nothing_and_a_longer_one_only_the_new_pairs(pool_dir, tmp_path):
     with JudgeServer() as server:
         first = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=25)
@@ -163,6 +165,7 @@ def test_without_structured_output_support_the_strict_parser_takes_over(pool_dir
     assert len(result.labels) == 10 and result.stats.failed == 0
 
 
+@pytest.mark.slow
 def test_the_key_comes_from_the_environment_and_is_never_written(pool_dir, tmp_path, monkeypatch):
     secret = "sk-test-do-not-write-4242"
     with JudgeServer(Behaviour(api_key=secret)) as server:
@@ -305,6 +308,7 @@ def test_the_cli_refuses_a_nonpositive_concurrency(pool_dir, tmp_path):
     assert result.exit_code == 2 and "must be > 0" in result.output
 
 
+@pytest.mark.slow
 def test_failures_are_final_until_retry_failed_asks_them_again(pool_dir, tasks, tmp_path):
     with JudgeServer(Behaviour(grades={(tasks[0]["query"], tasks[0]["text"]): 5})) as server:
         first = run_judge(pool_dir, tmp_path / "labels.tsv", server, limit=6)

@@ -64,6 +64,7 @@ def sliced_data(sliced, runs):
     return collect(sliced[0], runs, **FAST)
 
 
+@pytest.mark.slow
 def test_the_estimates_are_those_of_evalset_estimate_on_the_human_graded_slice(sliced, sliced_data):
     _, record, human, slice_json = sliced
     estimate = sliced_data.estimate

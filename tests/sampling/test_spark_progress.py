@@ -7,6 +7,8 @@ import collections
 import io
 import time
 
+import pytest
+
 from evalset.sampling import spark as spark_engine
 
 StageInfo = collections.namedtuple("StageInfo", "numTasks numCompletedTasks")
@@ -27,6 +29,7 @@ class Session:
             return Tracker()
 
 
+@pytest.mark.slow
 def test_the_bar_counts_the_tasks_of_the_stages_seen(monkeypatch):
     shown = io.StringIO()
     monkeypatch.setattr(spark_engine.sys, "stderr", shown)
@@ -36,6 +39,7 @@ def test_the_bar_counts_the_tasks_of_the_stages_seen(monkeypatch):
     assert "7/10" in shown.getvalue()
 
 
+@pytest.mark.slow
 def test_no_bar_off_a_terminal_or_when_asked(monkeypatch):
     shown = io.StringIO()
     monkeypatch.setattr(spark_engine.sys, "stderr", shown)
