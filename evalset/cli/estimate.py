@@ -8,7 +8,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.estimate_select import select_command
-from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
+from evalset.cli.options import conflicting_grades_option, run_pairs, set_evaluation_options
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -53,7 +53,7 @@ class _EstimateGroup(click.Group):
 @click.option("--slice-size", type=int, help="With --simulate: human-graded queries per simulated slice.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the simulated slices.")
 @conflicting_grades_option
-@evaluation_options
+@set_evaluation_options
 @click.option("--override-contract", is_flag=True,
               help="With --set: allow contract options that contradict the set's contract (the output says so).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,

@@ -63,6 +63,11 @@ def conflicting_grades_option(command):
              "settled ones are counted.")(command)
 
 
+def set_evaluation_options(command):
+    """The evaluation-contract options of a command whose --set brings its own contract (the default there)."""
+    return evaluation_options(command, with_set=True)
+
+
 def contract_options(command):
     """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
     return evaluation_options(apply_options(command, [
