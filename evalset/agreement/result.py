@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalset.agreement import annotators
 from evalset.agreement.analysis import (
     KAPPA_KEYS,
     AgreementReport,
@@ -35,7 +36,6 @@ from evalset.agreement.analysis import (
     agreement_report,
     with_texts,
 )
-from evalset.agreement.annotators import AnnotatorQuality, annotator_quality
 from evalset.agreement.inputs import OutOfScale, load_grades
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
@@ -70,12 +70,12 @@ class Agreement:
         return self.report.disagreements if self.disagreements is None else self.disagreements
 
     @functools.cached_property
-    def quality(self) -> AnnotatorQuality:
+    def quality(self) -> annotators.AnnotatorQuality:
         """Each annotator's quality (:func:`~evalset.agreement.annotators.annotator_quality`), computed when first
         asked for."""
         if self.grades is None:
             raise InputError("no grades to rate the annotators on")
-        return annotator_quality(self.grades, self.report.scale, self.out_of_scale)
+        return annotators.annotator_quality(self.grades, self.report.scale, self.out_of_scale)
 
     def to_text(self) -> str:
         """The report as ``evalset agreement`` prints it, then the per-annotator quality section when asked."""
