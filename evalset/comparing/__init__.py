@@ -10,27 +10,12 @@ a comparison (``--holes`` and ``--why``) what the judgments do not know and why 
   demoted; an unjudged document entering; a tie artefact), and the movements that cancelled.
 """
 
-from evalset.comparing.compare import Comparisons, compare_runs, format_comparisons
+from evalset.comparing.compare import Comparisons, compare_runs
 from evalset.comparing.explain import ExplainedComparisons, explain_comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
-from evalset.comparing.movement import MOVEMENT_CLASSES, QueryMovements, format_movements, query_movements
+from evalset.comparing.movement import MOVEMENT_CLASSES, QueryMovements, query_movements
 from evalset.comparing.topk import depth_of, graded_top_k
 
-__all__ = [
-           "MOVEMENT_CLASSES",
-           "ComparisonHoles",
-           "Comparisons",
-           "ExplainedComparisons",
-           "HolesPool",
-           "QueryMovements",
-           "compare_runs",
-           "comparison_holes",
-           "depth_of",
-           "explain_comparisons",
-           "format_comparisons",
-           "format_holes",
-           "format_movements",
-           "graded_top_k",
-           "holes_pool",
-           "query_movements",
-]
+__all__ = ["MOVEMENT_CLASSES", "ComparisonHoles", "Comparisons", "ExplainedComparisons", "HolesPool", "QueryMovements",
+           "compare_runs", "comparison_holes", "depth_of", "explain_comparisons", "format_holes", "graded_top_k",
+           "holes_pool", "query_movements"]

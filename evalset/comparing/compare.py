@@ -11,7 +11,7 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.stats.family import ComparisonFamily
-from evalset.stats.paired import Comparison, format_comparison
+from evalset.stats.paired import Comparison
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,12 @@ class Comparisons:
     @property
     def evaluation(self) -> Evaluation:
         return self.per_query.evaluation
+
+    def to_text(self) -> str:
+        """The comparisons one after the other, and the contract overridden, if it was."""
+        text = "\n\n".join(result.to_text() for result in self.results)
+        overridden = self.evaluation.overridden
+        return text + ("\nCONTRACT OVERRIDDEN: " + ", ".join(overridden) if overridden else "")
 
 
 def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, planned: int | None = None,
@@ -46,9 +52,3 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                               permutations=permutations, seed=seed) for name in candidates]
     return Comparisons(results, values)
 
-
-def format_comparisons(comparisons: Comparisons) -> str:
-    """The comparisons one after the other, and the contract overridden, if it was."""
-    text = "\n\n".join(format_comparison(result) for result in comparisons.results)
-    overridden = comparisons.evaluation.overridden
-    return text + ("\nCONTRACT OVERRIDDEN: " + ", ".join(overridden) if overridden else "")

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalset.comparing.compare import Comparisons, format_comparisons
+from evalset.comparing.compare import Comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
-from evalset.comparing.movement import QueryMovements, format_movements, query_movements
+from evalset.comparing.movement import QueryMovements, query_movements
 from evalset.contract import DEFAULT_SEED
 from evalset.evaluation import unusual_grades_note
 from evalset.io.trec import read_run
@@ -52,8 +52,8 @@ class ExplainedComparisons:
 
     def to_text(self) -> str:
         """The comparisons as ``compare`` prints them, then the movements, then the holes and their pool."""
-        parts = [format_comparisons(self.comparisons)]
-        parts += [format_movements(m) for m in self.movements or ()]
+        parts = [self.comparisons.to_text()]
+        parts += [m.to_text() for m in self.movements or ()]
         if self.holes is not None:
             parts.append(format_holes(self.holes, self.pool))
         return "\n\n".join(parts)

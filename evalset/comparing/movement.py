@@ -85,6 +85,10 @@ class QueryMovements:
         """Changed queries per class (a query can be in several)."""
         return {name: int((self.changed[name] > 0).sum()) for name in MOVEMENT_CLASSES}
 
+    def to_text(self) -> str:
+        """Counts per class with the queries of each class (and their differences), then the cancelled ones."""
+        return _text(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: counts, the queries of each class, the cancelled queries, every query's row."""
         classes = {name: {"queries": self.counts()[name], "documents": int(self.changed[name].sum()),
@@ -162,8 +166,7 @@ def _listed(queries: pd.DataFrame, indent: str) -> list[str]:
     return textwrap.wrap(", ".join(items), 116, initial_indent=indent, subsequent_indent=indent)
 
 
-def format_movements(movements: QueryMovements) -> str:
-    """Counts per class with the queries of each class (and their differences), then the cancelled ones."""
+def _text(movements: QueryMovements) -> str:
     m, k = movements, movements.depth
     changed = m.changed
     lines = [f"why queries moved: {m.candidate} vs {m.baseline} on {m.metric}, top {k}",

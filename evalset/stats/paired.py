@@ -34,7 +34,7 @@ from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
 
-__all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "format_comparison", "permutation_p_value",
+__all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
 
 FLIP_CHUNK = 1000
@@ -109,6 +109,10 @@ class Comparison:
     verdict: str
     seed: int
     largest_losses: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The comparison as ``compare`` prints it (an undefined number reads ``undef``)."""
+        return _text(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (an undefined or infinite number becomes None)."""
@@ -207,8 +211,7 @@ def _verdict(kind: str, established: bool, mean: float, p: float, threshold: flo
     return f"not established (p = {_p(p)} >= {threshold:.4g})"
 
 
-def format_comparison(result: Comparison) -> str:
-    """One comparison as printable lines (an undefined number reads ``undef``)."""
+def _text(result: Comparison) -> str:
     lines = [
         f"{result.candidate} vs {result.baseline} on {result.metric} ({result.n} queries"
         + (f", {result.undefined} undefined left out" if result.undefined else "") + f", {result.kind})",

@@ -8,7 +8,7 @@ from scipy import stats
 from evalset.errors import InputError
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate_runs
-from evalset.stats.paired import compare_paired, format_comparison, permutation_p_value, permutation_p_values
+from evalset.stats.paired import compare_paired, permutation_p_value, permutation_p_values
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_flips_drawn_in_chunks_are_one_draw_of_all_the_flips():
 def test_undefined_statistics_print_as_undef():
     result = compare_paired(pd.Series([0.1, np.nan], index=["a", "b"]), pd.Series([0.3, 0.2], index=["a", "b"]))
     assert result.n == 1 and np.isnan(result.t) and np.isnan(result.effect_size)
-    text = format_comparison(result)
+    text = result.to_text()
     assert "paired t          t = undef, p = undef" in text
     assert "effect size       undef (mean / sd of differences)" in text
     assert result.to_dict()["t"] is None and result.to_dict()["effect_size"] is None
