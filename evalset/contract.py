@@ -100,11 +100,6 @@ class EvaluationContract:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
-    @classmethod
-    def from_options(cls, **given: Any) -> EvaluationContract:
-        """The default contract with the options that were given (``None`` means not given)."""
-        return cls(**{k: v for k, v in given.items() if v is not None})
-
 
 @dataclass(frozen=True)
 class ContractOptions:
@@ -125,8 +120,8 @@ class ContractOptions:
     def given(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
-    def applied_to(self, recorded: EvaluationContract | None = None, *, override: bool = False,
-                   where: str = "the set's contract") -> tuple[EvaluationContract, tuple[str, ...]]:
+    def applied_to(self, recorded: EvaluationContract | None = None, *,
+                   override: bool = False) -> tuple[EvaluationContract, tuple[str, ...]]:
         """The contract in force and the options that contradict ``recorded`` (``name=value (set: value)``).
 
         Without ``recorded`` (scoring on qrels) the options change the default contract. With it (a frozen set's),
@@ -137,7 +132,7 @@ class ContractOptions:
         values = recorded.to_dict()
         overridden = tuple(f"{k}={v} (set: {values[k]})" for k, v in given.items() if values[k] != v)
         if overridden and not override:
-            raise InputError(f"these options contradict {where}: " + ", ".join(overridden)
+            raise InputError("these options contradict the set's contract: " + ", ".join(overridden)
                              + "; add --override-contract to score anyway")
         return EvaluationContract(**(values | given)), overridden
 

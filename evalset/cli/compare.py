@@ -57,14 +57,16 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
     from evalset.comparing import compare_runs, explain_comparisons
-    from evalset.io.trec import expand_run_paths
+    from evalset.io.trec import expand_run_paths, read_run
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     run_files = expand_run_paths((baseline, *candidates))
-    comparisons = compare_runs(evaluation, run_files, metric, planned=planned, exploratory=exploratory, alpha=alpha,
-                               permutations=permutations, seed=seed)
-    explained = explain_comparisons(comparisons, run_files, why=why, holes_folder=holes_folder, depth=depth,
-                                    queries=queries, corpus=corpus, seed=seed)
+    # --why and --holes read the runs' top k: each file is then read once, whole; else big files stream
+    runs = {name: read_run(path) for name, path in run_files.items()} if why or holes_folder else None
+    comparisons = compare_runs(evaluation, runs or run_files, metric, planned=planned, exploratory=exploratory,
+                               alpha=alpha, permutations=permutations, seed=seed)
+    explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
+                                    depth=depth, queries=queries, corpus=corpus, seed=seed)
     written = explained.write()  # before printing: a closed stdout loses no pool
     emit(explained, output_format)
     if output_format != "json":

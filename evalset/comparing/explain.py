@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from evalset.comparing.compare import Comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.movement import QueryMovements, query_movements
@@ -59,16 +61,19 @@ class ExplainedComparisons:
         return "\n\n".join(parts)
 
 
-def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | os.PathLike], *, why: bool = False,
+def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | os.PathLike], *,
+                        runs: Mapping[str, pd.DataFrame] | None = None, why: bool = False,
                         holes_folder: str | os.PathLike | None = None, depth: int | None = None,
                         queries: str | None = None, corpus: str | None = None,
                         seed: int = DEFAULT_SEED) -> ExplainedComparisons:
     """Classify each comparison's queries (``why``) and find its holes and their pool (``holes_folder``; with
     ``queries`` and ``corpus`` the pool has tasks; ``seed`` is its judging order's). ``run_files`` are the runs
-    compared (read whole only when ``why`` or ``holes_folder`` asks for their top k). Writes nothing."""
+    compared, ``runs`` the same read whole (read here when not given; only ``why`` and ``holes_folder`` need their
+    top k). Writes nothing."""
     if not why and holes_folder is None:
         return ExplainedComparisons(comparisons)
-    runs = {name: read_run(path) for name, path in run_files.items()}
+    if runs is None:
+        runs = {name: read_run(path) for name, path in run_files.items()}
     values, results = comparisons.per_query, comparisons.results
     movements = [query_movements(values, runs, result, depth) for result in results] if why else None
     if holes_folder is None:

@@ -49,13 +49,11 @@ class Evaluation:
         return cls(options, read_qrels(qrels), source=os.fspath(qrels))
 
     @classmethod
-    def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: Options = None, *,
-               override_contract: bool = False) -> Evaluation:
+    def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: ContractOptions | None = None,
+               *, override_contract: bool = False) -> Evaluation:
         """Evaluation on a frozen set's ``split`` (``test``, ``dev``, ``all``) under its contract (module
         docstring); ``options`` that contradict the contract are refused unless ``override_contract``."""
         frozen = frozen if isinstance(frozen, FrozenSet) else load_set(frozen)
-        if isinstance(options, EvaluationContract):
-            options = ContractOptions(**options.to_dict())
         contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
                                                                         override=override_contract)
         queries = select_split(frozen.queries, split)
