@@ -64,3 +64,10 @@ def check(name: str, value: Any, constraint: Interval) -> Any:
         shown = value if isinstance(value, numbers.Number) else repr(value)
         raise InputError(f"{name} must be {constraint}, got {shown}")
     return constraint.kind(value)
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else :class:`InputError`: ``NAME must be one of A, B, got VALUE``."""
+    if value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value

@@ -31,24 +31,35 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--holes", "holes_folder", type=click.Path(), metavar="DIR",
               help="Find the unjudged documents of the top k, bound the difference if they were judged, and write "
                    "them as a pool folder (pool.tsv, pool_sources.tsv, pool.json) for push or judge.")
-@click.option("--depth", type=int, metavar="K", help="The top k read by --why and --holes [default: the metric's "
-                                                     "cutoff; required for a metric without one].")
-@click.option("--queries", type=click.Path(), help="With --holes and --corpus: query texts for tasks.jsonl.")
+@click.option("--depth", type=int, metavar="K", help="The top k of judged@k, of the holes' bound, of --why and "
+                                                     "--holes [default: the metric's cutoff].")
+@click.option("--accept-holes", is_flag=True, help="Keep the verdict as judged when unjudged documents of the top k "
+                                                   "could flip it (said in the output).")
+@click.option("--interval", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True,
+              help="The bootstrap interval of the mean difference.")
+@click.option("--test", "primary_test", type=click.Choice(["permutation", "t"]), default="permutation",
+              show_default=True, help="The primary test the verdict follows.")
+@click.option("--queries", type=click.Path(), help="Queries (queries.tsv): with stratum and stratum_share columns, "
+                                                   "the strata of a traffic-weighted verdict; with --holes and "
+                                                   "--corpus, the query texts of tasks.jsonl.")
 @click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
-            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, queries, corpus):
+            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, accept_holes, interval,
+            primary_test, queries, corpus):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
-    t-test, a BCa bootstrap interval (level 1 - threshold) and the effect size are printed beside it.
+    t-test, a bootstrap interval (level 1 - threshold) and the effect size are printed beside it, and a line
+    says when they disagree. Beside every difference: both runs' judged@k; when unjudged documents of the top
+    k could flip an established verdict, it reads "not established" (--accept-holes keeps it). A judged query
+    missing from a run is an error unless --missing zero|skip. On a stratified set the verdict is on the set's
+    weighting, with each stratum's difference. On the dev split nothing is established.
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
-    --why and --holes explain each comparison (docs/compare-holes.md).
+    --why and --holes explain each comparison (docs/compare.md, docs/compare-holes.md).
     """
-    if holes_folder is None and (queries or corpus):
-        raise click.UsageError("--queries and --corpus give the texts of the --holes pool: give --holes DIR too")
-    if depth is not None and not (why or holes_folder):
-        raise click.UsageError("--depth is the top k read by --why and --holes: give one of them too")
+    if holes_folder is None and corpus:
+        raise click.UsageError("--corpus gives the texts of the --holes pool: give --holes DIR too")
     if holes_folder is not None:
         from evalset.io.outputs import check_outputs
         from evalset.pooling import pool_files
@@ -57,6 +68,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
     from evalset.comparing import compare_runs, explain_comparisons
+    from evalset.io.queries import read_queries
     from evalset.io.trec import expand_run_paths, read_run
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
@@ -64,7 +76,10 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     # --why and --holes read the runs' top k: each file is then read once, whole; else big files stream
     runs = {name: read_run(path) for name, path in run_files.items()} if why or holes_folder else None
     comparisons = compare_runs(evaluation, runs or run_files, metric, planned=planned, exploratory=exploratory,
-                               alpha=alpha, permutations=permutations, seed=seed)
+                               alpha=alpha, permutations=permutations, seed=seed, depth=depth,
+                               accept_holes=accept_holes, bound_holes=True if holes_folder else None,
+                               interval=interval, primary_test=primary_test,
+                               strata=read_queries(queries) if queries else None)
     explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
                                     depth=depth, queries=queries, corpus=corpus, seed=seed)
     written = explained.write()  # before printing: a closed stdout loses no pool

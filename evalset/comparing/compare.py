@@ -1,29 +1,69 @@
 """Comparing runs: the first run (the baseline) against each other one on one metric, in the comparison family
 (:mod:`evalset.stats.family`: planned or exploratory, the Bonferroni threshold, on a set the comparison log), from
-the per-query values of the evaluation room."""
+the per-query values of the evaluation room.
+
+Conventions
+-----------
+- **What a verdict rests on** is stated beside it: both runs' ``judged@k`` (k: the metric's cutoff, or the
+  depth given), the judged queries a run lacks, the undefined queries left out, the strata, the threshold.
+- **Holes.** When either run's top k holds unjudged documents, their bound is computed
+  (:func:`evalset.comparing.holes.comparison_holes`: the difference under fills of the holes). An *established*
+  verdict that a fill could flip becomes ``not established: N unjudged documents in the candidate's top k could
+  flip it``. Two ways keep the verdict as judged, and the output says so: ``accept_holes`` (``--accept-holes``),
+  or the contract's ``unjudged = condensed`` (the verdict then rests on the judged documents only). A metric
+  without cutoff has no top k to bound unless a depth is given.
+- **Missing queries.** A judged query absent from a run is refused (:class:`~evalset.errors.InputError` naming the
+  run and the count) unless the contract's ``missing`` was chosen explicitly (``--missing zero``: they score 0;
+  ``--missing skip``: they are left out of that comparison); then each comparison says how many.
+- **Strata.** On a set with strata (or given ``strata``: ``query_id, stratum, stratum_share``), each stratum's
+  difference is reported and the headline is on the set's weighting (traffic or uniform; given strata: traffic),
+  as :func:`evalset.stats.paired.compare_paired` computes it.
+- **Splits.** On a set's dev split every comparison is exploratory: the dev split is for tuning.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+import pandas as pd
+
+from evalset.comparing.holes import ComparisonHoles, comparison_holes
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.evaluation.values import Runs
+from evalset.io.trec import expand_run_paths, read_run
+from evalset.metrics import Measure, parse_measure
+from evalset.render import number
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
+from evalset.stats.strata import has_strata, query_weights
 
 
 @dataclass(frozen=True)
 class Comparisons:
-    """The comparisons of a baseline with each candidate, and the per-query values they rest on."""
+    """The comparisons of a baseline with each candidate, the per-query values they rest on, and each one's holes
+    (None where not bounded). ``strata`` are the strata used (None without), ``notes`` lines for stderr."""
 
     results: list[Comparison]
     per_query: PerQuery
+    holes: list[ComparisonHoles | None] = field(default_factory=list)
+    strata: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def evaluation(self) -> Evaluation:
         return self.per_query.evaluation
+
+    def weights(self, result: Comparison) -> pd.Series | None:
+        """The per-query weights of ``result``'s headline (None: uniform)."""
+        if result.weighting != "traffic" or self.strata is None:
+            return None
+        index = _paired(self.per_query, result.baseline, result.candidate, result.metric).dropna().index
+        return query_weights(pd.Index(index.astype(str)), self.strata)
 
     def to_text(self) -> str:
         """The comparisons one after the other, and the contract overridden, if it was."""
@@ -34,21 +74,150 @@ class Comparisons:
 
 def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, planned: int | None = None,
                  exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
-                 seed: int = DEFAULT_SEED, stream: bool | None = None) -> Comparisons:
-    """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline).
+                 seed: int = DEFAULT_SEED, stream: bool | None = None, depth: int | None = None,
+                 accept_holes: bool = False, bound_holes: bool | None = None, interval: str = "bca",
+                 primary_test: str = "permutation", strata: pd.DataFrame | None = None) -> Comparisons:
+    """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline), under the
+    rules of the module docstring.
 
     The comparisons form one :class:`~evalset.stats.family.ComparisonFamily` (the others asked for, the set's
     planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
-    appended to the set's comparison log as it is made.
+    appended to the set's comparison log as it is made. ``depth`` is the top k of judged@k and of the holes
+    (default: the metric's cutoff); ``bound_holes`` forces the holes' bound (True) or skips it (False) whatever
+    the policy; ``interval`` and ``primary_test`` are :func:`~evalset.stats.paired.compare_paired`'s.
     """
     metric = metric or evaluation.headline
-    values = per_query_values(evaluation, runs, [metric], stream=stream)
+    measure = parse_measure(metric)
+    k = depth if depth is not None else measure.cutoff
+    judged = f"judged@{k}" if k else None
+    asked = [metric] + ([judged] if judged and parse_measure(judged) != measure else [])
+    named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
+    values = per_query_values(evaluation, named, asked, stream=stream)
     baseline, *candidates = values.runs
     if not candidates:
         raise InputError(f"no candidate run to compare with the baseline {baseline}")
+    lacking = _missing_queries(values, named)
+    strata, weighting = _strata(evaluation, strata)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    results = [family.compare(values.column(baseline, metric), values.column(name, metric), baseline_name=baseline,
-                              candidate_name=name, metric=metric, exploratory=exploratory, alpha=alpha,
-                              permutations=permutations, seed=seed) for name in candidates]
-    return Comparisons(results, values)
+    policy = _holes_policy(evaluation, measure, k, accept_holes)
+    read: dict[str, pd.DataFrame] = {}
+    results, holes, notes = [], [], []
+    for name in candidates:
+        pair = _paired(values, baseline, name, metric)
+        result = family.compare(pair["baseline"], pair["candidate"], baseline_name=baseline, candidate_name=name,
+                                metric=metric, exploratory=exploratory, alpha=alpha, permutations=permutations,
+                                seed=seed, interval=interval, primary_test=primary_test, strata=strata,
+                                weighting=weighting, split=evaluation.split)
+        missing = _missing_record(evaluation, lacking, baseline, name, _judged_count(values, baseline))
+        if missing:
+            notes.append(f"{name} vs {baseline}: {missing['text']}")
+        judged_at_k = None
+        if judged:
+            both = pd.DataFrame({side: values.column(run, judged) for side, run in (("baseline", baseline),
+                                                                                    ("candidate", name))})
+            both = both.loc[pair.dropna().index]
+            judged_at_k = {"k": int(k), "baseline": float(both["baseline"].mean()),
+                           "candidate": float(both["candidate"].mean())}
+        result = replace(result, judged_at_k=judged_at_k, missing=missing)
+        bound = None
+        has_holes = judged_at_k is not None and min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
+        if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):
+            for run in (baseline, name):
+                if run not in read:
+                    read[run] = named[run] if isinstance(named[run], pd.DataFrame) else read_run(named[run])
+            weights = query_weights(pd.Index(pair.dropna().index.astype(str)), strata) if (
+                weighting == "traffic") else None
+            bound = comparison_holes(values, read, result, int(k), weights=weights)
+        results.append(_with_holes(result, bound, policy if has_holes or policy == "no cutoff" else None))
+        holes.append(bound)
+    return Comparisons(results, values, holes, strata, notes)
 
+
+def _paired(values: PerQuery, baseline: str, candidate: str, metric: str) -> pd.DataFrame:
+    """The two runs' values on the queries both were scored on (all of them, unless ``missing = skip``)."""
+    frame = pd.DataFrame({"baseline": values.column(baseline, metric), "candidate": values.column(candidate, metric)})
+    return frame[frame.index.isin(values.column(baseline, metric).index)
+                 & frame.index.isin(values.column(candidate, metric).index)]
+
+
+def _missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
+    """Run -> judged queries it lacks; refused unless the contract's ``missing`` was chosen (module docstring)."""
+    lacking = {name: int(values.notes(name).get("missing_queries", 0)) for name in values.runs}
+    evaluation = values.evaluation
+    if any(lacking.values()) and not evaluation.chose("missing"):
+        name, count = next((name, count) for name, count in lacking.items() if count)
+        judged = _judged_count(values, name)
+        path = runs[name] if isinstance(runs[name], str | os.PathLike) else None
+        raise InputError(f"run {name} lacks {count} of the {judged} judged queries: give --missing zero (they "
+                         "score 0, as a system that returned nothing) or --missing skip (they are left out of the "
+                         "comparison)", os.fspath(path) if path is not None else None)
+    return lacking
+
+
+def _judged_count(values: PerQuery, run: str) -> int:
+    table = values.tables[run]
+    lacking = int(table.attrs.get("missing_queries", 0))
+    return len(table) if values.evaluation.contract.missing == "zero" else len(table) + lacking
+
+
+def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: str, candidate: str,
+                    judged: int) -> dict[str, Any] | None:
+    counts = {"baseline": lacking[baseline], "candidate": lacking[candidate]}
+    if not any(counts.values()):
+        return None
+    policy = evaluation.contract.missing
+    said = " and ".join(f"{run} lacks {lacking[run]}" for run in (baseline, candidate) if lacking[run])
+    effect = "scored 0 (--missing zero)" if policy == "zero" else "left out of this comparison (--missing skip)"
+    return {"policy": policy, **counts, "text": f"{said} of the {judged} judged queries: {effect}"}
+
+
+def _strata(evaluation: Evaluation, given: pd.DataFrame | None) -> tuple[pd.DataFrame | None, str]:
+    """The strata of the comparisons and the weighting of their headline (module docstring)."""
+    if evaluation.frozen is not None and has_strata(evaluation.queries):
+        return evaluation.queries[["query_id", "stratum", "stratum_share"]], evaluation.frozen.contract.weighting
+    if given is not None and has_strata(given):
+        return given[["query_id", "stratum", "stratum_share"]].astype({"stratum_share": float}), "traffic"
+    return None, "uniform"
+
+
+def _holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept_holes: bool) -> str:
+    if not k:
+        return "no cutoff"
+    if evaluation.contract.unjudged == "condensed":
+        return "condensed"
+    return "accepted" if accept_holes else "bounded"
+
+
+def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str | None) -> Comparison:
+    """``result`` with its holes stated, and its verdict withheld when a fill of the holes could flip it."""
+    if policy is None:
+        return result
+    if bound is not None and bound.holes == 0:  # short rankings, not holes, kept judged@k below 1
+        return result
+    if bound is None:
+        text = {"no cutoff": f"not bounded: {result.metric} has no cutoff; give --depth K to bound the unjudged "
+                             "documents of the top k",
+                "condensed": "not bounded (unjudged = condensed): the verdict rests on the judged documents only",
+                "accepted": "not bounded (--accept-holes): the verdict counts the unjudged documents as not "
+                            "relevant",
+                "bounded": "not bounded"}[policy]
+        return replace(result, hole_bound={"policy": policy, "text": text})
+    where = {(True, True): "the two runs'", (False, True): "the candidate's", (True, False): "the baseline's"}
+    in_runs = (int(bound.per_query["holes_baseline"].sum()) > 0, int(bound.per_query["holes_candidate"].sum()) > 0)
+    place = f"{where.get(in_runs, 'the runs')} top {bound.depth}"
+    text = (f"{bound.holes} unjudged documents in {place}: the mean difference could be anywhere in "
+            f"[{number(bound.mean_low, sign=True)}, {number(bound.mean_high, sign=True)}]")
+    text += (f" (low end: {bound.outcome_low}; high end: {bound.outcome_high})" if bound.could_flip
+             else "; no fill of them changes the verdict")
+    flips = bound.could_flip and result.established and policy == "bounded"
+    if policy != "bounded":
+        text += f" (kept as judged: {'--accept-holes' if policy == 'accepted' else 'unjudged = condensed'})"
+    summary = {"policy": policy, "depth": bound.depth, "unjudged": bound.holes,
+               "baseline": int(bound.per_query["holes_baseline"].sum()),
+               "candidate": int(bound.per_query["holes_candidate"].sum()), "mean_low": bound.mean_low,
+               "mean_high": bound.mean_high, "could_flip": bound.could_flip, "text": text}
+    if not flips:
+        return replace(result, hole_bound=summary)
+    verdict = (f"not established: {bound.holes} unjudged documents in {place} could flip it (judge them: compare "
+               "--holes DIR)")
+    return replace(result, hole_bound=summary, established=False, verdict=verdict)

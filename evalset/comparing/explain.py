@@ -41,16 +41,17 @@ class ExplainedComparisons:
             document = result.to_dict()
             if self.movements is not None:
                 document["movement"] = self.movements[index].to_dict()
-            if self.holes is not None:
-                document["holes"] = self.holes[index].to_dict() | {"pool": self.pool.to_dict()}
+            bound = (self.holes or self.comparisons.holes or [None] * (index + 1))[index]
+            if bound is not None:
+                document["holes"] = bound.to_dict() | ({"pool": self.pool.to_dict()} if self.pool else {})
             documents.append(document)
         return documents
 
     @property
     def notes(self) -> list[str]:
-        """The note on unusual grades in the judgments, if any."""
+        """The comparisons' notes (missing queries), and the note on unusual grades in the judgments, if any."""
         note = unusual_grades_note(self.comparisons.evaluation)
-        return [note] if note else []
+        return [*self.comparisons.notes, *([note] if note else [])]
 
     def to_text(self) -> str:
         """The comparisons as ``compare`` prints them, then the movements, then the holes and their pool."""
@@ -78,7 +79,8 @@ def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | 
     movements = [query_movements(values, runs, result, depth) for result in results] if why else None
     if holes_folder is None:
         return ExplainedComparisons(comparisons, movements)
-    holes = [comparison_holes(values, runs, result, depth) for result in results]
+    holes = [bound if bound is not None else comparison_holes(values, runs, result, depth, comparisons.weights(result))
+             for bound, result in zip(comparisons.holes or [None] * len(results), results, strict=True)]
     pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=queries, corpus=corpus,
                       seed=seed)
     return ExplainedComparisons(comparisons, movements, holes, pool)

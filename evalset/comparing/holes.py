@@ -18,7 +18,8 @@ Conventions
   choices is a fill: the mean difference ranges over ``[mean of low, mean of high]``. These are the extremes
   over those six fills, not a proof over every partial fill (making only some of one run's holes relevant can,
   for nDCG, move a difference slightly beyond them, through the ideal ranking).
-- The means are over the queries the comparison counts (both values defined as judged, as ``compare`` does).
+- The means are over the queries the comparison counts (both values defined as judged, as ``compare`` does);
+  traffic-weighted when the comparison's headline is (the weights given).
 - The verdict at each end: the paired permutation test (:func:`evalset.stats.paired.permutation_p_value`, the
   comparison's sign flips and seed) of the per-query lows, and of the highs, at the comparison's threshold:
   ``candidate better`` (p < threshold, mean > 0), ``candidate worse`` (p < threshold, mean < 0), or ``no
@@ -126,9 +127,10 @@ class ComparisonHoles:
 
 
 def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: Comparison,
-                     depth: int | None = None) -> ComparisonHoles:
+                     depth: int | None = None, weights: pd.Series | None = None) -> ComparisonHoles:
     """The holes of ``result``, a comparison made by :func:`evalset.comparing.compare_runs` on ``runs`` from the
-    per-query ``values``."""
+    per-query ``values``. ``weights`` (per query id, summing to 1) make the means and the tests at both ends
+    traffic-weighted, as the comparison's headline is on a set weighted by traffic."""
     evaluation = values.evaluation
     measure = parse_measure(result.metric)
     k = depth_of(measure, depth)
@@ -161,12 +163,15 @@ def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result:
     table = table[["query_id", "holes", "holes_baseline", "holes_candidate", "difference", "low", "high",
                    *fills.columns]]
     rng_seed, flips, threshold = result.seed, result.permutations, result.threshold
-    p_low = permutation_p_value(table["low"].to_numpy(), flips, np.random.default_rng(rng_seed))
-    p_high = permutation_p_value(table["high"].to_numpy(), flips, np.random.default_rng(rng_seed))
-    mean_low, mean_high = float(table["low"].mean()), float(table["high"].mean())
+    scale = (np.ones(len(table)) if weights is None
+             else len(table) * weights.reindex(table["query_id"].astype(str)).to_numpy(np.float64))
+    low, high = scale * table["low"].to_numpy(), scale * table["high"].to_numpy()
+    p_low = permutation_p_value(low, flips, np.random.default_rng(rng_seed))
+    p_high = permutation_p_value(high, flips, np.random.default_rng(rng_seed))
+    mean_low, mean_high = float(low.mean()), float(high.mean())
     return ComparisonHoles(
         baseline=result.baseline, candidate=result.candidate, metric=result.metric, depth=k, top_grade=grade,
-        per_query=table, fills={name: float(table[f"fill_{name}"].mean()) for name in FILLS},
+        per_query=table, fills={name: float((scale * table[f"fill_{name}"].to_numpy()).mean()) for name in FILLS},
         mean_difference=result.mean_difference, mean_low=mean_low, mean_high=mean_high, p_low=p_low, p_high=p_high,
         threshold=threshold, outcome=_outcome(result.mean_difference, result.permutation_p, threshold),
         outcome_low=_outcome(mean_low, p_low, threshold), outcome_high=_outcome(mean_high, p_high, threshold))

@@ -7,6 +7,8 @@ Conventions
   (:class:`~evalset.errors.InputError`) unless ``override_contract``, and the contradictions are kept in
   :attr:`Evaluation.overridden` so that every output says so (:meth:`evalset.contract.ContractOptions.applied_to`).
   Only the queries of the split count: the qrels are the split's, the strata and traffic shares the set's.
+- Which conventions were chosen explicitly (an option given, or a whole :class:`EvaluationContract` passed) is
+  kept (:meth:`Evaluation.chose`): ``compare`` refuses a run missing judged queries unless ``missing`` was chosen.
 - The qrels are indexed for the engine once (:attr:`Evaluation.prepared`) and reused by every run scored.
 """
 
@@ -38,15 +40,17 @@ class Evaluation:
     queries: pd.DataFrame | None = None
     overridden: tuple[str, ...] = field(default=())
     source: str | None = None  # the qrels file or the set's folder, for messages
+    given: tuple[str, ...] = field(default=())  # the contract's conventions chosen explicitly (options given)
 
     @classmethod
     def on_qrels(cls, qrels: str | os.PathLike | pd.DataFrame, options: Options = None) -> Evaluation:
         """Evaluation on qrels: a TREC qrels file, or a frame ``query_id, doc_id, grade``."""
+        given = _given(options)
         if not isinstance(options, EvaluationContract):
             options = (options or ContractOptions()).applied_to()[0]
         if isinstance(qrels, pd.DataFrame):
-            return cls(options, qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True))
-        return cls(options, read_qrels(qrels), source=os.fspath(qrels))
+            return cls(options, qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True), given=given)
+        return cls(options, read_qrels(qrels), source=os.fspath(qrels), given=given)
 
     @classmethod
     def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: ContractOptions | None = None,
@@ -61,7 +65,7 @@ class Evaluation:
         if not (qrels["grade"] >= 0).any():
             raise InputError(f"no judgments on the {split} split of the set ({len(queries)} queries, none judged)",
                              os.fspath(frozen.path))
-        return cls(contract, qrels, frozen, split, queries, overridden, os.fspath(frozen.path))
+        return cls(contract, qrels, frozen, split, queries, overridden, os.fspath(frozen.path), _given(options))
 
     @property
     def headline(self) -> str:
@@ -87,6 +91,16 @@ class Evaluation:
         """The same evaluation on other qrels (the holes of a comparison filled, an annotator's grades)."""
         return replace(self, qrels=qrels)
 
+    def chose(self, convention: str) -> bool:
+        """Whether ``convention`` (e.g. ``missing``) was chosen explicitly: an option given, or a whole contract."""
+        return convention in self.given
+
     def with_contract(self, **changes: object) -> Evaluation:
         """The same evaluation under a contract changed in ``changes`` (e.g. ``ties="expected"``)."""
         return replace(self, contract=replace(self.contract, **changes))
+
+
+def _given(options: Options) -> tuple[str, ...]:
+    if isinstance(options, EvaluationContract):
+        return tuple(options.to_dict())
+    return tuple(options.given()) if options is not None else ()

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -78,14 +78,15 @@ class ComparisonFamily:
     def compare(self, baseline: pd.Series, candidate: pd.Series, *, baseline_name: str, candidate_name: str,
                 metric: str, exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
                 bootstrap_resamples: int = 9999, seed: int = DEFAULT_SEED, largest: int = 5,
-                record: bool = True) -> Comparison:
-        """:func:`~evalset.stats.paired.compare_paired` at this family's threshold and kind; with a log and
-        ``record``, the comparison is appended to it."""
+                record: bool = True, **options: Any) -> Comparison:
+        """:func:`~evalset.stats.paired.compare_paired` at this family's threshold and kind (``options``: its
+        ``interval``, ``primary_test``, ``strata``, ``weighting``, ``split``); with a log and ``record``, the
+        comparison is appended to it."""
         kind = self.kind(baseline_name, candidate_name, exploratory)
         result = compare_paired(baseline, candidate, baseline_name=baseline_name, candidate_name=candidate_name,
                                 metric=metric, planned=self.size(baseline_name, candidate_name, metric),
                                 exploratory=kind == "exploratory", alpha=alpha, permutations=permutations,
-                                bootstrap_resamples=bootstrap_resamples, seed=seed, largest=largest)
+                                bootstrap_resamples=bootstrap_resamples, seed=seed, largest=largest, **options)
         if record and self.log is not None:
             self.log.append({"baseline": baseline_name, "candidate": candidate_name, "metric": metric,
                              "kind": result.kind, "permutation_p": result.permutation_p,

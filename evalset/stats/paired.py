@@ -11,12 +11,23 @@ Conventions
   ``report`` and ``plan``'s power simulation (many resamples tested at once, sharing their flips) all use it.
   The flips are drawn in chunks of :data:`FLIP_CHUNK`; numpy draws int8 signs from 32-bit words and a chunk is a
   multiple of 4 flips, so the chunks are exactly the flips of one draw of them all.
-- Beside it: the paired t-test (``scipy.stats.ttest_rel``), a BCa bootstrap interval of the mean difference
-  (``scipy.stats.bootstrap``, level 1 - threshold, drawn from the same generator after the test's flips) and the
-  effect size (mean difference / standard deviation of the differences, ddof 1).
-- A difference is *established* only when the comparison was planned and its permutation p-value is below the
+- Beside it: the paired t-test (``scipy.stats.ttest_1samp`` of the differences, equal to ``ttest_rel``), a bootstrap
+  interval of the mean difference (``scipy.stats.bootstrap``, BCa by default or percentile, level 1 - threshold,
+  drawn from the same generator after the test's flips) and the effect size (mean difference / standard deviation
+  of the differences, ddof 1).
+- **Strata.** Given strata with traffic shares, each stratum's mean difference comes with its interval, and so does
+  the traffic-weighted difference: sum over queries of w_q d_q with w_q = share_s / n_s (shares renormalised over
+  the strata present, :func:`evalset.stats.strata.query_weights`). Its test flips signs query by query (so within
+  strata) and takes the weighted mean as the statistic: the one permutation implementation on n w_q d_q. Its
+  interval resamples within strata (:func:`evalset.stats.strata.score_interval`); its t is the stratified one
+  (variance sum of W_s^2 var_s / n_s, n - strata degrees of freedom). The headline is on the declared weighting
+  (``traffic`` or ``uniform``); the other weighting is reported beside it.
+- **The tests' agreement.** When the permutation test, the t-test and the interval (excluding 0 or not) disagree
+  at the threshold, ``tests_disagree`` says which, and a likely why (skewed differences, few queries, a p near
+  the threshold); the verdict follows the primary test (``permutation`` by default, or ``t``).
+- A difference is *established* only when the comparison was planned and its primary test's p-value is below the
   threshold ``alpha / planned`` (the family's Bonferroni count, see :mod:`evalset.stats.family`); an exploratory
-  comparison is never established, whatever its p.
+  comparison is never established, whatever its p, and neither is one on the ``dev`` split (it is for tuning).
 """
 
 from __future__ import annotations
@@ -31,8 +42,9 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.params import POSITIVE_INT, PROBABILITY, check
+from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
+from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
 
 __all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
@@ -67,8 +79,10 @@ def permutation_p_value(differences: np.ndarray, permutations: int, rng: np.rand
     return float(permutation_p_values(np.asarray(differences, dtype=np.float64)[None, :], permutations, rng)[0])
 
 
-def _bca_interval(differences: np.ndarray, level: float, resamples: int,
-                  rng: np.random.Generator) -> tuple[float, float]:
+def bootstrap_interval(differences: np.ndarray, level: float, resamples: int, rng: np.random.Generator,
+                       method: str = "bca") -> tuple[float, float]:
+    """The bootstrap interval of the mean of ``differences`` (``method``: ``bca`` or ``percentile``); degenerate
+    (both ends the value) when every resample would be equal."""
     from scipy import stats  # slow to import (1 s): imported where used, so that the CLI starts fast
 
     if len(differences) < 2 or np.all(differences == differences[0]):
@@ -77,13 +91,21 @@ def _bca_interval(differences: np.ndarray, level: float, resamples: int,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = stats.bootstrap((differences,), np.mean, confidence_level=level, n_resamples=resamples,
-                                 method="BCa", random_state=rng, vectorized=True, batch=500)
+                                 method=INTERVAL_METHODS[method], random_state=rng, vectorized=True, batch=500)
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """The result of :func:`compare_paired`. Differences are candidate minus baseline."""
+    """The result of :func:`compare_paired`. Differences are candidate minus baseline.
+
+    The headline figures (``mean_difference``, the tests, the interval, the verdict) are on ``weighting``:
+    ``uniform`` (every query alike) or ``traffic`` (strata weighted by their traffic share). With strata,
+    ``strata`` holds each stratum's difference and interval and ``other_weighting`` the figures under the other
+    weighting. ``judged_at_k``, ``hole_bound`` and ``missing`` are what a comparison of runs adds
+    (:func:`evalset.comparing.compare_runs`): both runs' judged@k, the bound of the holes, the judged queries a run
+    lacked.
+    """
 
     baseline: str
     candidate: str
@@ -109,6 +131,17 @@ class Comparison:
     verdict: str
     seed: int
     largest_losses: list[dict[str, Any]] = field(default_factory=list)
+    ci_method: str = "bca"
+    primary_test: str = "permutation"
+    tests_disagree: str = ""
+    weighting: str = "uniform"
+    strata: list[dict[str, Any]] = field(default_factory=list)
+    strata_disagree: str = ""
+    other_weighting: dict[str, Any] | None = None
+    split: str | None = None
+    judged_at_k: dict[str, Any] | None = None
+    hole_bound: dict[str, Any] | None = None
+    missing: dict[str, Any] | None = None
 
     def to_text(self) -> str:
         """The comparison as ``compare`` prints it (an undefined number reads ``undef``)."""
@@ -133,6 +166,11 @@ def compare_paired(
     bootstrap_resamples: int = 9999,
     seed: int = DEFAULT_SEED,
     largest: int = 5,
+    interval: str = "bca",
+    primary_test: str = "permutation",
+    strata: pd.DataFrame | None = None,
+    weighting: str = "uniform",
+    split: str | None = None,
 ) -> Comparison:
     """Compare two systems' per-query scores (Series indexed by query id) on the queries both define.
 
@@ -141,10 +179,21 @@ def compare_paired(
     both by the family's rule and logs the comparison. Queries where either value is NaN (undefined) are left
     out and counted in ``undefined``; a query present in only one Series is an error, since the pairing would
     be silently partial.
+
+    ``interval`` is the bootstrap interval (``bca``, ``percentile``); ``primary_test`` the test the verdict follows
+    (``permutation``, ``t``). ``strata`` (``query_id, stratum, stratum_share``) adds each stratum's difference;
+    with ``weighting="traffic"`` the headline is the traffic-weighted difference, tested by sign flips within
+    strata of the weighted mean and bounded by a bootstrap within strata (module docstring). On the ``dev``
+    ``split`` a comparison is exploratory: the dev split is for tuning.
     """
     check("planned", planned, POSITIVE_INT)
     check("alpha", alpha, PROBABILITY)
     check("permutations", permutations, POSITIVE_INT)
+    check_choice("interval", interval, INTERVALS)
+    check_choice("primary_test", primary_test, PRIMARY_TESTS)
+    check_choice("weighting", weighting, WEIGHTING_CHOICES)
+    if weighting == "traffic" and strata is None:
+        raise InputError("a traffic-weighted comparison needs the strata and their traffic shares")
     if set(baseline.index) != set(candidate.index):
         only = sorted(set(baseline.index) ^ set(candidate.index))[:5]
         raise InputError(f"{baseline_name} and {candidate_name} are scored on different queries (e.g. {only})")
@@ -153,17 +202,24 @@ def compare_paired(
     differences = (defined["candidate"] - defined["baseline"]).to_numpy(dtype=np.float64)
     threshold = alpha / planned
     rng = np.random.default_rng(seed)
-    permutation_p = permutation_p_value(differences, permutations, rng)
-    ci_low, ci_high = _bca_interval(differences, 1 - threshold, bootstrap_resamples, rng)
-    from scipy import stats
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        test = stats.ttest_rel(defined["candidate"], defined["baseline"]) if len(differences) > 1 else None
+    level = 1 - threshold
+    uniform = _figures(differences, None, None, permutations, rng, level, bootstrap_resamples, interval)
+    strata_rows, traffic = [], None
+    if strata is not None:
+        strata = strata.assign(query_id=strata["query_id"].astype(str),
+                               stratum_share=strata["stratum_share"].astype(float))
+        index = pd.Index(defined.index.astype(str))
+        weights = query_weights(index, strata)
+        traffic = _figures(differences, weights.to_numpy(), strata, permutations, rng, level, bootstrap_resamples,
+                           interval, index)
+        strata_rows = _strata_rows(pd.Series(differences, index=index), strata, level, bootstrap_resamples, rng,
+                                   interval)
+    headline, other = (traffic, uniform) if weighting == "traffic" else (uniform, traffic)
     sd = differences.std(ddof=1) if len(differences) > 1 else math.nan
-    mean = float(differences.mean()) if len(differences) else math.nan
-    kind = "exploratory" if exploratory else "planned"
-    established = kind == "planned" and permutation_p < threshold
+    dev = split == "dev"
+    kind = "exploratory" if exploratory or dev else "planned"
+    primary_p = headline["permutation_p"] if primary_test == "permutation" else headline["ttest_p"]
+    established = kind == "planned" and primary_p < threshold
     losses = defined.assign(difference=differences).sort_values("difference", kind="stable")
     losses = losses[losses["difference"] < 0].head(largest)
     return Comparison(
@@ -172,58 +228,197 @@ def compare_paired(
         metric=metric,
         n=len(differences),
         undefined=len(paired) - len(defined),
-        mean_difference=mean,
+        mean_difference=headline["mean_difference"],
         median_difference=float(np.median(differences)) if len(differences) else math.nan,
         wins=int(np.sum(differences > 0)),
         losses=int(np.sum(differences < 0)),
         ties=int(np.sum(differences == 0)),
-        permutation_p=permutation_p,
+        permutation_p=headline["permutation_p"],
         permutations=permutations,
-        t=float(test.statistic) if test is not None else math.nan,
-        ttest_p=float(test.pvalue) if test is not None else math.nan,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        ci_level=1 - threshold,
-        effect_size=mean / sd if sd and sd > 0 else math.nan,
+        t=headline["t"],
+        ttest_p=headline["ttest_p"],
+        ci_low=headline["ci_low"],
+        ci_high=headline["ci_high"],
+        ci_level=level,
+        effect_size=headline["mean_difference"] / sd if sd and sd > 0 else math.nan,
         threshold=threshold,
         kind=kind,
         established=established,
-        verdict=_verdict(kind, established, mean, permutation_p, threshold),
+        verdict=_verdict(kind, established, headline["mean_difference"], primary_p, threshold, primary_test, dev),
         seed=seed,
         largest_losses=[
             {"query_id": str(query), "baseline": float(row.baseline), "candidate": float(row.candidate),
              "difference": float(row.difference)}
             for query, row in losses.iterrows()
         ],
+        ci_method=interval,
+        primary_test=primary_test,
+        tests_disagree=_disagreement(headline, differences, threshold, primary_test, interval),
+        weighting=weighting,
+        strata=strata_rows,
+        strata_disagree=_strata_disagreement(strata_rows),
+        other_weighting=None if other is None else {"weighting": "uniform" if weighting == "traffic" else "traffic",
+                                                     **other},
+        split=split,
     )
+
+
+INTERVALS = tuple(INTERVAL_METHODS)
+PRIMARY_TESTS = ("permutation", "t")
+WEIGHTING_CHOICES = ("uniform", "traffic")
+
+
+def _figures(differences: np.ndarray, weights: np.ndarray | None, strata: pd.DataFrame | None, permutations: int,
+             rng: np.random.Generator, level: float, resamples: int, interval: str,
+             index: pd.Index | None = None) -> dict[str, float]:
+    """The mean difference, the permutation p, the t-test and the interval: plain (``weights`` None) or
+    traffic-weighted (sign flips within strata of the weighted mean, a stratified t, a bootstrap within strata)."""
+    from scipy import stats
+
+    n = len(differences)
+    if weights is None:
+        mean = float(differences.mean()) if n else math.nan
+        p = permutation_p_value(differences, permutations, rng)
+        low, high = bootstrap_interval(differences, level, resamples, rng, interval)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            test = stats.ttest_1samp(differences, 0.0) if n > 1 else None
+        t, t_p = (float(test.statistic), float(test.pvalue)) if test is not None else (math.nan, math.nan)
+        return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high}
+    mean = float(weights @ differences)
+    p = permutation_p_value(n * weights * differences, permutations, rng)
+    _, low, high = score_interval(pd.Series(differences, index=index), strata, "traffic", level=level,
+                                  resamples=resamples, rng=rng, method=interval)
+    t, t_p = _stratified_t(differences, weights, strata.set_index("query_id")["stratum"].reindex(index).to_numpy())
+    return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high}
+
+
+def _stratified_t(differences: np.ndarray, weights: np.ndarray, strata: np.ndarray) -> tuple[float, float]:
+    """The t statistic of the weighted mean: its variance sum over strata of W_s^2 var_s / n_s (a stratum of one
+    query adds none), n - (number of strata) degrees of freedom."""
+    from scipy import stats
+
+    variance, groups = 0.0, pd.unique(strata)
+    for stratum in groups:
+        inside = strata == stratum
+        size, share = int(inside.sum()), float(weights[inside].sum())
+        if size > 1:
+            variance += share ** 2 * differences[inside].var(ddof=1) / size
+    freedom = len(differences) - len(groups)
+    if variance <= 0 or freedom < 1:
+        return math.nan, math.nan
+    t = float(weights @ differences) / math.sqrt(variance)
+    return t, float(2 * stats.t.sf(abs(t), freedom))
+
+
+def _strata_rows(differences: pd.Series, strata: pd.DataFrame, level: float, resamples: int,
+                 rng: np.random.Generator, interval: str) -> list[dict[str, Any]]:
+    frame = strata.set_index("query_id").reindex(differences.index).assign(difference=differences)
+    rows = []
+    for stratum, group in frame.groupby("stratum", sort=True):
+        values = group["difference"].to_numpy(np.float64)
+        low, high = bootstrap_interval(values, level, resamples, rng, interval)
+        rows.append({"stratum": str(stratum), "share": float(group["stratum_share"].iloc[0]), "n": len(values),
+                     "mean_difference": float(values.mean()), "ci_low": low, "ci_high": high})
+    return rows
+
+
+def _strata_disagreement(rows: list[dict[str, Any]]) -> str:
+    better = [r for r in rows if r["mean_difference"] > 0]
+    worse = [r for r in rows if r["mean_difference"] < 0]
+    if not better or not worse:
+        return ""
+
+    def named(group: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{r['stratum']} ({r['mean_difference']:+.4f})" for r in group)
+
+    return f"the strata disagree in sign: candidate better on {named(better)}, worse on {named(worse)}"
+
+
+def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold: float, primary_test: str,
+                  interval: str) -> str:
+    """Which of the permutation test, the t-test and the interval disagree at the threshold, and a likely why."""
+    says = {"the permutation test": figures["permutation_p"] < threshold,
+            "the paired t-test": figures["ttest_p"] < threshold,
+            f"the {INTERVAL_METHODS[interval]} interval": not figures["ci_low"] <= 0 <= figures["ci_high"]}
+    if is_undefined(figures["ttest_p"]) or len(set(says.values())) == 1:
+        return ""
+    yes = [name for name, significant in says.items() if significant]
+    no = [name for name, significant in says.items() if not significant]
+    from scipy import stats
+
+    skew = float(stats.skew(differences, bias=False)) if len(differences) > 2 else math.nan
+    if not is_undefined(skew) and abs(skew) >= 1:
+        extreme = differences[np.argmax(np.abs(differences))]
+        why = (f"the differences are skewed (skewness {skew:+.2f}, the most extreme {extreme:+.4f}), which strains the "
+               "normal and bootstrap approximations; the permutation test needs only exchangeable signs")
+    elif len(differences) < 20:
+        why = f"few queries ({len(differences)}): the tests' approximations differ most there"
+    else:
+        why = "the evidence is near the threshold, where the tests' approximations differ"
+    primary = "the permutation test" if primary_test == "permutation" else "the paired t-test"
+    return (f"{' and '.join(yes)} {'says' if len(yes) == 1 else 'say'} significant, {' and '.join(no)} "
+            f"{'does' if len(no) == 1 else 'do'} not: {why}; the verdict follows {primary}, the primary test")
 
 
 def _p(value: float) -> str:
     return UNDEFINED if is_undefined(value) else f"{value:.4g}"
 
 
-def _verdict(kind: str, established: bool, mean: float, p: float, threshold: float) -> str:
+def _verdict(kind: str, established: bool, mean: float, p: float, threshold: float, primary_test: str = "permutation",
+             dev: bool = False) -> str:
+    p_name = "p" if primary_test == "permutation" else "t-test p"
+    if dev:
+        return f"exploratory (dev split, {p_name} = {_p(p)}): the dev split is for tuning, never established"
     if kind == "exploratory":
-        return f"exploratory (p = {_p(p)}): a lead for a planned comparison, never established"
+        return f"exploratory ({p_name} = {_p(p)}): a lead for a planned comparison, never established"
     if established:
         direction = "better" if mean > 0 else "worse"
-        return f"established: candidate {direction} (p = {_p(p)} < {threshold:.4g})"
-    return f"not established (p = {_p(p)} >= {threshold:.4g})"
+        return f"established: candidate {direction} ({p_name} = {_p(p)} < {threshold:.4g})"
+    return f"not established ({p_name} = {_p(p)} >= {threshold:.4g})"
 
 
 def _text(result: Comparison) -> str:
+    traffic = result.weighting == "traffic"
+    strata = f", traffic-weighted over {len(result.strata)} strata" if traffic else ""
     lines = [
         f"{result.candidate} vs {result.baseline} on {result.metric} ({result.n} queries"
-        + (f", {result.undefined} undefined left out" if result.undefined else "") + f", {result.kind})",
-        f"  mean difference   {number(result.mean_difference, sign=True)}   "
-        f"median {number(result.median_difference, sign=True)}",
+        + (f", {result.undefined} undefined left out" if result.undefined else "") + f", {result.kind}{strata})"]
+    if result.missing:
+        lines.append(f"  missing queries   {result.missing['text']}")
+    if result.judged_at_k:
+        judged = result.judged_at_k
+        lines.append(f"  judged@{judged['k']:<11}baseline {number(judged['baseline'])}, "
+                     f"candidate {number(judged['candidate'])}")
+    lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}"
+                 + (" traffic-weighted" if traffic else "") + f"   median {number(result.median_difference, sign=True)}")
+    for row in result.strata:
+        lines.append(f"  {'per stratum' if row is result.strata[0] else '':<17} {row['stratum']} (share "
+                     f"{row['share']:.3f}, {row['n']} queries) {number(row['mean_difference'], sign=True)}  "
+                     f"[{number(row['ci_low'], sign=True)}, {number(row['ci_high'], sign=True)}]")
+    if result.strata_disagree:
+        lines.append(f"  strata            {result.strata_disagree}")
+    if result.other_weighting:
+        other = result.other_weighting
+        lines.append(f"  {other['weighting']:<17} {number(other['mean_difference'], sign=True)}  (p = "
+                     f"{_p(other['permutation_p'])}, {INTERVAL_METHODS[result.ci_method]} "
+                     f"[{number(other['ci_low'], sign=True)}, {number(other['ci_high'], sign=True)}])")
+    within = " within strata" if traffic else ""
+    lines += [
         f"  wins/losses/ties  {result.wins}/{result.losses}/{result.ties}",
-        f"  permutation p     {_p(result.permutation_p)}  ({result.permutations} sign flips, seed {result.seed})",
-        f"  paired t          t = {number(result.t)}, p = {_p(result.ttest_p)}",
-        f"  BCa {result.ci_level:.1%} CI     [{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
+        f"  permutation p     {_p(result.permutation_p)}  ({result.permutations} sign flips{within}, "
+        f"seed {result.seed})",
+        f"  paired t          {'stratified ' if traffic else ''}t = {number(result.t)}, p = {_p(result.ttest_p)}",
+        f"  {INTERVAL_METHODS[result.ci_method]} {result.ci_level:.1%} CI"
+        + " " * max(1, 8 - len(INTERVAL_METHODS[result.ci_method]))
+        + f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
         f"  effect size       {number(result.effect_size, 3)} (mean / sd of differences)",
-        f"  verdict           {result.verdict}",
     ]
+    if result.hole_bound:
+        lines.append(f"  holes             {result.hole_bound['text']}")
+    if result.tests_disagree:
+        lines.append(f"  tests disagree    {result.tests_disagree}")
+    lines.append(f"  verdict           {result.verdict}")
     if result.largest_losses:
         lines.append("  largest losses    " + ", ".join(
             f"{loss['query_id']} ({loss['difference']:+.4f})" for loss in result.largest_losses))

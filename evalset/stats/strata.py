@@ -20,7 +20,11 @@ import numpy as np
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
 from evalset.render import json_safe
+
+INTERVAL_METHODS = {"bca": "BCa", "percentile": "percentile"}
+"""The bootstrap intervals offered (name -> ``scipy.stats.bootstrap``'s method)."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +98,10 @@ def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: s
 
 
 def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic", *,
-                   level: float = 0.95, resamples: int = 9999,
-                   rng: np.random.Generator | None = None) -> tuple[float, float, float]:
-    """The set's mean of one run's per-query values with a BCa bootstrap interval over queries.
+                   level: float = 0.95, resamples: int = 9999, rng: np.random.Generator | None = None,
+                   method: str = "bca") -> tuple[float, float, float]:
+    """The set's mean of one run's per-query values (or of two runs' per-query differences) with a bootstrap
+    interval over queries (``method``: ``bca`` or ``percentile``, :data:`INTERVAL_METHODS`).
 
     Undefined (NaN) values are left out. Queries are resampled within their stratum and the strata combined
     as :func:`stratified_summary` does for ``weighting`` (traffic: shares renormalised over the strata with a
@@ -132,6 +137,32 @@ def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str =
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = stats.bootstrap(tuple(samples), weighted_mean, confidence_level=level, n_resamples=resamples,
-                                 method="BCa", random_state=rng, vectorized=True)
+                                 method=INTERVAL_METHODS[method], random_state=rng, vectorized=True)
     low, high = result.confidence_interval
     return float(estimate), float(low + fixed), float(high + fixed)
+
+
+def query_weights(index: pd.Index, queries: pd.DataFrame) -> pd.Series:
+    """Each query's weight in the traffic-weighted mean over the queries of ``index``: its stratum's share
+    (renormalised over the strata present) divided by the stratum's number of queries there; the weights sum to 1.
+    A query of ``index`` without a stratum in ``queries`` is an error."""
+    strata = queries.assign(query_id=queries["query_id"].astype(str)).set_index("query_id")
+    frame = strata.reindex(pd.Index(index.astype(str)))[["stratum", "stratum_share"]]
+    if frame["stratum"].isna().any():
+        missing = list(frame.index[frame["stratum"].isna()][:3])
+        raise InputError(f"queries without a stratum in the strata given: {', '.join(missing)}")
+    shares = frame.groupby("stratum", sort=True)["stratum_share"].first().astype(float)
+    if not shares.sum() > 0:
+        raise InputError("the traffic shares of the strata sum to 0: no traffic-weighted mean")
+    shares = shares / shares.sum()
+    sizes = frame.groupby("stratum", sort=True).size()
+    weights = frame["stratum"].map(shares / sizes).astype(float)
+    return pd.Series(weights.to_numpy(), index=index)
+
+
+def has_strata(queries: pd.DataFrame | None) -> bool:
+    """Whether ``queries`` carries two strata or more and their traffic shares (``stratum``, ``stratum_share``, all
+    given)."""
+    return (queries is not None and {"stratum", "stratum_share"} <= set(queries.columns)
+            and queries["stratum"].notna().all() and queries["stratum"].nunique() > 1
+            and pd.to_numeric(queries["stratum_share"], errors="coerce").notna().all())
