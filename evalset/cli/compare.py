@@ -33,10 +33,16 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
                    "them as a pool folder (pool.tsv, pool_sources.tsv, pool.json) for push or judge.")
 @click.option("--depth", type=int, metavar="K", help="The top k read by --why and --holes [default: the metric's "
                                                      "cutoff; required for a metric without one].")
-@click.option("--queries", type=click.Path(), help="With --holes and --corpus: query texts for tasks.jsonl.")
+@click.option("--queries", type=click.Path(), help="Query texts (queries.tsv or topics): shown by --why, and with "
+                                                   "--holes and --corpus the tasks of tasks.jsonl.")
 @click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
+@click.option("--epsilon", type=float, help="With --why: the largest per-query difference that is no change "
+                                             "[default: 1e-9].")
+@click.option("--top", type=int, metavar="N", help="With --why: the text shows the N queries that changed most "
+                                                  "[default: every one; JSON keeps all].")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
-            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, queries, corpus):
+            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, queries, corpus,
+            epsilon, top):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -45,8 +51,13 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     --why and --holes explain each comparison (docs/compare-holes.md).
     """
-    if holes_folder is None and (queries or corpus):
-        raise click.UsageError("--queries and --corpus give the texts of the --holes pool: give --holes DIR too")
+    if holes_folder is None and corpus:
+        raise click.UsageError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
+    if queries and not (why or holes_folder):
+        raise click.UsageError("--queries gives query texts to --why and tasks to --holes: give one of them too")
+    for name, value in (("--epsilon", epsilon), ("--top", top)):
+        if value is not None and not why:
+            raise click.UsageError(f"{name} is read by --why: give --why too")
     if depth is not None and not (why or holes_folder):
         raise click.UsageError("--depth is the top k read by --why and --holes: give one of them too")
     if holes_folder is not None:
@@ -66,7 +77,8 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     comparisons = compare_runs(evaluation, runs or run_files, metric, planned=planned, exploratory=exploratory,
                                alpha=alpha, permutations=permutations, seed=seed)
     explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
-                                    depth=depth, queries=queries, corpus=corpus, seed=seed)
+                                    depth=depth, queries=queries, corpus=corpus, seed=seed, epsilon=epsilon,
+                                    top=top)
     written = explained.write()  # before printing: a closed stdout loses no pool
     emit(explained, output_format)
     if output_format != "json":
