@@ -39,13 +39,17 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
               help="The bootstrap interval of the mean difference.")
 @click.option("--test", "primary_test", type=click.Choice(["permutation", "t"]), default="permutation",
               show_default=True, help="The primary test the verdict follows.")
-@click.option("--queries", type=click.Path(), help="Queries (queries.tsv): with stratum and stratum_share columns, "
-                                                   "the strata of a traffic-weighted verdict; with --holes and "
-                                                   "--corpus, the query texts of tasks.jsonl.")
+@click.option("--queries", type=click.Path(), help="Queries (queries.tsv or topics): with stratum and stratum_share "
+                                                   "columns the strata of a traffic-weighted verdict; the texts "
+                                                   "--why shows; with --holes and --corpus the tasks of tasks.jsonl.")
 @click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
+@click.option("--epsilon", type=float, help="With --why: the largest per-query difference that is no change "
+                                             "[default: 1e-9].")
+@click.option("--top", type=int, metavar="N", help="With --why: the text shows the N queries that changed most "
+                                                  "[default: every one; JSON keeps all].")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
             exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, accept_holes, interval,
-            primary_test, queries, corpus):
+            primary_test, queries, corpus, epsilon, top):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -59,7 +63,10 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     --why and --holes explain each comparison (docs/compare.md, docs/compare-holes.md).
     """
     if holes_folder is None and corpus:
-        raise click.UsageError("--corpus gives the texts of the --holes pool: give --holes DIR too")
+        raise click.UsageError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
+    for name, value in (("--epsilon", epsilon), ("--top", top)):
+        if value is not None and not why:
+            raise click.UsageError(f"{name} is read by --why: give --why too")
     if holes_folder is not None:
         from evalset.io.outputs import check_outputs
         from evalset.pooling import pool_files
@@ -81,7 +88,8 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                                interval=interval, primary_test=primary_test,
                                strata=read_queries(queries) if queries else None)
     explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
-                                    depth=depth, queries=queries, corpus=corpus, seed=seed)
+                                    depth=depth, queries=queries, corpus=corpus, seed=seed, epsilon=epsilon,
+                                    top=top)
     written = explained.write()  # before printing: a closed stdout loses no pool
     emit(explained, output_format)
     if output_format != "json":

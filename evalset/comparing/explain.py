@@ -12,9 +12,10 @@ import pandas as pd
 
 from evalset.comparing.compare import Comparisons
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
-from evalset.comparing.movement import QueryMovements, query_movements
+from evalset.comparing.movement import TOLERANCE, QueryMovements, query_movements
 from evalset.contract import DEFAULT_SEED
 from evalset.evaluation import unusual_grades_note
+from evalset.io.queries import read_queries
 from evalset.io.trec import read_run
 from evalset.pooling import write_pool
 
@@ -66,21 +67,30 @@ def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | 
                         runs: Mapping[str, pd.DataFrame] | None = None, why: bool = False,
                         holes_folder: str | os.PathLike | None = None, depth: int | None = None,
                         queries: str | None = None, corpus: str | None = None,
-                        seed: int = DEFAULT_SEED) -> ExplainedComparisons:
+                        seed: int = DEFAULT_SEED, epsilon: float | None = None,
+                        top: int | None = None) -> ExplainedComparisons:
     """Classify each comparison's queries (``why``) and find its holes and their pool (``holes_folder``; with
     ``queries`` and ``corpus`` the pool has tasks; ``seed`` is its judging order's). ``run_files`` are the runs
     compared, ``runs`` the same read whole (read here when not given; only ``why`` and ``holes_folder`` need their
-    top k). Writes nothing."""
+    top k). ``queries`` also gives ``why`` its query texts; ``epsilon`` (None: :data:`TOLERANCE`) and ``top`` are
+    :func:`evalset.comparing.query_movements`'s. Writes nothing."""
     if not why and holes_folder is None:
         return ExplainedComparisons(comparisons)
     if runs is None:
         runs = {name: read_run(path) for name, path in run_files.items()}
     values, results = comparisons.per_query, comparisons.results
-    movements = [query_movements(values, runs, result, depth) for result in results] if why else None
+    movements = None
+    if why:
+        texts = read_queries(queries) if queries is not None else None
+        movements = [query_movements(values, runs, result, depth, queries=texts,
+                                     epsilon=TOLERANCE if epsilon is None else epsilon, top=top)
+                     for result in results]
     if holes_folder is None:
         return ExplainedComparisons(comparisons, movements)
     holes = [bound if bound is not None else comparison_holes(values, runs, result, depth, comparisons.weights(result))
              for bound, result in zip(comparisons.holes or [None] * len(results), results, strict=True)]
-    pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=queries, corpus=corpus,
+    # with why, the query texts alone are for the movements; the pool's tasks need the corpus too
+    tasks_queries = queries if corpus is not None or not why else None
+    pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=tasks_queries, corpus=corpus,
                       seed=seed)
     return ExplainedComparisons(comparisons, movements, holes, pool)

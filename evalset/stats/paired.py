@@ -392,8 +392,8 @@ def _text(result: Comparison) -> str:
                      f"candidate {number(judged['candidate'])}")
     lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}"
                  + (" traffic-weighted" if traffic else "") + f"   median {number(result.median_difference, sign=True)}")
-    for row in result.strata:
-        lines.append(f"  {'per stratum' if row is result.strata[0] else '':<17} {row['stratum']} (share "
+    for index, row in enumerate(result.strata):
+        lines.append(f"  {'' if index else 'per stratum':<17} {row['stratum']} (share "
                      f"{row['share']:.3f}, {row['n']} queries) {number(row['mean_difference'], sign=True)}  "
                      f"[{number(row['ci_low'], sign=True)}, {number(row['ci_high'], sign=True)}]")
     if result.strata_disagree:

@@ -214,4 +214,4 @@ def test_texts_without_holes_are_a_usage_error(dl19):
     result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
                     "--corpus", dl19["root"] / "passages.jsonl.gz")
     assert result.exit_code == 2
-    assert "--corpus gives the texts of the --holes pool: give --holes DIR too" in result.output
+    assert "--corpus gives the document texts of the --holes pool: give --holes DIR too" in result.output

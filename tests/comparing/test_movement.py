@@ -1,5 +1,7 @@
 """`evalset compare --why`: each query's change classified, counted on TREC DL 2019 (bm25base_p vs bm25tuned_p),
-checked by hand on three queries and against a plain-Python classification of every query."""
+checked by hand on three queries and against a plain-Python classification of every query; the documents that
+moved, with their ranks in both runs and their grades, checked against the run files and the qrels (bm25base_p vs
+idst_bert_p1); the query texts, --epsilon and --top."""
 
 import gzip
 import json
@@ -13,7 +15,12 @@ from evalset.cli import main
 from evalset.comparing import compare_runs, query_movements
 from evalset.contract import EvaluationContract
 from evalset.evaluation import Evaluation
+from evalset.io.queries import read_queries
 from evalset.io.trec import qrels_from_frame, run_from_frame
+from tests.conftest import REPO
+
+DL19 = REPO / "data" / "dl19"
+MOVES = ("lost", "rescued", "promoted", "demoted", "unjudged_entered")
 
 
 def invoke(*args):
@@ -72,7 +79,13 @@ def test_counts_per_class_and_the_cancelled_queries(movement):
     assert [row["query_id"] for row in document["cancelled"]] == ["1124210", "131843", "183378"]
     assert "  relevant lost from the top 10           24 queries (30 documents)" in text
     assert "  movements that cancelled (value unchanged, relevant documents moved): 3 queries" in text
-    assert "      183378: lost 1, rescued 1, promoted 1, demoted 1" in text
+    # the cancelled query with its documents: two grade-3 passages swap at 4 and 5, another replaces the one at 10
+    cancelled = text[text.index("  movements that cancelled"):].splitlines()
+    start = cancelled.index("    183378 (+0.0000, 0.4661 -> 0.4661)")
+    assert cancelled[start + 1:start + 5] == ["      lost: doc 4803850 rank 10 -> out (grade 3)",
+                                              "      rescued: doc 7449744 out -> 10 (grade 3)",
+                                              "      promoted: doc 8794304 rank 5 -> 4 (grade 3)",
+                                              "      demoted: doc 8794308 rank 4 -> 5 (grade 3)"]
 
 
 def test_every_query_agrees_with_a_plain_python_classification(movement):
@@ -104,9 +117,17 @@ def test_a_change_that_comes_from_breaking_ties_is_a_tie_artefact():
     qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "grade": [1, 0]}))
     runs = {"base": tiny([("q1", "a", 1.0), ("q1", "b", 1.0)]), "cand": tiny([("q1", "a", 1.0), ("q1", "0", 1.0)])}
     compared = compare_runs(Evaluation.on_qrels(qrels), runs, "ndcg@10", permutations=9)
-    row = query_movements(compared.per_query, runs, compared.results[0]).per_query.iloc[0]
+    movements = query_movements(compared.per_query, runs, compared.results[0])
+    row = movements.per_query.iloc[0]
     assert row["difference"] == pytest.approx(1 - 1 / 1.5849625, abs=1e-6)
     assert (row["tie_artefact"], row["promoted"], row["unjudged_entered"], row["other"]) == (1, 1, 1, 0)
+    # `a` goes from rank 2 (behind `b`) to rank 1; `0`, unjudged, enters at 2 (no grade)
+    assert movements.to_dict()["per_query"][0]["documents"] == [
+        {"doc_id": "a", "move": "promoted", "rank_baseline": 2, "rank_candidate": 1, "grade": 1},
+        {"doc_id": "0", "move": "unjudged_entered", "rank_baseline": None, "rank_candidate": 2, "grade": None}]
+    assert movements.to_text().splitlines()[-5:-1] == [
+        "    q1 (+0.3691, 0.6309 -> 1.0000)", "      promoted: doc a rank 2 -> 1 (grade 1)",
+        "      unjudged entered: doc 0 out -> 2", "      tie artefact: the difference is 0 under ties=expected"]
     same = compare_runs(Evaluation.on_qrels(qrels, EvaluationContract(ties="expected")), runs, "ndcg@10",
                         permutations=9)
     movements = query_movements(same.per_query, runs, same.results[0])
@@ -120,3 +141,143 @@ def test_the_default_output_is_unchanged_without_the_flags(movement):
     assert text.startswith(plain.output.rstrip("\n") + "\n\nwhy queries moved: bm25tuned_p vs bm25base_p on ndcg@10")
     document = json.loads(invoke("compare", "--qrels", root / "qrels.txt", *runs, "--format", "json").stdout)[0]
     assert "movement" not in document and "holes" not in document
+
+
+# --- the documents that moved, their ranks and grades: bm25base_p vs idst_bert_p1 on NIST's judgments
+def nist_grades() -> dict[tuple[str, str], int]:
+    grades = {}
+    for line in (DL19 / "nist.qrels").read_text().splitlines():
+        qid, _, doc, grade = line.split()
+        grades[(qid, doc)] = int(grade)
+    return grades
+
+
+@pytest.fixture(scope="module")
+def bert():
+    runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    common = ("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--queries", DL19 / "topics.tsv")
+    result = invoke(*common, "--format", "json")
+    assert result.exit_code == 0, result.output
+    text = invoke(*common)
+    assert text.exit_code == 0, text.output
+    return json.loads(result.stdout)[0]["movement"], text.output, runs
+
+
+def test_a_moved_document_has_its_ranks_in_both_runs_and_its_grade(bert):
+    document, text, runs = bert
+    base, cand = plain_top(runs[0]), plain_top(runs[1])
+    grades = nist_grades()
+    # 962179: the grade-3 passage 4606387 is 9th in bm25base_p and out of idst_bert_p1's top 10
+    assert base["962179"].index("4606387") + 1 == 9 and "4606387" not in cand["962179"]
+    assert grades[("962179", "4606387")] == 3
+    row = next(row for row in document["per_query"] if row["query_id"] == "962179")
+    assert {"doc_id": "4606387", "move": "lost", "rank_baseline": 9, "rank_candidate": None,
+            "grade": 3} in row["documents"]
+    assert "      lost: doc 4606387 rank 9 -> out (grade 3)" in text
+    # 1063750: bm25base_p finds no relevant passage; the BERT run's first is 7952971, grade 2
+    assert cand["1063750"][0] == "7952971" and "7952971" not in base["1063750"]
+    assert "    1063750 (+0.7477, 0.0000 -> 0.7477): why did the us volunterilay enter ww1" in text
+    assert "      rescued: doc 7952971 out -> 1 (grade 2)" in text
+
+
+def test_every_moved_document_agrees_with_the_run_files_and_the_qrels(bert):
+    document, _, runs = bert
+    base, cand = plain_top(runs[0]), plain_top(runs[1])
+    grades = nist_grades()
+    for row in document["per_query"]:
+        q = row["query_id"]
+        b, c = base.get(q, []), cand.get(q, [])
+        expected = []
+        for doc in dict.fromkeys(b + c):
+            grade = grades.get((q, doc))
+            rank_b = b.index(doc) + 1 if doc in b else None
+            rank_c = c.index(doc) + 1 if doc in c else None
+            if grade is not None and grade > 0:
+                move = ("lost" if rank_c is None else "rescued" if rank_b is None
+                        else "promoted" if rank_c < rank_b else "demoted" if rank_c > rank_b else None)
+            else:
+                move = "unjudged_entered" if grade is None and rank_b is None else None
+            if move:
+                expected.append({"doc_id": doc, "move": move, "rank_baseline": rank_b, "rank_candidate": rank_c,
+                                 "grade": grade})
+        # listed by class, then by rank (the baseline's, else the candidate's)
+        expected.sort(key=lambda d: (MOVES.index(d["move"]), d["rank_baseline"] or d["rank_candidate"]))
+        assert row["documents"] == expected, q
+    assert sum(len(row["documents"]) for row in document["per_query"]) == 139 + 248 + 53 + 57
+
+
+def test_the_query_texts_come_from_queries(bert):
+    document, text, _ = bert
+    topics = read_queries(DL19 / "topics.tsv")
+    texts = dict(zip(topics["query_id"], topics["query"], strict=True))
+    assert all(row["query"] == texts[row["query_id"]] for row in document["per_query"])
+    assert "    1037798 (-0.0886, 0.3057 -> 0.2172): who is robert gray" in text
+    runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    plain = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why")
+    assert "who is robert gray" not in plain.output
+    assert "query" not in json.loads(invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--format",
+                                            "json").stdout)[0]["movement"]["per_query"][0]
+
+
+def test_a_tiny_difference_is_no_change_at_a_larger_epsilon(movement):
+    document, rows, _, root, runs = movement
+    # 168216 changes by +0.0024 (a relevant passage lost, another rescued): a change at the default 1e-9
+    assert rows["168216"]["changed"] and abs(rows["168216"]["difference"]) < 0.005
+    wider = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--epsilon", "0.005", "--format", "json")
+    assert wider.exit_code == 0, wider.output
+    movement_005 = json.loads(wider.stdout)[0]["movement"]
+    row = next(row for row in movement_005["per_query"] if row["query_id"] == "168216")
+    assert not row["changed"] and movement_005["epsilon"] == 0.005 and document["epsilon"] == 1e-9
+    assert movement_005["changed"] == sum(abs(r["difference"]) > 0.005 for r in rows.values())
+    assert "168216" in [r["query_id"] for r in movement_005["cancelled"]]  # its documents still moved
+    text = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--epsilon", "0.005").output
+    assert f"  {movement_005['changed']} of 43 queries changed by more than epsilon 0.005, " in text
+    assert "by more than epsilon" not in invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why").output
+
+
+def test_top_limits_the_text_and_json_keeps_every_query(movement):
+    document, rows, _, root, runs = movement
+    result = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--top", "3")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    section = lines[lines.index("  the queries that changed, the largest |difference| first:") + 1:
+                    lines.index("  movements that cancelled (value unchanged, relevant documents moved): 3 queries")]
+    shown = [line.split()[0] for line in section if line.startswith("    ") and not line.startswith("      ")]
+    largest = sorted((r for r in rows.values() if r["changed"]), key=lambda r: -abs(r["difference"]))[:3]
+    assert shown == [r["query_id"] for r in largest] + ["..."] == ["1103812", "1037798", "19335", "..."]
+    assert section[-1] == "    ... 35 more moved queries (all in --format json)"
+    limited = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--top", "3", "--format", "json")
+    assert json.loads(limited.stdout)[0]["movement"] == document  # every query, every document
+    assert sum(len(row["documents"]) for row in document["per_query"]) == 30 + 24 + 63 + 78 + 20
+
+
+def test_with_why_and_holes_the_queries_alone_give_the_texts_and_the_pool_has_no_tasks(tmp_path):
+    runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--holes", tmp_path / "holes",
+                    "--queries", DL19 / "topics.tsv", "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert "    962179 (+0.8643, 0.0663 -> 0.9306): when was the salvation army founded" in result.output
+    assert "    ... 42 more moved queries (all in --format json)" in result.output
+    assert "no holes: every document in the top 10 is judged" in result.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--epsilon", "0.01"), "--epsilon is read by --why: give --why too"),
+    (("--top", "5"), "--top is read by --why: give --why too"),
+])
+def test_the_options_of_why_without_why_are_a_usage_error(extra, message):
+    runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, *extra)
+    assert result.exit_code == 2
+    assert f"Error: {message}" in result.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--epsilon", "-0.1"), "--epsilon must be a number >= 0, got -0.1"),
+    (("--top", "-1"), "--top must be a non-negative integer, got -1"),
+])
+def test_a_negative_epsilon_or_top_is_refused_in_one_line(extra, message):
+    runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", *extra)
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"evalset: error: {message}"]
