@@ -93,7 +93,7 @@ step "plan (the frozen set as a pilot): queries needed to settle bm25tuned_p aga
 step "report (the frozen set and the runs -> $out/report.html): one self-contained HTML page"
 "$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement.json" -o "$out/report.html"
 
-step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): per-stratum, traffic-weighted scores"
+step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): per-stratum, traffic-weighted scores and verdicts"
 # The rule (scripts/dl19_strata.py): a topic of at most 4 words is "short", a longer one "long"; each stratum's
 # traffic share is the share of the Excite log's submissions of that length (DL19 has no traffic of its own).
 .venv/bin/python scripts/dl19_strata.py -o "$out/dl19-strata.tsv"
@@ -101,6 +101,8 @@ step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): 
   --name dl19-strata --sets-dir "$out/sets" --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 "$evalset" score --set "$out/sets/dl19-strata/v1" data/dl19/runs/{bm25base_p,bm25tuned_p,p_bert,idst_bert_p1}.run.gz \
   -m ndcg@10 | tee "$out/scores-strata.txt"
+"$evalset" compare --set "$out/sets/dl19-strata/v1" data/dl19/runs/{bm25base_p,idst_bert_p1,bm25tuned_p}.run.gz \
+  | tee "$out/compare-strata.txt"
 
 step "estimate (DL19): PPI++ from Llama-3-70B's grades on all 43 topics and NIST's grades on a random slice of 10"
 "$evalset" estimate select "$out/pool" --size 10 --seed 3 -o "$out/slice"

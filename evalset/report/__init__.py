@@ -47,7 +47,7 @@ from evalset.report import plots
 from evalset.report.estimates import estimates_section
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
-from evalset.stats.strata import score_interval, stratified_summary
+from evalset.stats.strata import has_strata, score_interval, stratified_summary
 
 KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
 """Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted kappa suits
@@ -175,7 +175,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     measures = [headline] if headline == judged else [headline, judged]
     tables = per_query_values(evaluation, runs, [str(m) for m in measures]).tables
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
-    comparisons = _comparisons(frozen, tables, str(headline), split, seed, permutations, alpha, largest)
+    comparisons = _comparisons(frozen, tables, str(headline), evaluation, seed, permutations, alpha, largest)
     matrix, note = None, ""
     if agreement is not None:
         matrix = agreement_matrix(agreement)
@@ -230,9 +230,11 @@ def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries
     return pd.DataFrame(rows).set_index("run")
 
 
-def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, split: str, seed: int,
+def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, evaluation: Evaluation, seed: int,
                  permutations: int, alpha: float, largest: int) -> list[PlannedComparison]:
-    family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=split)
+    family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=evaluation.split)
+    stratified = has_strata(evaluation.queries)  # the strata rule of compare: the headline on the set's weighting
+    strata = evaluation.queries[["query_id", "stratum", "stratum_share"]] if stratified else None
     out = []
     for baseline, candidate in frozen.planned:
         absent = [name for name in (baseline, candidate) if name not in tables]
@@ -245,7 +247,9 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
             f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
         result = family.compare(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
                                 metric=frozen.contract.headline, alpha=alpha, permutations=permutations, seed=seed,
-                                largest=largest, record=False)
+                                largest=largest, record=False, strata=strata,
+                                weighting=frozen.contract.weighting if stratified else "uniform",
+                                split=evaluation.split)
         differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
         out.append(PlannedComparison(baseline, candidate, result, differences, note))
     return out

@@ -390,8 +390,9 @@ def _text(result: Comparison) -> str:
         judged = result.judged_at_k
         lines.append(f"  judged@{judged['k']:<11}baseline {number(judged['baseline'])}, "
                      f"candidate {number(judged['candidate'])}")
-    lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}"
-                 + (" traffic-weighted" if traffic else "") + f"   median {number(result.median_difference, sign=True)}")
+    weighted = " traffic-weighted" if traffic else ""
+    lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}{weighted}   "
+                 f"median {number(result.median_difference, sign=True)}")
     for index, row in enumerate(result.strata):
         lines.append(f"  {'' if index else 'per stratum':<17} {row['stratum']} (share "
                      f"{row['share']:.3f}, {row['n']} queries) {number(row['mean_difference'], sign=True)}  "
@@ -400,7 +401,8 @@ def _text(result: Comparison) -> str:
         lines.append(f"  strata            {result.strata_disagree}")
     if result.other_weighting:
         other = result.other_weighting
-        lines.append(f"  {other['weighting']:<17} {number(other['mean_difference'], sign=True)}  (p = "
+        label = "unweighted" if other["weighting"] == "uniform" else "traffic-weighted"
+        lines.append(f"  {label:<17} {number(other['mean_difference'], sign=True)}  (p = "
                      f"{_p(other['permutation_p'])}, {INTERVAL_METHODS[result.ci_method]} "
                      f"[{number(other['ci_low'], sign=True)}, {number(other['ci_high'], sign=True)}])")
     within = " within strata" if traffic else ""

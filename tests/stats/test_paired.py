@@ -118,3 +118,65 @@ def test_undefined_statistics_print_as_undef():
     assert "paired t          t = undef, p = undef" in text
     assert "effect size       undef (mean / sd of differences)" in text
     assert result.to_dict()["t"] is None and result.to_dict()["effect_size"] is None
+
+
+# ------------------------------------------------------------------------------------------------ strata
+STRATA = pd.DataFrame({"query_id": [f"q{i}" for i in range(10)], "stratum": ["head"] * 6 + ["tail"] * 4,
+                       "stratum_share": [0.8] * 6 + [0.2] * 4})
+BASE = pd.Series([0.5, 0.4, 0.6, 0.3, 0.7, 0.5, 0.2, 0.1, 0.4, 0.3], index=STRATA["query_id"])
+CAND = pd.Series([0.6, 0.45, 0.55, 0.5, 0.9, 0.5, 0.1, 0.0, 0.2, 0.35], index=STRATA["query_id"])
+
+
+def test_the_stratified_permutation_p_equals_a_brute_force_enumeration_of_every_sign_pattern():
+    differences = (CAND - BASE).to_numpy()
+    weights = np.array([0.8 / 6] * 6 + [0.2 / 4] * 4)
+    observed = abs(weights @ differences)
+    patterns = np.array(np.meshgrid(*[[-1, 1]] * 10)).reshape(10, -1).T  # all 1,024 sign patterns
+    exact = np.mean(np.abs(patterns @ (weights * differences)) >= observed - 1e-12)
+    result = compare_paired(BASE, CAND, strata=STRATA, weighting="traffic", permutations=200_000)
+    assert result.mean_difference == pytest.approx(weights @ differences, abs=1e-15)
+    assert abs(result.permutation_p - exact) <= 4 * np.sqrt(exact * (1 - exact) / 200_000)
+    assert result.weighting == "traffic" and result.other_weighting["weighting"] == "uniform"
+    assert result.other_weighting["mean_difference"] == pytest.approx(differences.mean())
+
+
+def test_the_stratified_t_is_the_weighted_mean_over_its_stratified_standard_error():
+    result = compare_paired(BASE, CAND, strata=STRATA, weighting="traffic")
+    d = (CAND - BASE).to_numpy()
+    head, tail = d[:6], d[6:]
+    se = np.sqrt(0.8 ** 2 * head.var(ddof=1) / 6 + 0.2 ** 2 * tail.var(ddof=1) / 4)
+    t = (0.8 * head.mean() + 0.2 * tail.mean()) / se
+    assert result.t == pytest.approx(t)
+    assert result.ttest_p == pytest.approx(2 * stats.t.sf(abs(t), 10 - 2))
+
+
+def test_strata_that_disagree_in_sign_are_said():
+    result = compare_paired(BASE, CAND, strata=STRATA)
+    assert result.weighting == "uniform"
+    assert [row["stratum"] for row in result.strata] == ["head", "tail"]
+    head, tail = (CAND - BASE)[:6].mean(), (CAND - BASE)[6:].mean()
+    assert result.strata_disagree == (f"the strata disagree in sign: candidate better on head ({head:+.4f}), "
+                                      f"worse on tail ({tail:+.4f})")
+
+
+def test_a_traffic_weighted_comparison_needs_strata():
+    with pytest.raises(InputError, match="a traffic-weighted comparison needs the strata"):
+        compare_paired(BASE, CAND, weighting="traffic")
+
+
+def test_the_percentile_interval_is_scipys_percentile_bootstrap_after_the_tests_flips():
+    base, cand = BASE.reset_index(drop=True), CAND.reset_index(drop=True)
+    result = compare_paired(base, cand, interval="percentile", permutations=999, bootstrap_resamples=2000, seed=5)
+    rng = np.random.default_rng(5)
+    permutation_p_value((cand - base).to_numpy(), 999, rng)
+    reference = stats.bootstrap(((cand - base).to_numpy(),), np.mean, confidence_level=0.95, n_resamples=2000,
+                                method="percentile", random_state=rng, vectorized=True, batch=500)
+    assert (result.ci_low, result.ci_high) == pytest.approx(tuple(reference.confidence_interval))
+    assert result.ci_method == "percentile"
+
+
+def test_an_unknown_interval_or_primary_test_is_one_line():
+    with pytest.raises(InputError, match="interval must be one of bca, percentile, got 'normal'"):
+        compare_paired(BASE, CAND, interval="normal")
+    with pytest.raises(InputError, match="primary_test must be one of permutation, t, got 'wilcoxon'"):
+        compare_paired(BASE, CAND, primary_test="wilcoxon")
