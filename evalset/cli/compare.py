@@ -75,7 +75,6 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                       {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                        "--queries": queries, "--corpus": corpus})
     from evalset.comparing import compare_runs, explain_comparisons
-    from evalset.io.queries import read_queries
     from evalset.io.trec import expand_run_paths, read_run
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
@@ -86,7 +85,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
                                alpha=alpha, permutations=permutations, seed=seed, depth=depth,
                                accept_holes=accept_holes, bound_holes=True if holes_folder else None,
                                interval=interval, primary_test=primary_test,
-                               strata=read_queries(queries) if queries else None)
+                               strata=queries)
     explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
                                     depth=depth, queries=queries, corpus=corpus, seed=seed, epsilon=epsilon,
                                     top=top)

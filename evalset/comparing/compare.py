@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
@@ -35,8 +36,10 @@ from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.evaluation.values import Runs
+from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
+from evalset.params import POSITIVE_INT, check
 from evalset.render import number
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
@@ -76,7 +79,8 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                  exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
                  seed: int = DEFAULT_SEED, stream: bool | None = None, depth: int | None = None,
                  accept_holes: bool = False, bound_holes: bool | None = None, interval: str = "bca",
-                 primary_test: str = "permutation", strata: pd.DataFrame | None = None) -> Comparisons:
+                 primary_test: str = "permutation",
+                 strata: pd.DataFrame | str | os.PathLike | None = None) -> Comparisons:
     """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline), under the
     rules of the module docstring.
 
@@ -84,11 +88,12 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
     appended to the set's comparison log as it is made. ``depth`` is the top k of judged@k and of the holes
     (default: the metric's cutoff); ``bound_holes`` forces the holes' bound (True) or skips it (False) whatever
-    the policy; ``interval`` and ``primary_test`` are :func:`~evalset.stats.paired.compare_paired`'s.
+    the policy; ``interval`` and ``primary_test`` are :func:`~evalset.stats.paired.compare_paired`'s; ``strata``
+    (a queries file or frame with ``stratum`` and ``stratum_share``) stratifies a comparison on qrels.
     """
     metric = metric or evaluation.headline
     measure = parse_measure(metric)
-    k = depth if depth is not None else measure.cutoff
+    k = check("--depth", depth, POSITIVE_INT) if depth is not None else measure.cutoff
     judged = f"judged@{k}" if k else None
     asked = [metric] + ([judged] if judged and parse_measure(judged) != measure else [])
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
@@ -97,7 +102,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if not candidates:
         raise InputError(f"no candidate run to compare with the baseline {baseline}")
     lacking = _missing_queries(values, named)
-    strata, weighting = _strata(evaluation, strata)
+    strata, weighting = _strata(evaluation, strata, values)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
     policy = _holes_policy(evaluation, measure, k, accept_holes)
     read: dict[str, pd.DataFrame] = {}
@@ -171,13 +176,32 @@ def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: s
     return {"policy": policy, **counts, "text": f"{said} of the {judged} judged queries: {effect}"}
 
 
-def _strata(evaluation: Evaluation, given: pd.DataFrame | None) -> tuple[pd.DataFrame | None, str]:
+def _strata(evaluation: Evaluation, given: pd.DataFrame | str | os.PathLike | None,
+            values: PerQuery) -> tuple[pd.DataFrame | None, str]:
     """The strata of the comparisons and the weighting of their headline (module docstring)."""
     if evaluation.frozen is not None and has_strata(evaluation.queries):
         return evaluation.queries[["query_id", "stratum", "stratum_share"]], evaluation.frozen.contract.weighting
-    if given is not None and has_strata(given):
-        return given[["query_id", "stratum", "stratum_share"]].astype({"stratum_share": float}), "traffic"
-    return None, "uniform"
+    if given is None:
+        return None, "uniform"
+    source = None if isinstance(given, pd.DataFrame) else os.fspath(given)
+    frame = given if isinstance(given, pd.DataFrame) else read_queries(given)
+    if not {"stratum", "stratum_share"} <= set(frame.columns):
+        return None, "uniform"  # query texts only
+    shares = pd.to_numeric(frame["stratum_share"], errors="coerce")
+    if shares.isna().any() or (shares < 0).any() or frame["stratum"].isna().any():
+        row = int(np.flatnonzero(shares.isna().to_numpy() | (shares < 0).to_numpy()
+                                 | frame["stratum"].isna().to_numpy())[0])
+        raise InputError(f"query {frame['query_id'].iloc[row]}: a stratum and a traffic share >= 0 are needed "
+                         f"(got {frame['stratum_share'].iloc[row]!r})", source)
+    frame = frame.assign(query_id=frame["query_id"].astype(str), stratum_share=shares)
+    compared = pd.Index(values.tables[values.runs[0]].index.astype(str))
+    without = compared.difference(frame["query_id"])
+    if len(without):
+        raise InputError(f"{len(without)} judged queries have no stratum here (e.g. {', '.join(without[:3])})",
+                         source)
+    if frame["stratum"].nunique() < 2:
+        return None, "uniform"
+    return frame[["query_id", "stratum", "stratum_share"]], "traffic"
 
 
 def _holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept_holes: bool) -> str:

@@ -245,3 +245,29 @@ def test_the_dev_split_is_exploratory_and_never_established(strata_set):
     assert dev["verdict"].endswith("the dev split is for tuning, never established")
     test = compare_json("--set", path, RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz")
     assert test["established"] and test["kind"] == "planned" and test["threshold"] == 0.05  # dev is not counted
+
+
+def test_queries_with_strata_stratify_a_comparison_on_qrels_as_the_set_does(strata_set, tmp_path):
+    path, _, queries = strata_set
+    on_set = compare_json("--set", path, RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz")
+    queries.to_csv(tmp_path / "strata.tsv", sep="\t", index=False)
+    on_qrels = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz",
+                            "--queries", tmp_path / "strata.tsv", "--planned", "1")
+    assert on_qrels["weighting"] == "traffic"
+    for key in ("mean_difference", "permutation_p", "t", "ttest_p", "ci_low", "ci_high"):
+        assert on_qrels[key] == pytest.approx(on_set[key], abs=1e-12), key
+    assert on_qrels["strata"] == on_set["strata"]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\tx\n",
+     "query 156493: a stratum and a traffic share >= 0 are needed (got 'x')"),
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t0.5\n",
+     "42 judged queries have no stratum here (e.g. 1037798, 104861, 1063750)"),
+])
+def test_strata_that_cannot_weigh_the_comparison_are_one_line_naming_the_file(tmp_path, content, message):
+    (tmp_path / "q.tsv").write_text(content)
+    result = invoke("compare", "--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz",
+                    "--queries", tmp_path / "q.tsv")
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [f"evalset: error: {tmp_path / 'q.tsv'}: {message}"]
