@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from evalset.cli.emit import emit
@@ -12,8 +14,8 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.command()
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
-@click.argument("baseline", type=click.Path(dir_okay=False))
-@click.argument("candidates", nargs=-1, required=True, type=click.Path())
+@click.argument("baseline", type=click.Path())
+@click.argument("candidates", nargs=-1, type=click.Path())
 @click.option("-m", "--metric", help=f"The one metric the verdict is on [default: {DEFAULT_METRIC}, or the set's "
                                       "headline].")
 @contract_options
@@ -24,8 +26,8 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Random sign flips.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json", "tsv"]), default="table",
+              show_default=True, help="Output format (tsv: the matrix of adjusted p-values of --all or --baseline).")
 @click.option("--why", is_flag=True, help="Classify each query's change: relevant documents lost, rescued, promoted, "
                                           "demoted; an unjudged document entering; a tie artefact.")
 @click.option("--holes", "holes_folder", type=click.Path(), metavar="DIR",
@@ -47,9 +49,16 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
                                              "[default: 1e-9].")
 @click.option("--top", type=int, metavar="N", help="With --why: the text shows the N queries that changed most "
                                                   "[default: every one; JSON keeps all].")
+@click.option("--all", "all_pairs", is_flag=True, help="Many systems: every pair of the runs given (files or folders, "
+                                                       "BASELINE among them), family-wise corrected.")
+@click.option("--baseline", "baseline_name", metavar="NAME", help="Many systems: every other run given against the "
+                                                                  "run NAME, family-wise corrected.")
+@click.option("--correction", type=click.Choice(["tukey", "holm", "bonferroni"]),
+              help="With --all or --baseline: randomised Tukey HSD (max-statistic permutation test), or Holm or "
+                   "Bonferroni on paired permutation p-values [default: tukey].")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
             exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, accept_holes, interval,
-            primary_test, queries, corpus, epsilon, top):
+            primary_test, queries, corpus, epsilon, top, all_pairs, baseline_name, correction):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -61,7 +70,32 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     --why and --holes explain each comparison (docs/compare.md, docs/compare-holes.md).
+    With --all (every pair) or --baseline NAME (every run against NAME) the runs given are compared at once under
+    a family-wise correction (--correction): the runs by mean with their groups, the adjusted p-values
+    (docs/compare-many.md).
     """
+    if all_pairs or baseline_name:
+        single = (planned or exploratory or why or holes_folder or corpus or interval != "bca"
+                  or primary_test != "permutation")
+        if (all_pairs and baseline_name) or single:
+            raise click.UsageError("--all and --baseline compare the runs at once: give one of them, without "
+                                   "--planned, --exploratory, --why, --holes, --corpus, --interval or --test")
+        from evalset.comparing import compare_many
+        from evalset.io.queries import read_queries
+        from evalset.io.trec import expand_run_paths
+
+        evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
+        emit(compare_many(evaluation, expand_run_paths((baseline, *candidates)), metric, baseline=baseline_name,
+                          correction=correction or "tukey", alpha=alpha, permutations=permutations, seed=seed,
+                          depth=depth, accept_holes=accept_holes, strata=read_queries(queries) if queries else None),
+             output_format)
+        return
+    if correction or output_format == "tsv":
+        raise click.UsageError("--correction and --format tsv are for --all or --baseline")
+    if not candidates:
+        raise click.UsageError("Missing argument 'CANDIDATES...': give a run to compare with BASELINE, or --all")
+    if Path(baseline).is_dir():
+        raise click.BadParameter(f"File {baseline!r} is a directory.", param_hint="'BASELINE'")
     if holes_folder is None and corpus:
         raise click.UsageError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
     for name, value in (("--epsilon", epsilon), ("--top", top)):

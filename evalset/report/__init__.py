@@ -15,6 +15,8 @@ What the page shows, on the queries of one split of the set:
 - the headline score of every run with a bootstrap interval over queries
   (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
   combined as the set's weighting does);
+- every pair of the runs compared at once (:mod:`evalset.report.many`: the randomised Tukey HSD, the runs by mean
+  with their letter groups, the pairs the holes could flip);
 - every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
   :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
   ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
@@ -35,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
+from evalset.comparing import ManyComparisons
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate import Estimate
@@ -45,6 +48,7 @@ from evalset.metrics import parse_measure
 from evalset.render import number
 from evalset.report import plots
 from evalset.report.estimates import estimates_section
+from evalset.report.many import many_runs, many_section
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
@@ -94,6 +98,8 @@ class ReportData:
     agreement_note: str = ""
     estimate: Estimate | None = None  # the PPI++ estimates of an LLM-graded part, or None
     estimate_note: str = ""  # why an LLM-graded part has no estimate
+    many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
+    many_note: str = ""
 
 
 def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
@@ -176,6 +182,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     tables = per_query_values(evaluation, runs, [str(m) for m in measures]).tables
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
     comparisons = _comparisons(frozen, tables, str(headline), evaluation, seed, permutations, alpha, largest)
+    many, many_note = many_runs(evaluation, runs, str(headline), permutations=permutations, seed=seed, alpha=alpha)
     matrix, note = None, ""
     if agreement is not None:
         matrix = agreement_matrix(agreement)
@@ -193,7 +200,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
         comparisons=comparisons, agreement=matrix, agreement_note=note, estimate=estimate,
-        estimate_note=estimate_note,
+        estimate_note=estimate_note, many=many, many_note=many_note,
         settings={"seed": seed, "resamples": resamples, "permutations": permutations, "level": level,
                   "alpha": alpha, "runs": len(runs)},
     )
@@ -301,6 +308,7 @@ def render_html(data: ReportData) -> str:
         _set_section(data),
         _agreement_section(data.agreement, data.agreement_note),
         _scores_section(data),
+        many_section(data.many, data.many_note),
         estimates_section(data),
         _comparisons_section(data),
         f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '

@@ -125,6 +125,17 @@ def test_differences_and_largest_losses_are_per_query_candidate_minus_baseline(d
     assert comparison.result.losses == int((expected < 0).sum())
 
 
+def test_all_runs_are_compared_at_once_with_their_letter_groups(dl19_data, dl19_page, dl19_set, dl19_runs):
+    many = dl19_data.many
+    assert many.runs == ["idst_bert_p1", "bm25base_p", "bm25tuned_p"] and many.correction == "tukey"
+    assert many.means == pytest.approx(sorted(dl19_data.scores["mean"], reverse=True))
+    assert many.letters == ["a", "b", "b"] and many.permutations == FAST["permutations"]
+    assert "<h2>All runs</h2>" in dl19_page and 'alt="ndcg@10 per run with its letter groups"' in dl19_page
+    assert "<td>idst_bert_p1</td><td><code>a</code></td>" in dl19_page
+    alone = build_report(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
+    assert '<h2>All runs</h2>\n<p class="none">One run only: nothing to compare.</p>' in alone
+
+
 def test_a_planned_comparison_without_its_runs_says_so(dl19_set, dl19_runs):
     data = collect(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
     assert [c.note for c in data.comparisons] == ["run not given: idst_bert_p1", "run not given: bm25tuned_p"]
@@ -182,8 +193,8 @@ def test_without_agreement_data_the_page_says_so_and_with_it_shows_a_heatmap(dl1
     with_block = render_html(dataclasses.replace(dl19_data, agreement=agreement_matrix({"matrix": MATRIX})))
     assert "No agreement data recorded." not in with_block
     assert 'alt="heatmap of pairwise kappa_linear"' in with_block
-    # set: grades, judged@10; scores: 1; comparisons: 2; agreement: 1
-    assert without.count(PNG) == 5 and with_block.count(PNG) == 6
+    # set: grades, judged@10; scores: 1; all runs: 1; comparisons: 2; agreement: 1
+    assert without.count(PNG) == 6 and with_block.count(PNG) == 7
 
 
 def test_an_unreadable_recorded_agreement_block_is_reported_on_the_page(dl19_set, dl19_runs):

@@ -92,3 +92,20 @@ def test_bench_sample_spark_gives_the_same_sample_as_duckdb(spark, tmp_path):
     out = bench("bench_sample_spark.py", "--lines", "100000", "--master", "local[2]", "--cache", str(tmp_path))
     assert re.search(r"^\s+spark +[\d.]+ s  peak [\d.]+ GiB  \(load average", out, re.M)
     assert "same queries.tsv: yes" in out
+
+
+def test_bench_tukey_times_the_randomised_tukey_hsd_against_the_plain_loop_and_both_agree():
+    out = bench("bench_tukey.py", "--runs", "8", "--permutations", "500")
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+; \d+ cores; load average [\d.]+$", out, re.M)
+    assert "input: nDCG@10 of 8 DL19 runs on 43 queries (28 pairs), 500 permutations" in out
+    seconds = dict(re.findall(r"^(evalset max_statistic_p_values|anchor \(per-permutation loop\)) +([\d.]+) s$", out,
+                              re.M))
+    assert len(seconds) == 2
+    assert re.search(r"^evalset compare_many \(from files\) +[\d.]+ s \(must be < 10\)$", out, re.M)
+    ratio = float(re.search(r"^ratio anchor / evalset: ([\d.]+)x$", out, re.M)[1])
+    assert ratio == pytest.approx(float(seconds["anchor (per-permutation loop)"])
+                                  / float(seconds["evalset max_statistic_p_values"]), rel=0.1, abs=0.1)
+    found = re.search(r"^check: (\d+) of 28 adjusted p-values within Monte Carlo error of the anchor \(largest "
+                      r"difference ([\d.]+)\); significant at 0.05: (\d+) \(evalset\), (\d+) \(anchor\)$", out, re.M)
+    assert found and int(found[1]) == 28 and float(found[2]) < 0.1
+    assert "check: compare_many's matrix EQUALS max_statistic_p_values' on the runs by mean (same seed)" in out
