@@ -212,15 +212,15 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                      "documents only")
     exploratory = evaluation.split == "dev"
     verdicts, different = [], np.zeros((len(names), len(names)), dtype=bool)
-    for k, (i, j) in enumerate(pairs):
+    for index, (i, j) in enumerate(pairs):
         a, b = (j, i) if baseline is not None else (i, j)  # against a baseline: a is the candidate
         low = bounds.get(names[a], (means[a],) * 2)[0] - bounds.get(names[b], (means[b],) * 2)[1]
         high = bounds.get(names[a], (means[a],) * 2)[1] - bounds.get(names[b], (means[b],) * 2)[0]
-        significant = bool(adjusted[k] < alpha)
+        significant = bool(adjusted[index] < alpha)
         flippable = significant and low <= 0 <= high
         different[i, j] = different[j, i] = significant and (accept_holes or not flippable)
-        verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[k]),
-                                    None if raw is None else float(raw[k]), significant, float(low), float(high),
+        verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[index]),
+                                    None if raw is None else float(raw[index]), significant, float(low), float(high),
                                     _verdict(significant, flippable, exploratory, accept_holes)))
     if unjudged:
         notes.append(f"note: {sum(unjudged.values()):,} unjudged documents in the top {k} of "

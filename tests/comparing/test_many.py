@@ -124,8 +124,7 @@ def test_a_judged_query_missing_from_a_run_is_refused_until_a_policy_is_given(sh
     path, dropped = short_run
     refused = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99)
     assert refused.exit_code == 2
-    assert ("run bm25tuned_short lacks 3 of the 43 judged queries: give --missing zero or --missing skip"
-            in refused.output)
+    assert "run bm25tuned_short lacks 3 of the 43 judged queries: give --missing zero (they score 0" in refused.output
     zero = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99, "--missing",
                   "zero")
     assert zero.exit_code == 0 and "(43 queries)" in zero.stdout
@@ -199,3 +198,16 @@ def test_on_the_dev_split_nothing_is_established(strata_set):
     assert result.significant and {pair.verdict for pair in result.significant} == {"exploratory (dev split)"}
     with pytest.raises(InputError, match="contradicts the set's contract"):
         compare_many(Evaluation.on_set(frozen, "dev"), FEW, missing="skip")
+
+
+def test_strata_given_on_qrels_weigh_the_queries_by_traffic():
+    topics = read_queries(DL19 / "topics.tsv")
+    strata = topics.assign(stratum=["agent" if i % 3 == 0 else "human" for i in range(len(topics))])
+    strata["stratum_share"] = strata["stratum"].map({"agent": 0.3, "human": 0.7})
+    result = compare_many(Evaluation.on_qrels(QRELS), FEW, permutations=99, strata=strata)
+    assert result.weighted and "traffic-weighted" in result.to_text()
+    values = per_query_values(Evaluation.on_qrels(QRELS), FEW).values("ndcg@10")
+    stratum = strata.set_index("query_id")["stratum"].reindex(values.index)
+    for name, mean in zip(result.runs, result.means, strict=True):
+        by_stratum = values[name].groupby(stratum).mean()
+        assert mean == pytest.approx(0.3 * by_stratum["agent"] + 0.7 * by_stratum["human"])
