@@ -81,13 +81,12 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
             raise click.UsageError("--all and --baseline compare the runs at once: give one of them, without "
                                    "--planned, --exploratory, --why, --holes, --corpus, --interval or --test")
         from evalset.comparing import compare_many
-        from evalset.io.queries import read_queries
         from evalset.io.trec import expand_run_paths
 
         evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
         emit(compare_many(evaluation, expand_run_paths((baseline, *candidates)), metric, baseline=baseline_name,
                           correction=correction or "tukey", alpha=alpha, permutations=permutations, seed=seed,
-                          depth=depth, accept_holes=accept_holes, strata=read_queries(queries) if queries else None),
+                          depth=depth, accept_holes=accept_holes, strata=queries),
              output_format)
         return
     if correction or output_format == "tsv":

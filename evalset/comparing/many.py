@@ -32,6 +32,7 @@ Conventions
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -158,12 +159,12 @@ class ManyComparisons:
 def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, baseline: str | None = None,
                  correction: str = "tukey", alpha: float = 0.05, permutations: int = 9999, seed: int = DEFAULT_SEED,
                  missing: str | None = None, accept_holes: bool = False, depth: int | None = None,
-                 strata: pd.DataFrame | None = None) -> ManyComparisons:
+                 strata: pd.DataFrame | str | os.PathLike | None = None) -> ManyComparisons:
     """Compare every pair of ``runs`` (or each against ``baseline``, a run name) on ``metric`` (default: the
     headline) under ``correction`` (module docstring: missing queries, weights, holes, verdicts). ``missing``
     chooses the missing-query policy (None: the evaluation's, refused unless chosen there); ``depth`` is the top
     k of judged@k and of the holes (default: the metric's cutoff); ``strata`` (``query_id, stratum,
-    stratum_share``) weigh the queries by traffic on qrels, as for a single comparison."""
+    stratum_share``, a frame or a queries file) weigh the queries by traffic on qrels, as for a single comparison."""
     check("alpha", alpha, PROBABILITY)
     check("permutations", permutations, POSITIVE_INT)
     if correction not in CORRECTIONS:
@@ -186,7 +187,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     values = per_query_values(evaluation, frames, asked)
     _missing_queries(values, named)
     notes = _missing_notes(values)
-    strata, weighting = _strata(evaluation, strata)
+    strata, weighting = _strata(evaluation, strata, values)
     matrix, weights, left = _matrix(values, metric, strata if weighting == "traffic" else None)
     notes += left
     order = sorted(range(matrix.shape[1]), key=lambda k: -float(weights @ matrix.iloc[:, k]))
