@@ -101,10 +101,10 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     baseline, *candidates = values.runs
     if not candidates:
         raise InputError(f"no candidate run to compare with the baseline {baseline}")
-    lacking = _missing_queries(values, named)
-    strata, weighting = _strata(evaluation, strata, values)
+    lacking = missing_queries(values, named)
+    strata, weighting = comparison_strata(evaluation, strata, values)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    policy = _holes_policy(evaluation, measure, k, accept_holes)
+    policy = holes_policy(evaluation, measure, k, accept_holes)
     read: dict[str, pd.DataFrame] = {}
     results, holes, notes = [], [], []
     for name in candidates:
@@ -113,7 +113,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 metric=metric, exploratory=exploratory, alpha=alpha, permutations=permutations,
                                 seed=seed, interval=interval, primary_test=primary_test, strata=strata,
                                 weighting=weighting, split=evaluation.split)
-        missing = _missing_record(evaluation, lacking, baseline, name, _judged_count(values, baseline))
+        missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")
         judged_at_k = None
@@ -145,13 +145,13 @@ def _paired(values: PerQuery, baseline: str, candidate: str, metric: str) -> pd.
                  & frame.index.isin(values.column(candidate, metric).index)]
 
 
-def _missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
+def missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
     """Run -> judged queries it lacks; refused unless the contract's ``missing`` was chosen (module docstring)."""
     lacking = {name: int(values.notes(name).get("missing_queries", 0)) for name in values.runs}
     evaluation = values.evaluation
     if any(lacking.values()) and not evaluation.chose("missing"):
         name, count = next((name, count) for name, count in lacking.items() if count)
-        judged = _judged_count(values, name)
+        judged = judged_count(values, name)
         path = runs[name] if isinstance(runs[name], str | os.PathLike) else None
         raise InputError(f"run {name} lacks {count} of the {judged} judged queries: give --missing zero (they "
                          "score 0, as a system that returned nothing) or --missing skip (they are left out of the "
@@ -159,7 +159,8 @@ def _missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
     return lacking
 
 
-def _judged_count(values: PerQuery, run: str) -> int:
+def judged_count(values: PerQuery, run: str) -> int:
+    """The number of judged queries ``run`` was scored against (those it answered and those it lacks)."""
     table = values.tables[run]
     lacking = int(table.attrs.get("missing_queries", 0))
     return len(table) if values.evaluation.contract.missing == "zero" else len(table) + lacking
@@ -176,7 +177,7 @@ def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: s
     return {"policy": policy, **counts, "text": f"{said} of the {judged} judged queries: {effect}"}
 
 
-def _strata(evaluation: Evaluation, given: pd.DataFrame | str | os.PathLike | None,
+def comparison_strata(evaluation: Evaluation, given: pd.DataFrame | str | os.PathLike | None,
             values: PerQuery) -> tuple[pd.DataFrame | None, str]:
     """The strata of the comparisons and the weighting of their headline (module docstring)."""
     if evaluation.frozen is not None and has_strata(evaluation.queries):
@@ -204,7 +205,9 @@ def _strata(evaluation: Evaluation, given: pd.DataFrame | str | os.PathLike | No
     return frame[["query_id", "stratum", "stratum_share"]], "traffic"
 
 
-def _holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept_holes: bool) -> str:
+def holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept_holes: bool) -> str:
+    """How the holes weigh on a verdict: ``bounded`` (the default), ``accepted``, ``condensed`` (the contract's
+    unjudged rule) or ``no cutoff`` (no top k to bound)."""
     if not k:
         return "no cutoff"
     if evaluation.contract.unjudged == "condensed":

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.comparing.compare import _holes_policy, _judged_count, _missing_queries, _strata
+from evalset.comparing.compare import comparison_strata, holes_policy, judged_count, missing_queries
 from evalset.comparing.holes import filled_qrels, top_grade
 from evalset.comparing.topk import graded_top_k
 from evalset.contract import DEFAULT_SEED
@@ -177,17 +177,17 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         raise InputError(f"comparing many runs needs at least two, got {len(named)}")
     if baseline is not None and baseline not in named:
         raise InputError(f"the baseline {baseline} is none of the runs given ({', '.join(list(named)[:5])}, ...)")
-    k = depth if depth is not None else measure.cutoff
-    policy = _holes_policy(evaluation, measure, k, accept_holes)
+    k = check("--depth", depth, POSITIVE_INT) if depth is not None else measure.cutoff
+    policy = holes_policy(evaluation, measure, k, accept_holes)
     # the holes read each run's top k: the runs are then read whole once (else a big file streams)
     frames = named if policy in ("no cutoff", "condensed") else {
         name: run if isinstance(run, pd.DataFrame) else read_run(run) for name, run in named.items()}
     judged_measure = f"judged@{k}" if k else None
     asked = [metric] + ([judged_measure] if judged_measure and parse_measure(judged_measure) != measure else [])
     values = per_query_values(evaluation, frames, asked)
-    _missing_queries(values, named)
+    missing_queries(values, named)
     notes = _missing_notes(values)
-    strata, weighting = _strata(evaluation, strata, values)
+    strata, weighting = comparison_strata(evaluation, strata, values)
     matrix, weights, left = _matrix(values, metric, strata if weighting == "traffic" else None)
     notes += left
     order = sorted(range(matrix.shape[1]), key=lambda k: -float(weights @ matrix.iloc[:, k]))
@@ -270,7 +270,7 @@ def _missing_notes(values: PerQuery) -> list[str]:
     for name in values.runs:
         count = int(values.notes(name).get("missing_queries", 0))
         if count:
-            notes.append(f"note: run {name} lacks {count} of the {_judged_count(values, name)} judged queries: {what}")
+            notes.append(f"note: run {name} lacks {count} of the {judged_count(values, name)} judged queries: {what}")
     return notes
 
 
