@@ -176,7 +176,8 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if len(named) < 2:
         raise InputError(f"comparing many runs needs at least two, got {len(named)}")
     if baseline is not None and baseline not in named:
-        raise InputError(f"the baseline {baseline} is none of the runs given ({', '.join(list(named)[:5])}, ...)")
+        shown = ", ".join(list(named)[:5]) + (", ..." if len(named) > 5 else "")
+        raise InputError(f"the baseline {baseline} is none of the runs given ({shown})")
     k = check("--depth", depth, POSITIVE_INT) if depth is not None else measure.cutoff
     policy = holes_policy(evaluation, measure, k, accept_holes)
     # the holes read each run's top k: the runs are then read whole once (else a big file streams)
