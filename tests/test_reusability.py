@@ -23,6 +23,7 @@ from evalset.reusability import (
     verdict,
 )
 from evalset.reusability.contributions import pool_of_runs
+from tests.conftest import REPO
 
 LOG3 = math.log2(3)
 
@@ -271,3 +272,39 @@ def test_plot_labels_of_points_close_together_are_moved_apart_and_far_ones_stay_
     assert lifts[0] == 3.0 and lifts[3] == 3.0  # the first and a lone point: just above their points
     bottoms = np.sort(axis.transData.transform(points[:3])[:, 1] * 72 / 100 + lifts[:3])
     assert np.diff(bottoms).min() >= _LABEL_HEIGHT - 1e-9
+
+
+# ------------------------------------------------------------------------------------------------ issue 29
+DL19_RUNS, DL19_QRELS = REPO / "data" / "dl19" / "runs", REPO / "data" / "dl19" / "nist.qrels"
+
+
+def test_under_condensed_lists_a_score_that_rises_is_not_read_as_reusable():
+    """Condensed lists pull deeper judged documents up: UNH_exDL_bm25's reduced nDCG@10 rises from 0.0817 to
+    0.1698 (-107.7%): the verdict looked at drops only and said "reusable"."""
+    runs = read_runs([DL19_RUNS])
+    evaluation = Evaluation.on_qrels(DL19_QRELS, EvaluationContract(unjudged="condensed"))
+    part = analyse_reusability(evaluation, runs, 10).runs
+    row = part.rows.set_index("run").loc["UNH_exDL_bm25"]
+    assert round(row["drop"], 4) == -0.0880
+    assert part.level == "biased"
+    assert part.verdict.startswith("a new run like these gains up to 0.0880 ndcg@10 (107.7%")
+    assert "its score can be biased, here upwards" in part.verdict
+
+
+def test_a_run_sharing_no_query_is_refused_with_the_cause():
+    runs = read_runs([DL19_RUNS / "bm25base_p.run.gz"])
+    runs["stranger"] = runs["bm25base_p"].assign(query_id="x" + runs["bm25base_p"]["query_id"].astype(str))
+    with pytest.raises(InputError, match="run stranger shares no query with the judgments"):
+        analyse_reusability(Evaluation.on_qrels(DL19_QRELS), runs, 10)
+
+
+@pytest.mark.parametrize("command", ["reusability", "compare", "plan"])
+def test_a_command_reading_one_metric_refuses_two(command):
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    result = CliRunner().invoke(main, [command, "--qrels", str(DL19_QRELS), str(DL19_RUNS / "bm25base_p.run.gz"),
+                                       str(DL19_RUNS / "bm25tuned_p.run.gz"), "-m", "ndcg@10", "-m", "ap"])
+    assert result.exit_code == 2
+    assert "this command reads one metric, got 2 (ndcg@10, ap)" in result.output

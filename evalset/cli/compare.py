@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options
+from evalset.cli.options import contract_options, evaluation_from_options, one_metric
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -16,8 +16,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path())
 @click.argument("candidates", nargs=-1, type=click.Path())
-@click.option("-m", "--metric", help=f"The one metric the verdict is on [default: {DEFAULT_METRIC}, or the set's "
-                                      "headline].")
+@one_metric(f"The one metric the verdict is on [default: {DEFAULT_METRIC}, or the set's headline].")
 @contract_options
 @click.option("--planned", type=int, default=None,
               help="Number of planned comparisons for the Bonferroni threshold alpha/N [default: the candidates; "

@@ -81,6 +81,16 @@ def contract_options(command):
     ]), with_set=True)
 
 
+def one_metric(help_text: str):
+    """``-m/--metric`` for a command that reads one metric: given twice, it is refused (click keeps the last)."""
+    def only_one(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+        if len(values) > 1:
+            raise click.BadParameter(f"this command reads one metric, got {len(values)} ({', '.join(values)})")
+        return values[0] if values else None
+
+    return click.option("-m", "--metric", multiple=True, callback=only_one, help=help_text)
+
+
 def png_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A --plot path: plots are PNG, so a name with another suffix (a.pdf, a.svg) is refused before any work."""
     if value is not None and not value.lower().endswith(".png"):

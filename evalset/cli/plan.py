@@ -7,7 +7,7 @@ import sys
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, png_path, run_pairs
+from evalset.cli.options import contract_options, evaluation_from_options, one_metric, png_path, run_pairs
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -18,7 +18,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable [default: the set's planned comparisons, else "
                    "the first run against each other].")
-@click.option("-m", "--metric", help=f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
+@one_metric(f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
 @contract_options
 @click.option("--delta", type=float, help="Smallest difference worth shipping [default: each observed difference].")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Target power.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, png_path
+from evalset.cli.options import contract_options, evaluation_from_options, one_metric, png_path
 from evalset.contract import DEFAULT_METRIC
 
 
@@ -14,7 +14,7 @@ from evalset.contract import DEFAULT_METRIC
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option("-k", "--depth", type=int, required=True, help="The depth the pool was made with.")
-@click.option("-m", "--metric", help=f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
+@one_metric(f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
 @click.option("--groups", "groups_path", type=click.Path(dir_okay=False),
               help="A TSV with a header giving each run's group (a participant, a team): also leave one group out.")
 @click.option("--run-column", default="run", show_default=True, help="With --groups: the column of run names.")

@@ -14,8 +14,9 @@ Conventions
 - ``judged_reduced`` is judged@depth under the reduced qrels: the share of the run's top ``depth`` that keeps a
   judgment.
 - The verdict, for a new system of each kind: the rankings *hold* when tau >= :data:`TAU_HOLDS` and the largest
-  relative drop <= :data:`DROP_HOLDS`; *with care* when tau >= :data:`TAU_CARE` and the largest relative drop <=
-  :data:`DROP_CARE`; else the set is *biased* against such a system.
+  relative change (a drop, or a rise: under ``unjudged = condensed`` a reduced score can rise) <= :data:`DROP_HOLDS`;
+  *with care* when tau >= :data:`TAU_CARE` and the largest relative change <= :data:`DROP_CARE`; else the set is
+  *biased* for such a system. A rise is never read as "holds": at best "with care".
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values
+from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.reusability.contributions import (
     PoolOfRuns,
@@ -44,7 +46,8 @@ TAU_HOLDS, DROP_HOLDS = 0.9, 0.05
 TAU_CARE, DROP_CARE = 0.8, 0.10
 """Verdict thresholds: Kendall's tau (0.9: Voorhees' "equivalent rankings") and the largest relative drop."""
 
-KINDS = {"run": "a new run like these loses", "group": "a new group's runs (a new team) like these lose"}
+KINDS = {"run": ("a new run like these", "loses", "gains"),
+         "group": ("a new group's runs (a new team) like these", "lose", "gain")}
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,15 @@ def verdict(kind: str, metric: str, largest: float, largest_relative: float, mea
               "care": "reusable with care: read a new system's judged@k, and judge its holes when it is low",
               "biased": "its score can be biased low: judge a new system's holes before trusting its score"}[level]
     relative = "undef" if math.isnan(largest_relative) else f"{largest_relative:.1%}"
-    return level, (f"{KINDS[kind]} at most {number(largest)} {metric} ({relative}; mean {number(mean)}); "
+    who, loses, gains = KINDS[kind]
+    moved = f"{loses} at most {number(largest)}" if largest >= 0 else f"{gains} up to {number(-largest)}"
+    if largest < 0 and level == "holds":
+        level = "care"
+    if largest < 0 and level == "biased":
+        advice = "its score can be biased, here upwards: judge a new system's holes before trusting its score"
+    elif largest < 0:
+        advice += " (a score that rises without the run's own judgments is no fairer than one that drops)"
+    return level, (f"{who} {moved} {metric} ({relative}; mean {number(mean)}); "
                    f"{rankings} (tau {number(tau, 3)}): {advice}")
 
 
@@ -157,8 +168,8 @@ def leave_out(kind: str, evaluation: Evaluation, runs: Mapping[str, pd.DataFrame
     ).rename_axis("owner").reset_index()[["owner", "runs", "unique", "unique_judged", "unique_relevant", "removed"]]
     tau = kendall_tau(table["full"].to_numpy(), table["reduced"].to_numpy())[0]
     ap = float(tau_ap(table["full"].to_numpy(), table["reduced"].to_numpy(), list(table["run"])))
-    largest = table.loc[table["drop"].idxmax()]
-    level, text = verdict(kind, metric, float(largest["drop"]), float(table["relative_drop"].max()),
+    largest = table.loc[table["drop"].abs().idxmax()]  # a rise (condensed lists) moves a score as much as a drop
+    level, text = verdict(kind, metric, float(largest["drop"]), float(table["relative_drop"].abs().max()),
                           float(table["drop"].mean()), tau)
     return LeaveOut(kind, table, owner_table, tau, ap, level, text)
 
@@ -189,11 +200,12 @@ def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame]
 
     ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
     :mod:`evalset.reusability.contributions` for the checks)."""
+    check("depth", depth, POSITIVE_INT)
     metric = metric or evaluation.headline
     names = list(runs)
     owner_of = groups_of_runs(groups, names, groups_source) if groups is not None else None
+    scores = per_query_values(evaluation, runs, [metric, f"judged@{depth}"])  # first: it refuses a run sharing no query
     pool = pool_of_runs(runs, evaluation.qrels, depth, evaluation.contract.ties)
-    scores = per_query_values(evaluation, runs, [metric, f"judged@{depth}"])
     full = pd.DataFrame({"full": [scores.mean(name, metric) for name in names],
                          "judged_full": [scores.mean(name, f"judged@{depth}") for name in names]},
                         index=pd.Index(names, name="run"))
@@ -231,11 +243,14 @@ def _table(result: Reusability, part: LeaveOut) -> list[str]:
 
 def _summary(result: Reusability, part: LeaveOut) -> list[str]:
     largest = part.largest
+    lowest = part.rows.loc[part.rows["drop"].idxmin()]
+    rise = lowest if lowest["drop"] < 0 else None
     changes = part.rank_changes
     moved = ", ".join(f"{r.run} {r.rank_full}->{r.rank_reduced}" for r in changes.itertuples()) or "none"
     return [
         f"largest drop {number(largest['drop'])} ({largest['run']}), mean drop {number(part.mean_drop)} over "
-        f"{len(part.rows)} runs",
+        f"{len(part.rows)} runs" + (f"; largest rise {number(-rise['drop'])} ({rise['run']})" if rise is not None
+                                    else ""),
         f"Kendall's tau {number(part.kendall_tau, 3)}, tau_AP {number(part.tau_ap, 3)} (official ranking vs each "
         f"run scored on its {part.kind}'s reduced qrels)",
         f"rank changes ({len(changes)}): {moved}",
@@ -259,6 +274,8 @@ def _text(result: Reusability) -> str:
 
 def _part_document(part: LeaveOut) -> dict[str, Any]:
     largest = part.largest
+    lowest = part.rows.loc[part.rows["drop"].idxmin()]
+    rise = lowest if lowest["drop"] < 0 else None
     changes = part.rank_changes
     return {
         "rows": part.rows.to_dict(orient="records"),
