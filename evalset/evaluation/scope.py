@@ -85,7 +85,7 @@ class Evaluation:
     @cached_property
     def prepared(self) -> PreparedQrels:
         """The qrels indexed for the engine under the contract (computed once)."""
-        return prepare_qrels(self.qrels, self.contract)
+        return prepare_qrels(self.qrels, self.contract, self.source)
 
     def with_qrels(self, qrels: pd.DataFrame) -> Evaluation:
         """The same evaluation on other qrels (the holes of a comparison filled, an annotator's grades)."""

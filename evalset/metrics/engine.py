@@ -34,6 +34,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.contract import EvaluationContract
+from evalset.errors import InputError
 from evalset.metrics.measures import Measure, discount, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
 from evalset.speed.keys import join, join_keys
@@ -72,11 +73,23 @@ def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
     return positive if kind == "linear" else np.exp2(positive) - 1.0
 
 
-def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = None) -> PreparedQrels:
-    """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.io.trec.read_qrels`) for scoring."""
+MAX_EXPONENTIAL_GRADE = 1000
+"""The largest grade scored under ``gain = exponential``: 2^grade - 1 stays finite in a sum of a million gains."""
+
+
+def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = None,
+                  source: str | None = None) -> PreparedQrels:
+    """Index qrels (``query_id, doc_id, grade``, as from :func:`evalset.io.trec.read_qrels`) for scoring; under
+    exponential gain a grade above :data:`MAX_EXPONENTIAL_GRADE` is refused (its gain would overflow). ``source``
+    names the qrels in messages."""
     contract = contract or EvaluationContract()
     query_ids, query_code = query_codes(qrels["query_id"])
     grade = qrels["grade"].to_numpy(dtype=np.int64)
+    if contract.gain == "exponential" and len(grade) and grade.max() > MAX_EXPONENTIAL_GRADE:
+        row = int(np.argmax(grade))
+        raise InputError(f"grade {grade[row]} (query {qrels['query_id'].iloc[row]}, document "
+                         f"{qrels['doc_id'].iloc[row]}) cannot be scored with exponential gain: 2^grade - 1 "
+                         f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (or use --gain linear)", source)
     relevant = grade >= contract.rel_level
     judged_nonrelevant = (grade >= 0) & ~relevant
     gain = _gain(grade, contract.gain)

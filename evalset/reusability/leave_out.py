@@ -69,6 +69,12 @@ class LeaveOut:
         return self.rows.loc[self.rows["drop"].idxmax()]
 
     @property
+    def largest_rise(self) -> pd.Series | None:
+        """The row of the largest rise (a reduced score above the full one: condensed lists), or None."""
+        lowest = self.rows.loc[self.rows["drop"].idxmin()]
+        return lowest if lowest["drop"] < 0 else None
+
+    @property
     def mean_drop(self) -> float:
         return float(self.rows["drop"].mean())
 
@@ -242,9 +248,7 @@ def _table(result: Reusability, part: LeaveOut) -> list[str]:
 
 
 def _summary(result: Reusability, part: LeaveOut) -> list[str]:
-    largest = part.largest
-    lowest = part.rows.loc[part.rows["drop"].idxmin()]
-    rise = lowest if lowest["drop"] < 0 else None
+    largest, rise = part.largest, part.largest_rise
     changes = part.rank_changes
     moved = ", ".join(f"{r.run} {r.rank_full}->{r.rank_reduced}" for r in changes.itertuples()) or "none"
     return [
@@ -273,14 +277,13 @@ def _text(result: Reusability) -> str:
 
 
 def _part_document(part: LeaveOut) -> dict[str, Any]:
-    largest = part.largest
-    lowest = part.rows.loc[part.rows["drop"].idxmin()]
-    rise = lowest if lowest["drop"] < 0 else None
+    largest, rise = part.largest, part.largest_rise
     changes = part.rank_changes
     return {
         "rows": part.rows.to_dict(orient="records"),
         part.kind + "s": part.owners.to_dict(orient="records"),
         "summary": {"largest_drop": {"run": largest["run"], "drop": largest["drop"]}, "mean_drop": part.mean_drop,
+                    "largest_rise": None if rise is None else {"run": rise["run"], "rise": -rise["drop"]},
                     "kendall_tau": part.kendall_tau, "tau_ap": part.tau_ap,
                     "rank_changes": changes[["run", "rank_full", "rank_reduced"]].to_dict(orient="records"),
                     "level": part.level, "verdict": part.verdict},
