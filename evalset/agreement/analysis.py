@@ -169,8 +169,9 @@ def _pair_notes(a: str, b: str, confusion: np.ndarray) -> list[str]:
     constant = [name for name, margin in ((a, confusion.sum(axis=1)), (b, confusion.sum(axis=0)))
                 if np.count_nonzero(margin) == 1]
     if constant:
-        notes.append(f"{' and '.join(constant)} gave one grade only on these items: kappa is undefined "
-                     "(observed = chance agreement whatever the other did); read the raw agreement")
+        notes.append(f"{' and '.join(constant)} gave one grade only on these items: kappa is 0 by construction "
+                     "(observed = chance agreement whatever the other did), or undefined when both gave the same "
+                     "one; read the raw agreement")
     return notes
 
 

@@ -15,10 +15,11 @@ Conventions
   unweighted ``w_ij = [i != j]``, linear ``|i - j|``, quadratic ``(i - j)^2``. On the usual scale of consecutive
   integers (0-3) that is the difference of grade values.
 - ``kappa = 1 - sum(w * observed) / sum(w * expected)``, expected = outer product of the two marginals / n.
-  Kappa is *undefined* (NaN) when there is no item in common or when either annotator gave a single grade to
-  every item in common: then observed equals chance agreement whatever the other annotator did (kappa 0 by
-  construction, or 0/0), so the value would measure nothing. scikit-learn returns 0 when only one annotator
-  is constant; we report undefined with a note, and the raw agreement still stands.
+  **A constant annotator** (one grade to every item in common) agrees at chance by construction: observed equals
+  expected disagreement whatever the other did, so kappa is **0**, as scikit-learn's ``cohen_kappa_score`` says,
+  with a note (read the raw agreement). Kappa is *undefined* (NaN) only when it is 0/0: no item in common, or no
+  expected disagreement (both annotators constant on the same grade). One rule for ``agreement``, its annotator
+  quality and ``pull --gold`` (:func:`evalset.quality.gold.kappa_against_gold`).
 - Asymptotic standard error: Fleiss, Cohen & Everitt (1969), the large-sample variance under the alternative,
   as statsmodels' ``cohens_kappa(...).std_kappa``; the Wald interval ``kappa +- z * se`` treats items as
   independent, which pairs of one query are not: read the bootstrap interval first.
@@ -90,8 +91,7 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
     with np.errstate(invalid="ignore", divide="ignore"):
         expected_d = ((rows @ weights) * cols).sum(axis=-1) / n
         kappa = 1.0 - observed_d / expected_d
-    varied = (np.count_nonzero(rows, axis=-1) > 1) & (np.count_nonzero(cols, axis=-1) > 1)
-    return np.where((n > 0) & varied & (expected_d > 1e-12 * np.maximum(n, 1)), kappa, np.nan)
+    return np.where((n > 0) & (expected_d > 1e-12 * np.maximum(n, 1)), kappa, np.nan)
 
 
 def asymptotic_se(confusion: np.ndarray, weights: np.ndarray) -> float:

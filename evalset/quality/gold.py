@@ -29,9 +29,9 @@ Conventions
 - **Scores** per annotator, on the gold answers: ``gold_seen`` (answers to gold tasks), exact ``accuracy``,
   ``mae`` (mean absolute grade error), ``kappa_linear``: Cohen's kappa with linear weights against the gold
   grades over the guideline's full scale (:mod:`evalset.agreement.kappa`; as scikit-learn's
-  ``cohen_kappa_score(weights="linear", labels=scale)``). Kappa is undefined when the gold grades the annotator
-  saw are all one grade (nothing to tell apart); an annotator who gives one grade to gold of several grades has
-  kappa 0 (agreement at chance), as scikit-learn says.
+  ``cohen_kappa_score(weights="linear", labels=scale)``, and its rule): an annotator who gives one grade to gold of
+  several grades, or several grades to gold of one, has kappa 0 (agreement at chance); kappa is undefined when
+  both are one and the same grade (0/0).
 - **Flag** (:class:`GoldPolicy`): ``flagged`` when ``kappa_linear < 0.4`` on at least 20 gold answers;
   ``passed`` when at least 0.4; ``not enough gold`` below 20 answers (neither flagged nor passed);
   ``undefined`` when kappa is. See docs/quality.md for why these thresholds.
@@ -292,12 +292,9 @@ def split_gold(labels: pd.DataFrame, pool_pairs: pd.DataFrame, gold: pd.DataFram
 
 
 def kappa_against_gold(grades: np.ndarray, gold: np.ndarray, scale: list[int]) -> float:
-    """Linear-weighted kappa of ``grades`` against ``gold`` over ``scale`` (NaN if the gold is one grade)."""
+    """Linear-weighted kappa of ``grades`` against ``gold`` over ``scale`` (the rule of
+    :mod:`evalset.agreement.kappa`: 0 for a constant side, NaN when 0/0)."""
     confusion = confusion_matrix(np.asarray(gold), np.asarray(grades), scale)
-    if np.count_nonzero(confusion.sum(axis=1)) < 2:
-        return math.nan
-    if np.count_nonzero(confusion.sum(axis=0)) < 2:
-        return 0.0  # one grade for gold of several grades: agreement at chance (agreement's kappa says undefined)
     return float(kappa_from_confusion(confusion, disagreement_weights(len(scale), "linear")))
 
 

@@ -173,3 +173,19 @@ def test_tau_ap_by_hand():
     # The same swap at the bottom (A > B > D > C) costs less: 2/3 * (1 + 1 + 2/3) - 1 = 7/9.
     assert tau_ap(truth, np.array([4.0, 3.0, 1.0, 2.0]), names) == pytest.approx(7 / 9)
     assert stats.kendalltau(truth, [3.0, 4.0, 2.0, 1.0]).statistic == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("kind", ["unweighted", "linear", "quadratic"])
+def test_a_constant_annotator_has_kappa_zero_as_scikit_learn_and_only_zero_over_zero_is_undefined(kind):
+    """Issue 29: one rule for agreement, its annotator quality and pull --gold."""
+    scale = [0, 1, 2, 3]
+    constant, varied = [1] * 6, [0, 1, 2, 3, 1, 2]
+    confusion = np.zeros((4, 4))
+    for a, b in zip(constant, varied, strict=True):
+        confusion[a, b] += 1
+    weights = None if kind == "unweighted" else kind
+    assert float(kappa_from_confusion(confusion, disagreement_weights(4, kind))) == 0.0 == cohen_kappa_score(
+        constant, varied, labels=scale, weights=weights)
+    same = np.zeros((4, 4))
+    same[2, 2] = 5
+    assert math.isnan(float(kappa_from_confusion(same, disagreement_weights(4, kind))))

@@ -45,9 +45,8 @@ def test_each_annotators_kappas_equal_scikit_learn_against_that_consensus(crowd)
     for row in quality.table.itertuples():
         mine = loo[loo["annotator"] == row.annotator]
         assert row.pairs == len(mine) == (crowd["annotator"] == row.annotator).sum()
-        if row.annotator == "constant":  # one grade only: kappa is undefined here (scikit-learn says 0)
-            assert np.isnan(row.kappa) and np.isnan(row.kappa_quadratic)
-            continue
+        if row.annotator == "constant":  # one grade only: agreement at chance, kappa 0, as scikit-learn says
+            assert row.kappa == 0.0 and row.kappa_quadratic == 0.0
         assert row.kappa == pytest.approx(cohen_kappa_score(mine["consensus"], mine["grade"], labels=SCALE))
         quadratic = cohen_kappa_score(mine["consensus"], mine["grade"], labels=SCALE, weights="quadratic")
         assert row.kappa_quadratic == pytest.approx(quadratic)

@@ -134,10 +134,18 @@ def test_scores_against_gold_are_plain_accuracy_and_mae_and_sklearn_linear_kappa
     assert report.to_text().splitlines()[-1] == "flagged: noise, one"
 
 
-def test_kappa_is_undefined_when_the_gold_seen_is_one_grade_and_the_policy_says_so():
-    assert np.isnan(kappa_against_gold(np.array([0, 1, 2]), np.array([2, 2, 2]), [0, 1, 2, 3]))
-    answers = pd.DataFrame({"annotator": ["a"] * 3, "grade": [0, 1, 2], "gold": [2, 2, 2]})
-    assert score_annotators(answers, [0, 1, 2, 3], GoldPolicy(min_gold=3))["verdict"].tolist() == ["undefined"]
+def test_kappa_has_agreements_one_rule_zero_for_a_constant_side_undefined_only_for_zero_over_zero():
+    """Issue 29: a constant annotator's kappa was undef in agreement and 0.000 in pull --gold."""
+    from sklearn.metrics import cohen_kappa_score
+
+    scale = [0, 1, 2, 3]
+    assert kappa_against_gold(np.array([0, 1, 2]), np.array([2, 2, 2]), scale) == 0.0 == cohen_kappa_score(
+        [2, 2, 2], [0, 1, 2], labels=scale, weights="linear")
+    assert kappa_against_gold(np.array([1, 1, 1]), np.array([0, 2, 3]), scale) == 0.0
+    assert np.isnan(kappa_against_gold(np.array([2, 2]), np.array([2, 2]), scale))
+    answers = pd.DataFrame({"annotator": ["a"] * 3 + ["b"] * 3, "grade": [0, 1, 2, 2, 2, 2], "gold": [2] * 6})
+    verdicts = score_annotators(answers, scale, GoldPolicy(min_gold=3)).set_index("annotator")["verdict"]
+    assert verdicts.to_dict() == {"a": "flagged", "b": "undefined"}
     with pytest.raises(InputError):
         GoldPolicy(min_gold=0)
 
