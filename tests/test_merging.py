@@ -53,12 +53,11 @@ def test_dawid_skene_qrels_are_crowd_kits_grades_and_the_manifest_records_the_mo
 
 @pytest.mark.slow
 def test_an_excluded_annotator_takes_no_part_and_is_counted(tmp_path):
-    result = freeze(tmp_path, "--merge", "one-coin", "--exclude-annotator", "flan-t5-large.fourprompts",
-                    "--exclude-annotator", "llama-3-8b.baseline")
+    result = freeze(tmp_path, "--merge", "one-coin", "--exclude-annotator", "flan-t5-large.fourprompts")
     assert result.exit_code == 0, result.output
     assert "note: 9260 labels of flan-t5-large.fourprompts kept in labels.tsv but not merged" in result.output
     merge = manifest(tmp_path)["merge"]
-    assert merge["excluded_labels"] == {"flan-t5-large.fourprompts": 9260, "llama-3-8b.baseline": 9260}
+    assert merge["excluded_labels"] == {"flan-t5-large.fourprompts": 9260}
     assert merge["aggregation"]["class"] == "OneCoinDawidSkene"
     kept = pd.read_csv(tmp_path / "crowd" / "v1" / "labels.tsv", sep="\t")
     assert kept["annotator"].nunique() == 4 and len(kept) == 4 * 9260

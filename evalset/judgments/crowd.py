@@ -14,6 +14,13 @@ crowd-kit   from the labels table
 
 Rows are sorted and the parameters fixed (MACE seeded), so the same labels give the same grades; grades come back
 as ints on the scale they were given in, and a model never leaves a tie.
+
+**Identifiability.** A latent-class model learns each annotator's errors from their agreements with the others;
+with two annotators (or one that varies) it cannot tell a wrong annotator from a right one (Dawid-Skene's
+parameters are identified from three conditionally independent annotators on: Allman, Matias & Rhodes 2009), and
+an annotator who gives one grade to everything looks perfectly consistent. :func:`check_identifiable` refuses
+labels with fewer than :data:`MIN_ANNOTATORS` annotators or fewer than two annotators that use more than one
+grade, naming them, and points to ``median`` or ``majority``.
 """
 
 from __future__ import annotations
@@ -104,10 +111,28 @@ class Aggregate:
                 "parameters": dict(rule.parameters), "iterations": self.iterations}
 
 
+MIN_ANNOTATORS = 3
+"""The fewest annotators a crowd-kit model is fitted on (see Identifiability in the module docstring)."""
+
+
+def check_identifiable(labels: pd.DataFrame, rule: str) -> None:
+    """Refuse labels a latent-class model cannot learn from (module docstring)."""
+    grades = labels.groupby(labels["annotator"].astype(str))["grade"].nunique()
+    constant = sorted(grades.index[grades < 2])
+    if len(grades) >= MIN_ANNOTATORS and len(grades) - len(constant) >= 2:
+        return
+    said = (f", {len(constant)} of whom gave one grade only ({', '.join(constant[:5])})" if constant else "")
+    raise InputError(f"--merge {rule} cannot learn from these labels: {len(grades)} annotator(s){said}; a "
+                     f"latent-class model needs {MIN_ANNOTATORS} annotators or more, two of them using more than one "
+                     "grade, or it copies the most consistent annotator; use --merge median or majority")
+
+
 def aggregate(labels: pd.DataFrame, rule: str) -> Aggregate:
     """One grade per pair of ``labels`` by the crowd-kit rule (see the module docstring); every pair graded by
-    anyone gets a grade, one of the grades given to it or to another pair (an int on the labels' scale)."""
+    anyone gets a grade, one of the grades given to it or to another pair (an int on the labels' scale). Labels
+    the model cannot learn from are refused (:func:`check_identifiable`)."""
     model = crowd_model(rule)
+    check_identifiable(labels, rule)
     crowd = crowd_frame(labels)
     with warnings.catch_warnings():  # crowd-kit 1.4 uses pandas keywords pandas 3 deprecates, thousands of times
         warnings.simplefilter("ignore", FutureWarning)

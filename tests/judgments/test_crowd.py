@@ -105,3 +105,18 @@ def test_bad_input_is_an_input_error():
         crowd_frame(twice)
     with pytest.raises(InputError, match="no labels"):
         crowd_frame(twice.iloc[:0])
+
+
+@pytest.mark.parametrize("rule", ["dawid-skene", "one-coin", pytest.param("mace", marks=pytest.mark.slow), "glad"])
+def test_labels_a_latent_class_model_cannot_learn_from_are_refused(rule):
+    """Issue 29: with two annotators, one constant, every model gave every pair the constant grade."""
+    pairs = [(str(q), f"d{d}") for q in range(4) for d in range(13)]
+    varied = [(q, d, "careful", "human", (i * 7) % 4) for i, (q, d) in enumerate(pairs)]
+    constant = [(q, d, "lazy", "human", 2) for q, d in pairs]
+    labels = pd.DataFrame(varied + constant, columns=["query_id", "doc_id", "annotator", "kind", "grade"])
+    with pytest.raises(InputError, match=f"--merge {rule} cannot learn from these labels: 2 annotator\\(s\\), 1 of "
+                                         "whom gave one grade only \\(lazy\\); a latent-class model needs 3 "
+                                         "annotators or more"):
+        aggregate(labels, rule)
+    third = labels[labels["annotator"] == "lazy"].assign(annotator="second", grade=[(i * 5) % 4 for i in range(52)])
+    assert len(aggregate(pd.concat([labels, third]), rule).grades) == 52

@@ -14,5 +14,5 @@ def test_a_grade_whose_exponential_gain_overflows_is_refused_naming_the_pair():
     evaluation = Evaluation.on_qrels(qrels, EvaluationContract(gain="exponential"))
     with pytest.raises(InputError, match=r"grade 1000000 \(query 1, document a\) cannot be scored with exponential "
                                          "gain: 2\\^grade - 1 overflows; grades up to 1000 can"):
-        evaluation.prepared
+        _ = evaluation.prepared
     assert Evaluation.on_qrels(qrels).prepared.grade.max() == 1_000_000  # linear gain scores it
