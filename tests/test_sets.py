@@ -489,6 +489,8 @@ def test_one_annotator_grading_a_pair_3_then_0_is_refused_then_counted_when_sett
     assert settled.output.splitlines() == [
         f"froze {tmp_path / 'sets' / 's' / 'v1'}: 1 judgments over 2 queries from 1 labels by 1 annotators (merge: "
         "median; 1 pairs judged more than once, 0 adjudicated)",
+        "note: 1 of the 2 queries have no judgment: every measure is undefined there (left out of means, and "
+        "counted)",
         "note: 1 pairs judged more than once by one annotator (0 exact repeats collapsed; labels.tsv holds the "
         "judgments that stand)",
         "note: 1 conflicting judgments settled by --conflicting-grades latest"]
@@ -551,3 +553,21 @@ def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_ow
     assert same_metric.splitlines()[4].split() == ["p_bert", f"{ndcg:.4f}", f"{ndcg_exp:.4f}",
                                                    f"{ndcg_exp - ndcg:+.4f}"]
     assert "the change comes from the contract change (gain) as well as from the judgments" in same_metric
+
+
+def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_exclusion_keeps_out(tmp_path, shared_data):
+    """Issue 29: 52 judgments on 6 of 43 queries said nothing of the 37 others; excluding an LLM without
+    --allow-llm said '0 labels ... not merged' although it has 9,260."""
+    qrels = shared_data / "dl19" / "qrels.txt"
+    few = [line for line in qrels.read_text().splitlines() if line.split()[0] in {"19335", "47923"}][:52]
+    (tmp_path / "few.qrels").write_text("\n".join(few) + "\n")
+    result = invoke("freeze", tmp_path / "few.qrels", "--queries", shared_data / "dl19" / "topics.tsv",
+                    "--guideline", GUIDELINE, "--name", "few", "--sets-dir", tmp_path / "sets")
+    assert result.exit_code == 0, result.output
+    assert "note: 42 of the 43 queries have no judgment: every measure is undefined there" in result.output
+    llm = shared_data / "dl19" / "llm_labels" / "llama-3-8b.baseline.qrels"
+    result = invoke("freeze", qrels, "--llm-labels", llm, "--queries", shared_data / "dl19" / "topics.tsv",
+                    "--guideline", GUIDELINE, "--name", "llm", "--sets-dir", tmp_path / "sets",
+                    "--exclude-annotator", "llama-3-8b.baseline")
+    assert result.exit_code == 0, result.output
+    assert "note: 9260 labels of llama-3-8b.baseline kept in labels.tsv but not merged" in result.output

@@ -82,14 +82,14 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
 
 def _exclude(labels: pd.DataFrame, used: pd.DataFrame, names: Sequence[str]) -> tuple[pd.DataFrame, dict[str, int]]:
     """``used`` without the labels of the annotators ``names`` (each must be an annotator of ``labels``), and the
-    number of labels left out per annotator (of those the merge would have used)."""
+    number of that annotator's labels kept out of the merge (all of them: an LLM's too without ``allow_llm``)."""
     known = set(labels["annotator"])
     unknown = sorted(set(names) - known)
     if unknown:
         raise InputError(f"--exclude-annotator: no annotator named {', '.join(unknown)} in the labels "
                          f"(annotators: {', '.join(sorted(known))})")
     out = used["annotator"].isin(set(names))
-    counts = {name: int((used["annotator"] == name).sum()) for name in sorted(set(names))}
+    counts = {name: int((labels["annotator"] == name).sum()) for name in sorted(set(names))}
     kept = used[~out]
     if kept.empty:
         raise InputError(f"no labels left to merge once {', '.join(sorted(set(names)))} are excluded")

@@ -99,6 +99,10 @@ class FrozenVersion:
                  f"{counts['labels']} labels by {len(self.manifest['annotators'])} annotators (merge: "
                  f"{merged['rule']}; {merged['judged_more_than_once']} pairs judged more than once, "
                  f"{merged['adjudicated']} adjudicated)"]
+        judged = counts.get("judged_queries", counts["queries"])
+        if judged < counts["queries"]:
+            lines.append(f"note: {counts['queries'] - judged} of the {counts['queries']} queries have no judgment: "
+                         "every measure is undefined there (left out of means, and counted)")
         if merged["repeated_by_one_annotator"]:
             lines.append(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
                          f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments "
@@ -305,6 +309,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
                   **merged.counts, **settled, **merged.details},
         "agreement": agreement,
         "counts": {"queries": len(queries), "judgments": len(merged.qrels), "labels": len(labels),
+                   "judged_queries": int(merged.qrels["query_id"].nunique()),
                    "per_stratum": per_stratum},
         "inputs": inputs or {},
         "files": {f: file_sha256(build / f) for f in SET_FILES if f != "manifest.json"},
