@@ -23,7 +23,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 mkdir -p out
 pip_log=out/pip-install.log   # pip's own output (on some machines a hundred configuration warnings) goes here
-if .venv/bin/python -m pip install --disable-pip-version-check -e '.[estimate]' >"$pip_log" 2>&1; then
+if .venv/bin/python -m pip install --disable-pip-version-check -e '.[estimate,quality]' >"$pip_log" 2>&1; then
   echo "installed evalset into .venv (pip's output: $pip_log)"
 else
   cat "$pip_log" >&2
