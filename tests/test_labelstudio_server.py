@@ -213,7 +213,8 @@ def test_wrong_token_server_down_unknown_project_fail_clearly_and_write_nothing(
     wrong = {**label_studio.env(), "LABEL_STUDIO_API_KEY": "0" * 40}
     title = _title("never made")
     pushed = cli("push", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "--project", title, env=wrong)
-    assert pushed.exit_code == 2 and "refused the API key in LABEL_STUDIO_API_KEY (HTTP 401)" in pushed.output
+    assert pushed.exit_code == 2 and "cannot log in to Label Studio at" in pushed.output
+    assert "answered and refused the API key in LABEL_STUDIO_API_KEY (HTTP 401)" in pushed.output
     assert "0" * 40 not in pushed.output
     assert labelstudio.find_project(ls_client, title) is None
     pulled = cli("pull", "--project", title, "--pool", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "-o", output,

@@ -107,9 +107,9 @@ def call(request, what: str, url: str | None = None, key: str = API_KEY_VARIABLE
         where = f" at {url}" if url else ""
         raise LabelStudioError(f"cannot {what}: Label Studio{where} is not answering ({type(exc).__name__})") from None
     except ApiError as exc:
-        if exc.status_code in (401, 403):
-            raise LabelStudioError(f"cannot {what}: Label Studio refused the API key in {key} "
-                                   f"(HTTP {exc.status_code})") from None
+        if exc.status_code in (401, 403):  # it answered: the connection is not what failed
+            raise LabelStudioError(f"cannot {what.replace('connect to', 'log in to', 1)}: Label Studio answered and "
+                                   f"refused the API key in {key} (HTTP {exc.status_code})") from None
         detail = exc.body.get("detail") if isinstance(exc.body, dict) else exc.body
         raise LabelStudioError(f"cannot {what}: HTTP {exc.status_code}: {str(detail)[:300]}") from None
 

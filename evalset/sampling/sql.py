@@ -160,6 +160,8 @@ def _duckdb_error(exc: Exception, paths: Sequence[str]) -> InputError:
     fields = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
     if fields:
         message = f"expected {fields.group(1)} fields (as on line 1), found {fields.group(2)}"
+    elif "utf-8" in text.lower() or "unicode" in text.lower():
+        message = "not UTF-8 text (save the file as UTF-8)"  # the in-memory engine's words for the same line
     where = next((p for p in paths if p in text), paths[0] if len(paths) == 1 else None)
     return InputError(message, where, int(line.group(1)) if line else None)
 

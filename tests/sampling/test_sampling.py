@@ -458,3 +458,16 @@ def test_missing_values_in_a_dataframe_are_empty_text():
     counts = count_queries(log, count_by="users")
     assert counts.dropped["empty"] == 2 and counts.dropped["no_user_id"] == 1
     assert counts.queries.set_index("query")["frequency"].to_dict() == {"a": 1}
+
+
+def test_a_line_that_is_not_utf8_is_refused_by_duckdb_in_the_words_of_the_in_memory_engine(tmp_path, shared_data):
+    """Issue 29: DuckDB said "Invalid Input Error: CSV Error on Line: 101" where pandas says what is wrong."""
+    from evalset.sampling.sql import count_queries_duckdb
+
+    lines = (shared_data / "querylog" / "excite-small.log").read_bytes().splitlines(keepends=True)[:100]
+    log = tmp_path / "bad.log"
+    log.write_bytes(b"".join(lines) + b"ab\t1\t\xff\xfequery\n")
+    with pytest.raises(InputError) as refused:
+        count_queries_duckdb([log], EXCITE_COLUMNS, fmt="tsv", header=False)
+    assert (refused.value.path, refused.value.line) == (str(log), 101)
+    assert str(refused.value).endswith(":101: not UTF-8 text (save the file as UTF-8)")
