@@ -43,9 +43,15 @@ CONFLICTING_GRADES = ("refuse", "latest", "first")
 def is_labels_table(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a labels table (first header field ``query_id``) rather than TREC qrels.
 
-    An empty file is not a labels table (it reads as qrels with no line).
+    An empty file is not a labels table (it reads as qrels with no line). A header of comma- or
+    semicolon-separated labels columns (a CSV export) is refused: labels tables are tab-separated.
     """
-    return first_field(os.fspath(path)) == "query_id"
+    first = first_field(os.fspath(path))
+    for separator in (",", ";"):
+        if first.split(separator, 1)[0].strip() == "query_id" and separator in first:
+            raise InputError(f"this looks like a labels table separated by {separator!r}: labels tables are "
+                             "tab-separated (save it as TSV)", os.fspath(path), 1)
+    return first == "query_id"
 
 
 def qrels_annotator(path: str | os.PathLike) -> str:

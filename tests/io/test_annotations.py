@@ -131,3 +131,15 @@ def test_labels_from_file_applies_the_rule(tmp_path):
 def test_an_unknown_rule_is_refused():
     with pytest.raises(InputError, match="must be one of refuse, latest, first"):
         settle_repeats(judgments([("q", "a", "ann", 1, "")]), "last")
+
+
+@pytest.mark.parametrize("separator", [",", ";"])
+def test_a_labels_table_saved_as_csv_is_refused_as_such_not_as_bad_qrels(tmp_path, separator):
+    """Issue 29: a labels CSV was refused with a message about qrels fields."""
+    path = tmp_path / "labels.csv"
+    path.write_text(separator.join(["query_id", "doc_id", "annotator", "kind", "grade"]) + "\n"
+                    + separator.join(["1", "d", "a", "human", "1"]) + "\n")
+    with pytest.raises(InputError, match=f"this looks like a labels table separated by '{separator}': labels "
+                                         "tables are tab-separated") as refused:
+        is_labels_table(path)
+    assert (refused.value.path, refused.value.line) == (str(path), 1)
