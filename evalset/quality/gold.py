@@ -87,6 +87,10 @@ class GoldPolicy:
 
 
 # ---------------------------------------------------------------------------------------------- the gold file
+GOLD_RATE_EXCESS = 1.5
+"""A push warns when its share of gold tasks is above this many times the rate asked (the pool's own gold)."""
+
+
 def check_gold_rate(rate: float) -> float:
     """``rate`` if it is in (0, 0.5], else :class:`InputError`."""
     if not (isinstance(rate, (int, float)) and 0 < rate <= GOLD_RATE_MAX):
@@ -148,9 +152,15 @@ class GoldPlan:
     def to_text(self) -> str:
         """The line ``evalset push --gold`` prints after its counts."""
         gold = self.gold_in_pool + self.gold_added
-        return (f"gold: {gold} gold task(s) of {len(self.tasks)} ({gold / len(self.tasks):.1%}; rate asked "
+        share = gold / len(self.tasks)
+        line = (f"gold: {gold} gold task(s) of {len(self.tasks)} ({share:.1%}; rate asked "
                 f"{self.rate:g}, seed {self.seed}): {self.gold_in_pool} pool pair(s) with a gold grade, "
                 f"{self.gold_added} gold-only pair(s) of {self.gold_available} available, mixed in blind")
+        if share > GOLD_RATE_EXCESS * self.rate:
+            line += (f"\nwarning: {share:.1%} of the tasks are gold, against a rate of {self.rate:g} asked: the gold "
+                     f"file grades {self.gold_in_pool} of the pool's {self.pool_tasks} pairs, which count as gold "
+                     "(a gold file of pairs outside the pool, or fewer of the pool's, keeps the rate)")
+        return line
 
 
 def gold_only_count(pool_tasks: int, gold_in_pool: int, rate: float) -> int:

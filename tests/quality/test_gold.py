@@ -246,3 +246,14 @@ def test_pull_refuses_a_gold_report_over_the_gold_file_or_over_the_labels(pool, 
     same = CliRunner().invoke(main, [*base, "-o", str(tmp_path / "l.tsv"), "--gold-report", str(tmp_path / "l.tsv")],
                               env=NOWHERE)
     assert "--gold-report" in _one_error_line(same) and not (tmp_path / "l.tsv").exists()
+
+
+def test_a_gold_share_far_above_the_rate_asked_is_a_warning():
+    """Issue 29: push reported a 100% gold rate against 0.1 asked, without a warning."""
+    pool = _tasks([("q1", f"d{i}") for i in range(8)])
+    plan = plan_gold(pool, set(pool["pair_id"]), pool.copy(), rate=0.1, seed=3)
+    assert plan.to_text().splitlines()[1] == (
+        "warning: 100.0% of the tasks are gold, against a rate of 0.1 asked: the gold file grades 8 of the pool's 8 "
+        "pairs, which count as gold (a gold file of pairs outside the pool, or fewer of the pool's, keeps the rate)")
+    fair = plan_gold(pool, set(pool["pair_id"]), _tasks([("q1", "g1"), ("q1", "g2")]), rate=0.1, seed=3)
+    assert "warning" not in fair.to_text()
