@@ -489,8 +489,8 @@ def test_one_annotator_grading_a_pair_3_then_0_is_refused_then_counted_when_sett
     assert settled.output.splitlines() == [
         f"froze {tmp_path / 'sets' / 's' / 'v1'}: 1 judgments over 2 queries from 1 labels by 1 annotators (merge: "
         "median; 1 pairs judged more than once, 0 adjudicated)",
-        "note: 1 of the 2 queries have no judgment: every measure is undefined there (left out of means, and "
-        "counted)",
+        "note: 1 of the 2 queries have no merged judgment: score and compare leave them out as undefined (and "
+        "count them)",
         "note: 1 pairs judged more than once by one annotator (0 exact repeats collapsed; labels.tsv holds the "
         "judgments that stand)",
         "note: 1 conflicting judgments settled by --conflicting-grades latest"]
@@ -564,7 +564,7 @@ def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_excl
     result = invoke("freeze", tmp_path / "few.qrels", "--queries", shared_data / "dl19" / "topics.tsv",
                     "--guideline", GUIDELINE, "--name", "few", "--sets-dir", tmp_path / "sets")
     assert result.exit_code == 0, result.output
-    assert "note: 42 of the 43 queries have no judgment: every measure is undefined there" in result.output
+    assert "note: 42 of the 43 queries have no merged judgment: score and compare leave them out" in result.output
     llm = shared_data / "dl19" / "llm_labels" / "llama-3-8b.baseline.qrels"
     result = invoke("freeze", qrels, "--llm-labels", llm, "--queries", shared_data / "dl19" / "topics.tsv",
                     "--guideline", GUIDELINE, "--name", "llm", "--sets-dir", tmp_path / "sets",

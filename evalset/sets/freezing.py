@@ -101,8 +101,8 @@ class FrozenVersion:
                  f"{merged['adjudicated']} adjudicated)"]
         judged = counts.get("judged_queries", counts["queries"])
         if judged < counts["queries"]:
-            lines.append(f"note: {counts['queries'] - judged} of the {counts['queries']} queries have no judgment: "
-                         "every measure is undefined there (left out of means, and counted)")
+            lines.append(f"note: {counts['queries'] - judged} of the {counts['queries']} queries have no merged "
+                         "judgment: score and compare leave them out as undefined (and count them)")
         if merged["repeated_by_one_annotator"]:
             lines.append(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
                          f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments "
