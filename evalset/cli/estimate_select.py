@@ -7,12 +7,17 @@ import click
 from evalset.cli.emit import emit
 from evalset.contract import DEFAULT_SEED
 
+EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
+"""The example of ``--help``: a uniform slice of 10 queries of a pool (`evalset pool --spec pools/dl19-demo.toml`)."""
 
-@click.command("select")
+
+@click.command("select", epilog=f"\b\nExample:\n  {EXAMPLE}\n\nSee docs/estimate.md.")
 @click.argument("pool_dir", type=click.Path(file_okay=False))
-@click.option("--size", type=int, help="Queries in a uniform slice.")
-@click.option("--per-stratum", type=int, help="Queries per traffic stratum (needs --queries).")
-@click.option("--fraction", type=float, help="Share of each stratum's queries, rounded up (needs --queries).")
+@click.option("--size", type=int, help="Queries in a uniform slice (2 or more, fewer than all; no --queries with "
+              "strata).")
+@click.option("--per-stratum", type=int, help="Queries per traffic stratum, 2 or more (needs --queries).")
+@click.option("--fraction", type=float, help="Share in (0, 1] of each stratum's queries, rounded up, at least 2 "
+              "(needs --queries).")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
               help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")

@@ -27,7 +27,7 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.inputs import Grades, check_coverage, values_by_run
+from evalset.estimate.inputs import Grades, check_coverage, check_settings, values_by_run
 from evalset.io.slicerecord import SliceRecord
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
@@ -134,6 +134,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     docstring). The grades are checked against the slice first (:func:`~evalset.estimate.inputs.check_coverage`;
     ``record_source`` names the record in its messages). ``family`` decides each difference's threshold and kind
     (default: ``pairs`` planned, no set); ``caveats`` are said before the estimate's own."""
+    check_settings(alpha=alpha, level=level, pairs=pairs)
     contract = contract or EvaluationContract()
     query_ids = record.queries["query_id"].tolist()
     caveats = [*check_coverage(human, llm, query_ids, record.slice, record_source), *caveats]

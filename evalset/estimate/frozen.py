@@ -28,7 +28,7 @@ import pandas as pd
 
 from evalset.contract import ContractOptions
 from evalset.estimate.figures import Estimate, estimate_runs
-from evalset.estimate.inputs import grades_of
+from evalset.estimate.inputs import check_settings, grades_of
 from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
 from evalset.stats.family import ComparisonFamily
@@ -64,6 +64,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
     set has an LLM-graded part but no estimate can be made (a stratum with fewer than 2 human-graded queries,
     ppi_py not installed). ``options`` are contract options, under the override rule (module docstring)."""
+    check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs or ())
     contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
                                                                     override=override_contract)
     record = set_slice(frozen, split)

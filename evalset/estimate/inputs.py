@@ -10,6 +10,12 @@ Conventions
 - The human grades must cover every query of the slice and no query outside it; the LLM grades must cover every
   query of the set (the record's queries). LLM grades of queries outside the set are left out and counted.
 - Only labels of the kind asked for count (a labels table may hold human and LLM rows); the others are counted.
+- Pairs of slice queries that a human graded and the LLM did not are counted in a note (an LLM that graded part
+  of the pool predicts "not relevant" for the rest, and its mean moves), with a warning when they are more than a
+  tenth of the human-graded pairs. Grades that could dominate a score are noted as ``score`` notes them
+  (:func:`evalset.evaluation.unusual_grades_note`): above 10 for grades read from files.
+- The settings are checked before any work: ``alpha`` and ``level`` in (0, 1), ``planned`` a positive integer,
+  each pair of two different runs (:func:`check_settings`).
 - A run's value under a set of grades follows the evaluation contract. A slice query whose human value is
   undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted.
   The other queries cannot be screened the same way (they have no human grade), so the estimate is then of the
@@ -28,10 +34,14 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation import Evaluation, per_query_values, unusual_grades_note
 from evalset.io.annotations import grade_line
 from evalset.judgments import reading
 from evalset.judgments.rules import pair_grades
+from evalset.params import POSITIVE_INT, PROBABILITY, check
+
+LLM_GAP_WARNING = 0.1
+"""The share of the slice's human-graded pairs without an LLM grade above which the note is a warning."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,19 @@ class Grades:
     @property
     def query_ids(self) -> set[str]:
         return set(self.qrels["query_id"])
+
+
+def check_settings(*, alpha: float = 0.05, level: float = 0.95, planned: int | None = None,
+                   pairs: Sequence[tuple[str, str]] = ()) -> None:
+    """Refuse settings no estimate can have: ``alpha`` or ``level`` outside (0, 1), ``planned`` not a positive
+    integer, a pair of one run with itself (one line, :func:`evalset.params.check`)."""
+    check("alpha", alpha, PROBABILITY)
+    check("level", level, PROBABILITY)
+    if planned is not None:
+        check("planned", planned, POSITIVE_INT)
+    for baseline, candidate in pairs:
+        if baseline == candidate:
+            raise InputError(f"comparison {baseline}:{candidate} compares a run with itself: give two different runs")
 
 
 def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grades: str = "refuse") -> Grades:
@@ -96,13 +119,34 @@ def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids
     if unjudged:
         notes.append(f"warning: {unjudged} pairs of slice queries have an LLM grade and no human grade (they count "
                      "as not relevant under the human grades): the humans did not judge the whole slice pool")
+    notes += _llm_gaps(human, llm, in_slice)
     for grades, who in ((human, "human"), (llm, "LLM")):
+        source = ", ".join(grades.files) or who
+        unusual = unusual_grades_note(Evaluation(EvaluationContract(), grades.qrels, source=source))
+        if unusual:
+            notes.append(unusual)
         if grades.other_kind:
             notes.append(f"{grades.other_kind} labels of the other kind in the {who} files were left out")
         if grades.merged_pairs:
             notes.append(f"{grades.merged_pairs} pairs had several {who} grades: their median was used "
                          f"({grades.tied_pairs} ties took the lower middle grade)")
     return notes
+
+
+def _llm_gaps(human: Grades, llm: Grades, in_slice: set[str]) -> list[str]:
+    """The note on pairs of slice queries with a human grade and no LLM grade (module docstring)."""
+    graded = human.qrels.loc[human.qrels["query_id"].isin(in_slice), ["query_id", "doc_id"]]
+    if graded.empty:
+        return []
+    missing = len(graded.merge(llm.qrels[["query_id", "doc_id"]], how="left", indicator=True)
+                  .query("_merge == 'left_only'"))
+    if not missing:
+        return []
+    share = missing / len(graded)
+    lead = "warning: " if share > LLM_GAP_WARNING else "note: "
+    return [f"{lead}{missing} of the {len(graded)} human-graded pairs of the slice ({share:.0%}) have no LLM grade "
+            "(they count as not relevant under the LLM grades): the LLM did not grade the whole pool, so its "
+            "figures, and the PPI++ correction, rest on part of it"]
 
 
 def values_by_run(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_ids: Sequence[str], metric: str,

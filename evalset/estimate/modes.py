@@ -19,7 +19,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.inputs import read_grades
+from evalset.estimate.inputs import check_settings, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
@@ -41,14 +41,15 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     """The estimate of ``runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels or
     qrels) and a slice record, or the validation of ``draws`` slices (module docstring); ``progress`` wraps the
     simulated slices. Raises :class:`~evalset.errors.InputError` unless exactly one of ``set_path``,
-    ``slice_path`` and ``draws`` is given (with grade files unless a set), or when the set has no LLM-graded
-    part."""
+    ``slice_path`` and ``draws`` is given (with grade files unless a set), when the set has no LLM-graded
+    part, or on settings no estimate can have (:func:`~evalset.estimate.inputs.check_settings`)."""
     if sum(bool(given) for given in (set_path, slice_path, draws is not None)) != 1 or \
             (set_path and (llm or human)) or (not set_path and not (llm and human)):
         raise InputError("give one of: a set; LLM and human grades and a slice record (an estimate); LLM and human "
                          "grades and a number of simulated slices (a validation)")
     if draws is not None and slice_size is None:
         raise InputError("a validation needs the size of its simulated slices")
+    check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs)
     ppi_py_module()  # a missing extra is said before any work
     options = options or ContractOptions()
     named = read_runs(runs)

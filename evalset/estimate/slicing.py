@@ -5,9 +5,14 @@ Designs
 ``uniform``
     ``size`` queries drawn without replacement from all the queries (one stratum, share 1).
 ``stratified``
-    per traffic stratum (the ``stratum`` and ``stratum_share`` of ``queries.tsv``), ``per_stratum`` queries, or
-    the share ``fraction`` of the stratum's queries rounded up; at least 2 per stratum (an interval needs two) and
-    at most all of them. The strata's traffic shares are carried over into the record.
+    per traffic stratum (the ``stratum`` and ``stratum_share`` of ``queries.tsv``), ``per_stratum`` queries (2 or
+    more), or the share ``fraction`` (in (0, 1]) of the stratum's queries rounded up and at least 2 (an interval
+    needs two); at most all of a stratum's queries, never all the queries of the pool. The strata's traffic shares
+    are carried over into the record; they must sum to 1 (within 0.01), and a stratum has one share.
+
+A uniform slice with a queries file of several strata is refused: it would ignore the strata (draw a stratified
+one, or give no queries file). The settings are checked before anything else (a size of 2 or more, fewer than
+all the queries).
 
 The draw is seeded: ``numpy.random.default_rng(seed)``, the queries sorted by id (per stratum, strata by name),
 so the same queries and seed give the same slice. A slice of fewer than 2 queries is refused.
@@ -38,23 +43,37 @@ from evalset.io.files import check_file, write_text, writing_to
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.io.queries import read_queries
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
+from evalset.params import POSITIVE_INT, Interval, check
 
 DESIGNS = ("uniform", "stratified")
 
 
-def _strata_of(query_ids: list[str], queries: pd.DataFrame | None) -> pd.DataFrame:
-    if queries is None or "stratum" not in queries:
-        return pd.DataFrame({"query_id": query_ids, "stratum": "all", "stratum_share": 1.0})
+SHARE_TOLERANCE = 0.01
+"""How far from 1 the strata's traffic shares may sum (shares are written rounded)."""
+
+
+def _strata_of(query_ids: list[str], queries: pd.DataFrame) -> pd.DataFrame:
+    source = queries.attrs.get("source")
     table = queries.drop_duplicates("query_id").set_index("query_id")
     unknown = sorted(set(query_ids) - set(table.index))
     if unknown:
         raise InputError(f"{len(unknown)} queries of the pool are not in the queries file (e.g. {unknown[:3]})",
-                         queries.attrs.get("source"))
-    share = pd.to_numeric(table["stratum_share"], errors="coerce") if "stratum_share" in table else 1.0
-    strata = pd.DataFrame({"stratum": table["stratum"].astype(str), "stratum_share": share}).loc[query_ids]
-    if strata["stratum_share"].isna().any():
-        raise InputError("stratum_share must be a number for every query", queries.attrs.get("source"))
-    return strata.reset_index()
+                         source)
+    if "stratum_share" not in table:
+        raise InputError("a stratified slice needs the strata's traffic shares (a stratum_share column)", source)
+    share = pd.to_numeric(table["stratum_share"], errors="coerce")
+    if share.isna().any() or (share < 0).any():
+        raise InputError("stratum_share must be a number >= 0 for every query", source)
+    every = pd.DataFrame({"stratum": table["stratum"].astype(str), "stratum_share": share})
+    total = float(every.groupby("stratum")["stratum_share"].first().sum())
+    if abs(total - 1) > SHARE_TOLERANCE:
+        raise InputError(f"the strata's traffic shares sum to {total:.4g}, not 1: fix stratum_share (each "
+                         "stratum's share of the traffic)", source)
+    return every.loc[query_ids].reset_index()
+
+
+def _stratified(queries: pd.DataFrame | None) -> bool:
+    return queries is not None and "stratum" in queries and queries["stratum"].nunique() > 1
 
 
 def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: int | None = None,
@@ -64,11 +83,20 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
     or ``fraction`` (stratified, strata from ``queries``: ``query_id, stratum, stratum_share``)."""
     if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
         raise InputError("give exactly one of a slice size, a number per stratum, or a fraction per stratum")
+    if size is not None:
+        check("a slice size", size, POSITIVE_INT)
+    if per_stratum is not None:  # at least 2 per stratum: an interval needs two
+        check("a number per stratum", per_stratum, Interval(int, 2))
+    if fraction is not None:
+        check("a fraction per stratum", fraction, Interval(float, 0, 1, closed="right"))
     ids = sorted(set(map(str, query_ids)))
     if not ids:
         raise InputError("no query to draw a slice from")
     rng = np.random.default_rng(seed)
     if size is not None:
+        if _stratified(queries):
+            raise InputError("the queries file has strata: draw a stratified slice (a number per stratum or a "
+                             "fraction), or give no queries file for a uniform one", queries.attrs.get("source"))
         if size < 2 or size >= len(ids):
             raise InputError(f"a slice of {size} queries out of {len(ids)}: give at least 2, and fewer than all "
                              "(the other queries are the ones the LLM grades stand in for)")
@@ -83,10 +111,11 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
         for _, group in table.groupby("stratum", sort=True):
             members = group["query_id"].tolist()
             wanted = per_stratum if per_stratum is not None else math.ceil(fraction * len(members))
-            if (per_stratum is not None and per_stratum < 1) or (fraction is not None and not 0 < fraction <= 1):
-                raise InputError("a number per stratum is at least 1, and a fraction is in (0, 1]")
             take = min(len(members), max(2, wanted))
             chosen += [members[i] for i in rng.choice(len(members), take, replace=False)]
+        if len(chosen) >= len(ids):
+            raise InputError(f"the stratified slice takes all {len(ids)} queries of the pool: draw fewer per "
+                             "stratum (the other queries are the ones the LLM grades stand in for)")
         design = "stratified"
         settings = {"per_stratum": per_stratum} if per_stratum is not None else {"fraction": fraction}
     if len(chosen) < 2:

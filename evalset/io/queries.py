@@ -30,7 +30,9 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
     the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
     number in ``frame.attrs["line_numbers"]`` (for error messages downstream). An empty query id
-    or query text, a line with the wrong number of fields, or a repeated query id is refused with its line.
+    or query text, a line with the wrong number of fields, or a repeated query id is refused with its line; so
+    are a ``split`` other than ``test`` or ``dev`` and, within one stratum, a ``stratum_share`` that differs from
+    the stratum's other lines (a stratum has one traffic share; every command reading strata gets this rule).
     """
     path = os.fspath(path)
     if first_field(path) == "query_id":
@@ -50,10 +52,44 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
         frame = pd.DataFrame(rows, columns=["query_id", "query"], dtype=object)
     refuse_blank(frame, ("query_id", "query"), line_numbers, path)
     refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
+    _refuse_bad_splits(frame, line_numbers, path)
+    _refuse_conflicting_shares(frame, line_numbers, path)
     ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
     frame = frame[ordered].astype(str).reset_index(drop=True)
     frame.attrs["line_numbers"] = line_numbers
     return frame
+
+
+SPLITS = ("test", "dev")
+"""The values of the ``split`` column."""
+
+
+def _refuse_bad_splits(frame: pd.DataFrame, line_numbers: list[int], path: str) -> None:
+    if "split" not in frame:
+        return
+    bad = ~frame["split"].astype(str).isin(SPLITS)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise InputError(f"split must be one of {', '.join(SPLITS)}, got {frame['split'].iloc[row]!r}", path,
+                         line_numbers[row])
+
+
+def _refuse_conflicting_shares(frame: pd.DataFrame, line_numbers: list[int], path: str) -> None:
+    """Refuse a stratum whose lines give different traffic shares, naming the first line that differs from the
+    stratum's most common share (a share that is not a number is left to the commands that read it)."""
+    if not {"stratum", "stratum_share"} <= set(frame.columns):
+        return
+    shares = pd.to_numeric(frame["stratum_share"], errors="coerce")
+    for stratum, group in shares.groupby(frame["stratum"].astype(str), sort=False):
+        values = group.dropna()
+        if values.nunique() < 2:
+            continue
+        common = values.value_counts(sort=True).index[0]
+        row = int(values.index[values != common][0])
+        others = int((values == common).sum())
+        raise InputError(f"stratum {stratum}: stratum_share {frame['stratum_share'].iloc[row]} here, "
+                         f"{common:g} on {others} other line(s) of the stratum: a stratum has one traffic share",
+                         path, line_numbers[row])
 
 
 def read_query_list(path: str | os.PathLike) -> list[str]:

@@ -6,6 +6,8 @@ convention            rule
 ====================  ==========================================================================================
 labels merged         human labels only, unless ``allow_llm``; the LLM labels left out are counted
 ``exclude``           annotators whose labels take no part (an unknown name is an error); counted per annotator
+``priority``          the list of ``annotator-priority``, and only of it: each name an annotator whose grades are
+                      merged (not excluded, not an LLM without ``allow_llm``); refused otherwise
 a tie                 unresolved (tie policy ``unresolved``): the pair blocks the freeze until adjudicated
 ``max_gap``           a pair whose grades span more than it is unresolved under every rule
 adjudication          an adjudicated grade always wins, resolved or not
@@ -25,7 +27,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
-from evalset.judgments.rules import PAIR, merge_rule, pair_grades
+from evalset.judgments.rules import PAIR, check_priority, merge_rule, pair_grades
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
     if exclude:
         used, details["excluded_labels"] = _exclude(labels, used, exclude)
     used, _ = settle_repeats(used)
+    kinds = labels.drop_duplicates("annotator").set_index("annotator")["kind"]
+    why = {**{name: "an LLM annotator: its grades are merged only with --allow-llm"
+              for name, kind in kinds.items() if kind != "human" and not allow_llm},
+           **{name: "excluded by --exclude-annotator" for name in exclude}}
+    check_priority(rule, priority or (), used["annotator"], why)
     merged = pair_grades(used, rule, ties="unresolved", priority=priority or ())
     if merged.fit is not None:
         details = {"aggregation": merged.fit.record(), **details}

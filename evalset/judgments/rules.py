@@ -17,7 +17,7 @@ it checks that they name exactly these rules, in this order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -108,8 +108,9 @@ def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolic
                 priority: Sequence[str] = ()) -> PairGrades:
     """One grade per pair of ``judgments`` (one per annotator and pair: ``query_id, doc_id, annotator, grade``) by
     ``rule`` (:data:`RULES`), a tie settled by the policy ``ties`` (module docstring). ``priority`` is the list of
-    annotators of ``annotator-priority``."""
+    annotators of ``annotator-priority`` (:func:`check_priority`)."""
     spec = merge_rule(rule)
+    check_priority(rule, priority, judgments["annotator"])
     if ties not in TIE_POLICIES:
         raise InputError(f"tie policy must be one of {', '.join(TIE_POLICIES)}, got {ties!r}")
     grouped = judgments.groupby(PAIR, sort=True)["grade"]
@@ -131,6 +132,25 @@ def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolic
     if ties == "unresolved":
         table["grade"] = table["grade"].mask(table["tie"])
     return PairGrades(rule, ties, table, fit)
+
+
+def check_priority(rule: str, priority: Sequence[str], annotators: Iterable[str],
+                   why: Mapping[str, str] | None = None) -> None:
+    """Refuse a priority list that ``rule`` would not follow: ``annotator-priority`` without one, one given with
+    another rule, or a name that is not among ``annotators`` (those whose grades are merged; ``why`` says why a
+    name is not, e.g. excluded), naming the annotators known."""
+    if rule != "annotator-priority":
+        if priority:
+            raise InputError(f"--priority goes with the merge rule annotator-priority, not {rule} (which ignores it)")
+        return
+    if not priority:
+        raise InputError("the merge rule annotator-priority needs --priority: the annotators, first wins")
+    known = sorted(set(annotators))
+    for name in priority:
+        if name not in known:
+            reason = (why or {}).get(name, "no annotator of that name")
+            raise InputError(f"--priority: {name!r} is not an annotator whose grades are merged ({reason}; "
+                             f"annotators: {', '.join(known)})")
 
 
 def _majority(judgments: pd.DataFrame) -> tuple[pd.Series, pd.Series]:

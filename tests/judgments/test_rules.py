@@ -48,8 +48,10 @@ def test_a_majority_tie_is_left_unresolved_or_settled_on_the_lowest_tied_grade()
 
 def test_annotator_priority_never_ties():
     assert grades("annotator-priority", "unresolved", priority=["y"]) == {"a": 3, "b": 2, "c": 1, "d": 3, "e": 2}
-    assert grades("annotator-priority", "low") == {"a": 1, "b": 2, "c": 0, "d": 1, "e": 2}  # no list: by name
-    assert pair_grades(LABELS, "annotator-priority").tied == 0
+    assert grades("annotator-priority", "low", priority=["w"]) == {"a": 1, "b": 2, "c": 0, "d": 1, "e": 2}  # then names
+    assert pair_grades(LABELS, "annotator-priority", priority=["w"]).tied == 0
+    with pytest.raises(InputError, match=r"^the merge rule annotator-priority needs \-\-priority"):
+        pair_grades(LABELS, "annotator-priority")
 
 
 def test_an_unknown_rule_or_tie_policy_is_an_input_error():
