@@ -72,7 +72,7 @@ def test_an_unknown_annotator_name_is_an_error_and_nothing_is_frozen(tmp_path):
 
 @pytest.mark.slow
 def test_the_earlier_rules_add_no_key_to_the_manifest(tmp_path):
-    assert freeze(tmp_path, "--merge", "annotator-priority").exit_code == 0
+    assert freeze(tmp_path, "--merge", "annotator-priority", "--priority", "nist").exit_code == 0
     assert set(manifest(tmp_path)["merge"]) == {
         "rule", "allow_llm", "max_gap", "priority", "pairs", "merged", "unresolved", "adjudicated", "multiply_judged",
         "llm_labels_left_out", "conflicting_grades", "unjudged", "collapsed_duplicates", "conflicting_grades_settled",
