@@ -7,11 +7,9 @@ metadata stripped, every resampling seeded, no clock read).
 
 What the page shows, on the queries of one split of the set:
 
-- the set: queries per stratum, judgments per grade (with the guideline's grade names), and judged@k per run
-  (the share of each run's top k that has a judgment: a low value means the run's score rests on unjudged
-  documents, counted as not relevant);
-- the agreement matrix heatmap, from the manifest's ``agreement`` block (or a file given to the command), or
-  the line "no agreement data recorded";
+- the set: queries per stratum, judgments per grade (with the guideline's grade names), and judged@k per run (the
+  share of each run's top k that has a judgment: a low value means its score rests on unjudged documents);
+- the agreement heatmap, from the manifest's ``agreement`` block (or a file given), or "no agreement data recorded";
 - the headline score of every run with a bootstrap interval over queries
   (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
   combined as the set's weighting does);
@@ -45,6 +43,8 @@ from evalset.estimate.frozen import set_estimate
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
+from evalset.params import POSITIVE_INT as POSITIVE
+from evalset.params import check
 from evalset.render import number
 from evalset.report import plots
 from evalset.report.estimates import estimates_section
@@ -54,8 +54,7 @@ from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
 
 KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
-"""Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted kappa suits
-ordinal grades)."""
+"""Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted suits ordinal grades)."""
 
 # ------------------------------------------------------------------------------------------------ the data
 @dataclass(frozen=True)
@@ -174,6 +173,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     """
     if not runs:
         raise InputError("the report needs at least one run")
+    resamples, permutations = check("resamples", resamples, POSITIVE), check("permutations", permutations, POSITIVE)
     evaluation = Evaluation.on_set(frozen, split)
     queries, qrels = evaluation.queries, evaluation.qrels
     headline = parse_measure(frozen.contract.headline)

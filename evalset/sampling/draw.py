@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.errors import InputError
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
 from evalset.sampling.options import QueryCounts
 
 
@@ -24,6 +25,18 @@ def parse_per_stratum(text: str) -> int | dict[str, int]:
         return {name.strip(): int(count) for name, count in pairs}
     except ValueError:
         raise InputError(f"per-stratum count must be a number or name=number pairs, not {text!r}") from None
+
+
+def check_per_stratum(per_stratum: int | Mapping[str, int]) -> int | Mapping[str, int]:
+    """``per_stratum`` if it asks for some query: a positive count, or counts by name that are not negative and
+    not all 0 (a sample of no query is refused, not written as a header-only file)."""
+    if not isinstance(per_stratum, Mapping):
+        return check("per_stratum", per_stratum, POSITIVE_INT)
+    for name, count in per_stratum.items():
+        check(f"per_stratum {name}", count, NON_NEGATIVE_INT)
+    if not any(per_stratum.values()):
+        raise InputError("per_stratum must ask for at least one query, got 0 for every stratum")
+    return per_stratum
 
 
 def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
@@ -54,6 +67,7 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
         raise InputError(f"holdout must be a fraction in [0, 1), not {holdout}")
     if seed < 0:
         raise InputError("seed must be a non-negative integer")
+    check_per_stratum(per_stratum)
     summary = counts.summary
     wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}
     for row in summary.itertuples():

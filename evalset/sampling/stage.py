@@ -20,7 +20,7 @@ from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
 from evalset.io.querylog import LogColumns, read_query_log_table
 from evalset.io.querylog_spark import expand_log_paths, is_url
-from evalset.sampling.draw import sample_queries
+from evalset.sampling.draw import check_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries
 from evalset.sampling.options import ENGINES, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
 from evalset.sampling.spark import count_queries_spark
@@ -79,6 +79,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     """
     if not paths:
         raise InputError("no query log given")
+    check_per_stratum(per_stratum)
     paths = [os.fspath(p) for p in paths]
     screen = Screen(tuple(t for f in blocklists for t in read_query_list(f)),
                     tuple(q for f in exclusions for q in read_query_list(f)))

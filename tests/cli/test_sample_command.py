@@ -161,3 +161,13 @@ def test_an_unreadable_memory_limit_is_one_line_naming_the_option(excite, tmp_pa
     assert result.exit_code == 2
     assert result.output.startswith("evalset: error: --memory-limit 'lots': ") and result.output.count("\n") == 1
     assert not (tmp_path / "queries.tsv").exists()
+
+
+@pytest.mark.parametrize("count, message", [
+    ("0", "per_stratum must be a positive integer, got 0"),
+    ("-3", "per_stratum must be a positive integer, got -3"),
+    ("head=0,torso=0,tail=0", "per_stratum must ask for at least one query, got 0 for every stratum"),
+])
+def test_a_sample_of_no_query_is_refused(excite, tmp_path, count, message):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", count, "-o", str(tmp_path / "queries.tsv"))
+    assert_refused(result, tmp_path, message)

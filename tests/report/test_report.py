@@ -271,3 +271,14 @@ def test_report_command_refuses_bad_input_in_one_line(dl19_set, tmp_path):
     assert not (tmp_path / "r.html").exists()
     result = CliRunner().invoke(main, ["report", str(dl19_set.path), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 2 and "give the runs" in result.output
+
+
+@pytest.mark.parametrize("option", ["--resamples", "--permutations"])
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_report_refuses_a_count_of_resamples_that_is_not_positive(dl19_set, tmp_path, option, value):
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+                                       "-o", str(tmp_path / "r.html"), option, value])
+    name = option.lstrip("-")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"evalset: error: {name} must be a positive integer, got {value}\n"
+    assert not (tmp_path / "r.html").exists()
