@@ -7,7 +7,7 @@ library (pandas, numpy, scipy, ...) inside its function, so ``evalset --help`` s
 Errors (see :mod:`evalset.errors`): an :class:`~evalset.errors.InputError` (bad input) or a
 :class:`~evalset.errors.ServiceError` (Label Studio, an LLM endpoint, a disk) is one line on stderr and exit 2
 (``--debug`` shows its traceback); anything else is a bug and keeps its traceback (exit 1). click's own usage
-errors stay as click prints them (exit 2).
+errors stay as click prints them (exit 2). Ctrl-C is one line ``evalset: interrupted`` and exit 130.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ import click
 
 from evalset import __version__
 from evalset.errors import InputError, ServiceError
+
+INTERRUPTED = 130
+"""The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it."""
 
 REFERENCE = "README.md, section \"Scoring, comparing and freezing\""
 
@@ -117,6 +120,13 @@ class _Group(click.Group):
                 raise
             click.echo(f"evalset: error: {exc}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            # Ctrl-C: not a bug (exit 1) nor click's "Aborted!"; the status shells use for SIGINT, no traceback.
+            # Files are written atomically, so an interrupted command leaves no half-written output.
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            click.echo("evalset: interrupted", err=True)
+            sys.exit(INTERRUPTED)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -1,0 +1,68 @@
+"""Ctrl-C (SIGINT) during a long command: one line ``evalset: interrupted`` on stderr and exit 130 (as shells
+report an interrupt), never a traceback, never click's "Aborted!" with exit 1 (the status of a bug)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def big_run(path: Path, queries: list[str], depth: int) -> None:
+    """A run of ``depth`` documents for each query (millions of lines: seconds of reading)."""
+    ranks = np.tile(np.arange(1, depth + 1), len(queries))
+    table = pa.table({"query": np.repeat(np.array(queries), depth), "q0": np.full(len(ranks), "Q0"),
+                      "doc": np.char.add("d", ranks.astype(str)), "rank": ranks, "score": -ranks.astype(float),
+                      "tag": np.full(len(ranks), "big")})
+    with open(path, "wb") as handle:
+        pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, delimiter=" ",
+                                                          quoting_style="none"))
+
+
+def reading(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open or mapped (it is reading its input)."""
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    try:  # read through a memory map, whose file descriptor may be closed
+        if os.path.realpath(path) in Path(f"/proc/{pid}/maps").read_text():
+            return True
+    except OSError:
+        pass
+    for fd in descriptors:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == os.path.realpath(path):
+                return True
+        except OSError:  # closed meanwhile
+            continue
+    return False
+
+
+@pytest.mark.slow
+def test_an_interrupted_command_is_one_line_and_exit_130(tmp_path):
+    qrels = REPO / "data" / "dl19" / "nist.qrels"
+    queries = sorted({line.split()[0] for line in qrels.read_text().splitlines() if line.strip()})
+    run = tmp_path / "big.run"
+    big_run(run, queries, 60_000)
+    process = subprocess.Popen([sys.executable, "-m", "evalset", "score", "--qrels", str(qrels), str(run)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not reading(process.pid, run) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert reading(process.pid, run), "the command ended before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr == "evalset: interrupted\n"
