@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, one_metric
+from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -55,9 +55,10 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--correction", type=click.Choice(["tukey", "holm", "bonferroni"]),
               help="With --all or --baseline: randomised Tukey HSD (max-statistic permutation test), or Holm or "
                    "Bonferroni on paired permutation p-values [default: tukey].")
+@force_option("--holes")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
             exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, accept_holes, interval,
-            primary_test, queries, corpus, epsilon, top, all_pairs, baseline_name, correction):
+            primary_test, queries, corpus, epsilon, top, all_pairs, baseline_name, correction, force):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
@@ -94,18 +95,19 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
         raise click.UsageError("Missing argument 'CANDIDATES...': give a run to compare with BASELINE, or --all")
     if Path(baseline).is_dir():
         raise click.BadParameter(f"File {baseline!r} is a directory.", param_hint="'BASELINE'")
-    if holes_folder is None and corpus:
-        raise click.UsageError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
+    if holes_folder is None and (corpus or force):
+        raise click.UsageError("--corpus gives the document texts of the --holes pool: give --holes DIR too" if corpus
+                               else "--force replaces the --holes pool folder: give --holes DIR too")
     for name, value in (("--epsilon", epsilon), ("--top", top)):
         if value is not None and not why:
             raise click.UsageError(f"{name} is read by --why: give --why too")
     if holes_folder is not None:
         from evalset.io.outputs import check_outputs
-        from evalset.pooling import pool_files
+        from evalset.pooling import POOL_FILES
 
-        check_outputs({"--holes": pool_files(holes_folder)},
-                      {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
-                       "--queries": queries, "--corpus": corpus})
+        check_outputs({}, {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
+                           "--queries": queries, "--corpus": corpus},
+                      folders={"--holes": (holes_folder, POOL_FILES)}, force=force)
     from evalset.comparing import compare_runs, explain_comparisons
     from evalset.io.trec import expand_run_paths, read_run
 
@@ -121,7 +123,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     explained = explain_comparisons(comparisons, run_files, runs=runs, why=why, holes_folder=holes_folder,
                                     depth=depth, queries=queries, corpus=corpus, seed=seed, epsilon=epsilon,
                                     top=top)
-    written = explained.write()  # before printing: a closed stdout loses no pool
+    written = explained.write(replace=force)  # before printing: a closed stdout loses no pool
     emit(explained, output_format)
     if output_format != "json":
         for path in written:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.options import force_option
 from evalset.contract import DEFAULT_SEED
 
 EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
@@ -23,7 +24,8 @@ EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
-def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, output):
+@force_option()
+def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, output, force):
     """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
     `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads."""
     from pathlib import Path
@@ -37,7 +39,7 @@ def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, ou
         raise click.UsageError("give one of --size, --per-stratum or --fraction")
     if Path(output).resolve() == Path(pool_dir).resolve():
         raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
-    check_outputs({"-o": [str(Path(output, name)) for name in (*POOL_FILES, RECORD_NAME)]},
-                  {"POOL_DIR": pool_dir, "--queries": queries_path})
+    check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path},
+                  folders={"-o": (output, (*POOL_FILES, RECORD_NAME))}, force=force)
     emit(select_slice_pool(pool_dir, output, queries_path=queries_path, seed=seed, size=size, per_stratum=per_stratum,
-                           fraction=fraction))
+                           fraction=fraction, replace=force))

@@ -1,4 +1,4 @@
-"""Options shared by several commands: the evaluation contract, the frozen set, pairs of run names."""
+"""Options shared by several commands: the evaluation contract, the frozen set, pairs of run names, --force."""
 
 from __future__ import annotations
 
@@ -89,6 +89,12 @@ def one_metric(help_text: str):
         return values[0] if values else None
 
     return click.option("-m", "--metric", multiple=True, callback=only_one, help=help_text)
+
+
+def force_option(what: str = "-o"):
+    """``--force``: replace an output folder that exists and is not empty (refused without it)."""
+    return click.option("--force", is_flag=True, help=f"Replace the {what} folder if it exists and is not empty "
+                        "(built aside, then swapped in; refused without --force, as it may be work in progress).")
 
 
 def png_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.options import force_option
 from evalset.contract import TIE_RULES
 
 
@@ -22,7 +23,8 @@ from evalset.contract import TIE_RULES
 @click.option("--budget", type=int, help="Keep at most N pairs (best rank first, queries filled fairly).")
 @click.option("--corpus", type=click.Path(), help="Document texts (JSONL or TSV, .gz ok) for tasks.jsonl.")
 @click.option("--spec", type=click.Path(), help="A pool specification (TOML) holding the same options.")
-def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judged, budget, corpus, spec):
+@force_option()
+def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judged, budget, corpus, spec, force):
     """Pool the top K of several runs into blind judging pairs (judge-the-holes with --exclude-judged)."""
     from evalset import pooling
     from evalset.io.outputs import check_outputs
@@ -38,11 +40,11 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
                                    queries=queries, exclude_judged=exclude_judged, budget=budget, corpus=corpus)
     if not settings.output:
         raise click.UsageError("no output folder (give -o DIR or `output` in the spec)")
-    check_outputs({"-o": pooling.pool_files(settings.output)},
-                  {"RUNS": settings.runs, "--queries": settings.queries, "--exclude-judged": settings.exclude_judged,
-                   "--corpus": settings.corpus, "--spec": spec})
+    check_outputs({}, {"RUNS": settings.runs, "--queries": settings.queries, "--corpus": settings.corpus,
+                       "--exclude-judged": settings.exclude_judged, "--spec": spec},
+                  folders={"-o": (settings.output, pooling.POOL_FILES)}, force=force)
     build = pooling.build_from_spec(settings)
-    written = pooling.write_pool(build, settings.output)  # before printing: a closed stdout loses no pool
+    written = pooling.write_pool(build, settings.output, replace=force)  # before printing: a closed stdout loses none
     emit(build)
     for path in written:
         click.echo(f"wrote {path}")

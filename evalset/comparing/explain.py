@@ -29,11 +29,12 @@ class ExplainedComparisons:
     holes: list[ComparisonHoles] | None = None
     pool: HolesPool | None = None
 
-    def write(self) -> list[str]:
-        """Write the holes' pool folder (nothing when there is none); returns the paths written."""
+    def write(self, *, replace: bool = False) -> list[str]:
+        """Write the holes' pool folder (nothing when there is none; an existing non-empty folder is refused unless
+        ``replace``, :func:`~evalset.pooling.write_pool`); returns the paths written."""
         if self.pool is None or self.pool.build is None:
             return []
-        return write_pool(self.pool.build, self.pool.folder)
+        return write_pool(self.pool.build, self.pool.folder, replace=replace)
 
     def to_dict(self) -> list[dict[str, Any]]:
         """The JSON of ``compare``: one object per comparison, with ``movement`` and ``holes`` when asked."""

@@ -39,7 +39,7 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import check_file, write_text, writing_to
+from evalset.io.files import check_file, folder_built_aside
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.io.queries import read_queries
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
@@ -123,42 +123,37 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
     return SliceRecord(design, seed, table.reset_index(drop=True), tuple(sorted(chosen)), settings, source or {})
 
 
-def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: str | os.PathLike) -> list[str]:
+def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: str | os.PathLike, *,
+                     replace: bool = False) -> list[str]:
     """Write the pool of ``pool_dir`` restricted to the slice's queries, and the record, into ``output``.
 
     ``pool.tsv``, ``pool_sources.tsv`` and ``tasks.jsonl`` keep the pool's lines of the slice's queries (in their
-    order); ``pool.json`` holds the slice's counts and the source pool's manifest. Each file is written aside and
-    renamed.
+    order); ``pool.json`` holds the slice's counts and the source pool's manifest. The folder is built aside and
+    renamed into place (:func:`~evalset.io.files.folder_built_aside`): an existing non-empty ``output`` is
+    refused unless ``replace``, and never left mixed.
     """
-    pool_dir, output = Path(pool_dir), Path(output)
-    if output.exists() and not output.is_dir():
-        raise InputError("output exists and is not a folder", str(output))
-    keep = set(record.slice)
-    written = []
+    pool_dir = Path(pool_dir)
+    keep, files = set(record.slice), {}
     for name in ("pool.tsv", "pool_sources.tsv"):
         path = pool_dir / name
         check_file(str(path))
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         column = lines[0].rstrip("\n").split("\t").index("query_id") if lines else 0
-        kept = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
-        written.append(write_text(output / name, "".join(kept)))
-        if name == "pool.tsv":
-            pairs_kept = kept
+        files[name] = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
     if (pool_dir / "tasks.jsonl").exists():
-        kept = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-                if line.strip() and str(json.loads(line).get("query_id")) in keep]
-        written.append(write_text(output / "tasks.jsonl", "".join(kept)))
-    elif (output / "tasks.jsonl").exists():  # left from an earlier slice: it would not match this one
-        with writing_to(output / "tasks.jsonl"):
-            (output / "tasks.jsonl").unlink()
+        files["tasks.jsonl"] = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(
+            keepends=True) if line.strip() and str(json.loads(line).get("query_id")) in keep]
     source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},
-                "counts": {"queries": len(record.slice), "pairs": len(pairs_kept) - 1}, "source_pool": source}
-    written.append(write_text(output / "pool.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"))
-    record_text = json.dumps({"evalset_version": __version__, **record.to_dict()}, indent=2, ensure_ascii=False)
-    written.append(write_text(output / RECORD_NAME, record_text + "\n"))
-    return written
+                "counts": {"queries": len(record.slice), "pairs": len(files["pool.tsv"]) - 1}, "source_pool": source}
+    files["pool.json"] = [json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"]
+    files[RECORD_NAME] = [json.dumps({"evalset_version": __version__, **record.to_dict()}, indent=2,
+                                     ensure_ascii=False) + "\n"]
+    with folder_built_aside(output, replace=replace) as aside:
+        for name, lines in files.items():
+            (aside / name).write_text("".join(lines), encoding="utf-8")
+    return [os.path.join(output, name) for name in files]
 
 
 def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
@@ -193,11 +188,13 @@ class SliceSelection:
 
 def select_slice_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *,
                       queries_path: str | os.PathLike | None = None, seed: int = DEFAULT_SEED,
-                      **design: Any) -> SliceSelection:
+                      replace: bool = False, **design: Any) -> SliceSelection:
     """Draw the slice of the pool in ``pool_dir`` (strata from the ``queries.tsv`` at ``queries_path``; ``design``:
-    see :func:`select_slice`) and write its pool folder and record into ``output`` (:func:`write_slice_pool`)."""
+    see :func:`select_slice`) and write its pool folder and record as ``output`` (:func:`write_slice_pool`; an
+    existing non-empty ``output`` is refused unless ``replace``)."""
     queries = read_queries(queries_path) if queries_path else None
     if queries is not None:
         queries.attrs["source"] = os.fspath(queries_path)
     record = select_from_pool(pool_dir, queries=queries, seed=seed, **design)
-    return SliceSelection(record, os.fspath(output), tuple(write_slice_pool(pool_dir, record, output)))
+    return SliceSelection(record, os.fspath(output), tuple(write_slice_pool(pool_dir, record, output,
+                                                                                replace=replace)))

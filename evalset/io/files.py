@@ -1,6 +1,7 @@
 """Files: existence checks, text lines of plain or gzipped files, tab-separated tables with a header,
-and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded;
-a disk that refuses the write is a :class:`~evalset.errors.ServiceError` naming the target).
+and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded; a
+folder of several files built aside and renamed the same way; a disk that refuses the write is a
+:class:`~evalset.errors.ServiceError` naming the target).
 
 Text is read as ``utf-8-sig``: a UTF-8 byte order mark (as Excel and some editors write) is not part of the
 first line, so it never shows in a column name or a first id. Every reader in :mod:`evalset.io` goes through
@@ -16,6 +17,7 @@ import gzip
 import json
 import mmap
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -99,6 +101,55 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def folder_built_aside(folder: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
+    """Yield a new folder beside ``folder`` to write into; rename it onto ``folder`` only if the block succeeds.
+
+    A folder is never left mixed (new files beside old ones) nor half-written, even by Ctrl-C: the block writes
+    into ``.NAME.build-PID-*`` beside ``folder``, removed if the block fails. An existing non-empty ``folder`` is
+    refused (:class:`~evalset.errors.InputError`) unless ``replace``: then it is renamed aside, the build renamed
+    into place, and the old folder removed (put back if the second rename fails). Builds and old folders left by
+    a killed process are removed. A disk that refuses is a :class:`~evalset.errors.ServiceError` naming ``folder``.
+    """
+    target = Path(os.path.abspath(folder))
+    with writing_to(folder):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(target)
+        build = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-{os.getpid()}-", dir=target.parent))
+    try:
+        yield build
+        with writing_to(folder):
+            umask = os.umask(0)
+            os.umask(umask)
+            build.chmod(0o777 & ~umask)  # mkdtemp makes 0700; the result should read like any other folder
+            if target.is_dir() and not any(target.iterdir()):
+                target.rmdir()
+            if not os.path.lexists(target):
+                os.rename(build, target)
+                return
+            if not replace or not target.is_dir():
+                raise InputError("exists and is not an empty folder (give --force to replace it)", str(folder))
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
+            os.rename(target, old / target.name)
+            try:
+                os.rename(build, target)
+            except BaseException:
+                os.rename(old / target.name, target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove the builds and old folders of ``target`` that a killed process left (its process is gone)."""
+    for stale in [*target.parent.glob(f".{target.name}.build-*"), *target.parent.glob(f".{target.name}.old-*")]:
+        pid = stale.name[len(target.name) + 1:].split("-")[1]
+        if not (pid.isdigit() and (int(pid) == os.getpid() or Path(f"/proc/{pid}").exists())):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def write_text(path: str | os.PathLike, text: str) -> str:

@@ -1,11 +1,14 @@
 """Outputs checked before a command does any work: no output is one of its inputs (writing it would destroy the
-input) or another of its outputs, and every output can be written, the messages naming the option and the path.
+input) or another of its outputs, none lies in a frozen set version, an output folder holds no input and no work
+in progress (unless replacing it was asked for), and every output can be written; the messages name the option
+and the path.
 
 A light module (no pandas), so that a command can check its outputs before it loads the library.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,15 +19,29 @@ PathsByOption = Mapping[str, str | os.PathLike | Iterable[str | os.PathLike] | N
 """Option (or argument) -> a path, several paths, or None (not given)."""
 
 
-def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None) -> None:
-    """Refuse, before any work, outputs that would destroy an input or each other, or that cannot be written.
+FoldersByOption = Mapping[str, tuple[str | os.PathLike | None, Iterable[str]]]
+"""Option -> (an output folder or None, the names of the files the command writes in it)."""
+
+
+def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *,
+                  folders: FoldersByOption | None = None, force: bool = False) -> None:
+    """Refuse, before any work, outputs that would destroy an input, each other or a frozen set, or that cannot be
+    written.
 
     ``outputs`` and ``inputs`` map the option (or argument) that names them (``-o``, ``--plot``, ``LOGS``) to a
     path, several paths, or None (not given); messages name the option and the path. An output is refused when
     it is an input file (the same file, also through a symbolic or hard link; an output that does not exist yet
     is no input; an input folder stands for the files in it), when two outputs are one file, when it is a
-    folder, or when its folder cannot be made or written (checked by creating and removing a temporary file in
-    the nearest existing folder). Raises :class:`~evalset.errors.InputError`.
+    folder, when it lies in a version of a set (a folder holding a set's ``manifest.json``: frozen, never
+    rewritten), or when its folder cannot be made or written (checked by creating and removing a temporary file
+    in the nearest existing folder).
+
+    ``folders`` are output folders a command writes whole (built aside and renamed into place, as
+    :func:`evalset.io.files.folder_built_aside` does), each with the names of the files written in it. One is
+    refused when it is a file, is or lies in a set version, holds an input (or is an input folder), or exists
+    and is not empty, unless ``force``; even with ``force``, a folder holding anything but the files the
+    command writes is refused (replacing it would delete what the command did not write). Raises
+    :class:`~evalset.errors.InputError`.
     """
     written = [(option, os.fspath(path)) for option, path in _flatten(outputs)]
     read = [(option, file) for option, path in _flatten(inputs or {}) for file in _files_of(os.fspath(path))]
@@ -35,6 +52,7 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None) -
                 raise InputError(f"{option} {path} and {other_option} {other} are the same file; give each "
                                  "output its own path")
         seen.append((option, path))
+        _refuse_in_set_version(option, path)
         if os.path.exists(path):
             for input_option, input_path in read:
                 if os.path.exists(input_path) and os.path.samefile(path, input_path):
@@ -44,6 +62,59 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None) -
     probed: dict[str, None] = {}
     for option, path in written:
         _refuse_unwritable(option, path, probed)
+    given = [(option, path) for option, path in _flatten(inputs or {})]
+    for option, (folder, names) in (folders or {}).items():
+        if folder is not None and os.fspath(folder) != "":
+            _check_folder(option, os.fspath(folder), set(names), given, force, probed)
+
+
+def _check_folder(option: str, folder: str, names: set[str], inputs: list[tuple[str, str | os.PathLike]],
+                  force: bool, probed: dict[str, None]) -> None:
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise InputError(f"{option} {folder}: exists and is not a folder")
+    _refuse_in_set_version(option, folder)
+    real = os.path.realpath(folder)
+    for input_option, path in inputs:
+        held = os.path.realpath(path)
+        if held == real or held.startswith(real.rstrip(os.sep) + os.sep):
+            what = "is" if held == real else "holds"
+            raise InputError(f"{option} {folder} {what} the input {input_option} {os.fspath(path)}: writing the "
+                             "folder would destroy the input; choose another output folder")
+    entries = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    if entries and not force:
+        shown = ", ".join(entries[:4]) + (", ..." if len(entries) > 4 else "")
+        raise InputError(f"{option} {folder}: exists and holds {len(entries)} file(s) ({shown}), perhaps work in "
+                         "progress; give --force to replace the folder, or choose a new one")
+    foreign = [entry for entry in entries if entry not in names or not os.path.isfile(os.path.join(folder, entry))]
+    if foreign:
+        raise InputError(f"{option} {folder}: holds {foreign[0]}, which this command does not write; --force "
+                         "replaces only a folder of its own files: choose a new folder")
+    _refuse_unwritable(option, folder, probed, whole_folder=True)
+
+
+def _refuse_in_set_version(option: str, path: str) -> None:
+    """Refuse a path that is or lies in a frozen set version (a folder whose manifest.json is a set's)."""
+    folder = os.path.abspath(path)
+    while True:
+        if _is_set_version(folder):
+            raise InputError(f"{option} {path}: {'is' if folder == os.path.abspath(path) else 'lies in'} the "
+                             f"frozen set version {folder}, which is never rewritten; choose an output outside it")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
+def _is_set_version(folder: str) -> bool:
+    manifest = os.path.join(folder, "manifest.json")
+    if not os.path.isfile(manifest):
+        return False
+    try:
+        with open(manifest, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"name", "version", "files", "contract"} <= set(record)
 
 
 def _flatten(paths: PathsByOption) -> Iterator[tuple[str, str | os.PathLike]]:
@@ -70,8 +141,9 @@ def _same_file(path: str, other: str) -> bool:
     return os.path.realpath(path) == os.path.realpath(other)
 
 
-def _refuse_unwritable(option: str, path: str, probed: dict[str, None]) -> None:
-    if os.path.isdir(path):
+def _refuse_unwritable(option: str, path: str, probed: dict[str, None], whole_folder: bool = False) -> None:
+    """Refuse an output whose folder cannot be written (for a folder built aside, the folder it is built in)."""
+    if os.path.isdir(path) and not whole_folder:
         raise InputError(f"{option} {path}: is a folder, not a file")
     folder = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(folder):

@@ -7,6 +7,7 @@
 """
 
 from evalset.pooling.folder import (
+    POOL_FILES,
     PoolBuild,
     PoolSpec,
     build_from_spec,
@@ -30,7 +31,7 @@ from evalset.pooling.pool import (
 )
 
 __all__ = [
-    "PAIR_ID_DIGITS", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget", "attach_texts",
-    "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids", "pool_files",
-    "pool_manifest", "stack_top_k", "write_pool",
+    "PAIR_ID_DIGITS", "POOL_FILES", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget",
+    "attach_texts", "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids",
+    "pool_files", "pool_manifest", "stack_top_k", "write_pool",
 ]

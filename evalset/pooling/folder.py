@@ -23,7 +23,7 @@ from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
-from evalset.io.files import atomic_path, writing_to
+from evalset.io.files import folder_built_aside
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
@@ -208,7 +208,7 @@ def _plain(value: Any) -> Any:
 
 
 POOL_FILES = ("pool.tsv", "pool_sources.tsv", "tasks.jsonl", "pool.json")
-"""The files :func:`write_pool` writes (or, for ``tasks.jsonl``, may remove) in a pool folder."""
+"""The files :func:`write_pool` writes in a pool folder (``tasks.jsonl`` only with the pool's tasks)."""
 
 
 def pool_files(folder: str | os.PathLike) -> list[str]:
@@ -216,38 +216,36 @@ def pool_files(folder: str | os.PathLike) -> list[str]:
     return [os.path.join(folder, name) for name in POOL_FILES]
 
 
-def write_pool(build: PoolBuild, folder: str | os.PathLike) -> list[str]:
-    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` into ``folder``.
+def write_pool(build: PoolBuild, folder: str | os.PathLike, *, replace: bool = False) -> list[str]:
+    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` as ``folder``.
 
-    Each file is written to a temporary name and renamed, so none is ever half-written. A ``tasks.jsonl``
-    left from an earlier pool in the same folder is removed when this pool has no tasks (it would not match).
-    Returns the paths written.
+    The folder is built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`), so it is
+    never half-written nor mixed with an earlier pool's files, even by Ctrl-C; an existing non-empty ``folder`` is
+    refused unless ``replace``. Returns the paths written.
     """
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise InputError("output exists and is not a folder", str(folder))
-    written = []
+    with folder_built_aside(folder, replace=replace) as aside:
+        names = write_pool_files(build, aside)
+    return [os.path.join(folder, name) for name in names]
+
+
+def write_pool_files(build: PoolBuild, folder: Path) -> list[str]:
+    """Write the pool's files into ``folder``, a new folder being built (see :func:`write_pool`); their names."""
     tables = {
         "pool.tsv": build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
         "pool_sources.tsv": build.pool.sources,
     }
     for name, table in tables.items():
-        with atomic_path(folder / name) as tmp:
-            _write_tsv(table, tmp)
-        written.append(str(folder / name))
+        _write_tsv(table, str(folder / name))
+    names = list(tables)
     if build.tasks is not None:
-        with atomic_path(folder / "tasks.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        with open(folder / "tasks.jsonl", "w", encoding="utf-8") as handle:
             for record in build.tasks.to_dict(orient="records"):
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        written.append(str(folder / "tasks.jsonl"))
-    elif (folder / "tasks.jsonl").exists():
-        with writing_to(folder / "tasks.jsonl"):
-            (folder / "tasks.jsonl").unlink()
-    with atomic_path(folder / "pool.json") as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        names.append("tasks.jsonl")
+    with open(folder / "pool.json", "w", encoding="utf-8") as handle:
         json.dump(build.manifest, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
-    written.append(str(folder / "pool.json"))
-    return written
+    return [*names, "pool.json"]
 
 
 def _write_tsv(frame: pd.DataFrame, path: str) -> None:

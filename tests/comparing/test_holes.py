@@ -202,8 +202,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(dl19, tmp_path):
     result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
                     "--holes", folder, "--queries", topics, "--corpus", dl19["root"] / "passages.jsonl.gz")
     assert result.exit_code == 2
-    assert result.output.strip() == (f"evalset: error: --holes {topics} is the input --queries {topics}: writing it "
-                                     "would destroy the input; choose another output path")
+    assert result.output.strip() == (f"evalset: error: --holes {folder} holds the input --queries {topics}: writing "
+                                     "the folder would destroy the input; choose another output folder")
     assert sorted(p.name for p in folder.iterdir()) == ["tasks.jsonl"]
     result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
                     "--holes", dl19["qrels_path"])
