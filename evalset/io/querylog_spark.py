@@ -1,6 +1,7 @@
 """Query logs read by Spark (``evalset sample --engine spark``): the paths (a file, a folder or glob of part
 files as Spark writes them, a URL Spark reads), a Spark DataFrame of the standard columns, and Spark's errors
-as :class:`InputError` naming the file.
+as :class:`InputError` naming the file. Spark reads bytes that are not UTF-8 as U+FFFD, silently: a log with
+such bytes is refused with its file and line, as the other engines refuse it (:func:`refuse_replaced_bytes`).
 
 The pyspark objects are passed in: this module imports no pyspark at load time.
 """
@@ -13,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from evalset.errors import InputError
-from evalset.io.files import check_file
+from evalset.io.files import check_file, utf8_error
 from evalset.io.querylog import (
     LOG_FIELDS,
     LogColumns,
@@ -114,6 +115,23 @@ def read_query_log_spark(spark, files: Sequence[str], columns: LogColumns | None
     for frame in frames[1:]:
         union = union.unionByName(frame)
     return union.select(*[field for field in LOG_FIELDS if field in union.columns])
+
+
+def refuse_replaced_bytes(table, files: Sequence[str], fmt: str | None = None) -> None:
+    """Refuse, naming the file and line, a text log with bytes that are not UTF-8, which Spark read into ``table``
+    (an Arrow table of its rows) as U+FFFD. Only when a text column of ``table`` holds U+FFFD are the local text
+    files scanned (a U+FFFD written as valid UTF-8 is text like any other, and passes)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not any(pc.any(pc.match_substring(table[name], "\ufffd")).as_py() for name in table.column_names
+               if pa.types.is_string(table[name].type) or pa.types.is_large_string(table[name].type)):
+        return
+    for path in files:
+        if not is_url(path) and log_format(path, fmt) in ("tsv", "csv", "jsonl"):
+            error = utf8_error(path)
+            if error is not None:
+                raise error
 
 
 class spark_errors:

@@ -9,6 +9,7 @@ Spark Connect by an ``sc://`` URL or the ``SPARK_REMOTE`` environment variable. 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -23,7 +24,7 @@ import pyarrow as pa
 
 from evalset.errors import InputError, ServiceError
 from evalset.io.querylog import LogColumns
-from evalset.io.querylog_spark import read_query_log_spark, spark_errors, spark_timestamp_sql
+from evalset.io.querylog_spark import read_query_log_spark, refuse_replaced_bytes, spark_errors, spark_timestamp_sql
 from evalset.sampling.memory import check_log_columns
 from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
 from evalset.sampling.screening import screen_grouped_rows
@@ -101,6 +102,7 @@ def _local_or_cluster(builder, master: str, config: Mapping[str, str]):
         detail = said[-1] if said else str(exc).splitlines()[0]
         raise ServiceError(f"Spark ({master}) could not start: {detail[:300]} (JVM output in {jvm_output})") from None
     session.sparkContext.setLogLevel("ERROR")
+    atexit.register(shutil.rmtree, logs, ignore_errors=True)  # kept only when Spark could not start (named above)
     return session
 
 
@@ -188,6 +190,7 @@ def count_queries_spark(paths: Sequence[str], columns: LogColumns | None = None,
                                  spark_timestamp_sql(window.timestamp_format))
             with spark_errors(paths, shown), _progress(spark, "grouping log rows", progress):
                 grouped = _to_arrow(spark.sql(sql))
+            refuse_replaced_bytes(grouped, paths, fmt)
             kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
             spark.createDataFrame(kept).createOrReplaceTempView(f"{view}_kept")
             stratified = stratify_sql(f"{view}_kept", "source" in names, count_by, strata)

@@ -181,6 +181,41 @@ def test_a_log_spark_cannot_read_is_one_line_naming_it(spark, tmp_path, name):
     assert not (tmp_path / "q.tsv").exists()
 
 
+@pytest.mark.parametrize("engine", ["duckdb", "pandas", "spark"])
+def test_bytes_that_are_not_utf8_are_refused_with_file_and_line_by_every_engine(spark, tmp_path, engine):
+    log = tmp_path / "log.tsv"
+    log.write_bytes(b"query\nred shoes\ncaf\xe9 au lait\nmaps\nred shoes\n")
+    result = CliRunner().invoke(main, ["sample", str(log), "--engine", engine, "--per-stratum", "1", "-o",
+                                       str(tmp_path / "q.tsv")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"evalset: error: {log}:3: ") and len(result.output.splitlines()) == 1
+    assert not (tmp_path / "q.tsv").exists()
+
+
+def test_a_valid_replacement_character_is_text_like_any_other(spark, tmp_path):
+    log = tmp_path / "log.tsv"
+    log.write_text("query\nred shoes\ncaf\ufffd au lait\nmaps\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["sample", str(log), "--engine", "spark", "--per-stratum", "1", "-o",
+                                       str(tmp_path / "q.tsv")])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.slow
+def test_a_spark_run_leaves_no_folder_in_the_temporary_directory(spark, excite, tmp_path):
+    """A command of its own (not the tests' shared session): its Spark folders are gone when it ends."""
+    import subprocess
+    import sys
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    done = subprocess.run([sys.executable, "-m", "evalset", "sample", excite, "--no-header", "--query", "3",
+                           "--per-stratum", "2", "--engine", "spark", "-o", str(tmp_path / "q.tsv")],
+                          env={**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in temporary.iterdir()) == []
+
+
 def test_a_missing_column_names_the_folder(spark, synthetic, tmp_path):
     result = sample_command(str(synthetic / "parquet"), "--user", "uid", "-o", str(tmp_path / "q.tsv"))
     assert result.exit_code == 2
