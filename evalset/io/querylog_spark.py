@@ -24,6 +24,9 @@ from evalset.io.querylog import (
     standard_columns,
 )
 
+_CANCELLED = "SPARK_JOB_CANCELLED"
+"""The error class of a Spark job cancelled (by PySpark's SIGINT handler, on Ctrl-C)."""
+
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -137,7 +140,7 @@ def refuse_replaced_bytes(table, files: Sequence[str], fmt: str | None = None) -
 class spark_errors:
     """A context in which Spark's errors about the input (a path it cannot read, a malformed record, a value
     that does not cast) become one-line :class:`InputError` naming the file: the one of ``files`` the message
-    names, else ``shown``."""
+    names, else ``shown``; a job cancelled by Ctrl-C is a ``KeyboardInterrupt``."""
 
     def __init__(self, files: Sequence[str], shown: str | None = None) -> None:
         self.files, self.shown = list(files), shown
@@ -148,6 +151,8 @@ class spark_errors:
     def __exit__(self, kind, exc, traceback) -> bool:
         if exc is None or not _is_spark_error(exc):
             return False
+        if _CANCELLED in str(exc):  # Ctrl-C: PySpark's SIGINT handler cancelled the jobs; an interrupt, not bad input
+            raise KeyboardInterrupt from None
         raise spark_input_error(exc, self.files, self.shown) from None
 
 

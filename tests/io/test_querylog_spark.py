@@ -89,3 +89,28 @@ def test_without_java_the_command_names_the_script(tmp_path):
     assert done.stderr.startswith("evalset: error: Spark needs Java 17 or later and none was found")
     assert done.stderr.endswith("install one, e.g. bash scripts/install-java.sh\n")
     assert not (tmp_path / "q.tsv").exists()
+
+
+def test_a_job_cancelled_by_ctrl_c_is_an_interrupt_and_other_spark_errors_name_the_file():
+    errors = pytest.importorskip("pyspark.errors")
+    from evalset.io.querylog_spark import spark_errors
+
+    with pytest.raises(KeyboardInterrupt), spark_errors(["log.tsv"]):
+        raise errors.PySparkException(message="[SPARK_JOB_CANCELLED] Job 1 cancelled as part of cancellation of "
+                                              "all jobs SQLSTATE: XXKDA")
+    with pytest.raises(InputError, match=r"log\.tsv: malformed record"), spark_errors(["log.tsv"]):
+        raise errors.PySparkException(message="malformed record")
+
+
+def test_a_text_log_spark_read_with_replacement_characters_is_refused_at_its_line(tmp_path):
+    import pyarrow as pa
+
+    from evalset.io.querylog_spark import refuse_replaced_bytes
+
+    log = tmp_path / "log.tsv"
+    log.write_bytes(b"query\nred\ncaf\xe9\n")
+    refuse_replaced_bytes(pa.table({"query": ["red", "caf"]}), [str(log)])  # no U+FFFD: no scan
+    with pytest.raises(InputError, match=r"log.tsv:3: not UTF-8"):
+        refuse_replaced_bytes(pa.table({"query": ["red", "caf\ufffd"]}), [str(log)])
+    log.write_text("query\nred\ncaf\ufffd\n", encoding="utf-8")  # a U+FFFD written as UTF-8 is text
+    refuse_replaced_bytes(pa.table({"query": ["red", "caf\ufffd"]}), [str(log)])
