@@ -14,6 +14,9 @@ Conventions
 - A **stratified** slice (:mod:`evalset.estimate.slicing`) is estimated per stratum (the stratum's slice against
   its other queries) and combined with the traffic shares (:func:`evalset.stats.ppi.combine_strata`). A stratum
   the slice covers in full has no unlabelled query: its PPI++ figure is its human-only one.
+- Every interval keeps inside the measure's range (its registered bounds; a difference's, their width either
+  side of 0), with a variance floor for slices whose values tie (:mod:`evalset.stats.ppi`); the caveats name the
+  runs and pairs whose slice values were all equal (degenerate) and whose intervals were clipped to the range.
 - The inputs' rules (which grades, undefined values) are :mod:`evalset.estimate.inputs`'.
 """
 
@@ -29,6 +32,7 @@ from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, check_coverage, check_settings, values_by_run
 from evalset.io.slicerecord import SliceRecord
+from evalset.metrics.measures import measure_bounds
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means
@@ -70,10 +74,14 @@ def _labelled_and_unlabelled(human: pd.DataFrame, llm: pd.DataFrame, slice_ids: 
 
 
 def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord, *, level: float = 0.95,
-                     interval: str = "t") -> pd.DataFrame:
+                     interval: str = "t", bounds: tuple[float, float] | None = None,
+                     difference: bool = False) -> pd.DataFrame:
     """Human-only, PPI++ and LLM-only figures of each column (a run, or a paired difference) of the per-query
     values ``human`` (slice queries x columns) and ``llm`` (every query x columns), per stratum of ``record`` and,
-    with several strata, traffic-weighted: one row per column and stratum (``column, stratum, ...``)."""
+    with several strata, traffic-weighted: one row per column and stratum (``column, stratum, ...``, and
+    ``degenerate, clipped``); ``bounds`` the measure's range (``difference``: the columns are paired
+    differences)."""
+    ranged = {"bounds": bounds, "difference": difference}
     queries = record.queries.assign(in_slice=record.in_slice)
     labelled = set(record.slice) & set(human.index)
     per_stratum: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
@@ -85,17 +93,20 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
             raise InputError(f"stratum {stratum}: {len(slice_ids)} human-graded slice queries with a defined value; "
                              "an interval needs at least 2")
         y, y_hat, y_unlabelled = _labelled_and_unlabelled(human, llm, slice_ids, others)
-        classical = classical_means(y, level=level, interval=interval, columns=list(human.columns))
+        classical = classical_means(y, level=level, interval=interval, columns=list(human.columns), **ranged)
         if others:
-            ppi = ppi_means(y, y_hat, y_unlabelled, level=level, interval=interval, columns=list(human.columns))
+            ppi = ppi_means(y, y_hat, y_unlabelled, level=level, interval=interval, columns=list(human.columns),
+                            **ranged)
         else:  # the slice covers the stratum: nothing for the LLM grades to stand in for
             ppi = classical.assign(N=0, effective_n=float(len(slice_ids)))
         per_stratum[stratum] = (classical, ppi)
         shares[stratum] = float(group["stratum_share"].iloc[0])
         llm_means[stratum] = llm.loc[group["query_id"]].mean(axis=0)
     if len(per_stratum) > 1:
-        classical = combine_strata({s: c for s, (c, _) in per_stratum.items()}, shares, level=level, interval=interval)
-        ppi = combine_strata({s: p for s, (_, p) in per_stratum.items()}, shares, level=level, interval=interval)
+        classical = combine_strata({s: c for s, (c, _) in per_stratum.items()}, shares, level=level, interval=interval,
+                                   **ranged)
+        ppi = combine_strata({s: p for s, (_, p) in per_stratum.items()}, shares, level=level, interval=interval,
+                             **ranged)
         total = sum(shares.values())
         per_stratum[WEIGHTED] = (classical, ppi)
         llm_means[WEIGHTED] = sum(shares[s] / total * llm_means[s] for s in shares)
@@ -106,8 +117,31 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
             "human_mean": classical["estimate"].to_numpy(), "human_low": classical["low"].to_numpy(),
             "human_high": classical["high"].to_numpy(), "estimate": ppi["estimate"].to_numpy(),
             "low": ppi["low"].to_numpy(), "high": ppi["high"].to_numpy(), "se": ppi["se"].to_numpy(),
-            "effective_n": ppi["effective_n"].to_numpy(), "llm_mean": llm_means[stratum].to_numpy()}))
+            "effective_n": ppi["effective_n"].to_numpy(), "llm_mean": llm_means[stratum].to_numpy(),
+            "degenerate": classical["degenerate"].to_numpy(),
+            "clipped": (classical["clipped"] | ppi["clipped"]).to_numpy()}))
     return pd.concat(rows, ignore_index=True)
+
+
+def _names(table: pd.DataFrame, flag: str) -> str:
+    names = list(dict.fromkeys(table.loc[table[flag], "column"]))
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _range_caveats(metric: str, table: pd.DataFrame, bounds: tuple[float, float],
+                   difference: bool = False) -> list[str]:
+    """The notes on slices whose values were all equal and on intervals clipped to the measure's range."""
+    width = bounds[1] - bounds[0]
+    low, high = (-width, width) if difference else bounds
+    notes = []
+    if table["degenerate"].any():
+        notes.append(f"{metric}: every human-graded slice query has the same value for {_names(table, 'degenerate')}: "
+                     "the slice shows no spread, so the intervals' width comes from the variance floor of a "
+                     f"measure in [{low:g}, {high:g}] (docs/estimate.md)")
+    if table["clipped"].any():
+        notes.append(f"{metric}: intervals clipped to the measure's range [{low:g}, {high:g}] for "
+                     f"{_names(table, 'clipped')}")
+    return notes
 
 
 def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
@@ -155,7 +189,9 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
             caveats.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
                          "the LLM grades (no relevant document) and predicted as 0")
             llm_values = llm_values.fillna(0.0)
-        table = estimate_columns(human_values, llm_values, record, level=level, interval=interval)
+        bounds = measure_bounds(metric)
+        table = estimate_columns(human_values, llm_values, record, level=level, interval=interval, bounds=bounds)
+        caveats += _range_caveats(metric, table, bounds)
         run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))
         for baseline, candidate in pairs:
             size = family.size(baseline, candidate, metric)
@@ -163,7 +199,9 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
             threshold = alpha / size
             differences = estimate_columns(_differences(human_values, [(baseline, candidate)]),
                                            _differences(llm_values, [(baseline, candidate)]), record,
-                                           level=1 - threshold, interval=interval)
+                                           level=1 - threshold, interval=interval, bounds=bounds,
+                                           difference=True)
+            caveats += _range_caveats(metric, differences, bounds, difference=True)
             final = differences.iloc[-1]
             comparison_rows.append(differences.drop(columns="column").assign(
                 baseline=baseline, candidate=candidate, metric=metric, kind=kind, threshold=threshold,

@@ -10,7 +10,9 @@ Conventions
 - The truth of a column (a run, or a paired difference) is its mean over the set under the full human grades.
 - Reported per kind (single-run means; paired differences, by default every pair of runs): the observed coverage
   of the PPI++ interval (as ``estimate`` computes it, and with the normal quantile, same centre and standard
-  error), of the human-only interval, their mean widths and the width ratio, averaged over columns and draws.
+  error), of the human-only interval, their mean widths and the width ratio, averaged over columns and draws;
+  in the JSON also ``outside_range``, the share of intervals reaching outside the measure's range (0: they are
+  clipped to it, :mod:`evalset.stats.ppi`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, values_by_run
+from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.stats.ppi import classical_means, ppi_means, quantile
@@ -52,26 +55,33 @@ class Simulation:
 
 
 def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng: np.random.Generator, level: float,
-           interval: str, progress: Callable[[Iterable], Iterable]) -> dict[str, float]:
+           interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
+           difference: bool) -> dict[str, float]:
     truth = human.mean(axis=0)
     normal = float(quantile(level, "normal", np.inf))
     covered = {"ppi": 0.0, "ppi_normal": 0.0, "human": 0.0}
     width = {"ppi": 0.0, "human": 0.0}
+    outside = 0.0
+    width_of_range = bounds[1] - bounds[0]
+    lowest, highest = (-width_of_range, width_of_range) if difference else bounds
     for _ in progress(range(draws)):
         order = rng.permutation(len(human))
         labelled, unlabelled = order[:slice_size], order[slice_size:]
-        ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval)
-        classical = classical_means(human[labelled], level=level, interval=interval)
+        ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval,
+                        bounds=bounds, difference=difference)
+        classical = classical_means(human[labelled], level=level, interval=interval, bounds=bounds,
+                                    difference=difference)
         for key, table in (("ppi", ppi), ("human", classical)):
             low, high = table["low"].to_numpy(), table["high"].to_numpy()
             covered[key] += float(np.mean((low <= truth) & (truth <= high)))
             width[key] += float(np.mean(high - low))
+            outside += float(np.mean((low < lowest) | (high > highest))) / 2
         estimate, se = ppi["estimate"].to_numpy(), ppi["se"].to_numpy()
         covered["ppi_normal"] += float(np.mean(np.abs(estimate - truth) <= normal * se))
     return {"columns": human.shape[1], "coverage_ppi": covered["ppi"] / draws,
             "coverage_ppi_normal": covered["ppi_normal"] / draws, "coverage_human": covered["human"] / draws,
             "width_ppi": width["ppi"] / draws, "width_human": width["human"] / draws,
-            "width_ratio": width["ppi"] / width["human"]}
+            "width_ratio": width["ppi"] / width["human"], "outside_range": outside / draws}
 
 
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
@@ -109,7 +119,9 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
         base = [names.index(b) for b, _ in pairs]
         cand = [names.index(c) for _, c in pairs]
         kinds["differences"] = tuple(v[:, cand] - v[:, base] for v in kinds["means"])
-    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress)}
+    bounds = measure_bounds(metric)
+    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
+                                    kind == "differences")}
             for kind, (h, y) in kinds.items()]
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),

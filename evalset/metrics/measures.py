@@ -73,6 +73,8 @@ class MeasureKind:
     condensed
         Whether it is measured on the condensed ranking under ``unjudged="condensed"`` (``judged@k`` is not: it
         is measured on the ranking as the run gave it).
+    bounds
+        The range of its values, ``[0, 1]`` for every measure here (intervals of estimates keep inside it).
     """
 
     name: str
@@ -82,6 +84,7 @@ class MeasureKind:
     compute: Callable[[MeasureInput], np.ndarray]
     aliases: tuple[str, ...] = ()
     condensed: bool = True
+    bounds: tuple[float, float] = (0.0, 1.0)
 
     @property
     def spelling(self) -> str:
@@ -181,6 +184,11 @@ class Measure:
 
 
 _SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
+
+
+def measure_bounds(text: str) -> tuple[float, float]:
+    """The range of the values of the measure ``text`` names (:func:`parse_measure`)."""
+    return parse_measure(text).kind.bounds
 
 
 def parse_measure(text: str) -> Measure:

@@ -24,6 +24,19 @@ Conventions
 - Strata (:func:`combine_strata`): the traffic-weighted estimate is ``sum(w_h est_h)`` with the shares ``w_h``
   renormalised to 1, its standard error ``sqrt(sum(w_h² se_h²))``; with the t quantile its degrees of freedom
   are Welch-Satterthwaite's, ``(sum w_h² se_h²)² / sum((w_h² se_h²)² / (n_h - 1))``.
+- Bounded measures (``bounds``, the range ``[a, b]`` of a measure's values, width ``w = b - a``): a slice whose
+  values tie (at a bound, as ``rr`` and ``p@10`` near the ceiling do) shows too little spread, and its interval
+  shrinks to a point that misses the truth. So the per-query variance is floored (:func:`variance_floor`):
+  the slice counts as Laplace's rule of succession would count a 0/1 measure, with one pseudo-query at each end of
+  the range, ``q = (n (mean - a) / w + 1) / (n + 2)``, and its variance is at least ``w² q (1 - q) / (n + 2)``
+  (about ``(w / (n + 2))²`` at a bound; a fraction of a typical spread in the middle of the range). The human-only
+  standard error is ``sqrt(max(s², floor) / n)``; the PPI++ one at least ``sqrt(floor / n)`` (the labelled,
+  rectifier part of its variance is at least the floor); the floor's mean is the column's estimate; the point
+  estimates are unchanged. A paired difference (``difference=True``, values in
+  ``[-w, w]``) has no floor from the range (two runs may agree closely on every query), except when its slice
+  values tie exactly (both runs at a bound, say): then a single measure's floor at its bound. Then
+  every interval is clipped to the range (``[a, b]``, or ``[-w, w]`` for a difference); the tables say which
+  were (``clipped``) and which slices were degenerate (``degenerate``: every value equal).
 """
 
 from __future__ import annotations
@@ -76,12 +89,50 @@ def _as_2d(values: np.ndarray) -> np.ndarray:
     return values[:, None] if values.ndim == 1 else values
 
 
-def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarray, *, level: float = 0.95,
-              interval: str = "t", columns: list[str] | None = None) -> pd.DataFrame:
-    """PPI++ means of each column: ``labelled`` (n x d) human values on the slice, ``predicted`` (n x d) LLM values
-    on the same queries, ``unlabelled`` (N x d) LLM values on the other queries.
+Bounds = tuple[float, float]
 
-    Returns one row per column: ``estimate, low, high, se, n, N, effective_n`` (see the module docstring).
+
+def variance_floor(n: int, bounds: Bounds, mean: np.ndarray | float | None = None) -> np.ndarray:
+    """The least per-query variance credited to a slice of ``n`` values in ``bounds`` with this ``mean`` (at a
+    bound when ``None``, as for a paired difference): ``w² q (1 - q) / (n + 2)`` (module docstring)."""
+    low, high = bounds
+    width = high - low
+    position = 0.0 if mean is None else np.clip((np.asarray(mean, dtype=float) - low) / width, 0.0, 1.0)
+    q = (n * position + 1) / (n + 2)
+    return np.asarray(width**2 * q * (1 - q) / (n + 2))
+
+
+def _floor(labelled: np.ndarray, n: int, bounds: Bounds, difference: bool, mean: np.ndarray) -> np.ndarray:
+    """The floor of each column: a mean's at its estimate; a difference's at a bound, where its slice ties only."""
+    if not difference:
+        return variance_floor(n, bounds, mean)
+    return np.where(np.ptp(labelled, axis=0) == 0, variance_floor(n, bounds), 0.0)
+
+
+def _range(bounds: Bounds, difference: bool) -> Bounds:
+    width = bounds[1] - bounds[0]
+    return (-width, width) if difference else bounds
+
+
+def _bounded(table: pd.DataFrame, bounds: Bounds | None, difference: bool, labelled: np.ndarray) -> pd.DataFrame:
+    """``table`` with its interval clipped to the range, and the ``clipped`` and ``degenerate`` flags."""
+    table = table.assign(degenerate=np.ptp(labelled, axis=0) == 0)
+    if bounds is None:
+        return table.assign(clipped=False)
+    low, high = _range(bounds, difference)
+    clipped = (table["low"] < low) | (table["high"] > high)
+    return table.assign(low=table["low"].clip(low, high), high=table["high"].clip(low, high), clipped=clipped)
+
+
+def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarray, *, level: float = 0.95,
+              interval: str = "t", columns: list[str] | None = None, bounds: Bounds | None = None,
+              difference: bool = False) -> pd.DataFrame:
+    """PPI++ means of each column: ``labelled`` (n x d) human values on the slice, ``predicted`` (n x d) LLM values
+    on the same queries, ``unlabelled`` (N x d) LLM values on the other queries; ``bounds`` the measure's range
+    (``difference``: the columns are paired differences of such values).
+
+    Returns one row per column: ``estimate, low, high, se, n, N, effective_n, degenerate, clipped`` (see the
+    module docstring).
     """
     ppi_py = ppi_py_module()
     labelled, predicted, unlabelled = _as_2d(labelled), _as_2d(predicted), _as_2d(unlabelled)
@@ -100,38 +151,47 @@ def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarra
                 args = (labelled[:, columns_of], predicted[:, columns_of], unlabelled[:, columns_of])
                 estimate[columns_of] = np.ravel(ppi_py.ppi_mean_pointestimate(*args, lam=lam,
                                                                                 lam_optim_mode="element"))
-                bounds = ppi_py.ppi_mean_ci(*args, alpha=1 - level, lam=lam, lam_optim_mode="element")
-                low[columns_of], high[columns_of] = np.ravel(bounds[0]), np.ravel(bounds[1])
+                found = ppi_py.ppi_mean_ci(*args, alpha=1 - level, lam=lam, lam_optim_mode="element")
+                low[columns_of], high[columns_of] = np.ravel(found[0]), np.ravel(found[1])
     se = (high - low) / (2 * quantile(level, "normal", np.inf))
-    if interval == "t":
-        half = quantile(level, "t", n - 1) * se
+    if bounds is not None:  # the labelled (rectifier) part of PPI++'s variance is at least the floor
+        se = np.maximum(se, np.sqrt(_floor(labelled, n, bounds, difference, estimate) / n))
+    if interval == "t" or bounds is not None:
+        half = quantile(level, interval, n - 1) * se
         low, high = estimate - half, estimate + half
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(se > 0, labelled.var(axis=0) / se**2, np.nan)
-    return pd.DataFrame({"estimate": estimate, "low": low, "high": high, "se": se, "n": n, "N": len(unlabelled),
-                         "effective_n": effective}, index=columns)
+    table = pd.DataFrame({"estimate": estimate, "low": low, "high": high, "se": se, "n": n, "N": len(unlabelled),
+                          "effective_n": effective}, index=columns)
+    return _bounded(table, bounds, difference, labelled)
 
 
 def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str = "t",
-                    columns: list[str] | None = None) -> pd.DataFrame:
+                    columns: list[str] | None = None, bounds: Bounds | None = None,
+                    difference: bool = False) -> pd.DataFrame:
     """The classical mean of each column of ``labelled`` (n x d) with its interval (the human-only estimate):
-    ``estimate, low, high, se, n``."""
+    ``estimate, low, high, se, n, degenerate, clipped`` (``bounds``, ``difference``: as :func:`ppi_means`')."""
     labelled = _as_2d(labelled)
     n = len(labelled)
     if n < 2:
         raise InputError(f"a slice of {n} human-graded queries: an interval needs at least 2")
     estimate = labelled.mean(axis=0)
-    se = labelled.std(axis=0, ddof=1) / np.sqrt(n)
+    variance = labelled.var(axis=0, ddof=1)
+    if bounds is not None:
+        variance = np.maximum(variance, _floor(labelled, n, bounds, difference, estimate))
+    se = np.sqrt(variance / n)
     half = quantile(level, interval, n - 1) * se
-    return pd.DataFrame({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n},
-                        index=columns)
+    table = pd.DataFrame({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n},
+                         index=columns)
+    return _bounded(table, bounds, difference, labelled)
 
 
 def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str, float], *, level: float = 0.95,
-                   interval: str = "t") -> pd.DataFrame:
+                   interval: str = "t", bounds: Bounds | None = None, difference: bool = False) -> pd.DataFrame:
     """The weighted estimate across strata of per-stratum tables (:func:`ppi_means` or :func:`classical_means`,
     one row per column, the same columns in each): ``estimate, low, high, se, n`` (and ``N, effective_n`` when the
-    tables have them), the shares renormalised to sum to 1 (module docstring)."""
+    tables have them), the shares renormalised to sum to 1 (module docstring); the interval clipped to the range
+    of ``bounds`` (``clipped``), ``degenerate`` when every stratum's slice was."""
     names = list(per_stratum)
     weights = np.array([shares[name] for name in names], dtype=float)
     if not len(names) or weights.sum() <= 0:
@@ -157,4 +217,7 @@ def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str,
                                                                                          strict=True))
         with np.errstate(divide="ignore", invalid="ignore"):
             combined["effective_n"] = combined["n"] * human_variance / variance
-    return combined
+    degenerate = np.logical_and.reduce([t["degenerate"].to_numpy() for t in tables]) \
+        if all("degenerate" in t for t in tables) else np.zeros(len(combined), dtype=bool)
+    combined = _bounded(combined, bounds, difference, np.zeros((1, len(combined))))
+    return combined.assign(degenerate=degenerate)

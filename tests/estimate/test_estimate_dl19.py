@@ -214,3 +214,16 @@ def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_sco
     assert overridden["runs"] == from_files["runs"]
     assert "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in overridden["notes"]
     assert overridden["runs"] != json.loads(same.stdout)["runs"]  # the option changed the figures
+
+
+@pytest.mark.slow
+def test_rr_near_the_ceiling_keeps_its_intervals_in_range_and_never_a_point(runs, sliced):
+    folder, human_path, _ = sliced
+    result = estimate_runs(runs, read_grades([human_path], "human"), read_grades([LLAMA_70B], "llm"),
+                           read_slice(folder), metrics=["rr"], pairs=[("bm25base_p", "idst_bert_p1")])
+    for table, lowest in ((result.runs, 0.0), (result.comparisons, -1.0)):
+        for prefix in ("", "human_"):
+            low, high = table[f"{prefix}low"], table[f"{prefix}high"]
+            assert (low >= lowest).all() and (high <= 1).all()
+            assert (low < high).all()  # never a point, even when every slice query ties
+    assert any("intervals clipped to the measure's range [0, 1]" in note for note in result.caveats)

@@ -36,3 +36,11 @@ def test_coverage_at_nominal_095_is_between_092_and_098_for_means_and_difference
         assert kinds["differences"]["width_human"] == pytest.approx(0.270, abs=0.01)
         assert kinds["means"]["width_ppi"] == pytest.approx(0.257, abs=0.01)
         assert kinds["means"]["coverage_ppi_normal"] < kinds["means"]["coverage_ppi"]  # why t is the default
+
+
+@pytest.mark.parametrize("metric", ["rr", "p@10"])
+def test_ceiling_measures_cover_at_nominal_095_with_every_interval_in_range(metric):
+    document = simulate("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels", "-m", metric)
+    for row in document["kinds"]:
+        assert 0.92 <= row["coverage_ppi"] <= 0.98, row
+        assert row["outside_range"] == 0, row

@@ -76,3 +76,54 @@ def test_a_slice_of_one_query_or_no_query_outside_it_is_refused(values):
         ppi_means(labelled[:1], predicted[:1], unlabelled)
     with pytest.raises(InputError, match="no query outside the slice"):
         ppi_means(labelled, predicted, unlabelled[:0])
+
+
+def _ceiling_population():
+    """A reciprocal rank near the ceiling: 39 of 43 queries at 1, four at 0.5 (the mean 0.9535)."""
+    return np.array([1.0] * 39 + [0.5] * 4)
+
+
+def test_a_slice_tied_at_the_bound_gets_an_interval_that_reaches_below_it_and_is_flagged():
+    labelled = np.ones((10, 1))
+    classical = classical_means(labelled, bounds=(0.0, 1.0))
+    ppi = ppi_means(labelled, labelled, np.ones((33, 1)), bounds=(0.0, 1.0))
+    for table in (classical, ppi):
+        assert table["estimate"][0] == 1.0 and table["high"][0] == 1.0
+        assert table["low"][0] < 1.0 - 0.05 and bool(table["degenerate"][0])  # was [1, 1]
+    assert classical_means(labelled)["low"][0] == 1.0  # without the measure's range: the old point interval
+
+
+def test_the_variance_floor_makes_ceiling_slices_cover_at_their_level():
+    population = _ceiling_population()
+    rng = np.random.default_rng(3)
+    draws = 2000
+    slices = np.array([rng.permutation(len(population))[:10] for _ in range(draws)])
+    values = population[slices].T  # 10 x draws: every column a slice
+    truth = population.mean()
+    floored = classical_means(values, bounds=(0.0, 1.0))
+    raw = classical_means(values)
+    coverage = ((floored["low"] <= truth) & (truth <= floored["high"])).mean()
+    assert ((raw["low"] <= truth) & (truth <= raw["high"])).mean() < 0.75  # the point intervals miss
+    assert coverage >= 0.93
+
+
+def test_the_floor_leaves_a_human_slice_with_spread_and_every_point_estimate_as_they_were(values):
+    labelled, predicted, unlabelled = values
+    raw, floored = ppi_means(labelled, predicted, unlabelled), ppi_means(labelled, predicted, unlabelled,
+                                                                         bounds=(0.0, 1.0))
+    assert np.allclose(raw["estimate"], floored["estimate"]) and (floored["se"] >= raw["se"]).all()
+    assert np.allclose(classical_means(labelled)["se"], classical_means(labelled, bounds=(0.0, 1.0))["se"])
+
+
+def test_intervals_are_clipped_to_the_measure_range_and_flagged():
+    labelled = np.array([[1.0, 0.0, 0.4], [1.0, 0.05, 0.6], [0.5, 0.0, 0.5], [1.0, 0.0, 0.5]])
+    classical = classical_means(labelled, bounds=(0.0, 1.0))
+    ppi = ppi_means(labelled, labelled, np.vstack([labelled] * 3), bounds=(0.0, 1.0))
+    for table in (classical, ppi):
+        assert (table["low"] >= 0).all() and (table["high"] <= 1).all()
+        assert list(table["clipped"]) == [True, True, False]  # near 1, near 0; in the middle
+    assert (classical_means(labelled)["high"] > 1).any() and (classical_means(labelled)["low"] < 0).any()
+    differences = classical_means(np.array([[1.0], [-1.0], [1.0], [1.0]]), bounds=(0.0, 1.0), difference=True)
+    assert differences["low"][0] >= -1 and differences["high"][0] == 1.0 and differences["clipped"][0]
+    stratified = combine_strata({"a": classical, "b": classical}, {"a": 1, "b": 1}, bounds=(0.0, 1.0))
+    assert (stratified["low"] >= 0).all() and (stratified["high"] <= 1).all()
