@@ -278,6 +278,7 @@ def test_plot_labels_of_points_close_together_are_moved_apart_and_far_ones_stay_
 DL19_RUNS, DL19_QRELS = REPO / "data" / "dl19" / "runs", REPO / "data" / "dl19" / "nist.qrels"
 
 
+@pytest.mark.slow
 def test_under_condensed_lists_a_score_that_rises_is_not_read_as_reusable():
     """Condensed lists pull deeper judged documents up: UNH_exDL_bm25's reduced nDCG@10 rises from 0.0817 to
     0.1698 (-107.7%): the verdict looked at drops only and said "reusable"."""

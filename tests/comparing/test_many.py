@@ -75,6 +75,7 @@ def test_every_pair_of_the_37_dl19_runs_by_mean_with_letters(all_37):
         assert shared == (not pair["significant"]) == (matrix.loc[pair["a"], pair["b"]] >= 0.05)
 
 
+@pytest.mark.slow
 def test_every_run_against_a_baseline_with_holm_gives_raw_and_adjusted_p(tmp_path):
     result = invoke("compare", "--qrels", QRELS, "--baseline", "bm25base_p", *BM25, RUNS / "idst_bert_p1.run.gz",
                     "--correction", "holm", "--permutations", 999, "--format", "json")

@@ -107,7 +107,8 @@ def test_bad_input_is_an_input_error():
         crowd_frame(twice.iloc[:0])
 
 
-@pytest.mark.parametrize("rule", ["dawid-skene", "one-coin", pytest.param("mace", marks=pytest.mark.slow), "glad"])
+@pytest.mark.parametrize("rule", ["dawid-skene", "one-coin", pytest.param("mace", marks=pytest.mark.slow),
+                                  pytest.param("glad", marks=pytest.mark.slow)])
 def test_labels_a_latent_class_model_cannot_learn_from_are_refused(rule):
     """Issue 29: with two annotators, one constant, every model gave every pair the constant grade."""
     pairs = [(str(q), f"d{d}") for q in range(4) for d in range(13)]

@@ -125,6 +125,7 @@ def test_differences_and_largest_losses_are_per_query_candidate_minus_baseline(d
     assert comparison.result.losses == int((expected < 0).sum())
 
 
+@pytest.mark.slow
 def test_all_runs_are_compared_at_once_with_their_letter_groups(dl19_data, dl19_page, dl19_set, dl19_runs):
     many = dl19_data.many
     assert many.runs == ["idst_bert_p1", "bm25base_p", "bm25tuned_p"] and many.correction == "tukey"
