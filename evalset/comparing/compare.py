@@ -63,10 +63,7 @@ class Comparisons:
 
     def weights(self, result: Comparison) -> pd.Series | None:
         """The per-query weights of ``result``'s headline (None: uniform)."""
-        if result.weighting != "traffic" or self.strata is None:
-            return None
-        index = _paired(self.per_query, result.baseline, result.candidate, result.metric).dropna().index
-        return query_weights(pd.Index(index.astype(str)), self.strata)
+        return _headline_weights(self.per_query, result, self.strata)
 
     def to_text(self) -> str:
         """The comparisons one after the other, and the contract overridden, if it was."""
@@ -116,13 +113,10 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")
-        judged_at_k = None
-        if judged:
-            both = pd.DataFrame({side: values.column(run, judged) for side, run in (("baseline", baseline),
-                                                                                    ("candidate", name))})
-            both = both.loc[pair.dropna().index]
-            judged_at_k = {"k": int(k), "baseline": float(both["baseline"].mean()),
-                           "candidate": float(both["candidate"].mean())}
+        compared = pair.dropna().index
+        judged_at_k = None if not judged else {
+            "k": int(k), **{side: float(values.column(run, judged).reindex(compared).mean())
+                            for side, run in (("baseline", baseline), ("candidate", name))}}
         result = replace(result, judged_at_k=judged_at_k, missing=missing)
         bound = None
         has_holes = judged_at_k is not None and min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
@@ -130,12 +124,18 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
             for run in (baseline, name):
                 if run not in read:
                     read[run] = named[run] if isinstance(named[run], pd.DataFrame) else read_run(named[run])
-            weights = query_weights(pd.Index(pair.dropna().index.astype(str)), strata) if (
-                weighting == "traffic") else None
-            bound = comparison_holes(values, read, result, int(k), weights=weights)
+            bound = comparison_holes(values, read, result, int(k), weights=_headline_weights(values, result, strata))
         results.append(_with_holes(result, bound, policy if has_holes or policy == "no cutoff" else None))
         holes.append(bound)
     return Comparisons(results, values, holes, strata, notes)
+
+
+def _headline_weights(values: PerQuery, result: Comparison, strata: pd.DataFrame | None) -> pd.Series | None:
+    """The per-query weights of ``result``'s headline over the queries it compared (None: uniform)."""
+    if result.weighting != "traffic" or strata is None:
+        return None
+    compared = _paired(values, result.baseline, result.candidate, result.metric).dropna().index
+    return query_weights(pd.Index(compared.astype(str)), strata)
 
 
 def _paired(values: PerQuery, baseline: str, candidate: str, metric: str) -> pd.DataFrame:
