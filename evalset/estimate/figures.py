@@ -15,8 +15,9 @@ Conventions
   its other queries) and combined with the traffic shares (:func:`evalset.stats.ppi.combine_strata`). A stratum
   the slice covers in full has no unlabelled query: its PPI++ figure is its human-only one.
 - Every interval keeps inside the measure's range (its registered bounds; a difference's, their width either
-  side of 0), with a variance floor for slices whose values tie (:mod:`evalset.stats.ppi`); the caveats name the
-  runs and pairs whose slice values were all equal (degenerate) and whose intervals were clipped to the range.
+  side of 0), with a variance floor for slices bunched at a bound, or at no difference (:mod:`evalset.stats.ppi`);
+  the caveats name the runs and pairs whose slice values were all equal (degenerate) and whose intervals were
+  clipped to the range.
 - The inputs' rules (which grades, undefined values) are :mod:`evalset.estimate.inputs`'.
 """
 
@@ -37,7 +38,7 @@ from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means
 
-FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se",
+FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se", "df",
            "effective_n", "llm_mean")
 """The figures of every row: the human-only mean and interval, the PPI++ estimate and interval, the LLM-only mean."""
 WEIGHTED = "weighted"
@@ -93,7 +94,8 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
             raise InputError(f"stratum {stratum}: {len(slice_ids)} human-graded slice queries with a defined value; "
                              "an interval needs at least 2")
         y, y_hat, y_unlabelled = _labelled_and_unlabelled(human, llm, slice_ids, others)
-        classical = classical_means(y, level=level, interval=interval, columns=list(human.columns), **ranged)
+        classical = classical_means(y, level=level, interval=interval, columns=list(human.columns),
+                                    reference=llm.loc[group["query_id"]].to_numpy(float), **ranged)
         if others:
             ppi = ppi_means(y, y_hat, y_unlabelled, level=level, interval=interval, columns=list(human.columns),
                             **ranged)
@@ -117,6 +119,7 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
             "human_mean": classical["estimate"].to_numpy(), "human_low": classical["low"].to_numpy(),
             "human_high": classical["high"].to_numpy(), "estimate": ppi["estimate"].to_numpy(),
             "low": ppi["low"].to_numpy(), "high": ppi["high"].to_numpy(), "se": ppi["se"].to_numpy(),
+            "df": ppi["df"].to_numpy(),
             "effective_n": ppi["effective_n"].to_numpy(), "llm_mean": llm_means[stratum].to_numpy(),
             "degenerate": classical["degenerate"].to_numpy(),
             "clipped": (classical["clipped"] | ppi["clipped"]).to_numpy()}))
@@ -226,9 +229,10 @@ def _interval_name(estimate: Estimate, n: int, stratified: bool) -> str:
     if estimate.settings["interval"] != "t":
         return "normal intervals (ppi_py's)"
     if stratified:
-        return ("Student's t intervals (df: a stratum's human-graded queries - 1; across strata, "
-                "Welch-Satterthwaite's)")
-    return f"Student's t intervals (df = human-graded queries - 1 = {n - 1})"
+        return ("Student's t intervals (df: human-only, a stratum's human-graded queries - 1; PPI++, "
+                "Welch-Satterthwaite's of its two parts; across strata, Welch-Satterthwaite's)")
+    return (f"Student's t intervals (df: human-only, human-graded queries - 1 = {n - 1}; PPI++, "
+            "Welch-Satterthwaite's of its two parts)")
 
 
 def _text(estimate: Estimate) -> str:

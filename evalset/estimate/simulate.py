@@ -70,7 +70,7 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
         ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval,
                         bounds=bounds, difference=difference)
         classical = classical_means(human[labelled], level=level, interval=interval, bounds=bounds,
-                                    difference=difference)
+                                    difference=difference, reference=llm)
         for key, table in (("ppi", ppi), ("human", classical)):
             low, high = table["low"].to_numpy(), table["high"].to_numpy()
             covered[key] += float(np.mean((low <= truth) & (truth <= high)))

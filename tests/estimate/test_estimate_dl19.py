@@ -8,6 +8,7 @@ import numpy as np
 import ppi_py
 import pytest
 from click.testing import CliRunner
+from scipy import stats
 
 from evalset.cli import main
 from evalset.contract import EvaluationContract
@@ -100,10 +101,28 @@ def test_the_estimate_is_ppi_py_on_the_per_query_values(runs, sliced, interval):
         assert row["llm_mean"] == pytest.approx(y_hat[name].mean())
         assert (row["n"], row["N"]) == (10, 33)
         low, high = ppi_py.ppi_mean_ci(*args, alpha=0.05)
-        if interval == "normal":
-            assert (row["low"], row["high"]) == pytest.approx((float(low[0]), float(high[0])))
-        else:  # the same centre, wider: t on 9 degrees of freedom
-            assert row["high"] - row["low"] == pytest.approx((high[0] - low[0]) * 2.2622 / 1.95996, rel=1e-4)
+        se = (high[0] - low[0]) / (2 * stats.norm.ppf(0.975))
+        floored = _floored_se(*args, ppi_se=se)
+        assert (name == "ms_duet_passage") == (floored > se)  # the floor binds on this slice of its alone
+        quantile = stats.t.ppf(0.975, row["df"]) if interval == "t" else stats.norm.ppf(0.975)
+        assert row["se"] == pytest.approx(floored, rel=1e-9)
+        assert row["high"] - row["low"] == pytest.approx(2 * quantile * floored, rel=1e-9)
+        if interval == "t":  # Welch-Satterthwaite's degrees of freedom, from 9 (the slice's) up
+            assert 9 <= row["df"] <= 41
+
+
+def _floored_se(y, y_hat, y_unlabelled, ppi_se):
+    """ppi_py's standard error with its rectifier variance at least the departure floor over n, by hand: the
+    slice bunches at the bound nearer its estimate; Laplace's share of departures times their mean square."""
+    n, big_n = len(y), len(y_unlabelled)
+    estimate = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, y_hat, y_unlabelled))[0])
+    lam = (estimate - y.mean()) / (y_unlabelled.mean() - y_hat.mean())
+    imputed = (lam * y_unlabelled).var() / big_n
+    centre = 1.0 if estimate >= 0.5 else 0.0
+    departing = y[y != centre] - centre
+    share = (len(departing) + 1) / (n + 2)
+    floor = share * (1 - share) * np.mean(departing**2)
+    return float(np.sqrt(imputed + max(ppi_se**2 - imputed, floor / n)))
 
 
 @pytest.mark.slow

@@ -32,17 +32,20 @@ def test_coverage_at_nominal_095_is_between_092_and_098_for_means_and_difference
         assert row["width_ppi"] < row["width_human"], row
     if judge == "llama-3-70b.fourprompts":
         assert kinds["differences"]["width_ratio"] <= 0.8  # at least 20% narrower than the human slice alone
-        assert kinds["differences"]["width_ppi"] == pytest.approx(0.196, abs=0.01)
+        assert kinds["differences"]["width_ppi"] == pytest.approx(0.193, abs=0.01)
         assert kinds["differences"]["width_human"] == pytest.approx(0.270, abs=0.01)
-        assert kinds["means"]["width_ppi"] == pytest.approx(0.257, abs=0.01)
+        assert kinds["means"]["width_ppi"] == pytest.approx(0.259, abs=0.01)
         assert kinds["means"]["coverage_ppi_normal"] < kinds["means"]["coverage_ppi"]  # why t is the default
 
 
 @pytest.mark.parametrize("metric", ["rr", "p@10"])
-def test_ceiling_measures_keep_close_to_their_level_with_every_interval_in_range(metric):
-    """Before the variance floor, rr's run means covered 0.70 and its differences 0.81 (point intervals on tied
-    slices); with it 0.92 and 0.91 (p@10: 0.92 and 0.93), and no interval leaves the measure's range."""
+def test_ceiling_measures_hold_their_level_with_every_interval_in_range(metric):
+    """Without a floor, rr's run means covered 0.67 and its differences 0.80 (point intervals on tied slices);
+    with the floor at the estimate's place in the range, 0.92 and 0.91 (p@10's means 0.92); with the departure
+    floor and Welch-Satterthwaite's degrees of freedom 0.976 and 0.959 (p@10: 0.931 and 0.938), and no interval
+    leaves the measure's range."""
     document = simulate("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels", "-m", metric)
     for row in document["kinds"]:
-        assert 0.90 <= row["coverage_ppi"] <= 0.98, row
+        assert 0.92 <= row["coverage_ppi"] <= 0.98, row
+        assert 0.92 <= row["coverage_human"] <= 0.98, row
         assert row["outside_range"] == 0, row
