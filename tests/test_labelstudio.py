@@ -127,3 +127,24 @@ def test_pool_readers_refuse_bad_files_with_their_line(tmp_path):
     folder = _pool(tmp_path / "s", "a\tq\td1\t0\n", [_task("a"), _task("x")])
     with pytest.raises(InputError, match=r"pair_id x of tasks\.jsonl is not in pool\.tsv"):
         pool_tasks(folder)
+
+
+def test_a_grade_skipped_after_submission_is_kept_and_named_and_an_update_after_it_is_counted():
+    pairs = pd.DataFrame({"pair_id": ["pa", "pb", "pc"], "query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d2", "d3"]})
+
+    def annotation(annotation_id, grade, cancelled, updated):
+        return {**_annotation(annotation_id, 2, grade, cancelled=cancelled), "created_at": "2026-01-02T03:04:05Z",
+                "updated_at": updated}
+
+    tasks = [
+        {"id": 10, "data": {"pair_id": "pa"}, "annotations": [annotation(5, "2", True, "2026-01-02T03:09:00Z")]},
+        {"id": 11, "data": {"pair_id": "pb"}, "annotations": [annotation(6, "1", True, "2026-01-02T03:04:05.2Z")]},
+        {"id": 12, "data": {"pair_id": "pc"}, "annotations": [annotation(7, "3", False, "2026-01-02T03:10:00Z")]},
+    ]
+    labels, report = labels_from_export(tasks, pairs, {2: "a@x.org"}, GUIDELINE, project_id=7)
+    assert labels[["query_id", "grade"]].values.tolist() == [["q1", 2], ["q3", 3]]  # q2: skipped before submitting
+    assert report.skipped == 1 and report.skipped_after_grading == (("q1", "d1", "a@x.org", 2),)
+    assert report.revised_after_submission == 1
+    text = report.to_text()
+    assert "kept: a@x.org graded q1/d1 2, then skipped it" in text
+    assert "revised: 1 grades were updated after their first submission" in text and "--previous" in text

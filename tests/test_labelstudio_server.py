@@ -251,3 +251,37 @@ def test_the_script_reports_its_server_and_refuses_a_taken_port(label_studio, tm
     assert taken.returncode == 1
     assert f"port {label_studio.port} on 127.0.0.1 is taken" in taken.stderr and taken.stdout == ""
     assert not (tmp_path / "other" / "evalset-server.pid").exists()
+
+
+def test_a_grade_skipped_after_submission_is_kept_and_a_revision_is_reported_with_both_grades(
+        label_studio, ls_client, pools, tmp_path):
+    title = _title("revisions")
+    assert cli("push", pools["dl19-3"], "--guideline", GUIDELINE_PATH, "--project", title,
+               env=label_studio.env()).exit_code == 0
+    suffix = uuid.uuid4().hex[:6]
+    annotator = ls_client.users.create(username=f"ann-r-{suffix}", email=f"ann-r-{suffix}@example.org")
+    project = labelstudio.find_project(ls_client, title)
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])[:3]
+    made = [ls_client.annotations.create(**grade_annotation(task["id"], annotator.id, grade))
+            for task, grade in zip(tasks, (2, 1, 3), strict=True)]
+    first = tmp_path / "first.tsv"
+    args = ["pull", "--project", title, "--pool", pools["dl19-3"], "--guideline", GUIDELINE_PATH]
+    assert cli(*args, "-o", first, env=label_studio.env()).exit_code == 0
+    threading.Event().wait(1.2)  # later than the delay that tells an update from the submission itself
+    ls_client.annotations.update(made[0].id, result=grade_annotation(tasks[0]["id"], annotator.id, 0)["result"])
+    ls_client.annotations.update(made[1].id, was_cancelled=True)  # Skip on a submitted task: the grade stays in it
+    second = tmp_path / "second.tsv"
+    pulled = cli(*args, "-o", second, "--previous", first, env=label_studio.env())
+    assert pulled.exit_code == 0, pulled.output
+    pairs = read_pool_pairs(pools["dl19-3"] / "pool.tsv").set_index("pair_id")
+    revised, skipped = (pairs.loc[task["data"]["pair_id"]] for task in tasks[:2])
+    assert f"kept: {annotator.email} graded {skipped.query_id}/{skipped.doc_id} 1, then skipped it" in pulled.output
+    assert "revised: 2 grades were updated after their first submission" not in pulled.output
+    assert "revised: 1 grades were updated after their first submission" in pulled.output
+    assert "grades changed since the previous pull" in pulled.output and "1 revised, 0 withdrawn" in pulled.output
+    line = next(line for line in pulled.output.splitlines() if f" {revised.doc_id} " in line and "revised" in line)
+    assert "2 -> 0" in line
+    labels = read_labels(second).set_index("doc_id")["grade"]
+    assert (labels[revised.doc_id], labels[skipped.doc_id]) == (0, 1)  # the new grade; the skipped one kept
+    same = cli(*args, "-o", first, "--previous", first, env=label_studio.env())
+    assert same.exit_code == 2 and "--previous" in same.output  # an output may not overwrite an input

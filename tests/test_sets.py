@@ -571,3 +571,30 @@ def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_excl
                     "--exclude-annotator", "llama-3-8b.baseline")
     assert result.exit_code == 0, result.output
     assert "note: 9260 labels of llama-3-8b.baseline kept in labels.tsv but not merged" in result.output
+
+
+def test_grades_revised_upstream_are_counted_by_freeze_listed_by_diff_and_told_by_verify(tmp_path):
+    def pulled(grades):
+        return pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d1"],
+                             "annotator": ["a@x"] * 3, "kind": "human", "grade": grades,
+                             "source": [f"label-studio:7/{task}/{task + 100}" for task in (10, 11, 12)],
+                             "labeled_at": "2026-01-01T10:00:00.000000Z", "comment": ""})
+
+    first, later = pulled([2, 1, 3]), pulled([0, 1, 3])
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["one", "two"]})
+    guideline = read_guideline(GUIDELINE)
+    v1 = freeze(first, queries, guideline, "s", tmp_path)
+    assert "revised_since_parent" not in v1.manifest
+    v2 = freeze(later.iloc[:2], queries, guideline, "s", tmp_path)
+    assert v2.manifest["revised_since_parent"] == {"revised": 1, "withdrawn": 1}
+    assert "note: since v1, 1 of its grades were revised and 1 withdrawn" in v2.to_text()
+    listed = diff_versions(v1.path, v2.path).to_text()
+    assert "grades changed since v1 (upstream, by each judgment's source): 1 revised, 1 withdrawn" in listed
+    assert "2 -> 0" in listed and "3 -> -" in listed
+    later_path = tmp_path / "later.tsv"
+    later.to_csv(later_path, sep="\t", index=False)
+    told = invoke("verify", v1.path, "--labels", later_path)
+    assert told.exit_code == 0, told.output
+    assert f"OK {v1.path}" in told.output and "grades changed since s v1 was frozen" in told.output
+    assert "1 revised, 0 withdrawn" in told.output
+    assert "no grade of s v2 changed upstream" in invoke("verify", v2.path, "--labels", later_path).output

@@ -64,8 +64,11 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="Fewer gold answers than this: 'not enough gold', neither flagged nor passed.")
 @click.option("--gold-min-kappa", default=0.4, show_default=True, type=float,
               help="Flag an annotator whose linear kappa against gold is below this.")
+@click.option("--previous", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="The labels table of an earlier pull: list each grade revised or withdrawn since (pair, annotator, "
+                   "old and new grade, times).")
 def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_min_answers,
-                 gold_min_kappa):
+                 gold_min_kappa, previous):
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -76,7 +79,8 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     if gold_report and not gold_path:
         raise InputError("--gold-report needs --gold (the gold file given to push)")
     check_outputs({"-o": output, "--gold-report": gold_report},
-                  {"--pool": pool_files(pool_dir), "--guideline": guideline_path, "--gold": gold_path})
+                  {"--pool": pool_files(pool_dir), "--guideline": guideline_path, "--gold": gold_path,
+                   "--previous": previous})
     guideline = read_guideline(guideline_path)
     gold = policy = None
     if gold_path:
@@ -85,5 +89,5 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
         policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
         gold = quality.read_gold(gold_path, guideline)
     client = labelstudio.connect(url, api_key_env)
-    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy)
+    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy, previous=previous)
     emit(labelstudio.write_pull(labels, report, output, gold_report))

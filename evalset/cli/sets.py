@@ -78,16 +78,24 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 @click.argument("set_path", type=click.Path(file_okay=False))
 @click.option("--manifest-sha256", metavar="HEX",
               help="The manifest's expected sha256 (from the original versions.tsv): verifies a copied version.")
-def verify(set_path, manifest_sha256):
+@click.option("--labels", "labels_paths", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="A later labels table (a new pull): also list the set's grades revised or withdrawn upstream since "
+                   "it was frozen; repeatable.")
+def verify(set_path, manifest_sha256, labels_paths):
     """Check every hash and the manifest of a frozen set version.
 
     Exit 0 (OK), 1 (FAILED, naming each changed, missing or extra file) or 3 (UNVERIFIED: every file matches the
     manifest, but the manifest itself could not be checked: no versions.tsv records it and no --manifest-sha256).
+    Grades changed upstream (--labels) are reported, not failed: the frozen version itself is unchanged.
     """
     from evalset.io.setfolder import verify_set
 
     verification = verify_set(set_path, manifest_sha256)
     emit(verification)
+    if labels_paths and not verification.problems:
+        from evalset.sets import upstream_changes
+
+        emit(upstream_changes(set_path, list(labels_paths)))
     if verification.problems:
         sys.exit(1)
     if verification.unverified:

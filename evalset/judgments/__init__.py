@@ -11,6 +11,7 @@ module         what it holds
                rule, and one grade per pair under a named tie policy (``unresolved`` or ``low``)
 ``crowd``      crowd-kit's models (Dawid-Skene, one-coin, MACE, GLAD) over the labels table
 ``merging``    a frozen set's merge: the rule, LLM labels, the largest gap, adjudication, excluded annotators
+``revisions``  grades revised or withdrawn upstream between two labels tables, followed by each judgment's source
 =============  ====================================================================================================
 
 The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotations``, ``settle_repeats``,

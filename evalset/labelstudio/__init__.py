@@ -23,6 +23,13 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   annotations, annotations without a grade, grades off the guideline's scale and tasks whose ``pair_id`` is
   not in the pool are counted in the report, never turned into grades. Rows are sorted by query id, doc id,
   annotator and annotation id, so pulling twice gives the same file.
+- No grade lost, no silent revision. Skip on a submitted task turns its annotation into a cancelled one that
+  still holds the grade: an annotation cancelled more than ``REVISION_DELAY_S`` after it was created, with a
+  grade, was submitted first, so its grade is kept and the report names it (a task skipped before any
+  submission is a skip). An annotation updated after its submission is counted as revised; Label Studio
+  Community keeps no earlier result, so the earlier grade comes from an earlier pull's labels table
+  (``previous``): the report lists each grade revised or withdrawn since (pair, annotator, old and new grade,
+  times), and a freeze compares the labels with the parent version's (:mod:`evalset.judgments.revisions`).
 """
 
 from evalset.labelstudio.project import (

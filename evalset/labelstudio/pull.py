@@ -12,9 +12,10 @@ import pandas as pd
 from label_studio_sdk import LabelStudio
 
 from evalset.errors import InputError
-from evalset.io.annotations import LABELS_COLUMNS, write_labels
+from evalset.io.annotations import LABELS_COLUMNS, read_labels, write_labels
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pool_pairs
+from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.labelstudio.project import (
     COMMENT_CONTROL,
     GRADE_CONTROL,
@@ -48,6 +49,10 @@ class PullReport:
     unknown_pair: int = 0
     unknown_annotator: int = 0
     gold_only: int = 0
+    skipped_after_grading: tuple[tuple[str, str, str, int], ...] = ()
+    revised_after_submission: int = 0
+    revisions: pd.DataFrame | None = field(default=None, repr=False)
+    previous: str | None = None
     gold: GoldReport | None = field(default=None, repr=False)
     labels_path: str | None = None
     gold_report_path: str | None = None
@@ -58,6 +63,15 @@ class PullReport:
                  f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
                  f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
                  f"{self.unknown_annotator} by unknown users"]
+        for query_id, doc_id, annotator, grade in self.skipped_after_grading:
+            lines.append(f"kept: {annotator} graded {query_id}/{doc_id} {grade}, then skipped it (Label Studio marks "
+                         "it cancelled; the grade was submitted, so it is kept)")
+        if self.revised_after_submission:
+            lines.append(f"revised: {self.revised_after_submission} grades were updated after their first submission"
+                         + ("" if self.previous else " (Label Studio Community keeps no earlier grade: give the "
+                            "earlier labels with --previous to see what changed)"))
+        if self.revisions is not None:
+            lines += revision_lines(self.revisions, f"the previous pull ({self.previous})")
         if self.labels_path:
             lines.append(f"wrote {self.labels_path}")
         if self.gold is not None:
@@ -88,15 +102,16 @@ def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int,
     """Turn an export's submitted annotations into labels rows (see the module docstring for the rules)."""
     where = dict(zip(pairs["pair_id"], zip(pairs["query_id"], pairs["doc_id"], strict=True), strict=True))
     counts: Counter[str] = Counter()
-    rows = []
+    rows, skipped_after_grading = [], []
     for task in tasks:
         pair = where.get(str((task.get("data") or {}).get("pair_id", "")))
         for annotation in task.get("annotations") or []:
             counts["annotations"] += 1
-            if annotation.get("was_cancelled"):
+            choices, comment = _choice_and_comment(annotation.get("result"))
+            changed = _changed_after_submission(annotation)
+            if annotation.get("was_cancelled") and not (changed and choices):
                 counts["skipped"] += 1
                 continue
-            choices, comment = _choice_and_comment(annotation.get("result"))
             if not choices:
                 counts["no_grade"] += 1
                 continue
@@ -113,14 +128,31 @@ def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int,
             if email is None:
                 counts["unknown_annotator"] += 1
                 continue
+            grade = grades.pop()
+            if annotation.get("was_cancelled"):
+                skipped_after_grading.append((pair[0], pair[1], email, grade))
+            elif changed:
+                counts["revised_after_submission"] += 1
             rows.append({"query_id": pair[0], "doc_id": pair[1], "annotator": email, "kind": "human",
-                         "grade": grades.pop(), "source": f"label-studio:{project_id}/{task['id']}/{annotation['id']}",
+                         "grade": grade, "source": f"label-studio:{project_id}/{task['id']}/{annotation['id']}",
                          "labeled_at": _utc(annotation.get("updated_at") or annotation.get("created_at")),
                          "comment": comment, "_annotation": int(annotation["id"])})
     frame = pd.DataFrame(rows, columns=[*LABELS_COLUMNS, "_annotation"])
     frame = frame.sort_values(["query_id", "doc_id", "annotator", "_annotation"], kind="stable")
     frame = frame[list(LABELS_COLUMNS)].astype({"grade": "int64"}).reset_index(drop=True)
-    return frame, PullReport(tasks=len(tasks), labels=len(frame), **counts)
+    return frame, PullReport(tasks=len(tasks), labels=len(frame), skipped_after_grading=tuple(sorted(
+        skipped_after_grading)), **counts)
+
+
+REVISION_DELAY_S = 1.0
+"""An annotation saved this long after it was created was changed after its submission (Update, or Skip)."""
+
+
+def _changed_after_submission(annotation: dict) -> bool:
+    created, updated = annotation.get("created_at"), annotation.get("updated_at")
+    if not created or not updated:
+        return False
+    return (pd.Timestamp(updated) - pd.Timestamp(created)).total_seconds() > REVISION_DELAY_S
 
 
 def _utc(stamp: str | None) -> str:
@@ -130,8 +162,12 @@ def _utc(stamp: str | None) -> str:
 
 
 def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline,
-         gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None) -> tuple[pd.DataFrame, PullReport]:
+         gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None,
+         previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
     """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`.
+
+    With ``previous`` (the labels table of an earlier pull), the report's ``revisions`` are the grades revised or
+    withdrawn since (:func:`evalset.judgments.revisions.grade_revisions`).
 
     With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs score each annotator under
     ``policy`` (default :class:`~evalset.quality.gold.GoldPolicy`; the report's ``gold``), and answers on gold
@@ -151,6 +187,8 @@ def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline
         gold_only = len(labels) - len(kept)
         scored = gold_report(answers, gold, guideline.grades, policy or GoldPolicy(), gold_only)
         report, labels = replace(report, gold_only=gold_only, labels=len(kept), gold=scored), kept
+    if previous is not None:
+        report = replace(report, revisions=grade_revisions(read_labels(previous), labels), previous=os.fspath(previous))
     return labels, report
 
 

@@ -2,8 +2,8 @@
 and two versions side by side (:mod:`~evalset.sets.diff`). Reading and verifying a version is
 :mod:`evalset.io.setfolder`'s."""
 
-from evalset.sets.diff import VersionDiff, diff_versions
+from evalset.sets.diff import UpstreamChanges, VersionDiff, diff_versions, upstream_changes
 from evalset.sets.freezing import FrozenVersion, MergeResult, agreement_summary, as_queries_table, freeze, merge_grades
 
-__all__ = ["FrozenVersion", "MergeResult", "VersionDiff", "agreement_summary", "as_queries_table", "diff_versions",
-           "freeze", "merge_grades"]
+__all__ = ["FrozenVersion", "MergeResult", "UpstreamChanges", "VersionDiff", "agreement_summary", "as_queries_table",
+           "diff_versions", "freeze", "merge_grades", "upstream_changes"]

@@ -11,7 +11,9 @@ import pandas as pd
 
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
+from evalset.io.annotations import read_labels
 from evalset.io.setfolder import FrozenSet, contract_changes, diff_sets, load_set
+from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
 from evalset.render import number, text_table
 
@@ -21,13 +23,15 @@ class VersionDiff:
     """Two versions of a set: the judgments that changed (:func:`evalset.io.setfolder.diff_sets`), the contract fields
     that differ (:func:`evalset.io.setfolder.contract_changes`) and, when runs were given, their scores under each
     version (``run, old, new, change``; each version's own headline metric and contract; ``change`` is NaN
-    when the headline metrics differ)."""
+    when the headline metrics differ); ``revisions``: the old version's grades revised or withdrawn upstream in
+    the new one's labels (:func:`evalset.judgments.revisions.grade_revisions`)."""
 
     old: FrozenSet
     new: FrozenSet
     changes: pd.DataFrame
     scores: pd.DataFrame | None = None
     contract: list[tuple[str, Any, Any]] = field(default_factory=list)
+    revisions: pd.DataFrame | None = None
 
     def to_text(self, shown: int = 50) -> str:
         """The contract differences first (each version is then scored under its own), the counts of judgments
@@ -42,8 +46,9 @@ def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
     weighting) and queries of ``split`` (the weighted mean)."""
     old, new = load_set(old_path), load_set(new_path)
     differ = contract_changes(old, new)
+    revisions = grade_revisions(old.labels, new.labels)
     if not runs:
-        return VersionDiff(old, new, diff_sets(old, new), contract=differ)
+        return VersionDiff(old, new, diff_sets(old, new), contract=differ, revisions=revisions)
     scores = {}
     for frozen in (old, new):
         values = per_query_values(Evaluation.on_set(frozen, split), runs)
@@ -53,7 +58,7 @@ def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
                           "new": [scores[new.version][name] for name in scores[old.version]]})
     same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
     change = table["new"] - table["old"] if same_metric else float("nan")
-    return VersionDiff(old, new, diff_sets(old, new), table.assign(change=change), differ)
+    return VersionDiff(old, new, diff_sets(old, new), table.assign(change=change), differ, revisions)
 
 
 def _text(diff: VersionDiff, shown: int) -> str:
@@ -70,6 +75,8 @@ def _text(diff: VersionDiff, shown: int) -> str:
         lines.append(changes.head(shown).to_string(index=False))
         if len(changes) > shown:
             lines.append(f"... and {len(changes) - shown} more")
+    if diff.revisions is not None:
+        lines += revision_lines(diff.revisions, f"{old.version} (upstream, by each judgment's source)", shown)
     if diff.scores is not None:
         same_metric = parse_measure(old.contract.headline) == parse_measure(new.contract.headline)
         header = ["run", f"{old.contract.headline} {old.version}", f"{new.contract.headline} {new.version}"]
@@ -83,3 +90,27 @@ def _text(diff: VersionDiff, shown: int) -> str:
             lines.append("the change comes from the contract change (" + ", ".join(key for key, _, _ in diff.contract)
                          + ") as well as from the judgments")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class UpstreamChanges:
+    """A set version's grades revised or withdrawn in a later labels table (``revisions``, as
+    :func:`evalset.judgments.revisions.grade_revisions`): what ``evalset verify --labels`` adds."""
+
+    version: str
+    labels: tuple[str, ...]
+    revisions: pd.DataFrame
+
+    def to_text(self) -> str:
+        lines = revision_lines(self.revisions, f"{self.version} was frozen (in {', '.join(self.labels)})")
+        return "\n".join(lines) if lines else (f"no grade of {self.version} changed upstream (in "
+                                                f"{', '.join(self.labels)})")
+
+
+def upstream_changes(set_path: str | os.PathLike, labels_paths: list[str | os.PathLike]) -> UpstreamChanges:
+    """The grades of the set version at ``set_path`` revised or withdrawn in the labels tables at ``labels_paths``
+    (a later pull): the judgments are followed by their ``source``."""
+    frozen = load_set(set_path)
+    later = pd.concat([read_labels(path) for path in labels_paths], ignore_index=True)
+    return UpstreamChanges(f"{frozen.name} {frozen.version}", tuple(map(os.fspath, labels_paths)),
+                           grade_revisions(frozen.labels, later))

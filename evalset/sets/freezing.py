@@ -20,6 +20,9 @@ sha256): a version without one is *unverified* (:func:`unverified_manifest`), wh
 Before merging, each annotator has one judgment per pair: :func:`evalset.io.annotations.settle_repeats` (the rule
 ``evalset agreement`` applies too) collapses exact repeats and refuses one annotator's different grades for one
 pair unless ``conflicting_grades`` says which judgment stands; the manifest records the rule and its counts.
+
+A version with a parent records how many of the parent's grades were revised or withdrawn upstream since
+(``revised_since_parent``: the same judgment by its ``source``, :mod:`evalset.judgments.revisions`), and says so.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.errors import InputError
-from evalset.io.annotations import settle_repeats, write_labels
+from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
@@ -47,6 +50,7 @@ from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.setfolder import SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
+from evalset.judgments.revisions import grade_revisions
 
 
 # ------------------------------------------------------------------------------------------------- queries
@@ -115,6 +119,11 @@ class FrozenVersion:
                          f"--conflicting-grades {merged['conflicting_grades']}")
         lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
                   for annotator, left_out in merged.get("excluded_labels", {}).items()]
+        revised = self.manifest.get("revised_since_parent")
+        if revised and (revised["revised"] or revised["withdrawn"]):
+            lines.append(f"note: since {self.manifest['parent']}, {revised['revised']} of its grades were revised "
+                         f"and {revised['withdrawn']} withdrawn (the same judgment, by its source; evalset diff lists "
+                         "them)")
         if merged["llm_labels_left_out"]:
             lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged (use "
                          "--allow-llm to merge them)")
@@ -243,6 +252,10 @@ def freeze(
         check_reads_back(build, merged.qrels, queries, stand)
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, settled, labels, queries, planned, agreement, inputs, build)
+        if parent is not None:
+            changes = grade_revisions(read_labels(set_dir / parent / "labels.tsv"), stand)["change"].value_counts()
+            manifest["revised_since_parent"] = {"revised": int(changes.get("revised", 0)),
+                                                "withdrawn": int(changes.get("withdrawn", 0))}
         with writing_to(target):
             (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
             _make_read_only(build)
