@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
@@ -36,7 +35,7 @@ from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.evaluation.values import Runs
-from evalset.io.queries import read_queries
+from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
 from evalset.params import POSITIVE_INT, check
@@ -188,12 +187,7 @@ def comparison_strata(evaluation: Evaluation, given: pd.DataFrame | str | os.Pat
     frame = given if isinstance(given, pd.DataFrame) else read_queries(given)
     if not {"stratum", "stratum_share"} <= set(frame.columns):
         return None, "uniform"  # query texts only
-    shares = pd.to_numeric(frame["stratum_share"], errors="coerce")
-    if shares.isna().any() or (shares < 0).any() or frame["stratum"].isna().any():
-        row = int(np.flatnonzero(shares.isna().to_numpy() | (shares < 0).to_numpy()
-                                 | frame["stratum"].isna().to_numpy())[0])
-        raise InputError(f"query {frame['query_id'].iloc[row]}: a stratum and a traffic share >= 0 are needed "
-                         f"(got {frame['stratum_share'].iloc[row]!r})", source)
+    shares = stratum_shares(frame, source)
     frame = frame.assign(query_id=frame["query_id"].astype(str), stratum_share=shares)
     compared = pd.Index(values.tables[values.runs[0]].index.astype(str))
     without = compared.difference(frame["query_id"])

@@ -41,7 +41,7 @@ from evalset.errors import InputError
 from evalset.io.digests import file_sha256
 from evalset.io.files import check_file, folder_built_aside
 from evalset.io.poolfiles import read_pool_pairs
-from evalset.io.queries import read_queries
+from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
 from evalset.params import POSITIVE_INT, Interval, check
 
@@ -61,9 +61,7 @@ def _strata_of(query_ids: list[str], queries: pd.DataFrame) -> pd.DataFrame:
                          source)
     if "stratum_share" not in table:
         raise InputError("a stratified slice needs the strata's traffic shares (a stratum_share column)", source)
-    share = pd.to_numeric(table["stratum_share"], errors="coerce")
-    if share.isna().any() or (share < 0).any():
-        raise InputError("stratum_share must be a number >= 0 for every query", source)
+    share = stratum_shares(table.reset_index(), source).set_axis(table.index)
     every = pd.DataFrame({"stratum": table["stratum"].astype(str), "stratum_share": share})
     total = float(every.groupby("stratum")["stratum_share"].first().sum())
     if abs(total - 1) > SHARE_TOLERANCE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
@@ -53,6 +54,8 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     refuse_blank(frame, ("query_id", "query"), line_numbers, path)
     refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
     _refuse_bad_splits(frame, line_numbers, path)
+    if "stratum_share" in frame:
+        stratum_shares(frame, path, line_numbers)
     _refuse_conflicting_shares(frame, line_numbers, path)
     ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
     frame = frame[ordered].astype(str).reset_index(drop=True)
@@ -72,6 +75,23 @@ def _refuse_bad_splits(frame: pd.DataFrame, line_numbers: list[int], path: str) 
         row = int(bad.to_numpy().nonzero()[0][0])
         raise InputError(f"split must be one of {', '.join(SPLITS)}, got {frame['split'].iloc[row]!r}", path,
                          line_numbers[row])
+
+
+def stratum_shares(frame: pd.DataFrame, source: str | None = None,
+                   line_numbers: list[int] | None = None) -> pd.Series:
+    """The ``stratum_share`` column as numbers, or one error naming the first query (and its line, when
+    ``line_numbers`` are known) whose share is not a number >= 0 or that has no stratum: the one rule of every
+    reader of strata (``read_queries``, compare's strata, estimate's slices)."""
+    shares = pd.to_numeric(frame["stratum_share"], errors="coerce")
+    bad = shares.isna() | (shares < 0)
+    if "stratum" in frame:
+        bad |= frame["stratum"].isna() | (frame["stratum"].astype(str).str.strip() == "")
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        line = line_numbers[row] if line_numbers is not None else None
+        raise InputError(f"query {frame['query_id'].iloc[row]}: a stratum and a traffic share (stratum_share) >= 0 "
+                         f"are needed, got {frame['stratum_share'].iloc[row]!r}", source, line)
+    return shares
 
 
 def _refuse_conflicting_shares(frame: pd.DataFrame, line_numbers: list[int], path: str) -> None:

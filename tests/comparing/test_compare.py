@@ -259,15 +259,15 @@ def test_queries_with_strata_stratify_a_comparison_on_qrels_as_the_set_does(stra
     assert on_qrels["strata"] == on_set["strata"]
 
 
-@pytest.mark.parametrize("content, message", [
-    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\tx\n",
-     "query 156493: a stratum and a traffic share >= 0 are needed (got 'x')"),
-    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t0.5\n",
+@pytest.mark.parametrize("content, line, message", [
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\tx\n", ":2",
+     "query 156493: a stratum and a traffic share (stratum_share) >= 0 are needed, got 'x'"),
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t0.5\n", "",
      "42 judged queries have no stratum here (e.g. 1037798, 104861, 1063750)"),
 ])
-def test_strata_that_cannot_weigh_the_comparison_are_one_line_naming_the_file(tmp_path, content, message):
+def test_strata_that_cannot_weigh_the_comparison_are_one_line_naming_the_file(tmp_path, content, line, message):
     (tmp_path / "q.tsv").write_text(content)
     result = invoke("compare", "--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz",
                     "--queries", tmp_path / "q.tsv")
     assert result.exit_code == 2
-    assert result.output.splitlines() == [f"evalset: error: {tmp_path / 'q.tsv'}: {message}"]
+    assert result.output.splitlines() == [f"evalset: error: {tmp_path / 'q.tsv'}{line}: {message}"]

@@ -34,3 +34,12 @@ def test_bad_topics_are_refused_with_file_and_line(tmp_path, text, line, message
     with pytest.raises(InputError, match=re.escape(message)) as raised:
         read_queries(path)
     assert (raised.value.path, raised.value.line) == (str(path), line)
+
+
+@pytest.mark.parametrize("share", ["x", "-0.1", ""])
+def test_a_stratum_share_that_is_not_a_number_at_least_0_is_refused_with_its_line(tmp_path, share):
+    path = tmp_path / "queries.tsv"
+    path.write_text(f"query_id\tquery\tstratum\tstratum_share\nq1\tone\thead\t0.9\nq2\ttwo\ttail\t{share}\n")
+    with pytest.raises(InputError, match="query q2: a stratum and a traffic share") as caught:
+        read_queries(path)
+    assert caught.value.line == 3
