@@ -263,17 +263,17 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
 
 
 # ---------------------------------------------------------------------------------------------------- HTML
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px;
-       color: #222; line-height: 1.4; padding: 0 1em; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.meta { color: #555; font-size: 0.9em; } .none { color: #8a6d3b; font-style: italic; }
-.established { color: #2d7a3e; font-weight: bold; } .not-established { color: #8a6d3b; font-weight: bold; }
-img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
-.comparison { margin-bottom: 2em; }
+_STYLE = f"""
+body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; color: #222;
+       max-width: {plots.PAGE_WIDTH_PX}px; line-height: 1.4; padding: 0 1em; }}
+h1 {{ font-size: 1.6em; margin-bottom: 0.2em; }} h2 {{ border-bottom: 1px solid #ccc; margin-top: 2em; }}
+table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }}
+th, td {{ border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }}
+th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.meta {{ color: #555; font-size: 0.9em; }} .none {{ color: #8a6d3b; font-style: italic; }}
+.established {{ color: #2d7a3e; font-weight: bold; }} .not-established {{ color: #8a6d3b; font-weight: bold; }}
+img {{ max-width: 100%; height: auto; display: block; margin: 0.5em 0; }}
+.comparison {{ margin-bottom: 2em; }}
 """
 
 

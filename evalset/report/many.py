@@ -12,7 +12,6 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -20,7 +19,7 @@ from evalset.comparing import ManyComparisons, compare_many
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.render import number
-from evalset.report.plots import png
+from evalset.report.plots import LABEL_PT, MARGIN, png, rows_axis
 
 GROUP_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
                  "#64b5cd")
@@ -45,23 +44,23 @@ def groups_plot(result: ManyComparisons) -> str:
     size = len(result.runs)
     figure = Figure(figsize=(7.5, 1.4 + 0.24 * size))
     axes, groups = figure.subplots(1, 2, sharey=True, width_ratios=[5, 1 + 0.15 * len(letters)])
-    positions = np.arange(size)
+    positions = rows_axis(axes, result.runs)
     colours = [GROUP_COLOURS[letters.index(own[0]) % len(GROUP_COLOURS)] for own in result.letters or ()]
     for k, run in enumerate(result.runs):
         if run in result.bounds:
             axes.plot(result.bounds[run], [k, k], color="#8c8c8c", linewidth=1, zorder=2)
     axes.scatter(result.means, positions, c=colours, s=18, zorder=3)
-    axes.set_yticks(positions, result.runs, fontsize=8)
-    axes.invert_yaxis()
-    axes.set_xlabel(f"{result.metric}" + (" (grey: the range over the holes)" if result.bounds else ""), fontsize=8)
+    axes.set_xlabel(f"{result.metric}" + (" (grey: the range over the holes)" if result.bounds else ""),
+                    fontsize=LABEL_PT)
+    axes.margins(x=MARGIN)
     axes.grid(axis="x", alpha=0.3)
     for index, letter in enumerate(letters):
         members = [k for k, own in enumerate(result.letters) if letter in own]
         groups.plot([index, index], [min(members) - 0.3, max(members) + 0.3], linewidth=4, solid_capstyle="butt",
                     color=GROUP_COLOURS[index % len(GROUP_COLOURS)])
-    groups.set_xticks(range(len(letters)), list(letters), fontsize=8)
+    groups.set_xticks(range(len(letters)), list(letters), fontsize=LABEL_PT)
     groups.set_xlim(-0.7, len(letters) - 0.3)
-    groups.set_xlabel("groups", fontsize=8)
+    groups.set_xlabel("groups", fontsize=LABEL_PT)
     groups.tick_params(axis="y", left=False)
     return png(figure)
 
