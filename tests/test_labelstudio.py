@@ -24,9 +24,15 @@ def test_labeling_config_has_one_choice_per_grade_with_hotkeys_and_shows_texts_a
     choices = root.find("Choices")
     assert choices.get("name") == "grade" and choices.get("choice") == "single-radio"
     assert choices.get("required") == "true"
-    options = [(c.get("alias"), c.get("hotkey"), c.get("value"), c.get("hint")) for c in choices.iter("Choice")]
-    assert options == [(str(g.value), str(g.value), f"{g.value} {g.name}", g.definition)
+    assert choices.get("requiredMessage") == "Choose a grade (keys 3, 2, 1, 0) before you submit."
+    options = [(c.get("alias"), c.get("hotkey"), c.get("value"), c.get("html"), c.get("hint"))
+               for c in choices.iter("Choice")]
+    # the definition is shown on the button itself (not a hover hint), from the guideline's scale
+    assert options == [(str(g.value), str(g.value), f"{g.value} {g.name}",
+                        f"<strong>{g.value} {g.name}</strong>: {g.definition}", None)
                        for g in reversed(GUIDELINE.scale)]
+    assert options[0][3] == ("<strong>3 Perfectly relevant</strong>: The passage is dedicated to the query and "
+                             "contains the exact answer.")
     assert root.find("TextArea").get("name") == "comment"
 
 
@@ -36,8 +42,10 @@ def test_scale_text_with_markup_is_escaped_in_the_config_and_no_hotkeys_past_nin
                     '[scale.10]\nname = "Ten"\n+++\n# body <script>x</script>\n')
     guideline = read_guideline(path)
     root = ET.fromstring(labeling_config(guideline))
-    options = [(c.get("value"), c.get("hint"), c.get("hotkey")) for c in root.iter("Choice")]
-    assert options == [("10 Ten", "", None), ("0 No <b>", 'a "quote" & more', None)]
+    options = [(c.get("value"), c.get("html"), c.get("hotkey")) for c in root.iter("Choice")]
+    assert options == [("10 Ten", "<strong>10 Ten</strong>", None),
+                       ("0 No <b>", '<strong>0 No &lt;b&gt;</strong>: a "quote" &amp; more', None)]
+    assert root.find("Choices").get("requiredMessage") == "Choose a grade before you submit."
     assert "<script>" not in instructions_html(guideline)
     assert "&lt;script&gt;x&lt;/script&gt;" in instructions_html(guideline)
 

@@ -8,8 +8,10 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
 - The labeling config is generated from the guideline's scale: one single-choice option per grade, labelled
   ``"<grade> <name>"`` with the grade as its alias (what the export holds) and as its hotkey (for grades
   0-9), a free-text comment box, and the query and document shown with ``Text`` tags, which render the task's
-  data as escaped text, never as HTML. The guideline body is the project's instructions, shown escaped in a
-  ``<pre>`` block before the first task.
+  data as escaped text, never as HTML; each grade's button shows its name and definition. The guideline
+  body, written as the small HTML subset Label Studio's sanitiser keeps (:mod:`evalset.labelstudio.instructions`),
+  is the project's instructions, shown before the first task. Pushing to an existing project made from the same
+  guideline brings its interface and instructions up to date (the grades and control names never change).
 - A task carries ``pair_id``, ``query`` and ``text`` only (no system, rank, stratum, query or document id).
   Tasks are imported in the pool's ``order`` and the project samples sequentially, so annotators see them in
   judging order; pairs added by a later push follow the ones already there.
@@ -46,6 +48,7 @@ from evalset.labelstudio.project import (
     pair_id_counts,
     project_description,
     project_pair_ids,
+    refresh_interface,
 )
 from evalset.labelstudio.pull import PullReport, labels_from_export, pull, write_pull
 from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
@@ -53,4 +56,4 @@ from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, pus
 __all__ = ["API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "LabelStudioError", "PullReport", "PushResult",
            "connect", "ensure_project", "export_snapshot", "find_project", "grade_of_choice", "instructions_html",
            "labeling_config", "labels_from_export", "pair_id_counts", "pool_tasks", "project_description",
-           "project_pair_ids", "pull", "push", "write_pull"]
+           "project_pair_ids", "pull", "push", "refresh_interface", "write_pull"]

@@ -18,7 +18,8 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
 from evalset.errors import ServiceError
-from evalset.io.guideline import Guideline
+from evalset.io.guideline import Grade, Guideline
+from evalset.labelstudio.instructions import instructions_html as instructions_html
 
 URL_VARIABLE = "LABEL_STUDIO_URL"
 API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
@@ -37,16 +38,20 @@ class LabelStudioError(ServiceError):
 def labeling_config(guideline: Guideline) -> str:
     """The Label Studio labeling config (XML) for a guideline's scale.
 
-    One ``Choice`` per grade (value ``"<grade> <name>"``, alias and hotkey the grade, the definition as its
-    hint), a required single choice; a ``TextArea`` for the comment; query and document as ``Text`` (escaped
-    text). Hotkeys are given only when every grade is a single digit.
+    One ``Choice`` per grade, highest first: value ``"<grade> <name>"``, alias and hotkey the grade (hotkeys
+    only when every grade is a single digit), shown as the grade's name in bold followed by its definition
+    (``html``, built from escaped text), so the definitions are read beside the buttons, not on hover; a
+    required single choice whose warning (``requiredMessage``) says what to do; a ``TextArea`` for the comment;
+    query and document as ``Text`` (escaped text, never HTML from the task).
     """
     digits = all(0 <= grade.value <= 9 for grade in guideline.scale)
     choices = []
     for grade in sorted(guideline.scale, key=lambda g: -g.value):
         hotkey = f" hotkey={quoteattr(str(grade.value))}" if digits else ""
         choices.append(f"      <Choice value={quoteattr(f'{grade.value} {grade.name}')} "
-                       f"alias={quoteattr(str(grade.value))}{hotkey} hint={quoteattr(grade.definition)}/>")
+                       f"alias={quoteattr(str(grade.value))}{hotkey} html={quoteattr(choice_html(grade))}/>")
+    keys = f" (keys {', '.join(str(g.value) for g in sorted(guideline.scale, key=lambda g: -g.value))})" \
+        if digits else ""
     return "\n".join([
         "<View>",
         '  <Header value="Query"/>',
@@ -54,7 +59,8 @@ def labeling_config(guideline: Guideline) -> str:
         '  <Header value="Document"/>',
         '  <Text name="text" value="$text" valueType="text"/>',
         f'  <Header value={quoteattr(f"Grade ({guideline.name} v{guideline.version})")}/>',
-        f'  <Choices name="{GRADE_CONTROL}" toName="text" choice="single-radio" required="true" showInline="false">',
+        f'  <Choices name="{GRADE_CONTROL}" toName="text" choice="single-radio" required="true" showInline="false"'
+        f' requiredMessage={quoteattr(f"Choose a grade{keys} before you submit.")}>',
         *choices,
         "  </Choices>",
         f'  <TextArea name="{COMMENT_CONTROL}" toName="text" placeholder="Comment (optional): why this grade, '
@@ -63,14 +69,38 @@ def labeling_config(guideline: Guideline) -> str:
     ]) + "\n"
 
 
-def instructions_html(guideline: Guideline) -> str:
-    """The project's instructions: the guideline's body, escaped, in a preformatted block (read as written)."""
-    return ('<pre style="white-space: pre-wrap; font-family: inherit">' + html.escape(guideline.body) + "</pre>")
+def choice_html(grade: Grade) -> str:
+    """What a grade's button shows: ``<strong>3 Perfectly relevant</strong>: its definition`` (escaped text)."""
+    label = f"<strong>{html.escape(f'{grade.value} {grade.name}', quote=False)}</strong>"
+    return f"{label}: {html.escape(grade.definition, quote=False)}" if grade.definition else label
 
 
 def project_description(guideline: Guideline) -> str:
     """The project description that records which guideline the project was made from."""
     return f"evalset guideline {guideline.name} v{guideline.version} sha256 {guideline.sha256}"
+
+
+def refresh_interface(client: LabelStudio, project: Any, guideline: Guideline) -> str | None:
+    """Bring an evalset-made project's labeling config and instructions up to what this evalset generates.
+
+    Called on a project already checked to be made from ``guideline`` (same sha256). The grades' values,
+    aliases and the control names never change with the interface, so annotations made before stay valid; Label
+    Studio checks this itself and refuses a config that would orphan them. Returns a remark saying what
+    changed (None when nothing did); a refusal is a remark too, the push goes on with the old interface.
+    """
+    config, instructions = labeling_config(guideline), instructions_html(guideline)
+    changed = {name: value for name, value, old in (("label_config", config, project.label_config),
+                                                     ("expert_instruction", instructions, project.expert_instruction))
+               if (old or "").strip() != value.strip()}
+    if not changed:
+        return None
+    what = " and ".join({"label_config": "labeling interface", "expert_instruction": "instructions"}[n]
+                        for n in changed)
+    try:
+        call(lambda: client.projects.update(project.id, **changed), f"update the {what}")
+    except LabelStudioError as exc:
+        return f"the {what} of this project were left as they were: {exc}"
+    return f"{what} updated to this evalset's (same guideline, same grades)"
 
 
 def grade_of_choice(choice: str, guideline: Guideline) -> int | None:

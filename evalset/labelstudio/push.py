@@ -29,6 +29,7 @@ from evalset.labelstudio.project import (
     labeling_config,
     project_description,
     project_pair_ids,
+    refresh_interface,
 )
 from evalset.params import POSITIVE_INT, check
 
@@ -134,6 +135,8 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
         call(lambda: client.projects.update(project.id, maximum_annotations=overlap, overlap_cohort_percentage=100),
              "set the overlap")
         remarks.append(f"overlap changed from {project.maximum_annotations} to {overlap}")
+    if not created and (refreshed := refresh_interface(client, project, guideline)):
+        remarks.append(refreshed)
     present = Counter() if created else project_pair_ids(client, project.id)
     duplicates = sum(count - 1 for pair, count in present.items() if count > 1 and pair)
     todo = tasks[~tasks["pair_id"].isin(present.keys())]
