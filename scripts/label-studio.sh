@@ -4,14 +4,20 @@
 #   eval "$(scripts/label-studio.sh start --port 8080 --data-dir DIR)"   # exports LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY
 #   scripts/label-studio.sh status --data-dir DIR
 #   scripts/label-studio.sh stop --data-dir DIR
+#   scripts/label-studio.sh add-annotator EMAIL [EMAIL...] --data-dir DIR   # one organization per annotator
 #
 # Label Studio lives in its own virtual environment (it pins its own dependencies), one per pinned version, cached
 # in ${EVALSET_CACHE:-$HOME/.cache/evalset}/label-studio-<version>: the first start installs it (a few minutes),
-# later starts reuse it. The server listens on 127.0.0.1 only, makes no version-check call, and gets an admin user
+# later starts reuse it. The server listens on 127.0.0.1 unless --host says otherwise (then a warning: others can
+# reach it), keeps its sign-up page closed (DISABLE_SIGNUP_WITHOUT_LINK=true; --open-signup opens it), makes no
+# version-check call, and gets an admin user
 # whose legacy API token is created with the organisation (legacy tokens enabled). The admin's password and token
 # are generated on the first start of a data directory and kept in DIR/evalset-admin.env (mode 600).
 # `start` prints only the two shell assignments on stdout; progress and errors go to stderr.
 # `stop` ends only the process that `start` recorded in DIR/evalset-server.pid.
+# `add-annotator` creates each annotator with an organization of their own (blind judging on Label Studio
+# Community, docs/labelstudio.md) and records their credentials in DIR/evalset-annotators.tsv (mode 600); it
+# prints one line per e-mail and never a password or token. Bad input: one line on stderr, exit 2.
 set -euo pipefail
 
 LS_VERSION=${EVALSET_LABEL_STUDIO_VERSION:-1.23.2}
@@ -19,19 +25,29 @@ CACHE=${EVALSET_CACHE:-$HOME/.cache/evalset}
 VENV="$CACHE/label-studio-$LS_VERSION"
 PYTHON=${EVALSET_LABEL_STUDIO_PYTHON:-python3}
 PORT=8080
+HOST=127.0.0.1
+SIGNUP=closed
+EMAILS=()
 DATA_DIR="$CACHE/label-studio-data"
 WAIT_S=${EVALSET_LABEL_STUDIO_WAIT_S:-600}
 
 say() { echo "label-studio.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+bad() { say "error: $*"; exit 2; }  # bad input
 
 usage() {
   cat >&2 <<EOF
-usage: scripts/label-studio.sh start|stop|status [--port PORT] [--data-dir DIR]
-  start   install Label Studio $LS_VERSION if needed, start it on 127.0.0.1:PORT (default 8080) with DIR as its
+usage: scripts/label-studio.sh start|stop|status [--port PORT] [--host HOST] [--open-signup] [--data-dir DIR]
+       scripts/label-studio.sh add-annotator EMAIL [EMAIL...] --data-dir DIR
+  start   install Label Studio $LS_VERSION if needed, start it on HOST:PORT (default 127.0.0.1:8080) with DIR as its
           data directory, wait for /health, print export LABEL_STUDIO_URL=... and export LABEL_STUDIO_API_KEY=...
+          --host 0.0.0.0 (or an address of this machine) lets others reach the server: a warning says so.
+          The sign-up page is closed (no account without the admin's invite link) unless --open-signup.
   stop    stop the server started for DIR
   status  say whether the server for DIR is running (exit 0) or not (exit 3)
+  add-annotator  create each EMAIL as a user with an organization of their own (no other user sees their
+          projects), record e-mail, password and API token in DIR/evalset-annotators.tsv (mode 600); an e-mail
+          already there is left unchanged. Needs a data directory a start has initialised.
 EOF
   exit 2
 }
@@ -45,16 +61,33 @@ while [ $# -gt 0 ]; do
     --port=*) PORT=${1#*=}; shift ;;
     --data-dir) DATA_DIR=${2:?--data-dir needs a value}; shift 2 ;;
     --data-dir=*) DATA_DIR=${1#*=}; shift ;;
+    --host) HOST=${2:?--host needs a value}; shift 2 ;;
+    --host=*) HOST=${1#*=}; shift ;;
+    --open-signup) SIGNUP=open; shift ;;
     -h|--help) usage ;;
-    *) say "unknown argument: $1"; usage ;;
+    -*) say "unknown argument: $1"; usage ;;
+    *) [ "$COMMAND" = add-annotator ] || { say "unknown argument: $1"; usage; }; EMAILS+=("$1"); shift ;;
   esac
 done
 [[ "$PORT" =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || die "--port must be 1-65535, got '$PORT'"
+[[ "$HOST" =~ ^[A-Za-z0-9.-]+$ ]] || bad "--host must be an IPv4 address or a host name, got '$HOST'"
+# Where this machine's clients reach the server: loopback when it listens on every interface.
+CONNECT_HOST=$HOST
+[ "$HOST" = 0.0.0.0 ] && CONNECT_HOST=127.0.0.1
 
+if [ "$COMMAND" = add-annotator ]; then  # checked before anything is installed or read
+  [ "${#EMAILS[@]}" -ge 1 ] || bad "add-annotator needs at least one EMAIL"
+  for email in "${EMAILS[@]}"; do
+    [[ "$email" =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$ ]] || bad "not an e-mail address: '$email'"
+  done
+  [ -f "$DATA_DIR/label_studio.sqlite3" ] \
+    || bad "no Label Studio data in '$DATA_DIR' (no label_studio.sqlite3): start the server once with --data-dir DIR"
+fi
 [ "$COMMAND" = start ] && mkdir -p "$DATA_DIR"
 [ -d "$DATA_DIR" ] && DATA_DIR=$(cd "$DATA_DIR" && pwd)
 PID_FILE="$DATA_DIR/evalset-server.pid"
 PORT_FILE="$DATA_DIR/evalset-server.port"
+HOST_FILE="$DATA_DIR/evalset-server.host"
 ADMIN_FILE="$DATA_DIR/evalset-admin.env"
 LOG_FILE="$DATA_DIR/evalset-server.log"
 
@@ -87,13 +120,13 @@ install_label_studio() {
   ) 9>"$CACHE/label-studio-$LS_VERSION.lock" || die "could not install label-studio==$LS_VERSION"
 }
 
-port_taken() {  # something listens on 127.0.0.1:PORT
-  "$PYTHON" - "$1" <<'EOF'
+port_taken() {  # something listens on HOST:PORT
+  "$PYTHON" - "$1" "$2" <<'EOF'
 import socket, sys
 sock = socket.socket()
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
 try:
-    sock.bind(("127.0.0.1", int(sys.argv[1])))
+    sock.bind((sys.argv[2], int(sys.argv[1])))
 except OSError:
     sys.exit(0)
 sys.exit(1)
@@ -106,23 +139,37 @@ http_status() {  # http_status URL [TOKEN]
   curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${auth[@]}" "$1" 2>/dev/null || true
 }
 
+connect_host() {  # of the running server (a host file from before --host existed means 127.0.0.1)
+  local host=127.0.0.1
+  [ -f "$HOST_FILE" ] && host=$(cat "$HOST_FILE")
+  [ "$host" = 0.0.0.0 ] && host=127.0.0.1
+  echo "$host"
+}
+
 print_connection() {
   # shellcheck disable=SC1090
   . "$ADMIN_FILE"
-  echo "export LABEL_STUDIO_URL=http://127.0.0.1:$(cat "$PORT_FILE")"
+  echo "export LABEL_STUDIO_URL=http://$(connect_host):$(cat "$PORT_FILE")"
   echo "export LABEL_STUDIO_API_KEY=$EVALSET_LS_TOKEN"
 }
 
 start() {
   if pid=$(running_pid); then
     [ "$(cat "$PORT_FILE")" = "$PORT" ] || die "already running for $DATA_DIR on port $(cat "$PORT_FILE") (pid $pid)"
+    local running_host=127.0.0.1
+    [ -f "$HOST_FILE" ] && running_host=$(cat "$HOST_FILE")
+    [ "$running_host" = "$HOST" ] || die "already running for $DATA_DIR on host $running_host (pid $pid); stop it first"
     say "already running (pid $pid)"
     print_connection
     return 0
   fi
+  if [ "$HOST" != 127.0.0.1 ]; then
+    say "warning: listening on $HOST: the server is reachable by others on the network, not only from this machine"
+    say "warning: anyone who reaches it sees its login page; keep sign-up closed and give accounts with add-annotator"
+  fi
   install_label_studio
-  if port_taken "$PORT"; then
-    die "port $PORT on 127.0.0.1 is taken; choose another with --port"
+  if port_taken "$PORT" "$HOST"; then
+    die "port $PORT on $HOST is taken; choose another with --port"
   fi
   if [ ! -f "$ADMIN_FILE" ]; then
     (umask 077; {
@@ -133,19 +180,22 @@ start() {
   fi
   # shellcheck disable=SC1090
   . "$ADMIN_FILE"
-  say "starting Label Studio $LS_VERSION on 127.0.0.1:$PORT (data: $DATA_DIR; log: $LOG_FILE)"
+  say "starting Label Studio $LS_VERSION on $HOST:$PORT (data: $DATA_DIR; log: $LOG_FILE; sign-up $SIGNUP)"
+  local closed=true
+  [ "$SIGNUP" = open ] && closed=false
   # Credentials travel in the environment, not on the command line (where ps would show them).
   env LABEL_STUDIO_USERNAME="$EVALSET_LS_EMAIL" LABEL_STUDIO_PASSWORD="$EVALSET_LS_PASSWORD" \
       LABEL_STUDIO_USER_TOKEN="$EVALSET_LS_TOKEN" LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
       LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
-      LABEL_STUDIO_BASE_DATA_DIR="$DATA_DIR" \
-      setsid "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$PORT" \
+      LABEL_STUDIO_BASE_DATA_DIR="$DATA_DIR" DISABLE_SIGNUP_WITHOUT_LINK="$closed" \
+      setsid "$VENV/bin/label-studio" start --no-browser --internal-host "$HOST" --port "$PORT" \
       --data-dir "$DATA_DIR" --enable-legacy-api-token </dev/null >"$LOG_FILE" 2>&1 &
   local pid=$!
   echo "$pid" >"$PID_FILE"
   echo "$PORT" >"$PORT_FILE"
+  echo "$HOST" >"$HOST_FILE"
   local waited=0
-  until [ "$(http_status "http://127.0.0.1:$PORT/health")" = 200 ]; do
+  until [ "$(http_status "http://$CONNECT_HOST:$PORT/health")" = 200 ]; do
     if ! kill -0 "$pid" 2>/dev/null; then
       tail -n 20 "$LOG_FILE" >&2 || true
       rm -f "$PID_FILE"
@@ -160,12 +210,12 @@ start() {
     sleep 1
     waited=$((waited + 1))
   done
-  if ! grep -q "http://127.0.0.1:$PORT/" "$LOG_FILE"; then
+  if ! grep -q "http://$HOST:$PORT/" "$LOG_FILE"; then
     stop_pid "$pid"
     die "the server that answers on port $PORT is not the one started (see $LOG_FILE); nothing is running"
   fi
   local auth
-  auth=$(http_status "http://127.0.0.1:$PORT/api/current-user/whoami" "$EVALSET_LS_TOKEN")
+  auth=$(http_status "http://$CONNECT_HOST:$PORT/api/current-user/whoami" "$EVALSET_LS_TOKEN")
   if [ "$auth" != 200 ]; then
     stop_pid "$pid"
     die "the admin token was refused (HTTP $auth): was $DATA_DIR created without legacy API tokens?"
@@ -197,15 +247,26 @@ stop() {
 
 status() {
   if pid=$(running_pid); then
-    echo "running: pid $pid, http://127.0.0.1:$(cat "$PORT_FILE"), data $DATA_DIR"
+    echo "running: pid $pid, http://$(connect_host):$(cat "$PORT_FILE"), data $DATA_DIR"
   else
     echo "not running for $DATA_DIR"
     exit 3
   fi
 }
 
+add_annotator() {
+  install_label_studio
+  local url=""
+  [ -f "$PORT_FILE" ] && url="http://$(connect_host):$(cat "$PORT_FILE")"
+  # As at start: no version check, no analytics, no Sentry (no network call).
+  env LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
+      LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+      "$VENV/bin/python" "$(dirname "${BASH_SOURCE[0]}")/label_studio_annotators.py" "$DATA_DIR" "$url" "${EMAILS[@]}"
+}
+
 case "$COMMAND" in
   start) start ;;
+  add-annotator) add_annotator ;;
   stop) stop ;;
   status) status ;;
   *) usage ;;

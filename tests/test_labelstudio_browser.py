@@ -176,7 +176,8 @@ def test_an_annotator_grades_with_a_hotkey_and_a_click_and_pull_returns_both(
     email = f"ann-{uuid.uuid4().hex[:6]}@example.org"
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
-        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}")
+        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}",
+                        browser.invite_token(label_studio.url, label_studio.api_key))
         browser.open_labeling(page, label_studio.url, project.id)
         browser.close_instructions(page)
 

@@ -23,12 +23,17 @@ from evalset.cli.emit import emit
               help="Qrels or labels of adjudicated grades: known-answer pairs to mix in blind (needs --gold-rate).")
 @click.option("--gold-rate", type=float, default=None, help="Gold tasks / all tasks, in (0, 0.5] (needs --gold).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the gold choice and its places.")
+@click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
+              help="Blind judging: one project per annotator (in their own organization), each task given to "
+                   "--overlap of them. Their tokens come from the file named by --annotators-env.")
+@click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
+              help="The environment variable naming the annotators file (scripts/label-studio.sh add-annotator).")
 @click.option("--corpus", default=None, type=click.Path(dir_okay=False),
               help="Texts of gold pairs outside the pool. Default: the corpus recorded in pool.json.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),
               help="Query texts of gold pairs outside the pool. Default: the queries recorded in pool.json.")
 def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, batch_size, gold_path, gold_rate, seed,
-                 corpus, queries):
+                 annotators, annotators_env, corpus, queries):
     """Push POOL_DIR's tasks.jsonl to a Label Studio project, adding only pairs not already there."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -42,6 +47,11 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
         from evalset.quality.gold import prepare_gold_push
 
         plan = prepare_gold_push(pool_dir, gold_path, guideline, gold_rate, seed, corpus=corpus, queries=queries)
+    if annotators is not None:
+        team = labelstudio.annotator_team(annotators, annotators_env)
+        emit(labelstudio.push_blind(url, team, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size,
+                                    gold=plan))
+        return
     client = labelstudio.connect(url, api_key_env)
     emit(labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size, gold=plan))
 
@@ -67,8 +77,12 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 @click.option("--previous", default=None, type=click.Path(dir_okay=False, exists=True),
               help="The labels table of an earlier pull: list each grade revised or withdrawn since (pair, annotator, "
                    "old and new grade, times).")
+@click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
+              help="Blind judging: read every annotator's own project (as pushed with --annotators) with their token.")
+@click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
+              help="The environment variable naming the annotators file (scripts/label-studio.sh add-annotator).")
 def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_min_answers,
-                 gold_min_kappa, previous):
+                 gold_min_kappa, previous, annotators, annotators_env):
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -88,6 +102,12 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
 
         policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
         gold = quality.read_gold(gold_path, guideline)
-    client = labelstudio.connect(url, api_key_env)
-    labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy, previous=previous)
+    if annotators is not None:
+        team = labelstudio.annotator_team(annotators, annotators_env)
+        labels, report = labelstudio.pull_blind(url, team, title, pool_dir, guideline, gold=gold, policy=policy,
+                                                previous=previous)
+    else:
+        client = labelstudio.connect(url, api_key_env)
+        labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy,
+                                          previous=previous)
     emit(labelstudio.write_pull(labels, report, output, gold_report))

@@ -32,8 +32,23 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   Community keeps no earlier result, so the earlier grade comes from an earlier pull's labels table
   (``previous``): the report lists each grade revised or withdrawn since (pair, annotator, old and new grade,
   times), and a freeze compares the labels with the parent version's (:mod:`evalset.judgments.revisions`).
+- Blind judging (``--annotators``, :mod:`evalset.labelstudio.blind`): one project per annotator, each in the
+  annotator's own organization (Label Studio Community has no annotator role), the tasks given to ``overlap`` of
+  them; pull gathers every project's grades as one labels table.
 """
 
+from evalset.labelstudio.blind import (
+    ANNOTATORS_VARIABLE,
+    Annotator,
+    BlindPushResult,
+    annotator_team,
+    annotator_title,
+    assign_pairs,
+    check_unchanged,
+    pull_blind,
+    push_blind,
+    read_annotators,
+)
 from evalset.labelstudio.project import (
     API_KEY_VARIABLE,
     TASK_DATA_FIELDS,
@@ -53,7 +68,9 @@ from evalset.labelstudio.project import (
 from evalset.labelstudio.pull import PullReport, labels_from_export, pull, write_pull
 from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
 
-__all__ = ["API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "LabelStudioError", "PullReport", "PushResult",
-           "connect", "ensure_project", "export_snapshot", "find_project", "grade_of_choice", "instructions_html",
-           "labeling_config", "labels_from_export", "pair_id_counts", "pool_tasks", "project_description",
-           "project_pair_ids", "pull", "push", "refresh_interface", "write_pull"]
+__all__ = ["ANNOTATORS_VARIABLE", "API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "Annotator",
+           "BlindPushResult", "LabelStudioError", "PullReport", "PushResult", "annotator_team", "annotator_title",
+           "assign_pairs", "check_unchanged", "connect", "ensure_project", "export_snapshot", "find_project",
+           "grade_of_choice", "instructions_html", "labeling_config", "labels_from_export", "pair_id_counts",
+           "pool_tasks", "project_description", "project_pair_ids", "pull", "pull_blind", "push", "push_blind",
+           "read_annotators", "refresh_interface", "write_pull"]

@@ -118,15 +118,21 @@ def connect(url: str | None = None, api_key_variable: str = API_KEY_VARIABLE, ti
     The connection and the key are checked with one request; failures raise :class:`LabelStudioError` with a
     message that names the URL and the variable, never the key.
     """
-    url = url or os.environ.get(URL_VARIABLE)
-    if not url:
-        raise LabelStudioError(f"no Label Studio URL: pass --url or set {URL_VARIABLE}")
+    url = server_url(url)
     api_key = os.environ.get(api_key_variable)
     if not api_key:
         raise LabelStudioError(f"no API key: set {api_key_variable} (scripts/label-studio.sh start prints it)")
     client = LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=timeout)
     call(lambda: client.users.whoami(), f"connect to Label Studio at {url}", url=url, key=api_key_variable)
     return client
+
+
+def server_url(url: str | None = None) -> str:
+    """``url``, else ``$LABEL_STUDIO_URL``; neither is refused."""
+    url = url or os.environ.get(URL_VARIABLE)
+    if not url:
+        raise LabelStudioError(f"no Label Studio URL: pass --url or set {URL_VARIABLE}")
+    return url
 
 
 def call(request, what: str, url: str | None = None, key: str = API_KEY_VARIABLE):

@@ -173,16 +173,32 @@ def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline
     ``policy`` (default :class:`~evalset.quality.gold.GoldPolicy`; the report's ``gold``), and answers on gold
     pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels (counted as ``gold_only``).
     """
-    from evalset.quality.gold import GoldPolicy, gold_pairs_frame, gold_report, split_gold
-
-    pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
+    pairs, known = known_pairs(pool_dir, gold)
     project = find_project(client, title)
     if project is None:
         raise LabelStudioError(f"no project titled {title!r} on this Label Studio")
-    known = pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
     labels, report = labels_from_export(export_snapshot(client, project.id), known, _user_emails(client), guideline,
                                         project.id)
+    return finish_pull(labels, report, pairs, guideline, gold, policy, previous)
+
+
+def known_pairs(pool_dir: str | os.PathLike, gold: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(pool pairs, every pair a task may carry)``: the pool's ``pool.tsv``, and with ``gold`` its pairs too."""
+    from evalset.quality.gold import gold_pairs_frame
+
+    pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
+    return pairs, pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
+
+
+def finish_pull(labels: pd.DataFrame, report: PullReport, pairs: pd.DataFrame, guideline: Guideline,
+                gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None,
+                previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
+    """The labels and report of a pull once every project was read: with ``gold``, the gold-only answers taken out
+    of the labels and every annotator scored on the gold answers under ``policy`` (the report's ``gold`` and
+    ``gold_only``); with ``previous``, the grades revised or withdrawn since (``revisions``)."""
     if gold is not None:
+        from evalset.quality.gold import GoldPolicy, gold_report, split_gold
+
         kept, answers = split_gold(labels, pairs, gold)
         gold_only = len(labels) - len(kept)
         scored = gold_report(answers, gold, guideline.grades, policy or GoldPolicy(), gold_only)

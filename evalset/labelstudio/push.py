@@ -126,9 +126,17 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     plan of :func:`evalset.quality.gold.prepare_gold_push`), its tasks, pool and gold mixed blind, replace the
     pool's.
     """
+    tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
+    return push_tasks(client, tasks, guideline, title, overlap, batch_size, progress, on_batch, gold)
+
+
+def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, title: str, overlap: int = 1,
+               batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
+               on_batch: Callable[[int, int], None] | None = None, gold: GoldPlan | None = None) -> PushResult:
+    """Push these ``tasks`` (``pair_id, query, text``, in judging order) to the project titled ``title``, as
+    :func:`push` does for a pool's: the project found or created, only the pairs not yet there imported."""
     check("overlap", overlap, POSITIVE_INT)
     check("batch size", batch_size, POSITIVE_INT)
-    tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
     project, created = ensure_project(client, title, guideline, overlap)
     remarks = []
     if not created and project.maximum_annotations != overlap:

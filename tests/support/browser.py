@@ -87,9 +87,20 @@ def _submit_form(page: Page, path: str, url: str, email: str, password: str) -> 
         raise AssertionError(f"{path} refused {email}: {page.inner_text('form')[:300]}")
 
 
-def sign_up(page: Page, url: str, email: str, password: str) -> None:
-    """Create a user through Label Studio's signup page (it joins the server's organisation, and is logged in)."""
-    _submit_form(page, "/user/signup/", url, email, password)
+def sign_up(page: Page, url: str, email: str, password: str, invite_token: str | None = None) -> None:
+    """Create a user through Label Studio's signup page (it joins the server's organisation, and is logged in).
+    ``scripts/label-studio.sh`` closes the page to anyone without the organisation's invite link: give its
+    ``invite_token`` (``GET /api/invite`` with the admin's key)."""
+    _submit_form(page, "/user/signup/" + (f"?token={invite_token}" if invite_token else ""), url, email, password)
+
+
+def invite_token(url: str, api_key: str) -> str:
+    """The token of the server organisation's invite link, read with the admin's API key."""
+    import httpx
+
+    answer = httpx.get(f"{url.rstrip('/')}/api/invite", headers={"Authorization": f"Token {api_key}"}, timeout=30)
+    answer.raise_for_status()
+    return str(answer.json()["token"])
 
 
 def log_in(page: Page, url: str, email: str, password: str) -> None:
