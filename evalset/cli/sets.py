@@ -89,13 +89,13 @@ def verify(set_path, manifest_sha256, labels_paths):
     Grades changed upstream (--labels) are reported, not failed: the frozen version itself is unchanged.
     """
     from evalset.io.setfolder import verify_set
+    from evalset.sets import upstream_changes
 
     verification = verify_set(set_path, manifest_sha256)
+    upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
     emit(verification)
-    if labels_paths and not verification.problems:
-        from evalset.sets import upstream_changes
-
-        emit(upstream_changes(set_path, list(labels_paths)))
+    if upstream is not None:
+        emit(upstream)
     if verification.problems:
         sys.exit(1)
     if verification.unverified:
