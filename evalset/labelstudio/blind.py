@@ -22,6 +22,11 @@ annotations are scoped by organization, so evalset gives each annotator an organ
 - **Edited projects are refused**: an annotator owns their organization and can edit their project's labeling
   config, instructions or description. Push and pull compare them with what push writes and refuse a project
   that differs, naming it and what changed.
+- **Not enforced by Label Studio 1.23.2** (pinned by ``tests/test_labelstudio_blind_server.py``): any user's token
+  reads and changes any annotation by its id, and the Data Manager's task list answers for another
+  organization's project. Pull refuses an annotation last changed by anyone but its project's annotator; a read
+  leaves no trace. One server per annotator (several annotators files in ``$LABEL_STUDIO_ANNOTATORS``, joined by
+  ``:``) shares nothing (docs/labelstudio.md).
 """
 
 from __future__ import annotations
