@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
     *) [ "$COMMAND" = add-annotator ] || { say "unknown argument: $1"; usage; }; EMAILS+=("$1"); shift ;;
   esac
 done
-[[ "$PORT" =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || die "--port must be 1-65535, got '$PORT'"
+[[ "$PORT" =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || bad "--port must be 1-65535, got '$PORT'"
 [[ "$HOST" =~ ^[A-Za-z0-9.-]+$ ]] || bad "--host must be an IPv4 address or a host name, got '$HOST'"
 # Where this machine's clients reach the server: loopback when it listens on every interface.
 CONNECT_HOST=$HOST
