@@ -1,7 +1,8 @@
 """How a command prints a library result: one rule for every command.
 
 A result is a frozen dataclass that renders itself: ``to_text()`` (the table format), ``to_dict()`` (``--format
-json``, a documented contract), ``to_tsv()`` where a command offers TSV, and ``notes``: lines for stderr about what
+json``, a documented contract), ``to_tsv()`` where a command offers TSV, ``to_trec_eval()`` where it offers
+trec_eval's layout, and ``notes``: lines for stderr about what
 was left out or should be checked. Notes come after the result unless the command says they come first (warnings
 about its inputs, said before a long result). JSON is UTF-8 as it is (no ``\\u`` escapes), indented by 2.
 """
@@ -14,8 +15,8 @@ import click
 
 
 def emit(result, output_format: str = "table", *, notes_first: bool = False, output: str | None = None) -> None:
-    """Print ``result`` in ``output_format`` (``table``, ``json`` or ``tsv``) on stdout, or with ``output`` write it
-    to that file instead (atomically), and its notes on stderr."""
+    """Print ``result`` in ``output_format`` (``table``, ``json``, ``tsv`` or ``trec_eval``) on stdout, or with
+    ``output`` write it to that file instead (atomically), and its notes on stderr."""
     notes = list(getattr(result, "notes", ()))
     if notes_first:
         for note in notes:
@@ -24,6 +25,8 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
         text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
     elif output_format == "tsv":
         text = result.to_tsv()
+    elif output_format == "trec_eval":
+        text = result.to_trec_eval()
     else:
         text = result.to_text() + "\n"
     if output is None:

@@ -7,7 +7,7 @@ This package imports no pipeline stage.
 """
 
 from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepare_qrels, summarize
-from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure
+from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure, trec_eval_name
 from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
 from evalset.metrics.streaming import evaluate_file, evaluate_run_files
 
@@ -27,4 +27,5 @@ __all__ = [
     "prepare_qrels",
     "summarize",
     "top_k",
+    "trec_eval_name",
 ]

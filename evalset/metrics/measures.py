@@ -75,6 +75,10 @@ class MeasureKind:
         is measured on the ranking as the run gave it).
     bounds
         The range of its values, ``[0, 1]`` for every measure here (intervals of estimates keep inside it).
+    trec_eval
+        Its trec_eval names: without a cutoff (``map``), and the stem trec_eval writes before ``_k`` with a cutoff
+        (``map_cut`` for ``map_cut_10``); None where trec_eval has no such measure (``rr@k``, ``judged@k``).
+        :func:`trec_eval_name` reads it.
     """
 
     name: str
@@ -85,6 +89,7 @@ class MeasureKind:
     aliases: tuple[str, ...] = ()
     condensed: bool = True
     bounds: tuple[float, float] = (0.0, 1.0)
+    trec_eval: tuple[str | None, str | None] = (None, None)
 
     @property
     def spelling(self) -> str:
@@ -128,28 +133,33 @@ def _ndcg(x: MeasureInput) -> np.ndarray:
 
 
 register(MeasureKind(
-    "p", "precision", cutoff="required", defined_without_relevant=True, aliases=("precision",),
+    "p", "precision", cutoff="required", defined_without_relevant=True, aliases=("precision",), trec_eval=(None, "P"),
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
 register(MeasureKind(
     "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
-    aliases=("r",), compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
+    aliases=("r",), trec_eval=("set_recall", "recall"),
+    compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
 register(MeasureKind(
     "rr", "reciprocal rank", cutoff="optional", defined_without_relevant=False, aliases=("mrr", "recip_rank"),
+    trec_eval=("recip_rank", None),
     compute=lambda x: x.per_query(x.rows.first_relevant / (x.rows.position + 1))))
 register(MeasureKind(
     "ap", "average precision", cutoff="optional", defined_without_relevant=False, aliases=("map", "map_cut"),
+    trec_eval=("map", "map_cut"),
     compute=lambda x: x.per_query(x.rows.ap_term) / x.relevant))
 register(MeasureKind(
     "ndcg", "normalised discounted cumulative gain", cutoff="optional", defined_without_relevant=True,
-    aliases=("ndcg_cut",), compute=_ndcg))
+    aliases=("ndcg_cut",), trec_eval=("ndcg", "ndcg_cut"), compute=_ndcg))
 register(MeasureKind(
     "rprec", "R-precision", cutoff="none", defined_without_relevant=False, aliases=("r-prec",),
+    trec_eval=("Rprec", None),
     compute=_rprec))
 register(MeasureKind(
-    "bpref", "binary preference", cutoff="none", defined_without_relevant=False,
+    "bpref", "binary preference", cutoff="none", defined_without_relevant=False, trec_eval=("bpref", None),
     compute=lambda x: x.per_query(x.rows.bpref_term) / x.relevant))
 register(MeasureKind(
     "success", "1 if a relevant document is in the top k", cutoff="required", defined_without_relevant=False,
+    trec_eval=(None, "success"),
     compute=lambda x: np.minimum(x.per_query(x.rows.first_relevant), 1.0)))
 register(MeasureKind(
     "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
@@ -184,6 +194,15 @@ class Measure:
 
 
 _SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
+
+
+def trec_eval_name(measure: Measure) -> str | None:
+    """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
+    cutoff), or None where trec_eval has no such measure (``rr@10``, ``judged@10``)."""
+    whole, stem = measure.kind.trec_eval
+    if measure.cutoff is None:
+        return whole
+    return f"{stem}_{measure.cutoff}" if stem else None
 
 
 def measure_bounds(text: str) -> tuple[float, float]:

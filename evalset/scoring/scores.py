@@ -11,6 +11,15 @@ Conventions
 - An undefined value prints as ``undef`` (:data:`evalset.render.UNDEFINED`), is ``null`` in JSON and empty in TSV.
 - Comparisons are made in the family of :mod:`evalset.stats.family` (on a set: logged, and counted in the
   threshold).
+- ``--format trec_eval`` (:meth:`RunScores.to_trec_eval`) prints what ``trec_eval [-q] -m ...`` prints for the
+  measures asked: ``%-22s\t%s\t%.4f`` lines under trec_eval's names (:func:`evalset.metrics.trec_eval_name`), in
+  trec_eval's measure order (:data:`TREC_EVAL_ORDER`, cutoffs ascending), with ``show_per_query`` (trec_eval's
+  ``-q``) every query's lines first (query ids sorted as strings, as trec_eval's ``strcmp``), then the ``all``
+  lines: ``runid`` (the run's name: the file name, where trec_eval prints the run's tag), ``num_q`` (an integer:
+  the queries scored) and each measure's mean over the defined queries (unweighted, even on a set weighted by
+  traffic). One such block per run, in the order given. A measure trec_eval does not have (``judged@k``,
+  added beside nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed (trec_eval has none: its
+  numbers need ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
 """
 from __future__ import annotations
 
@@ -21,10 +30,11 @@ from typing import Any
 import pandas as pd
 
 from evalset.contract import DEFAULT_METRICS
+from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
-from evalset.metrics import Measure
-from evalset.render import UNDEFINED, json_safe, number, text_table
+from evalset.metrics import Measure, trec_eval_name
+from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
 
@@ -36,6 +46,7 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
+    trec_eval_version: int = 10  # the trec_eval whose output to_trec_eval() reproduces (TREC_EVAL_VERSIONS)
 
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
@@ -50,6 +61,10 @@ class RunScores:
         """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``show_per_query`` the long
         per-query table ``run, query_id, metric, value`` (an undefined value is empty)."""
         return _tsv(self)
+
+    def to_trec_eval(self) -> str:
+        """What ``trec_eval -m ...`` prints for each run (``-q`` with ``show_per_query``): module docstring."""
+        return _trec_eval(self)
 
     @property
     def notes(self) -> list[str]:
@@ -70,15 +85,29 @@ class RunScores:
         return self.per_query.tables
 
 
+TREC_EVAL_VERSIONS = (9, 10)
+"""The trec_eval versions ``to_trec_eval`` reproduces. Their documented differences do not touch the output of the
+measures evalset has: 10.0 (June 2026) accepts ``#`` comment lines in runs and qrels, which evalset's readers refuse
+under either version (strip them: ``grep -v '^#'``), and changes the rounding of ``iprec_at_recall``, a measure
+evalset does not have."""
+TREC_EVAL_ORDER = ("map", "Rprec", "bpref", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+                   "set_recall")
+"""The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
+
+
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
-               stream: bool | None = None) -> RunScores:
+               stream: bool | None = None, trec_eval_version: int = 10) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
-    value too."""
+    value too; ``trec_eval_version`` (one of :data:`TREC_EVAL_VERSIONS`): the trec_eval whose output
+    :meth:`RunScores.to_trec_eval` reproduces."""
+    if trec_eval_version not in TREC_EVAL_VERSIONS:
+        raise InputError(f"trec_eval version must be one of {', '.join(map(str, TREC_EVAL_VERSIONS))}, "
+                         f"got {trec_eval_version!r}")
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries, per_query)
+    return RunScores(values, summaries, per_query, trec_eval_version)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
@@ -157,6 +186,36 @@ def _tsv(scores: RunScores) -> str:
             rows.append({"run": name, "metric": text, **{k: entry[k] for k in ("mean", "defined", "undefined")},
                          **({"weighted_mean": entry["weighted_mean"]} if "weighted_mean" in entry else {})})
     return pd.DataFrame(rows).to_csv(sep="\t", index=False, na_rep="")
+
+
+def _trec_eval_measures(scores: RunScores) -> list[tuple[str, str]]:
+    """(trec_eval name, spelling) of every measure trec_eval has, in trec_eval's order, each measure once."""
+    named: dict[str, tuple[tuple[int, int], str]] = {}
+    for text, measure in scores.measures.items():
+        name = trec_eval_name(measure)
+        if name is not None and name not in named:
+            stem = name if measure.cutoff is None else name.rsplit("_", 1)[0]
+            named[name] = ((TREC_EVAL_ORDER.index(stem), measure.cutoff or 0), text)
+    return [(name, text) for name, (_, text) in sorted(named.items(), key=lambda item: item[1][0])]
+
+
+def _trec_eval_line(name: str, query: str, value: object) -> str:
+    return f"{name:<22}\t{query}\t{value}"
+
+
+def _trec_eval(scores: RunScores) -> str:
+    measures = _trec_eval_measures(scores)
+    lines = []
+    for run, table in scores.tables.items():
+        columns = {text: table[str(scores.measures[text])] for _, text in measures}
+        if scores.show_per_query:
+            for query in sorted(table.index.astype(str)):
+                lines += [_trec_eval_line(name, query, f"{value:.4f}") for name, text in measures
+                          if not is_undefined(value := columns[text].loc[query])]
+        lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
+        lines += [_trec_eval_line(name, "all", f"{mean:.4f}") for name, text in measures
+                  if not is_undefined(mean := scores.summaries[run][text].mean)]
+    return "".join(line + "\n" for line in lines)
 
 
 def _notes(scores: RunScores) -> list[str]:
