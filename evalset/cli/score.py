@@ -34,10 +34,7 @@ class _MetricOption(click.Option):
               default="table", show_default=True,
               help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
                    "prints for the measures asked, for each run).")
-@click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="10", show_default=True,
-              help="The trec_eval that --format trec_eval reproduces.")
-def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
-          trec_eval_version):
+def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -47,5 +44,4 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     from evalset.scoring import score_runs
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
-    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version)),
-         output_format)
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query), output_format)

@@ -30,7 +30,6 @@ from typing import Any
 import pandas as pd
 
 from evalset.contract import DEFAULT_METRICS
-from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
@@ -46,7 +45,6 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
-    trec_eval_version: int = 10  # the trec_eval whose output to_trec_eval() reproduces (TREC_EVAL_VERSIONS)
 
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
@@ -85,29 +83,20 @@ class RunScores:
         return self.per_query.tables
 
 
-TREC_EVAL_VERSIONS = (9, 10)
-"""The trec_eval versions ``to_trec_eval`` reproduces. Their documented differences do not touch the output of the
-measures evalset has: 10.0 (June 2026) accepts ``#`` comment lines in runs and qrels, which evalset's readers refuse
-under either version (strip them: ``grep -v '^#'``), and changes the rounding of ``iprec_at_recall``, a measure
-evalset does not have."""
 TREC_EVAL_ORDER = ("map", "Rprec", "bpref", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
                    "set_recall")
 """The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
 
 
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
-               stream: bool | None = None, trec_eval_version: int = 10) -> RunScores:
+               stream: bool | None = None) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
-    value too; ``trec_eval_version`` (one of :data:`TREC_EVAL_VERSIONS`): the trec_eval whose output
-    :meth:`RunScores.to_trec_eval` reproduces."""
-    if trec_eval_version not in TREC_EVAL_VERSIONS:
-        raise InputError(f"trec_eval version must be one of {', '.join(map(str, TREC_EVAL_VERSIONS))}, "
-                         f"got {trec_eval_version!r}")
+    value too."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries, per_query, trec_eval_version)
+    return RunScores(values, summaries, per_query)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
