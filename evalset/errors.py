@@ -17,6 +17,11 @@ not an ``OSError``: a bug that raises ``OSError`` must not pass for a service fa
 
 from __future__ import annotations
 
+SHOWN_AS: dict[str, str] = {}
+"""A temporary copy of an input that can be read only once (stdin, a pipe) -> the name the user gave it
+(``<stdin>``, ``/dev/fd/63``): an error names the input, never its copy. Filled by
+:func:`evalset.io.files.local_file`."""
+
 
 class InputError(ValueError):
     """Bad input, with the file and line it came from when known.
@@ -25,6 +30,10 @@ class InputError(ValueError):
     """
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        if SHOWN_AS:
+            path = SHOWN_AS.get(path, path) if path is not None else None
+            for copy, shown in SHOWN_AS.items():
+                message = message.replace(copy, shown)
         self.message = message
         self.path = path
         self.line = line

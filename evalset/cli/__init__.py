@@ -103,8 +103,13 @@ class _Group(click.Group):
         command.epilog = f"\b\nExample:\n  {entry.example}\n\nSee {entry.page}."
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["evalset.stdin_uses"] = sum(arg in ("-", "/dev/stdin") for arg in args)  # refused in invoke
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):
         try:
+            _refuse_stdin_twice(ctx.meta.get("evalset.stdin_uses", 0))
             result = super().invoke(ctx)
             sys.stdout.flush()
             return result
@@ -127,6 +132,16 @@ class _Group(click.Group):
                 sys.stdout.flush()
             click.echo("evalset: interrupted", err=True)
             sys.exit(INTERRUPTED)
+        finally:
+            files = sys.modules.get("evalset.io.files")  # loaded only by a command that read a file
+            if files is not None:
+                files.remove_copies()  # the copies of stdin and pipes read by this command
+
+
+def _refuse_stdin_twice(uses: int) -> None:
+    """Refuse stdin given as two inputs (``--qrels - -``): it can be read once."""
+    if uses > 1:
+        raise InputError("stdin can be read once: only one input can be `-` (or /dev/stdin) in one command")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

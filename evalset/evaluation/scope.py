@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, ContractOptions, EvaluationContract
 from evalset.errors import InputError
+from evalset.io.files import shown_name
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
 from evalset.metrics import PreparedQrels, prepare_qrels
@@ -50,7 +51,7 @@ class Evaluation:
             options = (options or ContractOptions()).applied_to()[0]
         if isinstance(qrels, pd.DataFrame):
             return cls(options, qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True), given=given)
-        return cls(options, read_qrels(qrels), source=os.fspath(qrels), given=given)
+        return cls(options, read_qrels(qrels), source=shown_name(os.fspath(qrels)), given=given)
 
     @classmethod
     def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: ContractOptions | None = None,

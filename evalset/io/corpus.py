@@ -1,4 +1,5 @@
-"""Document texts: JSON Lines ``{"doc_id", "text"[, "title", "url"]}`` or TSV ``doc_id<TAB>text``.
+"""Document texts: JSON Lines ``{"doc_id", "text"[, "title", "url"]}`` (BEIR's ``corpus.jsonl``, with ``_id`` for
+``doc_id``, among them) or TSV ``doc_id<TAB>text``.
 """
 
 from __future__ import annotations
@@ -9,13 +10,17 @@ from collections.abc import Collection
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.files import first_field, json_objects, refuse_repeats, text_lines
+from evalset.io.files import content_kind, json_objects, local_file, refuse_repeats, text_lines
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
 def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None) -> pd.DataFrame:
     """Read document texts: JSON Lines ``{"doc_id", "text"[, "title", "url"]}`` or TSV ``doc_id<TAB>text``.
+
+    A JSON line may name its id ``_id`` instead of ``doc_id`` (BEIR's ``corpus.jsonl``: ``_id, title, text``); a
+    line with both is refused when they differ. The title is kept as a column of its own (an empty title, as BEIR's
+    MS MARCO has, stays empty), never joined to the text. ``-`` or a pipe is read once (``local_file``).
 
     The format follows the name (``.jsonl``/``.ndjson``/``.json`` or ``.tsv``/``.txt``, each optionally
     ``.gz``), else the first character (``{`` means JSON Lines). A TSV may start with a ``doc_id<TAB>text``
@@ -25,7 +30,7 @@ def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None)
 
     Returns ``doc_id, text`` (strings), plus ``title`` and ``url`` when a JSON corpus has them.
     """
-    path = os.fspath(path)
+    path = local_file(os.fspath(path))
     wanted = None if doc_ids is None else set(map(str, doc_ids))
     stem = path[:-3] if path.endswith(".gz") else path
     if stem.lower().endswith(_JSONL_SUFFIXES):
@@ -33,7 +38,7 @@ def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None)
     elif stem.lower().endswith((".tsv", ".txt")):
         is_json = False
     else:
-        is_json = first_field(path).startswith("{")
+        is_json = content_kind(path) == "json"
     records, line_numbers = (_corpus_jsonl if is_json else _corpus_tsv)(path, wanted)
     columns = ["doc_id", "text"] + [c for c in ("title", "url") if any(c in r for r in records)]
     frame = pd.DataFrame.from_records(records, columns=columns).astype(object)
@@ -44,7 +49,10 @@ def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None)
 def _corpus_jsonl(path: str, wanted: set[str] | None) -> tuple[list[dict], list[int]]:
     records, line_numbers = [], []
     for number, record in json_objects(path):
-        doc_id = record.get("doc_id")
+        doc_id = record.get("doc_id", record.get("_id"))
+        if "doc_id" in record and "_id" in record and str(record["_id"]) != str(record["doc_id"]):
+            raise InputError(f"document has two ids: doc_id {record['doc_id']!r} and _id {record['_id']!r}", path,
+                             number)
         if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
             keys = ", ".join(sorted(record)) or "none"
             raise InputError(f"document has no doc_id (keys: {keys})", path, number)

@@ -1,7 +1,8 @@
 """Files: existence checks, text lines of plain or gzipped files, tab-separated tables with a header,
-and atomic writes (a temporary file beside the target, renamed into place only when the write succeeded; a
-folder of several files built aside and renamed the same way; a disk that refuses the write is a
-:class:`~evalset.errors.ServiceError` naming the target).
+inputs that can be read only once (stdin, pipes: copied once, :func:`local_file`), what a file is by its content
+(:func:`content_kind`), and atomic writes (a temporary file beside the target, renamed into place only when the
+write succeeded; a folder of several files built aside and renamed the same way; a disk that refuses the write is
+a :class:`~evalset.errors.ServiceError` naming the target).
 
 Text is read as ``utf-8-sig``: a UTF-8 byte order mark (as Excel and some editors write) is not part of the
 first line, so it never shows in a column name or a first id. Every reader in :mod:`evalset.io` goes through
@@ -11,6 +12,7 @@ these, so a missing file, a folder, a non-UTF-8 line or a malformed line is refu
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import csv
 import gzip
@@ -18,6 +20,8 @@ import json
 import mmap
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -26,9 +30,90 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from evalset.errors import InputError, ServiceError
+from evalset.errors import SHOWN_AS, InputError, ServiceError
 
 BLOCK_SIZE = 1 << 24
+
+STDIN = "-"
+"""The input name that means stdin."""
+
+_STDIN_NAMES = (STDIN, "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_COPIES: dict[str, str] = {}  # an input read once, as given (stdin as "-") -> its copy on disk
+
+
+# --------------------------------------------------------------------------------------------------- streams
+def is_stream(path: str) -> bool:
+    """Whether ``path`` can be read only once: ``-`` (stdin), a pipe or FIFO (``/dev/fd/63`` of a shell's process
+    substitution ``<(zcat run.gz)``, ``/dev/stdin`` on a pipe), a terminal or a socket. A regular file, a folder or
+    a missing path is not (a ``/dev/stdin`` redirected from a file is that file)."""
+    if path == STDIN:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def shown_name(path: str) -> str:
+    """The name an error gives an input: ``<stdin>`` for ``-``, else the path as given."""
+    return "<stdin>" if path == STDIN else path
+
+
+def local_file(path: str) -> str:
+    """A path that can be read more than once, for every reader (which read a file two or three times: a sniff of
+    the first line, a fast parse, a line-by-line re-read for exact error lines).
+
+    A regular file (anything that is not :func:`is_stream`) is returned as it is: one ``stat``, its reading is not
+    changed. A stream is copied once, on its first use in the process, to a temporary file (``.gz`` when its first
+    bytes are gzip's magic, so compressed data on a pipe is read as a ``.gz`` file), removed by
+    :func:`remove_copies` (the CLI calls it at the end of every command) or at exit. Errors name the input as given
+    (``<stdin>``, ``/dev/fd/63``), never the copy (:data:`evalset.errors.SHOWN_AS`). An empty stream is refused;
+    so is stdin used twice (``--qrels - -``): it can be read once.
+    """
+    if not is_stream(path):
+        return path
+    key = STDIN if path in _STDIN_NAMES else path
+    shown = shown_name(path)
+    if key in _COPIES:
+        if key == STDIN:
+            raise InputError("stdin is read once: only one input can be `-` (or /dev/stdin)", shown)
+        return _COPIES[key]
+    folder = tempfile.mkdtemp(prefix="evalset-input-")
+    try:
+        source = sys.stdin.buffer if key == STDIN else open(path, "rb")  # noqa: SIM115 - closed below
+        try:
+            head = source.read(BLOCK_SIZE)
+            if not head:
+                raise InputError("empty input: nothing was read" + (" on stdin" if key == STDIN else ""), shown)
+            copy = os.path.join(folder, "input.gz" if head.startswith(b"\x1f\x8b") else "input")
+            with open(copy, "wb") as out:
+                while head:
+                    out.write(head)
+                    head = source.read(BLOCK_SIZE)
+        finally:
+            if key != STDIN:
+                source.close()
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise InputError(f"cannot read: {exc}", shown) from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    _COPIES[key] = copy
+    SHOWN_AS[copy] = shown
+    return copy
+
+
+def remove_copies() -> None:
+    """Remove the copies :func:`local_file` made (a later use of stdin reads it again)."""
+    for copy in _COPIES.values():
+        SHOWN_AS.pop(copy, None)
+        shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+    _COPIES.clear()
+
+
+atexit.register(remove_copies)
 
 
 # --------------------------------------------------------------------------------------------------- parsing
@@ -46,6 +131,29 @@ def first_line(path: str) -> str:
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
     return ""
+
+
+BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+"""The header of a BEIR qrels file (``qrels/test.tsv``): tab separated, one judgment a line after it."""
+
+
+def content_kind(path: str) -> str:
+    """What a file's first non-blank line says it is: the one place inputs are told apart by content.
+
+    ``"beir-qrels"``: its first field is ``query-id`` (BEIR's qrels header); ``"json"``: it starts with ``{``
+    (JSON Lines, BEIR's ``corpus.jsonl`` and ``queries.jsonl`` among them); ``"queries-tsv"``: its first field is
+    ``query_id`` (a ``queries.tsv`` with its header); ``"lines"``: anything else (TREC runs, qrels, topics); ``""``
+    for an empty file.
+    """
+    head = first_line(path).lstrip()
+    if not head:
+        return ""
+    if head.startswith("{"):
+        return "json"
+    first = head.split("\t", 1)[0].strip()
+    if first == BEIR_QRELS_HEADER[0]:
+        return "beir-qrels"
+    return "queries-tsv" if first == "query_id" else "lines"
 
 
 def utf8_error(path: str) -> InputError | None:

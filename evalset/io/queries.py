@@ -1,4 +1,5 @@
-"""Query tables: ``queries.tsv`` (written by ``evalset sample``), TREC topics files, and lists of queries.
+"""Query tables: ``queries.tsv`` (written by ``evalset sample``), TREC topics files, BEIR's ``queries.jsonl``,
+and lists of queries.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from evalset.errors import InputError
 from evalset.io.files import (
     atomic_path,
     check_file,
-    first_field,
+    content_kind,
+    json_objects,
+    local_file,
     open_file,
     read_tsv_with_header,
     refuse_blank,
@@ -25,7 +28,11 @@ QUERIES_COLUMNS = ("query_id", "query", "stratum", "frequency", "stratum_share",
 
 
 def read_queries(path: str | os.PathLike) -> pd.DataFrame:
-    """Read queries: a ``queries.tsv`` written by ``sample``, or a TREC topics file ``qid<TAB>query``.
+    """Read queries: a ``queries.tsv`` written by ``sample``, a TREC topics file ``qid<TAB>query``, or JSON Lines
+    ``{"_id", "text"}`` (BEIR's ``queries.jsonl``; ``query_id`` and ``query`` are accepted as the names too).
+
+    A JSON file (first character ``{``) keeps only the id and the text (BEIR's ``metadata`` is not a query's
+    field); ``-`` or a pipe is read once (:func:`evalset.io.files.local_file`).
 
     A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
     pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
@@ -35,10 +42,13 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     are a ``split`` other than ``test`` or ``dev`` and, within one stratum, a ``stratum_share`` that differs from
     the stratum's other lines (a stratum has one traffic share; every command reading strata gets this rule).
     """
-    path = os.fspath(path)
-    if first_field(path) == "query_id":
+    path = local_file(os.fspath(path))
+    kind = content_kind(path)
+    if kind == "queries-tsv":
         rows, line_numbers, columns = read_tsv_with_header(path, required=("query_id", "query"))
         frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    elif kind == "json":
+        frame, line_numbers = _queries_jsonl(path)
     else:
         rows, line_numbers = [], []
         with text_lines(path) as lines:
@@ -61,6 +71,21 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     frame = frame[ordered].astype(str).reset_index(drop=True)
     frame.attrs["line_numbers"] = line_numbers
     return frame
+
+
+def _queries_jsonl(path: str) -> tuple[pd.DataFrame, list[int]]:
+    rows, line_numbers = [], []
+    for number, record in json_objects(path):
+        fields = []
+        for names in (("_id", "query_id"), ("text", "query")):
+            found = [record[name] for name in names if name in record]
+            if not found or isinstance(found[0], bool) or not isinstance(found[0], (str, int)):
+                keys = ", ".join(sorted(record)) or "none"
+                raise InputError(f"a query needs {' or '.join(names)} (a string; keys: {keys})", path, number)
+            fields.append(str(found[0]).strip())
+        rows.append(tuple(fields))
+        line_numbers.append(number)
+    return pd.DataFrame(rows, columns=["query_id", "query"], dtype=object), line_numbers
 
 
 SPLITS = ("test", "dev")
@@ -115,7 +140,7 @@ def _refuse_conflicting_shares(frame: pd.DataFrame, line_numbers: list[int], pat
 def read_query_list(path: str | os.PathLike) -> list[str]:
     """Queries listed in a file: the ``query`` column of a TSV with a header (e.g. an earlier
     ``queries.tsv``), otherwise one query per line. Blank lines and lines starting with ``#`` are skipped."""
-    path = os.fspath(path)
+    path = local_file(os.fspath(path))
     check_file(path)
     try:
         with open_file(path, "rt", encoding="utf-8-sig") as handle:

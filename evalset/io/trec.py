@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+import evalset.io.files as io_files
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.speed.keys import repeated_rows, string_keys
@@ -34,6 +35,7 @@ class _Layout:
     keep: tuple[str, ...]
     extra_fields: bool  # trec_eval ignores text after a run line's tag
     shifted_marker: str = ""  # the usual second field: seen as a doc id, the line's fields are shifted
+    header: tuple[str, ...] = ()  # a first line naming the fields (BEIR's qrels), skipped
 
     @property
     def text(self) -> str:
@@ -44,6 +46,10 @@ RUN_LAYOUT = _Layout(("qid", "Q0", "docid", "rank", "score", "tag"), ("qid", "do
 
 
 QRELS_LAYOUT = _Layout(("qid", "0", "docid", "grade"), ("qid", "docid", "grade"), False)
+
+
+BEIR_QRELS_LAYOUT = _Layout(("qid", "docid", "grade"), ("qid", "docid", "grade"), False,
+                            header=io_files.BEIR_QRELS_HEADER)
 
 
 _KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results"}
@@ -61,10 +67,10 @@ def run_name(path: str | os.PathLike) -> str:
 
 
 def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str],
-              numbers: dict[str, pa.DataType] | None = None) -> pa.Table:
+              numbers: dict[str, pa.DataType] | None = None, skip_rows: int = 0) -> pa.Table:
     return pacsv.read_csv(
         path,
-        read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_SIZE),
+        read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_SIZE, skip_rows=skip_rows),
         parse_options=parse,
         convert_options=pacsv.ConvertOptions(
             column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
@@ -88,7 +94,7 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
         return None
     try:
         table = _read_csv(path, _parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
-                          list(layout.keep), numbers)
+                          list(layout.keep), numbers, skip_rows=1 if layout.header else 0)
     except pa.ArrowInvalid:
         return None
     # A stray space or tab leaves an empty or padded id: not this path's job (numbers are checked by casting).
@@ -108,13 +114,14 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
 def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
     """Whitespace-split parse that keeps line numbers (``line_no``); raises InputError on a malformed line."""
     try:
-        lines = _read_csv(path, _parse_options("\x1e", False), ["line"], ["line"])["line"]
+        lines = _read_csv(path, _parse_options("\x1e", False), ["line"], ["line"],
+                          skip_rows=1 if layout.header else 0)["line"]
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             empty = {name: pa.array([], pa.string()) for name in layout.keep}
             return pa.table(empty | {"line_no": pa.array([], pa.int64())})
         raise utf8_error(path) or InputError(f"cannot parse: {exc}", path) from exc
-    return split_lines(lines.combine_chunks(), layout, path)
+    return split_lines(lines.combine_chunks(), layout, path, 2 if layout.header else 1)
 
 
 def split_lines(lines: pa.Array, layout: _Layout, path: str, first_line: int = 1) -> pa.Table:
@@ -207,13 +214,14 @@ def _typed_columns(table: pa.Table, path: str, layout: _Layout,
 
 # ------------------------------------------------------------------------------------------------------ runs
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``).
+    """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``; ``-`` or a pipe
+    is read once, gzipped or not: :func:`evalset.io.files.local_file`).
 
     Returns a DataFrame with columns ``query_id`` and ``doc_id`` (strings), ``rank`` (int64) and
     ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
     by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
     """
-    path = os.fspath(path)
+    path = io_files.local_file(os.fspath(path))
     numbers = {"rank": pa.int64(), "score": pa.float64()}
     fields = _read_fields(path, RUN_LAYOUT, numbers)
     refuse_no_run_lines(len(fields), path)
@@ -272,7 +280,9 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") 
 
 # ----------------------------------------------------------------------------------------------------- qrels
 def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataFrame:
-    """Read TREC qrels (``qid iter docid grade``, whitespace separated, plain or ``.gz``).
+    """Read TREC qrels (``qid iter docid grade``, whitespace separated, plain or ``.gz``), or BEIR qrels (a
+    ``query-id<TAB>corpus-id<TAB>score`` header, then ``qid docid grade`` lines), told apart by the first line;
+    ``-`` or a pipe is read once (:func:`evalset.io.files.local_file`).
 
     Returns ``query_id, doc_id, grade`` (strings and int64) in file order. A negative grade keeps
     trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as judged).
@@ -281,9 +291,10 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     With ``every_line``, repeats are returned as read, for a caller that applies its own rule to them
     (:func:`evalset.io.annotations.settle_repeats`).
     """
-    path = os.fspath(path)
+    path = io_files.local_file(os.fspath(path))
     numbers = {"grade": pa.int64()}
-    table, typed = _typed_columns(_read_fields(path, QRELS_LAYOUT, numbers), path, QRELS_LAYOUT, numbers)
+    layout = _qrels_layout(path)
+    table, typed = _typed_columns(_read_fields(path, layout, numbers), path, layout, numbers)
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
     refuse_no_judgments(frame["grade"].to_numpy(), path)
@@ -294,8 +305,20 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     except InputError:
         if "line_no" in table.column_names:
             raise
-    table = _fields_by_line(path, QRELS_LAYOUT)  # re-read to name the lines of the conflict
+    table = _fields_by_line(path, layout)  # re-read to name the lines of the conflict
     return _check_qrels(frame.assign(line_no=table["line_no"].to_numpy()), path)
+
+
+def _qrels_layout(path: str) -> _Layout:
+    """TREC's qrels layout, or BEIR's (``query-id<TAB>corpus-id<TAB>score`` header) when the file starts so."""
+    check_file(path)
+    if io_files.content_kind(path) != "beir-qrels":
+        return QRELS_LAYOUT
+    header = tuple(first_line(path).split())
+    if header != io_files.BEIR_QRELS_HEADER:
+        raise InputError(f"a BEIR qrels header is `{' '.join(io_files.BEIR_QRELS_HEADER)}` (tab separated), found "
+                         f"{' '.join(header)!r}", path, 1)
+    return BEIR_QRELS_LAYOUT
 
 
 def refuse_no_judgments(grade: np.ndarray, source: str) -> None:
@@ -374,10 +397,20 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     compares the baseline with the other runs of its folder). Otherwise two runs with the same name (see
     :func:`run_name`), the same file named twice included, are refused, naming both: a pool or a comparison
     keyed by name would silently mix them up.
+
+    A run read from stdin (``-``) or a pipe (``<(zcat run.gz)``) has no file name: it is named by the tag (sixth
+    field) of its first line, ``stdin`` if that line has none; it is copied once (:func:`evalset.io.files.local_file`)
+    and the copy's path is returned for it.
     """
     files: list[tuple[str, bool]] = []  # (path, found in a folder)
+    stream_names: dict[str, str] = {}  # the copy of a run read from a stream -> its name
     for path in map(os.fspath, paths):
-        if os.path.isdir(path):
+        if io_files.is_stream(path):
+            copy = io_files.local_file(path)
+            fields = first_line(copy).split()
+            stream_names[copy] = fields[5] if len(fields) > 5 else "stdin"
+            files.append((copy, False))
+        elif os.path.isdir(path):
             try:
                 inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
             except OSError as exc:
@@ -393,7 +426,7 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     named: dict[str, str] = {}
     from_folder: dict[str, bool] = {}
     for path, in_folder in files:
-        name = run_name(path)
+        name = stream_names.get(path) or run_name(path)
         if name in named and (in_folder or from_folder[name]) and os.path.samefile(named[name], path):
             continue
         if name in named:
