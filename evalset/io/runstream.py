@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
-from evalset.io.files import check_file, first_line, utf8_error
+from evalset.io.files import check_file, content_kind, first_line, utf8_error
 from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, refuse_no_run_lines, split_lines
 
 STREAM_ABOVE_BYTES = 64 << 20
@@ -65,8 +65,8 @@ def streams(path: str | os.PathLike) -> bool:
     path = os.fspath(path)
     limit = STREAM_ABOVE_COMPRESSED_BYTES if path.endswith(_COMPRESSED) else STREAM_ABOVE_BYTES
     try:
-        return os.path.getsize(path) > limit
-    except OSError:
+        return os.path.getsize(path) > limit and content_kind(path) != "json"  # a JSON run is read whole
+    except (OSError, InputError):
         return False  # the whole-file reader names the problem
 
 

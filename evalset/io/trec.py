@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 import evalset.io.files as io_files
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
+from evalset.io.jsonrun import read_json_run
 from evalset.speed.keys import repeated_rows, string_keys
 from evalset.speed.strings import as_string_array, length_range
 
@@ -52,7 +53,7 @@ BEIR_QRELS_LAYOUT = _Layout(("qid", "docid", "grade"), ("qid", "docid", "grade")
                             header=io_files.BEIR_QRELS_HEADER)
 
 
-_KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results"}
+_KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results", ".json"}
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -215,13 +216,17 @@ def _typed_columns(table: pa.Table, path: str, layout: _Layout,
 # ------------------------------------------------------------------------------------------------------ runs
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``; ``-`` or a pipe
-    is read once, gzipped or not: :func:`evalset.io.files.local_file`).
+    is read once, gzipped or not: :func:`evalset.io.files.local_file`), or a JSON run (``{qid: {docid: score}}``,
+    told by its content: :mod:`evalset.io.jsonrun`).
 
     Returns a DataFrame with columns ``query_id`` and ``doc_id`` (strings), ``rank`` (int64) and
     ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
     by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
     """
     path = io_files.local_file(os.fspath(path))
+    check_file(path)
+    if io_files.content_kind(path) == "json":  # {query_id: {doc_id: score}}: evalset.io.jsonrun
+        return read_json_run(path)
     numbers = {"rank": pa.int64(), "score": pa.float64()}
     fields = _read_fields(path, RUN_LAYOUT, numbers)
     refuse_no_run_lines(len(fields), path)
