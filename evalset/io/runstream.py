@@ -37,6 +37,7 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io.files import check_file, content_kind, first_line, utf8_error
+from evalset.io.jsonrun import read_json_run
 from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, refuse_no_run_lines, split_lines
 
 STREAM_ABOVE_BYTES = 64 << 20
@@ -323,6 +324,8 @@ def query_blocks(path: str | os.PathLike,
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
     """The first ``count`` distinct query ids of a run file, in file order (for messages)."""
+    if content_kind(os.fspath(path)) == "json":  # read whole, as evalset.io.trec.read_run reads it
+        return list(pd.unique(read_json_run(path)["query_id"]))[:count]
     found: dict[str, None] = {}
     for table in _parsed(os.fspath(path), STREAM_BLOCK_BYTES):
         found.update(dict.fromkeys(_query_heads(table["qid"])[1]))

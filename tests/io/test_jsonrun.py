@@ -59,3 +59,11 @@ def test_a_bad_json_run_is_one_error_naming_the_file(tmp_path, content, message)
     with pytest.raises(InputError, match=message.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")) as caught:
         read_run(path)
     assert caught.value.path == str(path)
+
+
+def test_a_json_run_sharing_no_query_is_named_with_its_queries(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text('{"q9": {"d": 1}}')
+    result = CliRunner().invoke(main, ["score", "--qrels", str(DL19 / "nist.qrels"), str(path)])
+    assert result.exit_code == 2
+    assert "run other shares no query with the judgments: its queries (q9, ...)" in result.output
