@@ -58,7 +58,7 @@ from evalset.labelstudio.project import (
     server_url,
 )
 from evalset.labelstudio.pull import PullReport, finish_pull, known_pairs, labels_from_export
-from evalset.labelstudio.push import PushResult, pool_tasks, push_tasks
+from evalset.labelstudio.push import PushResult, pool_tasks, push_tasks, remark_lines
 from evalset.params import POSITIVE_INT, check
 
 if TYPE_CHECKING:
@@ -235,10 +235,7 @@ class BlindPushResult:
             state = "created" if result.project_created else "found"
             lines.append(f"  {email}: project {result.title!r} (id {result.project_id}, {state}): "
                          f"{result.pool_tasks} tasks, {result.already_present} already there, {result.added} added")
-        lines += [f"note: {remark}" for remark in self.remarks]
-        if self.gold is not None:
-            lines.append(self.gold.to_text())
-        return "\n".join(lines)
+        return "\n".join(lines + remark_lines(self.remarks, self.gold))
 
     @property
     def notes(self) -> list[str]:

@@ -62,17 +62,19 @@ class PushResult:
     def to_text(self) -> str:
         state = "created" if self.project_created else "found"
         what = "pool tasks" if self.gold is None else "tasks (pool and gold)"
-        lines = [f"project {self.title!r} (id {self.project_id}, {state}): {self.pool_tasks} {what}, "
-                 f"{self.already_present} already there, {self.added} added; overlap {self.overlap}"]
-        lines += [f"note: {remark}" for remark in self.remarks]
-        if self.gold is not None:
-            lines.append(self.gold.to_text())
-        return "\n".join(lines)
+        return "\n".join([f"project {self.title!r} (id {self.project_id}, {state}): {self.pool_tasks} {what}, "
+                          f"{self.already_present} already there, {self.added} added; overlap {self.overlap}",
+                          *remark_lines(self.remarks, self.gold)])
 
     @property
     def notes(self) -> list[str]:
         return [f"warning: the project holds {self.duplicates} duplicate task(s) of the same pair_id (not made by "
                 "this push)"] if self.duplicates else []
+
+
+def remark_lines(remarks: tuple[str, ...], gold: GoldPlan | None) -> list[str]:
+    """What a push says after its counts: a ``note:`` line per remark, then the gold plan's line, if any."""
+    return [f"note: {remark}" for remark in remarks] + ([gold.to_text()] if gold is not None else [])
 
 
 def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
