@@ -17,7 +17,9 @@ class _MetricOption(click.Option):
         from evalset.metrics import MEASURES
 
         measures = ", ".join(f"{kind.spelling} ({kind.help})" for kind in MEASURES.values())
-        self.help = (f"Repeatable: {measures}; trec_eval's names such as ndcg_cut_10 or P_10 work too. Default: "
+        self.help = (f"Repeatable: {measures}; ir_measures' names and a measure's own parameters (rel, judged_only; "
+                     "for ndcg dcg='log2' or 'exp-log2') work too, e.g. 'P(rel=2)@10' or 'nDCG(dcg=\"exp-log2\")@10', "
+                     "as do trec_eval's, such as ndcg_cut_10 or P_10. Default: "
                      f"{', '.join(DEFAULT_METRICS)} (with --set: the set's headline metric). judged@k is added beside "
                      "every ndcg@k.")
         return super().get_help_record(ctx)

@@ -204,7 +204,7 @@ def holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept
     unjudged rule) or ``no cutoff`` (no top k to bound)."""
     if not k:
         return "no cutoff"
-    if evaluation.contract.unjudged == "condensed":
+    if measure.contract(evaluation.contract).unjudged == "condensed":
         return "condensed"
     return "accepted" if accept_holes else "bounded"
 

@@ -207,7 +207,7 @@ def query_movements(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: 
     table = defined.assign(difference=defined["candidate"] - defined["baseline"])
     table["changed"] = table["difference"].abs() > epsilon
     top_k = graded_top_k(pair, evaluation.qrels, k, contract.ties)
-    threshold = 1 if measure.name == "ndcg" else contract.rel_level
+    threshold = 1 if measure.name == "ndcg" else measure.contract(contract).rel_level
     moved, documents = _documents_moved(top_k, result.baseline, result.candidate,
                                         top_k["grade"].fillna(-1) >= threshold)
     table = table.join(moved).fillna({name: 0 for name in moved}).astype({name: np.int64 for name in moved})

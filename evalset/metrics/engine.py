@@ -26,7 +26,7 @@ a position s+u in it:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -49,6 +49,7 @@ class PreparedQrels:
     """Qrels indexed for the engine under one contract (reuse it to score many runs).
 
     ``query_ids`` are the judged queries (those with at least one qrels line, any grade), in byte order.
+    :meth:`under` gives the same qrels under another contract (a measure's own relevance level or gain).
     """
 
     query_ids: pd.Index
@@ -61,6 +62,18 @@ class PreparedQrels:
     ideal_gain: np.ndarray
     ideal_position: np.ndarray
     contract: EvaluationContract
+    _under: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def under(self, contract: EvaluationContract) -> PreparedQrels:
+        """These qrels under ``contract``: the counts of relevant documents and the ideal gains recomputed when its
+        relevance level or gain differs (once per contract), else the same arrays."""
+        if contract == self.contract:
+            return self
+        if (contract.rel_level, contract.gain) == (self.contract.rel_level, self.contract.gain):
+            return replace(self, contract=contract)
+        if contract not in self._under:
+            self._under[contract] = _indexed(self.query_ids, self.query_code, self.doc_id, self.grade, contract)
+        return self._under[contract]
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         within = self.ideal_position < (cutoff if cutoff is not None else np.iinfo(np.int64).max)
@@ -85,10 +98,15 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
     contract = contract or EvaluationContract()
     query_ids, query_code = query_codes(qrels["query_id"])
     grade = qrels["grade"].to_numpy(dtype=np.int64)
+    return _indexed(query_ids, query_code, as_string_array(qrels["doc_id"]), grade, contract, source)
+
+
+def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.Array, grade: np.ndarray,
+             contract: EvaluationContract, source: str | None = None) -> PreparedQrels:
     if contract.gain == "exponential" and len(grade) and grade.max() > MAX_EXPONENTIAL_GRADE:
         row = int(np.argmax(grade))
-        raise InputError(f"grade {grade[row]} (query {qrels['query_id'].iloc[row]}, document "
-                         f"{qrels['doc_id'].iloc[row]}) cannot be scored with exponential gain: 2^grade - 1 "
+        raise InputError(f"grade {grade[row]} (query {query_ids[query_code[row]]}, document "
+                         f"{doc_id[row].as_py()}) cannot be scored with exponential gain: 2^grade - 1 "
                          f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (or use --gain linear)", source)
     relevant = grade >= contract.rel_level
     judged_nonrelevant = (grade >= 0) & ~relevant
@@ -101,7 +119,7 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
     return PreparedQrels(
         query_ids=query_ids,
         query_code=query_code,
-        doc_id=as_string_array(qrels["doc_id"]),
+        doc_id=doc_id,
         grade=grade,
         # float even for empty qrels (np.bincount of nothing is int64, which later divisions cannot write into)
         num_relevant=np.bincount(query_code, weights=relevant, minlength=count).astype(np.float64),
@@ -331,19 +349,21 @@ def evaluate(
     ``frame.attrs`` counts what was left out: ``unjudged_queries`` (in the run, not in the qrels; ignored),
     ``unjudged_query_rows``, ``missing_queries`` (judged, absent from the run) and ``duplicates_removed``;
     with ``contract.unjudged == "condensed"`` also ``unjudged_removed`` (the entries of judged queries taken
-    out of the ranking). Under condensed scoring ``judged@k`` is measured on the ranking as given.
+    out of the ranking). Under condensed scoring ``judged@k`` is measured on the ranking as given. A measure with
+    its own parameters (``p(rel=2)@10``) is computed under the contract they change
+    (:meth:`evalset.metrics.measures.Measure.contract`); the notes and the queries kept are the contract's.
     """
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
     contract = prepared.contract
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
-    rows, stats = _rows(run, prepared)
-    rows_for = {m: rows for m in measures}
-    not_condensed = [m for m in measures if not m.kind.condensed]
-    if not_condensed and contract.unjudged == "condensed":  # judged@k: on the ranking as the run gave it
-        as_given = replace(prepared, contract=replace(contract, unjudged="nonrelevant"))
-        rows_for |= dict.fromkeys(not_condensed, _rows(run, as_given)[0])
+    under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract
+    rows_under = {c: _rows(run, prepared.under(c)) for c in dict.fromkeys(under.values())}
+    if contract not in rows_under:  # the notes are the call's: from rows that condense as the contract does
+        same = [found for c, found in rows_under.items() if c.unjudged == contract.unjudged]
+        rows_under[contract] = same[0] if same else _rows(run, prepared)
+    rows, stats = rows_under[contract]
     table = pd.DataFrame(
-        {str(m): _measure_values(m, rows_for[m], prepared) for m in measures},
+        {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m])) for m in measures},
         index=pd.Index(prepared.query_ids, name="query_id"),
     )
     if contract.undefined == "zero":

@@ -6,10 +6,12 @@ without a relevant document, its help text and its computation (a function of th
 parser, ``evalset score --help`` and the errors that list the known measures all read it: a new measure is one
 :func:`register` call, a row of the conventions table below, and a reference test.
 
-A measure is a name and an optional cutoff: ``Measure("ndcg", 10)`` is nDCG@10. :func:`parse_measure`
-accepts our spelling (``ndcg@10``, ``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``,
-``success@10``, ``judged@10``) and trec_eval's (``ndcg_cut_10``, ``P_10``, ``map``, ``recip_rank``,
-``Rprec``, ``recall_100``, ``success_10``).
+A measure is a name, an optional cutoff and its own parameters: ``Measure("ndcg", 10)`` is nDCG@10,
+``Measure("p", 10, (("rel", 2),))`` is P(rel=2)@10. :func:`parse_measure` accepts our spelling (``ndcg@10``,
+``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``, ``success@10``, ``judged@10``),
+ir_measures' (``nDCG@10``, ``P(rel=2)@10``, ``AP(rel=2)``, ``R@1000``, ``nDCG(dcg='exp-log2')@10``,
+``AP(judged_only=True)``, ``Judged@10``) and trec_eval's (``ndcg_cut_10``, ``P_10``, ``map``, ``recip_rank``,
+``Rprec``, ``recall_100``, ``success_10``), in any case.
 
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
@@ -32,17 +34,32 @@ judged@k  documents in the top k that have a grade (>= 0) / k                   
 
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
 grade (pooled but not judged), has gain 0 and is never relevant.
+
+A parameter overrides the evaluation contract for that measure alone and is printed with it (``p(rel=2)@10``):
+
+============  ==================================  =========================================================
+parameter     values                              contract convention it overrides
+============  ==================================  =========================================================
+rel           integer >= 1                        ``rel_level``: relevant when grade >= rel
+judged_only   True, False                         ``unjudged``: True is ``condensed``, False ``nonrelevant``
+dcg           'log2', 'exp-log2'                  ``gain``: ``linear``, ``exponential`` (ir_measures' names)
+============  ==================================  =========================================================
+
+``missing``, ``undefined`` and ``ties`` are the call's, never a measure's: the queries a mean is over are the
+same for every measure of a table.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, check
 
@@ -79,6 +96,8 @@ class MeasureKind:
         Its trec_eval names: without a cutoff (``map``), and the stem trec_eval writes before ``_k`` with a cutoff
         (``map_cut`` for ``map_cut_10``); None where trec_eval has no such measure (``rr@k``, ``judged@k``).
         :func:`trec_eval_name` reads it.
+    params
+        The parameters it takes (names of :data:`PARAMS`).
     """
 
     name: str
@@ -90,11 +109,52 @@ class MeasureKind:
     condensed: bool = True
     bounds: tuple[float, float] = (0.0, 1.0)
     trec_eval: tuple[str | None, str | None] = (None, None)
+    params: tuple[str, ...] = ()
 
     @property
     def spelling(self) -> str:
         """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``."""
         return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure's parameter: its ``name``, the values it takes (``check`` returns the value or raises
+    ``ValueError`` with what it must be) and the contract convention it overrides (``contract`` maps the value to
+    that convention's; None for a parameter the computation reads itself)."""
+
+    name: str
+    check: Callable[[Any], Any]
+    contract: tuple[str, Callable[[Any], Any]] | None = None
+
+
+def _rel(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("an integer >= 1")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("True or False")
+    return value
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def check_choice(value: Any) -> str:
+        if value not in choices:
+            raise ValueError("one of " + ", ".join(map(repr, choices)))
+        return value
+    return check_choice
+
+
+PARAMS: dict[str, Param] = {param.name: param for param in (
+    Param("rel", _rel, ("rel_level", int)),
+    Param("judged_only", _flag, ("unjudged", lambda only: "condensed" if only else "nonrelevant")),
+    Param("dcg", _choice("log2", "exp-log2"), ("gain", {"log2": "linear", "exp-log2": "exponential"}.get)),
+)}
+"""Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
+BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents
 
 
 MEASURES: dict[str, MeasureKind] = {}
@@ -134,32 +194,34 @@ def _ndcg(x: MeasureInput) -> np.ndarray:
 
 register(MeasureKind(
     "p", "precision", cutoff="required", defined_without_relevant=True, aliases=("precision",), trec_eval=(None, "P"),
+    params=BINARY,
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
 register(MeasureKind(
     "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
-    aliases=("r",), trec_eval=("set_recall", "recall"),
+    aliases=("r",), trec_eval=("set_recall", "recall"), params=BINARY,
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
 register(MeasureKind(
     "rr", "reciprocal rank", cutoff="optional", defined_without_relevant=False, aliases=("mrr", "recip_rank"),
-    trec_eval=("recip_rank", None),
+    trec_eval=("recip_rank", None), params=BINARY,
     compute=lambda x: x.per_query(x.rows.first_relevant / (x.rows.position + 1))))
 register(MeasureKind(
     "ap", "average precision", cutoff="optional", defined_without_relevant=False, aliases=("map", "map_cut"),
-    trec_eval=("map", "map_cut"),
+    trec_eval=("map", "map_cut"), params=BINARY,
     compute=lambda x: x.per_query(x.rows.ap_term) / x.relevant))
 register(MeasureKind(
     "ndcg", "normalised discounted cumulative gain", cutoff="optional", defined_without_relevant=True,
-    aliases=("ndcg_cut",), trec_eval=("ndcg", "ndcg_cut"), compute=_ndcg))
+    aliases=("ndcg_cut",), trec_eval=("ndcg", "ndcg_cut"), params=("dcg", "judged_only"), compute=_ndcg))
 register(MeasureKind(
     "rprec", "R-precision", cutoff="none", defined_without_relevant=False, aliases=("r-prec",),
-    trec_eval=("Rprec", None),
+    trec_eval=("Rprec", None), params=BINARY,
     compute=_rprec))
 register(MeasureKind(
     "bpref", "binary preference", cutoff="none", defined_without_relevant=False, trec_eval=("bpref", None),
+    params=("rel",),
     compute=lambda x: x.per_query(x.rows.bpref_term) / x.relevant))
 register(MeasureKind(
     "success", "1 if a relevant document is in the top k", cutoff="required", defined_without_relevant=False,
-    trec_eval=(None, "success"),
+    trec_eval=(None, "success"), params=BINARY,
     compute=lambda x: np.minimum(x.per_query(x.rows.first_relevant), 1.0)))
 register(MeasureKind(
     "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
@@ -168,10 +230,12 @@ register(MeasureKind(
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """A measure: ``name`` (one of :data:`MEASURES`) and an optional positive ``cutoff``."""
+    """A measure: ``name`` (one of :data:`MEASURES`), an optional positive ``cutoff`` and its own ``params``
+    (``(name, value)`` pairs of :data:`PARAMS` its kind takes, kept sorted by name)."""
 
     name: str
     cutoff: int | None = None
+    params: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.name not in MEASURES:
@@ -183,23 +247,59 @@ class Measure:
                 raise InputError(f"{self.name} takes no cutoff")
         elif rule == "required":
             raise InputError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
+        object.__setattr__(self, "params", tuple(sorted(_checked(self.name, dict(self.params)).items())))
 
     @property
     def kind(self) -> MeasureKind:
         """Its registered :class:`MeasureKind`."""
         return MEASURES[self.name]
 
+    def param(self, name: str, default: Any = None) -> Any:
+        """The value of its parameter ``name``, or ``default`` when not given."""
+        return dict(self.params).get(name, default)
+
+    def contract(self, contract: EvaluationContract) -> EvaluationContract:
+        """The contract this measure is computed under: ``contract`` with the conventions its parameters override
+        (module docstring), and the ranking as the run gave it for a measure that is never condensed."""
+        changes = {}
+        for name, value in self.params:
+            if PARAMS[name].contract is not None:
+                convention, to_convention = PARAMS[name].contract
+                changes[convention] = to_convention(value)
+        if not self.kind.condensed:
+            changes["unjudged"] = "nonrelevant"
+        return replace(contract, **changes) if changes else contract
+
     def __str__(self) -> str:
-        return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
+        params = f"({', '.join(f'{k}={v!r}' for k, v in self.params)})" if self.params else ""
+        return self.name + params + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+
+def _checked(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` of measure ``name``, each checked; one it does not take is refused with those it does."""
+    takes = MEASURES[name].params
+    for key, value in params.items():
+        if key not in takes:
+            offered = f"it takes {', '.join(takes)}" if takes else "it takes none"
+            raise InputError(f"{name} has no parameter {key!r}: {offered}")
+        try:
+            params[key] = PARAMS[key].check(value)
+        except ValueError as exc:
+            raise InputError(f"{name}: {key} must be {exc}, got {value!r}") from None
+    return params
 
 
 _SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
+_WITH_PARAMS = re.compile(r"^([A-Za-z_-]+)\((.*)\)(?:@(-?\d[\d.]*))?$", re.DOTALL)
 
 
 def trec_eval_name(measure: Measure) -> str | None:
     """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
-    cutoff), or None where trec_eval has no such measure (``rr@10``, ``judged@10``)."""
+    cutoff), or None where trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own
+    parameters (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
     whole, stem = measure.kind.trec_eval
+    if measure.params:
+        return None
     if measure.cutoff is None:
         return whole
     return f"{stem}_{measure.cutoff}" if stem else None
@@ -211,11 +311,32 @@ def measure_bounds(text: str) -> tuple[float, float]:
 
 
 def parse_measure(text: str) -> Measure:
-    """Parse ``ndcg@10``, ``P_10``, ``map`` and the like into a :class:`Measure` (case-insensitive)."""
-    match = _SPELLING.match(text.strip().lower())
+    """Parse ``ndcg@10``, ``P_10``, ``map``, ``P(rel=2)@10`` and the like into a :class:`Measure` (names in any
+    case; parameters as ir_measures writes them: ``name=value``, the value a Python literal)."""
+    text = text.strip()
+    with_params = _WITH_PARAMS.match(text)
+    spelling, params = text, {}
+    if with_params:
+        name, arguments, cutoff = with_params.groups()
+        spelling, params = name + (f"@{cutoff}" if cutoff is not None else ""), _parse_params(text, arguments)
+    match = _SPELLING.match(spelling.lower())
     if not match or match.group(1) not in _SPELLINGS:
         raise InputError(f"unknown measure {text!r}; known: {known_measures()} (trec_eval's names work too)")
     name, cutoff = match.groups()
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
-    return Measure(_SPELLINGS[name], int(cutoff) if cutoff is not None else None)
+    return Measure(_SPELLINGS[name], int(cutoff) if cutoff is not None else None, tuple(params.items()))
+
+
+def _parse_params(text: str, arguments: str) -> dict[str, Any]:
+    """``rel=2, judged_only=True`` -> ``{"rel": 2, "judged_only": True}``; anything else is refused."""
+    try:
+        call = ast.parse(f"f({arguments})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
+            raise ValueError
+        params = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+    except (SyntaxError, ValueError):
+        raise InputError(f"{text!r}: parameters are written name=value, e.g. P(rel=2)@10") from None
+    if len(params) < len(call.keywords):
+        raise InputError(f"{text!r}: a parameter is given twice")
+    return params
