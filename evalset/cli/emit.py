@@ -18,6 +18,8 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
     """Print ``result`` in ``output_format`` (``table``, ``json``, ``tsv`` or ``trec_eval``) on stdout, or with
     ``output`` write it to that file instead (atomically), and its notes on stderr."""
     notes = list(getattr(result, "notes", ()))
+    if output_format == "trec_eval":
+        notes += getattr(result, "trec_eval_notes", [])
     if notes_first:
         for note in notes:
             click.echo(note, err=True)

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from evalset.contract import DEFAULT_METRICS
+from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
@@ -61,8 +62,17 @@ class RunScores:
         return _tsv(self)
 
     def to_trec_eval(self) -> str:
-        """What ``trec_eval -m ...`` prints for each run (``-q`` with ``show_per_query``): module docstring."""
+        """What ``trec_eval -m ...`` prints for each run (``-q`` with ``show_per_query``): module docstring. When no
+        measure asked has a trec_eval name, :class:`~evalset.errors.InputError` (the output would say nothing)."""
         return _trec_eval(self)
+
+    @property
+    def trec_eval_notes(self) -> list[str]:
+        """The note on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
+        aside), so that none is left out unsaid."""
+        left_out = [text for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
+        return [f"note: not in trec_eval's output (trec_eval has no such measure): {', '.join(left_out)}"] * bool(
+            left_out)
 
     @property
     def notes(self) -> list[str]:
@@ -194,6 +204,10 @@ def _trec_eval_line(name: str, query: str, value: object) -> str:
 
 def _trec_eval(scores: RunScores) -> str:
     measures = _trec_eval_measures(scores)
+    if not measures:
+        raise InputError(f"none of the measures asked ({', '.join(scores.measures)}) has a trec_eval name: "
+                         "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
+                         "use --rel-level N with map, P_10, ...)")
     lines = []
     for run, table in scores.tables.items():
         columns = {text: table[str(scores.measures[text])] for _, text in measures}

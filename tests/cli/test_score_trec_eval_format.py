@@ -112,3 +112,21 @@ def test_an_undefined_value_is_not_printed(tmp_path):
     ten = score("--qrels", qrels, run, "-m", "map", "--format", "trec_eval", "--per-query")
     assert ten.splitlines() == ["map                   \t1\t1.0000", "runid                 \tall\tr",
                                 "num_q                 \tall\t2", "map                   \tall\t1.0000"]
+
+
+def test_a_measure_trec_eval_has_not_is_said_on_stderr_and_none_at_all_is_refused(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("9 0 a 2\n9 0 b 1\n")
+    run = tmp_path / "mine.run"
+    run.write_text("9 Q0 b 1 3 t\n9 Q0 a 2 2 t\n")
+    runner = CliRunner()
+    both = runner.invoke(main, ["score", "--qrels", str(qrels), str(run), "-m", "map", "-m", "AP(rel=2)", "-m",
+                                "rr@5", "--format", "trec_eval"])
+    assert both.exit_code == 0
+    assert both.stdout.splitlines()[-1] == "map                   \tall\t1.0000"
+    assert both.stderr == "note: not in trec_eval's output (trec_eval has no such measure): AP(rel=2), rr@5\n"
+    none = runner.invoke(main, ["score", "--qrels", str(qrels), str(run), "-m", "AP(rel=2)", "--format",
+                                "trec_eval"])
+    assert none.exit_code == 2
+    assert none.stdout == ""
+    assert "none of the measures asked (AP(rel=2)) has a trec_eval name" in none.stderr
