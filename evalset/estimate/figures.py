@@ -172,6 +172,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     ``record_source`` names the record in its messages). ``family`` decides each difference's threshold and kind
     (default: ``pairs`` planned, no set); ``caveats`` are said before the estimate's own."""
     check_settings(alpha=alpha, level=level, pairs=pairs)
+    bounds_of = {metric: measure_bounds(metric) for metric in metrics}  # an unbounded measure refused first
     contract = contract or EvaluationContract()
     query_ids = record.queries["query_id"].tolist()
     caveats = [*check_coverage(human, llm, query_ids, record.slice, record_source), *caveats]
@@ -192,7 +193,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
             caveats.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
                          "the LLM grades (no relevant document) and predicted as 0")
             llm_values = llm_values.fillna(0.0)
-        bounds = measure_bounds(metric)
+        bounds = bounds_of[metric]
         table = estimate_columns(human_values, llm_values, record, level=level, interval=interval, bounds=bounds)
         caveats += _range_caveats(metric, table, bounds)
         run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))

@@ -93,6 +93,7 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
     ``progress`` wraps the draws of each kind (e.g. ``tqdm``)."""
     contract = contract or EvaluationContract()
     check("the number of simulated slices", draws, POSITIVE_INT)
+    bounds = measure_bounds(metric)  # an unbounded measure refused before any work
     query_ids = sorted(human.query_ids)
     human_values = values_by_run(runs, human.qrels, query_ids, metric, contract)
     caveats = []
@@ -119,7 +120,6 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
         base = [names.index(b) for b, _ in pairs]
         cand = [names.index(c) for _, c in pairs]
         kinds["differences"] = tuple(v[:, cand] - v[:, base] for v in kinds["means"])
-    bounds = measure_bounds(metric)
     rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
                                     kind == "differences")}
             for kind, (h, y) in kinds.items()]

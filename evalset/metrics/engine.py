@@ -144,6 +144,7 @@ class Rows:
     first_relevant: np.ndarray  # P(first relevant document of the query is here)
     bpref_term: np.ndarray  # sum over the group's relevant documents, on the group's first row
     queries_in_run: np.ndarray  # bool per judged query
+    retrieved: np.ndarray  # per judged query: the ranking's length (a repeated document once; condensed: judged)
 
 
 def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -202,6 +203,9 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, i
         score = score[judged] if expected else None
         judged = np.ones(len(query_code), dtype=bool)
     selected, size, boundary = _selected_rows(query_code, score, judged)
+    retrieved = np.zeros(len(prepared.query_ids))
+    in_judged = to_judged >= 0
+    retrieved[to_judged[in_judged]] = np.bincount(query_code, minlength=len(ordered.query_ids))[in_judged]
 
     query = to_judged[query_code[selected]]
     in_qrels = query >= 0  # the rows of queries without judgments count for nothing
@@ -272,6 +276,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, i
         first_relevant=first_relevant,
         bpref_term=bpref_term,
         queries_in_run=queries_in_run,
+        retrieved=retrieved,
     )
     return rows, stats
 

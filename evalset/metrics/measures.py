@@ -16,9 +16,37 @@ ir_measures' (``nDCG@10``, ``P(rel=2)@10``, ``AP(rel=2)``, ``R@1000``, ``nDCG(dc
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
 
-========  =======================================================================================  =========
-measure   value for one query                                                                      undefined
-========  =======================================================================================  =========
+==============  =====================================================================================  =========
+measure         value for one query                                                                    undefined
+==============  =====================================================================================  =========
+p@k             relevant documents in the top k / k (a ranking shorter than k still divides by k)      never
+recall@k        relevant documents in the top k / R; without k, over the whole ranking                 R = 0
+rr@k            1 / rank of the first relevant document within the top k, else 0                       R = 0
+ap@k            sum of precision at the rank of each relevant document within the top k / R            R = 0
+ndcg@k          DCG@k / ideal DCG@k; DCG = sum gain(grade) / log2(rank + 1); the ideal ranks every     no gain
+                judged document of the query by grade (never the run's documents only)
+rprec           relevant documents in the top R / R                                                    R = 0
+bpref           1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d = judged         R = 0
+                non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
+success@k       1 if a relevant document is in the top k, else 0                                       R = 0
+judged@k        documents in the top k that have a grade (>= 0) / k                                    never
+dcg@k           nDCG's numerator: sum over the top k of gain(grade) / log2(rank + 1), the contract's   never
+                gain (``dcg='exp-log2'``: 2^grade - 1)
+err@k           sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R_i = (2^grade - 1) / 2^g_max,  never
+                g_max = max(4, the qrels' highest grade): gdeval.pl's fixed 4, raised only for grades
+                above it; not computed under ties=expected (not linear in the grades)
+rbp@k           (1 - p) sum over ranks r <= k of p^(r-1) gain_r (p default 0.8); gain = grade / the    never
+                query's highest grade when that is above 1 (trec_eval's rbp), with rel: 1 if relevant
+rbp_residual@k  the weight RBP@k leaves unknown: its unjudged places within the depth plus p^depth      never
+                beyond it, = 1 - (1 - p) sum over judged ranks r <= k of p^(r-1); the depth is k, or
+                the ranking's length n when shorter (its empty places are unknown: p^n, as without k)
+num_ret         documents retrieved (a repeated document once; under condensed, the judged ones)       never
+num_rel         R: the query's relevant documents, retrieved or not                                    never
+num_rel_ret     relevant documents retrieved (``NumRet(rel=2)`` parses to ``num_rel_ret(rel=2)``)      never
+f@k             F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size        R = 0
+                min(k, n) (trec_eval's set_F without k, beta its x; ir_measures' SetF); 0 if no hit
+set_p           relevant documents retrieved / documents retrieved (0 when none is retrieved)          never
+==============  =====================================================================================  =========
 p@k       relevant documents in the top k / k (a ranking shorter than k still divides by k)        never
 recall@k  relevant documents in the top k / R; without k, over the whole ranking                   R = 0
 rr@k      1 / rank of the first relevant document within the top k, else 0                         R = 0
@@ -30,6 +58,20 @@ bpref     1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d 
           non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
 success@k 1 if a relevant document is in the top k, else 0                                         R = 0
 judged@k  documents in the top k that have a grade (>= 0) / k                                      never
+dcg@k     sum over the top k of gain(grade) / log2(rank + 1) (nDCG's numerator; the contract's gain)  never
+err@k     sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R = (2^grade - 1) / 2^g_max, g_max =  never
+          max(4, the qrels' highest grade) (gdeval.pl's fixed 4); refused under ties=expected
+rbp@k     (1 - p) sum over ranks r <= k of p^(r-1) gain_r, gain = grade / the query's highest grade    never
+          when that is above 1 (trec_eval's rbp), or relevant (0, 1) with rel; no k: the whole ranking
+rbp_resid (rbp_residual@k) the weight of the places RBP@k does not know: the unjudged places within    never
+          the depth and p^depth beyond it, = 1 - (1 - p) sum over judged r <= k of p^(r-1); the depth
+          is k, or the ranking's length n when shorter (empty places are unknown: p^n, as trec_eval)
+num_ret   documents retrieved (a repeated document once; under condensed, the judged ones)           never
+num_rel   R, the query's relevant documents (retrieved or not)                                       never
+num_rel_r (num_rel_ret) relevant documents retrieved; ``NumRet(rel=2)`` is ``num_rel_ret(rel=2)``    never
+f@k       F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size min(k, n)  R = 0
+          (trec_eval's set_F without k, beta its x, ir_measures' SetF), 0 when none is relevant
+set_p     relevant documents retrieved / documents retrieved (0 when none is retrieved)               never
 ========  =======================================================================================  =========
 
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
@@ -43,7 +85,13 @@ parameter     values                              contract convention it overrid
 rel           integer >= 1                        ``rel_level``: relevant when grade >= rel
 judged_only   True, False                         ``unjudged``: True is ``condensed``, False ``nonrelevant``
 dcg           'log2', 'exp-log2'                  ``gain``: ``linear``, ``exponential`` (ir_measures' names)
+p             a number in (0, 1) (default 0.8)    none: RBP's persistence
+beta          a number > 0 (default 1)            none: F's weight of recall (trec_eval's set_F.x)
 ============  ==================================  =========================================================
+
+A measure may fix a convention for itself (``MeasureKind.contract``): ERR is always on 2^grade - 1, RBP on the
+grades (``gain``), whatever the call's. The counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are in [0, inf):
+trec_eval prints them as integers and sums them over the queries; evalset's tables show their mean.
 
 ``missing``, ``undefined`` and ``ties`` are the call's, never a measure's: the queries a mean is over are the
 same for every measure of a table.
@@ -61,7 +109,8 @@ import numpy as np
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.params import POSITIVE_INT, check
+from evalset.metrics import graded
+from evalset.params import POSITIVE_INT, PROBABILITY, Interval, check
 
 if TYPE_CHECKING:
     from evalset.metrics.engine import MeasureInput
@@ -91,13 +140,18 @@ class MeasureKind:
         Whether it is measured on the condensed ranking under ``unjudged="condensed"`` (``judged@k`` is not: it
         is measured on the ranking as the run gave it).
     bounds
-        The range of its values, ``[0, 1]`` for every measure here (intervals of estimates keep inside it).
+        The range of its values: ``[0, 1]``, or ``[0, inf)`` for DCG and the counts (intervals of estimates keep
+        inside it: an unbounded measure is not estimated, :func:`measure_bounds`).
     trec_eval
         Its trec_eval names: without a cutoff (``map``), and the stem trec_eval writes before ``_k`` with a cutoff
         (``map_cut`` for ``map_cut_10``); None where trec_eval has no such measure (``rr@k``, ``judged@k``).
         :func:`trec_eval_name` reads it.
     params
         The parameters it takes (names of :data:`PARAMS`).
+    contract
+        The conventions it is always computed under, whatever the call's (``(("gain", "exponential"),)`` for ERR).
+    count
+        Whether it is a count (``num_ret``): trec_eval prints it as an integer, and its sum over the queries.
     """
 
     name: str
@@ -110,6 +164,8 @@ class MeasureKind:
     bounds: tuple[float, float] = (0.0, 1.0)
     trec_eval: tuple[str | None, str | None] = (None, None)
     params: tuple[str, ...] = ()
+    contract: tuple[tuple[str, Any], ...] = ()
+    count: bool = False
 
     @property
     def spelling(self) -> str:
@@ -140,6 +196,14 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _number(constraint: Interval) -> Callable[[Any], float]:
+    def check_number(value: Any) -> float:
+        if value not in constraint:
+            raise ValueError(str(constraint))
+        return float(value)
+    return check_number
+
+
 def _choice(*choices: str) -> Callable[[Any], str]:
     def check_choice(value: Any) -> str:
         if value not in choices:
@@ -152,6 +216,8 @@ PARAMS: dict[str, Param] = {param.name: param for param in (
     Param("rel", _rel, ("rel_level", int)),
     Param("judged_only", _flag, ("unjudged", lambda only: "condensed" if only else "nonrelevant")),
     Param("dcg", _choice("log2", "exp-log2"), ("gain", {"log2": "linear", "exp-log2": "exponential"}.get)),
+    Param("p", _number(PROBABILITY)),
+    Param("beta", _number(Interval(float, 0, closed="neither"))),
 )}
 """Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
 BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents
@@ -226,6 +292,36 @@ register(MeasureKind(
 register(MeasureKind(
     "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
     condensed=False, compute=lambda x: x.per_query(x.rows.expected_judged) / x.cutoff))
+UNBOUNDED = (0.0, float("inf"))
+register(MeasureKind(
+    "dcg", "discounted cumulative gain", cutoff="optional", defined_without_relevant=True, bounds=UNBOUNDED,
+    params=("dcg", "judged_only"), compute=graded.dcg))
+register(MeasureKind(
+    "err", "expected reciprocal rank", cutoff="optional", defined_without_relevant=True, params=("judged_only",),
+    contract=(("gain", "exponential"),), compute=graded.err))
+register(MeasureKind(
+    "rbp", "rank-biased precision", cutoff="optional", defined_without_relevant=True, params=("p", "rel"),
+    contract=(("gain", "linear"),), compute=graded.rbp))
+register(MeasureKind(
+    "rbp_residual", "the weight RBP leaves unknown", cutoff="optional", defined_without_relevant=True,
+    aliases=("rbp_resid",), params=("p",), compute=graded.rbp_residual))
+register(MeasureKind(
+    "num_ret", "documents retrieved", cutoff="none", defined_without_relevant=True, aliases=("numret",),
+    bounds=UNBOUNDED, trec_eval=("num_ret", None), count=True, compute=lambda x: x.rows.retrieved.astype(float)))
+register(MeasureKind(
+    "num_rel", "relevant documents", cutoff="none", defined_without_relevant=True, aliases=("numrel",),
+    bounds=UNBOUNDED, trec_eval=("num_rel", None), count=True, params=("rel",), compute=lambda x: x.relevant.copy()))
+register(MeasureKind(
+    "num_rel_ret", "relevant documents retrieved", cutoff="none", defined_without_relevant=True,
+    aliases=("numrelret",), bounds=UNBOUNDED, trec_eval=("num_rel_ret", None), count=True, params=("rel",),
+    compute=lambda x: x.per_query(x.rows.expected_relevant)))
+register(MeasureKind(
+    "f", "F measure of the top k", cutoff="optional", defined_without_relevant=False, aliases=("setf", "set_f"),
+    trec_eval=("set_F", None), params=("rel", "beta", "judged_only"), compute=graded.set_f))
+register(MeasureKind(
+    "set_p", "precision of the whole ranking", cutoff="none", defined_without_relevant=True, aliases=("setp",),
+    trec_eval=("set_P", None), params=BINARY, compute=graded.set_p))
+_WITH_REL = {"num_ret": "num_rel_ret"}  # ir_measures' NumRet(rel=2) is the relevant documents retrieved
 
 
 @dataclass(frozen=True, order=True)
@@ -261,7 +357,7 @@ class Measure:
     def contract(self, contract: EvaluationContract) -> EvaluationContract:
         """The contract this measure is computed under: ``contract`` with the conventions its parameters override
         (module docstring), and the ranking as the run gave it for a measure that is never condensed."""
-        changes = {}
+        changes = dict(self.kind.contract)
         for name, value in self.params:
             if PARAMS[name].contract is not None:
                 convention, to_convention = PARAMS[name].contract
@@ -306,8 +402,13 @@ def trec_eval_name(measure: Measure) -> str | None:
 
 
 def measure_bounds(text: str) -> tuple[float, float]:
-    """The range of the values of the measure ``text`` names (:func:`parse_measure`)."""
-    return parse_measure(text).kind.bounds
+    """The range of the values of the measure ``text`` names (:func:`parse_measure`), for an interval that keeps
+    inside it; a measure without an upper bound (DCG, a count) is refused: such an interval has no range."""
+    measure = parse_measure(text)
+    if not np.isfinite(measure.kind.bounds[1]):
+        raise InputError(f"{measure} has no upper bound (its values are in [0, inf)): estimates are made for "
+                         "measures with a bounded range, such as ndcg@10")
+    return measure.kind.bounds
 
 
 def parse_measure(text: str) -> Measure:
@@ -325,7 +426,10 @@ def parse_measure(text: str) -> Measure:
     name, cutoff = match.groups()
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
-    return Measure(_SPELLINGS[name], int(cutoff) if cutoff is not None else None, tuple(params.items()))
+    name = _SPELLINGS[name]
+    if name in _WITH_REL and "rel" in params:
+        name = _WITH_REL[name]
+    return Measure(name, int(cutoff) if cutoff is not None else None, tuple(params.items()))
 
 
 def _parse_params(text: str, arguments: str) -> dict[str, Any]:

@@ -17,9 +17,10 @@ Conventions
   ``-q``) every query's lines first (query ids sorted as strings, as trec_eval's ``strcmp``), then the ``all``
   lines: ``runid`` (the run's name: the file name, where trec_eval prints the run's tag), ``num_q`` (an integer:
   the queries scored) and each measure's mean over the defined queries (unweighted, even on a set weighted by
-  traffic). One such block per run, in the order given. A measure trec_eval does not have (``judged@k``,
-  added beside nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed (trec_eval has none: its
-  numbers need ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
+  traffic). A count (``num_ret``, ``num_rel``, ``num_rel_ret``) is printed as an integer, and its ``all`` line is
+  its sum over the queries, as trec_eval's. One such block per run, in the order given. A measure trec_eval does
+  not have (``judged@k``, added beside nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed
+  (trec_eval has none: its numbers need ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
 """
 from __future__ import annotations
 
@@ -93,8 +94,8 @@ class RunScores:
         return self.per_query.tables
 
 
-TREC_EVAL_ORDER = ("map", "Rprec", "bpref", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-                   "set_recall")
+TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P", "recall", "ndcg",
+                   "ndcg_cut", "map_cut", "success", "set_P", "set_recall", "set_F")
 """The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
 
 
@@ -208,16 +209,17 @@ def _trec_eval(scores: RunScores) -> str:
         raise InputError(f"none of the measures asked ({', '.join(scores.measures)}) has a trec_eval name: "
                          "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
                          "use --rel-level N with map, P_10, ...)")
+    counts = {text for _, text in measures if scores.measures[text].kind.count}  # integers, summed for "all"
     lines = []
     for run, table in scores.tables.items():
         columns = {text: table[str(scores.measures[text])] for _, text in measures}
         if scores.show_per_query:
             for query in sorted(table.index.astype(str)):
-                lines += [_trec_eval_line(name, query, f"{value:.4f}") for name, text in measures
-                          if not is_undefined(value := columns[text].loc[query])]
+                lines += [_trec_eval_line(name, query, f"{value:.0f}" if text in counts else f"{value:.4f}")
+                          for name, text in measures if not is_undefined(value := columns[text].loc[query])]
         lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
-        lines += [_trec_eval_line(name, "all", f"{mean:.4f}") for name, text in measures
-                  if not is_undefined(mean := scores.summaries[run][text].mean)]
+        lines += [_trec_eval_line(name, "all", f"{columns[text].sum():.0f}" if text in counts else f"{mean:.4f}")
+                  for name, text in measures if not is_undefined(mean := scores.summaries[run][text].mean)]
     return "".join(line + "\n" for line in lines)
 
 

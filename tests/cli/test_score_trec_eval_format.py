@@ -20,7 +20,8 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 # every measure of out.test.aq that evalset has, in trec_eval's spelling (recall without a cutoff: set_recall)
 BOTH_HAVE = ("map", "Rprec", "bpref", "recip_rank", "recall", "ndcg", *(f"P_{k}" for k in CUTOFFS),
              *(f"recall_{k}" for k in CUTOFFS), *(f"ndcg_cut_{k}" for k in CUTOFFS),
-             *(f"map_cut_{k}" for k in CUTOFFS), "success_1", "success_5", "success_10")
+             *(f"map_cut_{k}" for k in CUTOFFS), "success_1", "success_5", "success_10",
+             "num_ret", "num_rel", "num_rel_ret", "set_P", "set_F")  # counts: integers, summed in "all"
 PRINTED = {"runid", "num_q", "set_recall", *BOTH_HAVE} - {"recall"}
 TREC_EVAL_DEFAULTS = ("--missing", "skip", "--undefined", "zero")
 

@@ -204,3 +204,15 @@ def test_the_notes_reach_the_json_and_the_table(tmp_path):
     assert "warning: 4 of the 12 human-graded pairs of the slice (33%) have no LLM grade" in table.output
 
 
+
+
+# --- a measure without an upper bound (issue 31): an interval kept inside its range has no range to keep inside
+@pytest.mark.parametrize("metric", ["NumRet", "dcg@10"])
+def test_a_measure_without_an_upper_bound_is_refused_before_any_work(metric):
+    from evalset.estimate.simulate import simulate
+
+    message = r"has no upper bound \(its values are in \[0, inf\)\): estimates are made for measures with a bounded"
+    with pytest.raises(InputError, match=message):
+        estimate_runs({}, None, None, None, metrics=[metric])
+    with pytest.raises(InputError, match=message):
+        simulate({}, None, None, slice_size=2, metric=metric)

@@ -56,7 +56,8 @@ def test_every_spelling_of_a_measure_parses_to_it_in_any_case():
 
 def test_the_cutoff_rule_is_the_registered_one():
     assert [str(Measure(name, 5)) for name, kind in MEASURES.items() if kind.cutoff != "none"] == [
-        "p@5", "recall@5", "rr@5", "ap@5", "ndcg@5", "success@5", "judged@5"]
+        "p@5", "recall@5", "rr@5", "ap@5", "ndcg@5", "success@5", "judged@5", "dcg@5", "err@5", "rbp@5",
+        "rbp_residual@5", "f@5"]
     assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == ["p", "success", "judged"]
     with pytest.raises(InputError, match="bpref takes no cutoff"):
         Measure("bpref", 10)
@@ -66,7 +67,9 @@ def test_the_cutoff_rule_is_the_registered_one():
 
 
 def test_an_unknown_measure_is_refused_with_every_registered_measure():
-    assert known_measures() == "p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k"
+    assert known_measures() == ("p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k, "
+                                "dcg[@k], err[@k], rbp[@k], rbp_residual[@k], num_ret, num_rel, num_rel_ret, f[@k], "
+                                "set_p")
     with pytest.raises(InputError) as raised:
         parse_measure("nonsense@10")
     assert str(raised.value) == (f"unknown measure 'nonsense@10'; known: {known_measures()} (trec_eval's names work "
@@ -97,8 +100,8 @@ def registry():
 @pytest.mark.usefixtures("registry")
 def test_a_registered_measure_is_parsed_scored_and_listed_with_nothing_else_edited():
     register(MeasureKind("hits", "relevant documents in the top k", cutoff="required", defined_without_relevant=False,
-                         aliases=("num_rel_ret",), compute=lambda x: x.per_query(x.rows.expected_relevant)))
-    values = evaluate(RUN, QRELS, ["hits@3", "num_rel_ret_1"])
+                         aliases=("rel_hits",), compute=lambda x: x.per_query(x.rows.expected_relevant)))
+    values = evaluate(RUN, QRELS, ["hits@3", "rel_hits_1"])
     assert list(values.columns) == ["hits@3", "hits@1"]
     assert values.loc["q1"].tolist() == [2.0, 1.0] and values.loc["q2"].isna().all()  # q2: no relevant document
     assert "hits@k (relevant documents in the top k)" in help_text()

@@ -1,0 +1,96 @@
+"""The computations of the graded and user-model measures (DCG, ERR, RBP and its residual) and of set F, over the
+engine's per-row arrays (:class:`evalset.metrics.engine.MeasureInput`) for all queries at once.
+
+Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, which registers them; in short:
+
+* DCG@k = sum of gain(grade) / log2(rank + 1) over the top k (the contract's gain; nDCG's numerator).
+* ERR@k (Chapelle et al., CIKM 2009) = sum over ranks r <= k of R_r / r * prod_{i<r} (1 - R_i), with
+  R_i = (2^g_i - 1) / 2^g_max and g_max = max(4, the qrels' highest grade): gdeval.pl's fixed 4 (the TREC Web
+  track's scale, its ``$MAX_JUDGMENT``), raised only for qrels whose grades go above it, so that R stays below 1.
+* RBP(p)@k (Moffat & Zobel, TOIS 2008) = (1 - p) sum over ranks r <= k of p^(r-1) gain_r, with gain the grade
+  over the query's highest grade (when that is above 1: trec_eval's normalisation), or 1 for a relevant document
+  with ``rel`` given (binary RBP).
+* The RBP residual: the weight RBP gives to the places it does not know, the unjudged places within the depth and
+  every place beyond it (p^depth); the depth is k, or the ranking's length when the ranking is shorter, so that it
+  is ``1 - (1 - p) sum over judged places r <= k of p^(r-1)``.
+* set P: relevant retrieved / retrieved (0 when nothing is).
+* F@k: the F measure of the set of the top k documents (of the whole ranking without k), in trec_eval's form
+  (1 + beta) P R / (beta P + R), which is (1 + beta) relevant retrieved / (beta R + documents retrieved).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from evalset.errors import InputError
+
+if TYPE_CHECKING:
+    from evalset.metrics.engine import MeasureInput
+
+DEFAULT_PERSISTENCE = 0.8
+"""RBP's p when none is given (ir_measures' default; trec_eval's is 0.9)."""
+ERR_TOP_GRADE = 4
+"""ERR's g_max unless the qrels hold a higher grade (gdeval.pl's ``$MAX_JUDGMENT``)."""
+
+
+def dcg(x: MeasureInput) -> np.ndarray:
+    """DCG of every judged query under the contract's gain."""
+    return x.per_query(x.rows.expected_gain / np.log2(x.rows.position + 2.0))
+
+
+def err(x: MeasureInput) -> np.ndarray:
+    """ERR of every judged query; the rows' gains are 2^g - 1 (the kind fixes ``gain = exponential``)."""
+    if x.prepared.contract.ties == "expected":
+        raise InputError("err cannot be scored under ties=expected: ERR is not linear in the grades, so the mean "
+                         "over the orders of a tie group is not its value at the mean grade; use ties=trec, run "
+                         "or docid")
+    grades = x.prepared.grade
+    top = max(ERR_TOP_GRADE, int(grades.max()) if len(grades) else 0)
+    stop = x.rows.expected_gain * x.within / 2.0**top  # R_i; a row outside the cutoff stops no one
+    # prod_{i<r} (1 - R_i) within each query: an exclusive cumulative sum of logs, restarted at each query
+    logs = np.log1p(-stop)
+    before = np.r_[0.0, np.cumsum(logs)[:-1]] if len(logs) else logs
+    first = np.r_[True, x.rows.query[1:] != x.rows.query[:-1]] if len(logs) else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    before = before - before[starts][np.cumsum(first) - 1]
+    return x.per_query(stop * np.exp(before) / (x.rows.position + 1.0))
+
+
+def _persistence(x: MeasureInput) -> float:
+    return x.measure.param("p", DEFAULT_PERSISTENCE)
+
+
+def rbp(x: MeasureInput) -> np.ndarray:
+    """RBP of every judged query: graded (the grade over the query's highest) or, with ``rel``, binary."""
+    p = _persistence(x)
+    weight = (1.0 - p) * p ** x.rows.position.astype(np.float64)
+    if x.measure.param("rel") is not None:
+        return x.per_query(weight * x.rows.expected_relevant)
+    prepared = x.prepared  # linear gains (the kind fixes it): a query's first ideal gain is its highest grade
+    top = np.bincount(prepared.ideal_query_code, weights=prepared.ideal_gain * (prepared.ideal_position == 0),
+                      minlength=len(prepared.query_ids))
+    return x.per_query(weight * x.rows.expected_gain / np.maximum(top, 1.0)[x.rows.query])
+
+
+def rbp_residual(x: MeasureInput) -> np.ndarray:
+    """RBP's residual of every judged query: 1 - the weight of its judged places within the depth."""
+    p = _persistence(x)
+    weight = (1.0 - p) * p ** x.rows.position.astype(np.float64)
+    return 1.0 - x.per_query(weight * x.rows.expected_judged)
+
+
+def set_f(x: MeasureInput) -> np.ndarray:
+    """F of the top k (trec_eval's ``set_F``, beta its x): (1 + beta) relevant retrieved / (beta R + set size)."""
+    beta = x.measure.param("beta", 1.0)
+    size = x.rows.retrieved if x.cutoff is None else np.minimum(x.rows.retrieved, x.cutoff)
+    found = x.per_query(x.rows.expected_relevant)
+    denominator = beta * x.relevant + size
+    return np.divide((1.0 + beta) * found, denominator, out=np.zeros(len(found)), where=denominator > 0)
+
+
+def set_p(x: MeasureInput) -> np.ndarray:
+    """Precision of the whole ranking (trec_eval's ``set_P``): 0 for a query with nothing retrieved."""
+    found = x.per_query(x.rows.expected_relevant)
+    return np.divide(found, x.rows.retrieved, out=np.zeros(len(found)), where=x.rows.retrieved > 0)
