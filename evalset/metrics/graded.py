@@ -5,8 +5,9 @@ Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, 
 
 * DCG@k = sum of gain(grade) / log2(rank + 1) over the top k (the contract's gain; nDCG's numerator).
 * ERR@k (Chapelle et al., CIKM 2009) = sum over ranks r <= k of R_r / r * prod_{i<r} (1 - R_i), with
-  R_i = (2^g_i - 1) / 2^g_max and g_max = max(4, the qrels' highest grade): gdeval.pl's fixed 4 (the TREC Web
-  track's scale, its ``$MAX_JUDGMENT``), raised only for qrels whose grades go above it, so that R stays below 1.
+  R_i = (2^g_i - 1) / 2^g_max and g_max = max(4, the query's highest grade): gdeval.pl's fixed 4 (the TREC Web
+  track's scale, its ``$MAX_JUDGMENT``), raised only for a query whose grades go above it, so that R stays below
+  1 (per query, as every value here: a query's value depends on its own judgments alone).
 * RBP(p)@k (Moffat & Zobel, TOIS 2008) = (1 - p) sum over ranks r <= k of p^(r-1) gain_r, with gain the grade
   over the query's highest grade (when that is above 1: trec_eval's normalisation), or 1 for a relevant document
   with ``rel`` given (binary RBP).
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
 DEFAULT_PERSISTENCE = 0.8
 """RBP's p when none is given (ir_measures' default; trec_eval's is 0.9)."""
 ERR_TOP_GRADE = 4
-"""ERR's g_max unless the qrels hold a higher grade (gdeval.pl's ``$MAX_JUDGMENT``)."""
+"""ERR's g_max unless the query has a higher grade (gdeval.pl's ``$MAX_JUDGMENT``)."""
+
+
+def _highest_gain(x: MeasureInput) -> np.ndarray:
+    """The highest gain of each judged query's judgments: its first ideal gain (0 for a query without any)."""
+    prepared = x.prepared
+    return np.bincount(prepared.ideal_query_code, weights=prepared.ideal_gain * (prepared.ideal_position == 0),
+                       minlength=len(prepared.query_ids))
 
 
 def dcg(x: MeasureInput) -> np.ndarray:
@@ -46,16 +54,31 @@ def err(x: MeasureInput) -> np.ndarray:
         raise InputError("err cannot be scored under ties=expected: ERR is not linear in the grades, so the mean "
                          "over the orders of a tie group is not its value at the mean grade; use ties=trec, run "
                          "or docid")
-    grades = x.prepared.grade
-    top = max(ERR_TOP_GRADE, int(grades.max()) if len(grades) else 0)
-    stop = x.rows.expected_gain * x.within / 2.0**top  # R_i; a row outside the cutoff stops no one
-    # prod_{i<r} (1 - R_i) within each query: an exclusive cumulative sum of logs, restarted at each query
-    logs = np.log1p(-stop)
-    before = np.r_[0.0, np.cumsum(logs)[:-1]] if len(logs) else logs
-    first = np.r_[True, x.rows.query[1:] != x.rows.query[:-1]] if len(logs) else np.zeros(0, bool)
-    starts = np.flatnonzero(first)
-    before = before - before[starts][np.cumsum(first) - 1]
-    return x.per_query(stop * np.exp(before) / (x.rows.position + 1.0))
+    scale = np.maximum(2.0**ERR_TOP_GRADE, _highest_gain(x) + 1.0)  # 2^g_max: the highest gain is 2^g - 1
+    stop = x.rows.expected_gain * x.within / scale[x.rows.query]  # R_i; a row outside the cutoff stops no one
+    going_on = _exclusive_product(1.0 - stop, x.rows.query)  # prod_{i<r} (1 - R_i) within each query
+    return x.per_query(stop * going_on / (x.rows.position + 1.0))
+
+
+def _exclusive_product(factors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The product of the factors of the rows above each row of its query (1 on a query's first row).
+
+    A scan by doubling (Hillis and Steele): step d multiplies each row by the partial product d rows above it in
+    its query, for d = 1, 2, 4, ... up to the longest query, so a row's value is computed from its own query's
+    rows alone, in an order fixed by its place in the query: the same whichever queries are scored with it (the
+    blocks of a streamed run)."""
+    if len(factors) == 0:
+        return factors
+    first = np.r_[True, query[1:] != query[:-1]]
+    place = np.arange(len(query)) - np.flatnonzero(first)[np.cumsum(first) - 1]
+    product = np.where(first, 1.0, np.r_[1.0, factors[:-1]])
+    step = 1
+    while step <= place.max():
+        reach = np.flatnonzero(place >= step)
+        scanned = product.copy()
+        scanned[reach] = product[reach] * product[reach - step]
+        product, step = scanned, step * 2
+    return product
 
 
 def _persistence(x: MeasureInput) -> float:
@@ -68,10 +91,8 @@ def rbp(x: MeasureInput) -> np.ndarray:
     weight = (1.0 - p) * p ** x.rows.position.astype(np.float64)
     if x.measure.param("rel") is not None:
         return x.per_query(weight * x.rows.expected_relevant)
-    prepared = x.prepared  # linear gains (the kind fixes it): a query's first ideal gain is its highest grade
-    top = np.bincount(prepared.ideal_query_code, weights=prepared.ideal_gain * (prepared.ideal_position == 0),
-                      minlength=len(prepared.query_ids))
-    return x.per_query(weight * x.rows.expected_gain / np.maximum(top, 1.0)[x.rows.query])
+    highest = _highest_gain(x)  # the highest grade: the kind fixes linear gains
+    return x.per_query(weight * x.rows.expected_gain / np.maximum(highest, 1.0)[x.rows.query])
 
 
 def rbp_residual(x: MeasureInput) -> np.ndarray:

@@ -33,8 +33,8 @@ judged@k        documents in the top k that have a grade (>= 0) / k             
 dcg@k           nDCG's numerator: sum over the top k of gain(grade) / log2(rank + 1), the contract's   never
                 gain (``dcg='exp-log2'``: 2^grade - 1)
 err@k           sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R_i = (2^grade - 1) / 2^g_max,  never
-                g_max = max(4, the qrels' highest grade): gdeval.pl's fixed 4, raised only for grades
-                above it; not computed under ties=expected (not linear in the grades)
+                g_max = max(4, the query's highest grade): gdeval.pl's fixed 4, raised only for a query
+                graded above it; not computed under ties=expected (not linear in the grades)
 rbp@k           (1 - p) sum over ranks r <= k of p^(r-1) gain_r (p default 0.8); gain = grade / the    never
                 query's highest grade when that is above 1 (trec_eval's rbp), with rel: 1 if relevant
 rbp_residual@k  the weight RBP@k leaves unknown: its unjudged places within the depth plus p^depth      never

@@ -57,6 +57,14 @@ def test_every_new_measure_on_a_ranking_worked_by_hand():
     assert q2[["rbp_residual(p=0.5)", "num_ret"]].tolist() == [0.5, 1]
 
 
+def test_err_scale_is_gdeval_4_raised_only_for_a_query_graded_above_it():
+    graded_5 = pd.concat([HAND_QRELS, pd.DataFrame({"query_id": ["q2"], "doc_id": ["f"], "grade": [5]})])
+    run = pd.concat([HAND_RUN, run_from_frame(pd.DataFrame({"query_id": ["q2"], "doc_id": ["f"], "score": [0]}))])
+    both = evaluate(run, qrels_from_frame(graded_5), ["err@5"])["err@5"]
+    assert both["q1"] == evaluate(HAND_RUN, HAND_QRELS, ["err@5"]).loc["q1", "err@5"]  # q1 keeps 2^4
+    assert both["q2"] == pytest.approx(0 + (2**5 - 1) / 2**5 / 2, abs=1e-15)  # e (0), then f (5): 31/32 at rank 2
+
+
 def test_a_query_the_run_misses_has_the_counts_of_its_qrels_and_an_unknown_residual():
     run = HAND_RUN[HAND_RUN["query_id"] == "q1"]
     table = evaluate(run, HAND_QRELS, ["NumRet", "NumRel", "rbp_residual", "RBP", "err@5"])

@@ -16,7 +16,8 @@ from evalset.io.runstream import RunNotGrouped, query_blocks
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate, evaluate_file, evaluate_run_files, evaluate_runs, prepare_qrels
 
-MEASURES = ["ndcg@10", "ndcg", "ap", "rr", "p@10", "recall@100", "rprec", "bpref", "success@10", "judged@10"]
+MEASURES = ["ndcg@10", "ndcg", "ap", "rr", "p@10", "recall@100", "rprec", "bpref", "success@10", "judged@10",
+            "rbp_residual(p=0.9)@100", "num_ret", "f@10", "set_p"]  # (the last: a ranking's length)
 TINY = 1 << 17  # 128 KiB blocks of text: a DL19 run streams in dozens of blocks, queries cut at the boundaries
 
 
@@ -45,6 +46,16 @@ def test_a_streamed_dl19_run_scores_exactly_as_the_whole_run(dl19_files, contrac
         streamed = evaluate_file(run, prepared, MEASURES, stream=True, block_bytes=TINY)
         same_table(streamed, whole)
         assert whole["ndcg@10"].notna().sum() == 43  # the 43 judged DL19 queries, all in these runs
+
+
+def test_err_and_rbp_of_a_streamed_run_are_exactly_the_whole_run_s(dl19_files):
+    """ERR's running product is computed per query, and so are both's highest grades (ERR is refused under
+    ties=expected); each fixes its own gain, so the contract's is not theirs."""
+    qrels_path, runs = dl19_files
+    prepared = prepare_qrels(read_qrels(qrels_path))
+    measures = ["err@20", "err", "rbp", "RBP(rel=2)@10"]
+    whole = evaluate(read_run(runs[0]), prepared, measures)
+    same_table(evaluate_file(runs[0], prepared, measures, stream=True, block_bytes=TINY), whole)
 
 
 def test_blocks_hold_whole_queries(dl19_files):
