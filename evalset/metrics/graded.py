@@ -13,7 +13,11 @@ Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, 
   with ``rel`` given (binary RBP).
 * The RBP residual: the weight RBP gives to the places it does not know, the unjudged places within the depth and
   every place beyond it (p^depth); the depth is k, or the ranking's length when the ranking is shorter, so that it
-  is ``1 - (1 - p) sum over judged places r <= k of p^(r-1)``.
+  is ``1 - (1 - p) sum over judged places r <= k of p^(r-1)``. A query the run misses has residual 1 (trec_eval
+  ``-c`` prints 0, as for every measure), and p^n counts even when no place is unjudged (trec_eval's rbp_resid is
+  0 then: it adds p^n only to a ranking with an unjudged document).
+* ir_measures' graded RBP (its trectools provider) takes the grade itself as the gain, so that a 0-3 scale gives
+  values above 1; evalset follows trec_eval, whose gains stay in [0, 1] (Moffat & Zobel's model).
 * set P: relevant retrieved / retrieved (0 when nothing is).
 * F@k: the F measure of the set of the top k documents (of the whole ranking without k), in trec_eval's form
   (1 + beta) P R / (beta P + R), which is (1 + beta) relevant retrieved / (beta R + documents retrieved).
