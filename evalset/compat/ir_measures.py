@@ -23,7 +23,8 @@ without judgments is left out, ties are broken as trec_eval does (evalset's ``tr
 is ir_measures' own mean over those rows.
 
 The measures are the rows of :data:`COUNTERPARTS` (ir_measures' name -> evalset's, and the ir_measures parameters
-evalset takes besides the cutoff, whose rule is evalset's): P, R, RR, AP, nDCG, Rprec, Bpref, Success, Judged, with
+evalset takes besides the cutoff, whose rule is evalset's): P, R, RR, AP, nDCG, Rprec, Bpref, Success, Judged, ERR,
+NumRet (without ``rel``: ir_measures' ``NumRet(rel=N)`` is evalset's ``num_rel_ret``), NumRel, SetP and SetF, with
 ``rel``, ``judged_only`` and ``dcg`` (``'log2'``, ``'exp-log2'``) where evalset's measure takes them, each value
 checked by evalset's own rule (``rel`` >= 1). Not ``nDCG(gains=...)``. RR takes a cutoff here (pytrec_eval's has
 none). One measure differs from ir_measures' reference:
@@ -68,6 +69,11 @@ COUNTERPARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Bpref": ("bpref", ("rel",)),
     "Success": ("success", ("rel", "judged_only")),
     "Judged": ("judged", ()),
+    "ERR": ("err", ()),
+    "NumRet": ("num_ret", ()),
+    "NumRel": ("num_rel", ("rel",)),
+    "SetP": ("set_p", ("rel", "judged_only")),
+    "SetF": ("f", ("rel", "beta", "judged_only")),
 }
 """The ir_measures measures evalset computes: one line each."""
 

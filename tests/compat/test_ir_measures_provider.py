@@ -16,7 +16,7 @@ from evalset.metrics import MEASURES
 
 ir_measures = pytest.importorskip("ir_measures")
 compat = importlib.import_module("evalset.compat.ir_measures")
-from ir_measures import AP, ERR, RR, Bpref, Judged, Metric, P, R, Rprec, Success, nDCG  # noqa: E402
+from ir_measures import AP, ERR, RR, Bpref, Judged, Metric, P, R, Rprec, SetF, Success, nDCG  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 QRELS = REPO / "data" / "dl19" / "nist.qrels"
@@ -71,15 +71,16 @@ def test_each_row_of_the_table_is_a_measure_of_both_with_parameters_both_take():
     (nDCG(gains={0: 0, 1: 1, 2: 3})@10, False),  # not evalset's
     (AP(rel=0), False), (P(rel=-1)@10, False),  # evalset's rel is >= 1
     (Judged, False),  # evalset's Judged needs a cutoff
-    (ERR@10, False),  # not in the table
+    (ERR@10, True), (SetF(beta=0.5), True),
+    (ir_measures.parse_measure("alpha_nDCG@10"), False),  # not in the table
 ])
 def test_supports_what_evalset_computes_and_nothing_else(measure, supported):
     assert evalset_provider.supports(measure) is supported
 
 
 def test_a_measure_it_does_not_compute_is_one_line_naming_it():
-    with pytest.raises(InputError, match=r"^the evalset provider does not compute ERR@10; it computes P, R, RR"):
-        evalset_provider.evaluator([P@10, ERR@10], qrels_of(QRELS_TEXT))
+    with pytest.raises(InputError, match=r"^the evalset provider does not compute alpha_nDCG@10; it computes P, R, RR"):
+        evalset_provider.evaluator([P@10, ir_measures.parse_measure("alpha_nDCG@10")], qrels_of(QRELS_TEXT))
 
 
 def test_the_ir_measures_success_cases():
@@ -218,7 +219,8 @@ def test_evalset_imports_without_ir_measures_and_the_module_says_what_to_install
 
 
 DL19_MEASURES = ["P@10", "P(rel=2)@10", "R(rel=2)@1000", "RR", "AP", "AP(rel=2)@100", "AP(judged_only=True)",
-                 "nDCG@10", "nDCG(judged_only=True)", "Rprec", "Bpref(rel=2)", "Success@1"]
+                 "nDCG@10", "nDCG(judged_only=True)", "Rprec", "Bpref(rel=2)", "Success@1", "NumRet", "NumRel",
+                 "SetP(rel=2)", "SetF", "SetF(beta=0.5)"]
 GAINS = "nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7})@10"  # what exp-log2 means, for pytrec_eval (it has no exp-log2)
 
 
