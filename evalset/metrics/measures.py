@@ -8,10 +8,12 @@ parser, ``evalset score --help`` and the errors that list the known measures all
 
 A measure is a name, an optional cutoff and its own parameters: ``Measure("ndcg", 10)`` is nDCG@10,
 ``Measure("p", 10, (("rel", 2),))`` is P(rel=2)@10. :func:`parse_measure` accepts our spelling (``ndcg@10``,
-``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``, ``success@10``, ``judged@10``),
+``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``, ``success@10``, ``judged@10``, ``iprec@0.5``),
 ir_measures' (``nDCG@10``, ``P(rel=2)@10``, ``AP(rel=2)``, ``R@1000``, ``nDCG(dcg='exp-log2')@10``,
-``AP(judged_only=True)``, ``Judged@10``) and trec_eval's (``ndcg_cut_10``, ``P_10``, ``map``, ``recip_rank``,
-``Rprec``, ``recall_100``, ``success_10``), in any case.
+``AP(judged_only=True)``, ``Judged@10``, ``IPrec@0.5``, ``infAP``) and trec_eval's (``ndcg_cut_10``, ``P_10``,
+``map``, ``recip_rank``, ``Rprec``, ``recall_100``, ``success_10``, ``iprec_at_recall_0.50``, ``11pt_avg``), in any
+case. In ``iprec@0.5`` the number after ``@`` is a recall level, the measure's ``recall`` parameter (ir_measures'
+``AT_PARAM``), never a cutoff.
 
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
@@ -30,6 +32,11 @@ bpref     1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d 
           non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
 success@k 1 if a relevant document is in the top k, else 0                                         R = 0
 judged@k  documents in the top k that have a grade (>= 0) / k                                      never
+iprec@r   interpolated precision at recall r: the highest precision at or below the rank where     R = 0
+          recall reaches r, r read as a count of relevant documents as trec_eval 9 or 10 does
+11pt_avg  the mean of iprec@r at r = 0.0, 0.1, ..., 1.0                                            R = 0
+infap     inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; on the       R = 0
+          ranking as given, never condensed (trec_eval's m_infap.c, with its smoothing eps)
 ========  =======================================================================================  =========
 
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
@@ -43,7 +50,11 @@ parameter     values                              contract convention it overrid
 rel           integer >= 1                        ``rel_level``: relevant when grade >= rel
 judged_only   True, False                         ``unjudged``: True is ``condensed``, False ``nonrelevant``
 dcg           'log2', 'exp-log2'                  ``gain``: ``linear``, ``exponential`` (ir_measures' names)
+recall        a number in [0, 1]                  none: iprec's recall level (``iprec@0.5``), required
 ============  ==================================  =========================================================
+
+trec_eval's procedures (iprec, 11pt_avg, infap) are computed in :mod:`evalset.metrics.trec_procedures`, where
+trec_eval 9's and 10's rules for a recall level are stated; :func:`evalset.metrics.evaluate` takes the version.
 
 ``missing``, ``undefined`` and ``ties`` are the call's, never a measure's: the queries a mean is over are the
 same for every measure of a table.
@@ -61,6 +72,7 @@ import numpy as np
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
+from evalset.metrics import trec_procedures
 from evalset.params import POSITIVE_INT, check
 
 if TYPE_CHECKING:
@@ -98,6 +110,11 @@ class MeasureKind:
         :func:`trec_eval_name` reads it.
     params
         The parameters it takes (names of :data:`PARAMS`).
+    at
+        The parameter the number after ``@`` sets instead of a cutoff (``recall`` for ``iprec@0.5``); required.
+    pooled
+        Whether it reads :attr:`evalset.metrics.engine.Rows.pooled_above` (pooled but unjudged documents above a
+        row), which the engine counts only for such a measure.
     """
 
     name: str
@@ -110,10 +127,14 @@ class MeasureKind:
     bounds: tuple[float, float] = (0.0, 1.0)
     trec_eval: tuple[str | None, str | None] = (None, None)
     params: tuple[str, ...] = ()
+    at: str | None = None
+    pooled: bool = False
 
     @property
     def spelling(self) -> str:
-        """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``."""
+        """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``, ``iprec@recall``."""
+        if self.at:
+            return f"{self.name}@{self.at}"
         return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
 
 
@@ -140,6 +161,12 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _unit(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError("a number in [0, 1]")
+    return float(value)
+
+
 def _choice(*choices: str) -> Callable[[Any], str]:
     def check_choice(value: Any) -> str:
         if value not in choices:
@@ -152,6 +179,7 @@ PARAMS: dict[str, Param] = {param.name: param for param in (
     Param("rel", _rel, ("rel_level", int)),
     Param("judged_only", _flag, ("unjudged", lambda only: "condensed" if only else "nonrelevant")),
     Param("dcg", _choice("log2", "exp-log2"), ("gain", {"log2": "linear", "exp-log2": "exponential"}.get)),
+    Param("recall", _unit),
 )}
 """Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
 BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents
@@ -160,7 +188,7 @@ BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant docum
 MEASURES: dict[str, MeasureKind] = {}
 """The registry: name -> :class:`MeasureKind`, in the order of the table above."""
 _SPELLINGS: dict[str, str] = {}  # every spelling (a name or an alias) -> the name
-_NAME = re.compile(r"[a-z_-]+")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
 def register(kind: MeasureKind) -> MeasureKind:
@@ -226,6 +254,17 @@ register(MeasureKind(
 register(MeasureKind(
     "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
     condensed=False, compute=lambda x: x.per_query(x.rows.expected_judged) / x.cutoff))
+register(MeasureKind(
+    "iprec", "interpolated precision at a recall level", cutoff="none", defined_without_relevant=False,
+    aliases=("iprec_at_recall",), trec_eval=("iprec_at_recall", None), params=("recall", *BINARY), at="recall",
+    compute=trec_procedures.iprec))
+register(MeasureKind(
+    "11pt_avg", "interpolated precision averaged over 11 recall levels", cutoff="none",
+    defined_without_relevant=False, trec_eval=("11pt_avg", None), params=BINARY,
+    compute=trec_procedures.eleven_point_average))
+register(MeasureKind(
+    "infap", "inferred AP (qrels grade < 0: pooled, unjudged)", cutoff="none", defined_without_relevant=False,
+    trec_eval=("infAP", None), params=("rel",), condensed=False, pooled=True, compute=trec_procedures.infap))
 
 
 @dataclass(frozen=True, order=True)
@@ -248,6 +287,8 @@ class Measure:
         elif rule == "required":
             raise InputError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
         object.__setattr__(self, "params", tuple(sorted(_checked(self.name, dict(self.params)).items())))
+        if self.kind.at and self.param(self.kind.at) is None:
+            raise InputError(f"{self.name} needs a {self.kind.at} level, e.g. {self.name}@0.5")
 
     @property
     def kind(self) -> MeasureKind:
@@ -271,8 +312,11 @@ class Measure:
         return replace(contract, **changes) if changes else contract
 
     def __str__(self) -> str:
-        params = f"({', '.join(f'{k}={v!r}' for k, v in self.params)})" if self.params else ""
-        return self.name + params + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        at = self.kind.at
+        shown = [(k, v) for k, v in self.params if k != at]
+        params = f"({', '.join(f'{k}={v!r}' for k, v in shown)})" if shown else ""
+        after = self.param(at) if at else self.cutoff
+        return self.name + params + (f"@{after}" if after is not None else "")
 
 
 def _checked(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -289,17 +333,20 @@ def _checked(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-_SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
-_WITH_PARAMS = re.compile(r"^([A-Za-z_-]+)\((.*)\)(?:@(-?\d[\d.]*))?$", re.DOTALL)
+_SPELLING = re.compile(r"^([a-z0-9_-]+?)(?:[@_](-?\.?\d[\d.]*))?$")
+_WITH_PARAMS = re.compile(r"^([A-Za-z0-9_-]+)\((.*)\)(?:@(-?\.?\d[\d.]*))?$", re.DOTALL)
 
 
 def trec_eval_name(measure: Measure) -> str | None:
     """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
-    cutoff), or None where trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own
-    parameters (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
+    cutoff, ``iprec_at_recall_0.50`` for ``iprec@0.5``: the level ``%3.2f`` as trec_eval prints it), or None where
+    trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own contract parameters
+    (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
     whole, stem = measure.kind.trec_eval
-    if measure.params:
+    if any(PARAMS[name].contract is not None for name, _ in measure.params):
         return None
+    if measure.kind.at:
+        return f"{whole}_{measure.param(measure.kind.at):3.2f}" if whole else None
     if measure.cutoff is None:
         return whole
     return f"{stem}_{measure.cutoff}" if stem else None
@@ -323,6 +370,15 @@ def parse_measure(text: str) -> Measure:
     if not match or match.group(1) not in _SPELLINGS:
         raise InputError(f"unknown measure {text!r}; known: {known_measures()} (trec_eval's names work too)")
     name, cutoff = match.groups()
+    at = MEASURES[_SPELLINGS[name]].at
+    if at and cutoff is not None:  # iprec@0.5: the number is the measure's recall level
+        if at in params:
+            raise InputError(f"{text!r}: {at} is given twice")
+        try:
+            params[at] = float(cutoff)
+        except ValueError:
+            raise InputError(f"{text!r}: the {at} level must be a number in [0, 1]") from None
+        cutoff = None
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
     return Measure(_SPELLINGS[name], int(cutoff) if cutoff is not None else None, tuple(params.items()))
