@@ -19,7 +19,8 @@ class _MetricOption(click.Option):
         measures = ", ".join(f"{kind.spelling} ({kind.help})" for kind in MEASURES.values())
         self.help = (f"Repeatable: {measures}; ir_measures' names and a measure's own parameters (rel, judged_only; "
                      "for ndcg dcg='log2' or 'exp-log2') work too, e.g. 'P(rel=2)@10' or 'nDCG(dcg=\"exp-log2\")@10', "
-                     "as do trec_eval's, such as ndcg_cut_10 or P_10. Default: "
+                     "as do trec_eval's, such as ndcg_cut_10, P_10 or iprec_at_recall_0.50; in iprec@0.5 (IPrec@0.5) "
+                     "the number is a recall level. Default: "
                      f"{', '.join(DEFAULT_METRICS)} (with --set: the set's headline metric). judged@k is added beside "
                      "every ndcg@k.")
         return super().get_help_record(ctx)
@@ -36,7 +37,14 @@ class _MetricOption(click.Option):
               default="table", show_default=True,
               help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
                    "prints for the measures asked, for each run).")
-def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format):
+@click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="10", show_default=True,
+              help="The trec_eval whose rules iprec@r and 11pt_avg follow: a recall level r is a count of relevant "
+                   "documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded half away "
+                   "from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at r = 0.3). Every "
+                   "other measure is the same in both (trec_eval 10 also reads # comment lines and adds rbp and "
+                   "unj_k).")
+def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
+          trec_eval_version):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -46,4 +54,5 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     from evalset.scoring import score_runs
 
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
-    emit(score_runs(evaluation, runs, metrics, per_query=per_query), output_format)
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version)),
+         output_format)

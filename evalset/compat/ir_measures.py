@@ -24,7 +24,8 @@ is ir_measures' own mean over those rows.
 
 The measures are the rows of :data:`COUNTERPARTS` (ir_measures' name -> evalset's, and the ir_measures parameters
 evalset takes besides the cutoff, whose rule is evalset's): P, R, RR, AP, nDCG, Rprec, Bpref, Success, Judged, ERR,
-NumRet (without ``rel``: ir_measures' ``NumRet(rel=N)`` is evalset's ``num_rel_ret``), NumRel, SetP and SetF, with
+NumRet (without ``rel``: ir_measures' ``NumRet(rel=N)`` is evalset's ``num_rel_ret``), NumRel, SetP, SetF and infAP
+(not IPrec: evalset's follows trec_eval 10, pytrec_eval's 9), with
 ``rel``, ``judged_only`` and ``dcg`` (``'log2'``, ``'exp-log2'``) where evalset's measure takes them, each value
 checked by evalset's own rule (``rel`` >= 1). Not ``nDCG(gains=...)``. RR takes a cutoff here (pytrec_eval's has
 none). One measure differs from ir_measures' reference:
@@ -47,7 +48,7 @@ import pandas as pd
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.metrics import MEASURES, Measure, evaluate, prepare_qrels
-from evalset.metrics.measures import PARAMS
+from evalset.metrics.parameters import PARAMS
 from evalset.params import POSITIVE_INT, check
 
 try:
@@ -74,6 +75,7 @@ COUNTERPARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "NumRel": ("num_rel", ("rel",)),
     "SetP": ("set_p", ("rel", "judged_only")),
     "SetF": ("f", ("rel", "beta", "judged_only")),
+    "infAP": ("infap", ("rel",)),
 }
 """The ir_measures measures evalset computes: one line each."""
 

@@ -95,9 +95,11 @@ def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, M
 
 
 def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, judged: bool = False,
-                     stream: bool | None = None) -> PerQuery:
+                     stream: bool | None = None, trec_eval_version: int = 10) -> PerQuery:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) per query on ``metrics`` (default:
-    the headline), against the evaluation's prepared qrels. ``stream`` forces streaming either way."""
+    the headline), against the evaluation's prepared qrels. ``stream`` forces streaming either way;
+    ``trec_eval_version`` (9 or 10): whose rules the measures defined by trec_eval's procedure follow
+    (:func:`evalset.metrics.evaluate`)."""
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     if not named:
         raise InputError("no run to score")
@@ -105,9 +107,10 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
     measures = list(spelled.values())
     files = {name: run for name, run in named.items() if not isinstance(run, pd.DataFrame)}
     frames = {name: run for name, run in named.items() if isinstance(run, pd.DataFrame)}
-    tables = evaluate_runs(frames, evaluation.prepared, measures) if frames else {}
+    version = {"trec_eval_version": trec_eval_version}
+    tables = evaluate_runs(frames, evaluation.prepared, measures, **version) if frames else {}
     if files:
-        tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream)
+        tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, **version)
     tables = {name: tables[name] for name in named}
     _refuse_runs_without_judged_queries(evaluation, tables, named)
     return PerQuery(evaluation, spelled, tables)

@@ -37,6 +37,7 @@ from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.metrics.measures import Measure, discount, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
+from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.speed.keys import join, join_keys
 from evalset.speed.parallel import parallel_map
 from evalset.speed.strings import as_string_array
@@ -145,6 +146,7 @@ class Rows:
     bpref_term: np.ndarray  # sum over the group's relevant documents, on the group's first row
     queries_in_run: np.ndarray  # bool per judged query
     retrieved: np.ndarray  # per judged query: the ranking's length (a repeated document once; condensed: judged)
+    pooled_above: np.ndarray | None = None  # entries graded < 0 (pooled, unjudged) above; only when asked (infAP)
 
 
 def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -180,7 +182,9 @@ def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.
     return selected, size, boundary[selected]
 
 
-def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, int]]:
+def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False) -> tuple[Rows, dict[str, int]]:
+    """The rows that can contribute, with their statistics and the call's notes; ``pooled``: count
+    :attr:`Rows.pooled_above` too (a measure of :attr:`MeasureKind.pooled` asks)."""
     contract = prepared.contract
     ordered = order_run(run, contract.ties, dedupe=False)
     match, repeated = _match(ordered, prepared)
@@ -215,6 +219,13 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, i
     query_start[query_code[starts]] = starts
     position = selected - query_start[query_code[selected]]
     grade = np.where(match[selected] >= 0, prepared.grade[match[selected]], _NOT_IN_QRELS)
+    pooled_above = None
+    if pooled:
+        negative = np.zeros(len(query_code))
+        found = match >= 0
+        negative[found] = prepared.grade[match[found]] < 0
+        before = np.r_[0.0, np.cumsum(negative)]
+        pooled_above = before[selected] - before[query_start[query_code[selected]]]
     queries_in_run = np.zeros(len(prepared.query_ids), dtype=bool)
     queries_in_run[to_judged[to_judged >= 0]] = True
 
@@ -277,6 +288,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels) -> tuple[Rows, dict[str, i
         bpref_term=bpref_term,
         queries_in_run=queries_in_run,
         retrieved=retrieved,
+        pooled_above=pooled_above,
     )
     return rows, stats
 
@@ -290,11 +302,14 @@ def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class MeasureInput:
     """What a measure's computation (:attr:`evalset.metrics.measures.MeasureKind.compute`) reads: the measure,
-    the run's rows that can contribute (:class:`Rows`, in evaluation order) and the prepared qrels."""
+    the run's rows that can contribute (:class:`Rows`, in evaluation order), the prepared qrels and the trec_eval
+    version whose rules a measure defined by trec_eval's procedure follows
+    (:mod:`evalset.metrics.trec_procedures`)."""
 
     measure: Measure
     rows: Rows
     prepared: PreparedQrels
+    trec_eval_version: int = 10
 
     @property
     def cutoff(self) -> int | None:
@@ -317,10 +332,10 @@ class MeasureInput:
         return np.bincount(self.rows.query, weights=weights * mask, minlength=len(self.prepared.query_ids))
 
 
-def _measure_values(measure: Measure, rows: Rows, prepared: PreparedQrels) -> np.ndarray:
+def _measure_values(measure: Measure, rows: Rows, prepared: PreparedQrels, trec_eval_version: int) -> np.ndarray:
     kind = measure.kind
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = kind.compute(MeasureInput(measure, rows, prepared))
+        values = kind.compute(MeasureInput(measure, rows, prepared, trec_eval_version))
     if kind.defined_without_relevant:
         return values
     return np.where(prepared.num_relevant > 0, values, np.nan)
@@ -331,6 +346,7 @@ def evaluate(
     qrels: pd.DataFrame | PreparedQrels,
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
+    trec_eval_version: int = 10,
 ) -> pd.DataFrame:
     """Score one run per query.
 
@@ -345,6 +361,10 @@ def evaluate(
         :class:`Measure` objects or their spellings (``"ndcg@10"``).
     contract
         The conventions (default :class:`EvaluationContract`); ignored when ``qrels`` is prepared.
+    trec_eval_version
+        9 or 10: the rules of that trec_eval for the measures defined by its procedure (``iprec@r`` and
+        ``11pt_avg`` read a recall level as a count of relevant documents differently:
+        :mod:`evalset.metrics.trec_procedures`); every other measure is the same in both.
 
     Returns
     -------
@@ -361,14 +381,17 @@ def evaluate(
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
     contract = prepared.contract
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    trec_eval_version = check_trec_eval_version(trec_eval_version)
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract
-    rows_under = {c: _rows(run, prepared.under(c)) for c in dict.fromkeys(under.values())}
+    pooled = {under[m] for m in measures if m.kind.pooled}
+    rows_under = {c: _rows(run, prepared.under(c), c in pooled) for c in dict.fromkeys(under.values())}
     if contract not in rows_under:  # the notes are the call's: from rows that condense as the contract does
         same = [found for c, found in rows_under.items() if c.unjudged == contract.unjudged]
         rows_under[contract] = same[0] if same else _rows(run, prepared)
     rows, stats = rows_under[contract]
     table = pd.DataFrame(
-        {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m])) for m in measures},
+        {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m]), trec_eval_version)
+         for m in measures},
         index=pd.Index(prepared.query_ids, name="query_id"),
     )
     if contract.undefined == "zero":
@@ -398,10 +421,12 @@ def evaluate_runs(
     qrels: pd.DataFrame | PreparedQrels,
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
+    trec_eval_version: int = 10,
 ) -> dict[str, pd.DataFrame]:
     """:func:`evaluate` for several named runs against the same qrels (indexed once), side by side on a thread per
     core (numpy and arrow release the GIL); the tables in the order given, the same as one after the other."""
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
     measures = list(measures)
-    tables = parallel_map(lambda run: evaluate(run, prepared, measures), list(runs.values()))
+    tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version),
+                          list(runs.values()))
     return dict(zip(runs, tables, strict=True))

@@ -8,10 +8,12 @@ parser, ``evalset score --help`` and the errors that list the known measures all
 
 A measure is a name, an optional cutoff and its own parameters: ``Measure("ndcg", 10)`` is nDCG@10,
 ``Measure("p", 10, (("rel", 2),))`` is P(rel=2)@10. :func:`parse_measure` accepts our spelling (``ndcg@10``,
-``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``, ``success@10``, ``judged@10``),
+``p@10``, ``recall@100``, ``rr``, ``ap@100``, ``rprec``, ``bpref``, ``success@10``, ``judged@10``, ``iprec@0.5``),
 ir_measures' (``nDCG@10``, ``P(rel=2)@10``, ``AP(rel=2)``, ``R@1000``, ``nDCG(dcg='exp-log2')@10``,
-``AP(judged_only=True)``, ``Judged@10``) and trec_eval's (``ndcg_cut_10``, ``P_10``, ``map``, ``recip_rank``,
-``Rprec``, ``recall_100``, ``success_10``), in any case.
+``AP(judged_only=True)``, ``Judged@10``, ``IPrec@0.5``, ``infAP``) and trec_eval's (``ndcg_cut_10``, ``P_10``,
+``map``, ``recip_rank``, ``Rprec``, ``recall_100``, ``success_10``, ``iprec_at_recall_0.50``, ``11pt_avg``), in any
+case. In ``iprec@0.5`` the number after ``@`` is a recall level, the measure's ``recall`` parameter (ir_measures'
+``AT_PARAM``), never a cutoff.
 
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
@@ -46,52 +48,25 @@ num_rel_ret     relevant documents retrieved (``NumRet(rel=2)`` parses to ``num_
 f@k             F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size        R = 0
                 min(k, n) (trec_eval's set_F without k, beta its x; ir_measures' SetF); 0 if no hit
 set_p           relevant documents retrieved / documents retrieved (0 when none is retrieved)          never
+iprec@r         interpolated precision at recall r: the highest precision at or below the rank where   R = 0
+                recall reaches r, r read as a count of relevant documents as trec_eval 9 or 10 does
+11pt_avg        the mean of iprec@r at r = 0.0, 0.1, ..., 1.0                                          R = 0
+infap           inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; on the     R = 0
+                ranking as given, never condensed (trec_eval's m_infap.c, with its smoothing eps)
 ==============  =====================================================================================  =========
-p@k       relevant documents in the top k / k (a ranking shorter than k still divides by k)        never
-recall@k  relevant documents in the top k / R; without k, over the whole ranking                   R = 0
-rr@k      1 / rank of the first relevant document within the top k, else 0                         R = 0
-ap@k      sum of precision at the rank of each relevant document within the top k / R              R = 0
-ndcg@k    DCG@k / ideal DCG@k; DCG = sum gain(grade) / log2(rank + 1); the ideal ranks every       no gain
-          judged document of the query by grade (never the run's documents only)
-rprec     relevant documents in the top R / R                                                      R = 0
-bpref     1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d = judged           R = 0
-          non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
-success@k 1 if a relevant document is in the top k, else 0                                         R = 0
-judged@k  documents in the top k that have a grade (>= 0) / k                                      never
-dcg@k     sum over the top k of gain(grade) / log2(rank + 1) (nDCG's numerator; the contract's gain)  never
-err@k     sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R = (2^grade - 1) / 2^g_max, g_max =  never
-          max(4, the qrels' highest grade) (gdeval.pl's fixed 4); refused under ties=expected
-rbp@k     (1 - p) sum over ranks r <= k of p^(r-1) gain_r, gain = grade / the query's highest grade    never
-          when that is above 1 (trec_eval's rbp), or relevant (0, 1) with rel; no k: the whole ranking
-rbp_resid (rbp_residual@k) the weight of the places RBP@k does not know: the unjudged places within    never
-          the depth and p^depth beyond it, = 1 - (1 - p) sum over judged r <= k of p^(r-1); the depth
-          is k, or the ranking's length n when shorter (empty places are unknown: p^n, as trec_eval)
-num_ret   documents retrieved (a repeated document once; under condensed, the judged ones)           never
-num_rel   R, the query's relevant documents (retrieved or not)                                       never
-num_rel_r (num_rel_ret) relevant documents retrieved; ``NumRet(rel=2)`` is ``num_rel_ret(rel=2)``    never
-f@k       F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size min(k, n)  R = 0
-          (trec_eval's set_F without k, beta its x, ir_measures' SetF), 0 when none is relevant
-set_p     relevant documents retrieved / documents retrieved (0 when none is retrieved)               never
-========  =======================================================================================  =========
 
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
 grade (pooled but not judged), has gain 0 and is never relevant.
 
-A parameter overrides the evaluation contract for that measure alone and is printed with it (``p(rel=2)@10``):
-
-============  ==================================  =========================================================
-parameter     values                              contract convention it overrides
-============  ==================================  =========================================================
-rel           integer >= 1                        ``rel_level``: relevant when grade >= rel
-judged_only   True, False                         ``unjudged``: True is ``condensed``, False ``nonrelevant``
-dcg           'log2', 'exp-log2'                  ``gain``: ``linear``, ``exponential`` (ir_measures' names)
-p             a number in (0, 1) (default 0.8)    none: RBP's persistence
-beta          a number > 0 (default 1)            none: F's weight of recall (trec_eval's set_F.x)
-============  ==================================  =========================================================
+A parameter overrides the evaluation contract for that measure alone and is printed with it (``p(rel=2)@10``); the
+parameters and what they override: :mod:`evalset.metrics.parameters`.
 
 A measure may fix a convention for itself (``MeasureKind.contract``): ERR is always on 2^grade - 1, RBP on the
 grades (``gain``), whatever the call's. The counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are in [0, inf):
 trec_eval prints them as integers and sums them over the queries; evalset's tables show their mean.
+
+trec_eval's procedures (iprec, 11pt_avg, infap) are computed in :mod:`evalset.metrics.trec_procedures`, where
+trec_eval 9's and 10's rules for a recall level are stated; :func:`evalset.metrics.evaluate` takes the version.
 
 ``missing``, ``undefined`` and ``ties`` are the call's, never a measure's: the queries a mean is over are the
 same for every measure of a table.
@@ -109,8 +84,9 @@ import numpy as np
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.metrics import graded
-from evalset.params import POSITIVE_INT, PROBABILITY, Interval, check
+from evalset.metrics import graded, trec_procedures
+from evalset.metrics.parameters import BINARY, PARAMS
+from evalset.params import POSITIVE_INT, check
 
 if TYPE_CHECKING:
     from evalset.metrics.engine import MeasureInput
@@ -152,6 +128,11 @@ class MeasureKind:
         The conventions it is always computed under, whatever the call's (``(("gain", "exponential"),)`` for ERR).
     count
         Whether it is a count (``num_ret``): trec_eval prints it as an integer, and its sum over the queries.
+    at
+        The parameter the number after ``@`` sets instead of a cutoff (``recall`` for ``iprec@0.5``); required.
+    pooled
+        Whether it reads :attr:`evalset.metrics.engine.Rows.pooled_above` (pooled but unjudged documents above a
+        row), which the engine counts only for such a measure.
     """
 
     name: str
@@ -166,67 +147,21 @@ class MeasureKind:
     params: tuple[str, ...] = ()
     contract: tuple[tuple[str, Any], ...] = ()
     count: bool = False
+    at: str | None = None
+    pooled: bool = False
 
     @property
     def spelling(self) -> str:
-        """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``."""
+        """How it is written with its cutoff rule: ``p@k``, ``ndcg[@k]``, ``bpref``, ``iprec@recall``."""
+        if self.at:
+            return f"{self.name}@{self.at}"
         return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
-
-
-@dataclass(frozen=True)
-class Param:
-    """A measure's parameter: its ``name``, the values it takes (``check`` returns the value or raises
-    ``ValueError`` with what it must be) and the contract convention it overrides (``contract`` maps the value to
-    that convention's; None for a parameter the computation reads itself)."""
-
-    name: str
-    check: Callable[[Any], Any]
-    contract: tuple[str, Callable[[Any], Any]] | None = None
-
-
-def _rel(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("an integer >= 1")
-    return value
-
-
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("True or False")
-    return value
-
-
-def _number(constraint: Interval) -> Callable[[Any], float]:
-    def check_number(value: Any) -> float:
-        if value not in constraint:
-            raise ValueError(str(constraint))
-        return float(value)
-    return check_number
-
-
-def _choice(*choices: str) -> Callable[[Any], str]:
-    def check_choice(value: Any) -> str:
-        if value not in choices:
-            raise ValueError("one of " + ", ".join(map(repr, choices)))
-        return value
-    return check_choice
-
-
-PARAMS: dict[str, Param] = {param.name: param for param in (
-    Param("rel", _rel, ("rel_level", int)),
-    Param("judged_only", _flag, ("unjudged", lambda only: "condensed" if only else "nonrelevant")),
-    Param("dcg", _choice("log2", "exp-log2"), ("gain", {"log2": "linear", "exp-log2": "exponential"}.get)),
-    Param("p", _number(PROBABILITY)),
-    Param("beta", _number(Interval(float, 0, closed="neither"))),
-)}
-"""Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
-BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents
 
 
 MEASURES: dict[str, MeasureKind] = {}
 """The registry: name -> :class:`MeasureKind`, in the order of the table above."""
 _SPELLINGS: dict[str, str] = {}  # every spelling (a name or an alias) -> the name
-_NAME = re.compile(r"[a-z_-]+")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
 def register(kind: MeasureKind) -> MeasureKind:
@@ -322,6 +257,17 @@ register(MeasureKind(
     "set_p", "precision of the whole ranking", cutoff="none", defined_without_relevant=True, aliases=("setp",),
     trec_eval=("set_P", None), params=BINARY, compute=graded.set_p))
 _WITH_REL = {"num_ret": "num_rel_ret"}  # ir_measures' NumRet(rel=2) is the relevant documents retrieved
+register(MeasureKind(
+    "iprec", "interpolated precision at a recall level", cutoff="none", defined_without_relevant=False,
+    aliases=("iprec_at_recall",), trec_eval=("iprec_at_recall", None), params=("recall", *BINARY), at="recall",
+    compute=trec_procedures.iprec))
+register(MeasureKind(
+    "11pt_avg", "interpolated precision averaged over 11 recall levels", cutoff="none",
+    defined_without_relevant=False, trec_eval=("11pt_avg", None), params=BINARY,
+    compute=trec_procedures.eleven_point_average))
+register(MeasureKind(
+    "infap", "inferred AP (qrels grade < 0: pooled, unjudged)", cutoff="none", defined_without_relevant=False,
+    trec_eval=("infAP", None), params=("rel",), condensed=False, pooled=True, compute=trec_procedures.infap))
 
 
 @dataclass(frozen=True, order=True)
@@ -344,6 +290,8 @@ class Measure:
         elif rule == "required":
             raise InputError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
         object.__setattr__(self, "params", tuple(sorted(_checked(self.name, dict(self.params)).items())))
+        if self.kind.at and self.param(self.kind.at) is None:
+            raise InputError(f"{self.name} needs a {self.kind.at} level, e.g. {self.name}@0.5")
 
     @property
     def kind(self) -> MeasureKind:
@@ -367,8 +315,11 @@ class Measure:
         return replace(contract, **changes) if changes else contract
 
     def __str__(self) -> str:
-        params = f"({', '.join(f'{k}={v!r}' for k, v in self.params)})" if self.params else ""
-        return self.name + params + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        at = self.kind.at
+        shown = [(k, v) for k, v in self.params if k != at]
+        params = f"({', '.join(f'{k}={v!r}' for k, v in shown)})" if shown else ""
+        after = self.param(at) if at else self.cutoff
+        return self.name + params + (f"@{after}" if after is not None else "")
 
 
 def _checked(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -385,17 +336,20 @@ def _checked(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-_SPELLING = re.compile(r"^([a-z_-]+?)(?:[@_](-?\d[\d.]*))?$")
-_WITH_PARAMS = re.compile(r"^([A-Za-z_-]+)\((.*)\)(?:@(-?\d[\d.]*))?$", re.DOTALL)
+_SPELLING = re.compile(r"^([a-z0-9_-]+?)(?:[@_](-?\.?\d[\d.]*))?$")
+_WITH_PARAMS = re.compile(r"^([A-Za-z0-9_-]+)\((.*)\)(?:@(-?\.?\d[\d.]*))?$", re.DOTALL)
 
 
 def trec_eval_name(measure: Measure) -> str | None:
     """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
-    cutoff), or None where trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own
-    parameters (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
+    cutoff, ``iprec_at_recall_0.50`` for ``iprec@0.5``: the level ``%3.2f`` as trec_eval prints it), or None where
+    trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own contract parameters
+    (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
     whole, stem = measure.kind.trec_eval
-    if measure.params:
+    if any(PARAMS[name].contract is not None for name, _ in measure.params):
         return None
+    if measure.kind.at:
+        return f"{whole}_{measure.param(measure.kind.at):3.2f}" if whole else None
     if measure.cutoff is None:
         return whole
     return f"{stem}_{measure.cutoff}" if stem else None
@@ -424,6 +378,15 @@ def parse_measure(text: str) -> Measure:
     if not match or match.group(1) not in _SPELLINGS:
         raise InputError(f"unknown measure {text!r}; known: {known_measures()} (trec_eval's names work too)")
     name, cutoff = match.groups()
+    at = MEASURES[_SPELLINGS[name]].at
+    if at and cutoff is not None:  # iprec@0.5: the number is the measure's recall level
+        if at in params:
+            raise InputError(f"{text!r}: {at} is given twice")
+        try:
+            params[at] = float(cutoff)
+        except ValueError:
+            raise InputError(f"{text!r}: the {at} level must be a number in [0, 1]") from None
+        cutoff = None
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
     name = _SPELLINGS[name]

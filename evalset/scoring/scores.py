@@ -94,18 +94,21 @@ class RunScores:
         return self.per_query.tables
 
 
-TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P", "recall", "ndcg",
-                   "ndcg_cut", "map_cut", "success", "set_P", "set_recall", "set_F")
+TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
+                   "recall", "infAP", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success", "set_P", "set_recall",
+                   "set_F")
 """The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
 
 
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
-               stream: bool | None = None) -> RunScores:
+               stream: bool | None = None, trec_eval_version: int = 10) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
-    value too."""
+    value too; ``trec_eval_version``: 9 or 10, whose rules iprec@r and 11pt_avg follow
+    (:mod:`evalset.metrics.trec_procedures`)."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
-    values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream)
+    values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
+                              trec_eval_version=trec_eval_version)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
     return RunScores(values, summaries, per_query)
 
@@ -190,12 +193,13 @@ def _tsv(scores: RunScores) -> str:
 
 def _trec_eval_measures(scores: RunScores) -> list[tuple[str, str]]:
     """(trec_eval name, spelling) of every measure trec_eval has, in trec_eval's order, each measure once."""
-    named: dict[str, tuple[tuple[int, int], str]] = {}
+    named: dict[str, tuple[tuple[int, float], str]] = {}
     for text, measure in scores.measures.items():
         name = trec_eval_name(measure)
         if name is not None and name not in named:
-            stem = name if measure.cutoff is None else name.rsplit("_", 1)[0]
-            named[name] = ((TREC_EVAL_ORDER.index(stem), measure.cutoff or 0), text)
+            whole, stem = measure.kind.trec_eval
+            level = measure.cutoff or (measure.param(measure.kind.at) if measure.kind.at else 0)  # iprec: its recall
+            named[name] = ((TREC_EVAL_ORDER.index(whole if measure.cutoff is None else stem), level), text)
     return [(name, text) for name, (_, text) in sorted(named.items(), key=lambda item: item[1][0])]
 
 

@@ -220,7 +220,7 @@ def test_evalset_imports_without_ir_measures_and_the_module_says_what_to_install
 
 DL19_MEASURES = ["P@10", "P(rel=2)@10", "R(rel=2)@1000", "RR", "AP", "AP(rel=2)@100", "AP(judged_only=True)",
                  "nDCG@10", "nDCG(judged_only=True)", "Rprec", "Bpref(rel=2)", "Success@1", "NumRet", "NumRel",
-                 "SetP(rel=2)", "SetF", "SetF(beta=0.5)"]
+                 "SetP(rel=2)", "SetF", "SetF(beta=0.5)", "infAP(rel=2)"]
 GAINS = "nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7})@10"  # what exp-log2 means, for pytrec_eval (it has no exp-log2)
 
 

@@ -31,7 +31,7 @@ def conventions_table() -> dict[str, tuple[str, str]]:
             break
         if line and not line[0].isspace():
             spelled = line.split()[0]
-            rows[spelled] = (spelled.removesuffix("@k"), line[last_column:].strip())
+            rows[spelled] = (re.sub(r"@[a-z]+$", "", spelled), line[last_column:].strip())  # @k, @r
     return rows
 
 
@@ -47,7 +47,10 @@ def test_every_registered_measure_is_a_row_of_the_conventions_table_that_agrees_
 def test_every_spelling_of_a_measure_parses_to_it_in_any_case():
     for kind in MEASURES.values():
         for spelling in (kind.name, *kind.aliases):
-            if kind.cutoff == "none":
+            if kind.at:  # iprec@0.5: the number is its recall level
+                expected = Measure(kind.name, None, ((kind.at, 0.5),))
+                assert parse_measure(f"{spelling}@0.5") == parse_measure(f"{spelling.upper()}_0.50") == expected
+            elif kind.cutoff == "none":
                 assert parse_measure(spelling.upper()) == Measure(kind.name)
             else:
                 expected = Measure(kind.name, 10)
@@ -69,7 +72,7 @@ def test_the_cutoff_rule_is_the_registered_one():
 def test_an_unknown_measure_is_refused_with_every_registered_measure():
     assert known_measures() == ("p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k, "
                                 "dcg[@k], err[@k], rbp[@k], rbp_residual[@k], num_ret, num_rel, num_rel_ret, f[@k], "
-                                "set_p")
+                                "set_p, iprec@recall, 11pt_avg, infap")
     with pytest.raises(InputError) as raised:
         parse_measure("nonsense@10")
     assert str(raised.value) == (f"unknown measure 'nonsense@10'; known: {known_measures()} (trec_eval's names work "
