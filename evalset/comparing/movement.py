@@ -3,8 +3,9 @@
 Conventions
 -----------
 - The top k is :mod:`evalset.comparing.topk`'s: k is the metric's cutoff unless a depth is given (a metric
-  without cutoff needs one). A document is *relevant* when it adds to the metric: grade > 0 for nDCG (its gain),
-  grade >= ``rel_level`` for the other measures.
+  without cutoff needs one). A document is *relevant* when it adds to the metric: grade > 0 for a measure of gains
+  (nDCG, DCG, ERR, RBP), grade >= the measure's relevance level for the others
+  (:meth:`evalset.metrics.Measure.lowest_adding_grade`).
 - A query *changed* when the candidate's value differs from the baseline's by more than ``epsilon`` (default
   :data:`TOLERANCE`; both defined; a query undefined for either is counted apart, as ``compare`` leaves it out).
 - Classes of a query, each counted in documents: ``lost`` (a relevant document in the baseline's top k, not in
@@ -207,7 +208,7 @@ def query_movements(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: 
     table = defined.assign(difference=defined["candidate"] - defined["baseline"])
     table["changed"] = table["difference"].abs() > epsilon
     top_k = graded_top_k(pair, evaluation.qrels, k, contract.ties)
-    threshold = 1 if measure.name == "ndcg" else measure.contract(contract).rel_level
+    threshold = measure.lowest_adding_grade(contract)
     moved, documents = _documents_moved(top_k, result.baseline, result.candidate,
                                         top_k["grade"].fillna(-1) >= threshold)
     table = table.join(moved).fillna({name: 0 for name in moved}).astype({name: np.int64 for name in moved})

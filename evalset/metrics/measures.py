@@ -256,6 +256,7 @@ register(MeasureKind(
 register(MeasureKind(
     "set_p", "precision of the whole ranking", cutoff="none", defined_without_relevant=True, aliases=("setp",),
     trec_eval=("set_P", None), params=BINARY, compute=graded.set_p))
+GRADED = ("ndcg", "dcg", "err", "rbp")  # measures of gains, where every positive grade adds
 _WITH_REL = {"num_ret": "num_rel_ret"}  # ir_measures' NumRet(rel=2) is the relevant documents retrieved
 register(MeasureKind(
     "iprec", "interpolated precision at a recall level", cutoff="none", defined_without_relevant=False,
@@ -313,6 +314,12 @@ class Measure:
         if not self.kind.condensed:
             changes["unjudged"] = "nonrelevant"
         return replace(contract, **changes) if changes else contract
+
+    def lowest_adding_grade(self, contract: EvaluationContract) -> int:
+        """The lowest grade by which a document adds to this measure: 1 for a measure of gains (nDCG, DCG, ERR, RBP
+        without ``rel``), else its relevance level under ``contract``."""
+        graded = self.name in GRADED and not (self.name == "rbp" and self.param("rel"))
+        return 1 if graded else self.contract(contract).rel_level
 
     def __str__(self) -> str:
         at = self.kind.at
