@@ -122,11 +122,13 @@ def open_file(path: str, mode: str = "rt", **options) -> IO:
     return (gzip.open if path.endswith(".gz") else open)(path, mode, **options)
 
 
-def first_line(path: str) -> str:
+def first_line(path: str, comments: bool = False) -> str:
+    """The first non-blank line ('' if none); with ``comments``, the first that is not a comment line either (its
+    first non-blank character ``#``: trec_eval 10's comments in runs and qrels)."""
     try:
         with open_file(path, "rt", encoding="utf-8-sig", errors="replace") as handle:  # -sig: drop a BOM
             for line in handle:
-                if line.strip():
+                if line.strip() and not (comments and line.lstrip().startswith("#")):
                     return line
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
@@ -137,14 +139,40 @@ BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 """The header of a BEIR qrels file (``qrels/test.tsv``): tab separated, one judgment a line after it."""
 
 
-def content_kind(path: str) -> str:
-    """What a file's first non-blank line says it is: the one place inputs are told apart by content.
+RUN_COLUMNS = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docno", "docid"), "score": ("score",),
+               "rank": ("rank",)}
+"""The names a run's header may give its columns (case-insensitive): ir_measures' and pandas' ``query_id, doc_id,
+score``, trec_eval's ``qid, docno``, ``docid``; ``rank`` is optional."""
 
+PARQUET_MAGIC = b"PAR1"
+
+
+def header_fields(line: str) -> list[str]:
+    """The fields of a header line, lower-cased and stripped: tab-separated if it holds a tab, else
+    comma-separated; none for a line with neither (no table header)."""
+    delimiter = "\t" if "\t" in line else "," if "," in line else None
+    if delimiter is None:
+        return []
+    return [name.strip().strip('"').lower() for name in line.rstrip("\r\n").split(delimiter)]
+
+
+def content_kind(path: str) -> str:
+    """What a file is by its content: the one place inputs are told apart by content.
+
+    ``"parquet"``: it starts with Parquet's magic bytes ``PAR1``. Else by its first non-blank line:
     ``"beir-qrels"``: its first field is ``query-id`` (BEIR's qrels header); ``"json"``: it starts with ``{``
-    (JSON Lines, BEIR's ``corpus.jsonl`` and ``queries.jsonl`` among them); ``"queries-tsv"``: its first field is
-    ``query_id`` (a ``queries.tsv`` with its header); ``"lines"``: anything else (TREC runs, qrels, topics); ``""``
-    for an empty file.
+    (JSON Lines, BEIR's ``corpus.jsonl`` and ``queries.jsonl`` among them, or a JSON run); ``"run-table"``: a tab-
+    or comma-separated header naming a query id, a document id and a score column (:data:`RUN_COLUMNS`: a run
+    with named columns); ``"queries-tsv"``: its first field is ``query_id`` (a ``queries.tsv`` with its header);
+    ``"table"``: another tab- or comma-separated header naming a query id column; ``"lines"``: anything else
+    (TREC runs, qrels, topics); ``""`` for an empty file.
     """
+    try:
+        with open_file(path, "rb") as handle:
+            if handle.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC:
+                return "parquet"
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", path) from exc
     head = first_line(path).lstrip()
     if not head:
         return ""
@@ -153,7 +181,13 @@ def content_kind(path: str) -> str:
     first = head.split("\t", 1)[0].strip()
     if first == BEIR_QRELS_HEADER[0]:
         return "beir-qrels"
-    return "queries-tsv" if first == "query_id" else "lines"
+    names = set(header_fields(head))
+    named = {column for column, spellings in RUN_COLUMNS.items() if names & set(spellings)}
+    if {"query_id", "doc_id", "score"} <= named:
+        return "run-table"
+    if first == "query_id":
+        return "queries-tsv"
+    return "table" if "query_id" in named and len(names) > 1 else "lines"
 
 
 def utf8_error(path: str) -> InputError | None:

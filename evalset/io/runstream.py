@@ -37,8 +37,9 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io.files import check_file, content_kind, first_line, utf8_error
-from evalset.io.jsonrun import read_json_run
-from evalset.io.trec import RUN_LAYOUT, _parse_options, _typed_columns, refuse_no_run_lines, split_lines
+from evalset.io.tablerun import TABLE_KINDS
+from evalset.io.trec import _parse_options, _typed_columns, read_run, refuse_no_run_lines
+from evalset.io.trecfields import RUN_LAYOUT, has_comment, split_lines
 
 STREAM_ABOVE_BYTES = 64 << 20
 """A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
@@ -66,9 +67,15 @@ def streams(path: str | os.PathLike) -> bool:
     path = os.fspath(path)
     limit = STREAM_ABOVE_COMPRESSED_BYTES if path.endswith(_COMPRESSED) else STREAM_ABOVE_BYTES
     try:
-        return os.path.getsize(path) > limit and content_kind(path) != "json"  # a JSON run is read whole
+        return os.path.getsize(path) > limit and _lines(path)  # a JSON or table run is read whole
     except (OSError, InputError):
         return False  # the whole-file reader names the problem
+
+
+def _lines(path: str) -> bool:
+    """Whether a run file is TREC lines (streamable), not a JSON run or a run with named columns (read whole)."""
+    kind = content_kind(path)
+    return kind != "json" and kind not in TABLE_KINDS
 
 
 def _read_options(names: list[str], numbers: dict[str, pa.DataType] | None, include: list[str]):
@@ -91,8 +98,8 @@ def _fits(table: pa.Table, delimiter: str, other_in_text: bool) -> bool:
         if len(column) and (pc.min(pc.binary_length(column)).as_py() == 0
                             or (other_in_text and pc.any(pc.match_substring(column, other)).as_py())):
             return False
-    if pc.any(pc.equal(table["docid"], RUN_LAYOUT.shifted_marker)).as_py():
-        return False
+    if pc.any(pc.equal(table["docid"], RUN_LAYOUT.shifted_marker)).as_py() or has_comment(table["qid"]):
+        return False  # a shifted line, a comment line: the line-by-line parse names it, skips it
     return len(table) == 0 or bool(pc.all(pc.is_finite(table["score"])).as_py())
 
 
@@ -201,7 +208,7 @@ _NO_LINES = pa.table({"qid": pa.array([], pa.large_string()), "docid": pa.array(
 def _parsed(path: str, block_bytes: int) -> Iterator[pa.Table]:
     """``qid, docid, rank, score`` in pieces of lines, in file order: each piece by the fast parse if it fits, else
     by the line-by-line parse."""
-    head = first_line(path)
+    head = first_line(path, comments=True)
     delimiter = "\t" if "\t" in head else " "
     line = 1  # the number in the file of the piece's first line
     chunks = _text_chunks(path, block_bytes)
@@ -315,17 +322,21 @@ def query_blocks(path: str | os.PathLike,
     ahead of the caller.
 
     Raises :class:`RunNotGrouped` on reaching a query id that reappears after another query, and InputError
-    (file and line) on a malformed line or a damaged file.
+    (file and line) on a malformed line or a damaged file. A JSON run or a run with named columns is never
+    streamed: it is read whole, one block.
     """
     path = os.fspath(path)
     check_file(path)
+    if not _lines(path):
+        run = read_run(path)
+        return iter([(list(pd.unique(run["query_id"])), run)])
     return _ahead(_query_blocks(path, block_bytes))
 
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
     """The first ``count`` distinct query ids of a run file, in file order (for messages)."""
-    if content_kind(os.fspath(path)) == "json":  # read whole, as evalset.io.trec.read_run reads it
-        return list(pd.unique(read_json_run(path)["query_id"]))[:count]
+    if not _lines(os.fspath(path)):  # a JSON or table run: read whole, as evalset.io.trec.read_run reads it
+        return list(pd.unique(read_run(path)["query_id"]))[:count]
     found: dict[str, None] = {}
     for table in _parsed(os.fspath(path), STREAM_BLOCK_BYTES):
         found.update(dict.fromkeys(_query_heads(table["qid"])[1]))

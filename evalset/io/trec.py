@@ -10,8 +10,7 @@ for errors.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -24,36 +23,22 @@ import evalset.io.files as io_files
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
+from evalset.io.tablerun import TABLE_KINDS, read_table_run
+from evalset.io.trecfields import (
+    BEIR_QRELS_LAYOUT,
+    COMMENT_LINES,
+    QRELS_LAYOUT,
+    RUN_LAYOUT,
+    Layout,
+    comment_lines,
+    has_comment,
+    split_lines,
+)
 from evalset.speed.keys import repeated_rows, string_keys
 from evalset.speed.strings import as_string_array, length_range
 
-
-@dataclass(frozen=True)
-class _Layout:
-    """A whitespace-separated line format: its field names, the ones kept, and whether extra fields are allowed."""
-
-    fields: tuple[str, ...]
-    keep: tuple[str, ...]
-    extra_fields: bool  # trec_eval ignores text after a run line's tag
-    shifted_marker: str = ""  # the usual second field: seen as a doc id, the line's fields are shifted
-    header: tuple[str, ...] = ()  # a first line naming the fields (BEIR's qrels), skipped
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.fields)
-
-
-RUN_LAYOUT = _Layout(("qid", "Q0", "docid", "rank", "score", "tag"), ("qid", "docid", "rank", "score"), True, "Q0")
-
-
-QRELS_LAYOUT = _Layout(("qid", "0", "docid", "grade"), ("qid", "docid", "grade"), False)
-
-
-BEIR_QRELS_LAYOUT = _Layout(("qid", "docid", "grade"), ("qid", "docid", "grade"), False,
-                            header=io_files.BEIR_QRELS_HEADER)
-
-
-_KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results", ".json"}
+_KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results", ".json", ".csv",
+                   ".parquet", ".pq"}
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -87,10 +72,10 @@ def _parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptio
                               ignore_empty_lines=ignore_empty_lines)
 
 
-def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
+def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
     """One-delimiter parse, numbers parsed by the reader; None when the file does not fit (the caller falls
     back to the line-by-line parse, which also names a bad line)."""
-    head = first_line(path)
+    head = first_line(path, comments=True)
     if not head:
         return None
     try:
@@ -109,10 +94,12 @@ def _fields_fast(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) ->
             return None
     if layout.shifted_marker and pc.any(pc.equal(table["docid"], layout.shifted_marker)).as_py():
         return None  # a shifted line: the line-by-line parse names it
+    if file_contains(path, b"#") is not False and has_comment(table["qid"]):
+        return None  # a comment line: the line-by-line parse skips and counts it
     return table
 
 
-def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
+def _fields_by_line(path: str, layout: Layout) -> pa.Table:
     """Whitespace-split parse that keeps line numbers (``line_no``); raises InputError on a malformed line."""
     try:
         lines = _read_csv(path, _parse_options("\x1e", False), ["line"], ["line"],
@@ -125,51 +112,7 @@ def _fields_by_line(path: str, layout: _Layout) -> pa.Table:
     return split_lines(lines.combine_chunks(), layout, path, 2 if layout.header else 1)
 
 
-def split_lines(lines: pa.Array, layout: _Layout, path: str, first_line: int = 1) -> pa.Table:
-    """Whitespace-split ``lines`` (one string per line, the first being line ``first_line`` of ``path``) into
-    ``layout``'s kept fields and ``line_no``; raises InputError on a malformed line (blank lines are skipped)."""
-    fields = pc.utf8_split_whitespace(lines)
-    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False).copy()
-    counts[pc.equal(pc.utf8_trim_whitespace(lines), "").to_numpy(zero_copy_only=False)] = 0  # blank lines
-    width = len(layout.fields)
-    allowed = counts >= width if layout.extra_fields else counts == width
-    bad = np.flatnonzero(~allowed & (counts != 0))
-    if bad.size:
-        row = int(bad[0])
-        raise InputError(f"expected {width} whitespace-separated fields `{layout.text}`, found {counts[row]}: "
-                         f"{lines[row].as_py()!r}", path, row + first_line)
-    nonblank = np.flatnonzero(counts != 0)
-    fields = fields.take(pa.array(nonblank))
-    columns = {name: pc.list_element(fields, layout.fields.index(name)) for name in layout.keep}
-    if layout.shifted_marker:
-        _refuse_shifted(lines.take(pa.array(nonblank)), fields, counts[nonblank], nonblank + first_line, layout,
-                        path)
-    return pa.table(columns | {"line_no": pa.array(nonblank + first_line)})
-
-
-def _refuse_shifted(lines: pa.Array, fields: pa.Array, counts: np.ndarray, line_no: np.ndarray, layout: _Layout,
-                    path: str) -> None:
-    """Refuse a line whose fields are shifted by a space inside the query id (``19 335 Q0 8412 1 12.5 tag``
-    reads as query ``19``, document ``Q0``): its document id is ``Q0``, or it has more fields than most lines
-    and its document id is what most lines hold as their second field. Columnar (arrow kernels), no loop."""
-    docid = pc.list_element(fields, layout.fields.index("docid"))
-    shifted = pc.equal(docid, layout.shifted_marker).to_numpy(zero_copy_only=False)
-    usual_width = int(np.bincount(counts).argmax()) if len(counts) else 0
-    wider = counts > usual_width
-    if wider.any():
-        second = pc.list_element(fields, 1)
-        counted = pc.value_counts(second.filter(pa.array(~wider)))  # the distinct second fields: few
-        if len(counted):
-            usual_second = counted[int(np.argmax(counted.field("counts").to_numpy()))]["values"].as_py()
-            shifted |= wider & pc.equal(docid, usual_second).to_numpy(zero_copy_only=False)
-    if shifted.any():
-        row = int(np.flatnonzero(shifted)[0])
-        raise InputError(f"fields shifted: the document id is {docid[row].as_py()!r}, a run's usual second field (is "
-                         f"there a space in the query id?); expected `{layout.text}`, found {counts[row]} fields: "
-                         f"{lines[row].as_py()!r}", path, int(line_no[row]))
-
-
-def _read_fields(path: str, layout: _Layout, numbers: dict[str, pa.DataType]) -> pa.Table:
+def _read_fields(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> pa.Table:
     check_file(path)
     try:
         table = _fields_fast(path, layout, numbers)
@@ -192,7 +135,7 @@ def _cast(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     return cast
 
 
-def _typed_columns(table: pa.Table, path: str, layout: _Layout,
+def _typed_columns(table: pa.Table, path: str, layout: Layout,
                    types: dict[str, pa.DataType]) -> tuple[pa.Table, dict[str, pa.ChunkedArray]]:
     """Cast string columns to int64/float64. A failure on the fast path re-reads by line (padded numbers
     parse there); a failure there names the first bad line."""
@@ -216,8 +159,10 @@ def _typed_columns(table: pa.Table, path: str, layout: _Layout,
 # ------------------------------------------------------------------------------------------------------ runs
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``; ``-`` or a pipe
-    is read once, gzipped or not: :func:`evalset.io.files.local_file`), or a JSON run (``{qid: {docid: score}}``,
-    told by its content: :mod:`evalset.io.jsonrun`).
+    is read once, gzipped or not: :func:`evalset.io.files.local_file`), a JSON run (``{qid: {docid: score}}``:
+    :mod:`evalset.io.jsonrun`) or a run with named columns (TSV, CSV, Parquet: :mod:`evalset.io.tablerun`), told
+    by its content. Comment lines of a TREC run (first non-blank character ``#``, as trec_eval 10 reads them) are
+    skipped and counted in ``frame.attrs["comment_lines"]``.
 
     Returns a DataFrame with columns ``query_id`` and ``doc_id`` (strings), ``rank`` (int64) and
     ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
@@ -225,15 +170,17 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """
     path = io_files.local_file(os.fspath(path))
     check_file(path)
-    if io_files.content_kind(path) == "json":  # {query_id: {doc_id: score}}: evalset.io.jsonrun
-        return read_json_run(path)
+    kind = io_files.content_kind(path)
+    if kind == "json" or kind in TABLE_KINDS:  # evalset.io.jsonrun, evalset.io.tablerun
+        return read_json_run(path) if kind == "json" else read_table_run(path)
     numbers = {"rank": pa.int64(), "score": pa.float64()}
     fields = _read_fields(path, RUN_LAYOUT, numbers)
     refuse_no_run_lines(len(fields), path)
     table, typed = _typed_columns(fields, path, RUN_LAYOUT, numbers)
     frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"], "rank": typed["rank"],
-                      "score": typed["score"]})
-    return frame.to_pandas()
+                      "score": typed["score"]}).to_pandas()
+    frame.attrs[COMMENT_LINES] = comment_lines(table)
+    return frame
 
 
 def refuse_no_run_lines(lines: int, source: str) -> None:
@@ -242,10 +189,12 @@ def refuse_no_run_lines(lines: int, source: str) -> None:
         raise InputError(f"no run lines: the file is empty or blank (expected lines `{RUN_LAYOUT.text}`)", source)
 
 
-def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataFrame:
+def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>",
+                   line_of: Callable[[int], int] | None = None) -> pd.DataFrame:
     """Validate a run given as a DataFrame (``query_id, doc_id, score[, rank]``) and normalise it.
 
-    Without a ``rank`` column, ranks are the row order within each query (1-based).
+    Without a ``rank`` column, ranks are the row order within each query (1-based). A bad value is named by its
+    row (0-based), or by its line in ``source`` when ``line_of`` (row -> line number) is given.
     """
     missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
     if missing:
@@ -254,18 +203,29 @@ def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.DataF
     score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(score))
     if bad.size:
-        raise InputError(f"score must be a finite number, found {frame['score'].iloc[bad[0]]!r} (row {bad[0]})",
-                         source)
+        _refuse_value(f"score must be a finite number, found {_plain(frame['score'].iloc[bad[0]])!r}", int(bad[0]),
+                      source, line_of)
     if "rank" in frame.columns:
         rank = pd.to_numeric(frame["rank"], errors="coerce")
         if rank.isna().any() or (rank != rank.round()).any():
             row = int(np.flatnonzero((rank.isna() | (rank != rank.round())).to_numpy())[0])
-            raise InputError(f"rank must be an integer, found {frame['rank'].iloc[row]!r} (row {row})", source)
+            _refuse_value(f"rank must be an integer, found {_plain(frame['rank'].iloc[row])!r}", row, source, line_of)
         out["rank"] = rank.to_numpy(dtype=np.int64)
     else:
         out["rank"] = out.groupby("query_id").cumcount().to_numpy(dtype=np.int64) + 1
     out["score"] = score
     return out.reset_index(drop=True)
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds (``inf``, not ``np.float64(inf)``, in a message)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _refuse_value(message: str, row: int, source: str, line_of: Callable[[int], int] | None) -> None:
+    if line_of is None:
+        raise InputError(f"{message} (row {row})", source)
+    raise InputError(message, source, line_of(row))
 
 
 def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") -> None:
@@ -292,7 +252,9 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     Returns ``query_id, doc_id, grade`` (strings and int64) in file order. A negative grade keeps
     trec_eval's meaning: the document was pooled but not judged (never relevant, not counted as judged).
     A non-integer grade, a malformed line, or one pair given two different grades is refused with the
-    line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``.
+    line(s); an exact repeat of a line is collapsed and counted in ``frame.attrs["collapsed_duplicates"]``; comment
+    lines (first non-blank character ``#``, as trec_eval 10 reads them) are skipped and counted in
+    ``frame.attrs["comment_lines"]``.
     With ``every_line``, repeats are returned as read, for a caller that applies its own rule to them
     (:func:`evalset.io.annotations.settle_repeats`).
     """
@@ -303,18 +265,18 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
     refuse_no_judgments(frame["grade"].to_numpy(), path)
+    frame.attrs[COMMENT_LINES] = comment_lines(table)
     if every_line:
         return frame
-    try:
-        return _check_qrels(frame, path)
-    except InputError:
-        if "line_no" in table.column_names:
-            raise
-    table = _fields_by_line(path, layout)  # re-read to name the lines of the conflict
+    if "line_no" not in table.column_names:  # the fast parse
+        try:
+            return _check_qrels(frame, path)
+        except InputError:
+            table = _fields_by_line(path, layout)  # re-read to name the lines of the conflict
     return _check_qrels(frame.assign(line_no=table["line_no"].to_numpy()), path)
 
 
-def _qrels_layout(path: str) -> _Layout:
+def _qrels_layout(path: str) -> Layout:
     """TREC's qrels layout, or BEIR's (``query-id<TAB>corpus-id<TAB>score`` header) when the file starts so."""
     check_file(path)
     if io_files.content_kind(path) != "beir-qrels":
@@ -353,8 +315,9 @@ def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
             raise InputError(f"query {first['query_id']} document {first['doc_id']} has two different grades "
                              f"({where})", source, None if lines.iloc[1] is None else int(lines.iloc[1]))
         frame = frame[~repeated]
+    comments = frame.attrs.get(COMMENT_LINES, 0)
     frame = frame.drop(columns="line_no", errors="ignore").reset_index(drop=True)
-    frame.attrs["collapsed_duplicates"] = collapsed
+    frame.attrs |= {"collapsed_duplicates": collapsed, COMMENT_LINES: comments}
     return frame
 
 
@@ -370,7 +333,7 @@ def qrels_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.Dat
     bad = grade.isna() | (grade != grade.round())
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"grade must be an integer, found {frame['grade'].iloc[row]!r}", source, row + 1)
+        raise InputError(f"grade must be an integer, found {_plain(frame['grade'].iloc[row])!r}", source, row + 1)
     out = pd.DataFrame({
         "query_id": frame["query_id"].to_numpy(),
         "doc_id": frame["doc_id"].to_numpy(),
@@ -412,7 +375,7 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     for path in map(os.fspath, paths):
         if io_files.is_stream(path):
             copy = io_files.local_file(path)
-            fields = first_line(copy).split()
+            fields = first_line(copy, comments=True).split()
             stream_names[copy] = fields[5] if len(fields) > 5 else "stdin"
             files.append((copy, False))
         elif os.path.isdir(path):
