@@ -2,7 +2,8 @@
 
 Conventions
 -----------
-- On qrels (a file or a frame ``query_id, doc_id, grade``) the contract is the default with the options given.
+- On qrels (a file, a frame ``query_id, doc_id, grade`` or ir_measures' and pytrec_eval's shapes:
+  :func:`evalset.io.frames.qrels_frame`) the contract is the default with the options given.
 - On a frozen set it is the set's recorded contract: an option that contradicts it is refused
   (:class:`~evalset.errors.InputError`) unless ``override_contract``, and the contradictions are kept in
   :attr:`Evaluation.overridden` so that every output says so (:meth:`evalset.contract.ContractOptions.applied_to`).
@@ -23,6 +24,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.files import shown_name
+from evalset.io.frames import QrelsLike, qrels_frame
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
 from evalset.metrics import PreparedQrels, prepare_qrels
@@ -44,13 +46,15 @@ class Evaluation:
     given: tuple[str, ...] = field(default=())  # the contract's conventions chosen explicitly (options given)
 
     @classmethod
-    def on_qrels(cls, qrels: str | os.PathLike | pd.DataFrame, options: Options = None) -> Evaluation:
-        """Evaluation on qrels: a TREC qrels file, or a frame ``query_id, doc_id, grade``."""
+    def on_qrels(cls, qrels: str | os.PathLike | QrelsLike, options: Options = None) -> Evaluation:
+        """Evaluation on qrels: a qrels file (TREC's, BEIR's), or qrels held in Python: a frame ``query_id, doc_id,
+        grade``, ir_measures' frame or ``Qrel`` namedtuples, pytrec_eval's ``{qid: {docid: grade}}``
+        (:func:`evalset.io.frames.qrels_frame`)."""
         given = _given(options)
         if not isinstance(options, EvaluationContract):
             options = (options or ContractOptions()).applied_to()[0]
-        if isinstance(qrels, pd.DataFrame):
-            return cls(options, qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True), given=given)
+        if not isinstance(qrels, str | os.PathLike):
+            return cls(options, qrels_frame(qrels), given=given)
         return cls(options, read_qrels(qrels), source=shown_name(os.fspath(qrels)), given=given)
 
     @classmethod

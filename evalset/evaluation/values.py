@@ -2,7 +2,8 @@
 
 Conventions
 -----------
-- Runs come as files or folders of run files (:func:`evalset.io.trec.expand_run_paths`) or as frames; a big file
+- Runs come as files or folders of run files (:func:`evalset.io.trec.expand_run_paths`) or held in Python: frames,
+  ir_measures' and pytrec_eval's shapes (:func:`evalset.io.frames.run_frame`); a big file
   is streamed in blocks of whole queries (:func:`evalset.metrics.evaluate_run_files`, one decision:
   :func:`evalset.io.runstream.streams`), a small one read whole: the values are the same.
 - Metrics are kept as spelled (``ndcg@10``, ``P_10``); with ``judged=True`` ``judged@k`` is placed beside every
@@ -25,12 +26,13 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.evaluation.scope import Evaluation
+from evalset.io.frames import RunLike, run_frame
 from evalset.io.runstream import first_query_ids
 from evalset.io.trec import expand_run_paths
 from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, parse_measure
 from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
 
-Run = pd.DataFrame | str | os.PathLike
+Run = RunLike | str | os.PathLike
 Runs = Mapping[str, Run] | Sequence[str | os.PathLike]
 
 
@@ -105,14 +107,14 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
         raise InputError("no run to score")
     spelled = metric_spellings(metrics or (evaluation.headline,), judged)
     measures = list(spelled.values())
-    files = {name: run for name, run in named.items() if not isinstance(run, pd.DataFrame)}
-    frames = {name: run for name, run in named.items() if isinstance(run, pd.DataFrame)}
+    files = {name: run for name, run in named.items() if isinstance(run, str | os.PathLike)}
+    frames = {name: run_frame(run, f"run {name}") for name, run in named.items() if name not in files}
     version = {"trec_eval_version": trec_eval_version}
     tables = evaluate_runs(frames, evaluation.prepared, measures, **version) if frames else {}
     if files:
         tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, **version)
     tables = {name: tables[name] for name in named}
-    _refuse_runs_without_judged_queries(evaluation, tables, named)
+    _refuse_runs_without_judged_queries(evaluation, tables, {**named, **frames})
     return PerQuery(evaluation, spelled, tables)
 
 

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
+from evalset.io.frames import qrels_frame, run_frame
 from evalset.metrics.measures import Measure, discount, parse_measure
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
 from evalset.metrics.trec_procedures import check_trec_eval_version
@@ -378,7 +379,8 @@ def evaluate(
     its own parameters (``p(rel=2)@10``) is computed under the contract they change
     (:meth:`evalset.metrics.measures.Measure.contract`); the notes and the queries kept are the contract's.
     """
-    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
+    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
+    run = run_frame(run)  # ir_measures' and pytrec_eval's shapes too: evalset.io.frames
     contract = prepared.contract
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     trec_eval_version = check_trec_eval_version(trec_eval_version)
@@ -425,7 +427,7 @@ def evaluate_runs(
 ) -> dict[str, pd.DataFrame]:
     """:func:`evaluate` for several named runs against the same qrels (indexed once), side by side on a thread per
     core (numpy and arrow release the GIL); the tables in the order given, the same as one after the other."""
-    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
+    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
     measures = list(measures)
     tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version),
                           list(runs.values()))
