@@ -98,10 +98,10 @@ def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, M
 
 def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, judged: bool = False,
                      stream: bool | None = None, trec_eval_version: int = 10) -> PerQuery:
-    """Score ``runs`` (name -> file or frame, or files and folders of runs) per query on ``metrics`` (default:
-    the headline), against the evaluation's prepared qrels. ``stream`` forces streaming either way;
-    ``trec_eval_version`` (9 or 10): whose rules the measures defined by trec_eval's procedure follow
-    (:func:`evalset.metrics.evaluate`)."""
+    """Score ``runs`` (name -> file, frame or run held in Python: :func:`evalset.io.frames.run_frame`; or files and
+    folders of runs) per query on ``metrics`` (default: the headline), against the evaluation's prepared qrels.
+    ``stream`` forces streaming either way; ``trec_eval_version`` (9 or 10): whose rules the measures defined by
+    trec_eval's procedure follow (:func:`evalset.metrics.evaluate`)."""
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     if not named:
         raise InputError("no run to score")

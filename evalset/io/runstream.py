@@ -20,6 +20,10 @@ Conventions
   whole. One difference: the check for shifted fields (a space inside a query id) compares a line's width with
   the usual width in its piece of text rather than in the whole file.
 - A compressed file that ends early (a truncated ``.gz``) is refused, naming the line after the last one read.
+- Comment lines (first non-blank character ``#``, trec_eval 10's) are skipped as the whole-file reader skips them:
+  a piece of text holding one is parsed line by line, the other lines keeping their numbers.
+- A JSON run or a run with named columns (TSV, CSV, Parquet) is never streamed: :func:`streams` says no, and
+  :func:`query_blocks` and :func:`first_query_ids` read it whole, as :func:`evalset.io.trec.read_run` does.
 """
 
 from __future__ import annotations

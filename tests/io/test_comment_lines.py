@@ -18,13 +18,13 @@ MEASURES = ["ndcg@10", "ap", "rr", "p@10", "recall@100", "bpref"]
 @pytest.fixture(scope="module")
 def dl19(shared_data):
     root = shared_data / "dl19"
-    return root / "qrels.txt", root / "runs" / "official_full" / "TUA1-1.run.gz"
+    return root / "qrels.txt", root / "runs" / "official_top100" / "idst_bert_p1.run.gz"
 
 
 def with_comments(lines: list[str], at: list[int], target: Path) -> Path:
     """``lines`` with a comment line inserted before each index of ``at`` (and one at the top), gzipped if the
     target's name says so."""
-    out = ["# trec_eval 10 comment: run TUA1-1"]
+    out = ["# trec_eval 10 comment: run idst_bert_p1"]
     for number, line in enumerate(lines):
         if number in at:
             out.append("  # a comment inside a query's lines (indented), six fields long")
@@ -46,14 +46,14 @@ def test_a_dl19_run_with_comment_lines_scores_exactly_as_the_original(dl19, tmp_
     whole = evaluate(original, prepared, MEASURES)
     assert original.attrs["comment_lines"] == 0
     for name in ("commented.run", "commented.run.gz"):
-        commented = with_comments(lines, [1001, 30000], tmp_path / name)
+        commented = with_comments(lines, [1001, 3000], tmp_path / name)
         run = read_run(commented)
         assert run.attrs["comment_lines"] == 3
         pd.testing.assert_frame_equal(run, original, check_exact=True)
         pd.testing.assert_frame_equal(evaluate(run, prepared, MEASURES), whole, check_exact=True)
-        # streamed in pieces with and without comments (the line-by-line and the fast parse)
-        streamed = evaluate_file(commented, prepared, MEASURES, stream=True, block_bytes=1 << 18)
-        pd.testing.assert_frame_equal(streamed, whole, check_exact=True)
+        if name.endswith(".run"):  # streamed in pieces with and without comments (line by line, fast parse)
+            streamed = evaluate_file(commented, prepared, MEASURES, stream=True, block_bytes=1 << 16)
+            pd.testing.assert_frame_equal(streamed, whole, check_exact=True)
 
 
 RUN = ["q1 Q0 d1 1 3.0 t", "q1 Q0 d2 2 2.0 t", "q2 Q0 d1 1 1.5 t"]
