@@ -8,7 +8,8 @@ module            files
 ================  =====================================================================================
 ``files``         existence checks, text lines (plain or ``.gz``), TSV with a header, atomic writes
 ``outputs``       a command's outputs checked first: none is an input or another output, each can be written
-``trec``          TREC runs and qrels, run folders, run names
+``trec``          TREC runs and qrels, run folders, run names (JSON runs: ``jsonrun``; TSV/CSV/Parquet: ``tablerun``)
+``frames``        qrels and runs held in Python (ir_measures' frames and namedtuples, pytrec_eval's dicts)
 ``queries``       ``queries.tsv``, TREC topics, query lists
 ``corpus``        document texts (JSON Lines or TSV)
 ``annotations``   labels tables, qrels as one annotator, the grades of several annotators
@@ -28,11 +29,12 @@ import importlib
 _EXPORTS = {
     "GRADES_COLUMNS": "annotations", "LABELS_COLUMNS": "annotations", "LABEL_KINDS": "annotations",
     "LogColumns": "querylog", "QUERIES_COLUMNS": "queries", "TASK_FIELDS": "poolfiles", "atomic_path": "files",
-    "expand_run_paths": "trec", "labels_from_file": "annotations", "qrels_from_frame": "trec",
+    "expand_run_paths": "trec", "labels_from_file": "annotations", "qrels_frame": "frames", "qrels_from_frame": "trec",
     "query_log_sql": "querylog", "read_annotations": "annotations", "read_corpus": "corpus",
     "read_judged_pairs": "annotations", "read_labels": "annotations", "read_pool_pairs": "poolfiles",
     "read_qrels": "trec", "read_queries": "queries", "read_query_list": "queries", "read_query_log": "querylog",
-    "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_from_frame": "trec",
+    "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_frame": "frames",
+    "run_from_frame": "trec",
     "run_name": "trec", "write_labels": "annotations", "write_qrels": "trec", "write_queries": "queries",
     "write_run": "trec",
 }
