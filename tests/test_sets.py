@@ -457,7 +457,8 @@ def test_an_empty_labels_file_is_refused_naming_it(tmp_path):
     no_judgment = ("no judgments in this file: it is empty or a header alone, or holds only negative (unjudged) "
                    "qrels grades")
     for given, message in (([header_only], no_judgment), ([good, header_only], no_judgment),
-                           ([empty], "no judgments: the qrels are empty (expected lines `qid 0 docid grade`)")):
+                           ([empty], "no judgments: the qrels are empty, blank or comments only (expected lines "
+                                     "`qid 0 docid grade`)")):
         result = freeze_cli(tmp_path, *given)
         assert result.exit_code == 2
         assert result.output == f"evalset: error: {given[-1]}: {message}\n"

@@ -186,7 +186,8 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
 def refuse_no_run_lines(lines: int, source: str) -> None:
     """Refuse a run file with no line to score (empty, or blank lines only): every query would be missing."""
     if lines == 0:
-        raise InputError(f"no run lines: the file is empty or blank (expected lines `{RUN_LAYOUT.text}`)", source)
+        raise InputError(f"no run lines: the file is empty, blank or comments only (expected lines "
+                         f"`{RUN_LAYOUT.text}`)", source)
 
 
 def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>",
@@ -292,7 +293,8 @@ def refuse_no_judgments(grade: np.ndarray, source: str) -> None:
     """Refuse qrels with nothing judged: no line at all, or only negative grades (pooled, not judged): every
     measure would be undefined or zero, which is never what was meant."""
     if len(grade) == 0:
-        raise InputError("no judgments: the qrels are empty (expected lines `qid 0 docid grade`)", source)
+        raise InputError("no judgments: the qrels are empty, blank or comments only (expected lines "
+                         "`qid 0 docid grade`)", source)
     if not (grade >= 0).any():
         raise InputError(f"no judgments: all {len(grade)} qrels lines have a negative grade (pooled but not judged, "
                          "as trec_eval reads them)", source)

@@ -27,8 +27,8 @@ def test_empty_qrels_are_refused_at_the_door(tmp_path, dl19, command):
     empty.write_text("")
     result = invoke(command, "--qrels", empty, *dl19["runs"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"evalset: error: {empty}: no judgments: the qrels are empty (expected lines " \
-                                    "`qid 0 docid grade`)"
+    assert result.stderr.strip() == f"evalset: error: {empty}: no judgments: the qrels are empty, blank or comments " \
+                                    "only (expected lines `qid 0 docid grade`)"
 
 
 @pytest.mark.parametrize("command", ["score", "compare", "plan"])
@@ -128,6 +128,6 @@ def test_a_run_file_with_no_line_is_refused_naming_it(tmp_path, dl19, monkeypatc
     first = ["--qrels", dl19["qrels"]] if command != "pool" else ["-k", 10, "-o", tmp_path / "pool"]
     result = invoke(command, *first, dl19["runs"][0], empty)
     assert result.exit_code == 2, result.output
-    assert result.stderr.strip() == f"evalset: error: {empty}: no run lines: the file is empty or blank (expected " \
-                                    "lines `qid Q0 docid rank score tag`)"
+    assert result.stderr.strip() == f"evalset: error: {empty}: no run lines: the file is empty, blank or comments " \
+                                    "only (expected lines `qid Q0 docid rank score tag`)"
     assert not (tmp_path / "pool").exists()
