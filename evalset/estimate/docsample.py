@@ -1,0 +1,66 @@
+"""The document sample: which pooled pairs humans grade, each drawn on its own with a known inclusion probability.
+
+The design (statAP's, Aslam, Pavlu & Yilmaz, SIGIR 2006; infNDCG's, Yilmaz, Kanoulas & Aslam, SIGIR 2008)
+--------------------------------------------------------------------------------------------------------------
+- A pair's **prior** ``a`` is how much the runs put it where it counts: the sum over the runs that rank it in
+  their top ``depth`` of ``1 / log2(rank + 1)``, floored at :data:`PRIOR_FLOOR` (a pair no run ranks high is still
+  drawn, so that every pair has a known probability above 0 and the estimate stays unbiased).
+- Its **inclusion probability** is ``pi = min(1, c * a)``, ``c`` solved so that the probabilities sum to the
+  budget ``B`` (the expected number of human judgments): the largest priors are capped at 1 and the rest share
+  what is left, in proportion to their prior (:func:`inclusion_probabilities`; exact, no iteration).
+- The **draw** is Poisson: pair ``i`` is in the sample when ``u_i < pi_i``, the ``u`` uniform from
+  ``numpy.random.default_rng(seed)`` in the order of the pairs given (:func:`poisson_sample`), so the same pairs,
+  probabilities and seed give the same sample. The sample's size is random, ``B`` in expectation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalset.errors import InputError
+
+PRIOR_FLOOR = 0.3
+"""The smallest prior of a pair (``1 / log2(rank + 1)`` of one run's rank 9 is 0.30): no pair is left out."""
+
+
+def document_prior(pairs: pd.DataFrame, sources: pd.DataFrame, depth: int,
+                   floor: float = PRIOR_FLOOR) -> np.ndarray:
+    """The prior of each of ``pairs`` (``query_id, doc_id``), in their order, from ``sources`` (``query_id, doc_id,
+    system, rank``: which run ranked which pair where, a pool's ``pool_sources.tsv``): the sum over runs of
+    ``1 / log2(rank + 1)`` for the ranks within ``depth``, at least ``floor``."""
+    if depth < 1:
+        raise InputError(f"depth must be a positive integer, got {depth}")
+    within = sources[sources["rank"].astype(np.int64) <= depth]
+    weight = 1.0 / np.log2(within["rank"].to_numpy(dtype=np.float64) + 1.0)
+    summed = (pd.Series(weight, index=pd.MultiIndex.from_frame(within[["query_id", "doc_id"]].astype(str)))
+              .groupby(level=[0, 1]).sum())
+    keys = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))
+    return np.maximum(summed.reindex(keys).fillna(0.0).to_numpy(), floor)
+
+
+def inclusion_probabilities(prior: np.ndarray, budget: float) -> np.ndarray:
+    """``pi = min(1, c * prior)`` with ``c`` such that ``pi`` sums to ``budget`` (module docstring).
+
+    ``budget`` must be above 0 and below the number of pairs (all of them is no sample: judge the pool); every
+    prior must be finite and above 0.
+    """
+    prior = np.asarray(prior, dtype=np.float64)
+    n = len(prior)
+    if not np.all(np.isfinite(prior)) or np.any(prior <= 0):
+        raise InputError("every prior must be a finite number above 0")
+    if not 0 < budget < n:
+        raise InputError(f"the budget must be above 0 and below the {n} pairs of the pool, got {budget:g}"
+                         + (" (all of them: judge the whole pool)" if budget >= n else ""))
+    ordered = np.sort(prior)[::-1]
+    rest = np.cumsum(ordered[::-1])[::-1]  # rest[m]: the sum of the priors not capped when the m largest are
+    capped = np.arange(n)
+    scale = (budget - capped) / rest  # c when the m largest are capped at 1
+    # the fewest capped for which the largest uncapped prior stays at or below 1
+    m = int(np.flatnonzero(scale * ordered <= 1.0 + 1e-12)[0])
+    return np.minimum(1.0, scale[m] * prior)
+
+
+def poisson_sample(pi: np.ndarray, seed: int) -> np.ndarray:
+    """Which pairs are drawn: pair ``i`` when its uniform draw is below ``pi[i]`` (module docstring)."""
+    return np.random.default_rng(seed).random(len(pi)) < np.asarray(pi)
