@@ -1,4 +1,5 @@
-"""The ``evalset estimate select`` command: draw the human slice of a pool."""
+"""The ``evalset estimate select`` command: draw the human slice of a pool, or a sample of its pairs
+(``--documents``)."""
 
 from __future__ import annotations
 
@@ -7,39 +8,84 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
 from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
 
 EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
 """The example of ``--help``: a uniform slice of 10 queries of a pool (`evalset pool --spec pools/dl19-demo.toml`)."""
+DOCUMENTS_EXAMPLE = "evalset estimate select pool --documents 1000 --seed 3 -o sample"
+"""The document sample's example: 1,000 human judgments expected, spread over every query of the pool."""
 
 
-@click.command("select", epilog=f"\b\nExample:\n  {EXAMPLE}\n\nSee docs/estimate.md.")
+def parse_documents(value: str) -> tuple[int | None, float | None]:
+    """``--documents``: an integer budget (``1000``) or a percentage of the pool's pairs (``10%``) -> (budget,
+    fraction). One option for both, so that a share of the pairs is never confused with ``--fraction`` (a share of
+    each stratum's queries)."""
+    text = value.strip()
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        parsed = float(number) if text.endswith("%") else int(number)
+    except ValueError:
+        raise InputError("--documents: give a number of judgments (1000) or a percentage of the pool's pairs (10%), "
+                         f"got {value!r}") from None
+    if text.endswith("%"):
+        if not 0 < parsed < 100:
+            raise InputError(f"--documents: a percentage of the pool's pairs must be above 0% and below 100%, got "
+                             f"{value}")
+        return None, parsed / 100
+    if parsed < 1:
+        raise InputError(f"--documents: the budget must be 1 or more judgments, got {parsed}")
+    return parsed, None
+
+
+@click.command("select", epilog=f"\b\nExamples:\n  {EXAMPLE}\n  {DOCUMENTS_EXAMPLE}\n\nSee docs/estimate.md.")
 @click.argument("pool_dir", type=click.Path(file_okay=False))
 @click.option("--size", type=int, help="Queries in a uniform slice (2 or more, fewer than all; no --queries with "
               "strata).")
 @click.option("--per-stratum", type=int, help="Queries per traffic stratum, 2 or more (needs --queries).")
 @click.option("--fraction", type=float, help="Share in (0, 1] of each stratum's queries, rounded up, at least 2 "
               "(needs --queries).")
+@click.option("--documents", metavar="B|P%", help="A document sample instead of a slice: B human judgments "
+              "expected (an integer, below the pool's pairs) or P% of the pool's pairs, drawn over every query "
+              "with known inclusion probabilities (the record: sample.tsv, sample.json).")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
               help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
 @force_option()
-def select_command(pool_dir, size, per_stratum, fraction, queries_path, seed, output, force):
+def select_command(pool_dir, size, per_stratum, fraction, documents, queries_path, seed, output, force):
     """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
-    `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads."""
+    `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads.
+
+    With --documents, draw instead a sample of the pool's pairs over every query (each with a known inclusion
+    probability), and write the drawn pairs' pool folder with the sample's record beside it."""
     from pathlib import Path
 
-    from evalset.estimate import select_slice_pool
     from evalset.io.outputs import check_outputs
+    from evalset.io.samplerecord import RECORD_FILES
     from evalset.io.slicerecord import RECORD_NAME
     from evalset.pooling.folder import POOL_FILES
 
-    if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
-        raise click.UsageError("give one of --size, --per-stratum or --fraction")
+    if documents is not None:
+        if any(v is not None for v in (size, per_stratum, fraction, queries_path)):
+            raise InputError("--documents draws pairs, not queries: give it without --size, --per-stratum, "
+                                   "--fraction or --queries")
+        budget, share = parse_documents(documents)
+    elif sum(v is not None for v in (size, per_stratum, fraction)) != 1:
+        raise click.UsageError("give one of --size, --per-stratum, --fraction or --documents")
     if Path(output).resolve() == Path(pool_dir).resolve():
+        if documents is not None:  # one line, as every refusal of the document sample
+            raise InputError("-o: the sample's folder must not be the pool folder it is drawn from", output)
         raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
+    names = RECORD_FILES if documents is not None else (RECORD_NAME,)
     check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path},
-                  folders={"-o": (output, (*POOL_FILES, RECORD_NAME))}, force=force)
+                  folders={"-o": (output, (*POOL_FILES, *names))}, force=force)
+    if documents is not None:
+        from evalset.estimate.docselect import select_document_pool
+
+        emit(select_document_pool(pool_dir, output, budget=budget, fraction=share, seed=seed, replace=force))
+        return
+    from evalset.estimate import select_slice_pool
+
     emit(select_slice_pool(pool_dir, output, queries_path=queries_path, seed=seed, size=size, per_stratum=per_stratum,
                            fraction=fraction, replace=force))

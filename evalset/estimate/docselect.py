@@ -1,0 +1,191 @@
+"""The document sample drawn from a pool folder, and written: the drawn pairs' pool folder, with the record beside.
+
+Conventions
+-----------
+- The pool is a folder of ``evalset pool``: ``pool.tsv`` (the pairs, in judging order), ``pool_sources.tsv``
+  (which run ranked which pair where: the priors need it) and ``pool.json`` (its ``depth``: the prior counts the
+  ranks within it, also for a system pooled deeper).
+- The budget is ``budget`` human judgments in expectation (an integer, at least 1, below the pool's pairs) or
+  ``fraction`` (in (0, 1)) of the pool's pairs; ``pi`` sums to it. The priors, ``pi`` and the seeded Poisson draw
+  are :mod:`evalset.estimate.docsample`'s, the uniforms drawn in the pool's judging order. A draw that takes no pair
+  is refused (nothing for humans to grade).
+- The written folder holds the pool's files restricted to the drawn pairs, lines kept in the pool's order:
+  ``pool.tsv``, ``pool_sources.tsv``, ``tasks.jsonl`` (``push`` and ``judge`` read these as they are),
+  ``pool.json`` (the sample's counts and the source pool's manifest), and the record ``sample.tsv`` /
+  ``sample.json`` (:mod:`evalset.io.samplerecord`: every pooled pair's prior, ``pi`` and draw), which no command
+  shows an annotator. Built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset import __version__
+from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
+from evalset.estimate.docsample import PRIOR_FLOOR, document_prior, inclusion_probabilities, poisson_sample
+from evalset.io.digests import file_sha256
+from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
+from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
+from evalset.params import POSITIVE_INT, PROBABILITY, check
+
+SOURCES_NAME = "pool_sources.tsv"
+
+
+def read_pool_sources(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a pool's ``pool_sources.tsv`` (``query_id, doc_id, system, rank``; rank a positive integer)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError("no such file: the document sample's priors need the runs' ranks (the pool_sources.tsv "
+                         "`evalset pool` writes)", path)
+    rows, lines, header = read_tsv_with_header(path, required=("query_id", "doc_id", "system", "rank"))
+    frame = pd.DataFrame(rows, columns=header, dtype=object)[["query_id", "doc_id", "system", "rank"]]
+    rank = pd.to_numeric(frame["rank"], errors="coerce")
+    bad = rank.isna() | (rank != rank.round()) | (rank < 1)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"rank must be a positive integer, found {frame['rank'].iloc[row]!r}", path, lines[row])
+    return frame.astype(str).assign(rank=rank.to_numpy(dtype=np.int64))
+
+
+def pool_depth(pool_dir: str | os.PathLike) -> int:
+    """The pool's depth, from its ``pool.json``."""
+    path = Path(pool_dir) / "pool.json"
+    check_file(str(path))
+    try:
+        depth = json.loads(path.read_text(encoding="utf-8"))["depth"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise InputError(f"no pool depth ({type(exc).__name__}: {exc}): expected the pool.json of `evalset pool` "
+                         "(a slice's or a sample's folder is no pool to draw from)", str(path)) from None
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise InputError(f"depth must be a positive integer, got {depth!r}", str(path))
+    return depth
+
+
+def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
+                     seed: int = DEFAULT_SEED, floor: float = PRIOR_FLOOR) -> SampleRecord:
+    """Draw the document sample of the pool in ``pool_dir`` (module docstring): ``budget`` judgments expected, or
+    ``fraction`` of the pool's pairs. Writes nothing."""
+    if (budget is None) == (fraction is None):
+        raise InputError("give one of a budget (expected human judgments) or a fraction of the pool's pairs")
+    if budget is not None:
+        check("the budget", budget, POSITIVE_INT)
+    if fraction is not None:
+        check("the fraction of the pool's pairs", fraction, PROBABILITY)
+    folder = Path(pool_dir)
+    pool_tsv = folder / "pool.tsv"
+    pairs = read_pool_pairs(pool_tsv)
+    if pairs.empty:
+        raise InputError("the pool has no pair: nothing to draw a sample from", str(pool_tsv))
+    if budget is not None and budget >= len(pairs):
+        raise InputError(f"a budget of {budget:,} judgments for a pool of {len(pairs):,} pairs: give fewer than "
+                         "all (all of them is no sample: push the pool itself)")
+    sources = read_pool_sources(folder / SOURCES_NAME)
+    depth = pool_depth(folder)
+    expected = float(budget) if budget is not None else fraction * len(pairs)
+    prior = document_prior(pairs, sources, depth, floor)
+    pi = inclusion_probabilities(prior, expected)
+    drawn = poisson_sample(pi, seed)
+    if not drawn.any():
+        raise InputError(f"the draw (seed {seed}) took none of the {len(pairs):,} pairs: a budget of {expected:g} "
+                         "is too small for anyone to grade; give a larger one")
+    table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
+    source = {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
+    return SampleRecord(expected, fraction, seed, depth, floor, source, table)
+
+
+def _tsv_lines(path: Path, keep: set[tuple[str, ...]], key: tuple[str, ...]) -> list[str]:
+    """The header and the lines of a pool TSV whose ``key`` columns are in ``keep``, in file order."""
+    check_file(str(path))
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    columns = [lines[0].rstrip("\r\n").split("\t").index(name) for name in key] if lines else []
+    kept = [line for line in lines[1:]
+            if tuple(line.rstrip("\r\n").split("\t")[c] for c in columns) in keep]
+    return [lines[0], *kept] if lines else []
+
+
+def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, output: str | os.PathLike, *,
+                        replace: bool = False) -> list[str]:
+    """Write the pool of ``pool_dir`` restricted to the drawn pairs, and the record, as ``output`` (module
+    docstring); an existing non-empty ``output`` is refused unless ``replace``. Returns the paths written."""
+    folder = Path(pool_dir)
+    drawn = record.drawn
+    pair_ids = set(drawn["pair_id"])
+    keys = set(zip(drawn["query_id"], drawn["doc_id"], strict=True))
+    files = {"pool.tsv": _tsv_lines(folder / "pool.tsv", {(p,) for p in pair_ids}, ("pair_id",)),
+             SOURCES_NAME: _tsv_lines(folder / SOURCES_NAME, keys, ("query_id", "doc_id"))}
+    if (folder / "tasks.jsonl").exists():
+        files["tasks.jsonl"] = [line for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines(
+            keepends=True) if line.strip() and str(json.loads(line).get("pair_id")) in pair_ids]
+    source = json.loads((folder / "pool.json").read_text(encoding="utf-8"))
+    counts = record.counts()
+    manifest = {"evalset_version": __version__,
+                "sample": {"record": [TABLE_NAME, RECORD_NAME], "drawn": counts["drawn"], "of": counts["pairs"]},
+                "counts": {"queries": int(drawn["query_id"].nunique()), "pairs": counts["drawn"]},
+                "source_pool": source}
+    files["pool.json"] = [json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"]
+    files.update({name: [text] for name, text in record_texts(record, __version__).items()})
+    with folder_built_aside(output, replace=replace) as aside:
+        for name, lines in files.items():
+            (aside / name).write_text("".join(lines), encoding="utf-8")
+    return [os.path.join(output, name) for name in files]
+
+
+@dataclass(frozen=True)
+class DocumentSelection:
+    """A document sample drawn from a pool and written (:func:`select_document_pool`): its record, the folder and
+    the files written in it."""
+
+    record: SampleRecord
+    folder: str
+    written: tuple[str, ...]
+
+    def per_query(self) -> pd.Series:
+        """Drawn pairs per query of the pool (0 for a query with none drawn), by query id."""
+        pairs = self.record.pairs
+        return pairs.groupby("query_id", sort=True)["sampled"].sum().astype(int)
+
+    def figures(self) -> dict[str, Any]:
+        """The summary's figures: pairs, budget, drawn, pairs with pi = 1, smallest pi, drawn per query."""
+        per_query = self.per_query()
+        return {**self.record.counts(), "budget": self.record.budget, "fraction": self.record.fraction,
+                "seed": self.record.seed, "smallest_pi": float(self.record.pairs["pi"].min()),
+                "per_query": {"min": int(per_query.min()), "median": float(per_query.median()),
+                              "max": int(per_query.max())}}
+
+    def to_text(self) -> str:
+        """What ``evalset estimate select --documents`` prints: the draw's figures and what to do with the folder."""
+        f, record = self.figures(), self.record
+        share = "" if record.fraction is None else f" ({record.fraction:.4g} of the pairs)"
+        q = f["per_query"]
+        return "\n".join([
+            f"{f['pairs']:,} pairs in the pool; budget {record.budget:,.6g} judgments expected{share}; drawn "
+            f"{f['drawn']:,} (seed {record.seed})",
+            f"pi = 1 for {f['certain']:,} pairs; smallest pi {f['smallest_pi']:.4f} (priors: the runs' ranks within "
+            f"depth {record.depth}, floor {record.floor:g})",
+            f"drawn per query ({f['queries']} queries): min {q['min']}, median {q['median']:g}, max {q['max']}",
+            f"wrote {self.folder}: pool.tsv and tasks.jsonl hold the drawn pairs (push them as they are); "
+            f"{TABLE_NAME} and {RECORD_NAME} are the record (every pooled pair's pi), never shown to annotators"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record (as ``sample.json`` holds it), the summary's figures, the folder and the files written."""
+        return {"record": self.record.to_dict(), "figures": self.figures(), "folder": self.folder,
+                "written": list(self.written)}
+
+
+def select_document_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *, budget: int | None = None,
+                         fraction: float | None = None, seed: int = DEFAULT_SEED,
+                         replace: bool = False) -> DocumentSelection:
+    """Draw the document sample of the pool in ``pool_dir`` (:func:`select_documents`) and write its folder as
+    ``output`` (:func:`write_document_pool`)."""
+    record = select_documents(pool_dir, budget=budget, fraction=fraction, seed=seed)
+    written = write_document_pool(pool_dir, record, output, replace=replace)
+    return DocumentSelection(record, os.fspath(output), tuple(written))

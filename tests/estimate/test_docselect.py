@@ -1,0 +1,164 @@
+"""`evalset estimate select --documents` on TREC DL 2019: the depth-10 pool of the 37 official runs (2,495 pairs),
+a sample of 1,000 judgments expected. The record's pi are the design's (recomputed here from pool_sources.tsv), the
+folder is what push and judge read, the draw is seeded; bad input is one line, exit 2, nothing written."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.estimate.docsample import inclusion_probabilities, poisson_sample
+from evalset.io.poolfiles import TASK_FIELDS, read_pool_pairs, read_tasks
+from evalset.io.samplerecord import read_sample, sample_frame
+from evalset.labelstudio.push import pool_tasks
+
+BUDGET = 1000
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pool") / "pool"
+    result = invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", folder)
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture(scope="module")
+def drawn(pool, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sample") / "sample"
+    result = invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 1, "-o", folder)
+    assert result.exit_code == 0, result.output
+    return folder, result.output
+
+
+def _reference_pi(pool, budget):
+    """The design computed here from the pool's files: per pair, the sum of 1/log2(rank + 1) over the runs that
+    rank it in their top 10, floored at 0.3; then min(1, c * prior) summing to the budget."""
+    pairs = pd.read_csv(pool / "pool.tsv", sep="\t", dtype=str).assign(order=lambda f: f["order"].astype(int))
+    pairs = pairs.sort_values("order").reset_index(drop=True)
+    sources = pd.read_csv(pool / "pool_sources.tsv", sep="\t", dtype={"query_id": str, "doc_id": str})
+    sources = sources[sources["rank"] <= 10]
+    weight = (1 / np.log2(sources["rank"] + 1)).groupby([sources["query_id"], sources["doc_id"]]).sum()
+    keys = zip(pairs["query_id"], pairs["doc_id"], strict=True)
+    prior = np.array([max(weight.get(key, 0.0), 0.3) for key in keys])
+    return pairs, prior, inclusion_probabilities(prior, budget)
+
+
+@pytest.mark.slow
+def test_the_record_holds_every_pooled_pair_with_the_designs_pi_summing_to_the_budget(pool, drawn):
+    folder, output = drawn
+    record = read_sample(folder)
+    pairs, prior, pi = _reference_pi(pool, BUDGET)
+    assert record.pairs["pair_id"].tolist() == pairs["pair_id"].tolist()  # every pair, in judging order
+    np.testing.assert_allclose(record.pairs["prior"], prior, rtol=1e-12)
+    np.testing.assert_allclose(record.pairs["pi"], pi, rtol=1e-12)
+    assert abs(record.pairs["pi"].sum() - BUDGET) < 1e-9
+    assert record.pairs["sampled"].tolist() == poisson_sample(record.pairs["pi"].to_numpy(), 1).tolist()
+    assert (record.seed, record.depth, record.budget, record.floor) == (1, 10, BUDGET, 0.3)
+    frame = sample_frame(folder, pool)  # drawn from this pool: its hash matches
+    assert list(frame.columns) == ["query_id", "doc_id", "pi", "sampled"] and len(frame) == 2495
+    drawn_count = int(frame["sampled"].sum())
+    per_query = frame.groupby("query_id")["sampled"].sum()
+    assert output.splitlines()[:3] == [
+        f"2,495 pairs in the pool; budget 1,000 judgments expected; drawn {drawn_count:,} (seed 1)",
+        f"pi = 1 for {int((frame['pi'] == 1).sum())} pairs; smallest pi {frame['pi'].min():.4f} (priors: the runs' "
+        "ranks within depth 10, floor 0.3)",
+        f"drawn per query (43 queries): min {per_query.min()}, median {per_query.median():g}, max {per_query.max()}"]
+    assert abs(drawn_count - BUDGET) < 4 * np.sqrt((pi * (1 - pi)).sum())  # Poisson: the budget in expectation
+
+
+@pytest.mark.slow
+def test_the_folder_is_the_drawn_pairs_as_push_and_judge_read_them(pool, drawn):
+    folder, _ = drawn
+    record = read_sample(folder)
+    chosen = record.drawn["pair_id"].tolist()
+    assert read_pool_pairs(folder / "pool.tsv")["pair_id"].tolist() == chosen
+    source_lines = (pool / "pool.tsv").read_text().splitlines()
+    assert (folder / "pool.tsv").read_text().splitlines() == [source_lines[0], *(
+        line for line in source_lines[1:] if line.split("\t")[0] in set(chosen))]
+    with_text = set(read_tasks(pool / "tasks.jsonl")["pair_id"])
+    tasks = read_tasks(folder / "tasks.jsonl")  # what `evalset judge` reads
+    assert tasks["pair_id"].tolist() == [p for p in chosen if p in with_text]
+    pushed = pool_tasks(folder)  # what `evalset push` sends: pool.tsv and tasks.jsonl, in judging order
+    assert pushed["pair_id"].tolist() == tasks["pair_id"].tolist()
+    assert pushed.attrs["without_text"] == len(chosen) - len(tasks)
+    keys = {key for line in (folder / "tasks.jsonl").read_text().splitlines() for key in json.loads(line)}
+    assert keys == set(TASK_FIELDS)  # no prior, pi or sampled in a task
+    bare = folder.parent / "bare"
+    shutil.copytree(folder, bare)
+    for name in ("sample.tsv", "sample.json"):
+        (bare / name).unlink()
+    pd.testing.assert_frame_equal(pool_tasks(bare), pushed)  # the record plays no part in what is pushed
+    sources = pd.read_csv(folder / "pool_sources.tsv", sep="\t", dtype=str)
+    assert set(zip(sources["query_id"], sources["doc_id"], strict=True)) == set(
+        zip(record.drawn["query_id"], record.drawn["doc_id"], strict=True))
+    manifest = json.loads((folder / "pool.json").read_text())
+    assert manifest["counts"]["pairs"] == len(chosen) and manifest["source_pool"]["depth"] == 10
+    assert "--documents" in invoke("estimate", "select", "--help").output
+    assert invoke("push", "--help").exit_code == 0
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_files_and_another_seed_another_sample(pool, drawn, tmp_path):
+    folder, _ = drawn
+    again, other = tmp_path / "again", tmp_path / "other"
+    assert invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 1, "-o", again).exit_code == 0
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(p.name for p in again.iterdir())
+    assert all((folder / n).read_bytes() == (again / n).read_bytes() for n in names)
+    assert invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 2, "-o", other).exit_code == 0
+    first, second = read_sample(folder), read_sample(other)
+    np.testing.assert_array_equal(first.pairs["pi"], second.pairs["pi"])  # the design does not depend on the seed
+    assert set(first.drawn["pair_id"]) != set(second.drawn["pair_id"])
+    share = tmp_path / "share"
+    result = invoke("estimate", "select", pool, "--documents", "10%", "--seed", 1, "-o", share)
+    assert result.exit_code == 0, result.output
+    record = read_sample(share)
+    assert record.fraction == 0.1 and abs(record.pairs["pi"].sum() - 249.5) < 1e-9
+    assert "budget 249.5 judgments expected (0.1 of the pairs)" in result.output
+
+
+@pytest.mark.slow
+def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path):
+    no_sources = tmp_path / "no-sources"
+    no_sources.mkdir()
+    for name in ("pool.tsv", "pool.json", "tasks.jsonl"):
+        shutil.copy(pool / name, no_sources / name)
+    out = tmp_path / "out"
+    cases = [
+        ((pool, "--documents", 2495), "a budget of 2,495 judgments for a pool of 2,495 pairs"),
+        ((pool, "--documents", 3000), "a budget of 3,000 judgments for a pool of 2,495 pairs"),
+        ((pool, "--documents", 0), "the budget must be 1 or more judgments, got 0"),
+        ((pool, "--documents", -5), "the budget must be 1 or more judgments, got -5"),
+        ((pool, "--documents", "12.5"), "give a number of judgments (1000) or a percentage"),
+        ((pool, "--documents", "100%"), "above 0% and below 100%, got 100%"),
+        ((pool, "--documents", 100, "--size", 5), "--documents draws pairs, not queries"),
+        ((pool, "--documents", 100, "--per-stratum", 2), "--documents draws pairs, not queries"),
+        ((pool, "--documents", 100, "--fraction", 0.5), "--documents draws pairs, not queries"),
+        ((no_sources, "--documents", 100), "pool_sources.tsv: no such file: the document sample's priors need"),
+        ((drawn[0], "--documents", 100), "pool.json: no pool depth"),
+    ]
+    for args, message in cases:
+        result = invoke("estimate", "select", *args, "-o", out)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+        assert len(result.output.strip().splitlines()) == 1, result.output
+        assert not out.exists()
+    result = invoke("estimate", "select", pool, "--documents", 100, "-o", pool)
+    assert result.exit_code == 2 and "must not be the pool folder it is drawn from" in result.output
+    assert (pool / "pool.tsv").exists() and not (pool / "sample.tsv").exists()
+    before = {p.name: p.read_bytes() for p in drawn[0].iterdir()}
+    result = invoke("estimate", "select", pool, "--documents", 100, "-o", drawn[0])
+    assert result.exit_code == 2 and "--force" in result.output
+    assert {p.name: p.read_bytes() for p in drawn[0].iterdir()} == before
+    forced = tmp_path / "forced"
+    assert invoke("estimate", "select", pool, "--documents", 100, "-o", forced).exit_code == 0
+    assert invoke("estimate", "select", pool, "--documents", 200, "-o", forced, "--force").exit_code == 0
+    assert read_sample(forced).budget == 200
