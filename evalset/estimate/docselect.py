@@ -102,14 +102,39 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     return SampleRecord(expected, fraction, seed, depth, floor, source, table)
 
 
+def _lines(path: Path) -> list[str]:
+    """A file's lines, each with its newline, split at ``\\n`` only: a text may hold other line separators
+    (U+2028, U+0085) that :meth:`str.splitlines` would split at."""
+    check_file(str(path))
+    try:
+        with open(path, encoding="utf-8", newline="\n") as handle:
+            return handle.readlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path)) from None
+
+
 def _tsv_lines(path: Path, keep: set[tuple[str, ...]], key: tuple[str, ...]) -> list[str]:
     """The header and the lines of a pool TSV whose ``key`` columns are in ``keep``, in file order."""
-    check_file(str(path))
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = _lines(path)
     columns = [lines[0].rstrip("\r\n").split("\t").index(name) for name in key] if lines else []
     kept = [line for line in lines[1:]
             if tuple(line.rstrip("\r\n").split("\t")[c] for c in columns) in keep]
     return [lines[0], *kept] if lines else []
+
+
+def _task_lines(path: Path, pair_ids: set[str]) -> list[str]:
+    """The lines of ``tasks.jsonl`` of the drawn pairs, as they are, in file (judging) order."""
+    kept = []
+    for number, line in enumerate(_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            task = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON object: {exc.msg}", str(path), number) from None
+        if isinstance(task, dict) and str(task.get("pair_id")) in pair_ids:
+            kept.append(line)
+    return kept
 
 
 def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, output: str | os.PathLike, *,
@@ -123,8 +148,7 @@ def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, outpu
     files = {"pool.tsv": _tsv_lines(folder / "pool.tsv", {(p,) for p in pair_ids}, ("pair_id",)),
              SOURCES_NAME: _tsv_lines(folder / SOURCES_NAME, keys, ("query_id", "doc_id"))}
     if (folder / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = [line for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines(
-            keepends=True) if line.strip() and str(json.loads(line).get("pair_id")) in pair_ids]
+        files["tasks.jsonl"] = _task_lines(folder / "tasks.jsonl", pair_ids)
     source = json.loads((folder / "pool.json").read_text(encoding="utf-8"))
     counts = record.counts()
     manifest = {"evalset_version": __version__,

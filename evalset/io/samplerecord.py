@@ -13,8 +13,9 @@ Conventions
   ``evalset judge`` read only ``pool.tsv`` and ``tasks.jsonl``, so nothing of the record reaches an annotator.
 - :func:`read_sample` checks what the estimate relies on and refuses, naming the file and line, a ``pi`` outside
   (0, 1] or missing (a sampled pair without its ``pi`` first), a ``sampled`` that is not 0 or 1, a repeated pair,
-  and ``pi`` that do not sum to the recorded budget; :func:`check_source` refuses a record drawn from another
-  pool than the one given (its ``pool.tsv`` hash).
+  ``pi`` that do not sum to the recorded budget, and, when the drawn pairs' ``pool.tsv`` is beside the record,
+  one that does not hold exactly the sampled pairs; :func:`check_source` refuses a record drawn from another pool
+  than the one given (its ``pool.tsv`` hash).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import pandas as pd
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
 from evalset.io.files import check_file, read_tsv_with_header, refuse_blank, refuse_repeats
+from evalset.io.poolfiles import read_pool_pairs
 
 TABLE_NAME = "sample.tsv"
 RECORD_NAME = "sample.json"
@@ -171,7 +173,26 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
     if not math.isclose(total, budget, rel_tol=BUDGET_TOLERANCE, abs_tol=BUDGET_TOLERANCE):
         raise InputError(f"the pairs' pi sum to {total:.6g}, not the recorded budget {budget:g}: a pi was changed "
                          "after the draw (draw a new sample instead)", str(table_path))
+    _check_folder_pairs(record_path.with_name("pool.tsv"), pairs)
     return SampleRecord(*settings, pairs)
+
+
+def _check_folder_pairs(pool_tsv: Path, pairs: pd.DataFrame) -> None:
+    """Beside the record, the drawn pairs' ``pool.tsv`` (when there) must hold exactly the sampled pairs: a folder
+    edited after the draw is refused, naming the first pair that differs."""
+    if not pool_tsv.exists():
+        return
+    folder = read_pool_pairs(pool_tsv)
+    sampled = set(pairs.loc[pairs["sampled"], "pair_id"])
+    extra = [p for p in folder["pair_id"] if p not in sampled]
+    if extra:
+        raise InputError(f"pair_id {extra[0]} is not a sampled pair of {TABLE_NAME}: the folder was changed after "
+                         "the draw (draw a new sample instead)", str(pool_tsv))
+    missing = sampled - set(folder["pair_id"])
+    if missing:
+        first = next(p for p in pairs["pair_id"] if p in missing)
+        raise InputError(f"the sampled pair_id {first} of {TABLE_NAME} is not in pool.tsv: the folder was changed "
+                         "after the draw (draw a new sample instead)", str(pool_tsv))
 
 
 def check_source(record: SampleRecord, pool_dir: str | os.PathLike, record_path: str | os.PathLike) -> None:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.errors import InputError
 from evalset.estimate.docsample import inclusion_probabilities, poisson_sample
 from evalset.io.poolfiles import TASK_FIELDS, read_pool_pairs, read_tasks
 from evalset.io.samplerecord import read_sample, sample_frame
@@ -162,3 +163,35 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
     assert invoke("estimate", "select", pool, "--documents", 100, "-o", forced).exit_code == 0
     assert invoke("estimate", "select", pool, "--documents", 200, "-o", forced, "--force").exit_code == 0
     assert read_sample(forced).budget == 200
+
+
+def _small_pool(folder):
+    """Three pairs of one query; the first ranked first by two runs (its pi is 1 at a budget of 2)."""
+    folder.mkdir()
+    (folder / "pool.tsv").write_text("pair_id\tquery_id\tdoc_id\torder\np1\tq\ta\t1\np2\tq\tb\t2\np3\tq\tc\t3\n")
+    (folder / "pool_sources.tsv").write_text("query_id\tdoc_id\tsystem\trank\nq\ta\tx\t1\nq\ta\ty\t1\nq\tb\tx\t2\n"
+                                             "q\tc\ty\t2\n")
+    (folder / "pool.json").write_text('{"depth": 10}\n')
+    texts = {"p1": "one\u2028line\x85still", "p2": "two", "p3": "three"}
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(
+        {"pair_id": p, "query_id": "q", "doc_id": d, "query": "Q", "text": texts[p]}, ensure_ascii=False) + "\n"
+        for p, d in zip(texts, "abc", strict=True)), encoding="utf-8")
+
+
+def test_a_task_whose_text_holds_other_line_separators_is_kept_whole(tmp_path):
+    from evalset.estimate.docselect import select_document_pool, select_documents
+
+    _small_pool(tmp_path / "pool")
+    selection = select_document_pool(tmp_path / "pool", tmp_path / "out", budget=2, seed=0)
+    record = selection.record
+    np.testing.assert_allclose(record.pairs["pi"], [1, 0.5, 0.5])  # priors 2, 0.63, 0.63: the rest share 1
+    assert record.pairs["sampled"].iloc[0]
+    tasks = read_tasks(tmp_path / "out" / "tasks.jsonl")
+    assert tasks["pair_id"].tolist() == record.drawn["pair_id"].tolist()
+    assert tasks["text"].iloc[0] == "one\u2028line\x85still"
+    assert (tmp_path / "out" / "tasks.jsonl").read_bytes().splitlines()[0] == (
+        tmp_path / "pool" / "tasks.jsonl").read_bytes().splitlines()[0]
+    tiny = inclusion_probabilities(record.pairs["prior"].to_numpy(), 0.03)  # a budget of 1% of the 3 pairs
+    empty = next(s for s in range(100) if not poisson_sample(tiny, s).any())
+    with pytest.raises(InputError, match=rf"the draw \(seed {empty}\) took none of the 3 pairs"):
+        select_documents(tmp_path / "pool", fraction=0.01, seed=empty)

@@ -87,3 +87,16 @@ def test_a_record_of_another_pool_or_a_torn_record_is_refused(tmp_path):
     (tmp_path / "sample.json").write_text('{"design": "uniform"}')
     with pytest.raises(InputError, match="not a document sample's record"):
         read_sample(tmp_path / "sample.json")
+
+
+def test_the_drawn_pairs_pool_tsv_beside_the_record_must_hold_exactly_the_sampled_pairs(tmp_path):
+    _record(tmp_path)
+    header = "pair_id\tquery_id\tdoc_id\torder\n"
+    (tmp_path / "pool.tsv").write_text(header + "p0\t1\ta\t1\np2\t1\tc\t3\np4\t2\td\t5\n")
+    assert read_sample(tmp_path).drawn["pair_id"].tolist() == ["p0", "p2", "p4"]
+    (tmp_path / "pool.tsv").write_text(header + "p0\t1\ta\t1\np1\t1\tb\t2\np2\t1\tc\t3\np4\t2\td\t5\n")
+    with pytest.raises(InputError, match=r"pair_id p1 is not a sampled pair of sample\.tsv"):
+        read_sample(tmp_path)
+    (tmp_path / "pool.tsv").write_text(header + "p0\t1\ta\t1\np4\t2\td\t5\n")
+    with pytest.raises(InputError, match=r"the sampled pair_id p2 of sample\.tsv is not in pool\.tsv"):
+        read_sample(tmp_path)
