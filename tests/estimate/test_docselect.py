@@ -15,6 +15,7 @@ from evalset.errors import InputError
 from evalset.estimate.docsample import inclusion_probabilities, poisson_sample
 from evalset.io.poolfiles import TASK_FIELDS, read_pool_pairs, read_tasks
 from evalset.io.samplerecord import read_sample, sample_frame
+from evalset.labelstudio.pull import known_pairs
 from evalset.labelstudio.push import pool_tasks
 
 BUDGET = 1000
@@ -98,6 +99,8 @@ def test_the_folder_is_the_drawn_pairs_as_push_and_judge_read_them(pool, drawn):
     for name in ("sample.tsv", "sample.json"):
         (bare / name).unlink()
     pd.testing.assert_frame_equal(pool_tasks(bare), pushed)  # the record plays no part in what is pushed
+    pairs, _ = known_pairs(folder)  # what `evalset pull` checks the annotations against: the drawn pairs
+    assert pairs["pair_id"].tolist() == chosen
     sources = pd.read_csv(folder / "pool_sources.tsv", sep="\t", dtype=str)
     assert set(zip(sources["query_id"], sources["doc_id"], strict=True)) == set(
         zip(record.drawn["query_id"], record.drawn["doc_id"], strict=True))
