@@ -16,7 +16,8 @@ Conventions
   pseudo-count :data:`CELL_PSEUDO_COUNT`). A cell with no sampled pair of another query is ``p_b``; with no sample
   of another query at all, every share is 0 (the prediction 0: Horvitz-Thompson's estimator).
 - The **best judge** for query ``q`` is the judge with the highest 1/pi-weighted share of exact agreement with the
-  human grade on the sampled pairs of the other queries (cross-fitted too); ties go to the judge given first.
+  human grade on the sampled pairs of the other queries (cross-fitted too); of equal shares, the first judge
+  column (:func:`evalset.estimate.docestimate.prepare_pool` orders the judges by name).
 - The human grades are the integers of ``scale`` (ascending); a pair's prediction of a quantity ``f(grade)`` is its
   expectation ``sum_g p(g) f(g)`` (the expected gain; for a binary measure the probability of grade >= rel).
 """

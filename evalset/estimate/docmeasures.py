@@ -29,8 +29,12 @@ Conventions
   sampled d of (1 - pi) / pi^2 z_d^2`` (:mod:`evalset.estimate.docestimate`). For DCG and P it is exact; for nDCG
   ``z = (w e_gain - nDCG sum_j (gain(j) - gain(j-1)) s_j e_j) / ideal``, ``w`` the pair's discount in the run, the
   slope ``s_j`` of ``F`` the secant over one estimated standard deviation of ``c_j`` either side (the derivative
-  at ``c_j`` when that deviation is 0; the plain derivative inflated the variance 8-60x in the prototype); for AP
-  ``z = e_rel (dN/dx_d - AP) / R~``.
+  at ``c_j`` when that deviation is 0; the plain derivative inflated the variance 8-60x in the prototype), the
+  secant's lower end no lower than the sampled count (the clamp's floor: below it the count cannot go); for AP
+  ``z = e_rel (dN/dx_d - AP) / R~``, the slope ``dN/dx_d = (1 + sum_{s<r} x_s) / r + sum_{s>r} x_s / s`` (``r``
+  the pair's rank in the run, 0 when the run lacks it) and AP taken at the **point values** ``x`` (the human grade
+  where sampled, the prediction elsewhere: ``x~`` itself, with its 1/pi, swung the variance 5x too high on
+  DL19), over the estimate's own ``R~`` (the point values' count made it 2x too low).
 """
 
 from __future__ import annotations
@@ -252,13 +256,13 @@ def _average_precision(ranks: RunRanks, sample: Sample, contract: EvaluationCont
     after = np.cumsum((point / rank)[:, :, ::-1], axis=2)[:, :, ::-1] - point / rank
     slope = (1.0 + np.cumsum(point, axis=2) - point) / rank + after  # dN/dx at each rank, at the point values
     value = _ratio(numerator, count)
-    # linearised at the point values (x~ itself, with its 1/pi, would swing the ratio and its slopes)
+    # the slopes at the point values (x~ itself, with its 1/pi, would swing them), over the estimate's own R~
     point_count = np.bincount(sample.query, weights=sample.plug_in(relevant)[:-1], minlength=sample.queries)
     point_value = _ratio((point * (1.0 + np.cumsum(point, axis=2) - point) / rank).sum(axis=2), point_count)
     runs = ranks.position.shape[0]
     gradient = np.zeros((runs, size + 1))
     gradient[np.arange(runs)[:, None, None], ranks.position] = slope
-    z = residual[None, :size] * (gradient[:, :size] - point_value[:, sample.query]) * _inverse(point_count)[
+    z = residual[None, :size] * (gradient[:, :size] - point_value[:, sample.query]) * _inverse(count)[
         sample.query][None, :]
     return value, z
 

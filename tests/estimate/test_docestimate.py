@@ -32,6 +32,7 @@ def sample_frames(qrels, budget, runs, seed=1):
     return pairs, qrels[sampled].reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_every_pair_sampled_gives_the_truth_with_no_width(dl19):
     runs, qrels, llm = dl19
     pairs = qrels[["query_id", "doc_id"]].assign(pi=1.0, sampled=True)

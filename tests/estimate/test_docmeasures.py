@@ -82,6 +82,7 @@ def test_dcg_and_precision_are_exactly_unbiased_over_every_sample_of_a_query(poo
                                    rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "bound"), [("ndcg@4", 0.05), ("ap", 0.04)])
 def test_the_ratios_bias_is_small(pool, text, bound):
     """Measured on this pool (pi 0.15-1, 8 pairs a query): the largest |bias| over runs and queries of nDCG@4 is
