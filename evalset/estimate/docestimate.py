@@ -240,10 +240,10 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
         caveats.append(f"warning: {per_query:.1f} sampled pairs per query (under {SMALL_SAMPLE:g}): the \"this set\" "
                        "variance is unreliable at this size (heavy-tailed); rely on the \"new queries\" interval")
     if llm is None:
-        caveats.append("note: without an LLM (Horvitz-Thompson) the \"this set\" interval of run means under-covered "
-                       "on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.79, P@10 0.90, AP 0.54: the ratios' "
-                       "bias, and a variance estimate that is right on average but heavy-tailed): rely on "
-                       "\"new queries\"")
+        caveats.append("note: without an LLM (Horvitz-Thompson) the \"this set\" interval of run means "
+                       "under-covered on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.79, P@10 0.90, "
+                       "AP 0.54: the ratios' bias, and a variance estimate right on average but heavy-tailed): "
+                       "rely on \"new queries\"")
     settings = {"measures": [str(m) for m in parsed], "pairs": len(pi), "sampled": int(sampled.sum()),
                 "expected_sample": float(pi.sum()), "queries": len(pool.query_ids), "level": level,
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
