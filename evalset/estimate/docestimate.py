@@ -1,0 +1,252 @@
+"""The document design's estimate: run means and paired differences over the pool's queries from a document
+sample graded by humans, every pooled pair graded by the LLM judges (the calibrated control variate), or by
+Horvitz-Thompson's estimator without them.
+
+Conventions
+-----------
+- Inputs are frames: ``pairs`` (every pooled pair: ``query_id, doc_id, pi, sampled``), ``human`` (``query_id,
+  doc_id, grade`` of exactly the sampled pairs), ``llm`` (``query_id, doc_id, judge, grade``: each judge grades
+  every pooled pair; ``None`` for Horvitz-Thompson), ``runs`` (name -> run frame as
+  :func:`evalset.io.trec.read_run` returns). A frame's ``attrs["source"]``, when set, names it in errors. Bad
+  input is one :class:`~evalset.errors.InputError`: a ``pi`` outside (0, 1], a human grade of an unsampled pair or
+  of a pair outside the pool, a sampled pair without one, a pooled pair a judge did not grade, a pair given twice.
+- The set is the pool's queries; every query counts in every mean (a query a run lacks scores 0, as does a
+  retrieved document outside the pool; a query with no relevant pair scores 0: the estimate cannot tell it is
+  undefined). The grade scale is the grades of the human sample and the judges together, with 0.
+- Per query, the estimators of :mod:`evalset.estimate.docmeasures` with the predictions of
+  :mod:`evalset.estimate.calibration`; a paired difference is the difference of the two runs' per-query
+  estimates (the pairs both runs retrieve share their residual, which cancels in the difference).
+- Two intervals of the mean over the ``Q`` queries, both at ``level``:
+  **this set** (the fixed queries; the uncertainty is which pairs were sampled): the estimate ``± z se``, ``z`` the
+  normal quantile, ``se^2 = sum over sampled d of (1 - pi) / pi^2 z_d^2 / Q^2`` with ``z_d`` the linearised
+  residual (of the difference of the runs' residuals, for a paired difference);
+  **new queries** (the queries a random draw of the same population: adds the between-query variance): Student's t
+  on the per-query estimates, ``Q - 1`` degrees of freedom.
+- "This set"'s variance estimate is heavy-tailed when the sample is small (it rests on the few sampled relevant
+  pairs): below :data:`SMALL_SAMPLE` sampled pairs per query the output says so and points to "new queries"; so
+  it does for Horvitz-Thompson's estimator, whose "this set" interval of run means under-covered (the benchmark).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.calibration import calibrated_distribution
+from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks
+from evalset.render import json_safe, number, text_table
+
+SMALL_SAMPLE = 15.0
+"""Sampled pairs per query below which "this set"'s variance estimate is unreliable. Measured on DL19 (Llama-3-70B,
+200 draws, scripts/bench_document_sample.py): the mean width of nDCG@10's "this set" interval of run means against
+"new queries"' was 0.86 vs 0.29 at 7 pairs per query (B = 300), 0.31 vs 0.20 at 11.6 (B = 500), 0.19 vs 0.17 at
+16.3 (B = 700), 0.14 vs 0.16 at 23 (B = 1,000): below about 15 the variance estimate is heavy-tailed (a few
+sampled pairs of small pi dominate it) and "this set" is no longer the narrower interval."""
+
+
+@dataclass(frozen=True)
+class DocumentPool:
+    """What stays fixed across samples of one pool: its pairs and queries, the judges' grades, the runs' ranks."""
+
+    pairs: pd.DataFrame
+    query_ids: tuple[str, ...]
+    query: np.ndarray
+    llm: np.ndarray | None
+    judges: tuple[str, ...]
+    ranks: RunRanks
+    contract: EvaluationContract
+
+    def sample(self, pi: np.ndarray, sampled: np.ndarray, grade: np.ndarray, scale: np.ndarray | None = None,
+               use_llm: bool = True) -> Sample:
+        """The sample with its calibrated predictions (none when ``use_llm`` is false or there is no judge)."""
+        if scale is None:
+            seen = [grade[sampled]] + ([] if self.llm is None else [self.llm.ravel()])
+            scale = np.union1d(np.concatenate(seen).astype(np.int64), [0])
+        predicted = None
+        if use_llm and self.llm is not None:
+            predicted, _ = calibrated_distribution(self.llm, self.query, len(self.query_ids), sampled, grade, pi,
+                                                   scale)
+        return Sample(self.query, len(self.query_ids), pi, sampled, grade, np.asarray(scale), predicted)
+
+
+def _source(frame: pd.DataFrame, default: str) -> str:
+    return str(frame.attrs.get("source", default))
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"{name} lacks the column(s) {', '.join(missing)}", _source(frame, name))
+
+
+def prepare_pool(pairs: pd.DataFrame, llm: pd.DataFrame | None, runs: Mapping[str, pd.DataFrame],
+                 contract: EvaluationContract | None = None) -> DocumentPool:
+    """The pool's fixed part, its judges' grades checked to cover every pooled pair (module docstring)."""
+    contract = contract or EvaluationContract()
+    _require(pairs, ["query_id", "doc_id"], "pairs")
+    keys = pairs[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
+    twice = keys.duplicated()
+    if twice.any():
+        row = keys[twice].iloc[0]
+        raise InputError(f"the pair {row['query_id']} {row['doc_id']} is given twice", _source(pairs, "pairs"))
+    query_ids = tuple(sorted(keys["query_id"].unique()))
+    query = pd.Index(query_ids).get_indexer(keys["query_id"])
+    grades, judges = None, ()
+    if llm is not None:
+        _require(llm, ["query_id", "doc_id", "judge", "grade"], "llm")
+        judges = tuple(sorted(llm["judge"].astype(str).unique()))
+        index = pd.MultiIndex.from_frame(keys)
+        grades = np.zeros((len(keys), len(judges)), dtype=np.int64)
+        for column, judge in enumerate(judges):
+            rows = llm[llm["judge"].astype(str) == judge]
+            table = pd.Series(rows["grade"].to_numpy(),
+                              index=pd.MultiIndex.from_arrays([rows["query_id"].astype(str),
+                                                               rows["doc_id"].astype(str)]))
+            table = table[~table.index.duplicated()]
+            found = table.reindex(index)
+            if found.isna().any():
+                first = keys[found.isna().to_numpy()].iloc[0]
+                raise InputError(f"judge {judge} has no grade of the pooled pair {first['query_id']} "
+                                 f"{first['doc_id']} ({int(found.isna().sum())} such pairs): the LLM must grade "
+                                 "every pooled pair", _source(llm, "llm"))
+            grades[:, column] = found.to_numpy(dtype=np.int64)
+    ranks = run_ranks(runs, keys, list(query_ids), contract)
+    return DocumentPool(keys, query_ids, query, grades, judges, ranks, contract)
+
+
+def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) -> tuple[np.ndarray, ...]:
+    """``pi``, ``sampled`` and the human grade (0 where unsampled) per pooled pair, checked (module docstring)."""
+    _require(pairs, ["pi", "sampled"], "pairs")
+    _require(human, ["query_id", "doc_id", "grade"], "human")
+    pi = pairs["pi"].to_numpy(dtype=np.float64)
+    bad = ~((pi > 0) & (pi <= 1))
+    if bad.any():
+        row = pool.pairs.iloc[int(np.flatnonzero(bad)[0])]
+        raise InputError(f"the pair {row['query_id']} {row['doc_id']} has pi {float(pi[bad][0]):g}: an inclusion "
+                         "probability is in (0, 1]", _source(pairs, "pairs"))
+    sampled = pairs["sampled"].to_numpy().astype(bool)
+    index = pd.MultiIndex.from_frame(pool.pairs)
+    keys = pd.MultiIndex.from_arrays([human["query_id"].astype(str), human["doc_id"].astype(str)])
+    where = index.get_indexer(keys)
+    name = _source(human, "human")
+    if keys.duplicated().any():
+        raise InputError("a pair has two human grades: give one per sampled pair", name)
+    if (where < 0).any():
+        row = human.iloc[int(np.flatnonzero(where < 0)[0])]
+        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which is not in the pool", name)
+    unsampled = ~sampled[where]
+    if unsampled.any():
+        row = human.iloc[int(np.flatnonzero(unsampled)[0])]
+        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which was not sampled "
+                         f"({int(unsampled.sum())} such grades): the sample record does not match the labels", name)
+    grade = np.zeros(len(pi), dtype=np.int64)
+    grade[where] = human["grade"].to_numpy(dtype=np.int64)
+    ungraded = np.setdiff1d(np.flatnonzero(sampled), where)
+    if len(ungraded):
+        row = pool.pairs.iloc[int(ungraded[0])]
+        raise InputError(f"the sampled pair {row['query_id']} {row['doc_id']} has no human grade ({len(ungraded)} "
+                         "such pairs): every sampled pair must be graded, or the sample is no longer random", name)
+    return pi, sampled, grade
+
+
+def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, level: float,
+                   pairs: Sequence[tuple[int, int]] = ()) -> dict[str, np.ndarray]:
+    """Means over queries of ``values`` (columns x queries) and of the paired differences (``pairs`` of column
+    indexes: candidate minus baseline), with the standard errors of both intervals (module docstring)."""
+    from scipy import stats
+
+    queries = values.shape[1]
+    used = np.flatnonzero(factor)  # the sampled pairs with pi < 1: the others add nothing
+    part = z[:, used]
+    gram = (part * factor[used][None, :]) @ part.T / queries ** 2
+    base = np.array([b for b, _ in pairs], dtype=np.int64)
+    cand = np.array([c for _, c in pairs], dtype=np.int64)
+    per_query = np.vstack([values, values[cand] - values[base]]) if len(pairs) else values
+    own = np.diag(gram)
+    set_variance = np.r_[own, own[cand] + own[base] - 2 * gram[cand, base]] if len(pairs) else own
+    normal = float(stats.norm.ppf(1 - (1 - level) / 2))
+    student = float(stats.t.ppf(1 - (1 - level) / 2, queries - 1))
+    return {"estimate": per_query.mean(axis=1), "se_set": np.sqrt(np.maximum(set_variance, 0.0)),
+            "se_new": per_query.std(axis=1, ddof=1) / np.sqrt(queries), "z": np.full(len(per_query), normal),
+            "t": np.full(len(per_query), student)}
+
+
+@dataclass(frozen=True)
+class DocumentEstimate:
+    """Per measure, each run's mean and each paired difference with both intervals (``table``: one row each,
+    ``kind`` ``run`` or ``difference``), the settings, and the ``caveats``."""
+
+    table: pd.DataFrame
+    settings: dict[str, Any]
+    caveats: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        s = self.settings
+        lines = [f"document sample: {s['sampled']} human-graded of {s['pairs']} pooled pairs over {s['queries']} "
+                 f"queries ({s['estimator']}); level {s['level']:.4g}; this set: normal, within-query sampling "
+                 f"variance; new queries: Student's t on {s['queries'] - 1} df"]
+        for measure, rows in self.table.groupby("measure", sort=False):
+            header = [str(measure), "estimate", "this set", "new queries"]
+            body = [[row.name, number(row.estimate, 4, sign=row.kind == "difference"),
+                     f"[{number(row.set_low, 4)}, {number(row.set_high, 4)}]",
+                     f"[{number(row.new_low, 4)}, {number(row.new_high, 4)}]"] for row in rows.itertuples()]
+            lines += ["", *text_table([header, *body])]
+        return "\n".join([*lines, *self.caveats])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "rows": json_safe(self.table.to_dict(orient="records")),
+                "notes": self.caveats}
+
+
+def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFrame | None,
+                       runs: Mapping[str, pd.DataFrame], *, measures: Sequence[str] = ("ndcg@10",),
+                       contract: EvaluationContract | None = None,
+                       comparisons: Sequence[tuple[str, str]] | None = None, level: float = 0.95) -> DocumentEstimate:
+    """Run means and paired differences (``comparisons``, baseline and candidate; default every pair of runs)
+    from a document sample (module docstring); ``llm=None``: Horvitz-Thompson's estimator, no judge."""
+    contract = contract or EvaluationContract()
+    parsed = [DocumentMeasure.parse(m) for m in measures]
+    pool = prepare_pool(pairs, llm, runs, contract)
+    pi, sampled, grade = sample_arrays(pool, pairs, human)
+    sample = pool.sample(pi, sampled, grade)
+    names = list(pool.ranks.names)
+    comparisons = list(comparisons) if comparisons is not None else list(itertools.combinations(names, 2))
+    unknown = sorted({n for pair in comparisons for n in pair} - set(names))
+    if unknown:
+        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(names)})")
+    index = [(names.index(b), names.index(c)) for b, c in comparisons]
+    labels = names + [f"{c} - {b}" for b, c in comparisons]
+    kinds = ["run"] * len(names) + ["difference"] * len(comparisons)
+    frames = []
+    for measure in parsed:
+        values, z = estimate_measure(measure, pool.ranks, sample, contract)
+        got = mean_intervals(values, z, sample.variance_factor, level, index)
+        frames.append(pd.DataFrame({
+            "measure": str(measure), "kind": kinds, "name": labels, "estimate": got["estimate"],
+            "se_set": got["se_set"], "set_low": got["estimate"] - got["z"] * got["se_set"],
+            "set_high": got["estimate"] + got["z"] * got["se_set"], "se_new": got["se_new"],
+            "new_low": got["estimate"] - got["t"] * got["se_new"],
+            "new_high": got["estimate"] + got["t"] * got["se_new"]}))
+    per_query = sampled.sum() / len(pool.query_ids)
+    caveats = []
+    if per_query < SMALL_SAMPLE:
+        caveats.append(f"warning: {per_query:.1f} sampled pairs per query (under {SMALL_SAMPLE:g}): the \"this set\" "
+                       "variance is unreliable at this size (heavy-tailed); rely on the \"new queries\" interval")
+    if llm is None:
+        caveats.append("note: without an LLM (Horvitz-Thompson) the \"this set\" interval of run means "
+                       "under-covered on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.79, P@10 0.90, "
+                       "AP 0.54: the ratios' bias, and a variance estimate right on average but heavy-tailed): "
+                       "rely on \"new queries\"")
+    settings = {"measures": [str(m) for m in parsed], "pairs": len(pi), "sampled": int(sampled.sum()),
+                "expected_sample": float(pi.sum()), "queries": len(pool.query_ids), "level": level,
+                "estimator": "Horvitz-Thompson, no LLM" if llm is None else
+                f"difference estimator, calibrated LLM: {', '.join(pool.judges)}",
+                "judges": list(pool.judges), "contract": contract.to_dict()}
+    return DocumentEstimate(pd.concat(frames, ignore_index=True), settings, caveats)

@@ -1,0 +1,190 @@
+"""Does the document design hold on the user's own data? With human grades for every pooled pair, draw many
+document samples at a budget, estimate from each as :mod:`evalset.estimate.docestimate` does, and compare with
+the truth under the full grades; beside it, the query-slice design (PPI++) at the same human budget.
+
+Conventions
+-----------
+- The pool is the fully graded pairs (``qrels``). Each pair's prior is :func:`evalset.estimate.docsample.
+  document_prior` from the runs' ranks within ``prior_depth``; ``pi`` is :func:`~evalset.estimate.docsample.
+  inclusion_probabilities` at ``budget``; draw ``i`` is :func:`~evalset.estimate.docsample.poisson_sample` with the
+  ``i``-th seed of ``numpy.random.default_rng(seed).integers(2**32)``, so the same inputs give the same figures.
+- The truth of a run is its mean over the pool's queries under the full grades (what the estimators give with
+  every pair sampled at ``pi = 1``, which is evalset's score of the run on those qrels when every query is
+  defined); of a paired difference, the difference of the truths (every pair of runs).
+- Reported per measure and kind (run means; paired differences): the coverage of the truth by the "this set" and
+  the "new queries" intervals and their mean widths, averaged over columns and draws; for run means also the
+  bias (mean over draws of estimate - truth; the largest |bias| over runs and their mean), the RMSE (mean over
+  runs) and Kendall's tau of the ranking of the runs by estimated mean against the truth's (mean over draws). The
+  query slice (:func:`evalset.estimate.simulate.simulate`: ``round(budget / (pairs / queries))`` queries, at least
+  2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and the ratio of the
+  "this set" width to it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentPool, mean_intervals, prepare_pool
+from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
+from evalset.estimate.docsample import document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.inputs import grades_of
+from evalset.params import POSITIVE_INT, check
+from evalset.render import json_safe, number, text_table
+from evalset.stats.rankings import kendall_tau
+
+MEASURES = ("ndcg@10", "p@10", "ap")
+"""The measures of the issue's must-show."""
+
+
+@dataclass(frozen=True)
+class DocumentSimulation:
+    """One row per measure and kind (``means``, ``differences``), the settings and the caveats."""
+
+    table: pd.DataFrame
+    settings: dict[str, Any]
+    caveats: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        s = self.settings
+        lines = [f"{s['draws']} document samples of {s['budget']:g} expected of {s['pairs']} pairs ({s['queries']} "
+                 f"queries, {s['runs']} runs, seed {s['seed']}; {s['estimator']}), level {s['level']:.4g}; "
+                 f"beside: the query slice of {s['slice_size']} queries (PPI++)"]
+        header = ["measure", "kind", "this set cov", "new q cov", "this set width", "new q width", "slice cov",
+                  "slice width", "ratio", "max |bias|", "RMSE", "tau"]
+        rows = [[row.measure, row.kind, number(row.coverage_set, 3), number(row.coverage_new, 3),
+                 number(row.width_set, 4), number(row.width_new, 4), number(row.slice_coverage, 3),
+                 number(row.slice_width, 4), number(row.width_ratio, 3), number(row.bias_max, 4),
+                 number(row.rmse, 4), number(row.tau, 3)] for row in self.table.itertuples()]
+        return "\n".join([*lines, *text_table([header, *rows]), *self.caveats])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "rows": json_safe(self.table.to_dict(orient="records")),
+                "notes": self.caveats}
+
+
+def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
+    """The prior of each pooled pair from the runs' ranks within ``depth`` (:func:`document_prior`)."""
+    position = pool.ranks.position[:, :, :depth]
+    run, _, rank = np.nonzero(position < len(pool.pairs))
+    index = position[position < len(pool.pairs)]
+    sources = pool.pairs.iloc[index].reset_index(drop=True).assign(system=run, rank=rank + 1)
+    return document_prior(pool.pairs, sources, depth)
+
+
+class _Tally:
+    """Sums over draws of one measure's figures."""
+
+    def __init__(self, truth: np.ndarray, runs: int) -> None:
+        self.truth, self.runs = truth, runs
+        self.sums: dict[str, float] = {}
+        self.error = np.zeros(runs)
+        self.squared = np.zeros(runs)
+        self.tau = 0.0
+
+    def add(self, got: dict[str, np.ndarray]) -> None:
+        estimate = got["estimate"]
+        for kind, part in (("means", slice(0, self.runs)), ("differences", slice(self.runs, None))):
+            truth, centre = self.truth[part], estimate[part]
+            for name, half in (("set", got["z"][part] * got["se_set"][part]),
+                               ("new", got["t"][part] * got["se_new"][part])):
+                self._sum(f"{kind}_coverage_{name}", float(np.mean(np.abs(centre - truth) <= half)))
+                self._sum(f"{kind}_width_{name}", float(np.mean(2 * half)))
+        error = estimate[:self.runs] - self.truth[:self.runs]
+        self.error += error
+        self.squared += error ** 2
+        self.tau += kendall_tau(estimate[:self.runs], self.truth[:self.runs])[0]
+
+    def _sum(self, key: str, value: float) -> None:
+        self.sums[key] = self.sums.get(key, 0.0) + value
+
+
+def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None, *,
+                       budget: float, draws: int = 200, measures: Sequence[str] = MEASURES,
+                       contract: EvaluationContract | None = None, level: float = 0.95, seed: int = DEFAULT_SEED,
+                       prior_depth: int = 10, compare_slices: bool = True,
+                       progress: Callable[[Iterable], Iterable] = iter) -> DocumentSimulation:
+    """Coverage, widths, bias, RMSE and tau of the document design over ``draws`` samples at ``budget`` on fully
+    graded ``qrels``, the query slice beside (module docstring); ``llm=None``: Horvitz-Thompson's estimator."""
+    contract = contract or EvaluationContract()
+    check("the number of simulated samples", draws, POSITIVE_INT)
+    parsed = [DocumentMeasure.parse(m) for m in measures]
+    pairs = qrels[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
+    if (qrels["grade"] < 0).any():
+        raise InputError("the simulation needs a grade for every pooled pair; the qrels hold unjudged (negative) ones")
+    pool = prepare_pool(pairs, llm, runs, contract)
+    pi = inclusion_probabilities(pool_prior(pool, prior_depth), budget)
+    grade = qrels["grade"].to_numpy(dtype=np.int64)
+    everything = np.ones(len(pairs), dtype=bool)
+    scale = np.union1d(grade, [0] if pool.llm is None else np.union1d(pool.llm.ravel(), [0]))
+    full = pool.sample(np.ones(len(pairs)), everything, grade, scale, use_llm=False)
+    names = list(pool.ranks.names)
+    index = list(itertools.combinations(range(len(names)), 2))
+    tallies = []
+    for measure in parsed:
+        values, z = estimate_measure(measure, pool.ranks, full, contract)
+        truth = mean_intervals(values, z, full.variance_factor, level, index)["estimate"]
+        tallies.append(_Tally(truth, len(names)))
+    seeds = np.random.default_rng(seed).integers(2 ** 32, size=draws)
+    sizes = []
+    for draw_seed in progress(seeds):
+        sampled = poisson_sample(pi, int(draw_seed))
+        sizes.append(int(sampled.sum()))
+        sample = pool.sample(pi, sampled, np.where(sampled, grade, 0), scale)
+        for measure, tally in zip(parsed, tallies, strict=True):
+            values, z = estimate_measure(measure, pool.ranks, sample, contract)
+            tally.add(mean_intervals(values, z, sample.variance_factor, level, index))
+    queries = len(pool.query_ids)
+    slice_size = max(2, round(budget / (len(pairs) / queries)))
+    rows = []
+    for measure, tally in zip(parsed, tallies, strict=True):
+        slices = _slices(runs, qrels, llm, measure, slice_size, draws, contract, seed, level) if compare_slices \
+            else {}
+        for kind in ("means", "differences"):
+            s = tally.sums
+            row = {"measure": str(measure), "kind": kind,
+                   "columns": len(names) if kind == "means" else len(index),
+                   **{f"{what}_{name}": s[f"{kind}_{what}_{name}"] / draws
+                      for what in ("coverage", "width") for name in ("set", "new")},
+                   "slice_coverage": slices.get(kind, {}).get("coverage_ppi", np.nan),
+                   "slice_width": slices.get(kind, {}).get("width_ppi", np.nan)}
+            row["width_ratio"] = row["width_set"] / row["slice_width"] if compare_slices else np.nan
+            bias = tally.error / draws
+            row.update({"bias_max": float(np.abs(bias).max()), "bias_mean": float(np.abs(bias).mean()),
+                        "rmse": float(np.sqrt(tally.squared / draws).mean()), "tau": tally.tau / draws}
+                       if kind == "means" else {"bias_max": np.nan, "bias_mean": np.nan, "rmse": np.nan,
+                                                "tau": np.nan})
+            rows.append(row)
+    caveats = []
+    if budget / queries < SMALL_SAMPLE:
+        caveats.append(f"warning: {budget / queries:.1f} expected sampled pairs per query (under {SMALL_SAMPLE:g}): "
+                       "the \"this set\" variance is unreliable at this size; rely on \"new queries\"")
+    settings = {"budget": float(budget), "draws": draws, "seed": seed, "level": level, "pairs": len(pairs),
+                "queries": queries, "runs": len(names), "differences": len(index), "slice_size": slice_size,
+                "measures": [str(m) for m in parsed], "judges": list(pool.judges),
+                "estimator": "Horvitz-Thompson, no LLM" if llm is None else
+                f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
+                "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict()}
+    return DocumentSimulation(pd.DataFrame(rows), settings, caveats)
+
+
+def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
+            measure: DocumentMeasure, slice_size: int, draws: int, contract: EvaluationContract, seed: int,
+            level: float) -> dict[str, dict[str, float]]:
+    """The query slice's PPI++ figures at the same budget (its LLM: the judges' median grade)."""
+    from evalset.estimate.simulate import simulate
+
+    if llm is None:
+        return {}
+    human = grades_of(qrels.assign(annotator="human")[["query_id", "doc_id", "annotator", "grade"]])
+    judged = grades_of(llm.rename(columns={"judge": "annotator"})[["query_id", "doc_id", "annotator", "grade"]])
+    result = simulate(runs, human, judged, slice_size=slice_size, draws=draws, metric=str(measure),
+                      contract=contract, level=level, seed=seed)
+    return {row["kind"]: row for row in result.table.to_dict(orient="records")}

@@ -1,0 +1,87 @@
+#!/usr/bin/env python
+"""Benchmark: the document-sampled design (issue 32) on TREC DL 2019, its must-show figures.
+
+NIST's grades (``data/dl19/nist.qrels``, 9,260 pairs over 43 queries) are the humans and the pool; the 37
+official runs (``data/dl19/runs``, all 666 pairs of them); as the control variate, Llama-3-70B alone, the three
+recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each budget, ``--draws`` document
+samples (:func:`evalset.estimate.docsimulate.simulate_documents`, seed ``--seed``) for nDCG@10, P@10 and AP at
+relevance level 2, the query-slice PPI++ design at the same human budget beside (with an LLM). It prints the
+date, the load average, each configuration's table and wall time, and the issue's targets checked
+("this set" coverage 0.93-0.99 of run means and paired differences; |bias| of run means <= 0.015; paired-difference
+width <= 0.40x the query slice's; tau >= 0.88 at B = 1000).
+
+    python scripts/bench_document_sample.py [--draws 200] [--budgets 1000,2150] [--judges all|70b|none|every]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "data" / "dl19"
+JUDGES = {"70b": ["llama-3-70b.fourprompts"],
+          "all": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"], "none": []}
+
+
+def targets(table: pd.DataFrame, budget: float) -> list[str]:
+    lines = []
+    for row in table.itertuples():
+        checks = [("this set coverage in [0.93, 0.99]", 0.93 <= row.coverage_set <= 0.99)]
+        if row.kind == "means":
+            checks.append(("|bias| <= 0.015", row.bias_max <= 0.015))
+            if budget == 1000:
+                checks.append(("tau >= 0.88", row.tau >= 0.88))
+        elif row.width_ratio == row.width_ratio:
+            checks.append(("width <= 0.40x the slice's", row.width_ratio <= 0.40))
+        lines.append(f"  {row.measure} {row.kind}: " + "; ".join(f"{name} {'met' if ok else 'MISSED'}"
+                                                                 for name, ok in checks))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--budgets", default="1000,2150")
+    parser.add_argument("--judges", default="every", choices=[*JUDGES, "every"])
+    parser.add_argument("--measures", default="ndcg@10,p@10,ap")
+    parser.add_argument("--seed", type=int, default=20191)
+    parser.add_argument("--no-slices", action="store_true", help="leave out the query-slice design")
+    args = parser.parse_args()
+
+    from evalset.contract import EvaluationContract
+    from evalset.estimate.docsimulate import simulate_documents
+    from evalset.io.trec import read_qrels, read_runs
+
+    print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.draws} draws")
+    qrels = read_qrels(DATA / "nist.qrels")
+    runs = read_runs([DATA / "runs"])
+    contract = EvaluationContract(rel_level=2)
+    total = time.perf_counter()
+    for key in (JUDGES if args.judges == "every" else [args.judges]):
+        names = JUDGES[key]
+        llm = pd.concat([read_qrels(DATA / "llm_labels" / f"{n}.qrels").assign(judge=n) for n in names]) \
+            if names else None
+        for budget in (float(b) for b in args.budgets.split(",")):
+            start = time.perf_counter()
+            result = simulate_documents(runs, qrels, llm, budget=budget, draws=args.draws,
+                                        measures=args.measures.split(","), contract=contract, seed=args.seed,
+                                        compare_slices=not args.no_slices)
+            print(f"\n== {key}, B = {budget:g} ({time.perf_counter() - start:.0f} s; mean sample "
+                  f"{result.settings['mean_sample']:.0f})")
+            print(result.to_text())
+            print("targets:")
+            print("\n".join(targets(result.table, budget)))
+    print(f"\ntotal {time.perf_counter() - total:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

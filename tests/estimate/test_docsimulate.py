@@ -1,0 +1,34 @@
+"""The document design's simulation on TREC DL 2019 at a small size (20 draws at B = 1,000, nDCG@10; NIST's grades
+as the humans, the 37 runs, all 666 pairs): the figures measured, with slack for 20 draws. The full must-show
+(200 draws, B = 1,000 and 2,150, P@10 and AP, the query slice beside) is scripts/bench_document_sample.py."""
+
+import pandas as pd
+import pytest
+
+from evalset.estimate.docsimulate import simulate_documents
+from evalset.io.trec import read_qrels, read_runs
+
+pytestmark = pytest.mark.slow
+JUDGES = {"llama-3-70b": ["llama-3-70b.fourprompts"],
+          "three": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"]}
+# measured (20 draws, seed 20191): coverage of means and differences by "this set", its widths
+MEASURED = {"llama-3-70b": (0.996, 0.982, 0.136, 0.106), "three": (0.993, 0.983, 0.148, 0.128)}
+
+
+@pytest.mark.parametrize("judges", list(JUDGES))
+def test_this_set_covers_the_full_judgments_mean_at_a_thousand_judgments(judges):
+    qrels = read_qrels("data/dl19/nist.qrels")
+    runs = read_runs(["data/dl19/runs"])
+    llm = pd.concat([read_qrels(f"data/dl19/llm_labels/{name}.qrels").assign(judge=name) for name in JUDGES[judges]])
+    result = simulate_documents(runs, qrels, llm, budget=1000, draws=20, measures=["ndcg@10"], compare_slices=False)
+    rows = result.table.set_index("kind")
+    means, differences = rows.loc["means"], rows.loc["differences"]
+    assert (means["columns"], differences["columns"]) == (37, 666)
+    cover_means, cover_differences, width_means, width_differences = MEASURED[judges]
+    assert means["coverage_set"] == pytest.approx(cover_means, abs=0.01)
+    assert differences["coverage_set"] == pytest.approx(cover_differences, abs=0.01)
+    assert means["width_set"] == pytest.approx(width_means, abs=0.005)
+    assert differences["width_set"] == pytest.approx(width_differences, abs=0.005)
+    assert differences["width_new"] > differences["width_set"]  # new queries add the between-query variance
+    assert means["bias_max"] <= 0.03 and means["tau"] >= 0.88
+    assert result.settings["slice_size"] == 5 and not result.caveats
