@@ -39,7 +39,7 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import check_file, folder_built_aside
+from evalset.io.files import folder_built_aside, newline_lines
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
@@ -133,14 +133,12 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
     pool_dir = Path(pool_dir)
     keep, files = set(record.slice), {}
     for name in ("pool.tsv", "pool_sources.tsv"):
-        path = pool_dir / name
-        check_file(str(path))
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = newline_lines(pool_dir / name)
         column = lines[0].rstrip("\n").split("\t").index("query_id") if lines else 0
         files[name] = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
     if (pool_dir / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = [line for line in (pool_dir / "tasks.jsonl").read_text(encoding="utf-8").splitlines(
-            keepends=True) if line.strip() and str(json.loads(line).get("query_id")) in keep]
+        files["tasks.jsonl"] = [line for line in newline_lines(pool_dir / "tasks.jsonl")
+                                if line.strip() and str(json.loads(line).get("query_id")) in keep]
     source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},

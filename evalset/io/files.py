@@ -338,6 +338,18 @@ def text_lines(path: str) -> Iterator[Iterator[tuple[int, str]]]:
         raise InputError(f"cannot read: {exc}", path) from None
 
 
+def newline_lines(path: str | os.PathLike) -> list[str]:
+    """A UTF-8 file's lines, each with its ``\\n``, split at ``\\n`` only: a text field may hold U+2028 or U+0085
+    (a passage's own line separators, written raw in JSON Lines), at which :meth:`str.splitlines` would split."""
+    path = os.fspath(path)
+    check_file(path)
+    try:
+        with open(path, encoding="utf-8", newline="\n") as handle:
+            return handle.readlines()
+    except UnicodeDecodeError as exc:
+        raise utf8_error(path) or InputError(f"not UTF-8 text: {exc}", path) from None
+
+
 def first_field(path: str) -> str:
     """The first tab-separated field of the first non-blank line ('' for an empty file)."""
     with text_lines(path) as lines:

@@ -122,7 +122,7 @@ async def _collect(client: openai.AsyncOpenAI, batch_id: str, round_: int, pair_
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
             content = await client.files.content(file_id)
-            for line in content.text.splitlines():
+            for line in content.text.split("\n"):  # not splitlines: a text may hold U+2028
                 if line.strip():
                     record = json.loads(line)
                     answers[record["custom_id"]] = _batch_answer(record)

@@ -216,3 +216,17 @@ def test_a_measure_without_an_upper_bound_is_refused_before_any_work(metric):
         estimate_runs({}, None, None, None, metrics=[metric])
     with pytest.raises(InputError, match=message):
         simulate({}, None, None, slice_size=2, metric=metric)
+
+
+def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path):
+    """A passage may hold U+2028 (DL19's do), written raw in tasks.jsonl: the slice's folder splits at newlines only."""
+    pool = _pool(tmp_path)
+    ids = [line.split("\t")[0] for line in STRATA.splitlines()[1:]]
+    tasks = [{"pair_id": f"p{i}", "query_id": q, "doc_id": f"d{i}", "query": "q", "text": "one\u2028two\x85three"}
+             for i, q in enumerate(ids)]
+    (pool / "tasks.jsonl").write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), "utf-8")
+    result = invoke("estimate", "select", pool, "--size", 3, "--seed", 1, "-o", tmp_path / "slice")
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "slice" / "tasks.jsonl").read_text("utf-8").split("\n")[:-1]
+    assert len(written) == 3
+    assert {json.loads(line)["text"] for line in written} == {"one\u2028two\x85three"}

@@ -189,22 +189,6 @@ def test_spellings_parse_print_back_and_have_trec_eval_names(text, measure, prin
     assert trec_eval_name(measure) == trec_eval
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("IPrec@1.5", "iprec: recall must be a number in [0, 1], got 1.5"),
-    ("IPrec", "iprec needs a recall level, e.g. iprec@0.5"),
-    ("iprec_at_recall", "iprec needs a recall level, e.g. iprec@0.5"),
-    ("IPrec(recall=0.5)@0.5", "recall is given twice"),
-    ("iprec@0.5.5", "the recall level must be a number in [0, 1]"),
-    ("IPrec(recall=True)", "recall must be a number in [0, 1], got True"),
-    ("11pt_avg@10", "11pt_avg takes no cutoff"),
-    ("infAP(judged_only=True)", "infap has no parameter 'judged_only': it takes rel"),
-])
-def test_bad_input_is_one_line(text, message):
-    with pytest.raises(InputError) as raised:
-        parse_measure(text)
-    assert message in str(raised.value)
-
-
 def test_expected_ties_and_an_unknown_version_are_refused():
     run, qrels = hand_run([1], 2)
     with pytest.raises(InputError, match=r"iprec@0\.5 has no expectation over tied orders"):
