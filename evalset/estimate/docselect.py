@@ -32,7 +32,7 @@ from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate.docsample import PRIOR_FLOOR, document_prior, inclusion_probabilities, poisson_sample
 from evalset.io.digests import file_sha256
-from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
+from evalset.io.files import check_file, folder_built_aside, newline_lines, read_tsv_with_header
 from evalset.io.poolfiles import read_pool_pairs
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
 from evalset.params import POSITIVE_INT, PROBABILITY, check
@@ -102,20 +102,9 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     return SampleRecord(expected, fraction, seed, depth, floor, source, table)
 
 
-def _lines(path: Path) -> list[str]:
-    """A file's lines, each with its newline, split at ``\\n`` only: a text may hold other line separators
-    (U+2028, U+0085) that :meth:`str.splitlines` would split at."""
-    check_file(str(path))
-    try:
-        with open(path, encoding="utf-8", newline="\n") as handle:
-            return handle.readlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path)) from None
-
-
 def _tsv_lines(path: Path, keep: set[tuple[str, ...]], key: tuple[str, ...]) -> list[str]:
     """The header and the lines of a pool TSV whose ``key`` columns are in ``keep``, in file order."""
-    lines = _lines(path)
+    lines = newline_lines(path)
     columns = [lines[0].rstrip("\r\n").split("\t").index(name) for name in key] if lines else []
     kept = [line for line in lines[1:]
             if tuple(line.rstrip("\r\n").split("\t")[c] for c in columns) in keep]
@@ -125,7 +114,7 @@ def _tsv_lines(path: Path, keep: set[tuple[str, ...]], key: tuple[str, ...]) -> 
 def _task_lines(path: Path, pair_ids: set[str]) -> list[str]:
     """The lines of ``tasks.jsonl`` of the drawn pairs, as they are, in file (judging) order."""
     kept = []
-    for number, line in enumerate(_lines(path), 1):
+    for number, line in enumerate(newline_lines(path), 1):
         if not line.strip():
             continue
         try:
