@@ -24,14 +24,24 @@ class _EstimateGroup(click.Group):
 
 
 @click.group("estimate", cls=_EstimateGroup, invoke_without_command=True)
+@click.option("--design", type=click.Choice(["queries", "documents"]), default="queries", show_default=True,
+              help="queries: humans grade a random slice of queries (--slice); documents: a document sample drawn "
+                   "by `estimate select --documents` (--sample), the LLM grading every pooled pair.")
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); repeatable.")
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),
-              help="LLM grades of every query: labels of `evalset judge`, or qrels; repeatable (merged by median).")
+              help="LLM grades of every query: labels of `evalset judge`, or qrels; repeatable (merged by median; with "
+                   "--design documents, each file one judge, kept apart).")
 @click.option("--human", "human_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Human grades of the slice (labels of `evalset pull`, or qrels); with --simulate: of every query.")
 @click.option("--slice", "slice_path", type=click.Path(), help="The slice record (slice.json, or its folder) of "
               "`evalset estimate select`. Required unless --simulate.")
+@click.option("--sample", "sample_path", type=click.Path(), help="With --design documents: the sample record "
+              "(sample.json, or its folder) of `evalset estimate select --documents`.")
+@click.option("--no-llm", is_flag=True, help="With --design documents: Horvitz-Thompson's estimator from the human "
+              "sample alone (no --llm).")
+@click.option("--budget", type=float, help="With --design documents --simulate: human judgments expected per "
+              "simulated sample.")
 @click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
               "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
               "planned comparisons apply.")
@@ -59,17 +69,42 @@ class _EstimateGroup(click.Group):
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.pass_context
-def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
+def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
-             override_contract, output_format):
+             override_contract, output_format, sample_path, no_llm, budget):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
     First draw the slice with `evalset estimate select`, have humans grade its pool (push/pull), then run this
     with --slice. With --simulate R --slice-size N on fully human-graded data, check the intervals' coverage.
+
+    --design documents: humans grade a document sample of every query (`estimate select --documents`), the LLM
+    judges every pooled pair; give --sample, --human and --llm (or --no-llm); validate with --simulate R --budget B.
     """
     if ctx.invoked_subcommand is not None:
         return
+    if design == "documents":
+        if not runs:
+            raise click.UsageError("give --runs")
+    else:
+        _check_slice_inputs(runs, llm_paths, human_paths, slice_path, set_path, draws, slice_size, override_contract)
+    from tqdm import tqdm
+
+    from evalset.estimate import make_estimate
+
+    unit = "sample" if design == "documents" else "slice"
+    result = make_estimate(
+        runs, llm=llm_paths, human=human_paths, slice_path=slice_path, set_path=set_path, split=split,
+        metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
+        alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
+        conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
+        design=design, sample_path=sample_path, no_llm=no_llm, budget=budget,
+        progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None, file=sys.stderr, leave=False))
+    emit(result, output_format)
+
+
+def _check_slice_inputs(runs, llm_paths, human_paths, slice_path, set_path, draws, slice_size,
+                        override_contract) -> None:
     sources = sum(bool(source) for source in (set_path, slice_path, draws is not None))
     if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
         raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
@@ -80,17 +115,6 @@ def estimate(ctx, runs, llm_paths, human_paths, slice_path, set_path, split, met
         raise click.UsageError("--override-contract goes with --set")
     if draws is not None and slice_size is None:
         raise click.UsageError("--simulate needs --slice-size")
-    from tqdm import tqdm
-
-    from evalset.estimate import make_estimate
-
-    result = make_estimate(
-        runs, llm=llm_paths, human=human_paths, slice_path=slice_path, set_path=set_path, split=split,
-        metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
-        alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
-        conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
-        progress=lambda draws: tqdm(draws, desc="slices", unit="slice", disable=None, file=sys.stderr, leave=False))
-    emit(result, output_format)
 
 
 estimate.add_command(select_command)

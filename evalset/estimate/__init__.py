@@ -6,7 +6,9 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
   is read and written by :mod:`evalset.io.slicerecord`);
 - :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
-- :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data.
+- :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data;
+- :mod:`~evalset.estimate.docmodes`: the document-sampled design (``design="documents"``) from the command's inputs:
+  a sample record's estimate with the comparisons' verdicts, or its validation on fully graded data.
 """
 
 from evalset.estimate.figures import Estimate, estimate_runs

@@ -152,13 +152,16 @@ def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.D
                          for baseline, candidate in pairs}, index=values.index)
 
 
-def _verdict(kind: str, low: float, high: float, level: float) -> str:
+def verdict(kind: str, low: float, high: float, level: float, interval: str = "PPI++ interval") -> str:
+    """A paired difference's verdict from its ``interval`` (``low, high`` at the family's ``level``) and its
+    ``kind`` (:meth:`~evalset.stats.family.ComparisonFamily.kind`): established when the interval excludes 0 and
+    the comparison was planned; an exploratory one never is. The one rule of every ``estimate`` design."""
     excludes = low > 0 or high < 0
     if kind == "exploratory":
         return "exploratory: a lead for a planned comparison, never established"
     if excludes:
-        return f"established: candidate {'better' if low > 0 else 'worse'} (PPI++ interval at {level:.4g} excludes 0)"
-    return f"not established (PPI++ interval at {level:.4g} holds 0)"
+        return f"established: candidate {'better' if low > 0 else 'worse'} ({interval} at {level:.4g} excludes 0)"
+    return f"not established ({interval} at {level:.4g} holds 0)"
 
 
 def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
@@ -209,7 +212,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
             final = differences.iloc[-1]
             comparison_rows.append(differences.drop(columns="column").assign(
                 baseline=baseline, candidate=candidate, metric=metric, kind=kind, threshold=threshold,
-                level=1 - threshold, verdict=_verdict(kind, final["low"], final["high"], 1 - threshold)))
+                level=1 - threshold, verdict=verdict(kind, final["low"], final["high"], 1 - threshold)))
     runs_table = pd.concat(run_rows, ignore_index=True)[["run", "metric", *FIGURES]]
     comparisons = (pd.concat(comparison_rows, ignore_index=True) if comparison_rows else pd.DataFrame())
     comparisons = comparisons.reindex(columns=["baseline", "candidate", "metric", "kind", "threshold", "level",

@@ -1,6 +1,8 @@
 """The three ways to an estimate, from the inputs of ``evalset estimate``: on a frozen set's LLM-graded part
 (``set_path``), from LLM grades and the human grades of a drawn slice (``slice_path``), or the validation on fully
-human-graded data (``draws`` random slices of ``slice_size`` queries).
+human-graded data (``draws`` random slices of ``slice_size`` queries). With ``design="documents"`` (default
+``"queries"``: the slice), the document design's estimate from a sample record (``sample_path``) or its
+validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.docmodes`.
 
 Defaults (those of the command): the metric is :data:`~evalset.contract.DEFAULT_METRIC`, or on a set its headline;
 a validation estimates the first metric only. The pairs default to none, on a set to its planned comparisons whose
@@ -17,6 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
+from evalset.estimate.docmodes import DocumentReport, document_estimate, document_validation
+from evalset.estimate.docsimulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
 from evalset.estimate.inputs import check_settings, read_grades
@@ -36,13 +40,24 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
                   draws: int | None = None, slice_size: int | None = None, seed: int = DEFAULT_SEED,
                   conflicting_grades: str = "refuse", options: ContractOptions | None = None,
-                  override_contract: bool = False,
-                  progress: Callable[[Iterable], Iterable] = iter) -> Estimate | Simulation:
+                  override_contract: bool = False, design: str = "queries", sample_path: FilePath | None = None,
+                  no_llm: bool = False, budget: float | None = None,
+                  progress: Callable[[Iterable], Iterable] = iter
+                  ) -> Estimate | Simulation | DocumentReport | DocumentSimulation:
     """The estimate of ``runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels or
     qrels) and a slice record, or the validation of ``draws`` slices (module docstring); ``progress`` wraps the
     simulated slices. Raises :class:`~evalset.errors.InputError` unless exactly one of ``set_path``,
     ``slice_path`` and ``draws`` is given (with grade files unless a set), when the set has no LLM-graded
     part, or on settings no estimate can have (:func:`~evalset.estimate.inputs.check_settings`)."""
+    if design == "documents":
+        return _documents(runs, llm=llm, human=human, slice_path=slice_path, set_path=set_path, metrics=metrics,
+                          pairs=pairs, planned=planned, exploratory=exploratory, alpha=alpha, level=level,
+                          draws=draws, slice_size=slice_size, seed=seed, conflicting_grades=conflicting_grades,
+                          options=options, sample_path=sample_path, no_llm=no_llm, budget=budget, progress=progress)
+    if design != "queries":
+        raise InputError(f"the design is queries (a slice of queries) or documents (a document sample), got {design!r}")
+    if sample_path is not None or no_llm or budget is not None:
+        raise InputError("a sample record, --no-llm and --budget go with the document design (--design documents)")
     if sum(bool(given) for given in (set_path, slice_path, draws is not None)) != 1 or \
             (set_path and (llm or human)) or (not set_path and not (llm and human)):
         raise InputError("give one of: a set; LLM and human grades and a slice record (an estimate); LLM and human "
@@ -70,3 +85,29 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     return estimate_runs(named, human_grades, llm_grades, read_slice(slice_path), metrics=metrics or (DEFAULT_METRIC,),
                          contract=contract, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
                          record_source=os.fspath(slice_path), **common)
+
+
+def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequence[FilePath],
+               slice_path: FilePath | None, set_path: FilePath | None, metrics: Sequence[str],
+               pairs: Sequence[tuple[str, str]], planned: int | None, exploratory: bool, alpha: float, level: float,
+               draws: int | None, slice_size: int | None, seed: int, conflicting_grades: str,
+               options: ContractOptions | None, sample_path: FilePath | None, no_llm: bool, budget: float | None,
+               progress: Callable[[Iterable], Iterable]) -> DocumentReport | DocumentSimulation:
+    """The document design (:mod:`evalset.estimate.docmodes`), its inputs checked against the slice design's."""
+    if slice_path is not None or slice_size is not None or set_path is not None:
+        raise InputError("the document design reads a sample record (--sample), not a slice or a set: give no "
+                         "--slice, --slice-size or --set")
+    if (sample_path is None) == (draws is None):
+        raise InputError("give the document design one of: a sample record (an estimate); a number of simulated "
+                         "samples and a budget (a validation)")
+    if draws is None and budget is not None:
+        raise InputError("--budget goes with --simulate (the sample record holds its own budget)")
+    check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs)
+    contract = (options or ContractOptions()).applied_to()[0]
+    named = read_runs(runs)
+    common = {"human": human, "llm": llm, "no_llm": no_llm, "metrics": metrics, "level": level,
+              "conflicting_grades": conflicting_grades, "contract": contract}
+    if draws is not None:
+        return document_validation(named, draws=draws, budget=budget, seed=seed, progress=progress, **common)
+    return document_estimate(named, sample_path=sample_path, pairs=pairs, planned=planned, exploratory=exploratory,
+                             alpha=alpha, **common)

@@ -1,0 +1,191 @@
+"""The document design's two ways from the inputs of ``evalset estimate --design documents``: the estimate from a
+drawn sample's record, its human grades and every pooled pair's LLM grades (:func:`document_estimate`), and the
+validation on fully human-graded data (:func:`document_validation`).
+
+Conventions
+-----------
+- The record is ``sample.json`` or ``sample.tsv`` of ``evalset estimate select --documents`` (or their folder),
+  read checked by :func:`evalset.io.samplerecord.sample_frame`: every pooled pair's ``pi`` (in (0, 1]) and draw.
+- Human grades are read as the slice design reads them (:func:`evalset.estimate.inputs.read_grades`: labels of
+  ``evalset pull`` or qrels, one grade per pair, several annotators' median with ties settled low); they must be
+  exactly the sampled pairs' (:func:`evalset.estimate.docestimate.sample_arrays`).
+- Each LLM file is one judge (its own annotators' median, as above), named by the file's name (by its path when
+  two files share a name); the judges are kept apart, each a column of the calibration
+  (:mod:`evalset.estimate.calibration`), never merged. Each must grade every pooled pair: the first file that
+  misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file may be given.
+- The measures default to :data:`~evalset.contract.DEFAULT_METRIC`; the design estimates ndcg@k, dcg@k, p@k and
+  ap (:class:`~evalset.estimate.docmeasures.DocumentMeasure`), any other is refused. The comparisons are the pairs
+  given (none by default: the table shows each run's mean and the pairs asked for).
+- Verdicts as the slice design states them (:func:`evalset.estimate.figures.verdict`), under the comparison family
+  of the pairs (``planned`` overrides their count; :class:`~evalset.stats.family.ComparisonFamily`): each pair at
+  the threshold ``alpha / size``, its interval recomputed at level ``1 - threshold`` from the standard errors. The
+  interval is "this set"'s, or "new queries"' when the estimate says "this set"'s is unreliable (a small sample;
+  no LLM): the verdict names it.
+- The validation's pool is the human qrels' pairs (every one graded); it draws ``draws`` samples of ``budget``
+  expected judgments (:func:`evalset.estimate.docsimulate.simulate_documents`, the query slice beside).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
+from evalset.estimate.docmeasures import DocumentMeasure
+from evalset.estimate.docsimulate import DocumentSimulation, simulate_documents
+from evalset.estimate.figures import verdict
+from evalset.estimate.inputs import read_grades
+from evalset.io.samplerecord import read_sample
+from evalset.render import json_safe, number, text_table
+from evalset.stats.family import ComparisonFamily
+
+FilePath = str | os.PathLike
+
+
+@dataclass(frozen=True)
+class DocumentReport:
+    """The estimate of a document sample, its comparisons' verdicts (one row each) and what it rests on."""
+
+    estimate: DocumentEstimate
+    comparisons: pd.DataFrame
+    settings: dict[str, Any]
+
+    def to_text(self) -> str:
+        s = self.settings
+        lines = [f"sample: {s['record']} (budget {s['budget']:,g} judgments expected; drawn and "
+                 f"human-graded {s['sampled']:,}); judges: {', '.join(s['judges']) or 'none (Horvitz-Thompson)'}",
+                 replace(self.estimate, caveats=[]).to_text()]
+        for row in self.comparisons.itertuples():
+            lines += ["", f"{row.candidate} vs {row.baseline} on {row.measure} ({row.kind}, threshold "
+                          f"{row.threshold:.4g}: intervals at level {row.level:.4g})"]
+            lines += ["  " + line for line in text_table([
+                ["estimate", number(row.estimate, 4, sign=True)],
+                ["this set", f"[{number(row.set_low, 4, sign=True)}, {number(row.set_high, 4, sign=True)}]"],
+                ["new queries", f"[{number(row.new_low, 4, sign=True)}, {number(row.new_high, 4, sign=True)}]"],
+                ["verdict", row.verdict]])]
+        return "\n".join([*lines, *self.estimate.caveats])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.estimate.to_dict(), "design": "documents", "record": self.settings,
+                "comparisons": json_safe(self.comparisons.to_dict(orient="records"))}
+
+
+def _judge_names(paths: Sequence[str]) -> list[str]:
+    names = [Path(path).name for path in paths]
+    return [path if names.count(name) > 1 else name for path, name in zip(paths, names, strict=True)]
+
+
+def read_judges(paths: Sequence[FilePath], conflicting_grades: str = "refuse",
+                pool: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The LLM grades of ``paths``, one judge per file (module docstring): ``query_id, doc_id, judge, grade``;
+    with ``pool`` (``query_id, doc_id``), refuse a file that misses a pooled pair, naming it."""
+    files = [os.fspath(path) for path in paths]
+    frames = []
+    for path, judge in zip(files, _judge_names(files), strict=True):
+        qrels = read_grades([path], "llm", conflicting_grades).qrels
+        if pool is not None:
+            graded = pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)])
+            missing = ~pd.MultiIndex.from_frame(pool[["query_id", "doc_id"]].astype(str)).isin(graded)
+            if missing.any():
+                first = pool[missing].iloc[0]
+                raise InputError(f"no LLM grade of the pooled pair {first['query_id']} {first['doc_id']} "
+                                 f"({int(missing.sum())} such pairs): the LLM must grade every pooled pair", path)
+        frames.append(qrels[["query_id", "doc_id", "grade"]].assign(judge=judge))
+    return pd.concat(frames, ignore_index=True)[["query_id", "doc_id", "judge", "grade"]]
+
+
+def _checked_measures(metrics: Sequence[str]) -> list[str]:
+    metrics = list(metrics) or [DEFAULT_METRIC]
+    for metric in metrics:
+        DocumentMeasure.parse(metric)  # refuses a measure the design does not estimate
+    return metrics
+
+
+def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
+                 exploratory: bool, alpha: float) -> pd.DataFrame:
+    from scipy import stats
+
+    table, settings = estimate.table, estimate.settings
+    queries = settings["queries"]
+    # docestimate's caveats: "this set" is unreliable below SMALL_SAMPLE pairs per query, and without a judge
+    rely_on_new = settings["sampled"] / queries < SMALL_SAMPLE or not settings["judges"]
+    rows = []
+    for baseline, candidate in pairs:
+        for measure in estimate.settings["measures"]:
+            row = table[(table["measure"] == measure) & (table["name"] == f"{candidate} - {baseline}")].iloc[0]
+            kind = family.kind(baseline, candidate, exploratory)
+            threshold = alpha / family.size(baseline, candidate, measure)
+            z = float(stats.norm.ppf(1 - threshold / 2))
+            t = float(stats.t.ppf(1 - threshold / 2, queries - 1))
+            bounds = {"set_low": row["estimate"] - z * row["se_set"], "set_high": row["estimate"] + z * row["se_set"],
+                      "new_low": row["estimate"] - t * row["se_new"], "new_high": row["estimate"] + t * row["se_new"]}
+            name = "new" if rely_on_new else "set"
+            rows.append({"baseline": baseline, "candidate": candidate, "measure": measure, "kind": kind,
+                         "threshold": threshold, "level": 1 - threshold, "estimate": row["estimate"], **bounds,
+                         "interval": "new queries" if rely_on_new else "this set",
+                         "verdict": verdict(kind, bounds[f"{name}_low"], bounds[f"{name}_high"], 1 - threshold,
+                                            "\"new queries\" interval" if rely_on_new else "\"this set\" interval")})
+    columns = ["baseline", "candidate", "measure", "kind", "threshold", "level", "estimate", "set_low", "set_high",
+               "new_low", "new_high", "interval", "verdict"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath, human: Sequence[FilePath],
+                      llm: Sequence[FilePath] = (), no_llm: bool = False, metrics: Sequence[str] = (),
+                      pairs: Sequence[tuple[str, str]] = (), planned: int | None = None, exploratory: bool = False,
+                      alpha: float = 0.05, level: float = 0.95, conflicting_grades: str = "refuse",
+                      contract: EvaluationContract | None = None) -> DocumentReport:
+    """The estimate of ``runs`` from the record at ``sample_path``, the ``human`` grades of its sampled pairs and
+    the ``llm`` grades of every pooled pair (``no_llm``: none; Horvitz-Thompson), with the verdicts of ``pairs``
+    (module docstring)."""
+    if bool(llm) == no_llm:
+        raise InputError("give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's "
+                         "estimator: one of them")
+    if not human:
+        raise InputError("the document design needs the human grades of the sampled pairs (--human)")
+    measures = _checked_measures(metrics)
+    record = read_sample(sample_path)
+    frame = record.frame()
+    frame.attrs["source"] = os.fspath(sample_path)
+    human_grades = read_grades(human, "human", conflicting_grades)
+    human_frame = human_grades.qrels.copy()
+    human_frame.attrs["source"] = ", ".join(human_grades.files)
+    judges = None if no_llm else read_judges(llm, conflicting_grades, frame)
+    estimate = estimate_documents(frame, human_frame, judges, runs, measures=measures, contract=contract,
+                                  comparisons=list(pairs), level=level)
+    family = ComparisonFamily.of(len(pairs), planned=planned)
+    settings = {"record": os.fspath(sample_path), "budget": float(record.budget),
+                "sampled": estimate.settings["sampled"], "judges": estimate.settings["judges"],
+                "human": list(human_grades.files), "llm": [os.fspath(p) for p in llm], "alpha": alpha,
+                "planned": planned, "exploratory": exploratory}
+    return DocumentReport(estimate, _comparisons(estimate, pairs, family, exploratory, alpha), settings)
+
+
+def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[FilePath], llm: Sequence[FilePath] = (),
+                        no_llm: bool = False, draws: int, budget: float | None, metrics: Sequence[str] = (),
+                        level: float = 0.95, seed: int = DEFAULT_SEED, conflicting_grades: str = "refuse",
+                        contract: EvaluationContract | None = None,
+                        progress: Callable[[Iterable], Iterable] = iter) -> DocumentSimulation:
+    """``draws`` document samples of ``budget`` expected judgments from the fully graded ``human`` pairs, with
+    the ``llm`` judges (or ``no_llm``), the query slice beside (module docstring)."""
+    if bool(llm) == no_llm:
+        raise InputError("give the LLM grades of every graded pair (--llm), or --no-llm for Horvitz-Thompson's "
+                         "estimator: one of them")
+    if budget is None or not human:
+        raise InputError("a validation of the document design needs --budget B and the full human grades (--human)")
+    measures = _checked_measures(metrics)
+    qrels = read_grades(human, "human", conflicting_grades).qrels
+    if not np.isfinite(budget) or not 0 < budget < len(qrels):
+        raise InputError(f"the budget must be above 0 and below the {len(qrels):,} graded pairs of the pool, got "
+                         f"{budget:g}", ", ".join(os.fspath(p) for p in human))
+    judges = None if no_llm else read_judges(llm, conflicting_grades, qrels)
+    return simulate_documents(runs, qrels, judges, budget=budget, draws=draws, measures=measures, contract=contract,
+                              level=level, seed=seed, progress=progress)

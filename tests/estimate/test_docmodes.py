@@ -1,0 +1,183 @@
+"""`evalset estimate --design documents` as a user runs it, on TREC DL 2019: the depth-10 pool of the 37 official
+runs (2,495 pairs), a document sample of 1,000 judgments expected drawn by `estimate select --documents`, NIST's
+grades of the drawn pairs as the human labels, Llama-3-70B's grades of every pooled pair as the judge (the one
+pooled pair NIST did not judge counts 0 for both, as the issue's pool does). The truth is the runs' means under
+NIST's grades of the whole pool (the estimator with every pair sampled at pi = 1). Bad input is one line, exit 2,
+nothing written."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.estimate import make_estimate
+from evalset.estimate.docestimate import estimate_documents
+
+pytestmark = pytest.mark.slow  # the module's pool and draw cost 1.7 s, whichever test runs first
+
+NIST = "data/dl19/nist.qrels"
+LLAMA = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
+FEW = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/p_exp_rm3_bert.run.gz",
+       "data/dl19/runs/idst_bert_p1.run.gz"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _grades(path):
+    frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, names=["query_id", "it", "doc_id", "grade"])
+    return frame.set_index(["query_id", "doc_id"])["grade"]
+
+
+def _write_qrels(path, keys, grades):
+    path.write_text("".join(f"{q} 0 {d} {grades.get((q, d), '0')}\n" for q, d in keys))
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """The pool, the drawn sample, the human qrels of the drawn pairs and the LLM qrels of every pooled pair."""
+    root = tmp_path_factory.mktemp("docmodes")
+    assert invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", root / "pool").exit_code == 0
+    result = invoke("estimate", "select", root / "pool", "--documents", 1000, "--seed", 1, "-o", root / "sample")
+    assert result.exit_code == 0, result.output
+    pairs = pd.read_csv(root / "sample" / "sample.tsv", sep="\t", dtype=str)
+    keys = list(zip(pairs["query_id"], pairs["doc_id"], strict=True))
+    drawn = [key for key, s in zip(keys, pairs["sampled"], strict=True) if s == "1"]
+    nist, llama = _grades(NIST), _grades(LLAMA)
+    return {"root": root, "sample": root / "sample", "keys": keys, "drawn": drawn, "nist": nist,
+            "human": _write_qrels(root / "human.qrels", drawn, nist),
+            "llm": _write_qrels(root / "llm.qrels", keys, llama),
+            "full": _write_qrels(root / "full.qrels", keys, nist)}
+
+
+def _rows(output):
+    """Table rows of the printed estimate: name -> (estimate, this set low, high, new queries low, high)."""
+    number = r"([-+]?\d\.\d{4})"
+    pattern = re.compile(rf"^(\S+(?: - \S+)?)\s+{number}\s+\[{number}, {number}\]\s+\[{number}, {number}\]$")
+    return {m.group(1): tuple(float(m.group(i)) for i in range(2, 7))
+            for m in map(pattern.match, output.splitlines()) if m}
+
+
+def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
+    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--llm", data["llm"], "--runs", "data/dl19/runs/", "--compare", "bm25base_p:p_exp_rm3_bert",
+                    "--compare", "idst_bert_p1:TUW19-p3-f")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    drawn = len(data["drawn"])
+    assert lines[0] == (f"sample: {data['sample']} (budget 1,000 judgments expected; drawn and human-graded "
+                        f"{drawn:,}); judges: llm.qrels")
+    rows = _rows(result.output)
+    assert len(rows) == 37 + 2
+    pairs = pd.DataFrame(data["keys"], columns=["query_id", "doc_id"]).assign(pi=1.0, sampled=True)
+    full = pairs.assign(grade=[int(data["nist"].get(k, "0")) for k in data["keys"]])
+    from evalset.io.trec import read_runs
+
+    truth = estimate_documents(pairs, full, None, read_runs(["data/dl19/runs/"]),
+                               comparisons=[("bm25base_p", "p_exp_rm3_bert")]).table.set_index("name")["estimate"]
+    runs = [name for name in rows if " - " not in name]
+    error = np.array([rows[n][0] - truth[n] for n in runs])
+    covered_set = sum(rows[n][1] <= truth[n] <= rows[n][2] for n in runs)
+    covered_new = sum(rows[n][3] <= truth[n] <= rows[n][4] for n in runs)
+    set_width = np.mean([rows[n][2] - rows[n][1] for n in runs])
+    new_width = np.mean([rows[n][4] - rows[n][3] for n in runs])
+    # measured (this draw, seed 1): |error| at most 0.0545, 0.0202 on average; "this set" covers 35 of the 37
+    # truths, "new queries" all 37; mean widths 0.0709 and 0.1475
+    assert np.abs(error).max() < 0.06 and np.abs(error).mean() < 0.025
+    assert covered_set == 35 and covered_new == 37
+    assert 0.070 < set_width < 0.072 and 0.147 < new_width < 0.148
+    difference = rows["p_exp_rm3_bert - bm25base_p"]  # truth +0.2432: in [+0.2094, +0.2667]
+    assert difference[1] <= truth["p_exp_rm3_bert - bm25base_p"] <= difference[2]
+    assert "  verdict      established: candidate better (\"this set\" interval at 0.975 excludes 0)" in lines
+    assert "TUW19-p3-f vs idst_bert_p1 on ndcg@10 (planned, threshold 0.025: intervals at level 0.975)" in lines
+
+
+def test_the_library_call_gives_what_the_command_prints(data):
+    report = make_estimate(FEW, design="documents", sample_path=data["sample"], human=[data["human"]],
+                           llm=[data["llm"]], pairs=[("bm25base_p", "p_exp_rm3_bert")], exploratory=True)
+    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)],
+                    "--compare", "bm25base_p:p_exp_rm3_bert", "--exploratory")
+    assert result.exit_code == 0, result.output
+    assert result.output == report.to_text() + "\n"
+    assert report.comparisons["verdict"].tolist() == ["exploratory: a lead for a planned comparison, never established"]
+    assert report.settings["judges"] == ["llm.qrels"] and report.settings["budget"] == 1000.0
+
+
+def test_without_an_llm_the_output_says_rely_on_new_queries(data):
+    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--no-llm", *[a for run in FEW for a in ("--runs", run)], "--compare", "bm25base_p:p_exp_rm3_bert")
+    assert result.exit_code == 0, result.output
+    assert "(Horvitz-Thompson, no LLM)" in result.output.splitlines()[1]
+    assert "judges: none (Horvitz-Thompson)" in result.output.splitlines()[0]
+    assert '("new queries" interval at 0.95 excludes 0)' in result.output
+    assert result.output.splitlines()[-1].startswith("note: without an LLM (Horvitz-Thompson)")
+
+
+def test_the_simulation_prints_both_designs_at_one_budget(data):
+    result = invoke("estimate", "--design", "documents", "--simulate", 3, "--budget", 1000, "--human", data["full"],
+                    "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("3 document samples of 1000 expected of 2495 pairs (43 queries, 3 runs, seed ")
+    assert "beside: the query slice of 17 queries (PPI++)" in lines[0]
+    assert [line.split()[:2] for line in lines[2:4]] == [["ndcg@10", "means"], ["ndcg@10", "differences"]]
+
+
+def _bad(data, tmp_path, *args):
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = invoke("estimate", "--design", "documents", *[a for run in FEW for a in ("--runs", run)], *args)
+    assert result.exit_code == 2, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    return result.output.strip()
+
+
+def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
+    sample, human, llm = data["sample"], data["human"], data["llm"]
+    keys, drawn = data["keys"], data["drawn"]
+    unsampled = next(k for k in keys if k not in set(drawn))
+    extra = _write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], data["nist"])
+    short = _write_qrels(tmp_path / "short.qrels", drawn[1:], data["nist"])
+    partial = _write_qrels(tmp_path / "partial.qrels", keys[:-1], _grades(LLAMA))
+    zero = tmp_path / "zero"
+    zero.mkdir()
+    table = (sample / "sample.tsv").read_text().splitlines()
+    fields = table[1].split("\t")
+    fields[4] = "0.0"
+    (zero / "sample.tsv").write_text("\n".join([table[0], "\t".join(fields), *table[2:]]) + "\n")
+    (zero / "sample.json").write_text((sample / "sample.json").read_text())
+    cases = {
+        (f"a human grade of {unsampled[0]} {unsampled[1]}, which was not sampled", str(extra)):
+            ("--sample", sample, "--human", extra, "--llm", llm),
+        (f"the sampled pair {drawn[0][0]} {drawn[0][1]} has no human grade", str(short)):
+            ("--sample", sample, "--human", short, "--llm", llm),
+        (f"no LLM grade of the pooled pair {keys[-1][0]} {keys[-1][1]} (1 such pairs)", str(partial)):
+            ("--sample", sample, "--human", human, "--llm", partial),
+        ("pi", "zero"): ("--sample", zero, "--human", human, "--llm", llm),
+        ("the budget must be above 0 and below the 2,495 graded pairs", str(data["full"])):
+            ("--simulate", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
+        ("not a slice or a set: give no --slice, --slice-size or --set", ""):
+            ("--sample", sample, "--slice", sample, "--human", human, "--llm", llm),
+        ("give no --slice, --slice-size", " "):
+            ("--simulate", 2, "--budget", 500, "--slice-size", 5, "--human", data["full"], "--llm", llm),
+        ("or --no-llm for Horvitz-Thompson's estimator: one of them", "  "):
+            ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
+        ("the document design estimates ndcg@k, dcg@k, p@k and ap; got 'recip_rank'", "   "):
+            ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
+    }
+    for (cause, where), args in cases.items():
+        message = _bad(data, tmp_path, *args)
+        assert len(message.splitlines()) == 1, message
+        assert cause in message and where.strip() in message, message
+
+
+def test_the_slice_options_without_the_document_design_are_refused(data, tmp_path):
+    result = invoke("estimate", "--sample", data["sample"], "--slice", data["sample"], "--human", data["human"],
+                    "--llm", data["llm"], "--runs", FEW[0])
+    assert result.exit_code == 2
+    assert "go with the document design (--design documents)" in result.output
