@@ -107,6 +107,10 @@ def test_the_library_call_gives_what_the_command_prints(data):
     assert result.output == report.to_text() + "\n"
     assert report.comparisons["verdict"].tolist() == ["exploratory: a lead for a planned comparison, never established"]
     assert report.settings["judges"] == ["llm.qrels"] and report.settings["budget"] == 1000.0
+    as_json = report.to_dict()
+    assert as_json["design"] == "documents" and as_json["comparisons"][0]["kind"] == "exploratory"
+    assert [row["name"] for row in as_json["rows"]] == ["bm25base_p", "p_exp_rm3_bert", "idst_bert_p1",
+                                                        "p_exp_rm3_bert - bm25base_p"]  # the runs as given
 
 
 def test_without_an_llm_the_output_says_rely_on_new_queries(data):
