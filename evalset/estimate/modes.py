@@ -53,7 +53,8 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
         return _documents(runs, llm=llm, human=human, slice_path=slice_path, set_path=set_path, metrics=metrics,
                           pairs=pairs, planned=planned, exploratory=exploratory, alpha=alpha, level=level,
                           draws=draws, slice_size=slice_size, seed=seed, conflicting_grades=conflicting_grades,
-                          options=options, sample_path=sample_path, no_llm=no_llm, budget=budget, progress=progress)
+                          options=options, sample_path=sample_path, no_llm=no_llm, budget=budget, progress=progress,
+                          interval=interval, override_contract=override_contract)
     if design != "queries":
         raise InputError(f"the design is queries (a slice of queries) or documents (a document sample), got {design!r}")
     if sample_path is not None or no_llm or budget is not None:
@@ -92,8 +93,12 @@ def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequ
                pairs: Sequence[tuple[str, str]], planned: int | None, exploratory: bool, alpha: float, level: float,
                draws: int | None, slice_size: int | None, seed: int, conflicting_grades: str,
                options: ContractOptions | None, sample_path: FilePath | None, no_llm: bool, budget: float | None,
-               progress: Callable[[Iterable], Iterable]) -> DocumentReport | DocumentSimulation:
+               progress: Callable[[Iterable], Iterable], interval: str = "t",
+               override_contract: bool = False) -> DocumentReport | DocumentSimulation:
     """The document design (:mod:`evalset.estimate.docmodes`), its inputs checked against the slice design's."""
+    if interval != "t" or override_contract:
+        raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\") and it reads "
+                         "no set: give no --interval or --override-contract")
     if slice_path is not None or slice_size is not None or set_path is not None:
         raise InputError("the document design reads a sample record (--sample), not a slice or a set: give no "
                          "--slice, --slice-size or --set")

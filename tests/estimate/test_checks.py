@@ -161,7 +161,8 @@ def test_a_uniform_slice_with_a_one_stratum_or_textless_queries_file_and_shares_
 def test_select_help_has_an_example():
     result = invoke("estimate", "select", "--help")
     assert result.exit_code == 0
-    assert "Example:\n    evalset estimate select pool --size 10 --seed 3 -o slice" in result.output
+    assert ("Examples:\n    evalset estimate select pool --size 10 --seed 3 -o slice\n"
+            "    evalset estimate select pool --documents 1000 --seed 3 -o sample\n") in result.output
 
 
 # --- item 9: LLM grades of part of the pool, off-scale grades

@@ -173,6 +173,8 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
             ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
         ("the document design estimates ndcg@k, dcg@k, p@k and ap; got 'recip_rank'", "   "):
             ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
+        ("its own (\"this set\" and \"new queries\") and it reads no set: give no --interval", "    "):
+            ("--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
     }
     for (cause, where), args in cases.items():
         message = _bad(data, tmp_path, *args)
