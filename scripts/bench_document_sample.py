@@ -46,6 +46,41 @@ def targets(table: pd.DataFrame, budget: float) -> list[str]:
     return lines
 
 
+def ranking_stability(runs: dict, qrels: pd.DataFrame, contract: object, measures: list[str], seed: int,
+                      spread: dict[str, float]) -> list[str]:
+    """How stable the full judgments' own ranking of the runs is: Kendall's tau of the truth's ranking against
+    itself on 1,000 bootstraps of the queries, the run pairs within 0.01 of each other, and the tau expected when
+    every paired difference errs normally with the standard error of the measured mean "this set" width of the
+    differences (what an estimator of that accuracy can reach: the mean over pairs of 1 - 2 Phi(-|gap| / se))."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from evalset.estimate.docestimate import prepare_pool
+    from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
+    from evalset.stats.rankings import kendall_tau
+
+    pairs = qrels[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
+    pool = prepare_pool(pairs, None, runs, contract)
+    grade = qrels["grade"].to_numpy(dtype=np.int64)
+    full = pool.sample(np.ones(len(grade)), np.ones(len(grade), dtype=bool), grade, use_llm=False)
+    rng = np.random.default_rng(seed)
+    lines = []
+    for text in measures:
+        values = estimate_measure(DocumentMeasure.parse(text), pool.ranks, full, contract)[0]
+        truth, queries = values.mean(axis=1), values.shape[1]
+        boot = [kendall_tau(values[:, rng.integers(queries, size=queries)].mean(axis=1), truth)[0]
+                for _ in range(1000)]
+        gaps = np.abs(truth[:, None] - truth[None, :])[np.triu_indices(len(truth), 1)]
+        line = (f"  {text}: the truth against a bootstrap of its queries: tau {np.mean(boot):.3f} (sd "
+                f"{np.std(boot):.3f}); {int((gaps < 0.01).sum())} of {len(gaps)} run pairs within 0.01, "
+                f"{int((gaps < 1e-12).sum())} tied")
+        if text in spread:
+            se = spread[text] / (2 * norm.ppf(0.975))
+            line += f"; differences erring with se {se:.4f} leave tau {np.mean(1 - 2 * norm.cdf(-gaps / se)):.3f}"
+        lines.append(line)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=200)
@@ -78,8 +113,17 @@ def main() -> None:
             print(f"\n== {key}, B = {budget:g} ({time.perf_counter() - start:.0f} s; mean sample "
                   f"{result.settings['mean_sample']:.0f})")
             print(result.to_text())
+            means = result.table[result.table["kind"] == "means"]
+            differences = result.table[result.table["kind"] == "differences"]
+            print("tau over draws: " + "; ".join(f"{r.measure} {r.tau:.3f} (sd {r.tau_sd:.3f})"
+                                                 for r in means.itertuples()))
             print("targets:")
             print("\n".join(targets(result.table, budget)))
+            if budget == 1000:
+                print("ranking stability:")
+                print("\n".join(ranking_stability(runs, qrels, contract, args.measures.split(","), args.seed,
+                                                   dict(zip(differences["measure"], differences["width_set"],
+                                                            strict=True)))))
     print(f"\ntotal {time.perf_counter() - total:.0f} s")
 
 

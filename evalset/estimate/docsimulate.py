@@ -14,7 +14,8 @@ Conventions
 - Reported per measure and kind (run means; paired differences): the coverage of the truth by the "this set" and
   the "new queries" intervals and their mean widths, averaged over columns and draws; for run means also the
   bias (mean over draws of estimate - truth; the largest |bias| over runs and their mean), the RMSE (mean over
-  runs) and Kendall's tau of the ranking of the runs by estimated mean against the truth's (mean over draws). The
+  runs) and Kendall's tau of the ranking of the runs by estimated mean against the truth's (mean over draws;
+  ``tau_sd`` its standard deviation over draws, in the table and ``to_dict``, not in ``to_text``). The
   query slice (:func:`evalset.estimate.simulate.simulate`: ``round(budget / (pairs / queries))`` queries, at least
   2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and the ratio of the
   "this set" width to it.
@@ -87,7 +88,7 @@ class _Tally:
         self.sums: dict[str, float] = {}
         self.error = np.zeros(runs)
         self.squared = np.zeros(runs)
-        self.tau = 0.0
+        self.taus: list[float] = []
 
     def add(self, got: dict[str, np.ndarray]) -> None:
         estimate = got["estimate"]
@@ -100,7 +101,7 @@ class _Tally:
         error = estimate[:self.runs] - self.truth[:self.runs]
         self.error += error
         self.squared += error ** 2
-        self.tau += kendall_tau(estimate[:self.runs], self.truth[:self.runs])[0]
+        self.taus.append(kendall_tau(estimate[:self.runs], self.truth[:self.runs])[0])
 
     def _sum(self, key: str, value: float) -> None:
         self.sums[key] = self.sums.get(key, 0.0) + value
@@ -158,9 +159,10 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
             row["width_ratio"] = row["width_set"] / row["slice_width"] if compare_slices else np.nan
             bias = tally.error / draws
             row.update({"bias_max": float(np.abs(bias).max()), "bias_mean": float(np.abs(bias).mean()),
-                        "rmse": float(np.sqrt(tally.squared / draws).mean()), "tau": tally.tau / draws}
+                        "rmse": float(np.sqrt(tally.squared / draws).mean()), "tau": float(np.mean(tally.taus)),
+                        "tau_sd": float(np.std(tally.taus))}
                        if kind == "means" else {"bias_max": np.nan, "bias_mean": np.nan, "rmse": np.nan,
-                                                "tau": np.nan})
+                                                "tau": np.nan, "tau_sd": np.nan})
             rows.append(row)
     caveats = []
     if budget / queries < SMALL_SAMPLE:

@@ -11,8 +11,9 @@ from evalset.io.trec import read_qrels, read_runs
 pytestmark = pytest.mark.slow
 JUDGES = {"llama-3-70b": ["llama-3-70b.fourprompts"],
           "three": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"]}
-# measured (20 draws, seed 20191): coverage of means and differences by "this set", its widths
-MEASURED = {"llama-3-70b": (0.996, 0.982, 0.136, 0.106), "three": (0.993, 0.983, 0.148, 0.128)}
+# measured (20 draws, seed 20191): coverage of means and differences by "this set", its widths. The three judges
+# no longer lose to Llama-3-70B alone (with the prototype's one combination model: widths 0.148 and 0.128)
+MEASURED = {"llama-3-70b": (0.996, 0.982, 0.137, 0.1065), "three": (0.996, 0.983, 0.137, 0.1067)}
 
 
 @pytest.mark.parametrize("judges", list(JUDGES))
