@@ -32,8 +32,8 @@ from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate.docsample import PRIOR_FLOOR, document_prior, inclusion_probabilities, poisson_sample
 from evalset.io.digests import file_sha256
-from evalset.io.files import check_file, folder_built_aside, newline_lines, read_tsv_with_header
-from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
+from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 
@@ -102,30 +102,6 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     return SampleRecord(expected, fraction, seed, depth, floor, source, table)
 
 
-def _tsv_lines(path: Path, keep: set[tuple[str, ...]], key: tuple[str, ...]) -> list[str]:
-    """The header and the lines of a pool TSV whose ``key`` columns are in ``keep``, in file order."""
-    lines = newline_lines(path)
-    columns = [lines[0].rstrip("\r\n").split("\t").index(name) for name in key] if lines else []
-    kept = [line for line in lines[1:]
-            if tuple(line.rstrip("\r\n").split("\t")[c] for c in columns) in keep]
-    return [lines[0], *kept] if lines else []
-
-
-def _task_lines(path: Path, pair_ids: set[str]) -> list[str]:
-    """The lines of ``tasks.jsonl`` of the drawn pairs, as they are, in file (judging) order."""
-    kept = []
-    for number, line in enumerate(newline_lines(path), 1):
-        if not line.strip():
-            continue
-        try:
-            task = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not a JSON object: {exc.msg}", str(path), number) from None
-        if isinstance(task, dict) and str(task.get("pair_id")) in pair_ids:
-            kept.append(line)
-    return kept
-
-
 def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, output: str | os.PathLike, *,
                         replace: bool = False) -> list[str]:
     """Write the pool of ``pool_dir`` restricted to the drawn pairs, and the record, as ``output`` (module
@@ -134,10 +110,10 @@ def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, outpu
     drawn = record.drawn
     pair_ids = set(drawn["pair_id"])
     keys = set(zip(drawn["query_id"], drawn["doc_id"], strict=True))
-    files = {"pool.tsv": _tsv_lines(folder / "pool.tsv", {(p,) for p in pair_ids}, ("pair_id",)),
-             SOURCES_NAME: _tsv_lines(folder / SOURCES_NAME, keys, ("query_id", "doc_id"))}
+    files = {"pool.tsv": pool_tsv_lines(folder / "pool.tsv", ("pair_id",), {(p,) for p in pair_ids}),
+             SOURCES_NAME: pool_tsv_lines(folder / SOURCES_NAME, ("query_id", "doc_id"), keys)}
     if (folder / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = _task_lines(folder / "tasks.jsonl", pair_ids)
+        files["tasks.jsonl"] = task_lines(folder / "tasks.jsonl", "pair_id", pair_ids)
     source = json.loads((folder / "pool.json").read_text(encoding="utf-8"))
     counts = record.counts()
     manifest = {"evalset_version": __version__,

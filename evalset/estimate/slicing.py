@@ -39,8 +39,8 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import folder_built_aside, newline_lines
-from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.files import folder_built_aside
+from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
 from evalset.params import POSITIVE_INT, Interval, check
@@ -133,12 +133,9 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
     pool_dir = Path(pool_dir)
     keep, files = set(record.slice), {}
     for name in ("pool.tsv", "pool_sources.tsv"):
-        lines = newline_lines(pool_dir / name)
-        column = lines[0].rstrip("\n").split("\t").index("query_id") if lines else 0
-        files[name] = [lines[0], *(line for line in lines[1:] if line.rstrip("\n").split("\t")[column] in keep)]
+        files[name] = pool_tsv_lines(pool_dir / name, ("query_id",), {(query,) for query in keep})
     if (pool_dir / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = [line for line in newline_lines(pool_dir / "tasks.jsonl")
-                                if line.strip() and str(json.loads(line).get("query_id")) in keep]
+        files["tasks.jsonl"] = task_lines(pool_dir / "tasks.jsonl", "query_id", keep)
     source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},

@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.files import check_file, json_objects, read_tsv_with_header, refuse_blank, refuse_repeats
+from evalset.io.files import (
+    check_file,
+    json_objects,
+    newline_lines,
+    read_tsv_with_header,
+    refuse_blank,
+    refuse_repeats,
+)
 
 # --- pool folders and labels (push / pull)
 TASK_FIELDS = ("pair_id", "query_id", "doc_id", "query", "text")
@@ -32,6 +40,31 @@ def read_pool_pairs(path: str | os.PathLike) -> pd.DataFrame:
         raise InputError(f"order must be an integer, found {frame['order'].iloc[row]!r}", path, line_numbers[row])
     frame = frame.astype(str).assign(order=order.to_numpy(dtype=np.int64))
     return frame.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def pool_tsv_lines(path: str | os.PathLike, key: tuple[str, ...], keep: set[tuple[str, ...]]) -> list[str]:
+    """The header and the lines of a pool TSV (``pool.tsv``, ``pool_sources.tsv``) whose ``key`` columns are in
+    ``keep``, as they are, in file order (a subset of a pool written as the pool is)."""
+    lines = newline_lines(path)
+    columns = [lines[0].rstrip("\r\n").split("\t").index(name) for name in key] if lines else []
+    kept = [line for line in lines[1:] if tuple(line.rstrip("\r\n").split("\t")[c] for c in columns) in keep]
+    return [lines[0], *kept] if lines else []
+
+
+def task_lines(path: str | os.PathLike, field: str, keep: set[str]) -> list[str]:
+    """The lines of a ``tasks.jsonl`` whose ``field`` (``pair_id``, ``query_id``) is in ``keep``, as they are, in
+    file (judging) order; a line that is not JSON is refused with its number."""
+    kept = []
+    for number, line in enumerate(newline_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            task = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON object: {exc.msg}", os.fspath(path), number) from None
+        if isinstance(task, dict) and str(task.get(field)) in keep:
+            kept.append(line)
+    return kept
 
 
 def read_tasks(path: str | os.PathLike, limit: int | None = None) -> pd.DataFrame:

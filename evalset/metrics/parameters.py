@@ -57,12 +57,6 @@ def _number(constraint: Interval) -> Callable[[Any], float]:
     return check_number
 
 
-def _unit(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError("a number in [0, 1]")
-    return float(value)
-
-
 def _choice(*choices: str) -> Callable[[Any], str]:
     def check_choice(value: Any) -> str:
         if value not in choices:
@@ -77,7 +71,7 @@ PARAMS: dict[str, Param] = {param.name: param for param in (
     Param("dcg", _choice("log2", "exp-log2"), ("gain", {"log2": "linear", "exp-log2": "exponential"}.get)),
     Param("p", _number(PROBABILITY)),
     Param("beta", _number(Interval(float, 0, closed="neither"))),
-    Param("recall", _unit),
+    Param("recall", _number(Interval(float, 0, 1))),
 )}
 """Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
 BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents
