@@ -44,7 +44,7 @@ class _EstimateGroup(click.Group):
               "simulated sample.")
 @click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
               "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
-              "planned comparisons apply.")
+              "planned comparisons apply; a set frozen with --sample is estimated by the document design.")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
               help="With --set: the queries estimated.")
 @click.option("-m", "--metric", "metrics", multiple=True,

@@ -40,9 +40,12 @@ from evalset.contract import DEFAULT_METRIC, MERGE_RULES, WEIGHTINGS
               help="Means across strata: by traffic share, or every query alike.")
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
+@click.option("--sample", "sample_path", type=click.Path(exists=True),
+              help="The document sample the human labels were drawn by (sample.json of `estimate select --documents`, "
+                   "or its folder): recorded in the set, whose estimates then use it.")
 @evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
-           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, contract):
+           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
@@ -54,13 +57,14 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
+    from evalset.io.samplerecord import read_sample
     from evalset.io.setfolder import SetContract
     from evalset.sets import freeze as freeze_set
     from evalset.sets.inputs import read_judgments
 
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
-                   "--guideline": guideline_path, "--adjudication": adjudication})
+                   "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path})
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     recorded = SetContract(contract.applied_to()[0], headline, weighting)
@@ -71,6 +75,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
         priority=[p.strip() for p in priority.split(",")] if priority else None,
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
         conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
+        sample=read_sample(sample_path) if sample_path else None,
     ))
 
 

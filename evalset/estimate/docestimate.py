@@ -41,6 +41,7 @@ from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.calibration import calibrated_distribution
 from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks
+from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.render import json_safe, number, text_table
 
 SMALL_SAMPLE = 15.0
@@ -106,17 +107,12 @@ def prepare_pool(pairs: pd.DataFrame, llm: pd.DataFrame | None, runs: Mapping[st
         grades = np.zeros((len(keys), len(judges)), dtype=np.int64)
         for column, judge in enumerate(judges):
             rows = llm[llm["judge"].astype(str) == judge]
+            refuse_ungraded(keys, rows, f"judge {judge}", _source(llm, "llm"))
             table = pd.Series(rows["grade"].to_numpy(),
                               index=pd.MultiIndex.from_arrays([rows["query_id"].astype(str),
                                                                rows["doc_id"].astype(str)]))
             table = table[~table.index.duplicated()]
-            found = table.reindex(index)
-            if found.isna().any():
-                first = keys[found.isna().to_numpy()].iloc[0]
-                raise InputError(f"judge {judge} has no grade of the pooled pair {first['query_id']} "
-                                 f"{first['doc_id']} ({int(found.isna().sum())} such pairs): the LLM must grade "
-                                 "every pooled pair", _source(llm, "llm"))
-            grades[:, column] = found.to_numpy(dtype=np.int64)
+            grades[:, column] = table.reindex(index).to_numpy(dtype=np.int64)
     ranks = run_ranks(runs, keys, list(query_ids), contract)
     return DocumentPool(keys, query_ids, query, grades, judges, ranks, contract)
 
@@ -132,27 +128,7 @@ def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) 
         raise InputError(f"the pair {row['query_id']} {row['doc_id']} has pi {float(pi[bad][0]):g}: an inclusion "
                          "probability is in (0, 1]", _source(pairs, "pairs"))
     sampled = pairs["sampled"].to_numpy().astype(bool)
-    index = pd.MultiIndex.from_frame(pool.pairs)
-    keys = pd.MultiIndex.from_arrays([human["query_id"].astype(str), human["doc_id"].astype(str)])
-    where = index.get_indexer(keys)
-    name = _source(human, "human")
-    if keys.duplicated().any():
-        raise InputError("a pair has two human grades: give one per sampled pair", name)
-    if (where < 0).any():
-        row = human.iloc[int(np.flatnonzero(where < 0)[0])]
-        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which is not in the pool", name)
-    unsampled = ~sampled[where]
-    if unsampled.any():
-        row = human.iloc[int(np.flatnonzero(unsampled)[0])]
-        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which was not sampled "
-                         f"({int(unsampled.sum())} such grades): the sample record does not match the labels", name)
-    grade = np.zeros(len(pi), dtype=np.int64)
-    grade[where] = human["grade"].to_numpy(dtype=np.int64)
-    ungraded = np.setdiff1d(np.flatnonzero(sampled), where)
-    if len(ungraded):
-        row = pool.pairs.iloc[int(ungraded[0])]
-        raise InputError(f"the sampled pair {row['query_id']} {row['doc_id']} has no human grade ({len(ungraded)} "
-                         "such pairs): every sampled pair must be graded, or the sample is no longer random", name)
+    grade = sampled_grades(pool.pairs, sampled, human, _source(human, "human"))
     return pi, sampled, grade
 
 

@@ -43,7 +43,7 @@ from evalset.estimate.docmeasures import DocumentMeasure
 from evalset.estimate.docsimulate import DocumentSimulation, simulate_documents
 from evalset.estimate.figures import verdict
 from evalset.estimate.inputs import read_grades
-from evalset.io.samplerecord import read_sample
+from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 
@@ -92,12 +92,7 @@ def read_judges(paths: Sequence[FilePath], conflicting_grades: str = "refuse",
     for path, judge in zip(files, _judge_names(files), strict=True):
         qrels = read_grades([path], "llm", conflicting_grades).qrels
         if pool is not None:
-            graded = pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)])
-            missing = ~pd.MultiIndex.from_frame(pool[["query_id", "doc_id"]].astype(str)).isin(graded)
-            if missing.any():
-                first = pool[missing].iloc[0]
-                raise InputError(f"no LLM grade of the pooled pair {first['query_id']} {first['doc_id']} "
-                                 f"({int(missing.sum())} such pairs): the LLM must grade every pooled pair", path)
+            refuse_ungraded(pool, qrels, "the LLM", path)
         frames.append(qrels[["query_id", "doc_id", "grade"]].assign(judge=judge))
     return pd.concat(frames, ignore_index=True)[["query_id", "doc_id", "judge", "grade"]]
 
@@ -151,21 +146,34 @@ def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath
                          "estimator: one of them")
     if not human:
         raise InputError("the document design needs the human grades of the sampled pairs (--human)")
-    measures = _checked_measures(metrics)
+    metrics = _checked_measures(metrics)
     record = read_sample(sample_path)
-    frame = record.frame()
-    frame.attrs["source"] = os.fspath(sample_path)
     human_grades = read_grades(human, "human", conflicting_grades)
-    human_frame = human_grades.qrels.copy()
-    human_frame.attrs["source"] = ", ".join(human_grades.files)
-    judges = None if no_llm else read_judges(llm, conflicting_grades, frame)
-    estimate = estimate_documents(frame, human_frame, judges, runs, measures=measures, contract=contract,
-                                  comparisons=list(pairs), level=level)
-    family = ComparisonFamily.of(len(pairs), planned=planned)
-    settings = {"record": os.fspath(sample_path), "budget": float(record.budget),
-                "sampled": estimate.settings["sampled"], "judges": estimate.settings["judges"],
-                "human": list(human_grades.files), "llm": [os.fspath(p) for p in llm], "alpha": alpha,
-                "planned": planned, "exploratory": exploratory}
+    judges = None if no_llm else read_judges(llm, conflicting_grades, record.frame())
+    return sample_report(runs, record, human_grades.qrels, judges, record_path=os.fspath(sample_path),
+                         files={"human": list(human_grades.files), "llm": [os.fspath(p) for p in llm]},
+                         metrics=metrics, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
+                         exploratory=exploratory, alpha=alpha, level=level, contract=contract)
+
+
+def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human: pd.DataFrame,
+                  judges: pd.DataFrame | None, *, record_path: str, files: Mapping[str, list[str]],
+                  metrics: Sequence[str], pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
+                  exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
+                  contract: EvaluationContract | None = None) -> DocumentReport:
+    """The estimate of ``runs`` from a read ``record``, one ``human`` grade per sampled pair (``query_id, doc_id,
+    grade``) and the ``judges``' grades of every pooled pair (:func:`read_judges`' frame; ``None``:
+    Horvitz-Thompson), with the verdicts of ``pairs`` under ``family``; ``record_path`` and ``files`` (``human``,
+    ``llm``: the files read) name the inputs in the settings and in errors."""
+    frame = record.frame()
+    frame.attrs["source"] = record_path
+    human = human.copy()
+    human.attrs["source"] = ", ".join(files["human"])
+    estimate = estimate_documents(frame, human, judges, runs, measures=_checked_measures(metrics),
+                                  contract=contract, comparisons=list(pairs), level=level)
+    settings = {"record": record_path, "budget": float(record.budget), "sampled": estimate.settings["sampled"],
+                "judges": estimate.settings["judges"], **files, "alpha": alpha, "planned": family.planned_count,
+                "exploratory": exploratory}
     return DocumentReport(estimate, _comparisons(estimate, pairs, family, exploratory, alpha), settings)
 
 

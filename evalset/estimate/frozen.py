@@ -1,8 +1,15 @@
 """Estimates on a frozen set with an LLM-graded part: its human-graded queries as the slice, its labels as the
-grades, its contract, strata and comparison family (``evalset estimate --set`` and the report).
+grades, its contract, strata and comparison family (``evalset estimate --set`` and the report); or, on a set frozen
+with a document sample (``freeze --sample``), the document design's estimate from the sample it records.
 
 Conventions
 -----------
+- A set that records a **document sample** is estimated by the document design
+  (:func:`evalset.estimate.docmodes.sample_report`): the sample's pairs on the split's queries, the human grade of
+  each sampled pair the lower median of its human labels, each LLM annotator of the labels a judge of its own
+  (none: Horvitz-Thompson's estimator), the set's contract, its headline by default (a measure the design
+  estimates: ndcg@k, dcg@k, p@k, ap), its comparison family. Its means weight every query alike, so a set that
+  weights several strata by traffic is refused.
 - A set has an **LLM-graded part** on a split when its labels hold LLM labels (kind ``llm``) and some queries of
   the split have LLM grades and no human grade. The estimate is then about the split's LLM-graded queries; those of
   them with a human grade are the **slice**, taken *as frozen* (design ``as frozen``): the set does not record how
@@ -23,12 +30,16 @@ Conventions
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pandas as pd
 
 from evalset.contract import ContractOptions
+from evalset.errors import InputError
+from evalset.estimate.docmodes import DocumentReport, sample_report
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import check_settings, grades_of
+from evalset.io.samplerecord import RECORD_NAME
 from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
 from evalset.stats.family import ComparisonFamily
@@ -58,7 +69,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
                  metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
                  interval: str = "t", options: ContractOptions | None = None,
-                 override_contract: bool = False) -> Estimate | None:
+                 override_contract: bool = False) -> Estimate | DocumentReport | None:
     """The estimates of ``runs`` on the set's LLM-graded part of ``split`` (module docstring), or ``None`` when it
     has none. ``metrics`` default to the set's headline, ``pairs`` to its planned comparisons whose runs were
     given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
@@ -67,6 +78,12 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs or ())
     contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
                                                                     override=override_contract)
+    if frozen.sample is not None:
+        if interval != "t":
+            raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\"): give "
+                             "no --interval", str(frozen.path))
+        return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
+                                overridden)
     record = set_slice(frozen, split)
     if record is None:
         return None
@@ -85,6 +102,37 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
                          contract=contract, pairs=pairs, family=family, exploratory=exploratory,
                          alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0])
+
+
+def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, metrics: list[str] | None,
+                     pairs: list[tuple[str, str]] | None, planned: int | None, exploratory: bool, alpha: float,
+                     level: float, contract, overridden: list[str]) -> DocumentReport:
+    """The document design's estimate of a set that records its sample (module docstring)."""
+    queries = select_split(frozen.queries, split)
+    if frozen.contract.weighting == "traffic" and queries["stratum"].nunique() > 1:
+        raise InputError(f"the document design weights every query alike, but this set weights its "
+                         f"{queries['stratum'].nunique()} strata by traffic: estimate each stratum's set apart",
+                         str(frozen.path))
+    record = frozen.sample
+    keep = set(queries["query_id"])
+    record = replace(record, pairs=record.pairs[record.pairs["query_id"].isin(keep)].reset_index(drop=True))
+    if record.pairs.empty:
+        raise InputError(f"the document sample holds no query of the split {split!r}", str(frozen.path))
+    labels = frozen.labels[frozen.labels["query_id"].isin(keep)]
+    files = [str(frozen.path / "labels.tsv")]
+    human = grades_of(labels[labels["kind"] == "human"], tuple(files)).qrels
+    llm = labels[labels["kind"] == "llm"]
+    judges = None if llm.empty else llm.rename(columns={"annotator": "judge"})[["query_id", "doc_id", "judge",
+                                                                                  "grade"]]
+    pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
+    report = sample_report(runs, record, human, judges, record_path=str(frozen.path / RECORD_NAME),
+                           files={"human": files, "llm": files if judges is not None else []},
+                           metrics=metrics or [frozen.contract.headline], pairs=pairs,
+                           family=ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split),
+                           exploratory=exploratory, alpha=alpha, level=level, contract=contract)
+    if overridden:
+        report.estimate.caveats.insert(0, "CONTRACT OVERRIDDEN: " + ", ".join(overridden))
+    return report
 
 
 NO_LLM_PART = ("the set has no LLM-graded part on this split to estimate: it needs LLM labels (freeze --llm-labels) "

@@ -54,7 +54,7 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
                           pairs=pairs, planned=planned, exploratory=exploratory, alpha=alpha, level=level,
                           draws=draws, slice_size=slice_size, seed=seed, conflicting_grades=conflicting_grades,
                           options=options, sample_path=sample_path, no_llm=no_llm, budget=budget, progress=progress,
-                          interval=interval, override_contract=override_contract)
+                          interval=interval, override_contract=override_contract, split=split)
     if design != "queries":
         raise InputError(f"the design is queries (a slice of queries) or documents (a document sample), got {design!r}")
     if sample_path is not None or no_llm or budget is not None:
@@ -94,14 +94,25 @@ def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequ
                draws: int | None, slice_size: int | None, seed: int, conflicting_grades: str,
                options: ContractOptions | None, sample_path: FilePath | None, no_llm: bool, budget: float | None,
                progress: Callable[[Iterable], Iterable], interval: str = "t",
-               override_contract: bool = False) -> DocumentReport | DocumentSimulation:
+               override_contract: bool = False, split: str = "test") -> DocumentReport | DocumentSimulation:
     """The document design (:mod:`evalset.estimate.docmodes`), its inputs checked against the slice design's."""
+    if set_path is not None:
+        if sample_path is not None or draws is not None or llm or human or no_llm:
+            raise InputError("a set frozen with a document sample holds its record and its grades: give the set "
+                             "alone (no --sample, --simulate, --llm, --human or --no-llm)")
+        frozen = load_set(set_path)
+        if frozen.sample is None:
+            raise InputError("the set records no document sample (freeze --sample): it is estimated by the query "
+                             "slice design (no --design documents)", os.fspath(set_path))
+        return set_estimate(frozen, read_runs(runs), split=split, metrics=list(metrics), pairs=list(pairs) or None,
+                            planned=planned, exploratory=exploratory, alpha=alpha, level=level, interval=interval,
+                            options=options, override_contract=override_contract)
     if interval != "t" or override_contract:
         raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\") and it reads "
                          "no set: give no --interval or --override-contract")
-    if slice_path is not None or slice_size is not None or set_path is not None:
-        raise InputError("the document design reads a sample record (--sample), not a slice or a set: give no "
-                         "--slice, --slice-size or --set")
+    if slice_path is not None or slice_size is not None:
+        raise InputError("the document design reads a sample record (--sample), not a slice: give no --slice or "
+                         "--slice-size")
     if (sample_path is None) == (draws is None):
         raise InputError("give the document design one of: a sample record (an estimate); a number of simulated "
                          "samples and a budget (a validation)")

@@ -208,6 +208,46 @@ def check_source(record: SampleRecord, pool_dir: str | os.PathLike, record_path:
                          _key_line(path, "pool_sha256"))
 
 
+def _keys(frame: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([frame["query_id"].astype(str), frame["doc_id"].astype(str)])
+
+
+def refuse_ungraded(pairs: pd.DataFrame, graded: pd.DataFrame, who: str, source: str | None) -> None:
+    """Refuse the grades ``graded`` (``query_id, doc_id``) of ``who`` (``"the LLM"``, ``"judge X"``) when they miss
+    a pair of ``pairs`` (every pooled pair), naming the first and ``source``: the design needs a prediction of each."""
+    missing = ~_keys(pairs).isin(_keys(graded))
+    if missing.any():
+        first = pairs[missing].iloc[0]
+        raise InputError(f"{who} has no grade of the pooled pair {first['query_id']} {first['doc_id']} "
+                         f"({int(missing.sum())} such pairs): the LLM must grade every pooled pair", source)
+
+
+def sampled_grades(pairs: pd.DataFrame, sampled: np.ndarray, human: pd.DataFrame, source: str | None) -> np.ndarray:
+    """The human grade of each pair of ``pairs`` (``query_id, doc_id``; 0 where not ``sampled``) from ``human``
+    (``query_id, doc_id, grade``), which must grade exactly the sampled pairs: a grade of a pair outside the pool
+    or not sampled, two grades of a pair, or a sampled pair without one is refused, naming ``source``."""
+    keys = _keys(human)
+    where = _keys(pairs).get_indexer(keys)
+    if keys.duplicated().any():
+        raise InputError("a pair has two human grades: give one per sampled pair", source)
+    if (where < 0).any():
+        row = human.iloc[int(np.flatnonzero(where < 0)[0])]
+        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which is not in the pool", source)
+    unsampled = ~sampled[where]
+    if unsampled.any():
+        row = human.iloc[int(np.flatnonzero(unsampled)[0])]
+        raise InputError(f"a human grade of {row['query_id']} {row['doc_id']}, which was not sampled "
+                         f"({int(unsampled.sum())} such grades): the sample record does not match the labels", source)
+    grade = np.zeros(len(pairs), dtype=np.int64)
+    grade[where] = human["grade"].to_numpy(dtype=np.int64)
+    ungraded = np.setdiff1d(np.flatnonzero(sampled), where)
+    if len(ungraded):
+        row = pairs.iloc[int(ungraded[0])]
+        raise InputError(f"the sampled pair {row['query_id']} {row['doc_id']} has no human grade ({len(ungraded)} "
+                         "such pairs): every sampled pair must be graded, or the sample is no longer random", source)
+    return grade
+
+
 def sample_frame(path: str | os.PathLike, pool_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """The frame the document estimate reads from a record (``sample.json``, ``sample.tsv`` or their folder):
     ``query_id, doc_id, pi, sampled`` of every pooled pair, checked (:func:`read_sample`; with ``pool_dir``, also

@@ -1,8 +1,10 @@
 """A frozen set version as a folder on disk: its manifest and contract, its verification, and reading it back.
 
 A version ``SETS/NAME/vN/`` holds ``qrels.txt``, ``queries.tsv``, ``labels.tsv`` and ``manifest.json``
-(:data:`SET_FILES`); ``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a version is
-:func:`evalset.sets.freeze`'s; this module reads and checks one.
+(:data:`SET_FILES`), and when it was frozen with a document sample (``freeze --sample``) the sample's record,
+``sample.tsv`` and ``sample.json`` (:data:`SAMPLE_FILES`, :mod:`evalset.io.samplerecord`: every pooled pair's
+``pi`` and whether it was drawn); ``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a
+version is :func:`evalset.sets.freeze`'s; this module reads and checks one.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from evalset.errors import InputError
 from evalset.io.annotations import read_labels
 from evalset.io.digests import file_sha256
 from evalset.io.queries import read_queries
+from evalset.io.samplerecord import RECORD_FILES, RECORD_NAME, SampleRecord, read_sample
 from evalset.io.trec import read_qrels
 from evalset.metrics.measures import parse_measure
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
+SAMPLE_FILES = RECORD_FILES
+"""A version's files when it was frozen with a document sample, beside :data:`SET_FILES`."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,8 @@ class SetContract:
 
 @dataclass(frozen=True)
 class FrozenSet:
-    """A loaded set version: its qrels, queries, raw labels, contract and manifest."""
+    """A loaded set version: its qrels, queries, raw labels, contract and manifest, and the document sample its
+    human labels were drawn by (``None`` when it records none)."""
 
     path: Path
     name: str
@@ -67,6 +73,7 @@ class FrozenSet:
     contract: SetContract
     manifest: dict[str, Any]
     unverified: str | None = None  # why the manifest could not be checked (see unverified_manifest)
+    sample: SampleRecord | None = None
 
     @property
     def planned(self) -> list[tuple[str, str]]:
@@ -154,7 +161,11 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> V
             problems.append(f"{file}: missing")
         elif file_sha256(file) != digest:
             problems.append(f"{file}: content changed (sha256 differs from the manifest)")
-    extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES)
+    sampled = [name for name in SAMPLE_FILES if name in listed]
+    if ("sample" in manifest or sampled) and len(sampled) < len(SAMPLE_FILES):
+        problems.append(f"{path / 'manifest.json'}: records a document sample but no hash of "
+                        f"{', '.join(n for n in SAMPLE_FILES if n not in sampled)}")
+    extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES and p.name not in sampled)
     problems += [f"{path / name}: not part of the frozen set" for name in extra]
     if manifest.get("version") != path.name or manifest.get("name") != path.parent.name:
         problems.append(f"{path / 'manifest.json'}: names {manifest.get('name')}/{manifest.get('version')}, "
@@ -202,6 +213,7 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
         contract=SetContract.from_dict(manifest["contract"]),
         manifest=manifest,
         unverified=unverified,
+        sample=read_sample(path / RECORD_NAME) if "sample" in manifest else None,
     )
 
 

@@ -21,7 +21,8 @@ What the page shows, on the queries of one split of the set:
   and its largest losses with the query text;
 - when the set has an LLM-graded part on the split (:mod:`evalset.estimate.frozen`): each run's PPI++ estimate
   from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
-  the planned comparisons' PPI++ differences with their verdicts.
+  the planned comparisons' PPI++ differences with their verdicts; on a set frozen with a document sample, the
+  document design's estimates and differences, each with its "this set" and "new queries" intervals.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from evalset.comparing import ManyComparisons
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate import Estimate
-from evalset.estimate.frozen import set_estimate
+from evalset.estimate.docmodes import DocumentReport
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
@@ -47,7 +48,7 @@ from evalset.params import POSITIVE_INT as POSITIVE
 from evalset.params import check
 from evalset.render import number
 from evalset.report import plots
-from evalset.report.estimates import estimates_section
+from evalset.report.estimates import estimates_section, set_estimates
 from evalset.report.many import many_runs, many_section
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
@@ -95,7 +96,7 @@ class ReportData:
     agreement: AgreementMatrix | None
     settings: dict[str, Any] = field(default_factory=dict)
     agreement_note: str = ""
-    estimate: Estimate | None = None  # the PPI++ estimates of an LLM-graded part, or None
+    estimate: Estimate | DocumentReport | None = None  # the estimates of an LLM-graded part or a document sample
     estimate_note: str = ""  # why an LLM-graded part has no estimate
     many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
     many_note: str = ""
@@ -191,11 +192,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
             matrix = agreement_matrix(frozen.manifest.get("agreement"))
         except InputError as exc:
             note = f"The manifest records an agreement block this report cannot read ({exc})."
-    estimate, estimate_note = None, ""
-    try:
-        estimate = set_estimate(frozen, runs, split=split, alpha=alpha, level=level)
-    except InputError as exc:
-        estimate_note = f"The set has an LLM-graded part, but no estimate could be made: {exc}"
+    estimate, estimate_note = set_estimates(frozen, runs, split, alpha, level)
     return ReportData(
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,

@@ -1,11 +1,19 @@
-"""The report's section of the estimates from LLM grades and the human slice (PPI++) of a set with an LLM-graded
-part (:mod:`evalset.estimate.frozen` says when a set has one and how it is estimated)."""
+"""The report's section of the estimates of a set with an LLM-graded part: from LLM grades and the human slice
+(PPI++), or from the document sample the set records (the document design, both its intervals);
+:mod:`evalset.estimate.frozen` says when a set has one and how it is estimated."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalset.estimate.figures import WEIGHTED
+import pandas as pd
+
+from evalset.errors import InputError
+from evalset.estimate.docmodes import DocumentReport
+from evalset.estimate.figures import WEIGHTED, Estimate
+from evalset.estimate.frozen import set_estimate
+from evalset.io.setfolder import FrozenSet
 from evalset.render import number
 
 if TYPE_CHECKING:
@@ -17,6 +25,17 @@ def _interval(row: Any, centre: str, prefix: str = "", sign: bool = False) -> st
             f"{number(row[prefix + 'high'], sign=sign)}]")
 
 
+def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, alpha: float,
+                  level: float) -> tuple[Estimate | DocumentReport | None, str]:
+    """The set's estimates (:func:`evalset.estimate.frozen.set_estimate`), or ``None`` and why there are none
+    when the set has an LLM-graded part or a document sample but no estimate can be made."""
+    try:
+        return set_estimate(frozen, runs, split=split, alpha=alpha, level=level), ""
+    except InputError as exc:
+        part = "a document sample" if frozen.sample is not None else "an LLM-graded part"
+        return None, f"The set has {part}, but no estimate could be made: {exc}"
+
+
 def estimates_section(data: ReportData) -> str:
     """The page's section of the estimates: nothing without an LLM-graded part, the reason when it has no
     estimate."""
@@ -25,6 +44,8 @@ def estimates_section(data: ReportData) -> str:
     estimate, title = data.estimate, "<h2>Estimates from LLM grades and the human slice (PPI++)</h2>"
     if estimate is None:
         return f'{title}\n<p class="none">{_e(data.estimate_note)}</p>' if data.estimate_note else ""
+    if isinstance(estimate, DocumentReport):
+        return _sample_section(estimate)
     runs, settings = estimate.runs, estimate.settings
     stratified, level = runs["stratum"].nunique() > 1, settings["level"]
     order = runs.drop_duplicates("run", keep="last").sort_values("estimate", ascending=False, kind="stable")["run"]
@@ -59,3 +80,38 @@ def estimates_section(data: ReportData) -> str:
                   _table(["comparison", "level", "human-only [interval]", "PPI++ [interval]", "LLM-only",
                           "effective n", "verdict"], pairs, {1, 2, 3, 4, 5})]
     return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.caveats])
+
+
+def _bounds(row: Any, prefix: str, sign: bool) -> str:
+    return f"[{number(row[prefix + '_low'], sign=sign)}, {number(row[prefix + '_high'], sign=sign)}]"
+
+
+def _sample_section(report: DocumentReport) -> str:
+    """The section of a set frozen with a document sample: each run's estimate with its two intervals, then the
+    comparisons with both intervals and the verdict (which interval it rests on is named)."""
+    from evalset.report import _e, _table
+
+    table, s, level = report.estimate.table, report.estimate.settings, report.estimate.settings["level"]
+    parts = ["<h2>Estimates from the document sample (humans on a sample of every query's pairs, the LLM on all)"
+             "</h2>", (
+        f"<p>{s['sampled']:,} of the {s['pairs']:,} pooled pairs over {s['queries']} queries were drawn at random, "
+        f"each with its recorded inclusion probability, and graded by humans; {_e(s['estimator'])}. Per run, the "
+        f"estimate of the mean and its two {level:.0%} intervals: <b>this set</b>, the uncertainty of which pairs "
+        "were sampled, for these queries; <b>new queries</b>, Student's t across queries, which adds the "
+        "between-query variance and holds for new queries of the same population. The page's scores and "
+        "comparisons use the human grades of the sampled pairs alone (an unsampled pair is a hole, scored not "
+        "relevant; judged@k says how many): these estimates use every pooled pair.</p>")]
+    for measure, rows in table.groupby("measure", sort=False):
+        runs = rows[rows["kind"] == "run"].sort_values("estimate", ascending=False, kind="stable")
+        parts.append(_table([f"run ({measure})", "estimate", "this set", "new queries"],
+                            [[r["name"], number(r["estimate"]), _bounds(r, "set", False), _bounds(r, "new", False)]
+                             for _, r in runs.iterrows()], {1, 2, 3}))
+    if len(report.comparisons):
+        parts += ["<h3>Comparisons, document design</h3>", "<p>Candidate minus baseline per query; the intervals "
+                  "are at level 1 - threshold of the set's family; established when the interval the verdict "
+                  "names excludes 0.</p>",
+                  _table(["comparison", "measure", "level", "estimate", "this set", "new queries", "verdict"],
+                         [[f"{r['candidate']} - {r['baseline']}", r["measure"], f"{r['level']:.4g}",
+                           number(r["estimate"], sign=True), _bounds(r, "set", True), _bounds(r, "new", True),
+                           r["verdict"]] for _, r in report.comparisons.iterrows()], {2, 3, 4, 5})]
+    return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in report.estimate.caveats])

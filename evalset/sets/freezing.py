@@ -21,6 +21,11 @@ Before merging, each annotator has one judgment per pair: :func:`evalset.io.anno
 ``evalset agreement`` applies too) collapses exact repeats and refuses one annotator's different grades for one
 pair unless ``conflicting_grades`` says which judgment stands; the manifest records the rule and its counts.
 
+A version frozen with a document sample (``sample``: the record of ``evalset estimate select --documents``)
+holds the record (``sample.tsv``, ``sample.json``) and its summary in the manifest (``sample``), so the set's
+estimates know which pairs were drawn and their ``pi``; its human labels must be exactly the sampled pairs and each
+LLM judge must grade every pooled pair (:func:`evalset.sets.inputs.check_sample`).
+
 A version with a parent records how many of the parent's grades were revised or withdrawn upstream since
 (``revised_since_parent``: the same judgment by its ``source``, :mod:`evalset.judgments.revisions`), and says so.
 """
@@ -47,7 +52,8 @@ from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
-from evalset.io.setfolder import SET_FILES, SetContract
+from evalset.io.samplerecord import SampleRecord, record_texts
+from evalset.io.setfolder import SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
@@ -124,6 +130,11 @@ class FrozenVersion:
             lines.append(f"note: since {self.manifest['parent']}, {revised['revised']} of its grades were revised "
                          f"and {revised['withdrawn']} withdrawn (the same judgment, by its source; evalset diff lists "
                          "them)")
+        sample = self.manifest.get("sample")
+        if sample:
+            lines.append(f"note: recorded the document sample ({sample['counts']['drawn']:,} of "
+                         f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}): "
+                         "estimate --set and report estimate from it")
         if merged["llm_labels_left_out"]:
             lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged (use "
                          "--allow-llm to merge them)")
@@ -178,6 +189,7 @@ def freeze(
     conflicting_grades: str = "refuse",
     queries_source: str | None = None,
     exclude_annotators: list[str] | None = None,
+    sample: SampleRecord | None = None,
 ) -> FrozenVersion:
     """Freeze labels into ``sets_dir/name/vN`` and return that version (see the module docstring).
 
@@ -189,9 +201,10 @@ def freeze(
     (they would be silently dropped otherwise), and labels that leave no judgment to merge. Raises
     :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
     renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
-    labels stay in ``labels.tsv``; the manifest counts those left out).
+    labels stay in ``labels.tsv``; the manifest counts those left out). ``sample``: the document sample the human
+    labels were drawn by, checked against them and recorded (module docstring).
     """
-    from evalset.sets.inputs import check_labels, check_queries, check_reads_back
+    from evalset.sets.inputs import check_labels, check_queries, check_reads_back, check_sample
 
     if not name or "/" in name or name.startswith("."):
         raise InputError(f"a set name is a plain folder name, got {name!r}")
@@ -216,6 +229,8 @@ def freeze(
     unknown = sorted(set(labels["query_id"]) - set(queries["query_id"]))
     if unknown:
         raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})")
+    if sample is not None:
+        check_sample(labels, queries, sample)
     if adjudication is not None and len(adjudication):
         check_labels(adjudication, guideline, "adjudication")
     merged = merge_grades(labels, merge, allow_llm=allow_llm, max_gap=max_gap, priority=priority,
@@ -249,9 +264,14 @@ def freeze(
         write_qrels(merged.qrels, build / "qrels.txt")
         write_queries(queries, build / "queries.tsv")
         write_labels(stand, build / "labels.tsv")
+        if sample is not None:
+            for file, text in record_texts(sample, __version__).items():
+                (build / file).write_text(text, encoding="utf-8")
         check_reads_back(build, merged.qrels, queries, stand)
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, settled, labels, queries, planned, agreement, inputs, build)
+        if sample is not None:
+            manifest["sample"] = sample.to_dict()
         if parent is not None:
             changes = grade_revisions(read_labels(set_dir / parent / "labels.tsv"), stand)["change"].value_counts()
             manifest["revised_since_parent"] = {"revised": int(changes.get("revised", 0)),
@@ -325,6 +345,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
                    "judged_queries": int(merged.qrels["query_id"].nunique()),
                    "per_stratum": per_stratum},
         "inputs": inputs or {},
-        "files": {f: file_sha256(build / f) for f in SET_FILES if f != "manifest.json"},
+        "files": {f: file_sha256(build / f) for f in (*SET_FILES, *SAMPLE_FILES)
+                  if f != "manifest.json" and (build / f).exists()},
     }
 

@@ -8,6 +8,9 @@ Conventions
   row, for a frame that names no file); so is a grade off the guideline's scale.
 - A labels file that holds no judgment is refused, naming it (:func:`evalset.judgments.read_judgments`): an empty
   input is a mistake, never a 0-judgment set.
+- A set frozen with a document sample (:func:`check_sample`): its human labels are exactly the sampled pairs
+  (any number of annotators each), every LLM judge (an annotator of kind ``llm``) grades every pair of the
+  sample's pool, and the pool's queries are the set's.
 - The built version is read back with the project's own readers (:func:`check_reads_back`) before it is
   renamed into place: a version that exists reads back as it was written.
 """
@@ -25,6 +28,7 @@ from evalset.errors import InputError
 from evalset.io.annotations import grade_line, read_labels
 from evalset.io.guideline import Guideline
 from evalset.io.queries import read_queries
+from evalset.io.samplerecord import SampleRecord, refuse_ungraded, sampled_grades
 from evalset.io.trec import read_qrels
 from evalset.judgments import reading
 
@@ -91,6 +95,29 @@ def check_queries(queries: pd.DataFrame, source: str | None = None) -> None:
         if source is not None:
             raise InputError(message, source, line)
         raise InputError(f"{message} ({f'line {line}' if line else f'row {row + 1}'} of the queries)")
+
+
+def _files(labels: pd.DataFrame) -> str | None:
+    files = labels["file"].dropna().astype(str).unique().tolist() if "file" in labels else []
+    return ", ".join(files) or None
+
+
+def check_sample(labels: pd.DataFrame, queries: pd.DataFrame, sample: SampleRecord) -> None:
+    """Refuse labels that do not match the document ``sample`` they were drawn by (module docstring), naming the
+    labels' file: a human label of an unsampled pair or outside the pool, a sampled pair without one, a pooled
+    pair an LLM judge did not grade, a pool query the queries do not hold."""
+    outside = sorted(set(sample.pairs["query_id"]) - set(queries["query_id"].astype(str)))
+    if outside:
+        raise InputError(f"{len(outside)} queries of the document sample are not in the queries file (e.g. "
+                         f"{', '.join(outside[:3])}): give the queries the pool was drawn for")
+    human = labels[labels["kind"] == "human"]
+    if human.empty:
+        raise InputError("the labels hold no human grade of the sampled pairs: a set frozen with a document sample "
+                         "needs them (evalset pull)")
+    sampled_grades(sample.pairs, sample.pairs["sampled"].to_numpy(),
+                   human.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id", "grade"]], _files(human))
+    for judge, graded in labels[labels["kind"] == "llm"].groupby("annotator", sort=True):
+        refuse_ungraded(sample.pairs, graded, f"the LLM judge {judge}", _files(graded))
 
 
 def check_reads_back(build: Path, qrels: pd.DataFrame, queries: pd.DataFrame, labels: pd.DataFrame) -> None:

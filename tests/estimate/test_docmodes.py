@@ -160,14 +160,14 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
             ("--sample", sample, "--human", extra, "--llm", llm),
         (f"the sampled pair {drawn[0][0]} {drawn[0][1]} has no human grade", str(short)):
             ("--sample", sample, "--human", short, "--llm", llm),
-        (f"no LLM grade of the pooled pair {keys[-1][0]} {keys[-1][1]} (1 such pairs)", str(partial)):
+        (f"the LLM has no grade of the pooled pair {keys[-1][0]} {keys[-1][1]} (1 such pairs)", str(partial)):
             ("--sample", sample, "--human", human, "--llm", partial),
         ("pi", "zero"): ("--sample", zero, "--human", human, "--llm", llm),
         ("the budget must be above 0 and below the 2,495 graded pairs", str(data["full"])):
             ("--simulate", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
-        ("not a slice or a set: give no --slice, --slice-size or --set", ""):
+        ("not a slice: give no --slice or --slice-size", ""):
             ("--sample", sample, "--slice", sample, "--human", human, "--llm", llm),
-        ("give no --slice, --slice-size", " "):
+        ("give no --slice or --slice-size", " "):
             ("--simulate", 2, "--budget", 500, "--slice-size", 5, "--human", data["full"], "--llm", llm),
         ("or --no-llm for Horvitz-Thompson's estimator: one of them", "  "):
             ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
