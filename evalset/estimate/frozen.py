@@ -6,7 +6,8 @@ Conventions
 -----------
 - A set that records a **document sample** is estimated by the document design
   (:func:`evalset.estimate.docmodes.sample_report`): the sample's pairs on the split's queries, the human grade of
-  each sampled pair the lower median of its human labels, each LLM annotator of the labels a judge of its own
+  each sampled pair the set's own (``qrels.txt``: its human labels merged by the set's rule, adjudicated; such a
+  set merges human grades only), each LLM annotator of the labels a judge of its own
   (none: Horvitz-Thompson's estimator), the set's contract, its headline by default (a measure the design
   estimates: ndcg@k, dcg@k, p@k, ap), its comparison family. Its means weight every query alike, so a set that
   weights several strata by traffic is refused.
@@ -119,14 +120,14 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
     if record.pairs.empty:
         raise InputError(f"the document sample holds no query of the split {split!r}", str(frozen.path))
     labels = frozen.labels[frozen.labels["query_id"].isin(keep)]
-    files = [str(frozen.path / "labels.tsv")]
-    human = grades_of(labels[labels["kind"] == "human"], tuple(files)).qrels
+    files = [str(frozen.path / "qrels.txt"), str(frozen.path / "labels.tsv")]
+    human = frozen.qrels[frozen.qrels["query_id"].isin(keep)][["query_id", "doc_id", "grade"]]
     llm = labels[labels["kind"] == "llm"]
     judges = None if llm.empty else llm.rename(columns={"annotator": "judge"})[["query_id", "doc_id", "judge",
                                                                                   "grade"]]
     pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
     report = sample_report(runs, record, human, judges, record_path=str(frozen.path / RECORD_NAME),
-                           files={"human": files, "llm": files if judges is not None else []},
+                           files={"human": files[:1], "llm": files[1:] if judges is not None else []},
                            metrics=metrics or [frozen.contract.headline], pairs=pairs,
                            family=ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split),
                            exploratory=exploratory, alpha=alpha, level=level, contract=contract)

@@ -24,7 +24,8 @@ pair unless ``conflicting_grades`` says which judgment stands; the manifest reco
 A version frozen with a document sample (``sample``: the record of ``evalset estimate select --documents``)
 holds the record (``sample.tsv``, ``sample.json``) and its summary in the manifest (``sample``), so the set's
 estimates know which pairs were drawn and their ``pi``; its human labels must be exactly the sampled pairs and each
-LLM judge must grade every pooled pair (:func:`evalset.sets.inputs.check_sample`).
+LLM judge must grade every pooled pair (:func:`evalset.sets.inputs.check_sample`); its ``qrels.txt`` merges the
+human grades only (no ``allow_llm``): the human grades of the sampled pairs, which the estimates read.
 
 A version with a parent records how many of the parent's grades were revised or withdrawn upstream since
 (``revised_since_parent``: the same judgment by its ``source``, :mod:`evalset.judgments.revisions`), and says so.
@@ -230,6 +231,9 @@ def freeze(
     if unknown:
         raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})")
     if sample is not None:
+        if allow_llm:
+            raise InputError("a set frozen with a document sample merges human grades only (its estimates correct "
+                             "the LLM's grades by the humans' on the sampled pairs): give no --allow-llm")
         check_sample(labels, queries, sample)
     if adjudication is not None and len(adjudication):
         check_labels(adjudication, guideline, "adjudication")

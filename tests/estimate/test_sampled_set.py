@@ -155,6 +155,8 @@ def test_labels_that_do_not_match_the_sample_are_refused_and_nothing_is_frozen(d
     partial = _write_qrels(tmp_path / "partial.qrels", keys[1:], data["llama"])
     line = _refused(data, tmp_path, data["human"], "--llm-labels", partial)
     assert f"{partial}: the LLM judge partial has no grade of the pooled pair {keys[0][0]} {keys[0][1]}" in line
+    line = _refused(data, tmp_path, data["human"], "--llm-labels", data["llm"], "--allow-llm")
+    assert "a set frozen with a document sample merges human grades only" in line
     topics = tmp_path / "topics.tsv"
     rows = Path("data/dl19/topics.tsv").read_text().splitlines()
     kept = [row for row in rows if not row.startswith(f"{keys[0][0]}\t")]
