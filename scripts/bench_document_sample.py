@@ -11,6 +11,12 @@ date, the load average, each configuration's table and wall time, and the issue'
 width <= 0.40x the query slice's; tau >= 0.88 at B = 1000).
 
     python scripts/bench_document_sample.py [--draws 200] [--budgets 1000,2150] [--judges all|70b|none|every]
+        [--prior-power G] [--llm-weights W0,W1,W2,W3]
+
+Two experiments on the design, not options of evalset: ``--prior-power G`` makes each run's weight of a pair in
+the prior ``(1 / log2(rank + 1)) ** G`` (1, the design's prior; 0, the number of runs ranking it within the
+depth); ``--llm-weights`` multiplies a pair's prior by the weight of the first judge's grade of it (more where the
+LLM is unsure), to measure how the prior's shape trades the measures' targets.
 """
 
 from __future__ import annotations
@@ -81,6 +87,22 @@ def ranking_stability(runs: dict, qrels: pd.DataFrame, contract: object, measure
     return lines
 
 
+def use_prior_shape(power: float, llm_weights: str | None) -> None:
+    """Make the simulation's prior weigh a run's rank r of a pair by ``(1 / log2(r + 1)) ** power``, times the
+    weight of the first judge's grade of the pair (``llm_weights``: comma-separated, one per grade from 0)."""
+    import functools
+
+    import numpy as np
+
+    from evalset.estimate import docsimulate
+    from evalset.estimate.docsample import document_prior
+
+    docsimulate.document_prior = functools.partial(document_prior, power=power)
+    if llm_weights:
+        weights, by_ranks = np.array([float(w) for w in llm_weights.split(",")]), docsimulate.pool_prior
+        docsimulate.pool_prior = lambda pool, depth: by_ranks(pool, depth) * weights[pool.llm[:, 0]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=200)
@@ -89,14 +111,18 @@ def main() -> None:
     parser.add_argument("--measures", default="ndcg@10,p@10,ap")
     parser.add_argument("--seed", type=int, default=20191)
     parser.add_argument("--no-slices", action="store_true", help="leave out the query-slice design")
+    parser.add_argument("--prior-power", type=float, default=1.0, help="the prior's rank weights to this power")
+    parser.add_argument("--llm-weights", help="the prior times these weights of the first judge's grade 0,1,2,3")
     args = parser.parse_args()
+    use_prior_shape(args.prior_power, args.llm_weights)
 
     from evalset.contract import EvaluationContract
     from evalset.estimate.docsimulate import simulate_documents
     from evalset.io.trec import read_qrels, read_runs
 
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.draws} draws")
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.draws} draws; prior power {args.prior_power:g}"
+          f"{f'; LLM weights {args.llm_weights}' if args.llm_weights else ''}")
     qrels = read_qrels(DATA / "nist.qrels")
     runs = read_runs([DATA / "runs"])
     contract = EvaluationContract(rel_level=2)

@@ -25,14 +25,15 @@ PRIOR_FLOOR = 0.3
 
 
 def document_prior(pairs: pd.DataFrame, sources: pd.DataFrame, depth: int,
-                   floor: float = PRIOR_FLOOR) -> np.ndarray:
+                   floor: float = PRIOR_FLOOR, power: float = 1.0) -> np.ndarray:
     """The prior of each of ``pairs`` (``query_id, doc_id``), in their order, from ``sources`` (``query_id, doc_id,
     system, rank``: which run ranked which pair where, a pool's ``pool_sources.tsv``): the sum over runs of
-    ``1 / log2(rank + 1)`` for the ranks within ``depth``, at least ``floor``."""
+    ``1 / log2(rank + 1)`` for the ranks within ``depth``, at least ``floor``. ``power`` raises each run's weight
+    to it (the benchmark's experiment on the prior's shape; 0: the number of runs ranking the pair in the depth)."""
     if depth < 1:
         raise InputError(f"depth must be a positive integer, got {depth}")
     within = sources[sources["rank"].astype(np.int64) <= depth]
-    weight = 1.0 / np.log2(within["rank"].to_numpy(dtype=np.float64) + 1.0)
+    weight = (1.0 / np.log2(within["rank"].to_numpy(dtype=np.float64) + 1.0)) ** power
     summed = (pd.Series(weight, index=pd.MultiIndex.from_frame(within[["query_id", "doc_id"]].astype(str)))
               .groupby(level=[0, 1]).sum())
     keys = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))

@@ -153,6 +153,9 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
     """Read a document sample's record: a ``sample.json`` (with its ``sample.tsv`` beside it), or the folder
     holding both; every check of the module docstring."""
     record_path = _record_path(path)
+    if Path(path).is_dir() and not record_path.exists():
+        raise InputError(f"no {RECORD_NAME} here: not the folder of a document sample (the -o folder of `evalset "
+                         "estimate select --documents`)", os.fspath(path))
     check_file(str(record_path))
     try:
         data = json.loads(record_path.read_text(encoding="utf-8"))

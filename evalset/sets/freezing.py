@@ -136,7 +136,10 @@ class FrozenVersion:
             lines.append(f"note: recorded the document sample ({sample['counts']['drawn']:,} of "
                          f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}): "
                          "estimate --set and report estimate from it")
-        if merged["llm_labels_left_out"]:
+        if merged["llm_labels_left_out"] and sample:
+            lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv as the estimates' "
+                         "judges, not merged (a set frozen with a document sample merges human grades only)")
+        elif merged["llm_labels_left_out"]:
             lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged (use "
                          "--allow-llm to merge them)")
         return "\n".join(lines)
