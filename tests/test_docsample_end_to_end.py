@@ -16,6 +16,7 @@ import gzip
 import json
 import math
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 DL19 = REPO / "data" / "dl19"
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
 RUNS = ("bm25base_p", "p_bert", "ICT-BERT2", "UNH_exDL_bm25")
-DEPTH, BUDGET, SEED = 5, 120, 11
+DEPTH, BUDGET, SEED = 5, 80, 11
 BASELINE, CANDIDATE = "bm25base_p", "p_bert"
 
 
@@ -69,7 +70,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     run_paths = {name: DL19 / "runs" / f"{name}.run.gz" for name in RUNS}
     nist = read_qrels(DL19 / "nist.qrels").set_index(["query_id", "doc_id"])["grade"]
 
-    # 1. the pool of the 4 runs' top 5 over the 43 topics, and a seeded document sample of 120 judgments expected
+    # 1. the pool of the 4 runs' top 5 over the 43 topics, and a seeded document sample of 80 judgments expected
     pool, sample = tmp_path / "pool", tmp_path / "sample"
     cli("pool", *run_paths.values(), "--depth", DEPTH, "--queries", DL19 / "topics.tsv", "--corpus",
         DL19 / "passages.jsonl.gz", "-o", pool)
@@ -95,13 +96,16 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     assert not shown & {"pi", "prior", "sampled"}  # nothing of the record reaches an annotator
     where = drawn.set_index("pair_id")
     grade_a, grade_b = {}, {}
+    annotations = []
     for number_, task in enumerate(tasks):
         row = where.loc[task["data"]["pair_id"]]
         pair = (row["query_id"], row["doc_id"])
         grade_a[pair] = int(nist.get(pair, 0))
         grade_b[pair] = grade_a[pair] if number_ % 7 else (grade_a[pair] + 1 if grade_a[pair] < 3 else 2)
-        ls_client.annotations.create(**grade_annotation(task["id"], ann_a.id, grade_a[pair]))
-        ls_client.annotations.create(**grade_annotation(task["id"], ann_b.id, grade_b[pair]))
+        annotations += [grade_annotation(task["id"], ann_a.id, grade_a[pair]),
+                        grade_annotation(task["id"], ann_b.id, grade_b[pair])]
+    with ThreadPoolExecutor(4) as pool_:  # as annotators working at once would
+        list(pool_.map(lambda kwargs: ls_client.annotations.create(**kwargs), annotations))
     merged_human = {pair: min(grade_a[pair], grade_b[pair]) for pair in grade_a}  # the lower middle of two
     assert any(merged_human[pair] != grade_a[pair] for pair in grade_a)  # the median rule is exercised
 
@@ -147,12 +151,13 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
         assert (row["measure"], row["name"]) == (ht["measure"], ht["name"])
         # the judge narrows "new queries" for the runs with relevant documents and the difference; not for
         # UNH_exDL_bm25, whose top 5 NIST finds hardly relevant: the residuals of its many grade-0 pairs outweigh
-        # (measured, dcg@5: "new queries" half-width 0.60 calibrated against 0.44 for Horvitz-Thompson)
+        # (measured, dcg@5: "new queries" half-width 0.72 calibrated against 0.31 for Horvitz-Thompson; 0.79-0.92
+        # against 1.73-2.28 for the other three runs)
         if row["name"] != "UNH_exDL_bm25":
             assert row["se_new"] < ht["se_new"], (row, ht)
     [comparison] = [c for c in calibrated["comparisons"] if c["measure"] == "ndcg@10"]
     assert (comparison["baseline"], comparison["candidate"], comparison["interval"]) == (
-        BASELINE, CANDIDATE, "new queries")  # 120 judgments over 43 queries: "this set" is unreliable
+        BASELINE, CANDIDATE, "new queries")  # 80 judgments over 43 queries: "this set" is unreliable
     assert any("rely on the \"new queries\" interval" in note for note in calibrated["notes"])
     ndcg = [row for row in calibrated["rows"] if row["measure"] == "ndcg@10"]
 
