@@ -32,6 +32,7 @@ from evalset.render import number
 from tests.conftest import grade_annotation
 from tests.report.test_report_browser import chromium_check
 from tests.support.browser import artefacts_dir
+from tests.support.dl19files import llm_grade
 from tests.support.openai_server import Behaviour, JudgeServer
 
 pytestmark = pytest.mark.labelstudio
@@ -48,12 +49,6 @@ def cli(*args, env=None):
     result = CliRunner().invoke(main, [str(a) for a in args], env=env)
     assert result.exit_code == 0, result.output
     return result
-
-
-def _llm_grade(pair_id: str, nist: int) -> int:
-    """The judge's grade of a pair: NIST's, one higher on a fifth of the pairs and one lower on another fifth."""
-    shift = {0: 1, 1: -1}.get(int(pair_id, 16) % 5, 0)
-    return min(3, max(0, nist + shift))
 
 
 def _top(run_path: Path, k: int) -> dict[str, list[str]]:
@@ -120,7 +115,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
 
     # 4. `evalset judge` on the whole pool, the server answering the grades of _llm_grade
     pool_tasks = read_tasks(pool / "tasks.jsonl").to_dict("records")
-    llm_grades = {(t["query_id"], t["doc_id"]): _llm_grade(t["pair_id"], int(nist.get((t["query_id"], t["doc_id"]), 0)))
+    llm_grades = {(t["query_id"], t["doc_id"]): llm_grade(t["pair_id"], int(nist.get((t["query_id"], t["doc_id"]), 0)))
                   for t in pool_tasks}
     told = {(t["query"], t["text"]): llm_grades[(t["query_id"], t["doc_id"])] for t in pool_tasks}
     assert len(told) == len(pool_tasks) == len(pooled)

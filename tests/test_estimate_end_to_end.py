@@ -28,6 +28,7 @@ from evalset.io.annotations import read_labels
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.trec import read_qrels
 from tests.conftest import grade_annotation
+from tests.support.dl19files import llm_grade
 from tests.support.openai_server import Behaviour, JudgeServer
 
 pytestmark = pytest.mark.labelstudio
@@ -44,12 +45,6 @@ def cli(*args, env=None):
     result = CliRunner().invoke(main, [str(a) for a in args], env=env)
     assert result.exit_code == 0, result.output
     return result
-
-
-def _llm_grade(pair_id: str, nist: int) -> int:
-    """The judge's grade of a pair: NIST's, one higher on a fifth of the pairs and one lower on another fifth."""
-    shift = {0: 1, 1: -1}.get(int(pair_id, 16) % 5, 0)
-    return min(3, max(0, nist + shift))
 
 
 def _ndcg10(qrels: dict[str, dict[str, int]], run_path: Path) -> dict[str, float]:
@@ -114,7 +109,7 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
 
     # 4. `evalset judge` on the whole pool (every query), the server answering the grades of _llm_grade
     pool_tasks = read_tasks(pool / "tasks.jsonl").to_dict("records")
-    llm_grades = {(t["query_id"], t["doc_id"]): _llm_grade(t["pair_id"], int(nist[(t["query_id"], t["doc_id"])]))
+    llm_grades = {(t["query_id"], t["doc_id"]): llm_grade(t["pair_id"], int(nist[(t["query_id"], t["doc_id"])]))
                   for t in pool_tasks}
     told = {(t["query"], t["text"]): llm_grades[(t["query_id"], t["doc_id"])] for t in pool_tasks}
     assert len(told) == len(pool_tasks) == 399  # no two pairs share a query and passage text

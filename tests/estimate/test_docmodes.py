@@ -10,49 +10,22 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from evalset.cli import main
 from evalset.estimate import make_estimate
 from evalset.estimate.docestimate import estimate_documents
+from tests.support.dl19files import LLAMA, drawn_sample, invoke, qrels_grades, write_qrels
 
 pytestmark = pytest.mark.slow  # the module's pool and draw cost 1.7 s, whichever test runs first
 
-NIST = "data/dl19/nist.qrels"
-LLAMA = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
 FEW = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/p_exp_rm3_bert.run.gz",
        "data/dl19/runs/idst_bert_p1.run.gz"]
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _grades(path):
-    frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, names=["query_id", "it", "doc_id", "grade"])
-    return frame.set_index(["query_id", "doc_id"])["grade"]
-
-
-def _write_qrels(path, keys, grades):
-    path.write_text("".join(f"{q} 0 {d} {grades.get((q, d), '0')}\n" for q, d in keys))
-    return path
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """The pool, the drawn sample, the human qrels of the drawn pairs and the LLM qrels of every pooled pair."""
-    root = tmp_path_factory.mktemp("docmodes")
-    assert invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", root / "pool").exit_code == 0
-    result = invoke("estimate", "select", root / "pool", "--documents", 1000, "--seed", 1, "-o", root / "sample")
-    assert result.exit_code == 0, result.output
-    pairs = pd.read_csv(root / "sample" / "sample.tsv", sep="\t", dtype=str)
-    keys = list(zip(pairs["query_id"], pairs["doc_id"], strict=True))
-    drawn = [key for key, s in zip(keys, pairs["sampled"], strict=True) if s == "1"]
-    nist, llama = _grades(NIST), _grades(LLAMA)
-    return {"root": root, "sample": root / "sample", "keys": keys, "drawn": drawn, "nist": nist,
-            "human": _write_qrels(root / "human.qrels", drawn, nist),
-            "llm": _write_qrels(root / "llm.qrels", keys, llama),
-            "full": _write_qrels(root / "full.qrels", keys, nist)}
+    data = drawn_sample(tmp_path_factory.mktemp("docmodes"), 1000, 1)
+    return {**data, "full": write_qrels(data["root"] / "full.qrels", data["keys"], data["nist"])}
 
 
 def _rows(output):
@@ -145,9 +118,9 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
     sample, human, llm = data["sample"], data["human"], data["llm"]
     keys, drawn = data["keys"], data["drawn"]
     unsampled = next(k for k in keys if k not in set(drawn))
-    extra = _write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], data["nist"])
-    short = _write_qrels(tmp_path / "short.qrels", drawn[1:], data["nist"])
-    partial = _write_qrels(tmp_path / "partial.qrels", keys[:-1], _grades(LLAMA))
+    extra = write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], data["nist"])
+    short = write_qrels(tmp_path / "short.qrels", drawn[1:], data["nist"])
+    partial = write_qrels(tmp_path / "partial.qrels", keys[:-1], qrels_grades(LLAMA))
     zero = tmp_path / "zero"
     zero.mkdir()
     table = (sample / "sample.tsv").read_text().splitlines()

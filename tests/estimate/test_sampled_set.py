@@ -9,37 +9,19 @@ import os
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from evalset.cli import main
 from evalset.io.setfolder import load_set
 from evalset.io.trec import read_runs
 from evalset.report import build_report
+from tests.support.dl19files import drawn_sample, invoke, write_qrels
 
 pytestmark = pytest.mark.slow  # the module's pool, draw and freeze cost about 3 s
 
-NIST = "data/dl19/nist.qrels"
-LLAMA = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
 RUNS = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/p_exp_rm3_bert.run.gz",
         "data/dl19/runs/idst_bert_p1.run.gz"]
 PLAN = "bm25base_p:p_exp_rm3_bert"
 FREEZE = ("--queries", "data/dl19/topics.tsv", "--guideline", "guidelines/relevance-v1.md", "--plan", PLAN)
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _grades(path):
-    frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, names=["query_id", "it", "doc_id", "grade"])
-    return frame.set_index(["query_id", "doc_id"])["grade"]
-
-
-def _write_qrels(path, keys, grades):
-    path.write_text("".join(f"{q} 0 {d} {grades.get((q, d), '0')}\n" for q, d in keys))
-    return path
 
 
 def _runs_args():
@@ -48,21 +30,12 @@ def _runs_args():
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sampled-set")
-    assert invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", root / "pool").exit_code == 0
-    result = invoke("estimate", "select", root / "pool", "--documents", 300, "--seed", 5, "-o", root / "sample")
-    assert result.exit_code == 0, result.output
-    pairs = pd.read_csv(root / "sample" / "sample.tsv", sep="\t", dtype=str)
-    keys = list(zip(pairs["query_id"], pairs["doc_id"], strict=True))
-    drawn = [key for key, s in zip(keys, pairs["sampled"], strict=True) if s == "1"]
-    nist, llama = _grades(NIST), _grades(LLAMA)
-    human = _write_qrels(root / "human.qrels", drawn, nist)
-    llm = _write_qrels(root / "llm.qrels", keys, llama)
+    data = drawn_sample(tmp_path_factory.mktemp("sampled-set"), 300, 5)
+    root, human, llm = data["root"], data["human"], data["llm"]
     frozen = invoke("freeze", human, "--llm-labels", llm, *FREEZE, "--name", "docs", "--sets-dir", root / "sets",
                     "--sample", root / "sample")
     assert frozen.exit_code == 0, frozen.output
-    return {"root": root, "sample": root / "sample", "keys": keys, "drawn": drawn, "nist": nist, "llama": llama,
-            "human": human, "llm": llm, "set": root / "sets" / "docs" / "v1", "freeze": frozen.output}
+    return {**data, "set": root / "sets" / "docs" / "v1", "freeze": frozen.output}
 
 
 def test_the_version_holds_the_record_and_verifies(data):
@@ -146,13 +119,13 @@ def _refused(data, tmp_path, *labels, queries="data/dl19/topics.tsv"):
 def test_labels_that_do_not_match_the_sample_are_refused_and_nothing_is_frozen(data, tmp_path):
     keys, drawn, nist = data["keys"], data["drawn"], data["nist"]
     unsampled = next(key for key in keys if key not in set(drawn))
-    extra = _write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], nist)
+    extra = write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], nist)
     line = _refused(data, tmp_path, extra, "--llm-labels", data["llm"])
     assert f"{extra}: a human grade of {unsampled[0]} {unsampled[1]}, which was not sampled (1 such grades)" in line
-    short = _write_qrels(tmp_path / "short.qrels", drawn[1:], nist)
+    short = write_qrels(tmp_path / "short.qrels", drawn[1:], nist)
     line = _refused(data, tmp_path, short, "--llm-labels", data["llm"])
     assert f"{short}: the sampled pair {drawn[0][0]} {drawn[0][1]} has no human grade (1 such pairs)" in line
-    partial = _write_qrels(tmp_path / "partial.qrels", keys[1:], data["llama"])
+    partial = write_qrels(tmp_path / "partial.qrels", keys[1:], data["llama"])
     line = _refused(data, tmp_path, data["human"], "--llm-labels", partial)
     assert f"{partial}: the LLM judge partial has no grade of the pooled pair {keys[0][0]} {keys[0][1]}" in line
     line = _refused(data, tmp_path, data["human"], "--llm-labels", data["llm"], "--allow-llm")
