@@ -35,7 +35,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from evalset.contract import ContractOptions
+from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.docmodes import DocumentReport, sample_report
 from evalset.estimate.figures import Estimate, estimate_runs
@@ -107,7 +107,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
 
 def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, metrics: list[str] | None,
                      pairs: list[tuple[str, str]] | None, planned: int | None, exploratory: bool, alpha: float,
-                     level: float, contract, overridden: list[str]) -> DocumentReport:
+                     level: float, contract: EvaluationContract, overridden: list[str]) -> DocumentReport:
     """The document design's estimate of a set that records its sample (module docstring)."""
     queries = select_split(frozen.queries, split)
     if frozen.contract.weighting == "traffic" and queries["stratum"].nunique() > 1:

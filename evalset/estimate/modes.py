@@ -66,12 +66,14 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if draws is not None and slice_size is None:
         raise InputError("a validation needs the size of its simulated slices")
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs)
-    ppi_py_module()  # a missing extra is said before any work
+    frozen = load_set(set_path) if set_path else None
+    if frozen is None or frozen.sample is None:  # a set frozen with a document sample needs no ppi_py
+        ppi_py_module()  # a missing extra is said before any work
     options = options or ContractOptions()
     named = read_runs(runs)
     common = {"exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
-    if set_path:
-        result = set_estimate(load_set(set_path), named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
+    if frozen is not None:
+        result = set_estimate(frozen, named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
                               planned=planned, options=options, override_contract=override_contract, **common)
         if result is None:
             raise InputError(NO_LLM_PART, os.fspath(set_path))
