@@ -140,14 +140,20 @@ def _range(bounds: Bounds, difference: bool) -> Bounds:
     return (-width, width) if difference else bounds
 
 
-def _bounded(table: pd.DataFrame, bounds: Bounds | None, difference: bool, labelled: np.ndarray) -> pd.DataFrame:
-    """``table`` with its interval clipped to the range, and the ``clipped`` and ``degenerate`` flags."""
-    table = table.assign(degenerate=np.ptp(labelled, axis=0) == 0)
+def _bounded(columns: dict[str, object], index: object, bounds: Bounds | None, difference: bool,
+             labelled: np.ndarray) -> pd.DataFrame:
+    """The table of ``columns`` (arrays or scalars, in order) on ``index``, its interval clipped to the range, with
+    the ``degenerate`` and ``clipped`` flags; built once, in numpy (pandas' per-column assign and clip cost more
+    than the arithmetic: a simulation builds thousands of these tables)."""
+    columns = {**columns, "degenerate": np.ptp(labelled, axis=0) == 0}
     if bounds is None:
-        return table.assign(clipped=False)
-    low, high = _range(bounds, difference)
-    clipped = (table["low"] < low) | (table["high"] > high)
-    return table.assign(low=table["low"].clip(low, high), high=table["high"].clip(low, high), clipped=clipped)
+        columns["clipped"] = False
+    else:
+        low, high = _range(bounds, difference)
+        lows, highs = np.asarray(columns["low"], dtype=float), np.asarray(columns["high"], dtype=float)
+        columns.update(low=np.clip(lows, low, high), high=np.clip(highs, low, high),
+                       clipped=(lows < low) | (highs > high))
+    return pd.DataFrame(columns, index=index)
 
 
 def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarray, *, level: float = 0.95,
@@ -185,9 +191,8 @@ def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarra
     half = quantile(level, interval, df) * se
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(se > 0, labelled.var(axis=0) / se**2, np.nan)
-    table = pd.DataFrame({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
-                          "N": big_n, "effective_n": effective, "df": df}, index=columns)
-    return _bounded(table, bounds, difference, labelled)
+    return _bounded({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
+                     "N": big_n, "effective_n": effective, "df": df}, columns, bounds, difference, labelled)
 
 
 def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str = "t",
@@ -207,9 +212,8 @@ def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str 
         variance = np.maximum(variance, departure_floor(labelled, bounds, difference=difference, reference=reference))
     se = np.sqrt(variance / n)
     half = quantile(level, interval, n - 1) * se
-    table = pd.DataFrame({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
-                          "df": n - 1.0}, index=columns)
-    return _bounded(table, bounds, difference, labelled)
+    return _bounded({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
+                     "df": n - 1.0}, columns, bounds, difference, labelled)
 
 
 def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str, float], *, level: float = 0.95,
@@ -246,5 +250,6 @@ def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str,
             combined["effective_n"] = combined["n"] * human_variance / variance
     degenerate = np.logical_and.reduce([t["degenerate"].to_numpy() for t in tables]) \
         if all("degenerate" in t for t in tables) else np.zeros(len(combined), dtype=bool)
-    combined = _bounded(combined, bounds, difference, np.zeros((1, len(combined))))
+    combined = _bounded({name: combined[name].to_numpy() for name in combined.columns}, combined.index, bounds,
+                        difference, np.zeros((1, len(combined))))
     return combined.assign(degenerate=degenerate)
