@@ -8,7 +8,9 @@
 #
 # Label Studio lives in its own virtual environment (it pins its own dependencies), one per pinned version, cached
 # in ${EVALSET_CACHE:-$HOME/.cache/evalset}/label-studio-<version>: the first start installs it (a few minutes),
-# later starts reuse it. The server listens on 127.0.0.1 unless --host says otherwise (then a warning: others can
+# later starts reuse it. A new data directory gets a copy of a freshly migrated database, empty of users,
+# organizations and tokens, kept with the installation ($VENV/evalset-migrated.sqlite3, made once per version by
+# the first start that needs it): Label Studio's migrations take a minute or more, a copy a moment. The server listens on 127.0.0.1 unless --host says otherwise (then a warning: others can
 # reach it), keeps its sign-up page closed (DISABLE_SIGNUP_WITHOUT_LINK=true; --open-signup opens it), makes no
 # version-check call, and gets an admin user
 # whose legacy API token is created with the organisation (legacy tokens enabled). The admin's password and token
@@ -23,6 +25,7 @@ set -euo pipefail
 LS_VERSION=${EVALSET_LABEL_STUDIO_VERSION:-1.23.2}
 CACHE=${EVALSET_CACHE:-$HOME/.cache/evalset}
 VENV="$CACHE/label-studio-$LS_VERSION"
+TEMPLATE="$VENV/evalset-migrated.sqlite3"
 PYTHON=${EVALSET_LABEL_STUDIO_PYTHON:-python3}
 PORT=8080
 HOST=127.0.0.1
@@ -120,6 +123,38 @@ install_label_studio() {
   ) 9>"$CACHE/label-studio-$LS_VERSION.lock" || die "could not install label-studio==$LS_VERSION"
 }
 
+# A freshly migrated database in $TEMPLATE, made once (Label Studio's `version` command migrates the database of
+# its --data-dir and exits), copied with sqlite's backup, and refused if it holds a user or an organization: every
+# data directory started from it gets its admin, organization and token of its own at start.
+migrated_database() {
+  [ -f "$TEMPLATE" ] && return 0
+  (
+    flock 9
+    [ -f "$TEMPLATE" ] && exit 0
+    work=$(mktemp -d "${TMPDIR:-/tmp}/evalset-label-studio-migrate.XXXXXX") || exit 1
+    say "migrating a new Label Studio database into $TEMPLATE (once per installed version, a minute or more)"
+    env LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
+        LABEL_STUDIO_BASE_DATA_DIR="$work" "$VENV/bin/label-studio" version --data-dir "$work" \
+        </dev/null >"$work/migrate.log" 2>&1 \
+      && "$VENV/bin/python" - "$work/label_studio.sqlite3" "$TEMPLATE.partial" <<'EOF' \
+      && mv "$TEMPLATE.partial" "$TEMPLATE"
+import sqlite3, sys
+source = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+users, = source.execute("SELECT count(*) FROM htx_user").fetchone()
+organizations, = source.execute("SELECT count(*) FROM organization").fetchone()
+if users or organizations:
+    sys.exit(f"the migrated database holds {users} user(s) and {organizations} organization(s), not none")
+target = sqlite3.connect(sys.argv[2])
+source.backup(target)
+target.close()
+EOF
+    status=$?
+    [ "$status" -eq 0 ] || tail -n 20 "$work/migrate.log" >&2
+    rm -rf "$work" "$TEMPLATE.partial"
+    exit "$status"
+  ) 9>"$CACHE/label-studio-$LS_VERSION.lock"
+}
+
 port_taken() {  # something listens on HOST:PORT
   "$PYTHON" - "$1" "$2" <<'EOF'
 import socket, sys
@@ -177,6 +212,13 @@ start() {
       echo "EVALSET_LS_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(16))')"
       echo "EVALSET_LS_TOKEN=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(20))')"
     } >"$ADMIN_FILE")
+  fi
+  if [ ! -f "$DATA_DIR/label_studio.sqlite3" ]; then
+    if migrated_database; then
+      cp "$TEMPLATE" "$DATA_DIR/label_studio.sqlite3"
+    else
+      say "warning: no migrated database to copy (above); Label Studio migrates its own at start"
+    fi
   fi
   # shellcheck disable=SC1090
   . "$ADMIN_FILE"
