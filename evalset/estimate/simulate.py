@@ -31,7 +31,7 @@ from evalset.estimate.inputs import Grades, values_by_run
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
-from evalset.stats.ppi import classical_means, ppi_means, quantile
+from evalset.stats.ppi import classical_columns, ppi_columns, quantile
 
 
 @dataclass(frozen=True)
@@ -67,16 +67,16 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
     for _ in progress(range(draws)):
         order = rng.permutation(len(human))
         labelled, unlabelled = order[:slice_size], order[slice_size:]
-        ppi = ppi_means(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval,
-                        bounds=bounds, difference=difference)
-        classical = classical_means(human[labelled], level=level, interval=interval, bounds=bounds,
-                                    difference=difference, reference=llm)
+        ppi = ppi_columns(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval,
+                          bounds=bounds, difference=difference)
+        classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
+                                      difference=difference, reference=llm)
         for key, table in (("ppi", ppi), ("human", classical)):
-            low, high = table["low"].to_numpy(), table["high"].to_numpy()
+            low, high = table["low"], table["high"]
             covered[key] += float(np.mean((low <= truth) & (truth <= high)))
             width[key] += float(np.mean(high - low))
             outside += float(np.mean((low < lowest) | (high > highest))) / 2
-        estimate, se = ppi["estimate"].to_numpy(), ppi["se"].to_numpy()
+        estimate, se = ppi["estimate"], ppi["se"]
         covered["ppi_normal"] += float(np.mean(np.abs(estimate - truth) <= normal * se))
     return {"columns": human.shape[1], "coverage_ppi": covered["ppi"] / draws,
             "coverage_ppi_normal": covered["ppi_normal"] / draws, "coverage_human": covered["human"] / draws,

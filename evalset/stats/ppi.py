@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -140,11 +141,11 @@ def _range(bounds: Bounds, difference: bool) -> Bounds:
     return (-width, width) if difference else bounds
 
 
-def _bounded(columns: dict[str, object], index: object, bounds: Bounds | None, difference: bool,
-             labelled: np.ndarray) -> pd.DataFrame:
-    """The table of ``columns`` (arrays or scalars, in order) on ``index``, its interval clipped to the range, with
-    the ``degenerate`` and ``clipped`` flags; built once, in numpy (pandas' per-column assign and clip cost more
-    than the arithmetic: a simulation builds thousands of these tables)."""
+def _bounded(columns: dict[str, Any], bounds: Bounds | None, difference: bool,
+             labelled: np.ndarray) -> dict[str, Any]:
+    """``columns`` (arrays or scalars, in the table's order) with the interval clipped to the range and the
+    ``degenerate`` and ``clipped`` flags, in numpy: pandas' per-column assign and clip cost more than the
+    arithmetic, and a simulation makes thousands of these."""
     columns = {**columns, "degenerate": np.ptp(labelled, axis=0) == 0}
     if bounds is None:
         columns["clipped"] = False
@@ -153,7 +154,7 @@ def _bounded(columns: dict[str, object], index: object, bounds: Bounds | None, d
         lows, highs = np.asarray(columns["low"], dtype=float), np.asarray(columns["high"], dtype=float)
         columns.update(low=np.clip(lows, low, high), high=np.clip(highs, low, high),
                        clipped=(lows < low) | (highs > high))
-    return pd.DataFrame(columns, index=index)
+    return columns
 
 
 def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarray, *, level: float = 0.95,
@@ -163,9 +164,17 @@ def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarra
     on the same queries, ``unlabelled`` (N x d) LLM values on the other queries; ``bounds`` the measure's range
     (``difference``: the columns are paired differences of such values).
 
-    Returns one row per column: ``estimate, low, high, se, n, N, effective_n, degenerate, clipped`` (see the
+    Returns one row per column: ``estimate, low, high, se, n, N, effective_n, df, degenerate, clipped`` (see the
     module docstring).
     """
+    return pd.DataFrame(ppi_columns(labelled, predicted, unlabelled, level=level, interval=interval, bounds=bounds,
+                                    difference=difference), index=columns)
+
+
+def ppi_columns(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarray, *, level: float = 0.95,
+                interval: str = "t", bounds: Bounds | None = None, difference: bool = False) -> dict[str, Any]:
+    """:func:`ppi_means`' table as its columns, arrays by name (``n`` and ``N`` scalars), without the DataFrame:
+    for the thousands of slices of a simulation."""
     ppi_py = ppi_py_module()
     labelled, predicted, unlabelled = _as_2d(labelled), _as_2d(predicted), _as_2d(unlabelled)
     n, big_n = len(labelled), len(unlabelled)
@@ -192,7 +201,7 @@ def ppi_means(labelled: np.ndarray, predicted: np.ndarray, unlabelled: np.ndarra
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(se > 0, labelled.var(axis=0) / se**2, np.nan)
     return _bounded({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
-                     "N": big_n, "effective_n": effective, "df": df}, columns, bounds, difference, labelled)
+                     "N": big_n, "effective_n": effective, "df": df}, bounds, difference, labelled)
 
 
 def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str = "t",
@@ -202,6 +211,13 @@ def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str 
     ``estimate, low, high, se, n, df, degenerate, clipped`` (``bounds``, ``difference``: as :func:`ppi_means`';
     ``reference``: the LLM's values of every query, which size a departure where the slice shows none, as
     :func:`departure_floor`'s)."""
+    return pd.DataFrame(classical_columns(labelled, level=level, interval=interval, bounds=bounds,
+                                          difference=difference, reference=reference), index=columns)
+
+
+def classical_columns(labelled: np.ndarray, *, level: float = 0.95, interval: str = "t", bounds: Bounds | None = None,
+                      difference: bool = False, reference: np.ndarray | None = None) -> dict[str, Any]:
+    """:func:`classical_means`' table as its columns, arrays by name (``n`` a scalar), without the DataFrame."""
     labelled = _as_2d(labelled)
     n = len(labelled)
     if n < 2:
@@ -213,7 +229,7 @@ def classical_means(labelled: np.ndarray, *, level: float = 0.95, interval: str 
     se = np.sqrt(variance / n)
     half = quantile(level, interval, n - 1) * se
     return _bounded({"estimate": estimate, "low": estimate - half, "high": estimate + half, "se": se, "n": n,
-                     "df": n - 1.0}, columns, bounds, difference, labelled)
+                     "df": n - 1.0}, bounds, difference, labelled)
 
 
 def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str, float], *, level: float = 0.95,
@@ -250,6 +266,6 @@ def combine_strata(per_stratum: Mapping[str, pd.DataFrame], shares: Mapping[str,
             combined["effective_n"] = combined["n"] * human_variance / variance
     degenerate = np.logical_and.reduce([t["degenerate"].to_numpy() for t in tables]) \
         if all("degenerate" in t for t in tables) else np.zeros(len(combined), dtype=bool)
-    combined = _bounded({name: combined[name].to_numpy() for name in combined.columns}, combined.index, bounds,
-                        difference, np.zeros((1, len(combined))))
+    combined = pd.DataFrame(_bounded({name: combined[name].to_numpy() for name in combined.columns}, bounds,
+                                     difference, np.zeros((1, len(combined)))), index=combined.index)
     return combined.assign(degenerate=degenerate)
