@@ -108,6 +108,7 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
     labels_path, report_path = tmp_path / "labels.tsv", tmp_path / "gold-report.json"
     pulled = cli("pull", "--project", title, "--pool", pool, "--guideline", GUIDELINE, "-o", labels_path,
                  "--gold", gold_file, "--gold-report", report_path, env=label_studio.env())
+    print(pulled)
     labels = read_labels(labels_path)
     assert len(labels) == 3 * 100
     assert set(zip(labels["query_id"], labels["doc_id"], strict=True)) == set(zip(pairs["query_id"],
