@@ -14,9 +14,10 @@ width <= 0.40x the query slice's; tau >= 0.88 at B = 1000).
         [--prior-power G] [--llm-weights W0,W1,W2,W3]
 
 Two experiments on the design, not options of evalset: ``--prior-power G`` makes each run's weight of a pair in
-the prior ``(1 / log2(rank + 1)) ** G`` (1, the design's prior; 0, the number of runs ranking it within the
-depth); ``--llm-weights`` multiplies a pair's prior by the weight of the first judge's grade of it (more where the
-LLM is unsure), to measure how the prior's shape trades the measures' targets.
+the prior ``(1 / log2(rank + 1)) ** G`` (evalset's is :data:`evalset.estimate.docsample.PRIOR_POWER`; 1, the
+issue's prototype; 0, the number of runs ranking it within the depth); ``--llm-weights`` multiplies a pair's
+prior by the weight of the first judge's grade of it (more where the LLM is unsure), to measure how the prior's
+shape trades the measures' targets.
 """
 
 from __future__ import annotations
@@ -111,9 +112,13 @@ def main() -> None:
     parser.add_argument("--measures", default="ndcg@10,p@10,ap")
     parser.add_argument("--seed", type=int, default=20191)
     parser.add_argument("--no-slices", action="store_true", help="leave out the query-slice design")
-    parser.add_argument("--prior-power", type=float, default=1.0, help="the prior's rank weights to this power")
+    parser.add_argument("--prior-power", type=float, help="the prior's rank weights to this power [default: "
+                        "evalset's, docsample.PRIOR_POWER]")
     parser.add_argument("--llm-weights", help="the prior times these weights of the first judge's grade 0,1,2,3")
     args = parser.parse_args()
+    from evalset.estimate.docsample import PRIOR_POWER
+
+    args.prior_power = PRIOR_POWER if args.prior_power is None else args.prior_power
     use_prior_shape(args.prior_power, args.llm_weights)
 
     from evalset.contract import EvaluationContract

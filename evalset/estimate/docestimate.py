@@ -47,8 +47,8 @@ from evalset.render import json_safe, number, text_table
 SMALL_SAMPLE = 15.0
 """Sampled pairs per query below which "this set"'s variance estimate is unreliable. Measured on DL19 (Llama-3-70B,
 200 draws, scripts/bench_document_sample.py): the mean width of nDCG@10's "this set" interval of run means against
-"new queries"' was 0.86 vs 0.29 at 7 pairs per query (B = 300), 0.31 vs 0.20 at 11.6 (B = 500), 0.19 vs 0.17 at
-16.3 (B = 700), 0.14 vs 0.16 at 23 (B = 1,000): below about 15 the variance estimate is heavy-tailed (a few
+"new queries"' was 1.24 vs 0.28 at 7 pairs per query (B = 300), 0.24 vs 0.20 at 11.6 (B = 500), 0.15 vs 0.17 at
+16.3 (B = 700), 0.11 vs 0.15 at 23 (B = 1,000): below about 15 the variance estimate is heavy-tailed (a few
 sampled pairs of small pi dominate it) and "this set" is no longer the narrower interval."""
 
 
@@ -217,8 +217,8 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
                        "variance is unreliable at this size (heavy-tailed); rely on the \"new queries\" interval")
     if llm is None:
         caveats.append("note: without an LLM (Horvitz-Thompson) the \"this set\" interval of run means "
-                       "under-covered on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.79, P@10 0.90, "
-                       "AP 0.54: the ratios' bias, and a variance estimate right on average but heavy-tailed): "
+                       "under-covered on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.69, P@10 0.90, "
+                       "AP 0.38: the ratios' bias, and a variance estimate right on average but heavy-tailed): "
                        "rely on \"new queries\"")
     settings = {"measures": [str(m) for m in parsed], "pairs": len(pi), "sampled": int(sampled.sum()),
                 "expected_sample": float(pi.sum()), "queries": len(pool.query_ids), "level": level,

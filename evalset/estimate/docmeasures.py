@@ -8,8 +8,19 @@ Conventions
   a rank beyond the run's end (or a query the run lacks), is index ``N`` (one past the pool), whose value is 0
   for humans and predictions alike.
 - For a quantity ``f`` of a pair's grade (its gain, or ``1[g >= j]``), the **difference estimator**
-  ``f~ = m + I (f(g) - m) / pi``, ``m`` the pair's prediction of ``f`` (:mod:`evalset.estimate.calibration`; 0 for
-  Horvitz-Thompson's estimator), ``I`` whether it was sampled, ``pi`` its inclusion probability. Its residual is
+  ``f~ = m + I (f(g) - m) / pi``, ``I`` whether it was sampled, ``pi`` its inclusion probability and ``m`` the
+  pair's prediction of ``f``: the calibrated LLM's ``m0`` (:mod:`evalset.estimate.calibration`; learnt on the other
+  queries) **re-centred on its query**, ``m = m0 + r``, ``r`` the 1/pi-weighted mean residual ``f(g) - m0`` of the
+  query's *other* sampled pairs with ``pi < 1``, shrunk by :data:`RECENTRE_PSEUDO_COUNT` (0 when there is none),
+  and kept within the quantity's range (its values at the lowest and highest grade); a pair with ``pi = 1`` keeps
+  ``m0`` (its ``f~`` is its grade's whatever ``m``). The calibration is learnt across
+  queries, and queries differ (one has more relevant pairs than its judge's grades say): the re-centring takes
+  that out of the residuals. On DL19 (B = 1,000, 200 draws, Llama-3-70B) it cut the "this set" width of nDCG@10's
+  run means from 0.134 to 0.106 and their largest bias from 0.016 to 0.005 (the clamp of the counts below, whose
+  residuals it shrinks); kept within range, AP's from 0.25 to 0.18 (unclipped, a point value below 0 swung AP's
+  slopes: 0.67).
+  Leaving the pair itself out keeps the estimator unbiased: the draws are independent, so ``I`` is independent of
+  ``r`` and ``E[f~] = E[m] + f(g) - E[m] = f(g)``. Horvitz-Thompson's estimator has ``m = 0``. The residual is
   ``e = I (f(g) - m)``. The gain is estimated as such (not the gain of an estimated grade), so that every linear
   measure is unbiased whatever the gain (the contract's: ``linear`` g, ``exponential`` 2^g - 1).
 - **DCG@k** ``= sum over the top k of gain~ / log2(rank + 1)``; **P@k** ``= (1/k) sum over the top k of
@@ -52,6 +63,11 @@ from evalset.metrics.ranking import order_run, strict_ties
 
 MEASURES = ("dcg", "ndcg", "p", "ap")
 """The measures this design estimates: ``dcg@k``, ``ndcg@k``, ``p@k``, and ``ap`` (``map``) over the run's depth."""
+RECENTRE_PSEUDO_COUNT = 5.0
+"""The pseudo-count that shrinks a query's re-centring toward none: ``r`` times ``n / (n + 5)``, ``n`` the query's
+other sampled pairs with ``pi < 1``. On DL19 (B = 1,000, 200 draws, Llama-3-70B) 2 and 5 met every target alike
+(P@10's tau 0.883 and 0.884); on 8 pairs a query (tests/estimate/test_docmeasures.py) none, 0, let nDCG@4's ratio
+swing (its bias 0.16)."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +161,23 @@ class Sample:
     predicted: np.ndarray | None
 
     def _parts(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The prediction ``m`` of the quantity and its value at the sampled pairs' grades (0 elsewhere)."""
-        m = np.zeros(len(self.pi)) if self.predicted is None else self.predicted @ values
+        """The prediction ``m`` of the quantity, re-centred on its query (module docstring), and its value at the
+        sampled pairs' grades (0 elsewhere)."""
         truth = np.zeros(len(self.pi))
         rows = np.flatnonzero(self.sampled)
         truth[rows] = values[np.searchsorted(self.scale, self.grade[rows])]
-        return m, truth
+        if self.predicted is None:
+            return np.zeros(len(self.pi)), truth
+        m = self.predicted @ values
+        uncertain = self.pi < 1.0
+        drawn = self.sampled & uncertain
+        own = np.where(drawn, np.array([truth - m, np.ones(len(m))]) / self.pi, 0.0)
+        own = np.vstack([own, drawn.astype(float)])
+        totals = np.array([np.bincount(self.query, weights=part, minlength=self.queries) for part in own])
+        residual, weight, count = totals[:, self.query] - own  # over the query's other sampled pairs
+        shrink = count / (count + RECENTRE_PSEUDO_COUNT)
+        shift = shrink * np.divide(residual, weight, out=np.zeros(len(m)), where=weight > 0)
+        return np.where(uncertain, np.clip(m + shift, values.min(), values.max()), m), truth
 
     def estimated(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``f~`` and the residual ``e`` of the quantity whose value at each grade of the scale is ``values``

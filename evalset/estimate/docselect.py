@@ -30,7 +30,7 @@ import pandas as pd
 from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.estimate.docsample import PRIOR_FLOOR, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.docsample import PRIOR_FLOOR, PRIOR_POWER, document_prior, inclusion_probabilities, poisson_sample
 from evalset.io.digests import file_sha256
 from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
 from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
@@ -91,7 +91,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     sources = read_pool_sources(folder / SOURCES_NAME)
     depth = pool_depth(folder)
     expected = float(budget) if budget is not None else fraction * len(pairs)
-    prior = document_prior(pairs, sources, depth, floor)
+    prior = document_prior(pairs, sources, depth, floor, PRIOR_POWER)
     pi = inclusion_probabilities(prior, expected)
     drawn = poisson_sample(pi, seed)
     if not drawn.any():
@@ -99,7 +99,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                          "is too small for anyone to grade; give a larger one")
     table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
     source = {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
-    return SampleRecord(expected, fraction, seed, depth, floor, source, table)
+    return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=PRIOR_POWER)
 
 
 def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, output: str | os.PathLike, *,
@@ -159,7 +159,7 @@ class DocumentSelection:
             f"{f['pairs']:,} pairs in the pool; budget {record.budget:,.6g} judgments expected{share}; drawn "
             f"{f['drawn']:,} (seed {record.seed})",
             f"pi = 1 for {f['certain']:,} pairs; smallest pi {f['smallest_pi']:.4f} (priors: the runs' ranks within "
-            f"depth {record.depth}, floor {record.floor:g})",
+            f"depth {record.depth}, power {record.prior_power:g}, floor {record.floor:g})",
             f"drawn per query ({f['queries']} queries): min {q['min']}, median {q['median']:g}, max {q['max']}",
             f"wrote {self.folder}: pool.tsv and tasks.jsonl hold the drawn pairs (push them as they are); "
             f"{TABLE_NAME} and {RECORD_NAME} are the record (every pooled pair's pi), never shown to annotators"])

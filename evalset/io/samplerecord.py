@@ -7,8 +7,8 @@ Conventions
   (0, 1], written to round-trip exactly) and whether it was drawn (``1``) or not (``0``).
   :mod:`evalset.estimate.docsample` says how the priors, ``pi`` and the draw are made.
 - ``sample.json``: evalset's version, the design (``documents``), the budget (expected human judgments: the sum
-  of ``pi``), the fraction of the pool's pairs when the budget was given as one, the seed, the pool's depth and the
-  prior's floor, the pool it was drawn from (``source``: path and sha256 of its ``pool.tsv``) and the counts.
+  of ``pi``), the fraction of the pool's pairs when the budget was given as one, the seed, the pool's depth, the
+  prior's floor and power, the pool it was drawn from (``source``: path and sha256 of its ``pool.tsv``) and the counts.
 - Both files sit beside the drawn pairs' pool folder (``pool.tsv``, ``tasks.jsonl``, ...); ``evalset push`` and
   ``evalset judge`` read only ``pool.tsv`` and ``tasks.jsonl``, so nothing of the record reaches an annotator.
 - :func:`read_sample` checks what the estimate relies on and refuses, naming the file and line, a ``pi`` outside
@@ -57,6 +57,7 @@ class SampleRecord:
     source: dict[str, Any]
     pairs: pd.DataFrame
     design: str = "documents"
+    prior_power: float = 1.0  # each run's rank weight in the prior to this power (1: a record that names none)
 
     @property
     def drawn(self) -> pd.DataFrame:
@@ -77,6 +78,7 @@ class SampleRecord:
         settings = ({"budget": int(self.budget)} if self.fraction is None and float(self.budget).is_integer()
                     else {"budget": self.budget, "fraction": self.fraction})
         return {"design": self.design, **settings, "seed": self.seed, "depth": self.depth, "floor": self.floor,
+                "prior_power": self.prior_power,
                 "source": self.source, "counts": self.counts(), "pairs": TABLE_NAME}
 
 
@@ -163,6 +165,7 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
             raise ValueError(f"design {data['design']!r}, not 'documents'")
         settings = (float(data["budget"]), None if data.get("fraction") is None else float(data["fraction"]),
                     int(data["seed"]), int(data["depth"]), float(data["floor"]), dict(data["source"]))
+        power = float(data.get("prior_power", 1.0))
         expected = int(data["counts"]["pairs"])
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"not a document sample's record ({type(exc).__name__}: {exc}); expected the sample.json "
@@ -177,7 +180,7 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
         raise InputError(f"the pairs' pi sum to {total:.6g}, not the recorded budget {budget:g}: a pi was changed "
                          "after the draw (draw a new sample instead)", str(table_path))
     _check_folder_pairs(record_path.with_name("pool.tsv"), pairs)
-    return SampleRecord(*settings, pairs)
+    return SampleRecord(*settings, pairs, prior_power=power)
 
 
 def _check_folder_pairs(pool_tsv: Path, pairs: pd.DataFrame) -> None:

@@ -6,16 +6,22 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.docsample import PRIOR_FLOOR, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.docsample import PRIOR_FLOOR, PRIOR_POWER, document_prior, inclusion_probabilities, poisson_sample
 
 
 def test_the_prior_sums_each_runs_discount_within_the_depth_and_is_floored():
     pairs = pd.DataFrame({"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "c", "a"]})
     sources = pd.DataFrame({"query_id": ["1", "1", "1", "1", "2"], "doc_id": ["a", "a", "b", "c", "a"],
                             "system": ["x", "y", "x", "y", "x"], "rank": [1, 3, 2, 11, 7]})
-    prior = document_prior(pairs, sources, depth=10)
+    prior = document_prior(pairs, sources, depth=10, power=1.0)
     # a: 1/log2 2 + 1/log2 4 = 1.5; b: 1/log2 3 = 0.631; c: rank 11 is beyond the depth: the floor; 2/a: 1/log2 8
     np.testing.assert_allclose(prior, [1.5, 1 / np.log2(3), PRIOR_FLOOR, 1 / 3])
+    # evalset's prior: each weight to the power 1/4 (a: 1 + 0.5 ** 0.25 = 1.841; 2/a: (1/3) ** 0.25 = 0.760)
+    assert PRIOR_POWER == 0.25
+    np.testing.assert_allclose(document_prior(pairs, sources, depth=10),
+                               [1 + 0.5 ** 0.25, (1 / np.log2(3)) ** 0.25, PRIOR_FLOOR, (1 / 3) ** 0.25])
+    # power 0: the number of runs that rank the pair within the depth
+    np.testing.assert_allclose(document_prior(pairs, sources, depth=10, power=0), [2, 1, PRIOR_FLOOR, 1])
 
 
 def test_the_probabilities_sum_to_the_budget_the_largest_capped_at_one():

@@ -42,13 +42,13 @@ def drawn(pool, tmp_path_factory):
 
 
 def _reference_pi(pool, budget):
-    """The design computed here from the pool's files: per pair, the sum of 1/log2(rank + 1) over the runs that
-    rank it in their top 10, floored at 0.3; then min(1, c * prior) summing to the budget."""
+    """The design computed here from the pool's files: per pair, the sum of (1/log2(rank + 1)) ** 0.25 over the runs
+    that rank it in their top 10, floored at 0.3; then min(1, c * prior) summing to the budget."""
     pairs = pd.read_csv(pool / "pool.tsv", sep="\t", dtype=str).assign(order=lambda f: f["order"].astype(int))
     pairs = pairs.sort_values("order").reset_index(drop=True)
     sources = pd.read_csv(pool / "pool_sources.tsv", sep="\t", dtype={"query_id": str, "doc_id": str})
     sources = sources[sources["rank"] <= 10]
-    weight = (1 / np.log2(sources["rank"] + 1)).groupby([sources["query_id"], sources["doc_id"]]).sum()
+    weight = ((1 / np.log2(sources["rank"] + 1)) ** 0.25).groupby([sources["query_id"], sources["doc_id"]]).sum()
     keys = zip(pairs["query_id"], pairs["doc_id"], strict=True)
     prior = np.array([max(weight.get(key, 0.0), 0.3) for key in keys])
     return pairs, prior, inclusion_probabilities(prior, budget)
@@ -64,7 +64,7 @@ def test_the_record_holds_every_pooled_pair_with_the_designs_pi_summing_to_the_b
     np.testing.assert_allclose(record.pairs["pi"], pi, rtol=1e-12)
     assert abs(record.pairs["pi"].sum() - BUDGET) < 1e-9
     assert record.pairs["sampled"].tolist() == poisson_sample(record.pairs["pi"].to_numpy(), 1).tolist()
-    assert (record.seed, record.depth, record.budget, record.floor) == (1, 10, BUDGET, 0.3)
+    assert (record.seed, record.depth, record.budget, record.floor, record.prior_power) == (1, 10, BUDGET, 0.3, 0.25)
     frame = sample_frame(folder, pool)  # drawn from this pool: its hash matches
     assert list(frame.columns) == ["query_id", "doc_id", "pi", "sampled"] and len(frame) == 2495
     drawn_count = int(frame["sampled"].sum())
@@ -72,7 +72,7 @@ def test_the_record_holds_every_pooled_pair_with_the_designs_pi_summing_to_the_b
     assert output.splitlines()[:3] == [
         f"2,495 pairs in the pool; budget 1,000 judgments expected; drawn {drawn_count:,} (seed 1)",
         f"pi = 1 for {int((frame['pi'] == 1).sum())} pairs; smallest pi {frame['pi'].min():.4f} (priors: the runs' "
-        "ranks within depth 10, floor 0.3)",
+        "ranks within depth 10, power 0.25, floor 0.3)",
         f"drawn per query (43 queries): min {per_query.min()}, median {per_query.median():g}, max {per_query.max()}"]
     assert abs(drawn_count - BUDGET) < 4 * np.sqrt((pi * (1 - pi)).sum())  # Poisson: the budget in expectation
 
@@ -187,7 +187,7 @@ def test_a_task_whose_text_holds_other_line_separators_is_kept_whole(tmp_path):
     _small_pool(tmp_path / "pool")
     selection = select_document_pool(tmp_path / "pool", tmp_path / "out", budget=2, seed=0)
     record = selection.record
-    np.testing.assert_allclose(record.pairs["pi"], [1, 0.5, 0.5])  # priors 2, 0.63, 0.63: the rest share 1
+    np.testing.assert_allclose(record.pairs["pi"], [1, 0.5, 0.5])  # priors 2, 0.89, 0.89: the rest share 1
     assert record.pairs["sampled"].iloc[0]
     tasks = read_tasks(tmp_path / "out" / "tasks.jsonl")
     assert tasks["pair_id"].tolist() == record.drawn["pair_id"].tolist()

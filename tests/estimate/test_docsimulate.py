@@ -13,7 +13,7 @@ JUDGES = {"llama-3-70b": ["llama-3-70b.fourprompts"],
           "three": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"]}
 # measured (20 draws, seed 20191): coverage of means and differences by "this set", its widths. The three judges
 # no longer lose to Llama-3-70B alone (with the prototype's one combination model: widths 0.148 and 0.128)
-MEASURED = {"llama-3-70b": (0.996, 0.982, 0.137, 0.1065), "three": (0.996, 0.983, 0.137, 0.1067)}
+MEASURED = {"llama-3-70b": (0.970, 0.966, 0.1044, 0.0869), "three": (0.957, 0.966, 0.1041, 0.0866)}
 
 
 @pytest.mark.parametrize("judges", list(JUDGES))
