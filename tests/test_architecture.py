@@ -94,6 +94,7 @@ def test_the_foundations_import_no_stage(path):
     assert evalset_rooms(path) <= FOUNDATIONS, f"{module_name(path)} imports a stage"
 
 
+@pytest.mark.slow  # about a second: out of the quick tier (README)
 def test_an_adapter_uses_only_the_foundations_and_nothing_uses_an_adapter():
     for path in MODULES:
         if room(module_name(path)) in ADAPTERS:

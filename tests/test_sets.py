@@ -556,6 +556,7 @@ def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_ow
     assert "the change comes from the contract change (gain) as well as from the judgments" in same_metric
 
 
+@pytest.mark.slow  # about a second: out of the quick tier (README)
 def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_exclusion_keeps_out(tmp_path, shared_data):
     """Issue 29: 52 judgments on 6 of 43 queries said nothing of the 37 others; excluding an LLM without
     --allow-llm said '0 labels ... not merged' although it has 9,260."""

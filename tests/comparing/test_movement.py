@@ -110,6 +110,7 @@ def tiny(rows):
     return run_from_frame(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
 
 
+@pytest.mark.slow  # about a second: out of the quick tier (README)
 def test_a_change_that_comes_from_breaking_ties_is_a_tie_artefact():
     # q1: `a` is the one relevant document. Both runs tie it with another document at score 1. trec's rule
     # (doc id descending) puts `b` before `a` in the baseline and `a` before `0` in the candidate: nDCG 0.63 vs 1.

@@ -138,6 +138,7 @@ def test_score_with_ir_measures_strings_gives_ir_measures_values_for_every_dl19_
     assert compared == 37 * 43 * 4
 
 
+@pytest.mark.slow  # about a second: out of the quick tier (README)
 def test_judged_at_k_is_ir_measures_judged_provider_but_over_k_for_a_short_ranking(dl19_runs):
     """ir_measures breaks ties by doc id ascending (evalset's ``docid`` rule) and divides by the ranking's length
     when it is shorter than k; evalset divides by k, as P@k does, so that an empty place shows."""
