@@ -171,8 +171,7 @@ class Sample:
         m = self.predicted @ values
         uncertain = self.pi < 1.0
         drawn = self.sampled & uncertain
-        own = np.where(drawn, np.array([truth - m, np.ones(len(m))]) / self.pi, 0.0)
-        own = np.vstack([own, drawn.astype(float)])
+        own = np.where(drawn, np.array([(truth - m) / self.pi, 1.0 / self.pi, np.ones(len(m))]), 0.0)
         totals = np.array([np.bincount(self.query, weights=part, minlength=self.queries) for part in own])
         residual, weight, count = totals[:, self.query] - own  # over the query's other sampled pairs
         shrink = count / (count + RECENTRE_PSEUDO_COUNT)
