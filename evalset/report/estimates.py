@@ -20,9 +20,12 @@ if TYPE_CHECKING:
     from evalset.report import ReportData
 
 
+def _bounds(row: Any, prefix: str = "", sign: bool = False) -> str:
+    return f"[{number(row[prefix + 'low'], sign=sign)}, {number(row[prefix + 'high'], sign=sign)}]"
+
+
 def _interval(row: Any, centre: str, prefix: str = "", sign: bool = False) -> str:
-    return (f"{number(row[centre], sign=sign)} [{number(row[prefix + 'low'], sign=sign)}, "
-            f"{number(row[prefix + 'high'], sign=sign)}]")
+    return f"{number(row[centre], sign=sign)} {_bounds(row, prefix, sign)}"
 
 
 def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, alpha: float,
@@ -82,10 +85,6 @@ def estimates_section(data: ReportData) -> str:
     return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.caveats])
 
 
-def _bounds(row: Any, prefix: str, sign: bool) -> str:
-    return f"[{number(row[prefix + '_low'], sign=sign)}, {number(row[prefix + '_high'], sign=sign)}]"
-
-
 def _sample_section(report: DocumentReport) -> str:
     """The section of a set frozen with a document sample: each run's estimate with its two intervals, then the
     comparisons with both intervals and the verdict (which interval it rests on is named)."""
@@ -104,7 +103,7 @@ def _sample_section(report: DocumentReport) -> str:
     for measure, rows in table.groupby("measure", sort=False):
         runs = rows[rows["kind"] == "run"].sort_values("estimate", ascending=False, kind="stable")
         parts.append(_table([f"run ({measure})", "estimate", "this set", "new queries"],
-                            [[r["name"], number(r["estimate"]), _bounds(r, "set", False), _bounds(r, "new", False)]
+                            [[r["name"], number(r["estimate"]), _bounds(r, "set_"), _bounds(r, "new_")]
                              for _, r in runs.iterrows()], {1, 2, 3}))
     if len(report.comparisons):
         parts += ["<h3>Comparisons, document design</h3>", "<p>Candidate minus baseline per query; the intervals "
@@ -112,6 +111,6 @@ def _sample_section(report: DocumentReport) -> str:
                   "names excludes 0.</p>",
                   _table(["comparison", "measure", "level", "estimate", "this set", "new queries", "verdict"],
                          [[f"{r['candidate']} - {r['baseline']}", r["measure"], f"{r['level']:.4g}",
-                           number(r["estimate"], sign=True), _bounds(r, "set", True), _bounds(r, "new", True),
+                           number(r["estimate"], sign=True), _bounds(r, "set_", True), _bounds(r, "new_", True),
                            r["verdict"]] for _, r in report.comparisons.iterrows()], {2, 3, 4, 5})]
     return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in report.estimate.caveats])
