@@ -53,7 +53,8 @@ COMMANDS = {
     "pull": Entry("labelstudio", "pull_command", "Pull a Label Studio project's annotations into a labels table.",
                   "evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v1.md "
                   "-o labels.tsv", "docs/labelstudio.md"),
-    "judge": Entry("judge", "judge_command", "Grade a pool's pairs with an LLM through an OpenAI-compatible endpoint.",
+    "judge": Entry("judge", "judge_group",
+                   "Grade a pool with an LLM (OpenAI-compatible endpoint); probe and recheck the judge.",
                    "evalset judge pool --guideline guidelines/relevance-v1.md --model MODEL -o llm-labels.tsv",
                    "docs/judge.md"),
     "agreement": Entry("agreement", "agreement_command",

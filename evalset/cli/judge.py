@@ -1,4 +1,5 @@
-"""The ``evalset judge`` command."""
+"""The ``evalset judge`` group: ``judge POOL_DIR`` (``judge grade``) grades a pool; ``probe`` and ``recheck``
+check whether the judge can be trusted."""
 
 from __future__ import annotations
 
@@ -7,73 +8,116 @@ import click
 from evalset.cli.emit import emit
 
 
-@click.command("judge")
+class _JudgeGroup(click.Group):
+    """``evalset judge POOL_DIR ...`` is ``evalset judge grade POOL_DIR ...``: grading is the group's default."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["grade", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("judge", cls=_JudgeGroup)
+def judge_group():
+    """Grade a pool with an LLM (`evalset judge POOL_DIR`, i.e. `judge grade`), probe the judge with adversarial
+    passages (`judge probe`), or compare two versions of a judge against the humans (`judge recheck`)."""
+
+
+def endpoint_options(function):
+    """The options of a job that asks the endpoint: the model, the endpoint, the client's pace and patience, the
+    journal and failures files, the prices of the cost line."""
+    options = [
+        click.option("--model", required=True, help="Model name, as the endpoint knows it."),
+        click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
+        click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight."),
+        click.option("--rpm", type=float, help="Client-side limit: requests per minute."),
+        click.option("--tpm", type=float, help="Client-side limit: tokens per minute (estimated, chars/4)."),
+        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
+        click.option("--max-retries", type=int, default=6, show_default=True,
+                     help="Per pair: 429/5xx/timeout retries."),
+        click.option("--max-invalid", type=int, default=2, show_default=True,
+                     help="Per pair: re-asks after an unparsable or off-scale answer before it is a failure."),
+        click.option("--structured", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+                     help="Structured output (JSON schema); auto falls back to the strict parser on a 400."),
+        click.option("--max-tokens", type=int, help="max_completion_tokens for the answer (default: the server's)."),
+        click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
+                     help="Prompt template (default: the shipped relevance-judge-v1)."),
+        click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
+                     help="Journal (SQLite; default OUTPUT.journal.sqlite)."),
+        click.option("--failures", "failures_path", type=click.Path(dir_okay=False),
+                     help="Failures table (default: OUTPUT stem + .failures.tsv)."),
+        click.option("--retry-failed", is_flag=True, help="Ask again the pairs the journal lists as failed."),
+        click.option("--price-in", type=float, help="Price per million input tokens (for the cost line)."),
+        click.option("--price-out", type=float, help="Price per million output tokens."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the backoff jitter."),
+        click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
+                   seed, retry_failed):
+    """The client's settings from the endpoint options, each limit checked (> 0)."""
+    from evalset.judge.client import JudgeSettings
+
+    for name, value in (("--concurrency", concurrency), ("--rpm", rpm), ("--tpm", tpm), ("--timeout", timeout)):
+        if value is not None and value <= 0:
+            raise click.BadParameter(f"must be > 0, got {value}", param_hint=name)
+    return JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm, timeout=timeout,
+                         max_retries=max_retries, max_invalid=max_invalid, structured=structured,
+                         max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)
+
+
+def service_errors(run):
+    """Run the job, turning the endpoint's refusal and the batch API's errors into one-line service errors."""
+    import openai
+
+    from evalset.errors import ServiceError
+    from evalset.judge.client import JudgeAborted, blank_key
+
+    try:
+        return run()
+    except JudgeAborted as exc:
+        raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
+    except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
+        raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
+
+
+@judge_group.command("grade")
 @click.argument("pool_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The guideline file (its text goes into the prompt verbatim).")
-@click.option("--model", required=True, help="Model name, as the endpoint knows it.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The labels table (TSV).")
-@click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI).")
 @click.option("--limit", type=int, help="Judge only the first N pairs in judging order.")
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
-@click.option("--rpm", type=float, help="Client-side limit: requests per minute.")
-@click.option("--tpm", type=float, help="Client-side limit: tokens per minute (estimated, chars/4).")
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=int, default=6, show_default=True, help="Per pair: 429/5xx/timeout retries.")
-@click.option("--max-invalid", type=int, default=2, show_default=True,
-              help="Per pair: re-asks after an unparsable or off-scale answer before it is a failure.")
-@click.option("--structured", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
-              help="Structured output (JSON schema); auto falls back to the strict parser on a 400.")
-@click.option("--max-tokens", type=int, help="max_completion_tokens for the answer (default: the server's).")
-@click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
-              help="Prompt template (default: the shipped relevance-judge-v1).")
-@click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
-              help="Journal (SQLite; default OUTPUT.journal.sqlite).")
-@click.option("--failures", "failures_path", type=click.Path(dir_okay=False),
-              help="Failures table (default: OUTPUT stem + .failures.tsv).")
-@click.option("--retry-failed", is_flag=True, help="Ask again the pairs the journal lists as failed.")
 @click.option("--batch", is_flag=True, help="Use the Batch API (upload, poll, collect) instead of live requests.")
 @click.option("--poll", "poll_seconds", type=float, default=30.0, show_default=True, help="Batch poll interval (s).")
-@click.option("--price-in", type=float, help="Price per million input tokens (for the cost line).")
-@click.option("--price-out", type=float, help="Price per million output tokens.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the backoff jitter.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-def judge_command(pool_dir, guideline_path, model, output, base_url, limit, concurrency, rpm, tpm, timeout,
-                  max_retries, max_invalid, structured, max_tokens, template_path, journal_path, failures_path,
-                  retry_failed, batch, poll_seconds, price_in, price_out, seed, progress):
+@endpoint_options
+def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, model, base_url, concurrency, rpm,
+                  tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path, journal_path,
+                  failures_path, retry_failed, price_in, price_out, seed, progress):
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY).
 
     The endpoint is checked once before the first pair. Exit 2 when it refuses the job or cannot be reached, and
     when no pair asked was judged. Pairs the endpoint did not answer are asked again by the next run.
     """
-    import openai
-
     from evalset.errors import ServiceError
     from evalset.io.outputs import check_outputs
     from evalset.judge import job
-    from evalset.judge.client import JudgeAborted, JudgeSettings, blank_key
     from evalset.judge.prompt import DEFAULT_TEMPLATE
     from evalset.pooling import pool_files
 
-    for name, value in (("--concurrency", concurrency), ("--rpm", rpm), ("--tpm", tpm), ("--timeout", timeout)):
-        if value is not None and value <= 0:
-            raise click.BadParameter(f"must be > 0, got {value}", param_hint=name)
+    settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
+                              max_tokens, seed, retry_failed)
     default_journal, default_failures = job.default_paths(output)
     check_outputs({"-o": output, "--journal": journal_path or default_journal,
                    "--failures": failures_path or default_failures},
                   {"POOL_DIR": pool_files(pool_dir), "--guideline": guideline_path, "--template": template_path})
-    settings = JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm,
-                             timeout=timeout, max_retries=max_retries, max_invalid=max_invalid, structured=structured,
-                             max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)
-    try:
-        result = job.judge_pool(pool_dir, guideline_path, output, settings, limit=limit,
-                                template_path=template_path or DEFAULT_TEMPLATE, journal_path=journal_path,
-                                failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,
-                                progress=progress, price_in=price_in, price_out=price_out)
-    except JudgeAborted as exc:
-        raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
-    except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
-        raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
+    result = service_errors(lambda: job.judge_pool(
+        pool_dir, guideline_path, output, settings, limit=limit, template_path=template_path or DEFAULT_TEMPLATE,
+        journal_path=journal_path, failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,
+        progress=progress, price_in=price_in, price_out=price_out))
     emit(result)
     failure = job.run_failure(result)
     if failure:
