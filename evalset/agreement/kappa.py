@@ -138,7 +138,7 @@ class BootstrapInterval:
 
 
 @functools.lru_cache(maxsize=8)
-def _multiplicity(queries: int, resamples: int, seed: int) -> np.ndarray:
+def query_draws(queries: int, resamples: int, seed: int) -> np.ndarray:
     """How often each query is drawn in each resample (``resamples x queries``): the same draws for every pair
     with the same number of queries."""
     rng = np.random.default_rng(seed)
@@ -170,7 +170,7 @@ def query_bootstrap(per_query: Sequence[np.ndarray], statistics: Sequence[Statis
         if confusions.shape[0] > 0 and resamples > 0:
             by_size.setdefault(confusions.shape[0], []).append(index)
     for queries, members in by_size.items():
-        multiplicity = _multiplicity(queries, resamples, seed)
+        multiplicity = query_draws(queries, resamples, seed)
         for start in range(0, len(members), batch):
             chunk = members[start:start + batch]
             stacked = np.stack([per_query[p] for p in chunk]).astype(np.float64)  # (P, Q, K, K)
@@ -179,11 +179,11 @@ def query_bootstrap(per_query: Sequence[np.ndarray], statistics: Sequence[Statis
             resampled = resampled.reshape(len(chunk), resamples, size, size)
             kappas = [kappa_from_confusion(transform(resampled), weights) for transform, weights in statistics]
             for row, pair in enumerate(chunk):
-                out[pair] = [_percentile(values[row], tail, resamples) for values in kappas]
+                out[pair] = [percentile_interval(values[row], tail, resamples) for values in kappas]
     return out
 
 
-def _percentile(values: np.ndarray, tail: float, resamples: int) -> BootstrapInterval:
+def percentile_interval(values: np.ndarray, tail: float, resamples: int) -> BootstrapInterval:
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         return BootstrapInterval(math.nan, math.nan, resamples, resamples)

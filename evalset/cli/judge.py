@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.judge_recheck import recheck_command
 
 
 class _JudgeGroup(click.Group):
@@ -122,3 +123,6 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     failure = job.run_failure(result)
     if failure:
         raise ServiceError(failure)
+
+
+judge_group.add_command(recheck_command)

@@ -1,0 +1,52 @@
+"""The ``evalset judge recheck`` command."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.cli.emit import emit
+from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+
+
+@click.command("recheck")
+@click.argument("labels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--human", "human_paths", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The humans' grades of the calibration pairs (labels or qrels); repeatable.")
+@click.option("--old", help="The old judge's name, when the first judge in LABELS is not the old one.")
+@click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
+              help="Run files or folders (repeatable): add the change of the system-ranking tau.")
+@click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
+@evaluation_options
+@click.option("--primary", type=click.Choice(["quadratic kappa", "kappa", "tau"]), default="quadratic kappa",
+              show_default=True, help="The figure the verdict rests on.")
+@click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
+@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@conflicting_grades_option
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Query resamples of the paired interval.")
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline, scale,
+                    conflicting_grades, resamples, confidence, seed, output_format, output):
+    """Is the new version of an LLM judge better than the old? LABELS hold both versions' grades of the same
+    calibration pairs (labels of `evalset judge`, whose source names model, prompt and guideline, or one qrels
+    file per judge); the change of their kappas with the humans (and of the system-ranking tau with --runs), with a
+    paired bootstrap interval over queries, and a verdict: better, worse or not distinguishable."""
+    from evalset.agreement.recheck import recheck_files
+    from evalset.contract import DEFAULT_SCALE
+    from evalset.io.guideline import read_guideline
+    from evalset.io.outputs import check_outputs
+
+    if guideline and scale:
+        raise click.UsageError("give --guideline or --scale, not both")
+    check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--runs": run_paths,
+                                   "--guideline": guideline})
+    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
+    emit(recheck_files(labels, human_paths, run_paths=run_paths, conflicting_grades=conflicting_grades,
+                       scale=grades_scale, primary=primary, measure=measure, contract=contract.applied_to()[0],
+                       resamples=resamples, level=confidence, seed=seed, old=old),
+         output_format, output=output)

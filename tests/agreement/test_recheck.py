@@ -1,0 +1,136 @@
+"""`evalset judge recheck`: two versions of a judge against the humans, the change of each figure with a paired
+query bootstrap, equal to scikit-learn's kappas on the same resampled queries."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from evalset.agreement.recheck import read_recheck_grades, recheck, recheck_files
+from evalset.errors import InputError
+from evalset.io.trec import read_runs
+from tests.support.dl19files import NIST, invoke, qrels_grades
+
+OLD = "data/dl19/llm_labels/llama-3-8b.baseline.qrels"
+NEW = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
+RUNS = sorted(Path("data/dl19/runs").glob("*"))[:8]
+
+
+def _table() -> pd.DataFrame:
+    frame = pd.concat({"human": qrels_grades(NIST), "old": qrels_grades(OLD), "new": qrels_grades(NEW)}, axis=1)
+    return frame.dropna().astype(int).reset_index()
+
+
+def _sklearn_bootstrap(table: pd.DataFrame, resamples: int, seed: int, weights: str | None) -> np.ndarray:
+    """new - old kappa on each resample of the queries (sorted ids, drawn by numpy's integers as documented)."""
+    queries = sorted(table["query_id"].unique())
+    by_query = {query: rows for query, rows in table.groupby("query_id")}
+    draws = np.random.default_rng(seed).integers(0, len(queries), size=(resamples, len(queries)))
+    out = []
+    for row in draws:
+        sample = pd.concat([by_query[queries[i]] for i in row])
+        out.append(cohen_kappa_score(sample["human"], sample["new"], weights=weights)
+                   - cohen_kappa_score(sample["human"], sample["old"], weights=weights))
+    return np.array(out)
+
+
+@pytest.mark.slow
+def test_the_kappa_changes_equal_scikit_learn_on_the_same_resampled_queries():
+    table = _table()
+    result = recheck(read_recheck_grades([OLD, NEW], [NIST]), resamples=60, seed=7)
+    assert (result.pairs, result.queries) == (len(table), 43) == (9260, 43)
+    for figure, weights in (("kappa", None), ("quadratic kappa", "quadratic")):
+        change = next(c for c in result.figures if c.figure == figure)
+        assert change.old == pytest.approx(cohen_kappa_score(table["human"], table["old"], weights=weights), abs=1e-12)
+        assert change.new == pytest.approx(cohen_kappa_score(table["human"], table["new"], weights=weights), abs=1e-12)
+        low, high = np.quantile(_sklearn_bootstrap(table, 60, 7, weights), [0.025, 0.975])
+        assert (change.low, change.high) == pytest.approx((low, high), abs=1e-12)
+    quadratic = result.figures[1]
+    assert quadratic.difference == pytest.approx(0.1390, abs=5e-4)
+    assert quadratic.direction == "better"
+    assert result.verdict.startswith("the new judge (llama-3-70b.fourprompts) is better than the old "
+                                     "(llama-3-8b.baseline) on quadratic kappa: +0.139")
+
+
+@pytest.mark.slow
+def test_the_tau_change_is_kendalls_tau_of_the_mean_scores_under_each_grades(tmp_path):
+    import pytrec_eval
+
+    table = _table()
+    runs = read_runs(RUNS)
+    result = recheck(read_recheck_grades([OLD, NEW], [NIST]), runs=runs, resamples=20, seed=3)
+    tau = result.figures[-1]
+    means = {}
+    for label in ("human", "old", "new"):
+        qrels = {}
+        for row in table.itertuples():
+            qrels.setdefault(row.query_id, {})[row.doc_id] = int(getattr(row, label))
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+        means[label] = []
+        for run in runs.values():
+            as_dict = {}
+            for r in run.itertuples():
+                as_dict.setdefault(r.query_id, {})[r.doc_id] = float(r.score)
+            scores = evaluator.evaluate(as_dict)
+            means[label].append(np.mean([scores[q]["ndcg_cut_10"] if q in scores else 0.0 for q in qrels]))
+    assert tau.figure == "tau (ndcg@10)"
+    assert tau.old == pytest.approx(stats.kendalltau(means["human"], means["old"]).statistic, abs=1e-12)
+    assert tau.new == pytest.approx(stats.kendalltau(means["human"], means["new"]).statistic, abs=1e-12)
+    assert tau.low <= tau.high
+    assert (result.runs, result.tau_queries) == (8, 43)
+
+
+def _labels(path: Path, qrels: str, prompt: str) -> Path:
+    grades = qrels_grades(qrels).astype(int).reset_index()
+    source = f"model=m;prompt={prompt}@sha256:{prompt * 4};guideline=relevance-v1@sha256:abc"
+    grades.assign(annotator="llm:m", kind="llm", source=source, labeled_at="2026-12-01T00:00:00Z",
+                  comment="")[["query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at",
+                               "comment"]].to_csv(path, sep="\t", index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_two_prompts_of_one_model_in_one_table_are_two_judges_named_by_what_changed(tmp_path):
+    both = pd.concat([pd.read_csv(_labels(tmp_path / "a.tsv", OLD, "v1"), sep="\t", dtype=str),
+                      pd.read_csv(_labels(tmp_path / "b.tsv", NEW, "v2"), sep="\t", dtype=str)])
+    both.to_csv(tmp_path / "both.tsv", sep="\t", index=False)
+    result = recheck_files([tmp_path / "both.tsv"], [NIST], resamples=10)
+    assert result.names == ("llm:m [prompt v1]", "llm:m [prompt v2]")
+    assert result.old.changes(result.new) == ["prompt: v1@sha256:v1v1v1v1 -> v2@sha256:v2v2v2v2"]
+    assert result.figures[1].difference == pytest.approx(0.1390, abs=5e-4)
+    swapped = recheck_files([tmp_path / "both.tsv"], [NIST], resamples=10, old="llm:m [prompt v2]")
+    assert swapped.figures[1].difference == pytest.approx(-result.figures[1].difference, abs=1e-12)
+
+
+def test_labels_of_one_judge_only_are_refused_in_one_line(tmp_path):
+    result = invoke("judge", "recheck", OLD, "--human", NIST)
+    assert result.exit_code == 2
+    assert "recheck compares two versions of a judge, and the labels hold 1 (llama-3-8b.baseline)" in result.output
+    one_prompt = _labels(tmp_path / "a.tsv", OLD, "v1")
+    with pytest.raises(InputError, match="labels hold 1 "):
+        recheck_files([one_prompt, one_prompt], [NIST])
+
+
+def test_judges_that_share_no_pair_with_the_humans_are_refused(tmp_path):
+    other = tmp_path / "other.qrels"
+    other.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    result = invoke("judge", "recheck", OLD, NEW, "--human", other)
+    assert result.exit_code == 2
+    assert "no pair is graded by the humans and both judges" in result.output
+
+
+def test_the_command_prints_the_verdict_and_its_json_has_every_figure(tmp_path):
+    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert [f["figure"] for f in document["figures"]] == ["kappa", "quadratic kappa"]
+    assert document["figures"][1]["direction"] == "better"
+    assert document["old"]["name"] == "llama-3-8b.baseline"
+    assert document["pairs"] == 9260
+    text = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--primary", "kappa")
+    assert "verdict: the new judge (llama-3-70b.fourprompts) is better than the old" in text.output
+    assert "on kappa: +0.038" in text.output
