@@ -64,6 +64,8 @@ class _EstimateGroup(click.Group):
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the simulated slices.")
 @conflicting_grades_option
 @set_evaluation_options
+@click.option("--other-judge", is_flag=True, help="With --set --llm: estimate with LLM labels of another judge than "
+              "the set records (the output says what changed).")
 @click.option("--override-contract", is_flag=True,
               help="With --set: allow contract options that contradict the set's contract (the output says so).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
@@ -71,7 +73,7 @@ class _EstimateGroup(click.Group):
 @click.pass_context
 def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
-             override_contract, output_format, sample_path, no_llm, budget):
+             other_judge, override_contract, output_format, sample_path, no_llm, budget):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -98,7 +100,7 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
         metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
         alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
         conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
-        design=design, sample_path=sample_path, no_llm=no_llm, budget=budget,
+        design=design, sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge,
         progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None, file=sys.stderr, leave=False))
     emit(result, output_format)
 
@@ -109,8 +111,8 @@ def _check_slice_inputs(runs, llm_paths, human_paths, slice_path, set_path, draw
     if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
         raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
                                "--human and --simulate R --slice-size N (a validation)")
-    if set_path and (llm_paths or human_paths):
-        raise click.UsageError("with --set, its labels are the grades: give no --llm or --human")
+    if set_path and human_paths:
+        raise click.UsageError("with --set, its labels are the grades: give no --human (--llm: another judge's)")
     if override_contract and not set_path:
         raise click.UsageError("--override-contract goes with --set")
     if draws is not None and slice_size is None:

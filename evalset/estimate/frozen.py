@@ -20,6 +20,12 @@ Conventions
 - The grades are the set's labels (``labels.tsv``) as ``evalset estimate --human/--llm`` reads them: per pair the
   lower median of its human labels, and of its LLM labels (:func:`evalset.estimate.grades_of`). Human-graded
   queries of the split without an LLM grade are left out of the estimate, and counted in its notes.
+- **Another judge's labels** (``llm_labels``, ``estimate --set S --llm FILE``) replace the set's LLM labels, and
+  the LLM-graded part is theirs. The set records the judges of its LLM labels (the manifest's ``judges``:
+  annotator and source, :mod:`evalset.judgments.identity`); labels of another judge (a new model, prompt or
+  guideline) are refused unless ``other_judge``, and then a ``JUDGE CHANGED`` caveat says what changed. The
+  estimate stays valid either way (the human slice corrects whichever judge graded), but the set's agreement
+  summary and every earlier estimate are of the recorded judge: compare the two first (``evalset judge recheck``).
 - Strata: the set's strata and traffic shares when it weights by traffic; one stratum when it weights uniformly.
 - The set's evaluation contract (contract options that contradict it are refused unless overridden, and an
   override is said in the notes: the rule of ``score --set``, :meth:`evalset.contract.ContractOptions.applied_to`);
@@ -43,15 +49,18 @@ from evalset.estimate.inputs import check_settings, grades_of
 from evalset.io.samplerecord import RECORD_NAME
 from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
+from evalset.judgments.identity import judge_identities, recorded_judges
 from evalset.stats.family import ComparisonFamily
 
 DESIGN = "as frozen"
 
 
-def set_slice(frozen: FrozenSet, split: str = "test") -> SliceRecord | None:
-    """The slice record of the set's LLM-graded part on ``split`` (module docstring), or ``None``."""
+def set_slice(frozen: FrozenSet, split: str = "test", labels: pd.DataFrame | None = None) -> SliceRecord | None:
+    """The slice record of the set's LLM-graded part on ``split`` (module docstring), or ``None``; ``labels``
+    default to the set's."""
     queries = select_split(frozen.queries, split)
-    labels = frozen.labels[frozen.labels["query_id"].isin(queries["query_id"])]
+    labels = frozen.labels if labels is None else labels
+    labels = labels[labels["query_id"].isin(queries["query_id"])]
     llm_graded = set(labels.loc[labels["kind"] == "llm", "query_id"])
     human_graded = set(labels.loc[labels["kind"] == "human", "query_id"])
     in_slice = sorted(llm_graded & human_graded)
@@ -70,12 +79,15 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
                  metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
                  interval: str = "t", options: ContractOptions | None = None,
-                 override_contract: bool = False) -> Estimate | DocumentReport | None:
+                 override_contract: bool = False, llm_labels: pd.DataFrame | None = None,
+                 other_judge: bool = False) -> Estimate | DocumentReport | None:
     """The estimates of ``runs`` on the set's LLM-graded part of ``split`` (module docstring), or ``None`` when it
     has none. ``metrics`` default to the set's headline, ``pairs`` to its planned comparisons whose runs were
     given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
     set has an LLM-graded part but no estimate can be made (a stratum with fewer than 2 human-graded queries,
-    ppi_py not installed). ``options`` are contract options, under the override rule (module docstring)."""
+    ppi_py not installed). ``options`` are contract options, under the override rule (module docstring).
+    ``llm_labels`` (judgments with ``file``) replace the set's LLM labels, refused when they come from another
+    judge than the set records unless ``other_judge`` (module docstring)."""
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs or ())
     contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
                                                                     override=override_contract)
@@ -85,15 +97,19 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
                              "no --interval", str(frozen.path))
         return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
                                 overridden)
-    record = set_slice(frozen, split)
-    if record is None:
-        return None
     files = (str(frozen.path / "labels.tsv"),)
     labels = frozen.labels.assign(file=files[0])
-    every = set(record.queries["query_id"])
-    human = grades_of(labels[(labels["kind"] == "human") & labels["query_id"].isin(record.slice)], files)
-    llm = grades_of(labels[(labels["kind"] == "llm") & labels["query_id"].isin(every)], files)
     caveats = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
+    if llm_labels is not None:
+        caveats += _judge_changes(frozen, llm_labels, other_judge)
+        labels = pd.concat([labels[labels["kind"] != "llm"], llm_labels], ignore_index=True)
+        files = (*files, *dict.fromkeys(llm_labels["file"]))
+    record = set_slice(frozen, split, labels)
+    if record is None:
+        return None
+    every = set(record.queries["query_id"])
+    human = grades_of(labels[(labels["kind"] == "human") & labels["query_id"].isin(record.slice)], files[:1])
+    llm = grades_of(labels[(labels["kind"] == "llm") & labels["query_id"].isin(every)], files[1:] or files)
     split_ids = select_split(frozen.queries, split)["query_id"]
     human_only = set(labels.loc[(labels["kind"] == "human") & labels["query_id"].isin(split_ids), "query_id"]) - every
     if human_only:
@@ -103,6 +119,24 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
                          contract=contract, pairs=pairs, family=family, exploratory=exploratory,
                          alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0])
+
+
+def _judge_changes(frozen: FrozenSet, llm_labels: pd.DataFrame, other_judge: bool) -> list[str]:
+    """Refuse LLM labels of another judge than the set records (module docstring), or with ``other_judge`` the
+    caveat that says what changed."""
+    recorded, given = recorded_judges(frozen.manifest, frozen.labels), judge_identities(llm_labels)
+    if set(given) == set(recorded):
+        return []
+    was = "; ".join(judge.annotator for judge in recorded) or "none (no LLM labels)"
+    now = "; ".join(judge.annotator for judge in given)
+    changed = [change for old, new in zip(recorded, given, strict=False) for change in old.changes(new)]
+    what = f" ({'; '.join(changed)})" if changed else ""
+    if not other_judge:
+        raise InputError(f"these LLM labels come from another judge than the set's calibration: {now}, the set "
+                         f"records {was}{what}; compare them first (evalset judge recheck) and give --other-judge "
+                         "to estimate with them", str(llm_labels["file"].iloc[0]))
+    return [f"JUDGE CHANGED: the set's calibration judge is {was}, these LLM labels are {now}{what}: the set's "
+            "agreement summary and earlier estimates are of the recorded judge"]
 
 
 def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, metrics: list[str] | None,

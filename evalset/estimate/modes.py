@@ -41,7 +41,7 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
                   draws: int | None = None, slice_size: int | None = None, seed: int = DEFAULT_SEED,
                   conflicting_grades: str = "refuse", options: ContractOptions | None = None,
                   override_contract: bool = False, design: str = "queries", sample_path: FilePath | None = None,
-                  no_llm: bool = False, budget: float | None = None,
+                  no_llm: bool = False, budget: float | None = None, other_judge: bool = False,
                   progress: Callable[[Iterable], Iterable] = iter
                   ) -> Estimate | Simulation | DocumentReport | DocumentSimulation:
     """The estimate of ``runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels or
@@ -49,6 +49,8 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     simulated slices. Raises :class:`~evalset.errors.InputError` unless exactly one of ``set_path``,
     ``slice_path`` and ``draws`` is given (with grade files unless a set), when the set has no LLM-graded
     part, or on settings no estimate can have (:func:`~evalset.estimate.inputs.check_settings`)."""
+    if other_judge and not (set_path and llm and design == "queries"):
+        raise InputError("--other-judge goes with --set and --llm: LLM labels of another judge than the set's")
     if design == "documents":
         return _documents(runs, llm=llm, human=human, slice_path=slice_path, set_path=set_path, metrics=metrics,
                           pairs=pairs, planned=planned, exploratory=exploratory, alpha=alpha, level=level,
@@ -60,9 +62,10 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if sample_path is not None or no_llm or budget is not None:
         raise InputError("a sample record, --no-llm and --budget go with the document design (--design documents)")
     if sum(bool(given) for given in (set_path, slice_path, draws is not None)) != 1 or \
-            (set_path and (llm or human)) or (not set_path and not (llm and human)):
-        raise InputError("give one of: a set; LLM and human grades and a slice record (an estimate); LLM and human "
-                         "grades and a number of simulated slices (a validation)")
+            (set_path and human) or (not set_path and not (llm and human)):
+        raise InputError("give one of: a set (with another judge's LLM grades, or none); LLM and human grades and a "
+                         "slice record (an estimate); LLM and human grades and a number of simulated slices (a "
+                         "validation)")
     if draws is not None and slice_size is None:
         raise InputError("a validation needs the size of its simulated slices")
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs)
@@ -73,8 +76,10 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     named = read_runs(runs)
     common = {"exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
     if frozen is not None:
+        llm_labels = read_grades(llm, "llm", conflicting_grades).judgments if llm else None
         result = set_estimate(frozen, named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
-                              planned=planned, options=options, override_contract=override_contract, **common)
+                              planned=planned, options=options, override_contract=override_contract,
+                              llm_labels=llm_labels, other_judge=other_judge, **common)
         if result is None:
             raise InputError(NO_LLM_PART, os.fspath(set_path))
         return result

@@ -92,3 +92,11 @@ def named_judges(labels: pd.DataFrame) -> pd.DataFrame:
                                      for a, s in zip(labels.loc[llm, "annotator"], labels.loc[llm, "source"],
                                                      strict=True)]
     return renamed
+
+
+def recorded_judges(manifest: dict[str, Any], labels: pd.DataFrame) -> list[JudgeIdentity]:
+    """The judges a frozen set records (its manifest's ``judges``; a set frozen before they were recorded: those of
+    its labels, which carry their source)."""
+    if "judges" in manifest:
+        return [JudgeIdentity.from_dict(entry) for entry in manifest["judges"]]
+    return judge_identities(labels)

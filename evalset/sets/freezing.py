@@ -56,6 +56,7 @@ from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.samplerecord import SampleRecord, record_texts
 from evalset.io.setfolder import SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
+from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
 
@@ -345,6 +346,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
         "contract": contract.to_dict(),
         "planned_comparisons": [list(pair) for pair in (planned or [])],
         "annotators": [{k: (int(v) if k == "labels" else v) for k, v in a.items()} for a in annotators],
+        "judges": [judge.to_dict() for judge in judge_identities(labels)],
         "merge": {"rule": merge, "allow_llm": allow_llm, "max_gap": max_gap, "priority": priority or [],
                   **merged.counts, **settled, **merged.details},
         "agreement": agreement,

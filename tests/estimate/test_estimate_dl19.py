@@ -212,6 +212,37 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
 
 
 @pytest.mark.slow
+def test_a_set_records_its_judge_and_refuses_another_judges_labels_unless_told(sliced, tmp_path):
+    folder, human_path, _ = sliced
+    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", tmp_path)
+    assert freeze.exit_code == 0, freeze.output
+    part = tmp_path / "part" / "v1"
+    manifest = json.loads((part / "manifest.json").read_text())
+    assert manifest["judges"] == [{"annotator": "llama-3-70b.fourprompts", "source": "llama-3-70b.fourprompts.qrels"}]
+    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
+    same = json.loads(invoke("estimate", "--set", part, *runs, "--llm", LLAMA_70B, "--format", "json").stdout)
+    assert same["runs"] == json.loads(invoke("estimate", "--set", part, *runs, "--format", "json").stdout)["runs"]
+    other = "data/dl19/llm_labels/llama-3-8b.baseline.qrels"
+    refused = invoke("estimate", "--set", part, *runs, "--llm", other)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (
+        f"evalset: error: {other}: these LLM labels come from another judge than the set's calibration: "
+        "llama-3-8b.baseline, the set records llama-3-70b.fourprompts (annotator: llama-3-70b.fourprompts -> "
+        "llama-3-8b.baseline); compare them first (evalset judge recheck) and give --other-judge to estimate "
+        "with them\n")
+    told = json.loads(invoke("estimate", "--set", part, *runs, "--llm", other, "--other-judge",
+                             "--format", "json").stdout)
+    from_files = json.loads(invoke("estimate", *runs, "--llm", other, "--human", human_path, "--slice", folder,
+                                   "--format", "json").stdout)
+    assert told["runs"] == from_files["runs"] != same["runs"]
+    assert any(note.startswith("JUDGE CHANGED: the set's calibration judge is llama-3-70b.fourprompts, these LLM "
+                               "labels are llama-3-8b.baseline") for note in told["notes"])
+    alone = invoke("estimate", *runs, "--llm", other, "--human", human_path, "--slice", folder, "--other-judge")
+    assert alone.exit_code == 2 and "--other-judge goes with --set and --llm" in alone.stderr
+
+
+@pytest.mark.slow
 def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_score(sliced, tmp_path):
     folder, human_path, _ = sliced
     freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
