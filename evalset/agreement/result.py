@@ -42,6 +42,7 @@ from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
+from evalset.judgments.ensemble import ensemble_grades
 from evalset.render import json_safe, number, text_table
 
 CONFUSION_LIMIT = 10
@@ -93,14 +94,20 @@ def analyse_agreement(inputs: Sequence[str], humans: Sequence[str] = (), *, scal
                       runs: Sequence[str] = (), measure: str = DEFAULT_METRIC,
                       contract: EvaluationContract | None = None, queries: str | os.PathLike | None = None,
                       corpus: str | os.PathLike | None = None, top: int = 20, pairs: str = "all",
-                      annotator_quality: bool = False) -> Agreement:
+                      annotator_quality: bool = False, ensemble: bool = False) -> Agreement:
     """The agreement of the annotators in ``inputs`` (labels tables and qrels files; ``humans``: see
     :func:`~evalset.agreement.inputs.load_grades`), with the system rankings of ``runs`` (files or folders) when
-    given (module docstring; the statistics' parameters are :func:`agreement_report`'s)."""
+    given (module docstring; the statistics' parameters are :func:`agreement_report`'s). With ``ensemble``, the
+    LLM judges combined and calibrated on the humans (:mod:`evalset.judgments.ensemble`) are one more annotator."""
     grades, counts = load_grades(list(inputs), humans, conflicting_grades)
     settled = sum(entry.get("conflicting_grades_settled", 0) for entry in counts.values())
     notes = (f"note: {settled} conflicting judgments settled by --conflicting-grades {conflicting_grades}",) \
         if settled else ()
+    if ensemble:
+        combined = ensemble_grades(grades[grades["kind"] == "llm"], grades[grades["kind"] == "human"], scale)
+        grades = pd.concat([grades, combined.labels().assign(file="")[list(grades.columns)]], ignore_index=True)
+        counts[combined.name] = {"unjudged": 0, "collapsed_duplicates": 0}
+        notes = (*notes, combined.note)
     report = agreement_report(grades, scale, out_of_scale=out_of_scale, kappa=kappa, resamples=resamples, level=level,
                               seed=seed, runs=read_runs(runs) if runs else None, measure=measure, contract=contract,
                               input_counts=counts)

@@ -46,11 +46,15 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 @click.option("--annotator-quality", "quality_wanted", is_flag=True,
               help="Add each annotator's agreement with the consensus of the others and Dawid-Skene's confusion "
                    "matrix (crowd-kit: pip install 'evalset[quality]').")
+@click.option("--ensemble", is_flag=True,
+              help="Add the LLM judges combined into one, calibrated on the humans (per combination of their grades; "
+                   "each query predicted from the other queries).")
 @click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
                       seed, run_paths, measure, contract, queries, corpus,
-                      disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot):
+                      disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot,
+                      ensemble):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
@@ -70,7 +74,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
         inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
         kappa=kappa, resamples=resamples, level=confidence, seed=seed, runs=run_paths, measure=measure,
         contract=contract.applied_to()[0], queries=queries, corpus=corpus, top=top, pairs=pairs,
-        annotator_quality=quality_wanted)
+        annotator_quality=quality_wanted, ensemble=ensemble)
     if disagreements_path:
         render.write_disagreements(result.table, disagreements_path)
     if plot:

@@ -32,6 +32,8 @@ class _EstimateGroup(click.Group):
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),
               help="LLM grades of every query: labels of `evalset judge`, or qrels; repeatable (merged by median; with "
                    "--design documents, each file one judge, kept apart).")
+@click.option("--ensemble", is_flag=True, help="Combine the --llm files' judges into one prediction calibrated on the "
+              "human slice (per combination of their grades, cross-fitted by query) instead of their median.")
 @click.option("--human", "human_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Human grades of the slice (labels of `evalset pull`, or qrels); with --simulate: of every query.")
 @click.option("--slice", "slice_path", type=click.Path(), help="The slice record (slice.json, or its folder) of "
@@ -73,7 +75,7 @@ class _EstimateGroup(click.Group):
 @click.pass_context
 def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
-             other_judge, override_contract, output_format, sample_path, no_llm, budget):
+             other_judge, override_contract, output_format, sample_path, no_llm, budget, ensemble):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -101,6 +103,7 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
         alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
         conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
         design=design, sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge,
+        ensemble=ensemble,
         progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None, file=sys.stderr, leave=False))
     emit(result, output_format)
 

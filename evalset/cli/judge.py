@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.judge_ensemble import ensemble_command
 from evalset.cli.judge_recheck import recheck_command
 
 
@@ -21,7 +22,8 @@ class _JudgeGroup(click.Group):
 @click.group("judge", cls=_JudgeGroup)
 def judge_group():
     """Grade a pool with an LLM (`evalset judge POOL_DIR`, i.e. `judge grade`), probe the judge with adversarial
-    passages (`judge probe`), or compare two versions of a judge against the humans (`judge recheck`)."""
+    passages (`judge probe`), compare two versions of a judge against the humans (`judge recheck`), or combine
+    several judges into one calibrated on the humans (`judge ensemble`)."""
 
 
 def endpoint_options(function):
@@ -126,3 +128,4 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
 
 
 judge_group.add_command(recheck_command)
+judge_group.add_command(ensemble_command)

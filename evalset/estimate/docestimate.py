@@ -14,7 +14,7 @@ Conventions
   retrieved document outside the pool; a query with no relevant pair scores 0: the estimate cannot tell it is
   undefined). The grade scale is the grades of the human sample and the judges together, with 0.
 - Per query, the estimators of :mod:`evalset.estimate.docmeasures` with the predictions of
-  :mod:`evalset.estimate.calibration`; a paired difference is the difference of the two runs' per-query
+  :mod:`evalset.judgments.calibration`; a paired difference is the difference of the two runs' per-query
   estimates (the pairs both runs retrieve share their residual, which cancels in the difference).
 - Two intervals of the mean over the ``Q`` queries, both at ``level``:
   **this set** (the fixed queries; the uncertainty is which pairs were sampled): the estimate ``± z se``, ``z`` the
@@ -39,9 +39,9 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.calibration import calibrated_distribution
 from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
+from evalset.judgments.calibration import calibrated_distribution
 from evalset.render import json_safe, number, text_table
 
 SMALL_SAMPLE = 15.0

@@ -9,7 +9,7 @@ Conventions
   for humans and predictions alike.
 - For a quantity ``f`` of a pair's grade (its gain, or ``1[g >= j]``), the **difference estimator**
   ``f~ = m + I (f(g) - m) / pi``, ``I`` whether it was sampled, ``pi`` its inclusion probability and ``m`` the
-  pair's prediction of ``f``: the calibrated LLM's ``m0`` (:mod:`evalset.estimate.calibration`; learnt on the other
+  pair's prediction of ``f``: the calibrated LLM's ``m0`` (:mod:`evalset.judgments.calibration`; learnt on the other
   queries) **re-centred on its query**, ``m = m0 + r``, ``r`` the 1/pi-weighted mean residual ``f(g) - m0`` of the
   query's *other* sampled pairs with ``pi < 1``, shrunk by :data:`RECENTRE_PSEUDO_COUNT` (0 when there is none),
   and kept within the quantity's range (its values at the lowest and highest grade); a pair with ``pi = 1`` keeps

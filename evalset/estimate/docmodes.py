@@ -11,7 +11,7 @@ Conventions
   exactly the sampled pairs' (:func:`evalset.estimate.docestimate.sample_arrays`).
 - Each LLM file is one judge (its own annotators' median, as above), named by the file's name (by its path when
   two files share a name); the judges are kept apart, each a column of the calibration
-  (:mod:`evalset.estimate.calibration`), never merged. Each must grade every pooled pair: the first file that
+  (:mod:`evalset.judgments.calibration`), never merged. Each must grade every pooled pair: the first file that
   misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file may be given.
 - The measures default to :data:`~evalset.contract.DEFAULT_METRIC`; the design estimates ndcg@k, dcg@k, p@k and
   ap (:class:`~evalset.estimate.docmeasures.DocumentMeasure`), any other is refused. The comparisons are the pairs

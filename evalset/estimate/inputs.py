@@ -37,6 +37,7 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation, per_query_values, unusual_grades_note
 from evalset.io.annotations import grade_line
 from evalset.judgments import reading
+from evalset.judgments.ensemble import ensemble_grades
 from evalset.judgments.rules import pair_grades
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 
@@ -86,6 +87,16 @@ def grades_of(judgments: pd.DataFrame, files: tuple[str, ...] = ()) -> Grades:
     """One grade per pair of ``judgments`` (``query_id, doc_id, annotator, grade``): the median, ties settled low."""
     merged = pair_grades(judgments, "median", ties="low")
     return Grades(merged.qrels(), judgments, int((merged.table["n"] > 1).sum()), merged.tied, files)
+
+
+def ensemble_of(llm: Grades, human: Grades) -> tuple[Grades, str]:
+    """The LLM files' judges (each file's annotators kept apart) as one ensemble calibrated on the human grades
+    (:mod:`evalset.judgments.ensemble`; the scale: the human grades seen), as the LLM grades, and its note."""
+    scale = sorted(set(human.judgments["grade"].astype(int)))
+    ensemble = ensemble_grades(llm.judgments, human.judgments, scale)
+    judgments = ensemble.labels().assign(file=", ".join(llm.files))
+    return replace(llm, qrels=ensemble.grades[["query_id", "doc_id", "grade"]], judgments=judgments,
+                   merged_pairs=0, tied_pairs=0), ensemble.note
 
 
 def check_coverage(human: Grades, llm: Grades, queries: Sequence[str], slice_ids: Sequence[str],

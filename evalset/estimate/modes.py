@@ -23,7 +23,7 @@ from evalset.estimate.docmodes import DocumentReport, document_estimate, documen
 from evalset.estimate.docsimulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.inputs import check_settings, read_grades
+from evalset.estimate.inputs import check_settings, ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
@@ -42,6 +42,7 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
                   conflicting_grades: str = "refuse", options: ContractOptions | None = None,
                   override_contract: bool = False, design: str = "queries", sample_path: FilePath | None = None,
                   no_llm: bool = False, budget: float | None = None, other_judge: bool = False,
+                  ensemble: bool = False,
                   progress: Callable[[Iterable], Iterable] = iter
                   ) -> Estimate | Simulation | DocumentReport | DocumentSimulation:
     """The estimate of ``runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels or
@@ -51,6 +52,9 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     part, or on settings no estimate can have (:func:`~evalset.estimate.inputs.check_settings`)."""
     if other_judge and not (set_path and llm and design == "queries"):
         raise InputError("--other-judge goes with --set and --llm: LLM labels of another judge than the set's")
+    if ensemble and (set_path or design != "queries"):
+        raise InputError("--ensemble calibrates the LLM files' judges on the human slice: give it with --llm, --human "
+                         "and --slice or --simulate (the document design calibrates its judges itself)")
     if design == "documents":
         return _documents(runs, llm=llm, human=human, slice_path=slice_path, set_path=set_path, metrics=metrics,
                           pairs=pairs, planned=planned, exploratory=exploratory, alpha=alpha, level=level,
@@ -89,10 +93,14 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if draws is not None:
         return simulate(named, human_grades, llm_grades, slice_size=slice_size, draws=draws,
                         metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=list(pairs) or None,
-                        level=level, interval=interval, seed=seed, progress=progress)
+                        level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble)
+    caveats = []
+    if ensemble:
+        llm_grades, note = ensemble_of(llm_grades, human_grades)
+        caveats.append(note.removeprefix("note: "))
     return estimate_runs(named, human_grades, llm_grades, read_slice(slice_path), metrics=metrics or (DEFAULT_METRIC,),
                          contract=contract, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
-                         record_source=os.fspath(slice_path), **common)
+                         record_source=os.fspath(slice_path), caveats=caveats, **common)
 
 
 def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequence[FilePath],

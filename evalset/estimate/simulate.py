@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.inputs import Grades, values_by_run
+from evalset.estimate.inputs import Grades, ensemble_of, values_by_run
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
@@ -54,7 +54,12 @@ class Simulation:
                 "notes": self.caveats}
 
 
-def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng: np.random.Generator, level: float,
+Predicted = np.ndarray | Callable[[np.ndarray], np.ndarray]
+"""The LLM's per-query values (queries x columns), or the map from a slice (row indices) to them (an ensemble
+calibrated on the slice)."""
+
+
+def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: np.random.Generator, level: float,
            interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
            difference: bool) -> dict[str, float]:
     truth = human.mean(axis=0)
@@ -67,10 +72,11 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
     for _ in progress(range(draws)):
         order = rng.permutation(len(human))
         labelled, unlabelled = order[:slice_size], order[slice_size:]
-        ppi = ppi_columns(human[labelled], llm[labelled], llm[unlabelled], level=level, interval=interval,
-                          bounds=bounds, difference=difference)
+        predicted = llm(labelled) if callable(llm) else llm
+        ppi = ppi_columns(human[labelled], predicted[labelled], predicted[unlabelled], level=level,
+                          interval=interval, bounds=bounds, difference=difference)
         classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
-                                      difference=difference, reference=llm)
+                                      difference=difference, reference=predicted)
         for key, table in (("ppi", ppi), ("human", classical)):
             low, high = table["low"], table["high"]
             covered[key] += float(np.mean((low <= truth) & (truth <= high)))
@@ -87,10 +93,13 @@ def _draws(human: np.ndarray, llm: np.ndarray, slice_size: int, draws: int, rng:
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
              metric: str = DEFAULT_METRIC, contract: EvaluationContract | None = None,
              pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
-             seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter) -> Simulation:
+             seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
+             ensemble: bool = False) -> Simulation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
     ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs.
-    ``progress`` wraps the draws of each kind (e.g. ``tqdm``)."""
+    ``progress`` wraps the draws of each kind (e.g. ``tqdm``). With ``ensemble``, the LLM files' judges are
+    combined into an ensemble calibrated on each drawn slice's human grades
+    (:func:`~evalset.estimate.inputs.ensemble_of`)."""
     contract = contract or EvaluationContract()
     check("the number of simulated slices", draws, POSITIVE_INT)
     bounds = measure_bounds(metric)  # an unbounded measure refused before any work
@@ -115,18 +124,41 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(names))})")
     rng = np.random.default_rng(seed)
-    kinds = {"means": (human_values.to_numpy(float), llm_values.to_numpy(float))}
+    predicted: Predicted = llm_values.to_numpy(float)
+    if ensemble:
+        predicted = _ensemble_values(runs, human, llm, list(human_values.index), names, metric, contract)
+        caveats.append("the LLM files' judges are one ensemble, calibrated on each simulated slice's human grades")
+    kinds = {"means": (human_values.to_numpy(float), predicted)}
     if pairs:
         base = [names.index(b) for b, _ in pairs]
         cand = [names.index(c) for _, c in pairs]
-        kinds["differences"] = tuple(v[:, cand] - v[:, base] for v in kinds["means"])
+        kinds["differences"] = (kinds["means"][0][:, cand] - kinds["means"][0][:, base],
+                                _columns_difference(predicted, base, cand))
     rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
                                     kind == "differences")}
             for kind, (h, y) in kinds.items()]
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
-                "human": list(human.files), "llm": list(llm.files), "contract": contract.to_dict()}
+                "human": list(human.files), "llm": list(llm.files), "ensemble": ensemble,
+                "contract": contract.to_dict()}
     return Simulation(pd.DataFrame(rows), settings, caveats)
+
+
+def _ensemble_values(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, query_ids: list[str],
+                     names: list[str], metric: str, contract: EvaluationContract) -> Callable[[np.ndarray], np.ndarray]:
+    """The map from a slice (indices into ``query_ids``) to the runs' values under the ensemble calibrated on it."""
+    def values(labelled: np.ndarray) -> np.ndarray:
+        chosen = {query_ids[i] for i in labelled}
+        on_slice = replace(human, judgments=human.judgments[human.judgments["query_id"].isin(chosen)])
+        grades, _ = ensemble_of(llm, on_slice)
+        return values_by_run(runs, grades.qrels, query_ids, metric, contract).fillna(0.0)[names].to_numpy(float)
+    return values
+
+
+def _columns_difference(predicted: Predicted, base: list[int], cand: list[int]) -> Predicted:
+    if callable(predicted):
+        return lambda labelled: _columns_difference(predicted(labelled), base, cand)
+    return predicted[:, cand] - predicted[:, base]
 
 
 def _text(result: Simulation) -> str:

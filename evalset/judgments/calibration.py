@@ -1,5 +1,6 @@
-"""The LLM as a calibrated prediction: each pooled pair's distribution over the human grades, learnt from the
-human sample of the *other* queries, by the model of cells that predicts the other queries best.
+"""The LLM as a calibrated prediction (of the document design, and of an ensemble of judges): each pooled pair's
+distribution over the human grades, learnt from the human sample of the *other* queries, by the model of cells
+that predicts the other queries best.
 
 Conventions
 -----------
@@ -21,7 +22,8 @@ Conventions
   pair ``d`` of a query ``q' != q``, the prediction learnt leaving out both ``q`` and ``q'``, its loss the ranked
   probability score ``sum_j (1[g >= j] - P(grade >= j))^2`` over the positive grades (the squared errors of every
   level's indicator; their sum is the linear gain's), weighted by ``(1 - pi) / pi`` (a pair's share of the
-  sampling variance: a pair sampled for certain costs none). Of equal errors, the first candidate.
+  sampling variance: a pair sampled for certain costs none), or by the ``cost`` given (the ensemble of a human
+  slice, whose pairs are all graded, weighs each alike). Of equal errors, the first candidate.
 - A cell with no sampled pair of the other queries is its parent; with no sample of another query at all, every
   share is 0 (the prediction 0: Horvitz-Thompson's estimator).
 - The human grades are the integers of ``scale`` (ascending); a pair's prediction of a quantity ``f(grade)`` is its
@@ -109,12 +111,14 @@ class _Fitted:
 
 def calibrated_distribution(llm: np.ndarray, query: np.ndarray, queries: int, sampled: np.ndarray,
                             grade: np.ndarray, pi: np.ndarray, scale: np.ndarray,
-                            models: list[Model] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                            models: list[Model] | None = None,
+                            cost: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's predicted distribution over ``scale`` (pairs x grades) and each query's model (an index into
     ``models``, default :func:`candidate_models`).
 
     ``llm``: pairs x judges, the judges' grades; ``query``: each pair's query code in ``range(queries)``;
-    ``sampled``, ``grade`` (read where sampled) and ``pi``: the human sample. Module docstring for the rules.
+    ``sampled``, ``grade`` (read where sampled) and ``pi``: the human sample; ``cost``: each sampled pair's weight
+    in the cross-validated error (default ``(1 - pi) / pi``). Module docstring for the rules.
     """
     llm = np.asarray(llm)
     models = models or candidate_models(llm)
@@ -135,16 +139,21 @@ def calibrated_distribution(llm: np.ndarray, query: np.ndarray, queries: int, sa
     choice = np.zeros(queries, dtype=np.int64)
     if len(models) > 1 and len(rows):
         cumulative = (grade_index[:, None] >= np.arange(1, len(scale))[None, :]).astype(float)  # sampled x levels
-        cost = (1.0 - pi[rows]) / pi[rows]
-        left = np.arange(queries)[:, None]  # queries x sampled: leave out the row's query and the pair's own
-        elsewhere = sample_query[None, :] != left
+        cost = (1.0 - pi[rows]) / pi[rows] if cost is None else np.asarray(cost, dtype=np.float64)[rows]
+        # Leaving out a query without a sample changes nothing: one such query stands for them all.
+        with_sample = np.unique(sample_query)
+        without = np.setdiff1d(np.arange(queries), with_sample)
+        left = np.concatenate([with_sample, without[:1]])[:, None]  # left-out x sampled: the row's query and the
+        elsewhere = sample_query[None, :] != left                    # pair's own are left out
         errors = []
         for model in fitted:
-            p = model.predict(np.broadcast_to(rows, (queries, len(rows))), left, sample_query[None, :])
+            p = model.predict(np.broadcast_to(rows, (len(left), len(rows))), left, sample_query[None, :])
             above = np.cumsum(p[..., ::-1], axis=-1)[..., ::-1][..., 1:]  # P(grade >= j), j = scale[1:]
             loss = ((cumulative[None] - above) ** 2).sum(axis=-1) * cost[None, :]
             errors.append(np.where(elsewhere, loss, 0.0).sum(axis=1))
-        choice = np.argmin(np.array(errors), axis=0)  # the first of equal errors
+        best = np.argmin(np.array(errors), axis=0)  # the first of equal errors
+        choice[with_sample] = best[:len(with_sample)]
+        choice[without] = best[-1]
     predicted = np.zeros((len(llm), len(scale)))
     for number in np.unique(choice):
         these = np.flatnonzero(choice[query] == number)

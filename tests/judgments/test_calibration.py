@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from evalset.estimate.calibration import calibrated_distribution, candidate_models
+from evalset.judgments.calibration import calibrated_distribution, candidate_models
 
 # pairs: (query, judge a, judge b, human grade, pi, sampled)
 PAIRS = [(0, 1, 1, 1, 0.5, True), (0, 0, 1, 0, 0.25, True), (0, 1, 0, 1, 1.0, True),

@@ -1,0 +1,37 @@
+"""The ``evalset judge ensemble`` command."""
+
+from __future__ import annotations
+
+import click
+
+from evalset.cli.emit import emit
+from evalset.cli.options import conflicting_grades_option, parse_scale
+
+
+@click.command("ensemble")
+@click.argument("labels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--human", "human_paths", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The humans' grades the ensemble is calibrated on (labels or qrels); repeatable.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The ensemble's labels (TSV).")
+@click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
+@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@conflicting_grades_option
+def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_grades):
+    """Combine the LLM judges of LABELS (labels tables or one qrels file per judge) into one judge calibrated on
+    the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
+    expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
+    `judge recheck` and `estimate --llm` like any judge's."""
+    from evalset.contract import DEFAULT_SCALE
+    from evalset.io.annotations import write_labels
+    from evalset.io.guideline import read_guideline
+    from evalset.io.outputs import check_outputs
+    from evalset.judgments.ensemble import ensemble_files
+
+    if guideline and scale:
+        raise click.UsageError("give --guideline or --scale, not both")
+    check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline})
+    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
+    ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
+    write_labels(ensemble.labels(), output)
+    emit(ensemble)
+    click.echo(f"wrote {output}")
