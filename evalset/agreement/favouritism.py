@@ -84,7 +84,8 @@ class Favouritism:
 
     def to_text(self) -> str:
         """The header, the table sorted by excess and the verdict line(s)."""
-        header = [f"Favouritism of {self.llm_name} against {self.human_name} by {self.measure}"
+        header = [f"Favouritism of {self.llm_name} against {self.human_name}"
+                  f"{' by ' + self.measure if self.measure else ''}"
                   f"{' ' + self.scope if self.scope else ''}: {self.runs} runs, "
                   f"{self.queries} queries both define",
                   f"gap = LLM mean - human mean [{_percent(self.level)} t interval over queries]; excess = the gap "
