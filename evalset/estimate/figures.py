@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -248,11 +247,10 @@ def _slice_favouritism(human_values: pd.DataFrame, llm_values: pd.DataFrame, hum
 
 
 def _grades_name(grades: Grades, default: str) -> str:
-    """The grades' file name (without .qrels/.tsv) when they come from one file, else ``default``."""
-    if len(grades.files) != 1:
-        return default
-    name = Path(grades.files[0]).name
-    return name.removesuffix(".qrels").removesuffix(".tsv").removesuffix(".txt") or default
+    """The grades' annotator when there is one (a qrels file's name, a labels table's annotator), else
+    ``default``."""
+    names = grades.judgments["annotator"].unique() if "annotator" in grades.judgments else []
+    return str(names[0]) if len(names) == 1 else default
 
 
 def _interval(row: Any, prefix: str = "", sign: bool = False) -> str:
