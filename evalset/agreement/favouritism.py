@@ -75,6 +75,8 @@ class Favouritism:
 
     def verdicts(self) -> list[str]:
         """One line per flagged run (inflated first), or the line that no run stands out."""
+        if self.queries < 2:
+            return [f"{self.llm_name}: 1 query both define: no interval, so no run can stand out"]
         lines = [f"{self.llm_name} {verb} {row.run} ({_interval(row.excess, row.excess_low, row.excess_high)}) "
                  f"{where} the other runs"
                  for flag, verb, where in (("inflated", "inflates", "beyond"), ("deflated", "deflates", "below"))

@@ -197,6 +197,18 @@ def test_no_common_query_fewer_than_two_runs_or_different_runs_are_refused_and_n
                      "under both grades"]
 
 
+def test_every_human_against_every_llm_and_one_query_gives_no_interval():
+    human, llm = _frames()
+    results, notes = favouritism_pairs({"j": llm, "h1": human, "h2": human * 0.5},
+                                       {"j": "llm", "h1": "human", "h2": "human"})
+    assert [(r.human_name, r.llm_name) for r in results] == [("h1", "j"), ("h2", "j")] and not notes
+    gaps = (llm - human * 0.5).mean()
+    assert results[1].rows.set_index("run")["gap"].to_dict() == pytest.approx(gaps.to_dict(), abs=1e-12)
+    lone = favouritism(human.iloc[:1], llm.iloc[:1])
+    assert lone.queries == 1 and lone.rows["gap_low"].isna().all() and (lone.rows["flag"] == "").all()
+    assert lone.verdicts() == ["llm: 1 query both define: no interval, so no run can stand out"]
+
+
 # ---------------------------------------------------------------------------------------------- the command
 @pytest.mark.slow
 def test_agreement_with_runs_prints_the_favouritism_of_each_llm_against_each_human(dl19, tmp_path):
