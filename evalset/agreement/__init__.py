@@ -1,6 +1,7 @@
 """Agreement between annotators (humans and LLM judges): kappas with intervals, alpha, calibration,
-system-ranking agreement, disagreements, and each annotator's quality. See :func:`analyse_agreement` (the
-command's result, from its inputs) and :func:`agreement_report` (the statistics of a grades table)."""
+system-ranking agreement and each LLM judge's favouritism of runs, disagreements, and each annotator's quality.
+See :func:`analyse_agreement` (the command's result, from its inputs) and :func:`agreement_report` (the statistics
+of a grades table)."""
 
 from evalset.agreement.analysis import (
     AgreementReport,
@@ -15,6 +16,7 @@ from evalset.agreement.analysis import (
     with_texts,
 )
 from evalset.agreement.annotators import AnnotatorQuality, annotator_quality
+from evalset.agreement.favouritism import Favouritism, favouritism, favouritism_pairs
 from evalset.agreement.inputs import apply_scale, load_grades
 from evalset.agreement.kappa import KAPPA_KINDS, landis_koch
 from evalset.agreement.result import Agreement, analyse_agreement
@@ -26,6 +28,7 @@ __all__ = [
     "AgreementReport",
     "Annotations",
     "AnnotatorQuality",
+    "Favouritism",
     "PairAgreement",
     "agreement_report",
     "alpha_ordinal",
@@ -34,6 +37,8 @@ __all__ = [
     "apply_scale",
     "calibration",
     "disagreements",
+    "favouritism",
+    "favouritism_pairs",
     "landis_koch",
     "load_grades",
     "pair_agreements",

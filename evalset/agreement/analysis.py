@@ -1,5 +1,6 @@
 """Agreement between annotators: every pair's kappas with intervals, Krippendorff's alpha, the calibration of
-the LLM judges against the humans, system-ranking agreement and the disagreements table.
+the LLM judges against the humans, system-ranking agreement with each LLM judge's favouritism of runs, and the
+disagreements table.
 
 Annotators are matched on ``(query_id, doc_id)``; every pair is scored on the items both graded.
 """
@@ -17,6 +18,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
+from evalset.agreement.favouritism import Favouritism, favouritism_pairs
 from evalset.agreement.inputs import OutOfScale, apply_scale
 from evalset.agreement.kappa import (
     KAPPA_KINDS,
@@ -320,6 +322,8 @@ class AgreementReport:
     rankings: list[RankingAgreement] = field(default_factory=list)
     measure: str | None = None
     run_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    favouritism: list[Favouritism] = field(default_factory=list)
+    favouritism_notes: list[str] = field(default_factory=list)
 
     def matrix(self, kind: str | None = None) -> pd.DataFrame:
         """The pairwise kappa matrix (annotators x annotators, 1 on the diagonal, NaN where undefined)."""
@@ -360,7 +364,8 @@ def agreement_report(
         The query bootstrap: resamples, two-sided level, seed of the numpy Generator.
     runs
         Named runs: each annotator's grades become qrels and the system rankings are compared (``measure``,
-        scored under ``contract`` by the shared metrics module).
+        scored under ``contract`` by the shared metrics module), and the favouritism of each LLM annotator
+        against each human one is measured (:mod:`evalset.agreement.favouritism`, its gaps at ``level``).
     input_counts
         Per-annotator counts from reading (``unjudged``, ``collapsed_duplicates``), shown in the report.
     """
@@ -379,8 +384,11 @@ def agreement_report(
     if runs:
         by_annotator = {name: group for name, group in kept.groupby("annotator", sort=False)}
         scores, rankings = system_rankings(by_annotator, runs, measure, contract)
+        favoured, favour_notes = favouritism_pairs(scores, dict(zip(annotations.annotators, annotations.kinds,
+                                                                    strict=True)), level=level, measure=measure)
         systems = {"rankings": rankings, "measure": measure,
-                   "run_scores": {name: table.mean().to_dict() for name, table in scores.items()}}
+                   "run_scores": {name: table.mean().to_dict() for name, table in scores.items()},
+                   "favouritism": favoured, "favouritism_notes": favour_notes}
     return AgreementReport(
         scale=annotations.scale, kappa=kappa, level=level, resamples=resamples, seed=seed,
         annotators=_annotator_rows(annotations, kept, scale_counts, input_counts or {}),

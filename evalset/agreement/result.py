@@ -12,6 +12,9 @@ Conventions
   confusion matrices are printed for at most :data:`CONFUSION_LIMIT` pairs (the JSON has them all).
 - With query texts (``queries``) or document texts (``corpus``), the disagreements carry ``query`` and ``text``
   columns (the corpus is read for the documents disagreed on only).
+- With runs, after the system rankings: the favouritism of each LLM annotator against each human one
+  (:mod:`evalset.agreement.favouritism`), every run's row; the JSON's ``favouritism`` (null without runs) holds
+  the pairs and the notes of pairs without figures.
 - The per-annotator quality (crowd-kit) is computed when first asked for: for its section
   (``annotator_quality``), or for its confusion plot (:func:`~evalset.agreement.annotators.write_confusion_plot`).
 """
@@ -151,6 +154,7 @@ def _document(result: Agreement) -> dict[str, Any]:
                    "values": matrix.to_numpy().tolist()},
         "calibration": report.calibration,
         "systems": None,
+        "favouritism": None,
         "disagreements": {
             "items": len(table),
             "shown": min(top, len(table)),
@@ -166,6 +170,8 @@ def _document(result: Agreement) -> dict[str, Any]:
                        "kendall_p": r.kendall_p, "tau_ap": r.tau_ap, "tau_ap_reverse": r.tau_ap_reverse,
                        "moves": r.moves} for r in report.rankings],
         }
+        document["favouritism"] = {"pairs": [f.to_dict() for f in report.favouritism],
+                                   "notes": report.favouritism_notes}
     if result.annotator_quality:
         document["annotator_quality"] = result.quality.to_dict()
     return json_safe(document)
@@ -229,6 +235,9 @@ def _text(result: Agreement) -> str:
     lines += ["", *_calibration_lines(report)]
     if report.rankings:
         lines += ["", *_ranking_lines(report)]
+        for favoured in report.favouritism:
+            lines += ["", favoured.to_text()]
+        lines += [f"Note: {note}" for note in report.favouritism_notes]
     humans = [a["annotator"] for a in report.annotators if a["kind"] == "human"]
     lines += ["", *_disagreement_lines(result.table, result.top, humans)]
     if result.annotator_quality:

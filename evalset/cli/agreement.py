@@ -27,7 +27,8 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 @click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
-              help="A run file or a folder of runs (repeatable): compare system rankings under each annotator.")
+              help="A run file or a folder of runs (repeatable): compare system rankings under each annotator, "
+                   "and the runs each LLM judge inflates beyond the others (favouritism).")
 @click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
 @evaluation_options
 @click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")

@@ -18,6 +18,10 @@ Conventions
   side of 0), with a variance floor for slices bunched at a bound, or at no difference (:mod:`evalset.stats.ppi`);
   the caveats name the runs and pairs whose slice values were all equal (degenerate) and whose intervals were
   clipped to the range.
+- **Favouritism** on the slice, per metric, with at least 2 runs: on the slice queries both grades define for every
+  run, each run's gap (LLM mean minus human mean), its excess beyond the average run's gap and the runs the LLM
+  inflates or deflates (:mod:`evalset.agreement.favouritism`; the gaps' intervals at ``level``). The slice's
+  queries count alike (a stratified slice is not traffic-weighted there).
 - The inputs' rules (which grades, undefined values) are :mod:`evalset.estimate.inputs`'.
 """
 
@@ -29,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalset.agreement.favouritism import Favouritism, favouritism
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import Grades, check_coverage, check_settings, values_by_run
@@ -56,6 +61,7 @@ class Estimate:
     record: SliceRecord
     settings: dict[str, Any]
     caveats: list[str] = field(default_factory=list)
+    favouritism: tuple[Favouritism, ...] = ()
 
     def to_text(self) -> str:
         """The estimates as ``evalset estimate`` prints them: per metric a table of runs (per stratum and
@@ -67,7 +73,8 @@ class Estimate:
         return {"settings": self.settings, "slice": {"design": self.record.design, "seed": self.record.seed,
                                                      "queries": list(self.record.slice)},
                 "runs": json_safe(self.runs.to_dict(orient="records")),
-                "comparisons": json_safe(self.comparisons.to_dict(orient="records")), "notes": self.caveats}
+                "comparisons": json_safe(self.comparisons.to_dict(orient="records")),
+                "favouritism": [f.to_dict() for f in self.favouritism], "notes": self.caveats}
 
 
 def _labelled_and_unlabelled(human: pd.DataFrame, llm: pd.DataFrame, slice_ids: list[str], others: list[str]):
@@ -183,7 +190,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
     family = family or ComparisonFamily.of(len(pairs))
-    run_rows, comparison_rows = [], []
+    run_rows, comparison_rows, favoured = [], [], []
     for metric in metrics:
         human_values = values_by_run(runs, human.qrels, list(record.slice), metric, contract)
         undefined = human_values.index[human_values.isna().any(axis=1)]
@@ -192,6 +199,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
                          f"(e.g. {', '.join(map(str, undefined[:3]))}) and left the labelled set")
             human_values = human_values.drop(index=undefined)
         llm_values = values_by_run(runs, llm.qrels, query_ids, metric, contract)
+        favoured += _slice_favouritism(human_values, llm_values, human, llm, metric, level, caveats)
         if llm_values.isna().to_numpy().any():
             caveats.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
                          "the LLM grades (no relevant document) and predicted as 0")
@@ -220,7 +228,29 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     settings = {"metrics": list(metrics), "interval": interval, "level": level, "alpha": alpha,
                 "contract": contract.to_dict(), "human": list(human.files), "llm": list(llm.files),
                 "queries": len(query_ids), "slice": len(record.slice)}
-    return Estimate(runs_table, comparisons, record, settings, caveats)
+    return Estimate(runs_table, comparisons, record, settings, caveats, tuple(favoured))
+
+
+def _slice_favouritism(human_values: pd.DataFrame, llm_values: pd.DataFrame, human: Grades, llm: Grades,
+                       metric: str, level: float, caveats: list[str]) -> list[Favouritism]:
+    """The favouritism of the LLM grades on the slice queries (none with one run; a note when it has no
+    figures)."""
+    if human_values.shape[1] < 2:
+        return []
+    try:
+        return [favouritism(human_values, llm_values.loc[human_values.index], level=level,
+                            human_name=_grades_name(human, "human"), llm_name=_grades_name(llm, "llm"),
+                            measure=metric, scope="on the human-graded slice")]
+    except InputError as error:
+        caveats.append(f"{metric}: no favouritism on the slice: {error.message}")
+        return []
+
+
+def _grades_name(grades: Grades, default: str) -> str:
+    """The grades' annotator when there is one (a qrels file's name, a labels table's annotator), else
+    ``default``."""
+    names = grades.judgments["annotator"].unique() if "annotator" in grades.judgments else []
+    return str(names[0]) if len(names) == 1 else default
 
 
 def _interval(row: Any, prefix: str = "", sign: bool = False) -> str:
@@ -264,6 +294,8 @@ def _text(estimate: Estimate) -> str:
                                                  f"{number(row['effective_n'], 1)} human-graded queries"],
             ["LLM-only", f"{number(row['llm_mean'], sign=True)} (biased: no interval)"],
             ["verdict", row["verdict"]]])] + [""]
+    for favoured in estimate.favouritism:
+        lines += [favoured.to_text(), ""]
     lines.append("PPI++: LLM grades on every query, corrected by the human grades of the random slice (ppi_py); "
                  "human-only: the slice alone; LLM-only: the LLM grades alone, biased")
     return "\n".join(lines + estimate.caveats)

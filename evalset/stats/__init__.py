@@ -4,7 +4,8 @@
   the BCa interval of the mean difference, the effect size; :class:`~evalset.stats.paired.Comparison` and
   :func:`~evalset.stats.paired.compare_paired`.
 - :mod:`evalset.stats.family`: which comparisons are planned, the Bonferroni count, the comparison log.
-- :mod:`evalset.stats.strata`: means per stratum and across strata, and the bootstrap interval of that mean.
+- :mod:`evalset.stats.strata`: means per stratum and across strata, and the bootstrap interval of that mean; the
+  t interval of column means.
 - :mod:`evalset.stats.power`: power, queries needed and the smallest detectable difference (formula and
   simulation).
 

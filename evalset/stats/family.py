@@ -11,7 +11,8 @@ The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :c
 - **The family size** of a comparison, the Bonferroni count: without a set, the planned count; with a set, the
   larger of the planned count and the number of distinct (baseline, candidate, metric) comparisons in the set's
   log for that version and split, this one included, so that repeated peeking at the test queries is paid for.
-  The threshold is ``alpha / size``.
+  The threshold is ``alpha / size`` (:func:`bonferroni_threshold`, also the level of a family of intervals, as
+  agreement's favouritism uses it over the runs).
 - **The log** is ``SETS/NAME/comparisons.jsonl``, beside the frozen version folders (which are never rewritten):
   one JSON object per line with ``version, split, baseline, candidate, metric, kind, permutation_p, threshold,
   at`` (UTC time), appended by every comparison recorded (``compare --set`` records each one). ``report`` shows a
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
+from evalset.errors import InputError
 from evalset.io.comparisonlog import ComparisonLog
 from evalset.stats.paired import Comparison, compare_paired
 
@@ -92,6 +94,14 @@ class ComparisonFamily:
                              "kind": result.kind, "permutation_p": result.permutation_p,
                              "threshold": result.threshold, "at": _now()})
         return result
+
+
+def bonferroni_threshold(alpha: float, size: int) -> float:
+    """The family-wise threshold of one comparison among ``size``: ``alpha / size`` (the one formula; a family of
+    ``size`` intervals each at level ``1 - alpha / size`` covers all its values at ``1 - alpha`` or more)."""
+    if size < 1:
+        raise InputError(f"a family needs at least one comparison, got {size}")
+    return alpha / size
 
 
 def _now() -> str:

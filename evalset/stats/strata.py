@@ -1,4 +1,5 @@
-"""Means of per-query values: over the defined queries, per stratum, across strata, and their bootstrap interval.
+"""Means of per-query values: over the defined queries, per stratum, across strata, and their bootstrap interval;
+column means with Student's t interval.
 
 Conventions
 -----------
@@ -7,6 +8,9 @@ Conventions
 - Across strata (a frozen set's ``queries`` with ``query_id, stratum, stratum_share``): ``traffic`` weighting is the
   sum over strata of (traffic share x stratum mean), the shares renormalised over the strata that have a defined
   value (the others are listed in ``strata_without_value``); ``uniform`` is the plain mean over every query.
+- **The t interval of column means** (:func:`t_intervals`): each column of a complete matrix (queries x columns,
+  no NaN) has its mean and ``mean -/+ t_{(1+level)/2, n-1} * sd / sqrt(n)`` (sd with ddof 1, n the queries);
+  a column without spread has the interval (mean, mean); fewer than 2 queries give a NaN interval.
 """
 
 from __future__ import annotations
@@ -25,6 +29,22 @@ from evalset.render import json_safe
 
 INTERVAL_METHODS = {"bca": "BCa", "percentile": "percentile"}
 """The bootstrap intervals offered (name -> ``scipy.stats.bootstrap``'s method)."""
+
+
+def t_intervals(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each column's mean of ``values`` (queries x columns, complete) and its two-sided Student's t interval at
+    ``level``: ``(means, lows, highs)`` (module docstring)."""
+    from scipy import stats  # slow to import: imported where used
+
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise InputError(f"t_intervals needs a matrix of queries x columns, got {values.ndim} dimension(s)")
+    n = values.shape[0]
+    means = values.mean(axis=0) if n else np.full(values.shape[1], np.nan)
+    if n < 2:
+        return means, np.full_like(means, np.nan), np.full_like(means, np.nan)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * values.std(axis=0, ddof=1) / math.sqrt(n)
+    return means, means - half, means + half
 
 
 @dataclass(frozen=True)

@@ -126,8 +126,8 @@ def _floored_se(y, y_hat, y_unlabelled, ppi_se):
 
 
 @pytest.mark.slow
-def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(sliced):
-    folder, human_path, _ = sliced
+def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(runs, sliced):
+    folder, human_path, chosen = sliced
     result = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
                     folder, "--compare", "bm25base_p:idst_bert_p1", "--format", "json")
     assert result.exit_code == 0, result.output
@@ -136,10 +136,19 @@ def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(slice
     (comparison,) = document["comparisons"]
     assert comparison["level"] == pytest.approx(0.95) and comparison["kind"] == "planned"
     assert comparison["low"] > 0 and comparison["verdict"].startswith("established: candidate better")
+    (favoured,) = document["favouritism"]  # the slice's: both grades' per-query values on its 10 queries
+    assert favoured["runs"] == 37 and favoured["queries"] == 10 and favoured["scope"] == "on the human-graded slice"
+    human_means = {row["run"]: row["human_mean"] for row in document["runs"]}
+    llm_on_slice = values_by_run(runs, read_qrels(LLAMA_70B), chosen, "ndcg@10", EvaluationContract()).mean()
+    for row in favoured["rows"]:
+        assert row["human_mean"] == pytest.approx(human_means[row["run"]], abs=1e-12)
+        assert row["gap"] == pytest.approx(llm_on_slice[row["run"]] - human_means[row["run"]], abs=1e-12)
     table = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
                    folder, "--compare", "bm25base_p:idst_bert_p1", "--planned", 4, "--exploratory")
     assert "threshold 0.0125: intervals at level 0.9875" in table.output
     assert "exploratory: a lead for a planned comparison, never established" in table.output
+    assert "Favouritism of llama-3-70b.fourprompts against human by ndcg@10 on the human-graded slice: 37 runs, " \
+           "10 queries both define" in table.output
 
 
 def _line_of(path, query_id):

@@ -15,7 +15,7 @@ from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_run
 from evalset.sets import freeze
-from evalset.stats.family import ComparisonFamily
+from evalset.stats.family import ComparisonFamily, bonferroni_threshold
 
 GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
 
@@ -101,3 +101,10 @@ def test_comparing_from_python_logs_each_comparison_and_pays_for_it_in_the_thres
     assert [(r["candidate"], r["kind"], r["threshold"], r["version"], r["split"]) for r in records] == [
         ("p_bert", "exploratory", 0.05, "v1", "test"), ("idst_bert_p1", "planned", 0.025, "v1", "test")]
     assert records[1]["permutation_p"] == planned.permutation_p
+
+
+def test_the_bonferroni_threshold_is_alpha_over_the_family_size():
+    assert bonferroni_threshold(0.05, 37) == pytest.approx(0.05 / 37)
+    assert bonferroni_threshold(0.05, 1) == 0.05
+    with pytest.raises(InputError, match="at least one"):
+        bonferroni_threshold(0.05, 0)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalset.stats.strata import StratifiedSummary, mean_summary, score_interval, stratified_summary
+from evalset.errors import InputError
+from evalset.stats.strata import StratifiedSummary, mean_summary, score_interval, stratified_summary, t_intervals
 
 
 # ------------------------------------------------------------------------------------------------ means
@@ -72,3 +73,16 @@ def test_degenerate_and_undefined_intervals():
     constant = pd.Series(0.5, index=QUERIES["query_id"])
     assert score_interval(constant, QUERIES) == (0.5, 0.5, 0.5)
     assert all(np.isnan(score_interval(constant * np.nan, QUERIES)))
+
+
+def test_t_intervals_of_columns_are_scipys_and_degenerate_without_spread_or_queries():
+    values = np.array([[0.1, 0.5, 0.3], [0.4, 0.5, 0.2], [0.2, 0.5, 0.9], [0.7, 0.5, 0.4]])
+    means, lows, highs = t_intervals(values, 0.9)
+    for column in (0, 2):
+        low, high = stats.t.interval(0.9, 3, loc=values[:, column].mean(), scale=stats.sem(values[:, column]))
+        assert (means[column], lows[column], highs[column]) == pytest.approx((values[:, column].mean(), low, high))
+    assert lows[1] == highs[1] == means[1] == 0.5  # no spread: the point
+    one = t_intervals(values[:1], 0.95)
+    assert list(one[0]) == list(values[0]) and np.isnan(one[1]).all() and np.isnan(one[2]).all()
+    with pytest.raises(InputError, match="matrix"):
+        t_intervals(values[:, 0], 0.95)
