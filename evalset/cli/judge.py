@@ -122,3 +122,8 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     failure = job.run_failure(result)
     if failure:
         raise ServiceError(failure)
+
+
+from evalset.cli.judge_probe import probe_command  # noqa: E402 (it uses the endpoint options above)
+
+judge_group.add_command(probe_command)
