@@ -163,7 +163,7 @@ class JudgeServer:
             return None, ""
         top = str(max(self.behaviour.scale))
         query_words = set(re.findall(r"\w+", query))
-        for original in originals:
+        for original in sorted(originals, key=len, reverse=True):  # the longest first: an original may start another
             tail = passage[len(original):] if passage.startswith(original + " ") else ""
             if tail and _GRADE_WORD.search(tail) and re.search(rf"\b{top}\b", tail):
                 return "instruction", original
