@@ -50,4 +50,4 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resam
     emit(service_errors(lambda: probing.probe_pool(
         pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size, rel=rel, seed=seed,
         resamples=resamples, template_path=template_path or DEFAULT_TEMPLATE, journal_path=journal_path,
-        failures_path=failures_path, progress=progress)), output_format)
+        failures_path=failures_path, progress=progress, price_in=price_in, price_out=price_out)), output_format)

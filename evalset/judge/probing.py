@@ -28,6 +28,7 @@ Conventions
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -112,6 +113,8 @@ class ProbeReport:
     journal_path: str
     failures_path: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    price_in: float | None = None
+    price_out: float | None = None
 
     def to_text(self) -> str:
         s = self.samples
@@ -133,9 +136,14 @@ class ProbeReport:
                              f"{_span(row.shift_low, row.shift_high, _num):>15} {row.failed:>6,}")
         lines += ["", *(probe.verdict for probe in self.probes), "",
                   f"requests {self.stats.requests:,}, judged {self.stats.judged:,} this run "
-                  f"({self.stats.already_answered:,} from the journal), failed {self.failed:,}",
+                  f"({self.stats.already_answered:,} from the journal), failed {self.failed:,}; tokens "
+                  f"{self.stats.prompt_tokens:,} in, {self.stats.completion_tokens:,} out{self._cost()}",
                   f"wrote {self.output}", f"wrote {self.failures_path}", f"journal {self.journal_path}"]
         return "\n".join(lines)
+
+    def _cost(self) -> str:
+        cost = self.stats.cost(self.price_in, self.price_out)
+        return "" if cost is None else f", cost {cost:.4f}"
 
     def to_dict(self) -> dict[str, Any]:
         return json_safe({
@@ -187,9 +195,11 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
                size: int = 200, rel: int = 1, seed: int = 0, resamples: int = 9999, level: float = 0.95,
                template_path: str | os.PathLike = DEFAULT_TEMPLATE, journal_path: str | None = None,
                failures_path: str | None = None, progress: bool | None = None,
-               progress_delay: float = PROGRESS_DELAY) -> ProbeReport:
+               progress_delay: float = PROGRESS_DELAY, price_in: float | None = None,
+               price_out: float | None = None) -> ProbeReport:
     """Probe the judge on the pool's pairs (module docstring); write the report as JSON to ``output`` and the
-    failures table. ``human`` holds the human grades (``query_id, doc_id, grade``; several per pair allowed)."""
+    failures table. ``human`` holds the human grades (``query_id, doc_id, grade``; several per pair allowed);
+    ``price_in`` and ``price_out`` (per million tokens) only price the summary."""
     size, resamples = check("size", size, POSITIVE_INT), check("resamples", resamples, POSITIVE_INT)
     resolve_endpoint(settings.base_url)
     guideline, template = read_guideline(guideline_path), read_template(template_path)
@@ -233,8 +243,7 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
                                          .value_counts().to_dict().items())) for name, ids in chosen.items()}
     report = ProbeReport(judge, rel, seed, level, samples, original_grades, figures, stats,
                          sum(task["pair_id"] not in grade for task in tasks), os.fspath(output), journal_path,
-                         failures_path, notes)
-    import json
+                         failures_path, notes, price_in, price_out)
 
     write_text(output, json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     with atomic_path(failures_path) as tmp:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.judge.probes import query_terms
 from tests.conftest import REPO
-from tests.support.openai_server import JudgeServer
+from tests.support.openai_server import Behaviour, JudgeServer
 
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
 NOWHERE = "http://127.0.0.1:9/v1"  # never asked: every refusal comes first
@@ -108,3 +108,23 @@ def test_without_a_relevant_pair_the_control_is_left_out_and_said(pool_dir, nist
     assert report["samples"]["relevant"] == {"population": 0, "sampled": 0}
     assert "the truncation control is not run" in result.output and report["notes"]
     assert asked == 4 * (1 + 3 + 4 + 1)  # the four pairs, three stuffings, four injections, one copy
+
+
+@pytest.mark.slow
+def test_pairs_without_a_grade_are_counted_as_failed_never_as_a_grade(pool_dir, nist_zero, tmp_path):
+    pairs = [t for t in nist_zero if " ".join(query_terms(t["query"])) != t["query"]][:4]
+    human = qrels_of(tmp_path / "human.qrels", pairs, 0)
+    off_scale = {(pairs[0]["query"], pairs[0]["text"]): 9}  # the first pair's original: never a valid answer
+    with JudgeServer(Behaviour(grades=off_scale)) as server:
+        result = probe(pool_dir, human, tmp_path / "p.json", "--size", 4, "--resamples", 200, "--max-invalid", 1,
+                       "--price-in", 1, base_url=server.base_url)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "p.json").read_text())
+    assert report["failed"] == 1
+    assert sum(report["original_grades"]["irrelevant"].values()) == 3  # the failed original is not a grade
+    for entry in report["probes"]:
+        for row in (entry, *entry["kinds"]):
+            assert row["failed"] == 1 and row["pairs"] == 3, row
+    failures = (tmp_path / "p.failures.tsv").read_text().splitlines()
+    assert len(failures) == 2 and pairs[0]["pair_id"] in failures[1] and "grade 9 is not on the scale" in failures[1]
+    assert "cost " in result.output
