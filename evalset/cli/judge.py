@@ -127,5 +127,8 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
         raise ServiceError(failure)
 
 
+from evalset.cli.judge_probe import probe_command  # noqa: E402 (it uses the endpoint options above)
+
+judge_group.add_command(probe_command)
 judge_group.add_command(recheck_command)
 judge_group.add_command(ensemble_command)

@@ -18,10 +18,13 @@ from evalset.contract import DEFAULT_SEED
               help="The queries the page is about.")
 @click.option("--agreement", "agreement_path", type=click.Path(dir_okay=False),
               help="JSON of `evalset agreement --format json` [default: the set manifest's agreement block].")
+@click.option("--probes", "probes_path", type=click.Path(exists=True, dir_okay=False),
+              help="JSON of `evalset judge probe` of the judge of the set's LLM labels: adds its section.")
 @click.option("--resamples", type=int, default=9999, show_default=True, help="Bootstrap resamples per interval.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
-def report_command(set_path, more_runs, runs, output, split, agreement_path, resamples, permutations, seed):
+def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
+                   seed):
     """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
@@ -34,6 +37,7 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, res
     paths = (*runs, *more_runs)
     if not paths:
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
-    check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path})
+    check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
+                                   "--probes": probes_path})
     emit(write_report(set_path, paths, output, agreement_path=agreement_path, split=split, seed=seed,
-                      resamples=resamples, permutations=permutations))
+                      resamples=resamples, permutations=permutations, probes_path=probes_path))

@@ -12,13 +12,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalset.io.files import atomic_path, writing_to
-from evalset.io.guideline import read_guideline
+from evalset.io.guideline import Guideline, read_guideline
 from evalset.io.poolfiles import read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
 from evalset.judge.endpoint import resolve_endpoint
-from evalset.judge.journal import Journal
-from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
+from evalset.judge.journal import Answer, Journal
+from evalset.judge.prompt import DEFAULT_TEMPLATE, PromptTemplate, read_template
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,21 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     default_journal, default_failures = default_paths(output)
     journal_path = journal_path or default_journal
     failures_path = failures_path or default_failures
+    stats, answers = judge_tasks(tasks, guideline, template, settings, journal_path, batch=batch,
+                                 poll_seconds=poll_seconds, progress=progress, progress_delay=progress_delay)
+    labels, failures = labels_from_journal(tasks, answers, settings.model, template, guideline)
+    for table, path in ((labels, str(output)), (failures, failures_path)):
+        with atomic_path(path) as tmp:
+            table.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
+    return JudgeResult(stats, labels, failures, str(output), failures_path, journal_path, price_in, price_out)
+
+
+def judge_tasks(tasks: list[dict], guideline: Guideline, template: PromptTemplate, settings: JudgeSettings,
+                journal_path: str, *, batch: bool = False, poll_seconds: float = 30.0, progress: bool | None = None,
+                progress_delay: float = PROGRESS_DELAY) -> tuple[JudgeStats, dict[str, Answer]]:
+    """Judge ``tasks`` (pool task records) through the journal at ``journal_path`` (created with its folder), with
+    the progress bar of :func:`judge_pool`; returns this run's stats and every task's answer so far (journaled,
+    and this run's unanswered ones). The job of ``evalset judge`` and of ``evalset judge probe``."""
     with writing_to(journal_path):
         Path(journal_path).parent.mkdir(parents=True, exist_ok=True)
     with Journal(journal_path, settings.model, template.sha256, guideline.sha256) as journal:
@@ -124,11 +139,7 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
         finally:
             bar.close()
         answers = {**journal.answers(), **{answer.pair_id: answer for answer in stats.unanswered}}
-        labels, failures = labels_from_journal(tasks, answers, settings.model, template, guideline)
-    for table, path in ((labels, str(output)), (failures, failures_path)):
-        with atomic_path(path) as tmp:
-            table.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
-    return JudgeResult(stats, labels, failures, str(output), failures_path, journal_path, price_in, price_out)
+    return stats, answers
 
 
 def run_failure(result: JudgeResult) -> str | None:

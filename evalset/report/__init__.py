@@ -100,6 +100,7 @@ class ReportData:
     estimate_note: str = ""  # why an LLM-graded part has no estimate
     many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
     many_note: str = ""
+    probes: str = ""  # the HTML of the judge's probe section (evalset.report.probes), checked against the set
 
 
 def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
@@ -307,6 +308,7 @@ def render_html(data: ReportData) -> str:
         _scores_section(data),
         many_section(data.many, data.many_note),
         estimates_section(data),
+        data.probes,
         _comparisons_section(data),
         f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
         f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',

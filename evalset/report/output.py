@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,8 @@ from evalset.errors import InputError
 from evalset.io.files import atomic_path
 from evalset.io.setfolder import load_set
 from evalset.io.trec import read_runs
-from evalset.report import build_report
+from evalset.report import collect, render_html
+from evalset.report.probes import probes_section, read_probe
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,14 @@ class ReportFile:
 
 
 def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike], output: str | os.PathLike, *,
-                 agreement_path: str | os.PathLike | None = None, split: str = "test", **options: Any) -> ReportFile:
+                 agreement_path: str | os.PathLike | None = None, split: str = "test",
+                 probes_path: str | os.PathLike | None = None, **options: Any) -> ReportFile:
     """Write the HTML report of the frozen set at ``set_path`` and the ``runs`` (files or folders) to ``output``.
 
     ``agreement_path`` is the JSON of ``evalset agreement --format json`` (default: the manifest's agreement
-    block); ``options`` as :func:`evalset.report.collect` (seed, resamples, permutations, ...).
+    block); ``probes_path`` that of ``evalset judge probe`` (:mod:`evalset.report.probes`: checked against the
+    set's LLM labels before anything is computed); ``options`` as :func:`evalset.report.collect` (seed, resamples,
+    permutations, ...).
     """
     named = read_runs(runs)
     agreement = None
@@ -47,7 +51,10 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
             agreement = json.loads(Path(agreement_path).read_text())
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
-    page = build_report(load_set(set_path), named, agreement=agreement, split=split, **options)
+    frozen = load_set(set_path)
+    probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
+    data = collect(frozen, named, agreement=agreement, split=split, **options)
+    page = render_html(replace(data, probes=probes))
     with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(page)
     return ReportFile(os.fspath(output), len(page.encode()), os.fspath(set_path), len(named), split)

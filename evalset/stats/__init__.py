@@ -6,6 +6,7 @@
 - :mod:`evalset.stats.family`: which comparisons are planned, the Bonferroni count, the comparison log.
 - :mod:`evalset.stats.strata`: means per stratum and across strata, and the bootstrap interval of that mean; the
   t interval of column means.
+- :mod:`evalset.stats.proportions`: the Wilson interval of a share.
 - :mod:`evalset.stats.power`: power, queries needed and the smallest detectable difference (formula and
   simulation).
 

@@ -80,6 +80,12 @@ CASES = {
     "judge -o onto the pool's tasks": (
         ["judge", "{w}/pool", "--guideline", "{w}/guideline.md", "--model", "m", "-o", "OUT"], "pool/tasks.jsonl",
         "-o", "POOL_DIR"),
+    "judge probe -o onto the human grades": (
+        ["judge", "probe", "{w}/pool", "--guideline", "{w}/guideline.md", "--human", "{w}/a.qrels", "--model", "m",
+         "-o", "OUT"], "a.qrels", "-o", "--human"),
+    "judge probe --journal onto the pool's tasks": (
+        ["judge", "probe", "{w}/pool", "--guideline", "{w}/guideline.md", "--human", "{w}/a.qrels", "--model", "m",
+         "-o", "{o}/probe.json", "--journal", "OUT"], "pool/tasks.jsonl", "--journal", "POOL_DIR"),
     "pull -o onto the pool": (
         ["pull", "--project", "p", "--pool", "{w}/pool", "--guideline", "{w}/guideline.md", "-o", "OUT"],
         "pool/pool.tsv", "-o", "--pool"),

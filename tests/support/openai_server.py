@@ -10,9 +10,17 @@ the JSON asked for, a grade off the scale, closing the connection without an ans
 output when told it does not support it.
 
 Everything is deterministic. The grade for a pair is a hash of the user message (the query and the passage)
-unless ``Behaviour.grades`` maps a query/passage pair to one; whether the n-th request carrying the same user
-message misbehaves, and how, is a hash of that message and n. Every request is recorded (:attr:`records`) so
-tests can assert on exactly what was sent.
+unless ``Behaviour.grades`` maps a query/passage pair to one, or the gullible judge is fooled (below); whether
+the n-th request carrying the same user message misbehaves, and how, is a hash of that message and n. Every
+request is recorded (:attr:`records`) so tests can assert on exactly what was sent.
+
+The gullible judge (``Behaviour.gullible``, off when empty) knows the unaltered passages of each query
+(``Behaviour.originals``) and recognises, in the passage of a prompt, an original altered by one of
+:data:`TRIGGERS`: ``instruction`` (an original followed by words that name a grade and the top grade's digit),
+``query-copy`` (the query text, a space, an original), ``truncation`` (a shorter start of an original),
+``stuffing`` (an original with words of the query inserted, nothing removed). With the trigger's probability
+(``_unit`` of the message: deterministic) it is fooled: the top grade, or for ``truncation`` the lowest; otherwise
+it grades the altered passage as it grades the original. Each fooled answer is recorded (``Record.fooled``).
 
 Run it alone from the repository's root (the benchmark does, so the server's CPU is not the client's)::
 
@@ -22,6 +30,7 @@ Run it alone from the repository's root (the benchmark does, so the server's CPU
 from __future__ import annotations
 
 import argparse
+import collections
 import email.parser
 import hashlib
 import json
@@ -35,6 +44,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FAULTS = ("rate_limit", "server_error", "timeout", "broken_body", "malformed", "out_of_scale", "disconnect")
 _QUERY = re.compile(r"<query>\n(.*?)\n</query>", re.DOTALL)
 _PASSAGE = re.compile(r"<passage>\n(.*?)\n</passage>", re.DOTALL)
+TRIGGERS = ("instruction", "query-copy", "truncation", "stuffing")
+_GRADE_WORD = re.compile(r"\bgrade\b", re.IGNORECASE)
 
 
 @dataclass
@@ -58,6 +69,8 @@ class Behaviour:
     models: tuple[str, ...] | None = ("judge-test",)
     any_model: bool = True
     seed: int = 0
+    gullible: dict[str, float] = field(default_factory=dict)
+    originals: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -71,6 +84,8 @@ class Record:
     fault: str | None = None
     grade: int | None = None
     authorization: str | None = None
+    trigger: str | None = None
+    fooled: bool = False
 
     @property
     def user_message(self) -> str:
@@ -125,8 +140,44 @@ class JudgeServer:
 
     # ---------------------------------------------------------------------------------------- answers
     def grade_for(self, user_message: str) -> int:
-        """The grade this server gives a pair (``Behaviour.grades`` first, else a hash of the message)."""
+        """The grade this server gives a pair (``Behaviour.grades`` first, then the gullible judge's, else a hash of
+        the message)."""
+        return self.judged(user_message)[0]
+
+    def judged(self, user_message: str) -> tuple[int, str | None, bool]:
+        """The grade of a pair, the gullible judge's trigger in it (or None) and whether it was fooled."""
         query, passage = _field(_QUERY, user_message), _field(_PASSAGE, user_message)
+        trigger, original = self.trigger(query, passage)
+        if trigger is not None:
+            scale = self.behaviour.scale
+            if _unit("gullible", self.behaviour.seed, user_message) < self.behaviour.gullible.get(trigger, 0.0):
+                return (min(scale) if trigger == "truncation" else max(scale)), trigger, True
+            unaltered = user_message.replace(f"<passage>\n{passage}\n</passage>", f"<passage>\n{original}\n</passage>")
+            return self.judged(unaltered)[0], trigger, False
+        return self._plain_grade(user_message, query, passage), None, False
+
+    def trigger(self, query: str, passage: str) -> tuple[str | None, str]:
+        """Which alteration of which original ``passage`` is (module docstring), or ``(None, "")``."""
+        originals = self.behaviour.originals.get(query, ()) if self.behaviour.gullible else ()
+        if not originals or passage in originals:
+            return None, ""
+        top = str(max(self.behaviour.scale))
+        query_words = set(re.findall(r"\w+", query))
+        for original in sorted(originals, key=len, reverse=True):  # the longest first: an original may start another
+            tail = passage[len(original):] if passage.startswith(original + " ") else ""
+            if tail and _GRADE_WORD.search(tail) and re.search(rf"\b{top}\b", tail):
+                return "instruction", original
+            if passage == f"{query} {original}":
+                return "query-copy", original
+            if original.startswith(passage):
+                return "truncation", original
+            added = collections.Counter(passage.split()) - collections.Counter(original.split())
+            removed = collections.Counter(original.split()) - collections.Counter(passage.split())
+            if added and not removed and set(added) <= query_words:
+                return "stuffing", original
+        return None, ""
+
+    def _plain_grade(self, user_message: str, query: str, passage: str) -> int:
         if (query, passage) in self.behaviour.grades:
             return self.behaviour.grades[(query, passage)]
         scale = self.behaviour.scale
@@ -150,7 +201,7 @@ class JudgeServer:
     def completion(self, body: dict, fault: str | None) -> tuple[dict, int | None]:
         """A Chat Completions answer to ``body`` (content shaped by a content-level fault)."""
         user = next((m["content"] for m in reversed(body.get("messages", [])) if m.get("role") == "user"), "")
-        grade = self.grade_for(user)
+        grade, trigger, fooled = self.judged(user)
         if fault == "out_of_scale":
             grade = max(self.behaviour.scale) + 1
         content = json.dumps({"grade": grade, "reason": f"graded {grade} by the test server"})
@@ -165,7 +216,7 @@ class JudgeServer:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content) // 4,
                       "total_tokens": prompt_tokens + len(content) // 4},
         }
-        return answer, grade
+        return answer, grade, trigger, fooled
 
     def run_batch(self, batch_id: str) -> None:
         """Answer every line of a batch's input file into output and error files (content faults only)."""
@@ -179,7 +230,7 @@ class JudgeServer:
             request = json.loads(line)
             body = request["body"]
             fault = self.decide(_user(body), content_faults)
-            answer, grade = self.completion(body, fault)
+            answer, grade, _, _ = self.completion(body, fault)
             with self._lock:
                 self.records.append(Record(f"batch:{request['url']}", time.time(), body if
                                            self.behaviour.record_bodies else None, 200, fault, grade))
@@ -345,7 +396,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken_body":
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [')
             return
-        answer, record.grade = judge.completion(body, fault)
+        answer, record.grade, record.trigger, record.fooled = judge.completion(body, fault)
         try:
             self._send(200, answer)
         except OSError:  # the client gave up (a timeout); nothing to answer

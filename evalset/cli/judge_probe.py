@@ -1,0 +1,53 @@
+"""The ``evalset judge probe`` command: can the judge be fooled by adversarial passages?"""
+
+from __future__ import annotations
+
+import click
+
+from evalset.cli.emit import emit
+from evalset.cli.judge import endpoint_options, judge_settings, service_errors
+from evalset.contract import EvaluationContract
+
+
+@click.command("probe")
+@click.argument("pool_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--guideline", "guideline_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The guideline file (its text goes into the prompt verbatim).")
+@click.option("--human", "human_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The human grades of the pool's pairs (labels table or qrels).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The probe's report (JSON).")
+@click.option("--size", type=int, default=200, show_default=True,
+              help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
+@click.option("--rel-level", "rel", type=int, default=EvaluationContract().rel_level, show_default=True,
+              help="A grade >= this is relevant: a variant that reaches it 'rose'.")
+@click.option("--resamples", type=int, default=9999, show_default=True, help="Bootstrap resamples per interval.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="What is printed (the JSON is written to --output either way).")
+@endpoint_options
+def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resamples, output_format, model, base_url,
+                  concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path,
+                  journal_path, failures_path, retry_failed, price_in, price_out, seed, progress):
+    """Probe the judge with adversarial passages: query terms stuffed into the passage, an instruction to the
+    grader appended, the query copied in front, on pairs the humans graded 0; and the passage cut to its first
+    sentence on pairs they graded relevant (the control). Each variant is graded as `evalset judge` grades, beside
+    the unaltered pair; the report gives per probe the share of pairs whose grade rose to relevant and the mean
+    grade shift, with their intervals. --seed seeds the sample, the variants and the intervals.
+    """
+    from evalset.io.outputs import check_outputs
+    from evalset.judge import probing
+    from evalset.judge.prompt import DEFAULT_TEMPLATE
+    from evalset.judgments.reading import read_grades
+    from evalset.pooling import pool_files
+
+    settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
+                              max_tokens, seed, retry_failed)
+    default_journal, default_failures = probing.default_paths(output)
+    check_outputs({"-o": output, "--journal": journal_path or default_journal,
+                   "--failures": failures_path or default_failures},
+                  {"POOL_DIR": pool_files(pool_dir), "--guideline": guideline_path, "--human": human_path,
+                   "--template": template_path})
+    human = read_grades([(human_path, "human")], kind="human").judgments
+    emit(service_errors(lambda: probing.probe_pool(
+        pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size, rel=rel, seed=seed,
+        resamples=resamples, template_path=template_path or DEFAULT_TEMPLATE, journal_path=journal_path,
+        failures_path=failures_path, progress=progress, price_in=price_in, price_out=price_out)), output_format)
