@@ -51,19 +51,16 @@ def main() -> None:
         calibrated = ensemble_grades(judgments[judgments["annotator"] == stem], humans, scale)
         labels[f"{name} calibrated"] = calibrated.labels().assign(annotator=f"{name} calibrated")
     labels["ensemble of 3"] = ensemble_grades(judgments, humans, scale).labels().assign(annotator="ensemble of 3")
-    rows, started = [], time.monotonic()
-    widths = {}
-    for name, frame in labels.items():
-        judges = [paths[name.split()[0]]] if name in JUDGES or name.endswith("calibrated") else list(paths.values())
-        llm = read_grades(judges, "llm")
-        result = simulate(runs, human, llm, slice_size=args.slice_size, draws=args.draws, metric="ndcg@10",
-                          ensemble=name not in JUDGES)
+    started, widths = time.monotonic(), {}
+    for name in labels:
+        judges = [paths[name.split()[0]]] if name.split()[0] in JUDGES else list(paths.values())
+        result = simulate(runs, human, read_grades(judges, "llm"), slice_size=args.slice_size, draws=args.draws,
+                          metric="ndcg@10", ensemble=name not in JUDGES)
         widths[name] = result.table.set_index("kind")[["width_ppi", "coverage_ppi"]]
-        rows.append(name)
     base = max(JUDGES, key=lambda name: _kappa(labels[name], humans))
     table = [["judge", "quadratic kappa", f"vs {base}: change [95%]", "PPI width: means (coverage)",
               "differences (coverage)"]]
-    for name in rows:
+    for name in labels:
         change = recheck(pd.concat([humans.assign(source="nist"), labels[base].assign(source=base),
                                     labels[name].assign(source=name)]), resamples=args.resamples) \
             if name != base else None
