@@ -175,8 +175,10 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
     """The change from the old judge to the new (module docstring). ``grades`` hold ``query_id, doc_id, annotator,
     kind, grade, source``: human rows and the labels of exactly two LLM judges, the first to appear the old one
     unless ``old`` names it. ``primary`` is ``kappa``, ``quadratic kappa`` or ``tau`` (with ``runs``)."""
-    if primary not in (*KAPPAS, "tau") or (primary == "tau" and not runs):
-        raise InputError(f"the primary figure is kappa, quadratic kappa or (with runs) tau, got {primary!r}")
+    if primary not in (*KAPPAS, "tau"):
+        raise InputError(f"the primary figure is kappa, quadratic kappa or tau, got {primary!r}")
+    if primary == "tau" and not runs:
+        raise InputError("the primary figure tau is the system ranking's: give the runs (--runs)")
     if resamples < 1 or not 0 < level < 1:
         raise InputError("recheck needs at least 1 bootstrap resample and a level in (0, 1)")
     judges = judge_identities(grades.assign(annotator=grades["given_annotator"]) if "given_annotator" in grades
@@ -211,6 +213,7 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
                                           seed)
         figures.append(change)
         runs_used = len(runs)
+    primary = figures[-1].figure if primary == "tau" else primary  # the tau's name holds its measure
     return Recheck(identity[names[0]], identity[names[1]], (names[0], names[1]), len(table), queries,
                    tuple(figures), primary, level, resamples, seed, left_out, runs_used, tau_queries)
 

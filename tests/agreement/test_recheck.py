@@ -62,7 +62,7 @@ def test_the_tau_change_is_kendalls_tau_of_the_mean_scores_under_each_grades(tmp
 
     table = _table()
     runs = read_runs(RUNS)
-    result = recheck(read_recheck_grades([OLD, NEW], [NIST]), runs=runs, resamples=20, seed=3)
+    result = recheck(read_recheck_grades([OLD, NEW], [NIST]), runs=runs, resamples=20, seed=3, primary="tau")
     tau = result.figures[-1]
     means = {}
     for label in ("human", "old", "new"):
@@ -82,6 +82,9 @@ def test_the_tau_change_is_kendalls_tau_of_the_mean_scores_under_each_grades(tmp
     assert tau.new == pytest.approx(stats.kendalltau(means["human"], means["new"]).statistic, abs=1e-12)
     assert tau.low <= tau.high
     assert (result.runs, result.tau_queries) == (8, 43)
+    assert f"on tau (ndcg@10): {tau.difference:+.3f}" in result.verdict
+    with pytest.raises(InputError, match="the primary figure tau is the system ranking's: give the runs"):
+        recheck(read_recheck_grades([OLD, NEW], [NIST]), primary="tau")
 
 
 def _labels(path: Path, qrels: str, prompt: str) -> Path:
