@@ -22,8 +22,8 @@ Conventions
   mean of its variants' shifts; a pair counts when all its variants have grades. A pair the probe cannot alter
   (truncating a one-sentence passage) is ``unaltered``, in no figure.
 - **Intervals** over pairs: the share's Wilson interval (:func:`evalset.stats.proportions.wilson_interval`), the
-  shift's BCa bootstrap (:func:`evalset.stats.paired.bootstrap_interval`, ``resamples``, seeded by ``seed`` and the
-  figure's place). No eligible pair: the share is undefined (NaN), never 0%.
+  shift's BCa bootstrap (:func:`evalset.stats.paired.bootstrap_interval`, ``resamples``, each seeded by ``seed``, so
+  that figures of the same values get the same interval). No eligible pair: the share is undefined (NaN), never 0%.
 """
 
 from __future__ import annotations
@@ -254,8 +254,8 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
 def probe_figures(chosen: dict[str, list[str]], variants: list[variants_of.Variant], grade: dict[str, int],
                   rel: int, seed: int, resamples: int, level: float) -> tuple[ProbeFigures, ...]:
     """Every probe's figures and its kinds' (module docstring) from the grades by pair id (originals and
-    variants' ids)."""
-    place = iter(range(10_000))
+    variants' ids). Every figure's bootstrap starts from ``seed``: figures of the same values (a probe of one kind
+    and its kind) get the same interval."""
     result = []
     for probe in variants_of.PROBES:
         control = probe == variants_of.CONTROL
@@ -268,10 +268,9 @@ def probe_figures(chosen: dict[str, list[str]], variants: list[variants_of.Varia
             by_pair.setdefault(variant.pair_id, []).append(variant)
         kinds = tuple(_figures(f"{probe}/{kind}", ids, {p: [v for v in vs if v.kind == kind] for p, vs in
                                                         by_pair.items()}, grade, rel, control,
-                               np.random.default_rng([seed, next(place)]), resamples, level)
+                               np.random.default_rng(seed), resamples, level)
                       for kind in variants_of.KINDS[probe])
-        overall = _figures(probe, ids, by_pair, grade, rel, control, np.random.default_rng([seed, next(place)]),
-                           resamples, level)
+        overall = _figures(probe, ids, by_pair, grade, rel, control, np.random.default_rng(seed), resamples, level)
         result.append(ProbeFigures(probe, overall, kinds, rel))
     return tuple(result)
 

@@ -127,3 +127,28 @@ def test_report_command_adds_the_section_or_refuses_in_one_line(probed_set, tmp_
     assert result.exit_code == 2 and result.output.count("\n") == 1 and "used another guideline" in result.output
     assert str(bad) in result.output and not (tmp_path / "s.html").exists()
     assert np.isfinite(json.loads(good.read_text())["probes"][1]["low"])
+
+
+@pytest.mark.service
+def test_the_section_in_chromium_loads_without_error_and_is_screenshot(probed_set, tmp_path):
+    import importlib.util
+    import os
+    import sys
+
+    script = REPO / "scripts" / "check_html_in_chromium.py"
+    spec = importlib.util.spec_from_file_location("check_html_in_chromium", script)
+    chromium = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(chromium)
+    if chromium.find_chromium() is None:
+        pytest.skip("Chromium is not installed: run scripts/install-chromium.sh (apt-get install chromium)")
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps(_probe()))
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["report", str(probed_set.path), "--runs", str(RUN), "--resamples", "200",
+                                       "--permutations", "200", "--probes", str(probe), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    check = chromium.check_page(page)
+    assert check.errors == [] and check.external_requests == []
+    assert check.screenshot.startswith(b"\x89PNG\r\n\x1a\n")
+    if os.environ.get("EVALSET_ARTEFACTS"):
+        (Path(os.environ["EVALSET_ARTEFACTS"]) / "report-probes.png").write_bytes(check.screenshot)
