@@ -220,13 +220,18 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
     assert mixed.exit_code == 2 and "with --set, its labels are the grades" in mixed.output
 
 
+def _frozen_part(human_path, sets_dir):
+    """A set of the slice's human grades and Llama-3-70B's labels of every query (an LLM-graded part)."""
+    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", sets_dir)
+    assert freeze.exit_code == 0, freeze.output
+    return sets_dir / "part" / "v1"
+
+
 @pytest.mark.slow
 def test_a_set_records_its_judge_and_refuses_another_judges_labels_unless_told(sliced, tmp_path):
     folder, human_path, _ = sliced
-    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
-                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", tmp_path)
-    assert freeze.exit_code == 0, freeze.output
-    part = tmp_path / "part" / "v1"
+    part = _frozen_part(human_path, tmp_path)
     manifest = json.loads((part / "manifest.json").read_text())
     assert manifest["judges"] == [{"annotator": "llama-3-70b.fourprompts", "source": "llama-3-70b.fourprompts.qrels"}]
     runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
@@ -254,10 +259,7 @@ def test_a_set_records_its_judge_and_refuses_another_judges_labels_unless_told(s
 @pytest.mark.slow
 def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_score(sliced, tmp_path):
     folder, human_path, _ = sliced
-    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
-                    "--guideline", "guidelines/relevance-v1.md", "--name", "part", "--sets-dir", tmp_path)
-    assert freeze.exit_code == 0, freeze.output
-    part = tmp_path / "part" / "v1"
+    part = _frozen_part(human_path, tmp_path)
     runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
     refused = invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "2")
     assert refused.exit_code == 2 and refused.stdout == ""
