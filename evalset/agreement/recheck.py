@@ -45,7 +45,7 @@ from evalset.agreement.systems import per_query_scores
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
-from evalset.judgments.identity import JudgeIdentity, judge_identities, named_judges
+from evalset.judgments.identity import JudgeIdentity, named_judges
 from evalset.judgments.reading import read_judgments
 from evalset.judgments.rules import pair_grades
 from evalset.metrics import parse_measure
@@ -181,8 +181,6 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
         raise InputError("the primary figure tau is the system ranking's: give the runs (--runs)")
     if resamples < 1 or not 0 < level < 1:
         raise InputError("recheck needs at least 1 bootstrap resample and a level in (0, 1)")
-    judges = judge_identities(grades.assign(annotator=grades["given_annotator"]) if "given_annotator" in grades
-                              else grades)
     names = list(dict.fromkeys(grades.loc[grades["kind"] == "llm", "annotator"]))
     if len(names) != 2:
         found = "; ".join(names) if names else "none"
@@ -192,7 +190,7 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
         if old not in names:
             raise InputError(f"--old {old!r} names neither judge ({'; '.join(names)})")
         names = [old, *(name for name in names if name != old)]
-    identity = {name: next(j for j in judges if _named(grades, name, j)) for name in names}
+    identity = {name: _identity(grades, name) for name in names}
     human = grades[grades["kind"] == "human"]
     if human.empty:
         raise InputError("recheck needs human grades of the calibration pairs")
@@ -218,9 +216,11 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
                    tuple(figures), primary, level, resamples, seed, left_out, runs_used, tau_queries)
 
 
-def _named(grades: pd.DataFrame, name: str, identity: JudgeIdentity) -> bool:
-    rows = grades[(grades["annotator"] == name) & (grades["kind"] == "llm")]
-    return bool(len(rows)) and str(rows["source"].iloc[0]) == identity.source
+def _identity(grades: pd.DataFrame, name: str) -> JudgeIdentity:
+    """The judge named ``name``: the annotator as given (before two versions were named apart) and the source."""
+    rows = grades[grades["annotator"] == name]
+    given = rows["given_annotator"] if "given_annotator" in rows else rows["annotator"]
+    return JudgeIdentity(str(given.iloc[0]), str(rows["source"].iloc[0]))
 
 
 def _left_out(human: pd.DataFrame, grades: pd.DataFrame, names: list[str], used: pd.DataFrame) -> dict[str, int]:
