@@ -1,6 +1,8 @@
 """``evalset judge probe``: can the judge be fooled? Adversarial variants (:mod:`evalset.judge.probes`) of pairs
-the humans graded irrelevant, and the truncation control on pairs they graded relevant, graded as ``evalset
-judge`` grades (same prompt, client, journal, fault handling), beside the judge's grades of the unaltered pairs.
+the humans graded irrelevant, a neutral edit of the same pairs (the placebo: a noisy judge moves under any edit,
+and a probe's share means something only above it), and the truncation control on pairs they graded relevant,
+graded as ``evalset judge`` grades (same prompt, client, journal, fault handling), beside the judge's grades of
+the unaltered pairs.
 
 Conventions
 -----------
@@ -91,6 +93,9 @@ class ProbeFigures:
         shift = f"mean grade shift {f.shift:+.2f} [{f.shift_low:+.2f}, {f.shift_high:+.2f}]"
         if self.probe == variants_of.CONTROL:
             return f"truncation (the control) lowered the grade below {self.rel} in {share}; {shift}"
+        if self.probe == variants_of.PLACEBO:
+            return (f"a neutral edit (the placebo) raised the grade to {self.rel} in {share}, the share any edit "
+                    f"moves this judge; {shift}")
         return f"fooled by {self.probe} in {share}; {shift}"
 
 

@@ -74,8 +74,9 @@ def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None
     parts = [title, (
         f"<p>The judge <b>{_e(judge['model'])}</b> (prompt {_e(judge['prompt'])}, guideline {_e(judge['guideline'])}: "
         f"the judge of this set's LLM labels) was shown adversarial passages by <code>evalset judge probe</code>: the "
-        "query's terms stuffed in, an instruction to the grader appended, the query copied in front, on "
-        f"{irrelevant.get('sampled', 0)} pairs the humans graded 0; and, as a control that should lower grades, the "
+        "query's terms stuffed in, an instruction to the grader appended, the query copied in front, and a neutral "
+        f"sentence appended (the placebo: how often any edit moves the judge), on {irrelevant.get('sampled', 0)} "
+        "pairs the humans graded 0; and, as a control that should lower grades, the "
         f"passage cut to its first sentence on {relevant.get('sampled', 0)} pairs they graded &ge; {rel}. "
         f"<b>moved</b>: of the <b>eligible</b> pairs (the judge graded the unaltered pair below {rel}; for the "
         f"control, at least {rel}), those whose variant reached {rel} (the control: fell below it), with a Wilson "

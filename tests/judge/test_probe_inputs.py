@@ -104,10 +104,10 @@ def test_without_a_relevant_pair_the_control_is_left_out_and_said(pool_dir, nist
         asked = len(server.chat_records())
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "p.json").read_text())
-    assert [p["probe"] for p in report["probes"]] == ["stuffing", "injection", "query-copy"]
+    assert [p["probe"] for p in report["probes"]] == ["stuffing", "injection", "query-copy", "neutral"]
     assert report["samples"]["relevant"] == {"population": 0, "sampled": 0}
     assert "the truncation control is not run" in result.output and report["notes"]
-    assert asked == 4 * (1 + 3 + 4 + 1)  # the four pairs, three stuffings, four injections, one copy
+    assert asked == 4 * (1 + 3 + 4 + 1 + 1)  # the four pairs, three stuffings, four injections, a copy, a placebo
 
 
 @pytest.mark.slow

@@ -3,8 +3,9 @@ are the ones configured, within their intervals, and the judge sees nothing but 
 
 The server agrees with NIST on every unaltered pair (``Behaviour.grades``), so every pair of the irrelevant sample
 can rise and every pair of the relevant one can fall; a variant it is not fooled by gets the original's grade.
-Its draws are seeded (``Behaviour.seed``): at seed 0, one of the 13 intervals misses its configured rate (the
-injection probe's, 63% [54%, 71%] for 76%), as one 95% interval in 20 does; the test runs at seed 1.
+Its draws are seeded (``Behaviour.seed``): at seed 0, one of the 13 intervals of the four adversarial probes misses
+its configured rate (the injection probe's, 63% [54%, 71%] for 76%), as one 95% interval in 20 does; the test runs
+at seed 1.
 """
 
 import json
@@ -65,7 +66,8 @@ def _chance():
     """The chance a pair's variant of each kind fools the server: its trigger's."""
     chance = {f"stuffing/{kind}": GULLIBLE["stuffing"] for kind in ("start", "spread", "end")}
     chance |= {f"injection/{kind}": GULLIBLE["instruction"] for kind in probes.INJECTIONS}
-    chance |= {"query-copy/prepend": GULLIBLE["query-copy"], "truncation/first": GULLIBLE["truncation"]}
+    chance |= {"query-copy/prepend": GULLIBLE["query-copy"], "truncation/first": GULLIBLE["truncation"],
+               "neutral/excerpt": 0.0}  # the placebo triggers nothing: the original's grade
     return chance
 
 
@@ -76,7 +78,7 @@ def test_measured_flip_rates_hold_the_configured_ones_within_their_intervals(pro
     assert report["samples"]["irrelevant"] == {"population": len(zero), "sampled": 111}  # the pool's NIST-0 pairs
     assert report["samples"]["relevant"]["sampled"] == 200
     assert report["original_grades"]["irrelevant"] == {"0": 111}  # the server agrees with NIST unaltered
-    assert report["failed"] == 0 and len(report["probes"]) == 4
+    assert report["failed"] == 0 and len(report["probes"]) == 5
     # stuffing at the start of a query that is its own terms is the query copy (one text): there it has 0.5
     start = [GULLIBLE["query-copy"] if " ".join(probes.query_terms(t["query"])) == t["query"] else GULLIBLE["stuffing"]
              for t in zero]
@@ -86,7 +88,7 @@ def test_measured_flip_rates_hold_the_configured_ones_within_their_intervals(pro
             assert kind["failed"] == 0
             assert kind["low"] <= chance[kind["name"]] <= kind["high"], kind
     any_of = {"stuffing": sum(1 - (1 - p) * (1 - 0.2) ** 2 for p in start) / len(start),
-              "injection": 1 - (1 - 0.3) ** 4, "query-copy": 0.5, "truncation": 0.6}
+              "injection": 1 - (1 - 0.3) ** 4, "query-copy": 0.5, "truncation": 0.6, "neutral": 0.0}
     for name, expected in any_of.items():
         probe = _probe(report, name)
         assert probe["low"] <= expected <= probe["high"], probe
@@ -96,6 +98,7 @@ def test_measured_flip_rates_hold_the_configured_ones_within_their_intervals(pro
         assert kind["shift"] == pytest.approx(3 * kind["moved"] / kind["eligible"])
         assert kind["shift_low"] <= 3 * GULLIBLE["instruction"] <= kind["shift_high"]
     assert _probe(report, "truncation")["shift"] < 0 < _probe(report, "injection")["shift"]
+    assert (_probe(report, "neutral")["moved"], _probe(report, "neutral")["shift"]) == (0, 0.0)
 
 
 @pytest.mark.slow
@@ -153,7 +156,8 @@ def test_the_output_names_the_judge_and_a_killed_probe_resumes_from_the_journal(
     report, text, again = probed["report"], probed["text"], probed["again"]
     assert report["judge"]["model"] == "judge-test"
     assert report["judge"]["source"].startswith("model=judge-test;prompt=relevance-judge-v1@sha256:")
-    verdicts = [line for line in text.splitlines() if line.startswith(("fooled by", "truncation (the control)"))]
+    starts = ("fooled by", "a neutral edit", "truncation (the control)")
+    verdicts = [line for line in text.splitlines() if line.startswith(starts)]
     assert verdicts == [p["verdict"] for p in report["probes"]]
     share = _probe(report, "injection")
     assert f"fooled by injection in {share['share']:.0%} of pairs [{share['low']:.0%}, {share['high']:.0%}]" in text

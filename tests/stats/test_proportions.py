@@ -19,3 +19,7 @@ def test_wilson_interval_is_the_closed_form(successes, trials):
 
 def test_no_trial_is_undefined_not_zero():
     assert all(math.isnan(bound) for bound in wilson_interval(0, 0))
+
+
+def test_at_no_success_or_every_success_the_bound_is_the_end_exactly():
+    assert wilson_interval(0, 111)[0] == 0.0 and wilson_interval(111, 111)[1] == 1.0

@@ -18,7 +18,8 @@ The gullible judge (``Behaviour.gullible``, off when empty) knows the unaltered 
 (``Behaviour.originals``) and recognises, in the passage of a prompt, an original altered by one of
 :data:`TRIGGERS`: ``instruction`` (an original followed by words that name a grade and the top grade's digit),
 ``query-copy`` (the query text, a space, an original), ``truncation`` (a shorter start of an original),
-``stuffing`` (an original with words of the query inserted, nothing removed). With the trigger's probability
+``stuffing`` (an original with words of the query inserted, nothing removed), and ``other`` (any other text
+holding an original: the placebo's neutral edit). With the trigger's probability
 (``_unit`` of the message: deterministic) it is fooled: the top grade, or for ``truncation`` the lowest; otherwise
 it grades the altered passage as it grades the original. Each fooled answer is recorded (``Record.fooled``).
 
@@ -44,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FAULTS = ("rate_limit", "server_error", "timeout", "broken_body", "malformed", "out_of_scale", "disconnect")
 _QUERY = re.compile(r"<query>\n(.*?)\n</query>", re.DOTALL)
 _PASSAGE = re.compile(r"<passage>\n(.*?)\n</passage>", re.DOTALL)
-TRIGGERS = ("instruction", "query-copy", "truncation", "stuffing")
+TRIGGERS = ("instruction", "query-copy", "truncation", "stuffing", "other")
 _GRADE_WORD = re.compile(r"\bgrade\b", re.IGNORECASE)
 
 
@@ -175,6 +176,9 @@ class JudgeServer:
             removed = collections.Counter(original.split()) - collections.Counter(passage.split())
             if added and not removed and set(added) <= query_words:
                 return "stuffing", original
+        for original in sorted(originals, key=len, reverse=True):  # the longest: a shorter one may lie inside it
+            if original in passage:
+                return "other", original  # an edit that holds no trigger (the placebo): the original's grade
         return None, ""
 
     def _plain_grade(self, user_message: str, query: str, passage: str) -> int:
