@@ -1,11 +1,11 @@
 """MACE (Hovy et al. 2013) fitted as crowd-kit 1.4's :class:`crowdkit.aggregation.MACE` fits it, with the same
 grades, in a few numpy passes per EM step instead of crowd-kit's pandas frame operations.
 
-crowd-kit's fit spends its time in pandas' per-call overhead, not in arithmetic: each E-step runs seven
-``groupby`` reductions, ``set_index``/``reset_index`` and column assignments on a frame of all the labels, and
-a fit is ``n_restarts * (n_iter + 1) + 1`` E-steps (511 with the project's parameters) whatever the number of
-labels. :func:`fit_mace` does the same arithmetic on numpy arrays and uses pandas only for the three grouped
-reductions (one product, two sums) whose rounding must be pandas' own.
+crowd-kit's fit spends its time in pandas' per-call overhead, not in arithmetic: each E-step runs a ``groupby``
+product per grade and three ``groupby`` sums, ``set_index``/``reset_index`` and column assignments on a frame of
+all the labels, and a fit is ``n_restarts * (n_iter + 1) + 1`` E-steps (511 with the project's parameters)
+whatever the number of labels. :func:`fit_mace` does the same arithmetic on numpy arrays and uses pandas only for
+the three grouped reductions (one product, two sums) whose rounding must be pandas' own.
 
 Conventions (what makes the grades crowd-kit's own, bit for bit):
 
