@@ -10,6 +10,7 @@ module         what it holds
 ``rules``      the registry of merge rules (median, majority, annotator-priority, crowd-kit's), each with its tie
                rule, and one grade per pair under a named tie policy (``unresolved`` or ``low``)
 ``crowd``      crowd-kit's models (Dawid-Skene, one-coin, MACE, GLAD) over the labels table
+``mace``       crowd-kit's MACE as a numpy EM giving its grades bit for bit (``crowd`` fits ``mace`` with it)
 ``merging``    a frozen set's merge: the rule, LLM labels, the largest gap, adjudication, excluded annotators
 ``revisions``  grades revised or withdrawn upstream between two labels tables, followed by each judgment's source
 =============  ====================================================================================================

@@ -1,6 +1,10 @@
 """crowd-kit's models as merge rules (``dawid-skene``, ``one-coin``, ``mace``, ``glad``): one grade per (query,
 document) from many annotators. Each rule's class and fixed parameters are its entry in
-:data:`evalset.judgments.rules.RULES`; crowd-kit's classes are used as they are (nothing is rewritten here).
+:data:`evalset.judgments.rules.RULES`; crowd-kit's classes are used as they are, but for MACE: crowd-kit's MACE
+spends 15 s or more in pandas' per-call overhead whatever the size, so ``mace`` is fitted by
+:func:`evalset.judgments.mace.fit_mace`, a numpy port that gives crowd-kit 1.4's grades bit for bit (its module
+docstring; ``tests/judgments/test_mace.py`` compares it with crowd-kit's class). A manifest's record names the
+implementation that fitted and the class it equals.
 
 The long labels table (``query_id, doc_id, annotator, kind, grade``) becomes crowd-kit's frame:
 
@@ -36,6 +40,7 @@ import pandas as pd
 
 from evalset.contract import AGGREGATION_RULES
 from evalset.errors import InputError
+from evalset.judgments.mace import fit_mace
 from evalset.judgments.rules import RULES
 
 
@@ -96,19 +101,35 @@ def crowd_model(rule: str) -> Any:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """The grades of one rule (``query_id, doc_id, grade``, sorted), the fitted crowd-kit model, and what a
-    manifest records of it (:meth:`record`)."""
+    """The grades of one rule (``query_id, doc_id, grade``, sorted), the fitted model (crowd-kit's, or
+    :class:`~evalset.judgments.mace.MaceFit` when ``implementation`` is :data:`FAST_MACE`), and what a manifest
+    records of it (:meth:`record`)."""
 
     rule: str
     grades: pd.DataFrame
     model: Any = field(repr=False)
     iterations: int | None
+    implementation: str = "crowd-kit"
 
     def record(self) -> dict[str, Any]:
-        """The rule's library, class, version, parameters and the EM iterations run (None when not reported)."""
+        """The rule's library, class, version, parameters, the EM iterations run (None when not reported) and the
+        implementation that fitted (``crowd-kit``, or :data:`FAST_MACE` with the class and version it equals)."""
         rule = RULES[self.rule]
-        return {"library": "crowd-kit", "version": crowdkit_version(), "class": rule.crowd_class,
-                "parameters": dict(rule.parameters), "iterations": self.iterations}
+        record = {"library": "crowd-kit", "version": crowdkit_version(), "class": rule.crowd_class,
+                  "parameters": dict(rule.parameters), "iterations": self.iterations,
+                  "implementation": self.implementation}
+        if self.implementation != "crowd-kit":
+            record["equals"] = f"crowd-kit {crowdkit_version()} {rule.crowd_class}"
+        return record
+
+
+FAST_MACE = "evalset.judgments.mace.fit_mace"
+"""The implementation that fits ``mace`` while crowd-kit 1.4 is installed (the version it was checked against)."""
+
+
+def fast_mace() -> bool:
+    """Whether ``mace`` is fitted by :data:`FAST_MACE`: crowd-kit 1.4 installed (``pyproject.toml`` pins it)."""
+    return crowdkit_version().startswith("1.4.")
 
 
 MIN_ANNOTATORS = 3
@@ -134,15 +155,23 @@ def aggregate(labels: pd.DataFrame, rule: str) -> Aggregate:
     model = crowd_model(rule)
     check_identifiable(labels, rule)
     crowd = crowd_frame(labels)
+    if rule == "mace" and fast_mace():
+        fit = fit_mace(crowd.frame, **RULES[rule].parameters)
+        return _grades(rule, crowd, fit.labels, fit, None, FAST_MACE)
     with warnings.catch_warnings():  # crowd-kit 1.4 uses pandas keywords pandas 3 deprecates, thousands of times
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         predicted = model.fit_predict(crowd.frame)
+    history = getattr(model, "loss_history_", None)
+    return _grades(rule, crowd, predicted, model, len(history) if history else None, "crowd-kit")
+
+
+def _grades(rule: str, crowd: CrowdFrame, predicted: pd.Series, model: Any, iterations: int | None,
+            implementation: str) -> Aggregate:
     grades = crowd.tasks.copy()
     grades["grade"] = predicted.reindex(np.arange(len(crowd.tasks))).to_numpy()
     if grades["grade"].isna().any():
         raise InputError(f"{RULES[rule].crowd_class} left {int(grades['grade'].isna().sum())} pairs without a grade")
     grades["grade"] = grades["grade"].astype(np.int64)
-    history = getattr(model, "loss_history_", None)
-    return Aggregate(rule, grades, model, len(history) if history else None)
+    return Aggregate(rule, grades, model, iterations, implementation)
 

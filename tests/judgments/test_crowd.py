@@ -4,11 +4,11 @@ same labels (LLMJudge: 33 LLM judges as a crowd), deterministic, ints on the sca
 import numpy as np
 import pandas as pd
 import pytest
-from crowdkit.aggregation import GLAD, MACE, DawidSkene, OneCoinDawidSkene
+from crowdkit.aggregation import GLAD, DawidSkene, OneCoinDawidSkene
 
 from evalset.agreement import apply_scale, load_grades
 from evalset.errors import InputError
-from evalset.judgments import RULES, aggregate, crowd_frame
+from evalset.judgments import aggregate, crowd_frame
 
 SCALE = [0, 1, 2, 3]
 
@@ -24,13 +24,13 @@ def crowd(shared_data):
 
 @pytest.fixture(scope="module")
 def one_query(crowd):
-    """The first query's labels: MACE's ten restarts and GLAD's scipy M-step are slow on more."""
+    """The first query's labels: crowd-kit's GLAD (its scipy M-step) is slow on more."""
     return crowd[crowd["query_id"] == crowd["query_id"].min()].reset_index(drop=True)
 
 
 @pytest.fixture(scope="module")
 def mace_one_query(one_query):
-    """Our MACE aggregate of the first query, fitted once: each fit is 500 EM steps of pandas (about 15 s)."""
+    """Our MACE aggregate of the first query (the numpy port: a fraction of a second)."""
     return aggregate(one_query, "mace")
 
 
@@ -52,20 +52,18 @@ def ours(labels, rule, result=None):
 @pytest.mark.parametrize(("rule", "model"), [
     ("dawid-skene", lambda: DawidSkene(n_iter=100, tol=1e-5)),
     ("one-coin", lambda: OneCoinDawidSkene(n_iter=100, tol=1e-5)),
-    ("mace", lambda: MACE(**RULES["mace"].parameters)),
-])
-def test_each_rule_gives_crowd_kits_own_grades_on_the_same_long_table(crowd, one_query, mace_one_query, rule, model):
-    labels = one_query if rule == "mace" else crowd
-    expected = reference(labels, model())
-    got = ours(labels, rule, mace_one_query if rule == "mace" else None)
-    assert len(got) == labels.groupby(["query_id", "doc_id"]).ngroups == len(expected)
+])  # MACE: tests/judgments/test_mace.py compares its numpy port, which fits it, with crowd-kit's class
+def test_each_rule_gives_crowd_kits_own_grades_on_the_same_long_table(crowd, rule, model):
+    expected = reference(crowd, model())
+    got = ours(crowd, rule)
+    assert len(got) == crowd.groupby(["query_id", "doc_id"]).ngroups == len(expected)
     assert got == expected
 
 
 @pytest.mark.slow
 def test_glad_gives_crowd_kits_own_grades(one_query):
-    small = one_query[one_query["doc_id"].isin(sorted(one_query["doc_id"].unique())[:30])]  # scipy M-step: slow
-    assert len(small) > 900 and ours(small, "glad") == reference(small, GLAD(n_iter=100, tol=1e-5))
+    small = one_query[one_query["doc_id"].isin(sorted(one_query["doc_id"].unique())[:15])]  # scipy M-step: slow
+    assert len(small) > 450 and ours(small, "glad") == reference(small, GLAD(n_iter=100, tol=1e-5))
 
 
 @pytest.mark.slow
@@ -107,8 +105,7 @@ def test_bad_input_is_an_input_error():
         crowd_frame(twice.iloc[:0])
 
 
-@pytest.mark.parametrize("rule", ["dawid-skene", "one-coin", pytest.param("mace", marks=pytest.mark.slow),
-                                  pytest.param("glad", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("rule", ["dawid-skene", "one-coin", "mace", "glad"])
 def test_labels_a_latent_class_model_cannot_learn_from_are_refused(rule):
     """Issue 29: with two annotators, one constant, every model gave every pair the constant grade."""
     pairs = [(str(q), f"d{d}") for q in range(4) for d in range(13)]
@@ -120,4 +117,5 @@ def test_labels_a_latent_class_model_cannot_learn_from_are_refused(rule):
                                          "annotators or more"):
         aggregate(labels, rule)
     third = labels[labels["annotator"] == "lazy"].assign(annotator="second", grade=[(i * 5) % 4 for i in range(52)])
-    assert len(aggregate(pd.concat([labels, third]), rule).grades) == 52
+    if rule != "glad":  # crowd-kit's GLAD takes 4 s here; the worked example fits it on four annotators
+        assert len(aggregate(pd.concat([labels, third]), rule).grades) == 52
