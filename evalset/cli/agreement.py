@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale, png_path
+from evalset.cli.options import conflicting_grades_option, evaluation_options, grade_scale, png_path
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 
 
@@ -61,16 +61,13 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     from evalset import agreement
     from evalset.agreement import render
     from evalset.agreement.annotators import write_confusion_plot
-    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
 
-    if guideline and scale:
-        raise click.UsageError("give --guideline or --scale, not both")
+    grades_scale = grade_scale(guideline, scale)
     check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output,
                    "--confusion-plot": confusion_plot},
                   {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
                    "--queries": queries, "--corpus": corpus})
-    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
     result = agreement.analyse_agreement(
         inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
         kappa=kappa, resamples=resamples, level=confidence, seed=seed, runs=run_paths, measure=measure,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, parse_scale
+from evalset.cli.options import conflicting_grades_option, grade_scale
 
 
 @click.command("ensemble")
@@ -21,16 +21,12 @@ def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_
     the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
     expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
     `judge recheck` and `estimate --llm` like any judge's."""
-    from evalset.contract import DEFAULT_SCALE
     from evalset.io.annotations import write_labels
-    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.judgments.ensemble import ensemble_files
 
-    if guideline and scale:
-        raise click.UsageError("give --guideline or --scale, not both")
+    grades_scale = grade_scale(guideline, scale)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline})
-    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
     write_labels(ensemble.labels(), output)
     emit(ensemble)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, parse_scale
+from evalset.cli.options import conflicting_grades_option, evaluation_options, grade_scale
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -37,15 +37,11 @@ def recheck_command(labels, human_paths, old, run_paths, measure, contract, prim
     file per judge); the change of their kappas with the humans (and of the system-ranking tau with --runs), with a
     paired bootstrap interval over queries, and a verdict: better, worse or not distinguishable."""
     from evalset.agreement.recheck import recheck_files
-    from evalset.contract import DEFAULT_SCALE
-    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
 
-    if guideline and scale:
-        raise click.UsageError("give --guideline or --scale, not both")
+    grades_scale = grade_scale(guideline, scale)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--runs": run_paths,
                                    "--guideline": guideline})
-    grades_scale = read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else DEFAULT_SCALE
     emit(recheck_files(labels, human_paths, run_paths=run_paths, conflicting_grades=conflicting_grades,
                        scale=grades_scale, primary=primary, measure=measure, contract=contract.applied_to()[0],
                        resamples=resamples, level=confidence, seed=seed, old=old),

@@ -6,7 +6,7 @@ import functools
 
 import click
 
-from evalset.contract import GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES, UNJUDGED_POLICIES
+from evalset.contract import DEFAULT_SCALE, GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES, UNJUDGED_POLICIES
 
 
 def apply_options(command, options):
@@ -113,6 +113,15 @@ def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
             raise click.BadParameter(f"expected BASELINE:CANDIDATE, got {value!r}", param_hint=option)
         pairs.append((base, candidate))
     return pairs
+
+
+def grade_scale(guideline: str | None, scale: str | None) -> list[int]:
+    """The scale of --guideline or --scale (not both); default :data:`evalset.contract.DEFAULT_SCALE`."""
+    from evalset.io.guideline import read_guideline
+
+    if guideline and scale:
+        raise click.UsageError("give --guideline or --scale, not both")
+    return read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else list(DEFAULT_SCALE)
 
 
 def parse_scale(text: str) -> list[int]:

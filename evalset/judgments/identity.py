@@ -56,6 +56,21 @@ class JudgeIdentity:
         return cls(str(entry["annotator"]), str(entry["source"]))
 
 
+def source_fields(source: str) -> dict[str, str]:
+    """``model``, ``prompt``, ``prompt_sha256``, ``guideline``, ``guideline_sha256`` of a source ``evalset judge``
+    wrote (``NAME@sha256:HEX`` for the prompt and the guideline); empty for any other source."""
+    parts = JudgeIdentity("", source).parts
+    if not parts:
+        return {}
+    fields = {"model": parts["model"]}
+    for part in ("prompt", "guideline"):
+        name, marker, sha256 = parts[part].partition("@sha256:")
+        if not marker or not sha256:
+            return {}
+        fields[part], fields[f"{part}_sha256"] = name, sha256
+    return fields
+
+
 def judge_identities(labels: pd.DataFrame) -> list[JudgeIdentity]:
     """The LLM judges of a labels table (rows of kind ``llm``), in order of appearance."""
     llm = labels[labels["kind"] == "llm"]

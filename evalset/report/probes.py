@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evalset.errors import InputError
 from evalset.io.setfolder import FrozenSet
+from evalset.judgments.identity import source_fields
 from evalset.render import number
-
-_SOURCE = re.compile(r"model=(?P<model>.*);prompt=(?P<prompt>.*)@sha256:(?P<prompt_sha256>[0-9a-f]+);"
-                     r"guideline=(?P<guideline>.*)@sha256:(?P<guideline_sha256>[0-9a-f]+)$")
 
 
 def read_probe(path: str | os.PathLike) -> dict[str, Any]:
@@ -36,7 +33,7 @@ def read_probe(path: str | os.PathLike) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid JSON: {exc}", path) from None
     if not isinstance(probe, dict) or not isinstance(probe.get("judge"), dict) or "probes" not in probe or \
-            not _SOURCE.match(str(probe["judge"].get("source", ""))):
+            not source_fields(str(probe["judge"].get("source", ""))):
         raise InputError("not the JSON of `evalset judge probe` (no judge block with its source, or no probes)", path)
     return probe
 
@@ -46,14 +43,13 @@ def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None
     the set's model under another prompt or guideline."""
     from evalset.report import _e, _table  # the page's helpers
 
-    judge = _SOURCE.match(probe["judge"]["source"]).groupdict()
+    judge = source_fields(probe["judge"]["source"])
     title = "<h2>Can the judge be fooled?</h2>"
     labels = frozen.labels
     sources = sorted(set(labels.loc[labels["kind"] == "llm", "source"].astype(str)))
-    ours = [match.groupdict() for match in map(_SOURCE.match, sources) if match and
-            match.group("model") == judge["model"]]
+    ours = [fields for fields in map(source_fields, sources) if fields.get("model") == judge["model"]]
     if not ours:
-        held = ", ".join(sorted({m.group("model") for m in map(_SOURCE.match, sources) if m})) or "none"
+        held = ", ".join(sorted({f["model"] for f in map(source_fields, sources) if f})) or "none"
         return (f'{title}\n<p class="none">The probe is of the judge {_e(judge["model"])}; the set\'s LLM labels are '
                 f"not (their models: {_e(held)}), so its figures are not shown.</p>")
     for labelled in ours:
