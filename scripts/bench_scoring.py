@@ -21,6 +21,13 @@ Three cases, in one run of this script (each tool in its own fresh subprocess, s
     once, runs side by side on both cores; pytrec_eval parses each run once and evaluates it with one evaluator
     per qrels.
 
+``--cli``
+    in the main case, the commands a user runs, each a whole process timed from its start to its exit (starting
+    Python and every import included): ``evalset score --qrels Q RUN -m ndcg@10 -m ap -m p@10 -m rr --format json``
+    against a script that does the same with pytrec_eval (its parsers, its evaluator, the means printed), in pairs,
+    ``--repeat`` times; wall, CPU (user + system of every thread) and peak resident memory of each process, the
+    medians and their ratios, and the means each printed, compared.
+
 Inputs are generated once into ``--data`` (default ``.bench/``, git-ignored; the 100M-line case needs about 8 GB:
 put it outside the repo, e.g. ``--data /work/scratch/bench20``). The clock starts after the imports (and ranx's
 numba compilation). The script prints the date, the load average before and after each case, wall and CPU time,
@@ -28,7 +35,7 @@ peak resident memory, the ratios, and checks that the tools agree on the means. 
 few seconds (for CI).
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python scripts/bench_scoring.py [--lines 10000000] [--repeat 3] [--cases main,big,many]
+    .venv/bin/python scripts/bench_scoring.py [--lines 10000000] [--repeat 3] [--cases main,big,many] [--cli]
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -251,6 +259,76 @@ def child(tool: str, run_path: str, qrels_path: str, save: str) -> None:
     print(json.dumps({"tool": tool, "seconds": seconds, "cpu": cpu, "peak_mib": peak_mib, "means": means}))
 
 
+# ------------------------------------------------------------------------------- the commands (--cli)
+PYTREC_EVAL_COMMAND = f"""
+import json, sys
+import numpy as np
+import pytrec_eval
+
+with open(sys.argv[1]) as handle:
+    qrels = pytrec_eval.parse_qrel(handle)
+with open(sys.argv[2]) as handle:
+    run = pytrec_eval.parse_run(handle)
+results = pytrec_eval.RelevanceEvaluator(qrels, {set(MEASURES.values())!r}).evaluate(run)
+print(json.dumps({{m: float(np.mean([values[name] for values in results.values()]))
+                  for m, name in {MEASURES!r}.items()}}))
+"""
+
+
+def evalset_command(run: str, qrels: str) -> list[str]:
+    measures = [arg for m in MEASURES for arg in ("-m", m)]
+    return [sys.executable, "-m", "evalset", "score", "--qrels", qrels, run, *measures, "--format", "json"]
+
+
+def whole_process(argv: list[str]) -> dict | None:
+    """A command as a user waits for it: wall time from start to exit, CPU (user + system, all its threads) and
+    peak resident memory (``ru_maxrss``) of that process alone (``wait4``), and its stdout."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    out, err = process.stdout.read(), process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        print(f"{argv[:4]}: failed\n{err.decode()[-2000:]}")
+        return None
+    return {"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
+            "stdout": out.decode()}
+
+
+def cli_case(args, run_path: Path, qrels_path: Path) -> None:
+    """``evalset score`` against pytrec_eval, whole processes in pairs; medians and ratios."""
+    print(f"\n== cli: the commands, whole processes (Python's start and imports included), {args.repeat} pairs; "
+          f"{load()}")
+    commands = {"evalset score": evalset_command(str(run_path), str(qrels_path)),
+                "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL_COMMAND, str(qrels_path), str(run_path)]}
+    found: dict[str, list[dict]] = {name: [] for name in commands}
+    for _ in range(args.repeat):
+        for name, argv in commands.items():
+            result = whole_process(argv)
+            if result is None:
+                return
+            found[name].append(result)
+    median = {name: {key: statistics.median(r[key] for r in runs) for key in ("seconds", "cpu", "peak_mib")}
+              for name, runs in found.items()}
+    print(f"{'command':<14} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}   runs (wall s / cpu s)")
+    for name, runs in found.items():
+        each = ", ".join(f"{r['seconds']:.2f}/{r['cpu']:.2f}" for r in runs)
+        print(f"{name:<14} {median[name]['seconds']:>7.2f} {median[name]['cpu']:>7.2f} "
+              f"{median[name]['peak_mib']:>9.0f}   {each}")
+    ours, theirs = median["evalset score"], median["pytrec_eval"]
+    pairs = [p["seconds"] / e["seconds"] for e, p in zip(found["evalset score"], found["pytrec_eval"], strict=True)]
+    print(f"evalset score is {theirs['seconds'] / ours['seconds']:.1f}x faster than pytrec_eval in wall time "
+          f"(medians; per pair {', '.join(f'{r:.1f}x' for r in pairs)}; goal >= 8x), "
+          f"{theirs['cpu'] / ours['cpu']:.1f}x less CPU (goal >= 5x), "
+          f"{theirs['peak_mib'] / ours['peak_mib']:.1f}x less memory")
+    printed = json.loads(found["evalset score"][0]["stdout"])["runs"][run_path.name.rsplit(".", 1)[0]]
+    reference = json.loads(found["pytrec_eval"][0]["stdout"].strip().splitlines()[-1])
+    worst = max(abs(printed[m]["mean"] - reference[m]) for m in MEASURES)
+    print(f"the means each command printed: largest difference {worst:.1e} over {len(MEASURES)} means")
+    print(load())
+
+
 # --------------------------------------------------------------------------------------------- the parent
 def load() -> str:
     return f"load average {os.getloadavg()[0]:.2f}"
@@ -297,6 +375,8 @@ def main_case(args, data: Path) -> dict | None:
     if "evalset" in results:
         table(results, "evalset", list(MEASURES))
     print(load())
+    if args.cli:
+        cli_case(args, run_path, qrels_path)
     return results
 
 
@@ -365,6 +445,7 @@ def main() -> None:
     parser.add_argument("--big-factor", type=int, default=10, help="The big case has this many times --lines.")
     parser.add_argument("--runs", type=int, default=37)
     parser.add_argument("--qrels-sets", type=int, default=3)
+    parser.add_argument("--cli", action="store_true", help="Main case: also time the commands as whole processes.")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the inputs are generated (once).")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
