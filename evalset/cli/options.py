@@ -134,16 +134,16 @@ def parse_scale(text: str) -> list[int]:
     return grades
 
 
-def evaluation_from_options(qrels_path, set_path, split, override_contract, contract):
-    """The :class:`evalset.evaluation.Evaluation` of the options shared by score, compare and plan.
-
-    Which options were given together is the command line's to check (a usage error); what the library finds in
-    the inputs (an option that contradicts the set's contract) is an :class:`~evalset.errors.InputError`.
+def evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs=()):
+    """The :class:`evalset.evaluation.Evaluation` of the options shared by score, compare and plan; the first big
+    file of ``runs`` is read while the qrels are (:func:`evalset.io.runstream.start_reading`). Options given together
+    are the command line's to check (a usage error); an option that contradicts a set's contract is an InputError.
     """
-    from evalset.evaluation import Evaluation
-
     if bool(qrels_path) == bool(set_path):
         raise click.UsageError("give either --qrels or --set")
+    from evalset.io.runstream import start_reading
+    start_reading(runs, rank=contract.ties == "run")
+    from evalset.evaluation import Evaluation
     if set_path:
         return Evaluation.on_set(set_path, split, contract, override_contract=override_contract)
     return Evaluation.on_qrels(qrels_path, contract)

@@ -53,6 +53,6 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     """
     from evalset.scoring import score_runs
 
-    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version)),
          output_format)

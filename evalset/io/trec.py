@@ -63,6 +63,7 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
             include_columns=include,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
+            null_values=[],  # a number spelled NA or null is not a number: the line-by-line parse names its line
         ),
     )
 
@@ -157,7 +158,7 @@ def _typed_columns(table: pa.Table, path: str, layout: Layout,
 
 
 # ------------------------------------------------------------------------------------------------------ runs
-def read_run(path: str | os.PathLike) -> pd.DataFrame:
+def read_run(path: str | os.PathLike, rank: bool = True) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 docid rank score tag``, whitespace separated, plain or ``.gz``; ``-`` or a pipe
     is read once, gzipped or not: :func:`evalset.io.files.local_file`), a JSON run (``{qid: {docid: score}}``:
     :mod:`evalset.io.jsonrun`) or a run with named columns (TSV, CSV, Parquet: :mod:`evalset.io.tablerun`), told
@@ -166,19 +167,20 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
 
     Returns a DataFrame with columns ``query_id`` and ``doc_id`` (strings), ``rank`` (int64) and
     ``score`` (float64), in file order. The rank column is kept as written; ordering for evaluation is done
-    by :func:`evalset.metrics.ranking.order_run` under a declared tie rule.
+    by :func:`evalset.metrics.ranking.order_run` under a declared tie rule. ``rank=False``: a TREC run's rank
+    field is neither parsed nor checked and the frame has no ``rank`` column (scoring reads ranks only under the tie
+    rule ``run``; trec_eval never reads them).
     """
     path = io_files.local_file(os.fspath(path))
     check_file(path)
     kind = io_files.content_kind(path)
     if kind == "json" or kind in TABLE_KINDS:  # evalset.io.jsonrun, evalset.io.tablerun
         return read_json_run(path) if kind == "json" else read_table_run(path)
-    numbers = {"rank": pa.int64(), "score": pa.float64()}
+    numbers = {"rank": pa.int64(), "score": pa.float64()} if rank else {"score": pa.float64()}
     fields = _read_fields(path, RUN_LAYOUT, numbers)
     refuse_no_run_lines(len(fields), path)
     table, typed = _typed_columns(fields, path, RUN_LAYOUT, numbers)
-    frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"], "rank": typed["rank"],
-                      "score": typed["score"]}).to_pandas()
+    frame = pa.table({"query_id": table["qid"], "doc_id": table["docid"]} | typed).to_pandas()
     frame.attrs[COMMENT_LINES] = comment_lines(table)
     return frame
 

@@ -380,8 +380,8 @@ def evaluate(
     (:meth:`evalset.metrics.measures.Measure.contract`); the notes and the queries kept are the contract's.
     """
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
-    run = run_frame(run)  # ir_measures' and pytrec_eval's shapes too: evalset.io.frames
     contract = prepared.contract
+    run = run_frame(run, rank=contract.ties == "run")  # ir_measures' and pytrec_eval's shapes too: evalset.io.frames
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     trec_eval_version = check_trec_eval_version(trec_eval_version)
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract

@@ -124,13 +124,14 @@ def evaluate_file(path: str | os.PathLike, prepared: PreparedQrels, measures: It
     the same values either way (see the module's conventions). ``block_bytes``: the text read at a time when
     streaming (default :data:`evalset.io.runstream.STREAM_BLOCK_BYTES`); ``trec_eval_version``: evaluate's."""
     measures = list(measures)
+    rank = prepared.contract.ties == "run"  # the only rule that reads a run's ranks (trec_eval never does)
     if stream if stream is not None else runstream.streams(path):
         try:
-            return evaluate_blocks(runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES), prepared,
-                                   measures, trec_eval_version)
+            blocks = runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES, rank=rank)
+            return evaluate_blocks(blocks, prepared, measures, trec_eval_version)
         except runstream.RunNotGrouped:
             pass  # not grouped by query: read whole
-    return evaluate(read_run(path), prepared, measures, trec_eval_version=trec_eval_version)
+    return evaluate(read_run(path, rank=rank), prepared, measures, trec_eval_version=trec_eval_version)
 
 
 def evaluate_run_files(paths: Mapping[str, str | os.PathLike], qrels: pd.DataFrame | PreparedQrels,

@@ -8,8 +8,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.speed.parallel import column_pieces, parallel_map
-
 
 def string_column(values) -> pa.ChunkedArray:
     """An arrow string column from a Series, an array or a chunked array, without copying when possible
@@ -45,6 +43,5 @@ def string_bytes(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def length_range(values) -> tuple[int, int]:
     """The shortest and longest byte length of the strings (0, 0 when there are none)."""
-    lengths = [string_bytes(piece)[1] for piece in column_pieces(string_column(values))]
-    ranges = parallel_map(lambda each: (int(each.min()), int(each.max())), lengths)
-    return min((low for low, _ in ranges), default=0), max((high for _, high in ranges), default=0)
+    ranges = [pc.min_max(pc.binary_length(chunk)).as_py() for chunk in string_column(values).chunks if len(chunk)]
+    return min((r["min"] for r in ranges), default=0), max((r["max"] for r in ranges), default=0)

@@ -47,20 +47,48 @@ def test_score_streamed_prints_what_score_whole_prints(dl19, monkeypatch, option
     assert len(whole.stdout) > 1000
 
 
+def _with_line(run: str, folder: Path, line: str) -> tuple[Path, int]:
+    """The run (as ``folder/run.txt``) with its middle line replaced by ``line``, formatted with that line's
+    ``fields``, and the line's number."""
+    with gzip.open(run, "rt") as handle:
+        lines = handle.read().splitlines()
+    middle = len(lines) // 2
+    lines[middle] = line.format(fields=lines[middle].split())
+    folder.mkdir(exist_ok=True)
+    changed = folder / "run.txt"
+    changed.write_text("\n".join(lines) + "\n")
+    return changed, middle + 1
+
+
 @pytest.mark.slow
 def test_a_bad_line_in_the_middle_of_a_streamed_run_prints_no_result(dl19, tmp_path, streamed):
     qrels, runs = dl19
-    with gzip.open(runs[0], "rt") as handle:
-        lines = handle.read().splitlines()
-    middle = len(lines) // 2
-    lines[middle] = f"{lines[middle].split()[0]} Q0 D1 x 1.5 tag"  # a rank that is not a number
-    bad = tmp_path / "bad.run"
-    bad.write_text("\n".join(lines) + "\n")
+    bad, line = _with_line(runs[0], tmp_path, "{fields[0]} Q0 D1 1 1.5x tag")  # a score that is not a number
     result = invoke("score", "--qrels", qrels, runs[1], bad)
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.startswith(f"evalset: error: {bad}:{middle + 1}: ")
-    assert "rank must be an integer, found 'x'" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"evalset: error: {bad}:{line}: ")
+    assert "score must be a finite number, found '1.5x'" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stream", [True, False])
+def test_the_rank_field_is_read_only_under_the_tie_rule_that_uses_it(dl19, tmp_path, monkeypatch, stream):
+    """trec_eval never reads a run's rank field: scoring reads it only under --ties run (streamed or read whole)."""
+    qrels, runs = dl19
+    if stream:
+        monkeypatch.setattr(runstream, "STREAM_ABOVE_BYTES", 0)
+        monkeypatch.setattr(runstream, "STREAM_BLOCK_BYTES", 1 << 16)
+    odd, line = _with_line(runs[0], tmp_path / "odd", "{fields[0]} Q0 {fields[2]} x {fields[4]} {fields[5]}")
+    same = "{fields[0]} {fields[1]} {fields[2]} {fields[3]} {fields[4]} {fields[5]}"
+    plain, _ = _with_line(runs[0], tmp_path / "plain", same)
+    scored, reference = invoke("score", "--qrels", qrels, odd), invoke("score", "--qrels", qrels, plain)
+    assert scored.exit_code == reference.exit_code == 0, scored.output
+    assert scored.stdout == reference.stdout
+    assert scored.stdout.splitlines()[1].split()[1] == "0.5058"  # bm25base_p's nDCG@10, trec_eval's figure
+    refused = invoke("score", "--qrels", qrels, odd, "--ties", "run")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == f"evalset: error: {odd}:{line}: rank must be an integer, found 'x'\n"
 
 
 @pytest.mark.slow
