@@ -80,11 +80,11 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
         if (all_pairs and baseline_name) or single:
             raise click.UsageError("--all and --baseline compare the runs at once: give one of them, without "
                                    "--planned, --exploratory, --why, --holes, --corpus, --interval or --test")
+        evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract,
+                                             (baseline, *candidates))
         from evalset.comparing import compare_many
         from evalset.io.trec import expand_run_paths
 
-        evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract,
-                                             (baseline, *candidates))
         emit(compare_many(evaluation, expand_run_paths((baseline, *candidates)), metric, baseline=baseline_name,
                           correction=correction or "tukey", alpha=alpha, permutations=permutations, seed=seed,
                           depth=depth, accept_holes=accept_holes, strata=queries),
@@ -109,11 +109,11 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
         check_outputs({}, {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                            "--queries": queries, "--corpus": corpus},
                       folders={"--holes": (holes_folder, POOL_FILES)}, force=force)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract,
+                                         () if why or holes_folder else (baseline, *candidates))
     from evalset.comparing import compare_runs, explain_comparisons
     from evalset.io.trec import expand_run_paths, read_run
 
-    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract,
-                                         () if why or holes_folder else (baseline, *candidates))
     run_files = expand_run_paths((baseline, *candidates))
     # --why and --holes read the runs' top k: each file is then read once, whole; else big files stream
     runs = {name: read_run(path) for name, path in run_files.items()} if why or holes_folder else None

@@ -51,8 +51,8 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     printed with each mean. With --set, results come per stratum with the traffic-weighted mean across
     strata, on the test split by default. A run's name is its file name without extensions.
     """
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.scoring import score_runs
 
-    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version)),
          output_format)

@@ -25,12 +25,14 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from evalset.errors import SHOWN_AS, InputError, ServiceError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BLOCK_SIZE = 1 << 24
 
@@ -145,6 +147,10 @@ RUN_COLUMNS = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docno", "d
 score``, trec_eval's ``qid, docno``, ``docid``; ``rank`` is optional."""
 
 PARQUET_MAGIC = b"PAR1"
+
+TABLE_KINDS = ("run-table", "table", "queries-tsv", "parquet")
+"""The kinds of :func:`content_kind` that are runs with named columns (:mod:`evalset.io.tablerun`), never TREC
+lines."""
 
 
 def header_fields(line: str) -> list[str]:

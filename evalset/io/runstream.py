@@ -8,8 +8,10 @@ Conventions
   while the blocks before are scored on the other, and memory does not grow with the run; below about 1M lines
   there is nothing to overlap and both ways take the same time (2026-12-01, quiet machine: 1M lines 0.35 s either
   way, 3M lines 0.79 s streamed and 0.81 s whole, 10M lines 2.3-2.5 s streamed and 3.6-3.9 s whole).
-- A plain file is mapped into memory a piece at a time, so its text is never copied and a piece's pages leave
-  the process's memory with the piece; a compressed file is decompressed a block at a time.
+- The text is read in pieces and each piece parsed by :mod:`evalset.io.runtext` (which a command may start before
+  the library loads: :func:`evalset.io.runtext.read_ahead`); here the pieces are checked and cut into blocks.
+- The rank field is read only with ``rank=True`` (scoring asks for it only under the tie rule ``run``; trec_eval
+  never reads it): otherwise a rank that is not an integer is not an error.
 - Blocks are cut at query boundaries: the rows of the last query of each block of text are carried into the next,
   so that every block holds whole queries when the run is grouped by query (each query's lines together, as TREC
   runs are and as :func:`evalset.io.trec.write_run` writes them). A query id that reappears after another query
@@ -29,8 +31,6 @@ Conventions
 from __future__ import annotations
 
 import os
-import queue
-import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -40,22 +40,21 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
-from evalset.io.files import check_file, content_kind, first_line, utf8_error
-from evalset.io.tablerun import TABLE_KINDS
-from evalset.io.trec import _parse_options, _typed_columns, read_run, refuse_no_run_lines
+from evalset.io import runtext
+from evalset.io.files import check_file, first_line, utf8_error
+from evalset.io.runtext import COMPRESSED, STREAM_ABOVE_BYTES, STREAM_ABOVE_COMPRESSED_BYTES, STREAM_BLOCK_BYTES
+from evalset.io.trec import _typed_columns, read_run, refuse_no_run_lines
 from evalset.io.trecfields import RUN_LAYOUT, has_comment, split_lines
 
-STREAM_ABOVE_BYTES = 64 << 20
-"""A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
-
-STREAM_ABOVE_COMPRESSED_BYTES = 16 << 20
-"""A compressed (``.gz``, ``.bz2``) run file larger than this on disk is streamed (about 1.4M lines)."""
-
-STREAM_BLOCK_BYTES = 1 << 25
-"""Text read at a time when streaming (32 MiB, about 850,000 lines of a usual run)."""
-
-_NUMBERS = {"rank": pa.int64(), "score": pa.float64()}
-_COMPRESSED = (".gz", ".bz2")
+__all__ = [
+    "STREAM_ABOVE_BYTES",
+    "STREAM_ABOVE_COMPRESSED_BYTES",
+    "STREAM_BLOCK_BYTES",
+    "RunNotGrouped",
+    "first_query_ids",
+    "query_blocks",
+    "streams",
+]
 
 
 class RunNotGrouped(Exception):
@@ -68,30 +67,7 @@ class RunNotGrouped(Exception):
 
 def streams(path: str | os.PathLike) -> bool:
     """Whether a run file is big enough to be streamed (see the module's conventions)."""
-    path = os.fspath(path)
-    limit = STREAM_ABOVE_COMPRESSED_BYTES if path.endswith(_COMPRESSED) else STREAM_ABOVE_BYTES
-    try:
-        return os.path.getsize(path) > limit and _lines(path)  # a JSON or table run is read whole
-    except (OSError, InputError):
-        return False  # the whole-file reader names the problem
-
-
-def _lines(path: str) -> bool:
-    """Whether a run file is TREC lines (streamable), not a JSON run or a run with named columns (read whole)."""
-    kind = content_kind(path)
-    return kind != "json" and kind not in TABLE_KINDS
-
-
-def _read_options(names: list[str], numbers: dict[str, pa.DataType] | None, include: list[str]):
-    return (pacsv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=False),
-            pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
-                                 include_columns=include, strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                 null_values=[]))
-
-
-def _numbers(rank: bool) -> dict[str, pa.DataType]:
-    """The number fields parsed: the rank only when asked (see :func:`query_blocks`)."""
-    return _NUMBERS if rank else {"score": _NUMBERS["score"]}
+    return runtext.streams(path, STREAM_ABOVE_BYTES, STREAM_ABOVE_COMPRESSED_BYTES)
 
 
 def _fits(table: pa.Table, delimiter: str, other_in_text: bool) -> bool:
@@ -113,88 +89,19 @@ def _read_error(path: str, exc: Exception, lines_read: int) -> InputError:
         found = utf8_error(path)
         if found:
             return found
-    if path.endswith(_COMPRESSED):
+    if path.endswith(COMPRESSED):
         return InputError(f"the compressed file ends early or is damaged after line {lines_read} ({exc}): a "
                           "truncated download or copy?", path, lines_read + 1)
     return InputError(f"cannot read after line {lines_read}: {exc}", path, lines_read + 1)
 
 
-def _newline(data: np.ndarray, last: bool) -> int:
-    """The place of the first (or last) newline byte in ``data``, or -1; searched in windows from that end."""
-    window = 1 << 16
-    for start in (range(len(data) - window, -window, -window) if last else range(0, len(data), window)):
-        found = np.flatnonzero(data[max(start, 0):start + window] == 10)
-        if len(found):
-            return max(start, 0) + int(found[-1] if last else found[0])
-    return -1
-
-
-def _text_chunks(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
-    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file is
-    mapped into memory and sliced; a compressed one is read a block at a time, each block cut after its first
-    and its last newline, the piece of a line before the first joined to the rest of the block before (a short
-    piece of its own)."""
-    if not path.endswith(_COMPRESSED) and os.path.isfile(path):
-        size, start = os.path.getsize(path), 0
-        while start < size:
-            # mapped anew for each piece, so that a piece's pages leave memory with the piece
-            with pa.memory_map(path) as mapped:
-                text = mapped.read_buffer()
-            data = np.frombuffer(text, dtype=np.uint8)
-            stop = min(start + block_bytes, size)
-            if stop < size:
-                last = _newline(data[start:stop], last=True)
-                if last >= 0:
-                    stop = start + last + 1
-                else:  # a line longer than a block: to its end
-                    first = _newline(data[stop:], last=False)
-                    stop = size if first < 0 else stop + first + 1
-            piece = text.slice(start, stop - start)
-            yield piece
-            start = stop
-        return
-    with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
-        rest = b""
-        while True:
-            buffer = stream.read_buffer(block_bytes)
-            if buffer.size == 0:
-                break
-            data = np.frombuffer(buffer, dtype=np.uint8)
-            last = _newline(data, last=True)
-            if last < 0:
-                rest += buffer.to_pybytes()
-                continue
-            first = _newline(data, last=False)
-            yield pa.py_buffer(rest + buffer.slice(0, first + 1).to_pybytes())
-            if last > first:
-                yield buffer.slice(first + 1, last - first)
-            rest = buffer.slice(last + 1).to_pybytes()
-        if rest:
-            yield pa.py_buffer(rest)
-
-
-def _fast(chunk: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
-    """The one-delimiter parse of a piece of text (a row is a line: blank lines do not fit), or None if the piece
-    does not fit it."""
-    read, convert = _read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
-    try:
-        table = pacsv.read_csv(pa.BufferReader(chunk), read_options=read,
-                               parse_options=_parse_options(delimiter, False), convert_options=convert)
-    except pa.ArrowInvalid:
-        return None
-    other = ord(" " if delimiter == "\t" else "\t")
-    data = np.frombuffer(chunk, dtype=np.uint8)
-    other_in_text = any((data[start:start + (1 << 20)] == other).any() for start in range(0, len(data), 1 << 20))
-    return table if _fits(table, delimiter, other_in_text) else None
-
-
 def _by_line(chunk: pa.Buffer, path: str, line: int, numbers: dict[str, pa.DataType]) -> tuple[pa.Table, int]:
     """The line-by-line parse of a piece of text whose first line is line ``line`` of the file (errors name the
     line in the file); the table and the number of lines in the piece."""
-    read, convert = _read_options(["line"], None, ["line"])
+    read, convert = runtext.read_options(["line"], None, ["line"])
     try:
-        lines = pacsv.read_csv(pa.BufferReader(chunk), read_options=read, parse_options=_parse_options("\x1e", False),
-                               convert_options=convert)["line"].combine_chunks()
+        lines = pacsv.read_csv(pa.BufferReader(chunk), read_options=read, convert_options=convert,
+                               parse_options=runtext.parse_options("\x1e", False))["line"].combine_chunks()
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             return _no_lines(numbers), chunk.to_pybytes().count(b"\n")
@@ -214,110 +121,25 @@ def _no_lines(numbers: dict[str, pa.DataType]) -> pa.Table:
 
 def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table]:
     """``qid, docid[, rank], score`` in pieces of lines, in file order: each piece by the fast parse if it fits,
-    else by the line-by-line parse."""
-    numbers = _numbers(rank)
-    head = first_line(path, comments=True)
-    delimiter = "\t" if "\t" in head else " "
+    else by the line-by-line parse (a piece read ahead by :func:`evalset.io.runtext.read_ahead` is taken as
+    parsed there)."""
+    delimiter, numbers = "\t" if "\t" in first_line(path, comments=True) else " ", runtext.number_fields(rank)
     line = 1  # the number in the file of the piece's first line
-    chunks = _text_chunks(path, block_bytes)
+    pieces = runtext.pieces(path, block_bytes, rank)
     while True:
         try:
-            chunk = next(chunks, None)
+            piece = next(pieces, None)
         except (OSError, pa.ArrowInvalid, EOFError) as exc:
             raise _read_error(path, exc, line - 1) from exc
-        if chunk is None:
+        if piece is None:
             return
-        buffer = chunk
-        table = _fast(buffer, delimiter, numbers) if head else None
-        if table is not None:
+        chunk, table, other_in_text = piece
+        if table is not None and _fits(table, delimiter, other_in_text):
             line += len(table)
         else:
-            table, count = _by_line(buffer, path, line, numbers)
+            table, count = _by_line(chunk, path, line, numbers)
             line += count
         yield table
-
-
-_END = object()
-
-
-class _Ahead:
-    """``items``, produced on a thread of its own (parsing releases the GIL) from the moment this is made, at most
-    ``depth`` items ahead of the caller; an exception is handed over and raised in the caller. The thread stops
-    when the caller stops early: :meth:`close`, or this iterator dropped (the thread holds no reference to it)."""
-
-    def __init__(self, items: Iterator, depth: int = 1):
-        self._pieces: queue.Queue = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._done = False
-        self._producer = threading.Thread(target=_produce, args=(items, self._pieces, self._stop),
-                                          name="evalset-run-reader", daemon=True)
-        self._producer.start()
-
-    def __iter__(self) -> Iterator:
-        return self
-
-    def __next__(self):
-        if self._done:
-            raise StopIteration
-        item = self._pieces.get()
-        if item is _END or isinstance(item, BaseException):
-            self.close()
-            if item is _END:
-                raise StopIteration
-            raise item
-        return item
-
-    def close(self) -> None:
-        self._done = True
-        self._stop.set()
-        self._producer.join()
-
-    def __del__(self):
-        self._stop.set()
-
-
-def _produce(items: Iterator, pieces: queue.Queue, stop: threading.Event) -> None:
-    def hand_over(item) -> bool:
-        while not stop.is_set():
-            try:
-                pieces.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    try:
-        for item in items:
-            if not hand_over(item):
-                return
-        hand_over(_END)
-    except BaseException as exc:  # handed to the caller, who raises it
-        hand_over(exc)
-
-
-_READING: dict[tuple[str, int, bool], tuple[tuple[float, int], _Ahead]] = {}
-
-
-def _stamp(path: str) -> tuple[float, int]:
-    status = os.stat(path)
-    return status.st_mtime, status.st_size
-
-
-def start_reading(paths, block_bytes: int | None = None, rank: bool = True) -> None:
-    """Start reading the first of ``paths`` that :func:`streams`, on the reader thread, while the caller does other
-    work (a command reads its qrels meanwhile): :func:`query_blocks` of that file (with the same ``block_bytes``
-    and ``rank``) then continues from the blocks already parsed. A file that cannot be read is left to
-    :func:`query_blocks` to refuse. ``block_bytes``: default :data:`STREAM_BLOCK_BYTES`."""
-    block_bytes = block_bytes or STREAM_BLOCK_BYTES
-    for path in map(os.fspath, paths):
-        try:
-            if streams(path) and (path, block_bytes, rank) not in _READING:
-                check_file(path)
-                reader = _Ahead(_query_blocks(path, block_bytes, rank), depth=3)
-                _READING[path, block_bytes, rank] = _stamp(path), reader
-                return
-        except (OSError, InputError):
-            continue
 
 
 def _query_heads(qid: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -378,20 +200,15 @@ def query_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES,
     """
     path = os.fspath(path)
     check_file(path)
-    started = _READING.pop((path, block_bytes, rank), None)
-    if started is not None:
-        if started[0] == _stamp(path):  # the file read ahead (start_reading), unchanged since
-            return started[1]
-        started[1].close()
-    if not _lines(path):
+    if not runtext.lines_file(path):
         run = read_run(path)
         return iter([(list(pd.unique(run["query_id"])), run)])
-    return _Ahead(_query_blocks(path, block_bytes, rank))
+    return runtext.ReadAhead(_query_blocks(path, block_bytes, rank))
 
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
     """The first ``count`` distinct query ids of a run file, in file order (for messages)."""
-    if not _lines(os.fspath(path)):  # a JSON or table run: read whole, as evalset.io.trec.read_run reads it
+    if not runtext.lines_file(os.fspath(path)):  # a JSON or table run: read whole, as evalset.io.trec.read_run reads it
         return list(pd.unique(read_run(path)["query_id"]))[:count]
     found: dict[str, None] = {}
     for table in _parsed(os.fspath(path), STREAM_BLOCK_BYTES):

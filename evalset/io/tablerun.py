@@ -32,9 +32,6 @@ import pyarrow.parquet as pq
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, RUN_COLUMNS, first_line, open_file, utf8_error
 
-TABLE_KINDS = ("run-table", "table", "queries-tsv", "parquet")
-"""The kinds of :func:`evalset.io.files.content_kind` read here (a file with a header naming a query id column)."""
-
 
 def read_table_run(path: str | os.PathLike) -> pd.DataFrame:
     """The run in the TSV, CSV or Parquet file at ``path`` as ``query_id, doc_id, rank, score`` (module

@@ -21,9 +21,10 @@ import pyarrow.csv as pacsv
 
 import evalset.io.files as io_files
 from evalset.errors import InputError
-from evalset.io.files import BLOCK_SIZE, atomic_path, check_file, file_contains, first_line, utf8_error
+from evalset.io.files import BLOCK_SIZE, TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
-from evalset.io.tablerun import TABLE_KINDS, read_table_run
+from evalset.io.runtext import parse_options
+from evalset.io.tablerun import read_table_run
 from evalset.io.trecfields import (
     BEIR_QRELS_LAYOUT,
     COMMENT_LINES,
@@ -34,8 +35,9 @@ from evalset.io.trecfields import (
     has_comment,
     split_lines,
 )
-from evalset.speed.keys import repeated_rows, string_keys
-from evalset.speed.strings import as_string_array, length_range
+from evalset.speed.keys import query_codes, repeated_rows, string_keys
+from evalset.speed.memory import release_unused
+from evalset.speed.strings import length_range
 
 _KNOWN_SUFFIXES = {".gz", ".bz2", ".run", ".txt", ".tsv", ".trec", ".res", ".qrels", ".results", ".json", ".csv",
                    ".parquet", ".pq"}
@@ -68,11 +70,6 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
     )
 
 
-def _parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptions:
-    return pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
-                              ignore_empty_lines=ignore_empty_lines)
-
-
 def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
     """One-delimiter parse, numbers parsed by the reader; None when the file does not fit (the caller falls
     back to the line-by-line parse, which also names a bad line)."""
@@ -80,7 +77,7 @@ def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> 
     if not head:
         return None
     try:
-        table = _read_csv(path, _parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
+        table = _read_csv(path, parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
                           list(layout.keep), numbers, skip_rows=1 if layout.header else 0)
     except pa.ArrowInvalid:
         return None
@@ -103,7 +100,7 @@ def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> 
 def _fields_by_line(path: str, layout: Layout) -> pa.Table:
     """Whitespace-split parse that keeps line numbers (``line_no``); raises InputError on a malformed line."""
     try:
-        lines = _read_csv(path, _parse_options("\x1e", False), ["line"], ["line"],
+        lines = _read_csv(path, parse_options("\x1e", False), ["line"], ["line"],
                           skip_rows=1 if layout.header else 0)["line"]
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
@@ -267,6 +264,8 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     table, typed = _typed_columns(_read_fields(path, layout, numbers), path, layout, numbers)
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
                           "grade": typed["grade"].to_numpy()})
+    del typed
+    release_unused()  # the parse's buffers, before the checks need more
     refuse_no_judgments(frame["grade"].to_numpy(), path)
     frame.attrs[COMMENT_LINES] = comment_lines(table)
     if every_line:
@@ -304,9 +303,10 @@ def refuse_no_judgments(grade: np.ndarray, source: str) -> None:
 
 def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """Collapse exact repeats; refuse a pair with two grades (naming lines when ``line_no`` is given)."""
-    query_code = pc.dictionary_encode(as_string_array(frame["query_id"])).indices.to_numpy(zero_copy_only=False)
+    query_code = query_codes(frame["query_id"])[1]
     (doc_key,) = string_keys(frame["doc_id"])
     repeated = repeated_rows(query_code, doc_key)
+    del query_code, doc_key
     collapsed = int(repeated.sum())
     if collapsed:
         group = frame[frame.duplicated(["query_id", "doc_id"], keep=False)]  # rare: strings are fine here
@@ -322,6 +322,7 @@ def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     comments = frame.attrs.get(COMMENT_LINES, 0)
     frame = frame.drop(columns="line_no", errors="ignore").reset_index(drop=True)
     frame.attrs |= {"collapsed_duplicates": collapsed, COMMENT_LINES: comments}
+    release_unused()
     return frame
 
 

@@ -41,7 +41,7 @@ from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, qu
 from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.speed.keys import join, join_keys
 from evalset.speed.parallel import parallel_map
-from evalset.speed.strings import as_string_array
+from evalset.speed.strings import string_column
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 
@@ -56,7 +56,7 @@ class PreparedQrels:
 
     query_ids: pd.Index
     query_code: np.ndarray
-    doc_id: pa.Array
+    doc_id: pa.ChunkedArray  # the qrels' own column, chunks and all (no copy)
     grade: np.ndarray
     num_relevant: np.ndarray
     num_judged_nonrelevant: np.ndarray
@@ -100,10 +100,10 @@ def prepare_qrels(qrels: pd.DataFrame, contract: EvaluationContract | None = Non
     contract = contract or EvaluationContract()
     query_ids, query_code = query_codes(qrels["query_id"])
     grade = qrels["grade"].to_numpy(dtype=np.int64)
-    return _indexed(query_ids, query_code, as_string_array(qrels["doc_id"]), grade, contract, source)
+    return _indexed(query_ids, query_code, string_column(qrels["doc_id"]), grade, contract, source)
 
 
-def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.Array, grade: np.ndarray,
+def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.ChunkedArray, grade: np.ndarray,
              contract: EvaluationContract, source: str | None = None) -> PreparedQrels:
     if contract.gain == "exponential" and len(grade) and grade.max() > MAX_EXPONENTIAL_GRADE:
         row = int(np.argmax(grade))
@@ -111,11 +111,10 @@ def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.Array, grad
                          f"{doc_id[row].as_py()}) cannot be scored with exponential gain: 2^grade - 1 "
                          f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (or use --gain linear)", source)
     relevant = grade >= contract.rel_level
-    judged_nonrelevant = (grade >= 0) & ~relevant
-    gain = _gain(grade, contract.gain)
-    has_gain = gain > 0
-    order = np.lexsort((-gain[has_gain], query_code[has_gain]))
-    ideal_query_code = query_code[has_gain][order]
+    has_gain = grade > 0  # where the gain (the grade, or 2^grade - 1) is positive
+    gain, gain_query = _gain(grade[has_gain], contract.gain), query_code[has_gain]
+    order = np.lexsort((-gain, gain_query))
+    ideal_query_code = gain_query[order]
     ideal_position = position_in_group(ideal_query_code)
     count = len(query_ids)
     return PreparedQrels(
@@ -124,10 +123,10 @@ def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.Array, grad
         doc_id=doc_id,
         grade=grade,
         # float even for empty qrels (np.bincount of nothing is int64, which later divisions cannot write into)
-        num_relevant=np.bincount(query_code, weights=relevant, minlength=count).astype(np.float64),
-        num_judged_nonrelevant=np.bincount(query_code, weights=judged_nonrelevant, minlength=count).astype(np.float64),
+        num_relevant=np.bincount(query_code[relevant], minlength=count).astype(np.float64),
+        num_judged_nonrelevant=np.bincount(query_code[(grade >= 0) & ~relevant], minlength=count).astype(np.float64),
         ideal_query_code=ideal_query_code,
-        ideal_gain=gain[has_gain][order],
+        ideal_gain=gain[order],
         ideal_position=ideal_position,
         contract=contract,
     )

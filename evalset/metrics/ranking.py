@@ -30,14 +30,13 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalset.contract import TIE_RULES, TieRule
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, check
-from evalset.speed.keys import repeated_rows, string_keys
-from evalset.speed.parallel import column_pieces, parallel_map, row_blocks
-from evalset.speed.strings import as_string_array, string_column
+from evalset.speed.keys import query_codes, repeated_rows, string_keys
+from evalset.speed.parallel import row_blocks
+from evalset.speed.strings import string_column
 
 
 @dataclass(frozen=True)
@@ -109,39 +108,6 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     for start, stop in row_blocks(len(codes)):
         np.subtract(np.arange(start, stop, dtype=np.int32), position[start:stop], out=position[start:stop])
     return position
-
-
-def _changes(piece: pa.Array) -> np.ndarray:
-    """The rows of a string array that differ from the row before."""
-    differ = pc.not_equal(piece.slice(1), piece.slice(0, len(piece) - 1)).to_numpy(zero_copy_only=False)
-    return np.flatnonzero(differ) + 1
-
-
-def query_codes(query_id) -> tuple[pd.Index, np.ndarray]:
-    """The distinct query ids in byte order, and each row's index into them."""
-    column = string_column(query_id)
-    pieces = list(column_pieces(column))
-    starts, heads, done = [np.zeros(0, dtype=np.int64)], [], 0
-    for index, changes in enumerate(parallel_map(_changes, pieces)):  # where the id differs from the row before
-        piece = pieces[index]
-        if index == 0 or piece[0] != pieces[index - 1][len(pieces[index - 1]) - 1]:
-            changes = np.r_[0, changes]
-        starts.append(changes + done)
-        heads += piece.take(pa.array(changes)).to_pylist()
-        done += len(piece)
-    starts = np.concatenate(starts)
-    grouped = len(set(heads)) == len(heads)  # each query's rows are contiguous (most runs): no hashing of every row
-    if grouped:
-        names = np.array(heads, dtype=object)
-    else:
-        encoded = pc.dictionary_encode(as_string_array(column))
-        names = np.array(encoded.dictionary.to_pylist(), dtype=object)
-    order = np.argsort(np.array([name.encode() for name in names], dtype=object), kind="stable")
-    rank = np.empty(len(order), dtype=np.int32)
-    rank[order] = np.arange(len(order))
-    if grouped:
-        return pd.Index(names[order], dtype=object), np.repeat(rank, np.diff(np.r_[starts, len(column)]))
-    return pd.Index(names[order], dtype=object), rank[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 TieKeys = Callable[[np.ndarray], list[np.ndarray]]

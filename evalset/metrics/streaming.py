@@ -31,6 +31,7 @@ from evalset.io import runstream
 from evalset.io.trec import read_run
 from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels
 from evalset.metrics.measures import Measure, parse_measure
+from evalset.speed.memory import release_unused
 from evalset.speed.parallel import parallel_map
 
 
@@ -104,6 +105,8 @@ def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepar
         queries = np.sort(found[found >= 0])
         in_run[queries] = True
         score(block, queries)
+        del block
+        release_unused()  # the block's buffers: memory stays that of one block
     counts.pop("missing_queries", None)
     score(_EMPTY_RUN, np.flatnonzero(~in_run))  # the judged queries absent from the run (and every key of attrs)
     counts["missing_queries"] = int(np.sum(~in_run))

@@ -62,9 +62,9 @@ def test_an_interrupted_command_is_one_line_and_exit_130(tmp_path):
                                env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
-    while not reading(process.pid, run) and process.poll() is None and time.monotonic() < deadline:
+    while not (seen := reading(process.pid, run)) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert reading(process.pid, run), "the command ended before it could be interrupted"
+    assert seen, "the command ended before it could be interrupted"  # (a piece is mapped at a time: seen once)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr

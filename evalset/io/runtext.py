@@ -1,0 +1,273 @@
+"""A TREC run file's text in pieces that end at a line end, each parsed by the one-delimiter parse, and read ahead on
+a thread of its own. Imports no pandas, so that a command starts reading a big run before the library has loaded
+(:func:`read_ahead`); :mod:`evalset.io.runstream` checks the pieces, cuts them into blocks of whole queries and
+parses a piece line by line when it does not fit.
+
+Conventions
+-----------
+- A plain file is mapped into memory a piece at a time, so its text is never copied and a piece's pages leave the
+  process's memory with the piece; a compressed file is decompressed a block at a time.
+- A piece is parsed on one thread (the scorer has the other core); a number spelled ``NA`` or ``null`` is not a
+  number (the piece then goes to the line-by-line parse, which names the line).
+- The rank field is parsed only when asked (``rank``): scoring reads ranks only under the tie rule ``run``.
+- :func:`read_ahead` holds at most :data:`READ_AHEAD_PIECES` parsed pieces (about 60 MiB each with the text) while
+  the command does other work; a file read ahead and then changed on disk is read again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from evalset.errors import InputError
+from evalset.io.files import TABLE_KINDS, check_file, content_kind, first_line
+from evalset.io.trecfields import RUN_LAYOUT
+
+STREAM_ABOVE_BYTES = 64 << 20
+"""A run file larger than this on disk is streamed (about 1.7M lines of a usual run)."""
+
+STREAM_ABOVE_COMPRESSED_BYTES = 16 << 20
+"""A compressed (``.gz``, ``.bz2``) run file larger than this on disk is streamed (about 1.4M lines)."""
+
+STREAM_BLOCK_BYTES = 1 << 25
+"""Text read at a time when streaming (32 MiB, about 850,000 lines of a usual run)."""
+
+READ_AHEAD_PIECES = 2
+"""Parsed pieces :func:`read_ahead` holds before the command takes them."""
+
+COMPRESSED = (".gz", ".bz2")
+_NUMBERS = {"rank": pa.int64(), "score": pa.float64()}
+
+
+def streams(path: str | os.PathLike, above: int | None = None, compressed_above: int | None = None) -> bool:
+    """Whether a run file is big enough to be streamed: larger than ``above`` bytes on disk (``compressed_above``
+    when compressed; defaults :data:`STREAM_ABOVE_BYTES`, :data:`STREAM_ABOVE_COMPRESSED_BYTES`), and TREC lines
+    (a JSON run or a run with named columns is read whole)."""
+    path = os.fspath(path)
+    compressed = path.endswith(COMPRESSED)
+    limit = compressed_above if compressed else above
+    if limit is None:
+        limit = STREAM_ABOVE_COMPRESSED_BYTES if compressed else STREAM_ABOVE_BYTES
+    try:
+        return os.path.getsize(path) > limit and lines_file(path)
+    except (OSError, InputError):
+        return False  # the whole-file reader names the problem
+
+
+def lines_file(path: str) -> bool:
+    """Whether a run file is TREC lines (streamable), not a JSON run or a run with named columns (read whole)."""
+    kind = content_kind(path)
+    return kind != "json" and kind not in TABLE_KINDS
+
+
+def parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptions:
+    """Fields split at one delimiter, nothing quoted or escaped."""
+    return pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
+                              ignore_empty_lines=ignore_empty_lines)
+
+
+def read_options(names: list[str], numbers: dict[str, pa.DataType] | None, include: list[str]):
+    """Arrow's read and convert options for a piece of text: one thread, ids as strings, ``numbers`` typed."""
+    return (pacsv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=False),
+            pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
+                                 include_columns=include, strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                 null_values=[]))
+
+
+def number_fields(rank: bool) -> dict[str, pa.DataType]:
+    """The number fields parsed: the score, and the rank when asked."""
+    return _NUMBERS if rank else {"score": _NUMBERS["score"]}
+
+
+def _newline(data: np.ndarray, last: bool) -> int:
+    """The place of the first (or last) newline byte in ``data``, or -1; searched in windows from that end."""
+    window = 1 << 16
+    for start in (range(len(data) - window, -window, -window) if last else range(0, len(data), window)):
+        found = np.flatnonzero(data[max(start, 0):start + window] == 10)
+        if len(found):
+            return max(start, 0) + int(found[-1] if last else found[0])
+    return -1
+
+
+def text_pieces(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
+    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file is
+    mapped into memory and sliced; a compressed one is read a block at a time, each block cut after its first
+    and its last newline, the piece of a line before the first joined to the rest of the block before (a short
+    piece of its own)."""
+    if not path.endswith(COMPRESSED) and os.path.isfile(path):
+        size, start = os.path.getsize(path), 0
+        while start < size:
+            # mapped anew for each piece, so that a piece's pages leave memory with the piece
+            with pa.memory_map(path) as mapped:
+                text = mapped.read_buffer()
+            data = np.frombuffer(text, dtype=np.uint8)
+            stop = min(start + block_bytes, size)
+            if stop < size:
+                last = _newline(data[start:stop], last=True)
+                if last >= 0:
+                    stop = start + last + 1
+                else:  # a line longer than a block: to its end
+                    first = _newline(data[stop:], last=False)
+                    stop = size if first < 0 else stop + first + 1
+            yield text.slice(start, stop - start)
+            start = stop
+        return
+    with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
+        rest = b""
+        while True:
+            buffer = stream.read_buffer(block_bytes)
+            if buffer.size == 0:
+                break
+            data = np.frombuffer(buffer, dtype=np.uint8)
+            last = _newline(data, last=True)
+            if last < 0:
+                rest += buffer.to_pybytes()
+                continue
+            first = _newline(data, last=False)
+            yield pa.py_buffer(rest + buffer.slice(0, first + 1).to_pybytes())
+            if last > first:
+                yield buffer.slice(first + 1, last - first)
+            rest = buffer.slice(last + 1).to_pybytes()
+        if rest:
+            yield pa.py_buffer(rest)
+
+
+def _fast_parse(piece: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> tuple[pa.Table | None, bool]:
+    """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails; and
+    whether the text holds the other delimiter."""
+    read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
+    try:
+        table = pacsv.read_csv(pa.BufferReader(piece), read_options=read,
+                               parse_options=parse_options(delimiter, False), convert_options=convert)
+    except pa.ArrowInvalid:
+        return None, False
+    other = ord(" " if delimiter == "\t" else "\t")
+    data = np.frombuffer(piece, dtype=np.uint8)
+    return table, any((data[start:start + (1 << 20)] == other).any() for start in range(0, len(data), 1 << 20))
+
+
+def parsed_pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, bool]]:
+    """Each piece of the text, its one-delimiter parse (None where it fails, or when the file has no line to
+    parse) and whether it holds the other delimiter; in file order. A file that cannot be read raises from the
+    iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
+    head = first_line(path, comments=True)
+    delimiter, numbers = "\t" if "\t" in head else " ", number_fields(rank)
+    for piece in text_pieces(path, block_bytes):
+        yield (piece, *_fast_parse(piece, delimiter, numbers)) if head else (piece, None, False)
+
+
+_END = object()
+
+
+class ReadAhead:
+    """``items``, produced on a thread of its own (parsing releases the GIL) from the moment this is made, at most
+    ``depth`` items ahead of the caller; an exception is handed over and raised in the caller. The thread stops
+    when the caller stops early: :meth:`close`, or this iterator dropped (the thread holds no reference to it), and
+    at the latest when the process exits (an interrupted command: the thread must not be in arrow's code while the
+    interpreter shuts down)."""
+
+    def __init__(self, items: Iterator, depth: int = 1):
+        self._pieces: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._done = False
+        self._producer = threading.Thread(target=_produce, args=(items, self._pieces, self._stop),
+                                          name="evalset-run-reader", daemon=True)
+        self._producer.start()
+        _RUNNING.add(self)
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        item = self._pieces.get()
+        if item is _END or isinstance(item, BaseException):
+            self.close()
+            if item is _END:
+                raise StopIteration
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._done = True
+        self._stop.set()
+        self._producer.join()
+        with contextlib.suppress(queue.Full):  # a caller waiting in another thread (a reader of this one) ends too
+            self._pieces.put_nowait(_END)
+
+    def __del__(self):
+        self._stop.set()
+
+
+_RUNNING: weakref.WeakSet[ReadAhead] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_readers() -> None:
+    for reader in list(_RUNNING):
+        reader.close()
+
+
+def _produce(items: Iterator, pieces: queue.Queue, stop: threading.Event) -> None:
+    def hand_over(item) -> bool:
+        while not stop.is_set():
+            try:
+                pieces.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        for item in items:
+            if not hand_over(item):
+                return
+        hand_over(_END)
+    except BaseException as exc:  # handed to the caller, who raises it
+        hand_over(exc)
+
+
+_READ_AHEAD: dict[tuple[str, int, bool], tuple[tuple[float, int], ReadAhead]] = {}
+
+
+def _stamp(path: str) -> tuple[float, int]:
+    status = os.stat(path)
+    return status.st_mtime, status.st_size
+
+
+def read_ahead(paths: Iterable[str | os.PathLike], block_bytes: int | None = None, rank: bool = True) -> None:
+    """Start parsing the first of ``paths`` that :func:`streams`, on a thread of its own, while the command loads
+    the library and reads its qrels: :func:`evalset.io.runstream.query_blocks` of that file (with the same
+    ``block_bytes``, default :data:`STREAM_BLOCK_BYTES`, and ``rank``) continues from the pieces already parsed.
+    A file that cannot be read is left to the reader to refuse."""
+    block_bytes = block_bytes or STREAM_BLOCK_BYTES
+    for path in map(os.fspath, paths):
+        try:
+            if streams(path) and (path, block_bytes, rank) not in _READ_AHEAD:
+                check_file(path)
+                reader = ReadAhead(parsed_pieces(path, block_bytes, rank), depth=READ_AHEAD_PIECES)
+                _READ_AHEAD[path, block_bytes, rank] = _stamp(path), reader
+                return
+        except (OSError, InputError):
+            continue
+
+
+def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, bool]]:
+    """:func:`parsed_pieces` of the file: those :func:`read_ahead` has parsed, if it read this file (unchanged
+    since), else parsed now."""
+    started = _READ_AHEAD.pop((path, block_bytes, rank), None)
+    if started is not None:
+        if started[0] == _stamp(path):
+            return started[1]
+        started[1].close()
+    return parsed_pieces(path, block_bytes, rank)

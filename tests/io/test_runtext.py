@@ -1,0 +1,53 @@
+"""A big run read ahead (while a command loads the library) gives the blocks it gives read then; a file changed
+since is read again; a small, JSON or missing file is not read ahead."""
+
+import json
+
+import pytest
+
+from evalset.io import runstream, runtext
+from evalset.io.runstream import query_blocks
+
+
+def _run(path, queries: int, depth: int = 50) -> None:
+    lines = (f"q{q} Q0 d{q}_{r} {r + 1} {depth - r}.5 t\n" for q in range(queries) for r in range(depth))
+    path.write_text("".join(lines))
+
+
+@pytest.fixture
+def small_streams(monkeypatch):
+    """Files above 1 KB stream, in pieces of 4 KB."""
+    monkeypatch.setattr(runtext, "STREAM_ABOVE_BYTES", 1000)
+    monkeypatch.setattr(runstream, "STREAM_ABOVE_BYTES", 1000)
+    monkeypatch.setattr(runtext, "_READ_AHEAD", {})
+
+
+def _blocks(path) -> list[tuple[list[str], list[list]]]:
+    return [(ids, block.to_numpy().tolist()) for ids, block in query_blocks(path, 4096, rank=False)]
+
+
+def test_blocks_read_ahead_are_the_blocks_read_then(tmp_path, small_streams):
+    run = tmp_path / "run.txt"
+    _run(run, 40)
+    expected = _blocks(run)
+    runtext.read_ahead([tmp_path / "missing.txt", run], 4096, rank=False)
+    assert list(runtext._READ_AHEAD) == [(str(run), 4096, False)]
+    assert _blocks(run) == expected and not runtext._READ_AHEAD  # taken once
+    assert sum(len(ids) for ids, _ in expected) == 40 and len(expected) > 1
+    assert expected[0][1][0] == ["q0", "d0_0", 50.5]
+
+
+def test_a_file_changed_after_it_was_read_ahead_is_read_again(tmp_path, small_streams):
+    run = tmp_path / "run.txt"
+    _run(run, 40)
+    runtext.read_ahead([run], 4096, rank=False)
+    _run(run, 41)
+    assert sum(len(ids) for ids, _ in _blocks(run)) == 41
+
+
+def test_only_a_big_file_of_trec_lines_is_read_ahead(tmp_path, small_streams):
+    small, table = tmp_path / "small.txt", tmp_path / "run.json"
+    _run(small, 1, 5)
+    table.write_text(json.dumps({f"q{q}": {f"d{d}": 1.0 for d in range(100)} for q in range(20)}))
+    runtext.read_ahead([small, table, tmp_path / "missing.txt"], 4096)
+    assert runtext._READ_AHEAD == {}
