@@ -395,7 +395,7 @@ def big_case(args, data: Path, main: dict[str, dict]) -> None:
     for tool, base in main.items():
         if tool.startswith("evalset"):
             print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
-                  f"(must be <= 12), peak {result['peak_mib'] / 1024:.2f} GiB (must be < 2)")
+                  f"(goal <= 10), peak {result['peak_mib'] * 2**20 / 1e9:.2f} GB (goal < 0.8)")
     print(load())
     check_big(saved, part_paths, qrels_path)
 

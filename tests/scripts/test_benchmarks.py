@@ -22,15 +22,21 @@ def bench(script: str, *args: str, env: dict[str, str] | None = None) -> str:
 
 def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path(tmp_path):
     out = bench("bench_scoring.py", "--lines", "100000", "--repeat", "1", "--runs", "4", "--qrels-sets", "2",
-                "--data", str(tmp_path))
+                "--data", str(tmp_path), "--cli")
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+; \d+ cores; load average [\d.]+ at start$", out, re.M)
     main_rows = dict(re.findall(r"^(evalset|evalset_streamed|pytrec_eval) +[\d.]+ +[\d.]+ +\d+ +([\d.]+) ", out, re.M))
     assert set(main_rows) == {"evalset", "evalset_streamed", "pytrec_eval"}  # time ratios against evalset
     differences = re.findall(r"^largest difference of a mean, \w+ vs \w+: ([\d.e+-]+) \((\d+) means\)$", out, re.M)
     assert [n for _, n in differences] == ["4", "4", "32"] and all(float(d) < 1e-12 for d, _ in differences)
-    assert re.search(r"^big / main \(evalset\): wall [\d.]+x for 10x the lines \(must be <= 12\), peak [\d.]+ GiB", out,
+    assert re.search(r"^big / main \(evalset\): wall [\d.]+x for 10x the lines \(goal <= 10\), peak [\d.]+ GB", out,
                      re.M)
     assert "check: 1,000 queries, every per-query value EQUAL to the in-memory path" in out
+    commands = dict(re.findall(r"^(evalset score|pytrec_eval) +([\d.]+) +[\d.]+ +\d+   [\d./]+$", out, re.M))
+    assert set(commands) == {"evalset score", "pytrec_eval"}  # the commands, one pair: wall and CPU of each
+    ratio = r"^evalset score is [\d.]+x faster than pytrec_eval in wall time \(medians; per pair [\d.]+x; goal"
+    assert re.search(ratio, out, re.M)
+    printed = re.search(r"^the means each command printed: largest difference ([\d.e+-]+) over 4 means$", out, re.M)
+    assert printed and float(printed.group(1)) < 1e-12
 
 
 def test_bench_pool_pools_synthetic_runs_and_matches_a_plain_distinct_count():
