@@ -10,6 +10,12 @@ from evalset.params import POSITIVE_INT, check
 
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
+
+
+def reads_ranks(ties: str | None) -> bool:
+    """Whether a tie rule reads a run's rank field: only ``run`` does (trec_eval never does), so under the others
+    scoring neither parses nor checks it. ``None``: the default rule."""
+    return ties == "run"
 Gain = Literal["linear", "exponential"]
 GAINS: tuple[str, ...] = ("linear", "exponential")
 MissingPolicy = Literal["zero", "skip"]

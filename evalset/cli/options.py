@@ -137,12 +137,12 @@ def parse_scale(text: str) -> list[int]:
 def evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs=()):
     """The :class:`evalset.evaluation.Evaluation` of the options shared by score, compare and plan; the first big
     file of ``runs`` is read while the library loads (:func:`evalset.io.runtext.read_ahead`). Options given together
-    are the command line's to check (a usage error); an option that contradicts a set's contract is an InputError.
-    """
+    are the command line's to check (a usage error); an option that contradicts a set's contract is an InputError."""
     if bool(qrels_path) == bool(set_path):
         raise click.UsageError("give either --qrels or --set")
+    from evalset.contract import reads_ranks
     from evalset.io.runtext import read_ahead
-    read_ahead(runs, rank=contract.ties == "run")
+    read_ahead(runs, rank=reads_ranks(contract.ties))
     from evalset.evaluation import Evaluation
     if set_path:
         return Evaluation.on_set(set_path, split, contract, override_contract=override_contract)

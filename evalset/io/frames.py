@@ -52,9 +52,10 @@ def run_frame(run: RunLike, source: str = "<run>", rank: bool = True) -> pd.Data
     """``run`` (any shape of the module docstring) as validated ``query_id, doc_id, rank, score``; ``rank=False``:
     a frame as the readers return it without its rank column (a streamed block scored under a tie rule that does
     not read ranks: :func:`evalset.io.runstream.query_blocks`) is taken as it is."""
-    if isinstance(run, pd.DataFrame) and (_normal(run, {"rank": np.int64, "score": np.float64})
-                                          or (not rank and "rank" not in run and _normal(run, {"score": np.float64}))):
-        return run
+    if isinstance(run, pd.DataFrame):
+        numbers = {"rank": np.int64, "score": np.float64} if rank or "rank" in run else {"score": np.float64}
+        if _normal(run, numbers):
+            return run
     return run_from_frame(_string_ids(_frame(run, "score", source), source), source)
 
 

@@ -41,7 +41,7 @@ import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io import runtext
-from evalset.io.files import check_file, first_line, utf8_error
+from evalset.io.files import check_file, utf8_error
 from evalset.io.runtext import COMPRESSED, STREAM_ABOVE_BYTES, STREAM_ABOVE_COMPRESSED_BYTES, STREAM_BLOCK_BYTES
 from evalset.io.trec import _typed_columns, read_run, refuse_no_run_lines
 from evalset.io.trecfields import RUN_LAYOUT, has_comment, split_lines
@@ -70,14 +70,13 @@ def streams(path: str | os.PathLike) -> bool:
     return runtext.streams(path, STREAM_ABOVE_BYTES, STREAM_ABOVE_COMPRESSED_BYTES)
 
 
-def _fits(table: pa.Table, delimiter: str, other_in_text: bool) -> bool:
+def _fits(table: pa.Table, other: str | None) -> bool:
     """The fast parse's checks (see :func:`evalset.io.trec._fields_fast`): ids neither empty nor holding the other
-    delimiter (looked for only when the text holds it), no shifted line, finite scores."""
-    other = " " if delimiter == "\t" else "\t"
+    delimiter (``other``: given when the text holds it), no shifted line, finite scores."""
     for name in ("qid", "docid"):
         column = table[name]
         if len(column) and (pc.min(pc.binary_length(column)).as_py() == 0
-                            or (other_in_text and pc.any(pc.match_substring(column, other)).as_py())):
+                            or (other and pc.any(pc.match_substring(column, other)).as_py())):
             return False
     if pc.any(pc.equal(table["docid"], RUN_LAYOUT.shifted_marker)).as_py() or has_comment(table["qid"]):
         return False  # a shifted line, a comment line: the line-by-line parse names it, skips it
@@ -123,7 +122,7 @@ def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table
     """``qid, docid[, rank], score`` in pieces of lines, in file order: each piece by the fast parse if it fits,
     else by the line-by-line parse (a piece read ahead by :func:`evalset.io.runtext.read_ahead` is taken as
     parsed there)."""
-    delimiter, numbers = "\t" if "\t" in first_line(path, comments=True) else " ", runtext.number_fields(rank)
+    numbers = runtext.number_fields(rank)
     line = 1  # the number in the file of the piece's first line
     pieces = runtext.pieces(path, block_bytes, rank)
     while True:
@@ -133,8 +132,8 @@ def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table
             raise _read_error(path, exc, line - 1) from exc
         if piece is None:
             return
-        chunk, table, other_in_text = piece
-        if table is not None and _fits(table, delimiter, other_in_text):
+        chunk, table, other = piece
+        if table is not None and _fits(table, other):
             line += len(table)
         else:
             table, count = _by_line(chunk, path, line, numbers)

@@ -69,6 +69,12 @@ def lines_file(path: str) -> bool:
     return kind != "json" and kind not in TABLE_KINDS
 
 
+def delimiters(head: str) -> tuple[str, str]:
+    """The one-delimiter parse's delimiter for a file whose first line is ``head`` (a tab if it holds one, else a
+    space), and the other one, which no field may hold."""
+    return ("\t", " ") if "\t" in head else (" ", "\t")
+
+
 def parse_options(delimiter: str, ignore_empty_lines: bool) -> pacsv.ParseOptions:
     """Fields split at one delimiter, nothing quoted or escaped."""
     return pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
@@ -141,28 +147,30 @@ def text_pieces(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
             yield pa.py_buffer(rest)
 
 
-def _fast_parse(piece: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> tuple[pa.Table | None, bool]:
-    """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails; and
-    whether the text holds the other delimiter."""
+def _fast_parse(piece: pa.Buffer, delimiter: str, other: str,
+                numbers: dict[str, pa.DataType]) -> tuple[pa.Table | None, str | None]:
+    """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails; and the
+    other delimiter if the text holds it (else None)."""
     read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
     try:
         table = pacsv.read_csv(pa.BufferReader(piece), read_options=read,
                                parse_options=parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
-        return None, False
-    other = ord(" " if delimiter == "\t" else "\t")
-    data = np.frombuffer(piece, dtype=np.uint8)
-    return table, any((data[start:start + (1 << 20)] == other).any() for start in range(0, len(data), 1 << 20))
+        return None, None
+    data, byte = np.frombuffer(piece, dtype=np.uint8), ord(other)
+    held = any((data[start:start + (1 << 20)] == byte).any() for start in range(0, len(data), 1 << 20))
+    return table, other if held else None
 
 
-def parsed_pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, bool]]:
+def parsed_pieces(path: str, block_bytes: int,
+                  rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str | None]]:
     """Each piece of the text, its one-delimiter parse (None where it fails, or when the file has no line to
-    parse) and whether it holds the other delimiter; in file order. A file that cannot be read raises from the
-    iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
+    parse) and the other delimiter if the piece holds it (:func:`delimiters`); in file order. A file that cannot
+    be read raises from the iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
     head = first_line(path, comments=True)
-    delimiter, numbers = "\t" if "\t" in head else " ", number_fields(rank)
+    (delimiter, other), numbers = delimiters(head), number_fields(rank)
     for piece in text_pieces(path, block_bytes):
-        yield (piece, *_fast_parse(piece, delimiter, numbers)) if head else (piece, None, False)
+        yield (piece, *_fast_parse(piece, delimiter, other, numbers)) if head else (piece, None, None)
 
 
 _END = object()
@@ -262,7 +270,7 @@ def read_ahead(paths: Iterable[str | os.PathLike], block_bytes: int | None = Non
             continue
 
 
-def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, bool]]:
+def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str | None]]:
     """:func:`parsed_pieces` of the file: those :func:`read_ahead` has parsed, if it read this file (unchanged
     since), else parsed now."""
     started = _READ_AHEAD.pop((path, block_bytes, rank), None)

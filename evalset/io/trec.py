@@ -23,7 +23,7 @@ import evalset.io.files as io_files
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
-from evalset.io.runtext import parse_options
+from evalset.io.runtext import delimiters, parse_options
 from evalset.io.tablerun import read_table_run
 from evalset.io.trecfields import (
     BEIR_QRELS_LAYOUT,
@@ -76,13 +76,13 @@ def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> 
     head = first_line(path, comments=True)
     if not head:
         return None
+    delimiter, other = delimiters(head)
     try:
-        table = _read_csv(path, parse_options("\t" if "\t" in head else " ", True), list(layout.fields),
+        table = _read_csv(path, parse_options(delimiter, True), list(layout.fields),
                           list(layout.keep), numbers, skip_rows=1 if layout.header else 0)
     except pa.ArrowInvalid:
         return None
     # A stray space or tab leaves an empty or padded id: not this path's job (numbers are checked by casting).
-    other = " " if "\t" in head else "\t"
     other_in_file = file_contains(path, other.encode())
     for name in ("qid", "docid"):
         column = table[name]

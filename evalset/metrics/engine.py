@@ -33,13 +33,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import EvaluationContract
+from evalset.contract import EvaluationContract, reads_ranks
 from evalset.errors import InputError
 from evalset.io.frames import qrels_frame, run_frame
 from evalset.metrics.measures import Measure, discount, parse_measure
-from evalset.metrics.ranking import OrderedRun, order_run, position_in_group, query_codes
+from evalset.metrics.ranking import OrderedRun, order_run, position_in_group
 from evalset.metrics.trec_procedures import check_trec_eval_version
-from evalset.speed.keys import join, join_keys
+from evalset.speed.keys import join, join_keys, query_codes
 from evalset.speed.parallel import parallel_map
 from evalset.speed.strings import string_column
 
@@ -380,7 +380,7 @@ def evaluate(
     """
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
     contract = prepared.contract
-    run = run_frame(run, rank=contract.ties == "run")  # ir_measures' and pytrec_eval's shapes too: evalset.io.frames
+    run = run_frame(run, rank=reads_ranks(contract.ties))  # ir_measures' and pytrec_eval's shapes: evalset.io.frames
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     trec_eval_version = check_trec_eval_version(trec_eval_version)
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract

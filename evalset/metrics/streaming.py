@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import EvaluationContract
+from evalset.contract import EvaluationContract, reads_ranks
 from evalset.io import runstream
 from evalset.io.trec import read_run
 from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels
@@ -127,7 +127,7 @@ def evaluate_file(path: str | os.PathLike, prepared: PreparedQrels, measures: It
     the same values either way (see the module's conventions). ``block_bytes``: the text read at a time when
     streaming (default :data:`evalset.io.runstream.STREAM_BLOCK_BYTES`); ``trec_eval_version``: evaluate's."""
     measures = list(measures)
-    rank = prepared.contract.ties == "run"  # the only rule that reads a run's ranks (trec_eval never does)
+    rank = reads_ranks(prepared.contract.ties)
     if stream if stream is not None else runstream.streams(path):
         try:
             blocks = runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES, rank=rank)
