@@ -1,3 +1,3 @@
-from evalset.cli import main
+from evalset.cli import run
 
-main()
+run()

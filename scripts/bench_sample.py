@@ -122,8 +122,7 @@ print(rows, "distinct raw queries")
 
 
 def evalset_sample(log: Path, output: Path, *options: str) -> list[str]:
-    return [sys.executable, "-c", "from evalset.cli import main; main()", "sample", str(log), *options,
-            "-o", str(output)]
+    return [sys.executable, "-m", "evalset", "sample", str(log), *options, "-o", str(output)]
 
 
 SYNTHETIC_COLUMNS = ("--user", "user_id", "--timestamp", "timestamp", "--per-stratum", "10", "--seed", "1")

@@ -93,7 +93,7 @@ def main() -> None:
         for engine in runs:  # alternate, so that both see the same machine load
             before = os.getloadavg()[0]
             extra = ["--spark-master", args.master] if engine == "spark" else []
-            runs[engine].append(timed([sys.executable, "-c", "from evalset.cli import main; main()", "sample",
+            runs[engine].append(timed([sys.executable, "-m", "evalset", "sample",
                                        str(log), "--user", "user_id", "--timestamp", "timestamp", "--per-stratum",
                                        "10", "--seed", "1", "--engine", engine, *extra,
                                        "-o", str(args.cache / f"queries-{engine}.tsv")]))

@@ -61,3 +61,16 @@ def test_keys_of_different_widths_join_exactly():
     (table_keys,) = keys.string_keys(["abcdefghijklmnopq", "ab"])
     assert run_keys.shape[1] == 1 and table_keys.shape[1] == 3  # zero padding keeps them comparable
     assert keys.join(np.array([0]), run_keys, np.array([0, 0]), table_keys)[0].tolist() == [1]
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["each query's rows together", "queries interleaved"])
+def test_repeated_pairs_in_blocks_of_whole_queries_are_repeated_rows(monkeypatch, grouped):
+    monkeypatch.setattr(keys, "PAIR_BLOCK_ROWS", 64)  # a few hundred rows: blocks cut at query boundaries
+    rng = np.random.default_rng(8)
+    query = np.sort(rng.integers(0, 40, 2000)) if grouped else rng.integers(0, 40, 2000)
+    query = np.unique(query, return_inverse=True)[1].astype(np.int32)  # codes 0..n-1, as query_codes makes them
+    ids = [f"d{i}" for i in rng.integers(0, 60, len(query))]
+    (packed,) = keys.string_keys(ids)
+    expected = keys.repeated_rows(query, packed)
+    assert 100 < expected.sum() < len(query)
+    assert keys.repeated_pairs(query, ids).tolist() == expected.tolist()

@@ -17,7 +17,6 @@ import contextlib
 import csv
 import gzip
 import json
-import mmap
 import os
 import shutil
 import stat
@@ -212,17 +211,26 @@ def utf8_error(path: str) -> InputError | None:
     return None
 
 
+SCAN_WINDOW_BYTES = 1 << 24
+"""The text :func:`file_contains` holds at a time."""
+
+
 def file_contains(path: str, needle: bytes) -> bool | None:
-    """Whether an uncompressed file contains ``needle`` anywhere (a memchr-speed scan); None if unknown."""
+    """Whether an uncompressed file contains ``needle`` anywhere (a memchr-speed scan, :data:`SCAN_WINDOW_BYTES`
+    at a time: a big file is not held whole); None if unknown."""
     if path.endswith(".gz"):
         return None
+    overlap = len(needle) - 1  # a needle across two windows
+    window = bytearray(SCAN_WINDOW_BYTES + overlap)
+    view, kept = memoryview(window), 0
     with open(path, "rb") as handle:
-        try:
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return mapped.find(needle) >= 0
-        except ValueError:  # an empty file cannot be mapped
-            return False
-
+        while count := handle.readinto(view[kept:]):
+            end = kept + count
+            if window.find(needle, 0, end) >= 0:
+                return True
+            kept = min(overlap, end)
+            window[:kept] = window[end - kept:end]
+    return False
 
 # ----------------------------------------------------------------------------------------------------- files
 @contextlib.contextmanager

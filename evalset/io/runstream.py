@@ -133,11 +133,13 @@ def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table
         if piece is None:
             return
         chunk, table, other = piece
+        del piece
         if table is not None and _fits(table, other):
             line += len(table)
         else:
             table, count = _by_line(chunk, path, line, numbers)
             line += count
+        del chunk  # its text (mapped pages of the file) leaves memory before the next piece is read
         yield table
 
 

@@ -35,7 +35,7 @@ from evalset.io.trecfields import (
     has_comment,
     split_lines,
 )
-from evalset.speed.keys import query_codes, repeated_rows, string_keys
+from evalset.speed.keys import query_codes, repeated_pairs
 from evalset.speed.memory import release_unused
 from evalset.speed.strings import length_range
 
@@ -67,6 +67,7 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
             quoted_strings_can_be_null=False,
             null_values=[],  # a number spelled NA or null is not a number: the line-by-line parse names its line
         ),
+        memory_pool=pa.system_memory_pool(),
     )
 
 
@@ -262,10 +263,13 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     numbers = {"grade": pa.int64()}
     layout = _qrels_layout(path)
     table, typed = _typed_columns(_read_fields(path, layout, numbers), path, layout, numbers)
+    release_unused()  # the parse's buffers
     frame = pd.DataFrame({"query_id": table["qid"].to_pandas(), "doc_id": table["docid"].to_pandas(),
-                          "grade": typed["grade"].to_numpy()})
+                          "grade": np.require(typed["grade"].to_numpy(), requirements="W")},
+                         copy=False)  # the grades copied once (a frame the caller may change), not twice
     del typed
-    release_unused()  # the parse's buffers, before the checks need more
+    table = table.drop_columns([name for name in numbers if name in table.column_names])  # the frame has them
+    release_unused()  # the grades' column, copied into the frame
     refuse_no_judgments(frame["grade"].to_numpy(), path)
     frame.attrs[COMMENT_LINES] = comment_lines(table)
     if every_line:
@@ -303,10 +307,7 @@ def refuse_no_judgments(grade: np.ndarray, source: str) -> None:
 
 def _check_qrels(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """Collapse exact repeats; refuse a pair with two grades (naming lines when ``line_no`` is given)."""
-    query_code = query_codes(frame["query_id"])[1]
-    (doc_key,) = string_keys(frame["doc_id"])
-    repeated = repeated_rows(query_code, doc_key)
-    del query_code, doc_key
+    repeated = repeated_pairs(query_codes(frame["query_id"])[1], frame["doc_id"])
     collapsed = int(repeated.sum())
     if collapsed:
         group = frame[frame.duplicated(["query_id", "doc_id"], keep=False)]  # rare: strings are fine here

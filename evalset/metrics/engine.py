@@ -37,11 +37,11 @@ from evalset.contract import EvaluationContract, reads_ranks
 from evalset.errors import InputError
 from evalset.io.frames import qrels_frame, run_frame
 from evalset.metrics.measures import Measure, discount, parse_measure
-from evalset.metrics.ranking import OrderedRun, order_run, position_in_group
+from evalset.metrics.ranking import OrderedRun, by_query_highest_first, order_run, position_in_group
 from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.speed.keys import join, join_keys, query_codes
 from evalset.speed.parallel import parallel_map
-from evalset.speed.strings import string_column
+from evalset.speed.strings import string_column, take_rows
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
 
@@ -84,8 +84,12 @@ class PreparedQrels:
 
 
 def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
-    positive = np.maximum(grade, 0).astype(np.float64)
-    return positive if kind == "linear" else np.exp2(positive) - 1.0
+    gain = grade.astype(np.float64)
+    np.maximum(gain, 0.0, out=gain)
+    if kind != "linear":
+        np.exp2(gain, out=gain)
+        gain -= 1.0
+    return gain
 
 
 MAX_EXPONENTIAL_GRADE = 1000
@@ -110,24 +114,29 @@ def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.ChunkedArra
         raise InputError(f"grade {grade[row]} (query {query_ids[query_code[row]]}, document "
                          f"{doc_id[row].as_py()}) cannot be scored with exponential gain: 2^grade - 1 "
                          f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (or use --gain linear)", source)
-    relevant = grade >= contract.rel_level
-    has_gain = grade > 0  # where the gain (the grade, or 2^grade - 1) is positive
-    gain, gain_query = _gain(grade[has_gain], contract.gain), query_code[has_gain]
-    order = np.lexsort((-gain, gain_query))
-    ideal_query_code = gain_query[order]
-    ideal_position = position_in_group(ideal_query_code)
     count = len(query_ids)
+    # each temporary freed when done (10M judgments: 10-80 MiB apiece): the peak is what is alive at once
+    relevant = grade >= contract.rel_level
+    # float even for empty qrels (np.bincount of nothing is int64, which later divisions cannot write into)
+    num_relevant = np.bincount(query_code[relevant], minlength=count).astype(np.float64)
+    relevant |= grade < 0
+    num_judged_nonrelevant = np.bincount(query_code[~relevant], minlength=count).astype(np.float64)
+    del relevant
+    has_gain = grade > 0  # where the gain (the grade, or 2^grade - 1, which grows with it) is positive
+    ideal_query_code, ideal_grade = by_query_highest_first(query_code, grade, has_gain)
+    del has_gain
+    ideal_gain = _gain(ideal_grade, contract.gain)
+    del ideal_grade
     return PreparedQrels(
         query_ids=query_ids,
         query_code=query_code,
         doc_id=doc_id,
         grade=grade,
-        # float even for empty qrels (np.bincount of nothing is int64, which later divisions cannot write into)
-        num_relevant=np.bincount(query_code[relevant], minlength=count).astype(np.float64),
-        num_judged_nonrelevant=np.bincount(query_code[(grade >= 0) & ~relevant], minlength=count).astype(np.float64),
+        num_relevant=num_relevant,
+        num_judged_nonrelevant=num_judged_nonrelevant,
         ideal_query_code=ideal_query_code,
-        ideal_gain=gain[order],
-        ideal_position=ideal_position,
+        ideal_gain=ideal_gain,
+        ideal_position=position_in_group(ideal_query_code),
         contract=contract,
     )
 
@@ -159,7 +168,7 @@ def _match(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
     in_run = np.flatnonzero(qrels_query >= 0)  # qrels of the queries the run has
     doc_key, qrels_key = join_keys(ordered.doc_id, ordered.doc_key, lambda: ordered.row,
-                                   prepared.doc_id.take(pa.array(in_run)))
+                                   take_rows(prepared.doc_id, in_run))
     match, repeated = join(ordered.query_code, doc_key, qrels_query[in_run], qrels_key)
     found = match >= 0
     match[found] = in_run[match[found]]

@@ -110,6 +110,24 @@ def position_in_group(codes: np.ndarray) -> np.ndarray:
     return position
 
 
+def by_query_highest_first(query_code: np.ndarray, grade: np.ndarray,
+                           rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (query, grade) pairs of ``rows`` (a mask of positive grades) sorted by query, the highest grade first:
+    one int64 key of both, sorted in place (half the memory and time of a lexsort and two gathers), or a lexsort
+    for grades of 2^32 and more."""
+    if not rows.any() or grade.max() >= 2**32:
+        order = np.lexsort((-grade[rows], query_code[rows]))
+        return query_code[rows][order], grade[rows][order]
+    key = query_code[rows].astype(np.int64)
+    key <<= 32
+    low = grade[rows]
+    np.subtract(2**32 - 1, low, out=low)
+    key |= low
+    del low
+    key.sort()
+    return (key >> 32).astype(query_code.dtype), (2**32 - 1) - (key & (2**32 - 1))
+
+
 TieKeys = Callable[[np.ndarray], list[np.ndarray]]
 
 

@@ -24,7 +24,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from evalset.contract import EvaluationContract, reads_ranks
 from evalset.io import runstream
@@ -33,16 +32,18 @@ from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.speed.memory import release_unused
 from evalset.speed.parallel import parallel_map
+from evalset.speed.strings import take_rows
+
+QueryRows = tuple[np.ndarray | None, np.ndarray, np.ndarray]
 
 
-def restrict_qrels(prepared: PreparedQrels, queries: np.ndarray,
-                   by_query: tuple[np.ndarray, np.ndarray] | None = None) -> PreparedQrels:
+def restrict_qrels(prepared: PreparedQrels, queries: np.ndarray, by_query: QueryRows | None = None) -> PreparedQrels:
     """``prepared`` restricted to some of its queries (``queries``: ascending indices into ``query_ids``), each
     query's judgments in their order: every value of those queries is the same as against all of ``prepared``.
     ``by_query``: :func:`query_rows` of ``prepared`` (computed when not given)."""
-    by_query = by_query or query_rows(prepared)
-    first, stop = by_query[1][queries], by_query[1][queries + 1]
-    rows = by_query[0][_ranges(first, stop)]
+    order, query_start, query_stop = by_query or query_rows(prepared)
+    first, stop = query_start[queries], query_stop[queries]
+    rows = _ranges(first, stop) if order is None else order[_ranges(first, stop)]
     new_code = np.repeat(np.arange(len(queries)), stop - first)
     ideal_start = np.searchsorted(prepared.ideal_query_code, queries, side="left")
     ideal_stop = np.searchsorted(prepared.ideal_query_code, queries, side="right")
@@ -50,7 +51,7 @@ def restrict_qrels(prepared: PreparedQrels, queries: np.ndarray,
     return PreparedQrels(
         query_ids=prepared.query_ids[queries],
         query_code=new_code,
-        doc_id=prepared.doc_id.take(pa.array(rows)),
+        doc_id=take_rows(prepared.doc_id, rows),
         grade=prepared.grade[rows],
         num_relevant=prepared.num_relevant[queries],
         num_judged_nonrelevant=prepared.num_judged_nonrelevant[queries],
@@ -61,10 +62,21 @@ def restrict_qrels(prepared: PreparedQrels, queries: np.ndarray,
     )
 
 
-def query_rows(prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
-    """The qrels rows ordered by query (stably) and where each query's rows start (for :func:`restrict_qrels`)."""
-    order = np.argsort(prepared.query_code, kind="stable")
-    return order, np.searchsorted(prepared.query_code[order], np.arange(len(prepared.query_ids) + 1))
+def query_rows(prepared: PreparedQrels) -> QueryRows:
+    """Where each query's qrels rows are, for :func:`restrict_qrels`: the rows ordered by query (stably), and where
+    each query's rows start and stop in that order. When each query's rows are together already (as in qrels
+    files), the order is None (the rows as they are) and nothing of the size of the qrels is made."""
+    code, count = prepared.query_code, len(prepared.query_ids)
+    change = np.flatnonzero(code[1:] != code[:-1]) + 1
+    if len(code) and len(change) == count - 1:  # each query's rows together
+        runs = np.r_[0, change]
+        start, stop = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+        start[code[runs]], stop[code[runs]] = runs, np.r_[change, len(code)]
+        return None, start, stop
+    del change
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(count + 1))
+    return order.astype(np.int32) if len(order) < 2**31 else order, bounds[:-1], bounds[1:]
 
 
 def _ranges(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -92,6 +104,7 @@ def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepar
     in_run = np.zeros(len(prepared.query_ids), dtype=bool)
     counts: dict[str, int] = {}
     by_query = query_rows(prepared)
+    release_unused()  # what reading and preparing the qrels left: the blocks' peaks do not stack on it
 
     def score(run: pd.DataFrame, queries: np.ndarray) -> None:
         table = evaluate(run, restrict_qrels(prepared, queries, by_query), measures,

@@ -103,6 +103,28 @@ def repeated_rows(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return join(query, keys, empty, np.zeros((0, keys.shape[1]), dtype=np.uint64))[1]
 
 
+PAIR_BLOCK_ROWS = 1 << 20
+"""Rows whose (query, id) pairs :func:`repeated_pairs` checks at a time when each query's rows are together."""
+
+
+def repeated_pairs(query_code: np.ndarray, ids) -> np.ndarray:
+    """True for every row whose (query, id) pair an earlier row holds (:func:`repeated_rows` of the ids' keys);
+    ``query_code``: each row's query, 0 to n - 1 (:func:`query_codes`). When each query's rows are together (as
+    in qrels files), in blocks of whole queries, so that the keys of a big table are never all held at once."""
+    ids = string_column(ids)
+    count = len(query_code)
+    change = np.flatnonzero(query_code[1:] != query_code[:-1]) + 1
+    bounds = np.array([0, count])
+    if len(change) and len(change) == int(query_code.max()):  # each query's rows together
+        wanted = np.arange(PAIR_BLOCK_ROWS, count, PAIR_BLOCK_ROWS)
+        bounds = np.unique(np.r_[0, change[np.minimum(np.searchsorted(change, wanted), len(change) - 1)], count])
+    repeated = np.zeros(count, dtype=bool)
+    for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        (keys,) = string_keys(ids.slice(start, stop - start))
+        repeated[start:stop] = repeated_rows(query_code[start:stop], keys)
+    return repeated
+
+
 def join(query: np.ndarray, keys: np.ndarray, table_query: np.ndarray,
          table_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Match (query, key) rows to a table of unique rows, and find the rows that repeat an earlier row.

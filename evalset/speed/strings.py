@@ -30,6 +30,29 @@ def as_string_array(values) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
+def take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """``column.take(rows)`` (``rows``: integer positions), each chunk taken from on its own: arrow's take of a
+    chunked string column first joins the chunks into one, a copy of the whole column at every call (10M qrels
+    document ids: 150 MiB and 27 ms, for each block of a streamed run)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return pa.chunked_array([], type=column.type)
+    if column.num_chunks == 1:
+        return column.take(pa.array(rows))
+    bounds = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    chunk_of = np.searchsorted(bounds, rows, side="right") - 1
+    order = None if np.all(chunk_of[1:] >= chunk_of[:-1]) else np.argsort(chunk_of, kind="stable")
+    ordered, chunks = (rows, chunk_of) if order is None else (rows[order], chunk_of[order])
+    cuts = np.searchsorted(chunks, np.arange(column.num_chunks + 1))
+    taken = pa.chunked_array([column.chunk(i).take(pa.array(ordered[cuts[i]:cuts[i + 1]] - bounds[i]))
+                              for i in range(column.num_chunks) if cuts[i + 1] > cuts[i]], type=column.type)
+    if order is None:
+        return taken
+    back = np.empty(len(order), dtype=np.int64)
+    back[order] = np.arange(len(order))
+    return taken.take(pa.array(back))  # joins only the pieces taken
+
+
 def string_bytes(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each string's start and byte length in ``data``, and ``data``: the bytes the strings hold (views of the
     array's buffers, no copies)."""

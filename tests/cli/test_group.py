@@ -1,5 +1,9 @@
 """The command line as a whole: help for every command, --version, one-line errors unless --debug."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
@@ -41,3 +45,22 @@ def test_errors_are_one_line_unless_debug(tmp_path):
     assert result.output.strip().splitlines() == [f"evalset: error: {missing}: no such file"]
     debug = CliRunner().invoke(main, ["--debug", "score", "--qrels", str(missing), str(missing)])
     assert debug.exception is not None and type(debug.exception).__name__ == "InputError"
+
+
+PROCESS_SETTINGS = """
+import atexit, gc, os, sys
+atexit.register(lambda: print(os.environ.get("OPENBLAS_NUM_THREADS"), gc.get_threshold()[0], gc.get_freeze_count() > 0))
+sys.argv = ["evalset", "--version"]
+from evalset.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("blas_threads, expected", [(None, "1"), ("2", "2")], ids=["default", "the user's"])
+def test_the_program_runs_one_blas_thread_and_collects_garbage_less_often(blas_threads, expected):
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    if blas_threads:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    done = subprocess.run([sys.executable, "-c", PROCESS_SETTINGS], capture_output=True, text=True, env=env,
+                          check=True)
+    assert done.stdout.splitlines() == [f"evalset, version {__version__}", f"{expected} 10000 True"]

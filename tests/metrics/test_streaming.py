@@ -15,6 +15,7 @@ from evalset.io import runstream
 from evalset.io.runstream import RunNotGrouped, query_blocks
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate, evaluate_file, evaluate_run_files, evaluate_runs, prepare_qrels
+from evalset.metrics.streaming import query_rows
 
 MEASURES = ["ndcg@10", "ndcg", "ap", "rr", "p@10", "recall@100", "rprec", "bpref", "success@10", "judged@10",
             "rbp_residual(p=0.9)@100", "num_ret", "f@10", "set_p"]  # (the last: a ranking's length)
@@ -46,6 +47,18 @@ def test_a_streamed_dl19_run_scores_exactly_as_the_whole_run(dl19_files, contrac
         streamed = evaluate_file(run, prepared, MEASURES, stream=True, block_bytes=TINY)
         same_table(streamed, whole)
         assert whole["ndcg@10"].notna().sum() == 43  # the 43 judged DL19 queries, all in these runs
+
+
+def test_qrels_in_any_order_stream_to_the_same_values(dl19_files):
+    """Each query's judgments are found where they are: together (as in the file), or interleaved with others."""
+    qrels_path, runs = dl19_files
+    qrels = read_qrels(qrels_path)
+    grouped = prepare_qrels(qrels)
+    shuffled = prepare_qrels(qrels.sample(frac=1.0, random_state=3).reset_index(drop=True))
+    assert query_rows(grouped)[0] is None and query_rows(shuffled)[0] is not None
+    whole = evaluate(read_run(runs[0]), grouped, MEASURES)
+    for prepared in (grouped, shuffled):
+        same_table(evaluate_file(runs[0], prepared, MEASURES, stream=True, block_bytes=TINY), whole)
 
 
 def test_err_and_rbp_of_a_streamed_run_are_exactly_the_whole_run_s(dl19_files):
