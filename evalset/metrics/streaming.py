@@ -118,8 +118,7 @@ def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepar
         queries = np.sort(found[found >= 0])
         in_run[queries] = True
         score(block, queries)
-        del block
-        release_unused()  # the block's buffers: memory stays that of one block
+        del block  # (the memory it frees is the next block's: handing it back to the system would only cost faults)
     counts.pop("missing_queries", None)
     score(_EMPTY_RUN, np.flatnonzero(~in_run))  # the judged queries absent from the run (and every key of attrs)
     counts["missing_queries"] = int(np.sum(~in_run))
