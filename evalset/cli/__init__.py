@@ -156,7 +156,6 @@ def main(debug: bool) -> None:
     """
 
 
-
 def run() -> None:
     """The ``evalset`` program: :func:`main` in a process that ends with the command (tests call ``main``).
 

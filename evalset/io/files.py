@@ -232,6 +232,7 @@ def file_contains(path: str, needle: bytes) -> bool | None:
             window[:kept] = window[end - kept:end]
     return False
 
+
 # ----------------------------------------------------------------------------------------------------- files
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[str]:
