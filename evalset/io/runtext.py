@@ -147,30 +147,32 @@ def text_pieces(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
             yield pa.py_buffer(rest)
 
 
-def _fast_parse(piece: pa.Buffer, delimiter: str, other: str,
-                numbers: dict[str, pa.DataType]) -> tuple[pa.Table | None, str | None]:
-    """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails; and the
-    other delimiter if the text holds it (else None)."""
+def _fast_parse(piece: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
+    """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails."""
     read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
     try:
-        table = pacsv.read_csv(pa.BufferReader(piece), read_options=read,
-                               parse_options=parse_options(delimiter, False), convert_options=convert)
+        return pacsv.read_csv(pa.BufferReader(piece), read_options=read,
+                              parse_options=parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
-        return None, None
-    data, byte = np.frombuffer(piece, dtype=np.uint8), ord(other)
-    held = any((data[start:start + (1 << 20)] == byte).any() for start in range(0, len(data), 1 << 20))
-    return table, other if held else None
+        return None
+
+
+def holds(piece: pa.Buffer, byte: str) -> bool:
+    """Whether a piece of text holds ``byte`` (a scan a MiB at a time)."""
+    data, code = np.frombuffer(piece, dtype=np.uint8), ord(byte)
+    return any((data[start:start + (1 << 20)] == code).any() for start in range(0, len(data), 1 << 20))
 
 
 def parsed_pieces(path: str, block_bytes: int,
-                  rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str | None]]:
+                  rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str]]:
     """Each piece of the text, its one-delimiter parse (None where it fails, or when the file has no line to
-    parse) and the other delimiter if the piece holds it (:func:`delimiters`); in file order. A file that cannot
+    parse) and the other delimiter, which no field may hold (:func:`delimiters`; whether the piece holds it is
+    left to the taker, :func:`holds`: the parse is a big run's critical path); in file order. A file that cannot
     be read raises from the iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
     head = first_line(path, comments=True)
     (delimiter, other), numbers = delimiters(head), number_fields(rank)
     for piece in text_pieces(path, block_bytes):
-        yield (piece, *_fast_parse(piece, delimiter, other, numbers)) if head else (piece, None, None)
+        yield piece, _fast_parse(piece, delimiter, numbers) if head else None, other
 
 
 _END = object()
@@ -270,7 +272,7 @@ def read_ahead(paths: Iterable[str | os.PathLike], block_bytes: int | None = Non
             continue
 
 
-def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str | None]]:
+def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str]]:
     """:func:`parsed_pieces` of the file: those :func:`read_ahead` has parsed, if it read this file (unchanged
     since), else parsed now."""
     started = _READ_AHEAD.pop((path, block_bytes, rank), None)
