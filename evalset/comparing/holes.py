@@ -60,7 +60,7 @@ FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_onl
 def top_grade(evaluation: Evaluation) -> int:
     """The grade a hole filled relevant gets: the top of the set's scale, or the largest grade of the qrels."""
     scale = (evaluation.frozen.manifest.get("scale") or {}) if evaluation.frozen is not None else {}
-    grade = max(int(g) for g in scale) if scale else int(evaluation.qrels["grade"].max())
+    grade = max(int(g) for g in scale) if scale else int(evaluation.grades.max())
     if grade < 1:
         raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", evaluation.source)
     return grade

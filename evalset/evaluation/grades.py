@@ -13,7 +13,7 @@ def unusual_grades(evaluation: Evaluation) -> tuple[dict[int, int], str]:
     number of judgments, and the rule they break. A gain grows with the grade, so one such grade (a typo, 999
     for 3) can move nDCG more than every other judgment; negative grades mean "not judged" and are never
     unusual."""
-    grade = evaluation.qrels["grade"]
+    grade = evaluation.grades
     scale = (evaluation.frozen.manifest.get("scale") or {}) if evaluation.frozen is not None else {}
     if scale:
         allowed = sorted(int(g) for g in scale)

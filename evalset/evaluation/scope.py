@@ -10,7 +10,10 @@ Conventions
   Only the queries of the split count: the qrels are the split's, the strata and traffic shares the set's.
 - Which conventions were chosen explicitly (an option given, or a whole :class:`EvaluationContract` passed) is
   kept (:meth:`Evaluation.chose`): ``compare`` refuses a run missing judged queries unless ``missing`` was chosen.
-- The qrels are indexed for the engine once (:attr:`Evaluation.prepared`) and reused by every run scored.
+- The qrels are indexed for the engine once (:attr:`Evaluation.prepared`) and reused by every run scored. Qrels read
+  from a file are held only so indexed (their document ids and grades are the frame's own arrays): the frame
+  (:attr:`Evaluation.qrels`) is built again when asked, equal to the one read, so that scoring a big run does not
+  also hold a second copy of every judgment's query id (10M judgments: 120 MiB).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import pandas as pd
+import pyarrow as pa
 
 from evalset.contract import DEFAULT_METRIC, ContractOptions, EvaluationContract
 from evalset.errors import InputError
@@ -37,13 +41,14 @@ class Evaluation:
     """The qrels and contract runs are scored by; on a frozen set also the set, the split and its queries."""
 
     contract: EvaluationContract
-    qrels: pd.DataFrame
+    held: pd.DataFrame | PreparedQrels  # the qrels frame, or qrels read from a file, indexed (module docstring)
     frozen: FrozenSet | None = None
     split: str | None = None
     queries: pd.DataFrame | None = None
     overridden: tuple[str, ...] = field(default=())
     source: str | None = None  # the qrels file or the set's folder, for messages
     given: tuple[str, ...] = field(default=())  # the contract's conventions chosen explicitly (options given)
+    counted: dict = field(default_factory=dict, repr=False)  # qrels held indexed: what reading their file counted
 
     @classmethod
     def on_qrels(cls, qrels: str | os.PathLike | QrelsLike, options: Options = None) -> Evaluation:
@@ -55,7 +60,10 @@ class Evaluation:
             options = (options or ContractOptions()).applied_to()[0]
         if not isinstance(qrels, str | os.PathLike):
             return cls(options, qrels_frame(qrels), given=given)
-        return cls(options, read_qrels(qrels), source=shown_name(os.fspath(qrels)), given=given)
+        source = shown_name(os.fspath(qrels))
+        frame = read_qrels(qrels)
+        prepared = prepare_qrels(frame, options, source)
+        return cls(options, prepared, source=source, given=given, counted=dict(frame.attrs))
 
     @classmethod
     def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: ContractOptions | None = None,
@@ -88,13 +96,40 @@ class Evaluation:
         return os.path.join(self.frozen.path, "qrels.txt") if self.frozen is not None else self.source
 
     @cached_property
+    def qrels(self) -> pd.DataFrame:
+        """The qrels in force: ``query_id, doc_id, grade``, with the ``attrs`` of :func:`evalset.io.trec.read_qrels`
+        when read from a file."""
+        if not isinstance(self.held, PreparedQrels):
+            return self.held
+        held = self.held
+        frame = pd.DataFrame({"query_id": pa.array(held.query_ids.to_numpy(), pa.large_string()).take(held.query_code)
+                              .to_pandas(), "doc_id": held.doc_id.to_pandas(), "grade": held.grade.copy()})
+        frame.attrs.update(self.counted)
+        return frame
+
+    @property
+    def grades(self) -> pd.Series:
+        """The qrels' grades, in the qrels' order (without building :attr:`qrels`)."""
+        if isinstance(self.held, PreparedQrels):
+            return pd.Series(self.held.grade, name="grade", copy=False)
+        return self.held["grade"]
+
+    @property
+    def read_attrs(self) -> dict:
+        """What reading the qrels counted (``attrs`` of :func:`evalset.io.trec.read_qrels`), without building
+        :attr:`qrels`."""
+        return self.counted if isinstance(self.held, PreparedQrels) else self.held.attrs
+
+    @cached_property
     def prepared(self) -> PreparedQrels:
         """The qrels indexed for the engine under the contract (computed once)."""
-        return prepare_qrels(self.qrels, self.contract, self.source)
+        if isinstance(self.held, PreparedQrels):
+            return self.held.under(self.contract)
+        return prepare_qrels(self.held, self.contract, self.source)
 
     def with_qrels(self, qrels: pd.DataFrame) -> Evaluation:
         """The same evaluation on other qrels (the holes of a comparison filled, an annotator's grades)."""
-        return replace(self, qrels=qrels)
+        return replace(self, held=qrels, counted={})
 
     def chose(self, convention: str) -> bool:
         """Whether ``convention`` (e.g. ``missing``) was chosen explicitly: an option given, or a whole contract."""

@@ -137,9 +137,8 @@ def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table
         if table is not None and _fits(table, other if runtext.holds(chunk, other) else None):
             line += len(table)
         else:
-            table, count = _by_line(chunk, path, line, numbers)
+            table, count = _by_line(runtext.text_buffer(chunk), path, line, numbers)
             line += count
-        del chunk  # its text (mapped pages of the file) leaves memory before the next piece is read
         yield table
 
 

@@ -5,13 +5,13 @@ parses a piece line by line when it does not fit.
 
 Conventions
 -----------
-- A plain file is mapped into memory a piece at a time, so its text is never copied and a piece's pages leave the
-  process's memory with the piece; a compressed file is decompressed a block at a time.
+- A plain file is mapped into memory a piece at a time, so its text is never copied; a piece waiting to be taken
+  holds no pages (:class:`FileText`: mapped again when read). A compressed file is decompressed a block at a time.
 - A piece is parsed on one thread (the scorer has the other core); a number spelled ``NA`` or ``null`` is not a
   number (the piece then goes to the line-by-line parse, which names the line).
 - The rank field is parsed only when asked (``rank``): scoring reads ranks only under the tie rule ``run``.
-- :func:`read_ahead` holds at most :data:`READ_AHEAD_PIECES` parsed pieces (about 60 MiB each with the text) while
-  the command does other work; a file read ahead and then changed on disk is read again.
+- :func:`read_ahead` holds at most :data:`READ_AHEAD_PIECES` parsed pieces (about 30 MiB each) while the command
+  loads, then one once the command takes them; a file read ahead and then changed on disk is read again.
 """
 
 from __future__ import annotations
@@ -104,27 +104,50 @@ def _newline(data: np.ndarray, last: bool) -> int:
     return -1
 
 
-def text_pieces(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
-    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file is
-    mapped into memory and sliced; a compressed one is read a block at a time, each block cut after its first
-    and its last newline, the piece of a line before the first joined to the rest of the block before (a short
-    piece of its own)."""
+class FileText:
+    """A piece of a plain file's text (``size`` bytes from ``start``) that holds no memory while it waits: the file
+    is mapped while the piece is read (:meth:`buffer`), and the pages leave the process's memory with the buffer."""
+
+    __slots__ = ("path", "size", "start")
+
+    def __init__(self, path: str, start: int, size: int):
+        self.path, self.start, self.size = path, start, size
+
+    def buffer(self) -> pa.Buffer:
+        with pa.memory_map(self.path) as mapped:
+            if mapped.size() < self.start + self.size:
+                raise OSError(f"the file is shorter than when it was read ({mapped.size()} bytes): it changed")
+            return mapped.read_buffer().slice(self.start, self.size)
+
+
+Text = pa.Buffer | FileText
+
+
+def text_buffer(text: Text) -> pa.Buffer:
+    """The bytes of a piece of text."""
+    return text.buffer() if isinstance(text, FileText) else text
+
+
+def text_pieces(path: str, block_bytes: int) -> Iterator[Text]:
+    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file's pieces
+    are :class:`FileText` (mapped when read); a compressed one is read a block at a time, each block cut after its
+    first and its last newline, the piece of a line before the first joined to the rest of the block before (a
+    short piece of its own)."""
     if not path.endswith(COMPRESSED) and os.path.isfile(path):
         size, start = os.path.getsize(path), 0
         while start < size:
-            # mapped anew for each piece, so that a piece's pages leave memory with the piece
             with pa.memory_map(path) as mapped:
-                text = mapped.read_buffer()
-            data = np.frombuffer(text, dtype=np.uint8)
-            stop = min(start + block_bytes, size)
-            if stop < size:
-                last = _newline(data[start:stop], last=True)
-                if last >= 0:
-                    stop = start + last + 1
-                else:  # a line longer than a block: to its end
-                    first = _newline(data[stop:], last=False)
-                    stop = size if first < 0 else stop + first + 1
-            yield text.slice(start, stop - start)
+                data = np.frombuffer(mapped.read_buffer(), dtype=np.uint8)
+                stop = min(start + block_bytes, size)
+                if stop < size:
+                    last = _newline(data[start:stop], last=True)
+                    if last >= 0:
+                        stop = start + last + 1
+                    else:  # a line longer than a block: to its end
+                        first = _newline(data[stop:], last=False)
+                        stop = size if first < 0 else stop + first + 1
+                del data
+            yield FileText(path, start, stop - start)
             start = stop
         return
     with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
@@ -147,24 +170,24 @@ def text_pieces(path: str, block_bytes: int) -> Iterator[pa.Buffer]:
             yield pa.py_buffer(rest)
 
 
-def _fast_parse(piece: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
+def _fast_parse(piece: Text, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
     """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails."""
     read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
     try:
-        return pacsv.read_csv(pa.BufferReader(piece), read_options=read,
+        return pacsv.read_csv(pa.BufferReader(text_buffer(piece)), read_options=read,
                               parse_options=parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
         return None
 
 
-def holds(piece: pa.Buffer, byte: str) -> bool:
+def holds(piece: Text, byte: str) -> bool:
     """Whether a piece of text holds ``byte`` (a scan a MiB at a time)."""
-    data, code = np.frombuffer(piece, dtype=np.uint8), ord(byte)
+    data, code = np.frombuffer(text_buffer(piece), dtype=np.uint8), ord(byte)
     return any((data[start:start + (1 << 20)] == code).any() for start in range(0, len(data), 1 << 20))
 
 
 def parsed_pieces(path: str, block_bytes: int,
-                  rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str]]:
+                  rank: bool) -> Iterator[tuple[Text, pa.Table | None, str]]:
     """Each piece of the text, its one-delimiter parse (None where it fails, or when the file has no line to
     parse) and the other delimiter, which no field may hold (:func:`delimiters`; whether the piece holds it is
     left to the taker, :func:`holds`: the parse is a big run's critical path); in file order. A file that cannot
@@ -207,6 +230,11 @@ class ReadAhead:
                 raise StopIteration
             raise item
         return item
+
+    def hold(self, depth: int) -> None:
+        """From now on at most ``depth`` items ahead of the caller."""
+        with self._pieces.mutex:  # put() reads maxsize under this lock
+            self._pieces.maxsize = depth
 
     def close(self) -> None:
         self._done = True
@@ -272,12 +300,13 @@ def read_ahead(paths: Iterable[str | os.PathLike], block_bytes: int | None = Non
             continue
 
 
-def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[pa.Buffer, pa.Table | None, str]]:
+def pieces(path: str, block_bytes: int, rank: bool) -> Iterator[tuple[Text, pa.Table | None, str]]:
     """:func:`parsed_pieces` of the file: those :func:`read_ahead` has parsed, if it read this file (unchanged
     since), else parsed now."""
     started = _READ_AHEAD.pop((path, block_bytes, rank), None)
     if started is not None:
         if started[0] == _stamp(path):
+            started[1].hold(1)  # the depth covered the command's loading; now it takes the pieces as they come
             return started[1]
         started[1].close()
     return parsed_pieces(path, block_bytes, rank)

@@ -217,7 +217,7 @@ def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame]
                         index=pd.Index(names, name="run"))
     by_run = leave_out("run", evaluation, runs, pool, {name: name for name in names}, full, metric)
     by_group = leave_out("group", evaluation, runs, pool, owner_of, full, metric) if owner_of else None
-    judgments = int((evaluation.qrels["grade"] >= 0).sum())
+    judgments = int((evaluation.grades >= 0).sum())
     return Reusability(metric, depth, len(pool.query_ids), judgments, evaluation.source, by_run, by_group,
                        list(pool.notes))
 

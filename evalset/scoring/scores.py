@@ -229,9 +229,9 @@ def _trec_eval(scores: RunScores) -> str:
 
 def _notes(scores: RunScores) -> list[str]:
     said_of_qrels = []
-    qrels = scores.evaluation.qrels
-    if qrels.attrs.get("collapsed_duplicates"):
-        said_of_qrels.append(f"{qrels.attrs['collapsed_duplicates']} repeated qrels lines collapsed")
+    counted = scores.evaluation.read_attrs
+    if counted.get("collapsed_duplicates"):
+        said_of_qrels.append(f"{counted['collapsed_duplicates']} repeated qrels lines collapsed")
     texts = {"duplicates_removed": "repeated documents counted once", "unjudged_queries": "queries with no qrels "
              "ignored", "missing_queries": "judged queries absent from the run",
              "unjudged_removed": "unjudged documents removed before scoring (condensed)"}
