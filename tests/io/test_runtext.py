@@ -51,3 +51,14 @@ def test_only_a_big_file_of_trec_lines_is_read_ahead(tmp_path, small_streams):
     table.write_text(json.dumps({f"q{q}": {f"d{d}": 1.0 for d in range(100)} for q in range(20)}))
     runtext.read_ahead([small, table, tmp_path / "missing.txt"], 4096)
     assert runtext._READ_AHEAD == {}
+
+
+def test_a_piece_of_a_plain_file_holds_no_text_until_read_and_a_shortened_file_is_refused(tmp_path):
+    run = tmp_path / "run.txt"
+    _run(run, 40)
+    pieces = list(runtext.text_pieces(str(run), 4096))
+    assert all(isinstance(piece, runtext.FileText) for piece in pieces) and len(pieces) > 1
+    assert b"".join(runtext.text_buffer(piece).to_pybytes() for piece in pieces) == run.read_bytes()
+    run.write_text("q0 Q0 d 1 1.0 t\n")
+    with pytest.raises(OSError, match="shorter than when it was read"):
+        runtext.text_buffer(pieces[-1])
