@@ -134,7 +134,7 @@ def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table
             return
         chunk, table, other = piece
         del piece
-        if table is not None and _fits(table, other if runtext.holds(chunk, other) else None):
+        if table is not None and _fits(table, other):
             line += len(table)
         else:
             table, count = _by_line(runtext.text_buffer(chunk), path, line, numbers)

@@ -5,8 +5,9 @@ parses a piece line by line when it does not fit.
 
 Conventions
 -----------
-- A plain file is mapped into memory a piece at a time, so its text is never copied; a piece waiting to be taken
-  holds no pages (:class:`FileText`: mapped again when read). A compressed file is decompressed a block at a time.
+- A plain file is read a piece at a time into one buffer, reused; a piece waiting to be taken holds no text
+  (:class:`FileText`: read again when taken). It is read, never mapped into memory: a file cut short while it is
+  read is an error naming it, not a bus error. A compressed file is decompressed a block at a time.
 - A piece is parsed on one thread (the scorer has the other core); a number spelled ``NA`` or ``null`` is not a
   number (the piece then goes to the line-by-line parse, which names the line).
 - The rank field is parsed only when asked (``rank``): scoring reads ranks only under the tie rule ``run``.
@@ -22,7 +23,7 @@ import os
 import queue
 import threading
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -94,30 +95,43 @@ def number_fields(rank: bool) -> dict[str, pa.DataType]:
     return _NUMBERS if rank else {"score": _NUMBERS["score"]}
 
 
-def _newline(data: np.ndarray, last: bool) -> int:
-    """The place of the first (or last) newline byte in ``data``, or -1; searched in windows from that end."""
-    window = 1 << 16
-    for start in (range(len(data) - window, -window, -window) if last else range(0, len(data), window)):
-        found = np.flatnonzero(data[max(start, 0):start + window] == 10)
+def _newline(window: Callable[[int, int], np.ndarray], begin: int, end: int, last: bool) -> int:
+    """The place of the first (or last) newline byte between ``begin`` and ``end``, or -1; searched in windows
+    (``window(lo, hi)``: those bytes) from that end."""
+    size = 1 << 16
+    for start in (range(end - size, begin - size, -size) if last else range(begin, end, size)):
+        low = max(start, begin)
+        found = np.flatnonzero(window(low, min(start + size, end)) == 10)
         if len(found):
-            return max(start, 0) + int(found[-1] if last else found[0])
+            return low + int(found[-1] if last else found[0])
     return -1
 
 
+def _changed(path: str) -> OSError:
+    return OSError(f"the file is shorter than when it was read ({os.path.getsize(path)} bytes): it changed")
+
+
 class FileText:
-    """A piece of a plain file's text (``size`` bytes from ``start``) that holds no memory while it waits: the file
-    is mapped while the piece is read (:meth:`buffer`), and the pages leave the process's memory with the buffer."""
+    """A piece of a plain file's text (``size`` bytes from ``start``), read when asked (:meth:`buffer`): a piece
+    waiting to be taken holds no memory. The file is read, never mapped into memory: a file cut short while it is
+    read is an OSError, where a mapped one would end the process (a bus error)."""
 
     __slots__ = ("path", "size", "start")
 
     def __init__(self, path: str, start: int, size: int):
         self.path, self.start, self.size = path, start, size
 
-    def buffer(self) -> pa.Buffer:
-        with pa.memory_map(self.path) as mapped:
-            if mapped.size() < self.start + self.size:
-                raise OSError(f"the file is shorter than when it was read ({mapped.size()} bytes): it changed")
-            return mapped.read_buffer().slice(self.start, self.size)
+    def buffer(self, into: bytearray | None = None) -> pa.Buffer:
+        """The text, read into ``into`` (reused from piece to piece: no new pages) when it is large enough."""
+        view = memoryview(into if into is not None and len(into) >= self.size else bytearray(self.size))
+        view, done = view[:self.size], 0
+        with open(self.path, "rb", buffering=0) as file:
+            while done < self.size:
+                read = os.preadv(file.fileno(), [view[done:]], self.start + done)
+                if not read:
+                    raise _changed(self.path)
+                done += read
+        return pa.py_buffer(view)
 
 
 Text = pa.Buffer | FileText
@@ -129,26 +143,30 @@ def text_buffer(text: Text) -> pa.Buffer:
 
 
 def text_pieces(path: str, block_bytes: int) -> Iterator[Text]:
-    """The file's text (decompressed) in pieces that end at a line end, without copying it: a plain file's pieces
-    are :class:`FileText` (mapped when read); a compressed one is read a block at a time, each block cut after its
+    """The file's text (decompressed) in pieces that end at a line end: a plain file's pieces are
+    :class:`FileText` (read when taken); a compressed one is read a block at a time, each block cut after its
     first and its last newline, the piece of a line before the first joined to the rest of the block before (a
     short piece of its own)."""
     if not path.endswith(COMPRESSED) and os.path.isfile(path):
-        size, start = os.path.getsize(path), 0
-        while start < size:
-            with pa.memory_map(path) as mapped:
-                data = np.frombuffer(mapped.read_buffer(), dtype=np.uint8)
+        with open(path, "rb", buffering=0) as file:
+            def window(low: int, high: int) -> np.ndarray:
+                data = os.pread(file.fileno(), high - low, low)
+                if len(data) < high - low:
+                    raise _changed(path)
+                return np.frombuffer(data, dtype=np.uint8)
+
+            size, start = os.fstat(file.fileno()).st_size, 0
+            while start < size:
                 stop = min(start + block_bytes, size)
                 if stop < size:
-                    last = _newline(data[start:stop], last=True)
+                    last = _newline(window, start, stop, last=True)
                     if last >= 0:
-                        stop = start + last + 1
+                        stop = last + 1
                     else:  # a line longer than a block: to its end
-                        first = _newline(data[stop:], last=False)
-                        stop = size if first < 0 else stop + first + 1
-                del data
-            yield FileText(path, start, stop - start)
-            start = stop
+                        first = _newline(window, stop, size, last=False)
+                        stop = size if first < 0 else first + 1
+                yield FileText(path, start, stop - start)
+                start = stop
         return
     with pa.input_stream(path) as stream:  # compression from the file name, as the whole-file reader does
         rest = b""
@@ -157,11 +175,15 @@ def text_pieces(path: str, block_bytes: int) -> Iterator[Text]:
             if buffer.size == 0:
                 break
             data = np.frombuffer(buffer, dtype=np.uint8)
-            last = _newline(data, last=True)
+
+            def window(low: int, high: int, data=data) -> np.ndarray:
+                return data[low:high]
+
+            last = _newline(window, 0, len(data), last=True)
             if last < 0:
                 rest += buffer.to_pybytes()
                 continue
-            first = _newline(data, last=False)
+            first = _newline(window, 0, len(data), last=False)
             yield pa.py_buffer(rest + buffer.slice(0, first + 1).to_pybytes())
             if last > first:
                 yield buffer.slice(first + 1, last - first)
@@ -170,32 +192,40 @@ def text_pieces(path: str, block_bytes: int) -> Iterator[Text]:
             yield pa.py_buffer(rest)
 
 
-def _fast_parse(piece: Text, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
+def _fast_parse(text: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]) -> pa.Table | None:
     """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails."""
     read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
     try:
-        return pacsv.read_csv(pa.BufferReader(text_buffer(piece)), read_options=read,
+        return pacsv.read_csv(pa.BufferReader(text), read_options=read,
                               parse_options=parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
         return None
 
 
-def holds(piece: Text, byte: str) -> bool:
+def holds(piece: pa.Buffer, byte: str) -> bool:
     """Whether a piece of text holds ``byte`` (a scan a MiB at a time)."""
-    data, code = np.frombuffer(text_buffer(piece), dtype=np.uint8), ord(byte)
+    data, code = np.frombuffer(piece, dtype=np.uint8), ord(byte)
     return any((data[start:start + (1 << 20)] == code).any() for start in range(0, len(data), 1 << 20))
 
 
 def parsed_pieces(path: str, block_bytes: int,
-                  rank: bool) -> Iterator[tuple[Text, pa.Table | None, str]]:
+                  rank: bool) -> Iterator[tuple[Text, pa.Table | None, str | None]]:
     """Each piece of the text, its one-delimiter parse (None where it fails, or when the file has no line to
-    parse) and the other delimiter, which no field may hold (:func:`delimiters`; whether the piece holds it is
-    left to the taker, :func:`holds`: the parse is a big run's critical path); in file order. A file that cannot
-    be read raises from the iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
+    parse) and the other delimiter if the piece holds it (:func:`delimiters`: no field may hold it), else None;
+    in file order. A plain file's pieces are read into one buffer, reused. A file that cannot be read raises from
+    the iteration (OSError, ``pa.ArrowInvalid``, EOFError)."""
     head = first_line(path, comments=True)
     (delimiter, other), numbers = delimiters(head), number_fields(rank)
+    into = bytearray(block_bytes)
     for piece in text_pieces(path, block_bytes):
-        yield piece, _fast_parse(piece, delimiter, numbers) if head else None, other
+        if isinstance(piece, FileText):
+            into = into if len(into) >= piece.size else bytearray(piece.size)
+            text, held = piece.buffer(into), into.find(other.encode(), 0, piece.size) >= 0
+        else:
+            text, held = piece, holds(piece, other)
+        table = _fast_parse(text, delimiter, numbers) if head else None
+        del text  # the parse holds none of the text: the buffer is free for the next piece
+        yield piece, table, other if held else None
 
 
 _END = object()

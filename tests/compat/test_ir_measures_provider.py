@@ -149,8 +149,10 @@ def test_every_provider_agrees_with_it_on_ir_measures_measure_list():
         *(nDCG(dcg=dcg)@k for dcg in ("log2", "exp-log2") for k in cutoffs),
         *(Judged@k for k in cutoffs),
     ]
+    # ranx (installed with evalset's bench extra) is left out: ir_measures' ranx provider hands it pandas 3's string
+    # ids, which ranx refuses (its Qrels.from_df asserts the object dtype); scripts/bench_scoring.py compares ranx
     others = [p for name, p in ir_measures.providers.registry.items()
-              if name not in ("evalset", "trectools") and p.is_available()]
+              if name not in ("evalset", "trectools", "ranx") and p.is_available()]
     assert all(evalset_provider.supports(measure) for measure in measures)
     ours = {id(m.measure): m.value for m in evalset_provider.iter_calc(measures, qrels, run)}  # one call does all
     compared = 0

@@ -2,6 +2,8 @@
 since is read again; a small, JSON or missing file is not read ahead."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +64,35 @@ def test_a_piece_of_a_plain_file_holds_no_text_until_read_and_a_shortened_file_i
     run.write_text("q0 Q0 d 1 1.0 t\n")
     with pytest.raises(OSError, match="shorter than when it was read"):
         runtext.text_buffer(pieces[-1])
+
+
+_READ_WHILE_REWRITTEN = """
+import sys, threading, time
+from evalset.io.runstream import query_blocks
+path, done = sys.argv[1], threading.Event()
+text = "".join(f"q{q} Q0 d{r} {r + 1} {50 - r}.5 t\\n" for q in range(400) for r in range(50))
+def rewrite():
+    while not done.is_set():
+        with open(path, "w") as file:  # cut to nothing, then written again
+            file.write(text)
+threading.Thread(target=rewrite, daemon=True).start()
+end, reads = time.monotonic() + 1.5, 0
+while time.monotonic() < end:
+    reads += 1
+    try:
+        sum(len(ids) for ids, _ in query_blocks(path, 4096, rank=False))
+    except Exception:  # a file cut short: an error naming it, or a line cut (the reader names it)
+        pass
+done.set()
+print(reads)
+"""
+
+
+def test_a_file_rewritten_while_it_is_read_is_an_error_never_a_crash(tmp_path):
+    # a mapped file cut short under its reader ends the process (a bus error); read, it is an error or a whole read
+    run = tmp_path / "run.txt"
+    _run(run, 400)
+    done = subprocess.run([sys.executable, "-c", _READ_WHILE_REWRITTEN, str(run)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) > 10  # read again and again while it was rewritten
