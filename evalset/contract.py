@@ -10,12 +10,6 @@ from evalset.params import POSITIVE_INT, check
 
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
-
-
-def reads_ranks(ties: str | None) -> bool:
-    """Whether a tie rule reads a run's rank field: only ``run`` does (trec_eval never does), so under the others
-    scoring neither parses nor checks it. ``None``: the default rule."""
-    return ties == "run"
 Gain = Literal["linear", "exponential"]
 GAINS: tuple[str, ...] = ("linear", "exponential")
 MissingPolicy = Literal["zero", "skip"]
@@ -41,6 +35,12 @@ MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
 states each rule and checks these names on import), here for the command line, which reads them without pandas."""
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
+
+
+def reads_ranks(ties: str | None) -> bool:
+    """Whether a tie rule reads a run's rank field: only ``run`` does (trec_eval never does), so under the others
+    scoring neither parses nor checks it. ``None``: the default rule."""
+    return ties == "run"
 
 
 @dataclass(frozen=True)

@@ -118,13 +118,11 @@ def _no_lines(numbers: dict[str, pa.DataType]) -> pa.Table:
                     | {name: pa.array([], kind) for name, kind in numbers.items()})
 
 
-def _parsed(path: str, block_bytes: int, rank: bool = True) -> Iterator[pa.Table]:
-    """``qid, docid[, rank], score`` in pieces of lines, in file order: each piece by the fast parse if it fits,
-    else by the line-by-line parse (a piece read ahead by :func:`evalset.io.runtext.read_ahead` is taken as
-    parsed there)."""
+def _parsed(pieces: Iterator, path: str, rank: bool) -> Iterator[pa.Table]:
+    """``qid, docid[, rank], score`` in pieces of lines, in file order (``pieces``: those of
+    :func:`evalset.io.runtext.pieces`): each piece by the fast parse if it fits, else by the line-by-line parse."""
     numbers = runtext.number_fields(rank)
     line = 1  # the number in the file of the piece's first line
-    pieces = runtext.pieces(path, block_bytes, rank)
     while True:
         try:
             piece = next(pieces, None)
@@ -158,7 +156,7 @@ def _as_run(table: pa.Table) -> pd.DataFrame:
     return pa.table({"query_id": table["qid"], "doc_id": table["docid"]} | rank | {"score": table["score"]}).to_pandas()
 
 
-def _query_blocks(path: str, block_bytes: int, rank: bool = True) -> Iterator[tuple[list[str], pd.DataFrame]]:
+def _query_blocks(pieces: Iterator, path: str, rank: bool) -> Iterator[tuple[list[str], pd.DataFrame]]:
     seen: set[str] = set()
     carry: pa.Table | None = None  # the rows of the last query of the piece before (never empty)
 
@@ -168,7 +166,7 @@ def _query_blocks(path: str, block_bytes: int, rank: bool = True) -> Iterator[tu
                 raise RunNotGrouped(query_id)
             seen.add(query_id)
 
-    for table in _parsed(path, block_bytes, rank):
+    for table in _parsed(pieces, path, rank):
         if carry is not None:
             table = pa.concat_tables([carry, table])
         starts, heads = _query_heads(table["qid"])
@@ -190,9 +188,9 @@ def query_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES,
                  rank: bool = True) -> Iterator[tuple[list[str], pd.DataFrame]]:
     """A run file (as :func:`evalset.io.trec.read_run` reads it) in blocks of whole queries, in file order: each
     block's distinct query ids, in order, and its rows. Read, parsed and cut on a thread of its own, one block
-    ahead of the caller. ``rank=False``: the rank field is neither parsed nor checked and the blocks have no
-    ``rank`` column (scoring reads it only under the tie rule ``run``; trec_eval never reads it), which saves
-    about a fifth of the parse.
+    ahead of the caller (pieces read ahead by :func:`evalset.io.runtext.read_ahead`: parsed there, cut here).
+    ``rank=False``: the rank field is neither parsed nor checked and the blocks have no ``rank`` column (scoring
+    reads it only under the tie rule ``run``; trec_eval never reads it), which saves about a fifth of the parse.
 
     Raises :class:`RunNotGrouped` on reaching a query id that reappears after another query, and InputError
     (file and line) on a malformed line or a damaged file. A JSON run or a run with named columns is never
@@ -203,7 +201,11 @@ def query_blocks(path: str | os.PathLike, block_bytes: int = STREAM_BLOCK_BYTES,
     if not runtext.lines_file(path):
         run = read_run(path)
         return iter([(list(pd.unique(run["query_id"])), run)])
-    return runtext.ReadAhead(_query_blocks(path, block_bytes, rank))
+    pieces = runtext.pieces(path, block_bytes, rank)
+    blocks = _query_blocks(pieces, path, rank)
+    # pieces read ahead come from a thread already: the blocks are cut on the caller's, which has time while the
+    # next piece is parsed, and no third piece is held in between
+    return blocks if isinstance(pieces, runtext.ReadAhead) else runtext.ReadAhead(blocks)
 
 
 def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
@@ -211,7 +213,8 @@ def first_query_ids(path: str | os.PathLike, count: int) -> list[str]:
     if not runtext.lines_file(os.fspath(path)):  # a JSON or table run: read whole, as evalset.io.trec.read_run reads it
         return list(pd.unique(read_run(path)["query_id"]))[:count]
     found: dict[str, None] = {}
-    for table in _parsed(os.fspath(path), STREAM_BLOCK_BYTES):
+    path = os.fspath(path)
+    for table in _parsed(runtext.parsed_pieces(path, STREAM_BLOCK_BYTES, rank=False), path, rank=False):
         found.update(dict.fromkeys(_query_heads(table["qid"])[1]))
         if len(found) >= count:
             break
