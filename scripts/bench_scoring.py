@@ -26,7 +26,9 @@ Three cases, in one run of this script (each tool in its own fresh subprocess, s
     Python and every import included): ``evalset score --qrels Q RUN -m ndcg@10 -m ap -m p@10 -m rr --format json``
     against a script that does the same with pytrec_eval (its parsers, its evaluator, the means printed), in pairs,
     ``--repeat`` times; wall, CPU (user + system of every thread) and peak resident memory of each process, the
-    medians and their ratios, and the means each printed, compared.
+    medians and their ratios, and the means each printed, compared; in the big case, ``evalset score`` on the big
+    run, one process: its time against the main case's command (the median), its peak, its means against the
+    library call's.
 
 Inputs are generated once into ``--data`` (default ``.bench/``, git-ignored; the 100M-line case needs about 8 GB:
 put it outside the repo, e.g. ``--data /work/scratch/bench20``). The clock starts after the imports (and ranx's
@@ -296,8 +298,8 @@ def whole_process(argv: list[str]) -> dict | None:
             "stdout": out.decode()}
 
 
-def cli_case(args, run_path: Path, qrels_path: Path) -> None:
-    """``evalset score`` against pytrec_eval, whole processes in pairs; medians and ratios."""
+def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
+    """``evalset score`` against pytrec_eval, whole processes in pairs; medians and ratios; the command's medians."""
     print(f"\n== cli: the commands, whole processes (Python's start and imports included), {args.repeat} pairs; "
           f"{load()}")
     commands = {"evalset score": evalset_command(str(run_path), str(qrels_path)),
@@ -307,7 +309,7 @@ def cli_case(args, run_path: Path, qrels_path: Path) -> None:
         for name, argv in commands.items():
             result = whole_process(argv)
             if result is None:
-                return
+                return None
             found[name].append(result)
     median = {name: {key: statistics.median(r[key] for r in runs) for key in ("seconds", "cpu", "peak_mib")}
               for name, runs in found.items()}
@@ -326,6 +328,26 @@ def cli_case(args, run_path: Path, qrels_path: Path) -> None:
     reference = json.loads(found["pytrec_eval"][0]["stdout"].strip().splitlines()[-1])
     worst = max(abs(printed[m]["mean"] - reference[m]) for m in MEASURES)
     print(f"the means each command printed: largest difference {worst:.1e} over {len(MEASURES)} means")
+    print(load())
+    return ours
+
+
+def big_command(run_path: Path, qrels_path: Path, main: dict | None, saved: Path) -> None:
+    """``evalset score`` on the big run, a whole process: its time against the main case's command, its peak, and
+    the means it printed against the streamed library call's (``saved``: its per-query values)."""
+    import pandas as pd
+
+    print(f"\n== cli big: evalset score on {run_path.name}, a whole process; {load()}")
+    result = whole_process(evalset_command(str(run_path), str(qrels_path)))
+    if result is None:
+        return
+    ratio = f", {result['seconds'] / main['seconds']:.2f}x the main case's command (goal <= 10)" if main else ""
+    print(f"evalset score: {result['seconds']:.2f} s wall, {result['cpu']:.2f} s CPU, peak "
+          f"{result['peak_mib'] * 2**20 / 1e9:.2f} GB ({result['peak_mib']:.0f} MiB; goal < 0.8 GB){ratio}")
+    printed = json.loads(result["stdout"])["runs"][run_path.name.rsplit(".", 1)[0]]
+    streamed = pd.read_pickle(saved)
+    worst = max(abs(printed[m]["mean"] - streamed[m].mean()) for m in MEASURES)
+    print(f"the means it printed against the library call's: largest difference {worst:.1e} over {len(MEASURES)} means")
     print(load())
 
 
@@ -376,7 +398,7 @@ def main_case(args, data: Path) -> dict | None:
         table(results, "evalset", list(MEASURES))
     print(load())
     if args.cli:
-        cli_case(args, run_path, qrels_path)
+        results["command"] = cli_case(args, run_path, qrels_path)
     return results
 
 
@@ -390,14 +412,16 @@ def big_case(args, data: Path, main: dict[str, dict]) -> None:
     if result is None:
         return
     results = {"evalset_streamed": result} | {f"{tool} (main)": found | {"means": {}} for tool, found in main.items()
-                                              if tool.startswith("evalset")}
+                                              if tool.startswith("evalset") and found}
     table(results, "evalset_streamed", [])
     for tool, base in main.items():
-        if tool.startswith("evalset"):
+        if tool.startswith("evalset") and base:
             print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
                   f"(goal <= 10), peak {result['peak_mib'] * 2**20 / 1e9:.2f} GB (goal < 0.8)")
     print(load())
     check_big(saved, part_paths, qrels_path)
+    if args.cli:
+        big_command(run_path, qrels_path, main.get("command"), saved)
 
 
 def check_big(saved: Path, part_paths: list[Path], qrels_path: Path) -> None:
@@ -445,7 +469,7 @@ def main() -> None:
     parser.add_argument("--big-factor", type=int, default=10, help="The big case has this many times --lines.")
     parser.add_argument("--runs", type=int, default=37)
     parser.add_argument("--qrels-sets", type=int, default=3)
-    parser.add_argument("--cli", action="store_true", help="Main case: also time the commands as whole processes.")
+    parser.add_argument("--cli", action="store_true", help="Also time the commands as whole processes.")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the inputs are generated (once).")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()

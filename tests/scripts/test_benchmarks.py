@@ -37,6 +37,11 @@ def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path
     assert re.search(ratio, out, re.M)
     printed = re.search(r"^the means each command printed: largest difference ([\d.e+-]+) over 4 means$", out, re.M)
     assert printed and float(printed.group(1)) < 1e-12
+    big = r"^evalset score: [\d.]+ s wall, [\d.]+ s CPU, peak [\d.]+ GB \(\d+ MiB; goal < 0.8 GB\), [\d.]+x the main"
+    assert re.search(big, out, re.M)  # the command on the big run
+    printed = re.search(r"^the means it printed against the library call's: largest difference ([\d.e+-]+) over 4", out,
+                        re.M)
+    assert printed and float(printed.group(1)) < 1e-12
 
 
 def test_bench_pool_pools_synthetic_runs_and_matches_a_plain_distinct_count():
