@@ -51,6 +51,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -282,20 +283,31 @@ def evalset_command(run: str, qrels: str) -> list[str]:
     return [sys.executable, "-m", "evalset", "score", "--qrels", qrels, run, *measures, "--format", "json"]
 
 
+LAUNCHER = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump({"seconds": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime,
+               "peak_mib": usage.ru_maxrss / 1024, "code": os.waitstatus_to_exitcode(status)}, out)
+"""
+
+
 def whole_process(argv: list[str]) -> dict | None:
     """A command as a user waits for it: wall time from start to exit, CPU (user + system, all its threads) and
-    peak resident memory (``ru_maxrss``) of that process alone (``wait4``), and its stdout."""
-    start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-    out, err = process.stdout.read(), process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        print(f"{argv[:4]}: failed\n{err.decode()[-2000:]}")
+    peak resident memory (``ru_maxrss``) of that process alone (``wait4``), and its stdout. It is started by a
+    small launcher: a process started from this one would count this one's memory in its peak (Linux carries a
+    parent's high-water mark through fork and exec), and this one holds gigabytes after the big case's check."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as usage:
+        process = subprocess.run([sys.executable, "-c", LAUNCHER, usage.name, *argv], capture_output=True, cwd=ROOT,
+                                 check=False)
+        found = json.loads(Path(usage.name).read_text() or "{}")
+    if process.returncode != 0 or found.get("code") != 0:
+        print(f"{argv[:4]}: failed\n{process.stderr.decode()[-2000:]}")
         return None
-    return {"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
-            "stdout": out.decode()}
+    return {"seconds": found["seconds"], "cpu": found["cpu"], "peak_mib": found["peak_mib"],
+            "stdout": process.stdout.decode()}
 
 
 def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:

@@ -76,7 +76,7 @@ def rewrite():
         with open(path, "w") as file:  # cut to nothing, then written again
             file.write(text)
 threading.Thread(target=rewrite, daemon=True).start()
-end, reads = time.monotonic() + 1.5, 0
+end, reads = time.monotonic() + 0.6, 0
 while time.monotonic() < end:
     reads += 1
     try:
@@ -88,6 +88,7 @@ print(reads)
 """
 
 
+@pytest.mark.slow
 def test_a_file_rewritten_while_it_is_read_is_an_error_never_a_crash(tmp_path):
     # a mapped file cut short under its reader ends the process (a bus error); read, it is an error or a whole read
     run = tmp_path / "run.txt"
@@ -95,4 +96,4 @@ def test_a_file_rewritten_while_it_is_read_is_an_error_never_a_crash(tmp_path):
     done = subprocess.run([sys.executable, "-c", _READ_WHILE_REWRITTEN, str(run)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert int(done.stdout) > 10  # read again and again while it was rewritten
+    assert int(done.stdout) > 5  # read again and again while it was rewritten
