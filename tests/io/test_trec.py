@@ -83,6 +83,18 @@ def test_bad_qrels_are_refused_with_file_and_line(tmp_path, text, line, message)
     assert error.value.line == line
 
 
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_line_longer_than_a_parse_block_is_read(tmp_path, compress):
+    # the parse goes 1 MiB at a time (trec.PARSE_BLOCK_BYTES); a line of 3 MiB (three blocks) is read in larger ones
+    text = f"q1 0 {'d' * (3 << 20)} 1\nq1 0 d2 0\n"
+    run_text = f"q1 Q0 {'d' * (3 << 20)} 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"
+    qrels, run = tmp_path / ("qrels.txt" + ".gz" * compress), tmp_path / ("run.txt" + ".gz" * compress)
+    for path, body in ((qrels, text), (run, run_text)):
+        path.write_bytes(gzip.compress(body.encode()) if compress else body.encode())
+    assert read_qrels(qrels)["doc_id"].str.len().tolist() == [3 << 20, 2]
+    assert read_run(run)["doc_id"].str.len().tolist() == [3 << 20, 2]
+
+
 def test_round_trip_and_atomic_write(tmp_path):
     run = run_from_frame(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [0.1 + 0.2, 0.25]}))
     write_run(run, tmp_path / "r.run.gz", tag="mine")
