@@ -59,6 +59,8 @@ PARSE_BLOCK_BYTES = 1 << 20
 more at the peak of reading 10M judgments, in the same time (2026-12-02). A file with a longer line is read again
 in blocks 16 times larger, up to 2 GiB, until the line fits."""
 
+_LARGEST_BLOCK = (1 << 31) - 1  # arrow's block size is a 32-bit integer
+
 
 def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str],
               numbers: dict[str, pa.DataType] | None = None, skip_rows: int = 0) -> pa.Table:
@@ -82,9 +84,6 @@ def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: l
             if "straddl" not in str(exc) or block == _LARGEST_BLOCK:
                 raise
             block = min(block * 16, _LARGEST_BLOCK)
-
-
-_LARGEST_BLOCK = (1 << 31) - 1  # arrow's block size is a 32-bit integer
 
 
 def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
