@@ -23,6 +23,18 @@ SHOWN_AS: dict[str, str] = {}
 :func:`evalset.io.files.local_file`."""
 
 
+QUOTED_CHARACTERS = 200
+"""The most of a line or value an error message quotes (a whole line can be megabytes long)."""
+
+
+def quoted(text: object) -> str:
+    """``text`` as an error message quotes it: its repr, cut after :data:`QUOTED_CHARACTERS` characters."""
+    shown = repr(text)
+    if len(shown) <= QUOTED_CHARACTERS:
+        return shown
+    return f"{shown[:QUOTED_CHARACTERS]}... ({len(str(text)):,} characters)"
+
+
 class InputError(ValueError):
     """Bad input, with the file and line it came from when known.
 

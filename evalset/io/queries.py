@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from evalset.errors import InputError
+from evalset.errors import InputError, quoted
 from evalset.io.files import (
     atomic_path,
     check_file,
@@ -56,7 +56,7 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
                 if not line.strip():
                     continue
                 if "\t" not in line:
-                    raise InputError(f"expected `qid<TAB>query`, found {line!r}", path, number)
+                    raise InputError(f"expected `qid<TAB>query`, found {quoted(line)}", path, number)
                 query_id, query = line.split("\t", 1)
                 rows.append((query_id.strip(), query.strip()))
                 line_numbers.append(number)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 import evalset.io.files as io_files
-from evalset.errors import InputError
+from evalset.errors import InputError, quoted
 from evalset.io.files import TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
 from evalset.io.runtext import delimiters, parse_options
@@ -166,7 +166,7 @@ def _typed_columns(table: pa.Table, path: str, layout: Layout,
                 convert(value)
             except ValueError:
                 raise InputError(f"{name} must be {'an integer' if integer else 'a finite number'}, "
-                                 f"found {value!r}", path, int(table["line_no"][row].as_py())) from None
+                                 f"found {quoted(value)}", path, int(table["line_no"][row].as_py())) from None
     raise InputError("cannot parse numbers", path)  # pragma: no cover - Python accepted what arrow refused
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.errors import InputError
+from evalset.errors import InputError, quoted
 from evalset.io.files import BEIR_QRELS_HEADER
 
 COMMENT_LINES = "comment_lines"
@@ -63,7 +63,7 @@ def split_lines(lines: pa.Array, layout: Layout, path: str, first_line: int = 1)
     if bad.size:
         row = int(bad[0])
         raise InputError(f"expected {width} whitespace-separated fields `{layout.text}`, found {counts[row]}: "
-                         f"{lines[row].as_py()!r}", path, row + first_line)
+                         f"{quoted(lines[row].as_py())}", path, row + first_line)
     nonblank = np.flatnonzero(counts != 0)
     fields = fields.take(pa.array(nonblank))
     columns = {name: pc.list_element(fields, layout.fields.index(name)) for name in layout.keep}
@@ -103,6 +103,7 @@ def _refuse_shifted(lines: pa.Array, fields: pa.Array, counts: np.ndarray, line_
             shifted |= wider & pc.equal(docid, usual_second).to_numpy(zero_copy_only=False)
     if shifted.any():
         row = int(np.flatnonzero(shifted)[0])
-        raise InputError(f"fields shifted: the document id is {docid[row].as_py()!r}, a run's usual second field (is "
-                         f"there a space in the query id?); expected `{layout.text}`, found {counts[row]} fields: "
-                         f"{lines[row].as_py()!r}", path, int(line_no[row]))
+        raise InputError(f"fields shifted: the document id is {quoted(docid[row].as_py())}, a run's usual second "
+                         f"field (is there a space in the query id?); expected `{layout.text}`, found {counts[row]} "
+                         "fields: "
+                         f"{quoted(lines[row].as_py())}", path, int(line_no[row]))

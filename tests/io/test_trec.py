@@ -110,3 +110,12 @@ def test_run_names_drop_the_usual_extensions():
     assert run_name("runs/ICT-BERT2.run.gz") == "ICT-BERT2"
     assert run_name("BM25.dl19.top100.run.gz") == "BM25.dl19.top100"
     assert run_name("mine.txt") == "mine"
+
+
+def test_a_malformed_line_of_megabytes_is_quoted_short(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q1 0 {'d' * (3 << 20)}\n")
+    with pytest.raises(InputError) as refused:
+        read_qrels(qrels)
+    assert str(refused.value) == (f"{qrels}:1: expected 4 whitespace-separated fields `qid 0 docid grade`, found 3: "
+                                  f"'q1 0 {'d' * 194}... (3,145,733 characters)")
