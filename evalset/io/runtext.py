@@ -41,7 +41,8 @@ STREAM_ABOVE_COMPRESSED_BYTES = 16 << 20
 
 STREAM_BLOCK_BYTES = 1 << 24
 """Text read at a time when streaming (16 MiB, about 430,000 lines of a usual run): 32 MiB pieces took the same time
-on 10M lines and held 60 MiB more on 100M (2026-12-02: 806 against 743 MiB at the peak of ``evalset score``)."""
+on 10M lines and held 65 MiB more on 100M, for 10% less time there (2026-12-02, ``evalset score``: peak 802-807
+against 737-741 MiB; 22.0 against 24.5 s)."""
 
 READ_AHEAD_PIECES = 2
 """Parsed pieces :func:`read_ahead` holds before the command takes them."""
