@@ -97,3 +97,13 @@ def test_a_file_rewritten_while_it_is_read_is_an_error_never_a_crash(tmp_path):
                           timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) > 5  # read again and again while it was rewritten
+
+
+def test_a_line_longer_than_arrows_block_is_streamed(tmp_path):
+    # a piece is parsed 4 MiB at a time (runtext.read_options); a 9 MiB document id (three blocks): the piece whole
+    run = tmp_path / "run.txt"
+    long_id = "d" * (9 << 20)
+    run.write_text(f"q1 Q0 {long_id} 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
+    blocks = list(query_blocks(run, 4096, rank=False))
+    assert [ids for ids, _ in blocks] == [["q1"], ["q2"]]
+    assert blocks[0][1]["doc_id"].str.len().tolist() == [9 << 20, 2]
