@@ -391,7 +391,8 @@ def table(results: dict[str, dict], base: str, columns: list[str]) -> None:
             print(f"largest difference of a mean, {tool} vs {base}: {worst:.2e} ({len(result['means'])} means)")
 
 
-def main_case(args, data: Path) -> dict | None:
+def main_case(args, data: Path) -> tuple[dict, dict | None]:
+    """The tools' median results, and the command's medians (``--cli``)."""
     queries = max(args.lines // DEPTH, 1)
     run_path, qrels_path = build(data, queries, DEPTH, JUDGED)
     print(f"\n== main: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {queries * DEPTH:,} lines), "
@@ -410,11 +411,11 @@ def main_case(args, data: Path) -> dict | None:
         table(results, "evalset", list(MEASURES))
     print(load())
     if args.cli:
-        results["command"] = cli_case(args, run_path, qrels_path)
-    return results
+        return results, cli_case(args, run_path, qrels_path)
+    return results, None
 
 
-def big_case(args, data: Path, main: dict[str, dict]) -> None:
+def big_case(args, data: Path, main: dict[str, dict], command: dict | None) -> None:
     parts, queries = args.big_factor, max(args.lines // DEPTH, 1)
     run_path, qrels_path, part_paths = build_big(data, parts, queries, DEPTH, JUDGED)
     print(f"\n== big: {run_path} ({run_path.stat().st_size / 2**30:.2f} GiB, {parts * queries * DEPTH:,} lines), "
@@ -424,16 +425,16 @@ def big_case(args, data: Path, main: dict[str, dict]) -> None:
     if result is None:
         return
     results = {"evalset_streamed": result} | {f"{tool} (main)": found | {"means": {}} for tool, found in main.items()
-                                              if tool.startswith("evalset") and found}
+                                              if tool.startswith("evalset")}
     table(results, "evalset_streamed", [])
     for tool, base in main.items():
-        if tool.startswith("evalset") and base:
+        if tool.startswith("evalset"):
             print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
                   f"(goal <= 10), peak {result['peak_mib'] * 2**20 / 1e9:.2f} GB (goal < 0.8)")
     print(load())
     check_big(saved, part_paths, qrels_path)
     if args.cli:
-        big_command(run_path, qrels_path, main.get("command"), saved)
+        big_command(run_path, qrels_path, command, saved)
 
 
 def check_big(saved: Path, part_paths: list[Path], qrels_path: Path) -> None:
@@ -490,9 +491,9 @@ def main() -> None:
         return
     print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()} at start")
     cases = args.cases.split(",")
-    main_results = main_case(args, args.data) if "main" in cases else {}
+    main_results, command = main_case(args, args.data) if "main" in cases else ({}, None)
     if "big" in cases:
-        big_case(args, args.data, main_results)
+        big_case(args, args.data, main_results, command)
     if "many" in cases:
         many_case(args, args.data)
 

@@ -37,7 +37,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from evalset.errors import InputError
 from evalset.io import runtext
@@ -94,25 +93,13 @@ def _read_error(path: str, exc: Exception, lines_read: int) -> InputError:
     return InputError(f"cannot read after line {lines_read}: {exc}", path, lines_read + 1)
 
 
-def _lines(chunk: pa.Buffer) -> pa.Array:
-    """The piece's lines, one string each; a line longer than arrow's block is read with the piece as one block."""
-    read, convert = runtext.read_options(["line"], None, ["line"])
-    while True:
-        try:
-            return pacsv.read_csv(pa.BufferReader(chunk), read_options=read, convert_options=convert,
-                                  parse_options=runtext.parse_options("\x1e", False))["line"].combine_chunks()
-        except pa.ArrowInvalid as exc:
-            whole = min(chunk.size + 1, (1 << 31) - 1)  # arrow's block size is a 32-bit integer
-            if "straddl" not in str(exc) or read.block_size >= whole:
-                raise
-            read.block_size = whole
-
-
 def _by_line(chunk: pa.Buffer, path: str, line: int, numbers: dict[str, pa.DataType]) -> tuple[pa.Table, int]:
     """The line-by-line parse of a piece of text whose first line is line ``line`` of the file (errors name the
     line in the file); the table and the number of lines in the piece."""
+    read, convert = runtext.read_options(["line"], None, ["line"])
     try:
-        lines = _lines(chunk)
+        lines = runtext.read_csv(chunk, read, convert_options=convert,
+                                 parse_options=runtext.parse_options("\x1e", False))["line"].combine_chunks()
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             return _no_lines(numbers), chunk.to_pybytes().count(b"\n")

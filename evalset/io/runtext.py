@@ -92,6 +92,22 @@ def read_options(names: list[str], numbers: dict[str, pa.DataType] | None, inclu
                                  null_values=[]))
 
 
+_LARGEST_BLOCK = (1 << 31) - 1  # arrow's block size is a 32-bit integer
+
+
+def read_csv(source: str | pa.Buffer, read: pacsv.ReadOptions, **options) -> pa.Table:
+    """arrow's ``read_csv`` of a file or a buffer; where a line is longer than the block (arrow: a "straddling
+    object"), read again in blocks 16 times larger, up to 2 GiB."""
+    while True:
+        try:
+            return pacsv.read_csv(pa.BufferReader(source) if isinstance(source, pa.Buffer) else source,
+                                  read_options=read, **options)
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc) or read.block_size >= _LARGEST_BLOCK:
+                raise
+            read.block_size = min(read.block_size * 16, _LARGEST_BLOCK)
+
+
 def number_fields(rank: bool) -> dict[str, pa.DataType]:
     """The number fields parsed: the score, and the rank when asked."""
     return _NUMBERS if rank else {"score": _NUMBERS["score"]}
@@ -198,8 +214,7 @@ def _fast_parse(text: pa.Buffer, delimiter: str, numbers: dict[str, pa.DataType]
     """The one-delimiter parse of a piece (a row is a line: blank lines do not fit), None where it fails."""
     read, convert = read_options(list(RUN_LAYOUT.fields), numbers, ["qid", "docid", *numbers])
     try:
-        return pacsv.read_csv(pa.BufferReader(text), read_options=read,
-                              parse_options=parse_options(delimiter, False), convert_options=convert)
+        return read_csv(text, read, parse_options=parse_options(delimiter, False), convert_options=convert)
     except pa.ArrowInvalid:
         return None
 

@@ -23,7 +23,7 @@ import evalset.io.files as io_files
 from evalset.errors import InputError, quoted
 from evalset.io.files import TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
-from evalset.io.runtext import delimiters, parse_options
+from evalset.io.runtext import delimiters, parse_options, read_csv
 from evalset.io.tablerun import read_table_run
 from evalset.io.trecfields import (
     BEIR_QRELS_LAYOUT,
@@ -57,33 +57,26 @@ def run_name(path: str | os.PathLike) -> str:
 PARSE_BLOCK_BYTES = 1 << 20
 """The text arrow's CSV reader parses at a time, a block per task on every core (1 MiB): 16 MiB blocks held 150 MiB
 more at the peak of reading 10M judgments, in the same time (2026-12-02). A file with a longer line is read again
-in blocks 16 times larger, up to 2 GiB, until the line fits."""
-
-_LARGEST_BLOCK = (1 << 31) - 1  # arrow's block size is a 32-bit integer
+in larger blocks (:func:`evalset.io.runtext.read_csv`)."""
 
 
 def _read_csv(path: str, parse: pacsv.ParseOptions, names: list[str], include: list[str],
               numbers: dict[str, pa.DataType] | None = None, skip_rows: int = 0) -> pa.Table:
-    convert = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
-        include_columns=include,
-        strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-        null_values=[],  # a number spelled NA or null is not a number: the line-by-line parse names its line
+    return read_csv(
+        path,
+        pacsv.ReadOptions(column_names=names, block_size=PARSE_BLOCK_BYTES, skip_rows=skip_rows),
+        parse_options=parse,
+        convert_options=pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.large_string()) | (numbers or {}),
+            include_columns=include,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            null_values=[],  # a number spelled NA or null is not a number: the line-by-line parse names its line
+        ),
+        # the C library's allocator: what a whole file's parse frees goes back to the system (arrow's keeps about
+        # 90 MiB of 10M judgments' parse in pages half used)
+        memory_pool=pa.system_memory_pool(),
     )
-    block = PARSE_BLOCK_BYTES
-    while True:
-        try:
-            return pacsv.read_csv(
-                path, read_options=pacsv.ReadOptions(column_names=names, block_size=block, skip_rows=skip_rows),
-                parse_options=parse, convert_options=convert,
-                # the C library's allocator: what a whole file's parse frees goes back to the system (arrow's
-                # keeps about 90 MiB of 10M judgments' parse in pages half used)
-                memory_pool=pa.system_memory_pool())
-        except pa.ArrowInvalid as exc:
-            if "straddl" not in str(exc) or block == _LARGEST_BLOCK:
-                raise
-            block = min(block * 16, _LARGEST_BLOCK)
 
 
 def _fields_fast(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> pa.Table | None:
