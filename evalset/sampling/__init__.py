@@ -16,10 +16,10 @@ module            job
 ================  ==========================================================================================
 ``options``       the run's options (normalisation, strata, window, screening) and its results
 ``memory``        steps 1 and 3 in memory (``--engine pandas``), and step 1's column rules
-``sql``           steps 1 and 3 in DuckDB (``--engine duckdb``), out of core
-``spark``         steps 1 and 3 as Spark SQL (``--engine spark``): a local session or a cluster
+``sql``           step 1 and step 3's counts in DuckDB (``--engine duckdb``), out of core
+``spark``         the same SQL on Spark (``--engine spark``): a local session or a cluster
 ``screening``     step 2, shared by both engines: normalisation and PII rules
-``strata``        step 3: query ids, strata by cumulative traffic share, the canonical order
+``strata``        step 3: query ids, strata by cumulative traffic share (every engine's), the canonical order
 ``draw``          the seeded draw per stratum and the held-out split
 ``stage``         the whole stage: engine choice (by log size), manifest, files
 ================  ==========================================================================================
@@ -53,7 +53,7 @@ from evalset.sampling.options import (
 )
 from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
 from evalset.sampling.spark import count_queries_spark, spark_session
-from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, stratify_sql
+from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, query_frequencies_sql
 from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, sample_log, write_sample
 from evalset.sampling.strata import assign_strata, query_ids
 
@@ -62,6 +62,6 @@ __all__ = [
     "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
     "count_queries_spark",
     "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
-    "parse_per_stratum", "query_ids", "sample_log", "sample_queries", "screen_queries",
-    "spark_session", "stratify_sql", "write_sample",
+    "parse_per_stratum", "query_frequencies_sql", "query_ids", "sample_log", "sample_queries", "screen_queries",
+    "spark_session", "write_sample",
 ]

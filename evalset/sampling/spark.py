@@ -28,7 +28,7 @@ from evalset.io.querylog_spark import read_query_log_spark, refuse_replaced_byte
 from evalset.sampling.memory import check_log_columns
 from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
 from evalset.sampling.screening import screen_grouped_rows
-from evalset.sampling.sql import counts_from_stratified, group_rows_sql, stratify_sql
+from evalset.sampling.sql import counts_from_query_frequencies, group_rows_sql, query_frequencies_sql
 
 INSTALL_HINT = "pip install 'evalset[spark]'"
 # log4j2: only errors, on the JVM's stderr (which evalset sends to a file)
@@ -193,11 +193,9 @@ def count_queries_spark(paths: Sequence[str], columns: LogColumns | None = None,
             refuse_replaced_bytes(grouped, paths, fmt)
             kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
             spark.createDataFrame(kept).createOrReplaceTempView(f"{view}_kept")
-            stratified = stratify_sql(f"{view}_kept", "source" in names, count_by, strata)
-            selected = "query_id, query, source" if "source" in names else "query_id, query"
-            with spark_errors(paths, shown), _progress(spark, "stratifying", progress):
-                queries = _to_arrow(spark.sql(f"SELECT {selected}, frequency, tier FROM ({stratified})"))
+            with spark_errors(paths, shown), _progress(spark, "counting queries", progress):
+                queries = _to_arrow(spark.sql(query_frequencies_sql(f"{view}_kept", "source" in names, count_by)))
         finally:
             for table in (f"{view}_log", f"{view}_kept"):
                 spark.catalog.dropTempView(table)
-    return counts_from_stratified(queries, grouped, dropped, "source" in names, count_by, strata)
+    return counts_from_query_frequencies(queries, grouped, dropped, "source" in names, count_by, strata)

@@ -1,5 +1,5 @@
-"""Steps 1 and 3 as DuckDB SQL over the log files (out of core: DuckDB spills past its memory limit): the
-``duckdb`` engine. The SQL is plain enough to run on Spark SQL.
+"""Step 1 and the counting of step 3 as DuckDB SQL over the log files (out of core: DuckDB spills past its
+memory limit): the ``duckdb`` engine. The SQL is plain enough to run on Spark SQL.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from evalset.io.querylog import LogColumns, query_log_sql, sql_string
 from evalset.sampling.memory import check_log_columns, group_keys
 from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
 from evalset.sampling.screening import screen_grouped_rows
-from evalset.sampling.strata import canonical_order, id_sort_keys
+from evalset.sampling.strata import id_sort_keys, stratified_counts
 
 
 def duckdb_timestamp_sql(window: Window) -> str:
@@ -57,67 +57,23 @@ def group_rows_sql(log_sql: str, names: Sequence[str], count_by: str, window: Wi
     kept_keys = ", ".join(f"CASE WHEN status = '' THEN {'query' if k == 'raw_query' else k} END AS {k}"
                           for k in keys)
     count = "count" if "count" in names else "1"
-    return (f"SELECT status, {', '.join(keys)}, SUM(n) AS submissions FROM ("
+    return (f"SELECT status, {', '.join(keys)}, CAST(SUM(n) AS BIGINT) AS submissions FROM ("
             f"SELECT status, {kept_keys}, n FROM ("
             f"SELECT *, {status} AS status, {count} AS n FROM ({log_sql}) AS log_rows) AS marked) AS keyed "
             f"GROUP BY status, {', '.join(keys)}")
 
 
-def stratify_sql(table: str, has_source: bool, count_by: str, strata: Strata = Strata(),
-                 materialized: bool = False) -> str:
-    """Step 3 as plain SQL (window functions, ``md5``; runs on DuckDB and Spark SQL) over ``table`` with
-    ``query[, source][, user_id], submissions``: one row per query with ``query_id, query, source, frequency,
-    tier, stratum`` (``tier`` numbers the traffic strata from 0), in no particular order.
-
-    Traffic before a query is counted per frequency level (few rows) rather than per query: a query's
-    ``traffic_before`` is its level's plus ``frequency x`` its position among the level's queries by
-    ``query_id``, and positions are only numbered in the levels that straddle a cut point.
-    ``materialized``: compute the per-query frequencies once (``AS MATERIALIZED``: DuckDB, not Spark SQL).
-    """
+def query_frequencies_sql(table: str, has_source: bool, count_by: str) -> str:
+    """The first half of step 3 as plain SQL (``md5``, ``substr``; runs on DuckDB and Spark SQL) over ``table``
+    with ``query[, source][, user_id], submissions`` (the screened rows): one row per query with
+    ``query_id, query, source, frequency``, in no particular order. The strata are then numpy's, the same for
+    every engine (:func:`evalset.sampling.strata.traffic_tiers`)."""
     source = "source" if has_source else "''"
     key = "CASE WHEN source = '' THEN query ELSE source || chr(9) || query END" if has_source else "query"
     frequency = "COUNT(DISTINCT user_id)" if count_by == "users" else "SUM(submissions)"
-    names = " ".join(f"WHEN {index} THEN '{name}'" for index, name in enumerate(strata.names))
-
-    def tier(before: str) -> str:
-        cuts = " ".join(f"WHEN {before} < CAST({cut!r} AS DOUBLE) * source_traffic THEN {index}"
-                        for index, cut in enumerate(strata.cuts))
-        return f"CASE {cuts} ELSE {len(strata.cuts)} END" if cuts else "0"
-
-    return f"""
-WITH frequencies AS {"MATERIALIZED " if materialized else ""}(
-  SELECT source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, frequency FROM (
-    SELECT {source} AS source, query, CAST({frequency} AS BIGINT) AS frequency
-    FROM {table} GROUP BY {"source, query" if has_source else "query"}) AS grouped
-), levels AS (
-  SELECT source, frequency, COUNT(*) AS queries FROM frequencies GROUP BY source, frequency
-), level_bounds AS (
-  SELECT source, frequency, queries,
-         SUM(frequency * queries) OVER (PARTITION BY source ORDER BY frequency DESC
-                                        ROWS UNBOUNDED PRECEDING) - frequency * queries AS level_before,
-         SUM(frequency * queries) OVER (PARTITION BY source) AS source_traffic
-  FROM levels
-), level_tiers AS (
-  SELECT source, frequency, level_before, source_traffic, {tier("level_before")} AS first_tier,
-         {tier("level_before + frequency * (queries - 1)")} AS last_tier
-  FROM level_bounds
-), positioned AS (
-  SELECT f.source, f.query_id, l.source_traffic,
-         l.level_before + f.frequency * (ROW_NUMBER() OVER (PARTITION BY f.source, f.frequency
-                                                            ORDER BY f.query_id) - 1) AS traffic_before
-  FROM frequencies AS f JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
-  WHERE l.first_tier <> l.last_tier
-), straddling AS (
-  SELECT source, query_id, {tier("traffic_before")} AS tier FROM positioned
-), tiered AS (
-  SELECT f.query_id, f.query, f.source, f.frequency, COALESCE(s.tier, l.first_tier) AS tier
-  FROM frequencies AS f
-  JOIN level_tiers AS l ON f.source = l.source AND f.frequency = l.frequency
-  LEFT JOIN straddling AS s ON f.source = s.source AND f.query_id = s.query_id
-)
-SELECT query_id, query, source, frequency, tier,
-       CASE WHEN source = '' THEN '' ELSE source || '/' END || CASE tier {names} END AS stratum
-FROM tiered"""
+    return (f"SELECT {source} AS source, query, 'q' || substr(md5({key}), 1, 16) AS query_id, "
+            f"CAST({frequency} AS BIGINT) AS frequency FROM {table} "
+            f"GROUP BY {'source, query' if has_source else 'query'}")
 
 
 @contextlib.contextmanager
@@ -190,18 +146,16 @@ def count_queries_duckdb(paths: Sequence[str | os.PathLike], columns: LogColumns
             grouped = fetch_arrow(con.sql(group_rows_sql(union, names, count_by, window)))
             kept, dropped = screen_grouped_rows(grouped, normalisation, screen)
             con.register("kept", kept)
-            stratified = stratify_sql("kept", "source" in names, count_by, strata, materialized=True)
-            columns = "query_id, query, source" if "source" in names else "query_id, query"
-            queries = fetch_arrow(con.sql(f"SELECT {columns}, frequency, tier FROM ({stratified})"))
+            queries = fetch_arrow(con.sql(query_frequencies_sql("kept", "source" in names, count_by)))
         except duckdb.Error as exc:
             raise _duckdb_error(exc, paths) from None
-    return counts_from_stratified(queries, grouped, dropped, "source" in names, count_by, strata)
+    return counts_from_query_frequencies(queries, grouped, dropped, "source" in names, count_by, strata)
 
 
-def counts_from_stratified(queries: pa.Table, grouped: pa.Table, dropped: dict[str, int], has_source: bool,
-                           count_by: str, strata: Strata) -> QueryCounts:
-    """:class:`QueryCounts` from step 3's rows (``query_id, query[, source], frequency, tier``, any order) and
-    step 1's grouped rows (their ``submissions`` are every submission read): the SQL engines' common end."""
+def counts_from_query_frequencies(queries: pa.Table, grouped: pa.Table, dropped: dict[str, int], has_source: bool,
+                                  count_by: str, strata: Strata) -> QueryCounts:
+    """:class:`QueryCounts` from the rows of :func:`query_frequencies_sql` (any order) and step 1's grouped rows
+    (their ``submissions`` are every submission read): the SQL engines' common end."""
     if has_source:
         source = pc.dictionary_encode(queries["source"].combine_chunks())
         source_names = sorted(source.dictionary.to_pylist())
@@ -209,9 +163,7 @@ def counts_from_stratified(queries: pa.Table, grouped: pa.Table, dropped: dict[s
         source_codes = rank[source.indices.to_numpy()] if len(source_names) else np.zeros(0, np.int64)
     else:  # one source, ""
         source_names, source_codes = [""] if queries.num_rows else [], np.zeros(queries.num_rows, np.int64)
-    tier = queries["tier"].to_numpy()
-    ids = id_sort_keys(queries["query_id"])
-    order = canonical_order(ids, tier, source_codes)
     rows_read = int(pc.sum(grouped["submissions"]).as_py() or 0)
-    return QueryCounts(queries.select(["query_id", "query"]), order, source_codes[order], source_names, tier[order],
-                       queries["frequency"].to_numpy()[order], ids[order], dropped, rows_read, count_by, strata)
+    return stratified_counts(queries.select(["query_id", "query"]), source_codes, source_names,
+                             queries["frequency"].to_numpy(), id_sort_keys(queries["query_id"]), strata, dropped,
+                             rows_read, count_by)

@@ -38,24 +38,72 @@ def counts_from_frequencies(frequencies: pd.DataFrame, strata: Strata, dropped: 
     ``dropped``, ``rows_read`` and ``count_by`` are passed on as they are."""
     frequencies = frequencies.reset_index(drop=True)
     sources = pd.factorize(frequencies["source"], sort=True)[0]
-    ids = id_sort_keys(pa.Array.from_pandas(frequencies["query_id"]))
-    frequency = frequencies["frequency"].to_numpy(dtype=np.int64)
-    ordered = np.lexsort((ids, -frequency, sources))
-    before = np.empty(len(ordered), dtype=np.float64)
-    total = np.empty(len(ordered), dtype=np.float64)
-    for source in np.unique(sources):
-        rows = ordered[sources[ordered] == source]
-        traffic = np.cumsum(frequency[rows])
-        before[rows] = traffic - frequency[rows]
-        total[rows] = traffic[-1]
-    tier = np.zeros(len(frequencies), dtype=np.int64)
-    for cut in strata.cuts:
-        tier += before >= cut * total
-    order = canonical_order(ids, tier, sources)
     texts = pa.table({"query_id": pa.array(frequencies["query_id"], pa.string()),
                       "query": pa.array(frequencies["query"], pa.string())})
-    return QueryCounts(texts, order, sources[order], sorted(frequencies["source"].unique()), tier[order],
-                       frequency[order], ids[order], dropped, rows_read, count_by, strata)
+    return stratified_counts(texts, sources, sorted(frequencies["source"].unique()),
+                             frequencies["frequency"].to_numpy(dtype=np.int64), id_sort_keys(texts["query_id"]),
+                             strata, dropped, rows_read, count_by)
+
+
+def stratified_counts(texts: pa.Table, source_code: np.ndarray, source_names: list[str], frequency: np.ndarray,
+                      id_keys: np.ndarray, strata: Strata, dropped: dict[str, int], rows_read: int,
+                      count_by: str) -> QueryCounts:
+    """:class:`QueryCounts` of one row per query (``texts``: ``query_id, query``; ``source_code`` into
+    ``source_names``, ``frequency`` and ``id_keys`` (:func:`id_sort_keys`) aligned with it): step 3 of every
+    engine."""
+    tier = traffic_tiers(frequency, id_keys, source_code, strata)
+    order = canonical_order(id_keys, tier, source_code)
+    return QueryCounts(texts, order, source_code[order], source_names, tier[order], frequency[order], id_keys[order],
+                       dropped, rows_read, count_by, strata)
+
+
+def traffic_tiers(frequency: np.ndarray, id_keys: np.ndarray, source_code: np.ndarray,
+                  strata: Strata) -> np.ndarray:
+    """Each query's traffic stratum (0 is the first) by the boundary rule: within a source, queries in
+    frequency descending then ``query_id`` order, each in the first stratum whose cut point times the source's
+    traffic is above the traffic before it.
+
+    Counted per frequency level: the traffic before a query is its level's plus ``frequency x`` its place among
+    the level's queries by id, and places are only numbered in the few levels that straddle a cut point (no sort
+    of every query by frequency and id).
+    """
+    tier = np.zeros(len(frequency), dtype=np.int64)
+    for source in np.unique(source_code):
+        rows = np.flatnonzero(source_code == source) if source_code.any() else np.arange(len(frequency))
+        counts = frequency[rows]
+        levels, queries, level_of_row = _frequency_levels(counts)
+        traffic = levels * queries
+        level_before = np.cumsum(traffic) - traffic
+        total = float(traffic.sum())
+        first = _tier_of(level_before, strata, total)
+        last = _tier_of(level_before + levels * (queries - 1), strata, total)
+        tier[rows] = first[level_of_row]
+        for level in np.flatnonzero(first != last):
+            members = rows[level_of_row == level]
+            members = members[np.argsort(id_keys[members])]
+            tier[members] = _tier_of(level_before[level] + levels[level] * np.arange(len(members)), strata, total)
+    return tier
+
+
+def _frequency_levels(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct frequencies, the most frequent first, how many queries have each, and each query's level:
+    counted with ``bincount`` when the frequencies are small numbers (most logs), else by a sort."""
+    if len(counts) and counts.min() >= 0 and counts.max() <= 4 * len(counts):
+        queries = np.bincount(counts)
+        levels = np.flatnonzero(queries)[::-1]
+        level_index = np.zeros(len(queries), dtype=np.int64)
+        level_index[levels] = np.arange(len(levels))
+        return levels, queries[levels], level_index[counts]
+    levels, level_of_row, queries = np.unique(counts, return_inverse=True, return_counts=True)
+    return levels[::-1], queries[::-1], len(levels) - 1 - level_of_row
+
+
+def _tier_of(before: np.ndarray, strata: Strata, total: float) -> np.ndarray:
+    """The stratum of queries with ``before`` traffic ahead of them in a source of ``total``."""
+    found = np.zeros(len(before), dtype=np.int64)
+    for cut in strata.cuts:
+        found += before >= cut * total
+    return found
 
 
 def canonical_order(id_keys: np.ndarray, tiers: np.ndarray, source_codes: np.ndarray) -> np.ndarray:

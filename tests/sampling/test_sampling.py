@@ -41,6 +41,7 @@ from evalset.sampling import (
     write_sample,
 )
 from evalset.sampling.stage import log_text_bytes
+from evalset.sampling.strata import id_sort_keys, query_ids, traffic_tiers
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
 # Every query of the Excite log that carries personal data, by the reason it is dropped for.
@@ -286,6 +287,24 @@ def test_equal_frequencies_on_a_cut_are_split_by_query_id():
     assert counts.summary["distinct_queries"].tolist() == [3, 3, 3]
     by_id = counts.queries.sort_values("query_id")
     assert by_id["stratum"].tolist() == ["head"] * 3 + ["torso"] * 3 + ["tail"] * 3
+
+
+@pytest.mark.parametrize("largest", [50, 10**9])  # small counts (counted by bincount) and large ones (sorted)
+def test_strata_by_frequency_level_follow_the_boundary_rule_query_by_query(largest):
+    """Step 3 of every engine (strata.traffic_tiers, which numbers places only in the levels that straddle a
+    cut) against the rule applied one query at a time, on three sources with many tied frequencies."""
+    rng = np.random.default_rng(3)
+    queries = [f"query {i}" for i in range(3000)]
+    frequency = np.where(rng.random(3000) < 0.9, rng.integers(1, 6, 3000), rng.integers(1, largest, 3000))
+    source = rng.integers(0, 3, 3000)
+    ids = pa.array(query_ids(queries))
+    cuts = (0.2, 0.5, 0.9)
+    tiers = traffic_tiers(frequency, id_sort_keys(ids), source, Strata(("a", "b", "c", "d"), cuts))
+    for code in range(3):
+        rows = np.flatnonzero(source == code)
+        expected = plain_strata({queries[r]: int(frequency[r]) for r in rows}, cuts)
+        assert {queries[r]: int(tiers[r]) for r in rows} == expected
+    assert sorted(set(tiers.tolist())) == [0, 1, 2, 3]
 
 
 def test_the_logs_own_stratum_column_gives_strata_on_top():
