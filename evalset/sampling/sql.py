@@ -82,7 +82,10 @@ def _duckdb_connection(memory_limit: str):
 
     with tempfile.TemporaryDirectory(prefix="evalset-duckdb-") as spill:
         try:
-            con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill})
+            # no query here needs its rows in the file's order (every result is grouped, then put in the
+            # canonical order): a scan that need not keep it is some 6% faster on a 10M-line log
+            con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill,
+                                         "preserve_insertion_order": False})
         except duckdb.Error as exc:  # the one setting taken from the user
             raise InputError(f"--memory-limit {memory_limit!r}: {str(exc).splitlines()[0]}") from None
         con.execute("SET enable_progress_bar = false")
