@@ -69,7 +69,7 @@ def traffic_tiers(frequency: np.ndarray, id_keys: np.ndarray, source_code: np.nd
     """
     tier = np.zeros(len(frequency), dtype=np.int64)
     for source in np.unique(source_code):
-        rows = np.flatnonzero(source_code == source) if source_code.any() else np.arange(len(frequency))
+        rows = np.flatnonzero(source_code == source)
         counts = frequency[rows]
         levels, queries, level_of_row = _frequency_levels(counts)
         traffic = levels * queries
