@@ -261,8 +261,8 @@ class ReadAhead:
         self._done = False
         self._producer = threading.Thread(target=_produce, args=(items, self._pieces, self._stop),
                                           name="evalset-run-reader", daemon=True)
+        _PRODUCERS[self._producer] = self._stop
         self._producer.start()
-        _RUNNING.add(self)
 
     def __iter__(self) -> Iterator:
         return self
@@ -294,13 +294,20 @@ class ReadAhead:
         self._stop.set()
 
 
-_RUNNING: weakref.WeakSet[ReadAhead] = weakref.WeakSet()
+_PRODUCERS: weakref.WeakKeyDictionary[threading.Thread, threading.Event] = weakref.WeakKeyDictionary()
+"""Each producer thread still known and its stop. The threads, not the readers: a reader dropped while its
+thread is in a parse (an interrupt unwinding the caller) is gone, but its thread must still be stopped."""
 
 
 @atexit.register
 def _stop_readers() -> None:
-    for reader in list(_RUNNING):
-        reader.close()
+    # Joined before the process exits: a thread still in arrow's code when the C library's exit handlers tear
+    # arrow down aborts the process ("cannot create default memory pool") or crashes it.
+    producers = list(_PRODUCERS.items())
+    for _, stop in producers:
+        stop.set()
+    for producer, _ in producers:
+        producer.join()
 
 
 def _produce(items: Iterator, pieces: queue.Queue, stop: threading.Event) -> None:
