@@ -22,6 +22,7 @@ from typing import NamedTuple
 import click
 
 from evalset import __version__
+from evalset.cli import interrupt
 from evalset.errors import InputError, ServiceError
 
 INTERRUPTED = 130
@@ -168,6 +169,7 @@ def run() -> None:
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     gc.set_threshold(10_000, 10, 10)
+    interrupt.install()  # Ctrl-C never inside an import (see evalset.cli.interrupt)
     try:
         main()
     finally:

@@ -3,6 +3,7 @@ report an interrupt), never a traceback, never click's "Aborted!" with exit 1 (t
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -14,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
+
+from evalset.cli import interrupt
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,3 +72,57 @@ def test_an_interrupted_command_is_one_line_and_exit_130(tmp_path):
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert stderr == "evalset: interrupted\n"
+
+
+def _a_frame_inside_an_import():
+    """The frame of a finder's ``find_spec``: importlib's code called it."""
+    frames = []
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            frames.append(sys._getframe())
+
+    sys.meta_path.insert(0, finder := Finder())
+    try:
+        importlib.util.find_spec("evalset_no_such_module")
+    finally:
+        sys.meta_path.remove(finder)
+    return frames[0]
+
+
+def test_ctrl_c_in_a_commands_own_code_is_a_keyboard_interrupt():
+    assert not interrupt.importing(sys._getframe())
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.on_sigint(signal.SIGINT, sys._getframe())
+
+
+def test_ctrl_c_during_an_import_is_held_until_the_import_is_done():
+    # raised inside an import, it can leave an import lock held (a worker's next import waits forever) or make a
+    # compiled extension's start fail (DuckDB's: SIGABRT)
+    frame = _a_frame_inside_an_import()
+    assert interrupt.importing(frame)
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        try:
+            interrupt.on_sigint(signal.SIGINT, frame)
+        except KeyboardInterrupt:
+            pytest.fail("raised during an import")
+        with pytest.raises(KeyboardInterrupt):  # here, outside any import, at the next look
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.001)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _sigint_handler_after_install(start_with) -> str:
+    code = "import signal; from evalset.cli import interrupt; interrupt.install(); print(repr(signal.getsignal(2)))"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)},
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, start_with)).stdout
+
+
+def test_a_command_process_takes_ctrl_c_with_this_handler_unless_sigint_is_ignored():
+    assert _sigint_handler_after_install(signal.SIG_DFL).startswith("<function on_sigint ")
+    assert _sigint_handler_after_install(signal.SIG_IGN).strip() == "<Handlers.SIG_IGN: 1>"  # `cmd &`: stays ignored
