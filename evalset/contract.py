@@ -27,6 +27,9 @@ DEFAULT_METRIC = "ndcg@10"
 """The metric of a verdict, a plan, an estimate or a set's headline when none is asked for."""
 DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
 """What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
+DEFAULT_HOLES_DEPTH = 10
+"""The top k whose unjudged documents (holes) bound a verdict on a metric without cutoff (``ap``, ``rr``, ``ndcg``)
+when no depth is given: TREC's usual pool depth (TREC DL's among them)."""
 DEFAULT_SCALE = (0, 1, 2, 3)
 """The grade scale of ``agreement`` when neither a guideline nor a scale is given."""
 AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.judgments.crowd)

@@ -11,7 +11,9 @@ Conventions
   verdict that a fill could flip becomes ``not established: N unjudged documents in the candidate's top k could
   flip it``. Two ways keep the verdict as judged, and the output says so: ``accept_holes`` (``--accept-holes``),
   or the contract's ``unjudged = condensed`` (the verdict then rests on the judged documents only). A metric
-  without cutoff has no top k to bound unless a depth is given.
+  without cutoff (``ap``, ``rr``, ``ndcg``) reads the whole ranking: its holes are bounded at ``depth`` when given,
+  else at :data:`~evalset.contract.DEFAULT_HOLES_DEPTH` (TREC's usual pool depth; a set records no pool depth),
+  and the output says which.
 - **Missing queries.** A judged query absent from a run is refused (:class:`~evalset.errors.InputError` naming the
   run and the count) unless the contract's ``missing`` was chosen explicitly (``--missing zero``: they score 0;
   ``--missing skip``: they are left out of that comparison); then each comparison says how many.
@@ -31,18 +33,19 @@ from typing import Any
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
+from evalset.comparing.topk import depth_of
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, per_query_values
+from evalset.evaluation import Evaluation, PerQuery, judged_count, missing_queries, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
-from evalset.params import POSITIVE_INT, check
 from evalset.render import number
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, query_weights
+from evalset.stats.verdicts import Holes
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,9 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     """
     metric = metric or evaluation.headline
     measure = parse_measure(metric)
-    k = check("--depth", depth, POSITIVE_INT) if depth is not None else measure.cutoff
-    judged = f"judged@{k}" if k else None
-    asked = [metric] + ([judged] if judged and parse_measure(judged) != measure else [])
+    k = depth_of(measure, depth)
+    judged = f"judged@{k}"
+    asked = [metric] + ([judged] if parse_measure(judged) != measure else [])
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     values = per_query_values(evaluation, named, asked, stream=stream)
     baseline, *candidates = values.runs
@@ -100,7 +103,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     lacking = missing_queries(values, named)
     strata, weighting = comparison_strata(evaluation, strata, values)
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    policy = holes_policy(evaluation, measure, k, accept_holes)
+    policy = holes_policy(evaluation, measure, accept_holes)
     read: dict[str, pd.DataFrame] = {}
     results, holes, notes = [], [], []
     for name in candidates:
@@ -113,18 +116,18 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")
         compared = pair.dropna().index
-        judged_at_k = None if not judged else {
-            "k": int(k), **{side: float(values.column(run, judged).reindex(compared).mean())
-                            for side, run in (("baseline", baseline), ("candidate", name))}}
+        judged_at_k = {"k": k, **{side: float(values.column(run, judged).reindex(compared).mean())
+                                  for side, run in (("baseline", baseline), ("candidate", name))}}
         result = replace(result, judged_at_k=judged_at_k, missing=missing)
         bound = None
-        has_holes = judged_at_k is not None and min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
+        has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
         if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):
             for run in (baseline, name):
                 if run not in read:
                     read[run] = named[run] if isinstance(named[run], pd.DataFrame) else read_run(named[run])
             bound = comparison_holes(values, read, result, int(k), weights=_headline_weights(values, result, strata))
-        results.append(_with_holes(result, bound, policy if has_holes or policy == "no cutoff" else None))
+        results.append(_with_holes(result, bound, policy if has_holes else None,
+                                   None if measure.cutoff or depth else k))
         holes.append(bound)
     return Comparisons(results, values, holes, strata, notes)
 
@@ -142,27 +145,6 @@ def _paired(values: PerQuery, baseline: str, candidate: str, metric: str) -> pd.
     frame = pd.DataFrame({"baseline": values.column(baseline, metric), "candidate": values.column(candidate, metric)})
     return frame[frame.index.isin(values.column(baseline, metric).index)
                  & frame.index.isin(values.column(candidate, metric).index)]
-
-
-def missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
-    """Run -> judged queries it lacks; refused unless the contract's ``missing`` was chosen (module docstring)."""
-    lacking = {name: int(values.notes(name).get("missing_queries", 0)) for name in values.runs}
-    evaluation = values.evaluation
-    if any(lacking.values()) and not evaluation.chose("missing"):
-        name, count = next((name, count) for name, count in lacking.items() if count)
-        judged = judged_count(values, name)
-        path = runs[name] if isinstance(runs[name], str | os.PathLike) else None
-        raise InputError(f"run {name} lacks {count} of the {judged} judged queries: give --missing zero (they "
-                         "score 0, as a system that returned nothing) or --missing skip (they are left out of the "
-                         "comparison)", os.fspath(path) if path is not None else None)
-    return lacking
-
-
-def judged_count(values: PerQuery, run: str) -> int:
-    """The number of judged queries ``run`` was scored against (those it answered and those it lacks)."""
-    table = values.tables[run]
-    lacking = int(table.attrs.get("missing_queries", 0))
-    return len(table) if values.evaluation.contract.missing == "zero" else len(table) + lacking
 
 
 def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: str, candidate: str,
@@ -185,7 +167,10 @@ def comparison_strata(evaluation: Evaluation, given: pd.DataFrame | str | os.Pat
         return None, "uniform"
     source = None if isinstance(given, pd.DataFrame) else os.fspath(given)
     frame = given if isinstance(given, pd.DataFrame) else read_queries(given)
-    if not {"stratum", "stratum_share"} <= set(frame.columns):
+    if "stratum" in frame.columns and "stratum_share" not in frame.columns:
+        raise InputError("a stratum column without stratum_share: give each stratum's traffic share "
+                         "(stratum_share), or drop the stratum column for an unweighted comparison", source)
+    if "stratum" not in frame.columns:
         return None, "uniform"  # query texts only
     shares = stratum_shares(frame, source)
     frame = frame.assign(query_id=frame["query_id"].astype(str), stratum_share=shares)
@@ -199,30 +184,30 @@ def comparison_strata(evaluation: Evaluation, given: pd.DataFrame | str | os.Pat
     return frame[["query_id", "stratum", "stratum_share"]], "traffic"
 
 
-def holes_policy(evaluation: Evaluation, measure: Measure, k: int | None, accept_holes: bool) -> str:
-    """How the holes weigh on a verdict: ``bounded`` (the default), ``accepted``, ``condensed`` (the contract's
-    unjudged rule) or ``no cutoff`` (no top k to bound)."""
-    if not k:
-        return "no cutoff"
+def holes_policy(evaluation: Evaluation, measure: Measure, accept_holes: bool) -> str:
+    """How the holes weigh on a verdict: ``bounded`` (the default), ``accepted`` or ``condensed`` (the contract's
+    unjudged rule)."""
     if measure.contract(evaluation.contract).unjudged == "condensed":
         return "condensed"
     return "accepted" if accept_holes else "bounded"
 
 
-def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str | None) -> Comparison:
-    """``result`` with its holes stated, and its verdict withheld when a fill of the holes could flip it."""
+def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str | None,
+                defaulted: int | None = None) -> Comparison:
+    """``result`` with its holes stated and handed to the verdict (which withholds one a fill could flip);
+    ``defaulted``: the depth chosen for a metric without cutoff, said."""
     if policy is None:
         return result
     if bound is not None and bound.holes == 0:  # short rankings, not holes, kept judged@k below 1
         return result
+    depth = (f" ({result.metric} has no cutoff: bounded at depth {defaulted}, the default; --depth K to choose)"
+             if defaulted else "")
     if bound is None:
-        text = {"no cutoff": f"not bounded: {result.metric} has no cutoff; give --depth K to bound the unjudged "
-                             "documents of the top k",
-                "condensed": "not bounded (unjudged = condensed): the verdict rests on the judged documents only",
+        text = {"condensed": "not bounded (unjudged = condensed): the verdict rests on the judged documents only",
                 "accepted": "not bounded (--accept-holes): the verdict counts the unjudged documents as not "
                             "relevant",
                 "bounded": "not bounded"}[policy]
-        return replace(result, hole_bound={"policy": policy, "text": text})
+        return replace(result, hole_bound={"policy": policy, "text": text + depth})
     where = {(True, True): "the two runs'", (False, True): "the candidate's", (True, False): "the baseline's"}
     in_runs = (int(bound.per_query["holes_baseline"].sum()) > 0, int(bound.per_query["holes_candidate"].sum()) > 0)
     place = f"{where.get(in_runs, 'the runs')} top {bound.depth}"
@@ -230,15 +215,11 @@ def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str |
             f"[{number(bound.mean_low, sign=True)}, {number(bound.mean_high, sign=True)}]")
     text += (f" (low end: {bound.outcome_low}; high end: {bound.outcome_high})" if bound.could_flip
              else "; no fill of them changes the verdict")
-    flips = bound.could_flip and result.established and policy == "bounded"
     if policy != "bounded":
         text += f" (kept as judged: {'--accept-holes' if policy == 'accepted' else 'unjudged = condensed'})"
     summary = {"policy": policy, "depth": bound.depth, "unjudged": bound.holes,
                "baseline": int(bound.per_query["holes_baseline"].sum()),
                "candidate": int(bound.per_query["holes_candidate"].sum()), "mean_low": bound.mean_low,
-               "mean_high": bound.mean_high, "could_flip": bound.could_flip, "text": text}
-    if not flips:
-        return replace(result, hole_bound=summary)
-    verdict = (f"not established: {bound.holes} unjudged documents in {place} could flip it (judge them: compare "
-               "--holes DIR)")
-    return replace(result, hole_bound=summary, established=False, verdict=verdict)
+               "mean_high": bound.mean_high, "could_flip": bound.could_flip, "text": text + depth}
+    holes = Holes(bound.holes, place, bound.could_flip, policy)
+    return replace(result, hole_bound=summary).decided(holes=holes)

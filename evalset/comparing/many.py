@@ -21,12 +21,13 @@ Conventions
   (:mod:`evalset.comparing.topk`) on the compared queries. Each run's mean is bounded: low with every hole of
   every run judged not relevant (grade 0; as judged for every measure but those reading judged non-relevant
   documents), high with that run's holes relevant at the top grade (:func:`evalset.comparing.holes.top_grade`;
-  one evaluation per run with holes). A significant pair (a, b) is *not established: holes could flip it* when
+  one evaluation per run with holes). A significant pair (a, b) could be flipped by its holes when
   ``[low_a - high_b, high_a - low_b]`` contains 0; ``accept_holes=True`` keeps the plain verdict and says so.
-  A metric without a cutoff is not bounded (said in the notes).
-- **Verdicts.** A significant pair is *established*, unless its holes could flip it, or the values are of a set's
-  dev split (every verdict there is *exploratory (dev split)*). The letters (all pairs only) separate two runs
-  when their difference is significant and not flippable by the holes (with ``accept_holes``: significant).
+  A metric without a cutoff is bounded at :data:`~evalset.contract.DEFAULT_HOLES_DEPTH` unless ``depth`` is given.
+- **Verdicts** are :func:`evalset.stats.verdicts.decide`'s on each pair's adjusted p (at ``alpha``), its queries,
+  the permutations and its holes (the short form in the tables: ``established``, ``not established: holes could
+  flip``, ``exploratory: dev split``). The letters (all pairs only) separate two runs when their difference is
+  established (with ``accept_holes``: significant, the holes kept as judged).
 - Nothing is appended to a set's comparison log: this is a survey of the runs, under its own family-wise error.
 """
 
@@ -40,12 +41,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.comparing.compare import comparison_strata, holes_policy, judged_count, missing_queries
+from evalset.comparing.compare import comparison_strata, holes_policy
 from evalset.comparing.holes import filled_qrels, top_grade
-from evalset.comparing.topk import graded_top_k
+from evalset.comparing.topk import depth_of, graded_top_k
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades_note
+from evalset.evaluation import (
+    Evaluation,
+    PerQuery,
+    judged_count,
+    missing_queries,
+    per_query_values,
+    unusual_grades_note,
+)
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
@@ -63,6 +71,7 @@ from evalset.stats.multiple import (
     two_way_anova,
 )
 from evalset.stats.strata import query_weights
+from evalset.stats.verdicts import Evidence, Holes, decide
 
 CORRECTION_NAMES = {"tukey": "randomised Tukey HSD (max-statistic permutation test, Carterette 2012)",
                     "holm": "Holm (on paired permutation p-values)",
@@ -86,6 +95,7 @@ class PairVerdict:
     low: float
     high: float
     verdict: str
+    rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return json_safe(self.__dict__)
@@ -177,13 +187,13 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if baseline is not None and baseline not in named:
         shown = ", ".join(list(named)[:5]) + (", ..." if len(named) > 5 else "")
         raise InputError(f"the baseline {baseline} is none of the runs given ({shown})")
-    k = check("--depth", depth, POSITIVE_INT) if depth is not None else measure.cutoff
-    policy = holes_policy(evaluation, measure, k, accept_holes)
+    k = depth_of(measure, depth)
+    policy = holes_policy(evaluation, measure, accept_holes)
     # the holes read each run's top k: the runs are then read whole once (else a big file streams)
-    frames = named if policy in ("no cutoff", "condensed") else {
+    frames = named if policy == "condensed" else {
         name: run if isinstance(run, pd.DataFrame) else read_run(run) for name, run in named.items()}
-    judged_measure = f"judged@{k}" if k else None
-    asked = [metric] + ([judged_measure] if judged_measure and parse_measure(judged_measure) != measure else [])
+    judged_measure = f"judged@{k}"
+    asked = [metric] + ([judged_measure] if parse_measure(judged_measure) != measure else [])
     values = per_query_values(evaluation, frames, asked)
     missing_queries(values, named)
     notes = _missing_notes(values)
@@ -195,8 +205,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     names = list(matrix.columns)
     x = matrix.to_numpy(dtype=np.float64)
     means = weights @ x
-    judged = None if judged_measure is None else [
-        float(values.column(name, judged_measure).reindex(matrix.index).mean()) for name in names]
+    judged = [float(values.column(name, judged_measure).reindex(matrix.index).mean()) for name in names]
     pairs = all_pairs(len(names)) if baseline is None else baseline_pairs(len(names), names.index(baseline))
     rng = np.random.default_rng(seed)
     raw = None
@@ -204,11 +213,12 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         adjusted = max_statistic_p_values(x, pairs, permutations, rng, weights)
     else:
         raw, adjusted = corrected_pair_p_values(x, pairs, permutations, rng, correction, weights)
-    unjudged, bounds = _holes(evaluation, frames, metric, int(k), matrix, weights) if policy in (
+    unjudged, bounds = _holes(evaluation, frames, metric, k, matrix, weights) if policy in (
         "bounded", "accepted") else ({}, {})
-    if policy == "no cutoff":
-        notes.append(f"note: {metric} has no cutoff: the holes (unjudged documents) are not bounded; give --depth K")
-    elif policy == "condensed":
+    if measure.cutoff is None and depth is None:
+        notes.append(f"note: {metric} has no cutoff: its holes (unjudged documents) are bounded at depth {k}, the "
+                     "default; --depth K to choose")
+    if policy == "condensed":
         notes.append("note: the holes are not bounded (unjudged = condensed): the verdicts rest on the judged "
                      "documents only")
     exploratory = evaluation.split == "dev"
@@ -218,11 +228,15 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         low = bounds.get(names[a], (means[a],) * 2)[0] - bounds.get(names[b], (means[b],) * 2)[1]
         high = bounds.get(names[a], (means[a],) * 2)[1] - bounds.get(names[b], (means[b],) * 2)[0]
         significant = bool(adjusted[index] < alpha)
-        flippable = significant and low <= 0 <= high
-        different[i, j] = different[j, i] = significant and (accept_holes or not flippable)
+        holes = unjudged.get(names[a], 0) + unjudged.get(names[b], 0)
+        decision = decide(Evidence(
+            float(means[a] - means[b]), alpha, split=evaluation.split, p=float(adjusted[index]), test="adjusted p",
+            n=len(matrix), permutations=permutations,
+            holes=Holes(holes, f"the two runs' top {k}", low <= 0 <= high, policy) if holes else None))
+        different[i, j] = different[j, i] = significant and decision.rule != "holes could flip"
         verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[index]),
                                     None if raw is None else float(raw[index]), significant, float(low), float(high),
-                                    _verdict(significant, flippable, exploratory, accept_holes)))
+                                    decision.short, decision.rule))
     if unjudged:
         notes.append(f"note: {sum(unjudged.values()):,} unjudged documents in the top {k} of "
                      f"{len(unjudged)} of {len(names)} runs" + ("; accepted (--accept-holes): the verdicts are as "
@@ -237,16 +251,6 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         seed=seed, queries=len(matrix), weighted=weighting == "traffic", exploratory=exploratory,
         accept_holes=accept_holes, unjudged=unjudged, bounds=bounds,
         notes=notes + ([grades_note] if grades_note else []), overridden=evaluation.overridden)
-
-
-def _verdict(significant: bool, flippable: bool, exploratory: bool, accept_holes: bool) -> str:
-    if not significant:
-        return "not distinguishable"
-    if exploratory:
-        return "exploratory (dev split)" + ("; holes could flip it" if flippable and not accept_holes else "")
-    if flippable:
-        return "established (holes accepted)" if accept_holes else "not established: holes could flip it"
-    return "established"
 
 
 def _with_missing(evaluation: Evaluation, missing: str | None) -> Evaluation:
@@ -369,7 +373,7 @@ def _text(result: ManyComparisons) -> str:
         lines += ["  (runs that share a letter are not distinguishable)", ""]
         significant = result.significant
         lines.append(f"significant pairs (adjusted p < {result.alpha:g}): {len(significant)} of {len(result.pairs)}")
-        shown = [p for k, p in enumerate(significant) if k < SHOWN_PAIRS or p.verdict != "established"]
+        shown = [p for k, p in enumerate(significant) if k < SHOWN_PAIRS or p.rule != "established"]
         if shown:
             table = [["higher", "lower", "difference", "adjusted p"] + (["raw p"] if result.raw is not None else [])
                      + ["verdict"]]

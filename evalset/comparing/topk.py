@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from evalset.contract import DEFAULT_HOLES_DEPTH
 from evalset.errors import InputError
 from evalset.metrics import Measure
 from evalset.metrics.ranking import strict_ties
@@ -25,12 +26,12 @@ from evalset.pooling import collect_top_k
 
 
 def depth_of(measure: Measure, depth: int | None, what: str = "--depth") -> int:
-    """The k of the top k: ``depth`` when given, else the measure's cutoff; a measure without cutoff needs it."""
+    """The k of the top k (of judged@k, the holes, the movements): ``depth`` when given, else the measure's cutoff,
+    else (a measure that reads the whole ranking: ``ap``, ``rr``, ``ndcg``)
+    :data:`~evalset.contract.DEFAULT_HOLES_DEPTH`."""
     if depth is not None:
         return check(what, depth, POSITIVE_INT)
-    if measure.cutoff is None:
-        raise InputError(f"{measure} has no cutoff: give the depth of the top k to read with {what} K")
-    return int(measure.cutoff)
+    return int(measure.cutoff or DEFAULT_HOLES_DEPTH)
 
 
 def graded_top_k(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, depth: int,

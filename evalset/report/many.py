@@ -74,7 +74,7 @@ def many_section(result: ManyComparisons | None, note: str = "") -> str:
     if result is None:
         return f'<h2>All runs</h2>\n<p class="none">{_e(note)}</p>'
     weighting = "traffic-weighted, " if result.weighted else ""
-    flippable = [pair for pair in result.significant if "holes could flip" in pair.verdict]
+    flippable = [pair for pair in result.significant if pair.rule == "holes could flip"]
     rows = "".join(
         f"<tr><td>{_e(run)}</td><td><code>{_e(result.letters[k])}</code></td>"
         f'<td class="num">{number(result.means[k])}</td>'

@@ -20,21 +20,28 @@ Conventions
   the strata present, :func:`evalset.stats.strata.query_weights`). Its test flips signs query by query (so within
   strata) and takes the weighted mean as the statistic: the one permutation implementation on n w_q d_q. Its
   interval resamples within strata (:func:`evalset.stats.strata.score_interval`); its t is the stratified one
-  (variance sum of W_s^2 var_s / n_s, n - strata degrees of freedom). The headline is on the declared weighting
-  (``traffic`` or ``uniform``); the other weighting is reported beside it.
+  (variance sum of W_s^2 var_s / n_s, Welch-Satterthwaite's degrees of freedom). The effect size is the
+  weighted mean over the weighted standard deviation (reliability weights: the plain sd, ddof 1, when uniform).
+  A stratum of one query has no interval of its own, and a traffic-weighted headline resting on one gives no
+  verdict. Strata *disagree* only when one's interval lies above 0 and another's below. The headline is on the
+  declared weighting (``traffic`` or ``uniform``); the other weighting is reported beside it.
 - **The tests' agreement.** When the permutation test, the t-test and the interval (excluding 0 or not) disagree
   at the threshold, ``tests_disagree`` says which, and a likely why (skewed differences, few queries, a p near
-  the threshold); the verdict follows the primary test (``permutation`` by default, or ``t``).
-- A difference is *established* only when the comparison was planned and its primary test's p-value is below the
-  threshold ``alpha / planned`` (the family's Bonferroni count, see :mod:`evalset.stats.family`); an exploratory
-  comparison is never established, whatever its p, and neither is one on the ``dev`` split (it is for tuning).
+  the threshold).
+- **The verdict** is :func:`evalset.stats.verdicts.decide`'s, on the evidence gathered here (the primary test's p,
+  the interval, the queries and, traffic-weighted, each stratum's, the sign flips and resamples, the kind and the
+  split): a difference is *established* only when the comparison was planned, its primary test's p is below the
+  threshold ``alpha / planned`` (the family's Bonferroni count, see :mod:`evalset.stats.family`) and its interval
+  excludes 0.
+- **Order.** The queries are taken in the order of their ids (as strings), so that the order of the input lines
+  or of the Series changes no sign flip and no resample.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -45,6 +52,7 @@ from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
 from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
+from evalset.stats.verdicts import Evidence, decide
 
 __all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
@@ -142,6 +150,15 @@ class Comparison:
     judged_at_k: dict[str, Any] | None = None
     hole_bound: dict[str, Any] | None = None
     missing: dict[str, Any] | None = None
+    evidence: Evidence | None = None
+    rule: str = ""
+
+    def decided(self, **evidence: Any) -> Comparison:
+        """This comparison with its evidence changed (e.g. ``holes``) and its verdict decided again."""
+        changed = replace(self.evidence, **evidence)
+        verdict = decide(changed)
+        return replace(self, evidence=changed, established=verdict.established, verdict=verdict.text,
+                       rule=verdict.rule)
 
     def to_text(self) -> str:
         """The comparison as ``compare`` prints it (an undefined number reads ``undef``)."""
@@ -189,6 +206,7 @@ def compare_paired(
     check("planned", planned, POSITIVE_INT)
     check("alpha", alpha, PROBABILITY)
     check("permutations", permutations, POSITIVE_INT)
+    check("bootstrap_resamples", bootstrap_resamples, POSITIVE_INT)
     check_choice("interval", interval, INTERVALS)
     check_choice("primary_test", primary_test, PRIMARY_TESTS)
     check_choice("weighting", weighting, WEIGHTING_CHOICES)
@@ -198,6 +216,7 @@ def compare_paired(
         only = sorted(set(baseline.index) ^ set(candidate.index))[:5]
         raise InputError(f"{baseline_name} and {candidate_name} are scored on different queries (e.g. {only})")
     paired = pd.DataFrame({"baseline": baseline, "candidate": candidate.reindex(baseline.index)})
+    paired = paired.iloc[np.argsort(paired.index.astype(str).to_numpy(), kind="stable")]
     defined = paired.dropna()
     differences = (defined["candidate"] - defined["baseline"]).to_numpy(dtype=np.float64)
     threshold = alpha / planned
@@ -215,11 +234,16 @@ def compare_paired(
         strata_rows = _strata_rows(pd.Series(differences, index=index), strata, level, bootstrap_resamples, rng,
                                    interval)
     headline, other = (traffic, uniform) if weighting == "traffic" else (uniform, traffic)
-    sd = differences.std(ddof=1) if len(differences) > 1 else math.nan
     dev = split == "dev"
     kind = "exploratory" if exploratory or dev else "planned"
     primary_p = headline["permutation_p"] if primary_test == "permutation" else headline["ttest_p"]
-    established = kind == "planned" and primary_p < threshold
+    evidence = Evidence(
+        estimate=headline["mean_difference"], threshold=threshold, kind=kind, split=split, p=primary_p,
+        test="p" if primary_test == "permutation" else "t-test p", low=headline["ci_low"], high=headline["ci_high"],
+        interval=f"{INTERVAL_METHODS[interval]} interval", n=len(differences),
+        strata={row["stratum"]: row["n"] for row in strata_rows} if weighting == "traffic" else {},
+        permutations=permutations if primary_test == "permutation" else None, resamples=bootstrap_resamples)
+    decision = decide(evidence)
     losses = defined.assign(difference=differences).sort_values("difference", kind="stable")
     losses = losses[losses["difference"] < 0].head(largest)
     return Comparison(
@@ -240,11 +264,11 @@ def compare_paired(
         ci_low=headline["ci_low"],
         ci_high=headline["ci_high"],
         ci_level=level,
-        effect_size=headline["mean_difference"] / sd if sd and sd > 0 else math.nan,
+        effect_size=headline["effect_size"],
         threshold=threshold,
         kind=kind,
-        established=established,
-        verdict=_verdict(kind, established, headline["mean_difference"], primary_p, threshold, primary_test, dev),
+        established=decision.established,
+        verdict=decision.text,
         seed=seed,
         largest_losses=[
             {"query_id": str(query), "baseline": float(row.baseline), "candidate": float(row.candidate),
@@ -260,6 +284,8 @@ def compare_paired(
         other_weighting=None if other is None else {"weighting": "uniform" if weighting == "traffic" else "traffic",
                                                      **other},
         split=split,
+        evidence=evidence,
+        rule=decision.rule,
     )
 
 
@@ -284,55 +310,77 @@ def _figures(differences: np.ndarray, weights: np.ndarray | None, strata: pd.Dat
             warnings.simplefilter("ignore")
             test = stats.ttest_1samp(differences, 0.0) if n > 1 else None
         t, t_p = (float(test.statistic), float(test.pvalue)) if test is not None else (math.nan, math.nan)
-        return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high}
+        return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high,
+                "effect_size": effect_size(differences, np.full(n, 1 / n) if n else np.array([]))}
     mean = float(weights @ differences)
     p = permutation_p_value(n * weights * differences, permutations, rng)
     _, low, high = score_interval(pd.Series(differences, index=index), strata, "traffic", level=level,
                                   resamples=resamples, rng=rng, method=interval)
     t, t_p = _stratified_t(differences, weights, strata.set_index("query_id")["stratum"].reindex(index).to_numpy())
-    return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high}
+    return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high,
+            "effect_size": effect_size(differences, weights)}
+
+
+def effect_size(differences: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted mean difference over the weighted standard deviation of the differences (``weights`` sum to
+    1; reliability weights, so that equal weights give the plain sd with ddof 1); NaN without spread."""
+    if len(differences) < 2:
+        return math.nan
+    mean = float(weights @ differences)
+    unbiased = 1 - float(weights @ weights)
+    variance = float(weights @ (differences - mean) ** 2) / unbiased if unbiased > 0 else math.nan
+    return mean / math.sqrt(variance) if variance > 0 else math.nan
 
 
 def _stratified_t(differences: np.ndarray, weights: np.ndarray, strata: np.ndarray) -> tuple[float, float]:
-    """The t statistic of the weighted mean: its variance sum over strata of W_s^2 var_s / n_s (a stratum of one
-    query adds none), n - (number of strata) degrees of freedom."""
+    """The t statistic of the weighted mean: its variance sum over strata of a_s = W_s^2 var_s / n_s, with
+    Welch-Satterthwaite's degrees of freedom (sum a_s)^2 / sum a_s^2 / (n_s - 1). Undefined (NaN) when a stratum
+    holds one query (it has no variance) or no stratum varies."""
     from scipy import stats
 
-    variance, groups = 0.0, pd.unique(strata)
-    for stratum in groups:
+    parts, freedoms = [], []
+    for stratum in pd.unique(strata):
         inside = strata == stratum
         size, share = int(inside.sum()), float(weights[inside].sum())
-        if size > 1:
-            variance += share ** 2 * differences[inside].var(ddof=1) / size
-    freedom = len(differences) - len(groups)
-    if variance <= 0 or freedom < 1:
+        if size < 2:
+            return math.nan, math.nan
+        parts.append(share ** 2 * differences[inside].var(ddof=1) / size)
+        freedoms.append(size - 1)
+    variance = float(sum(parts))
+    if not variance > 0:
         return math.nan, math.nan
+    freedom = variance ** 2 / sum(part ** 2 / df for part, df in zip(parts, freedoms, strict=True))
     t = float(weights @ differences) / math.sqrt(variance)
     return t, float(2 * stats.t.sf(abs(t), freedom))
 
 
 def _strata_rows(differences: pd.Series, strata: pd.DataFrame, level: float, resamples: int,
                  rng: np.random.Generator, interval: str) -> list[dict[str, Any]]:
+    """Each stratum's mean difference and interval (none for a stratum of one query)."""
     frame = strata.set_index("query_id").reindex(differences.index).assign(difference=differences)
     rows = []
     for stratum, group in frame.groupby("stratum", sort=True):
         values = group["difference"].to_numpy(np.float64)
-        low, high = bootstrap_interval(values, level, resamples, rng, interval)
+        low, high = bootstrap_interval(values, level, resamples, rng, interval) if len(values) > 1 else (
+            math.nan, math.nan)
         rows.append({"stratum": str(stratum), "share": float(group["stratum_share"].iloc[0]), "n": len(values),
                      "mean_difference": float(values.mean()), "ci_low": low, "ci_high": high})
     return rows
 
 
 def _strata_disagreement(rows: list[dict[str, Any]]) -> str:
-    better = [r for r in rows if r["mean_difference"] > 0]
-    worse = [r for r in rows if r["mean_difference"] < 0]
+    """The strata whose intervals lie on opposite sides of 0 (a sign alone, inside an interval holding 0, is
+    noise)."""
+    better = [r for r in rows if r["ci_low"] > 0]
+    worse = [r for r in rows if r["ci_high"] < 0]
     if not better or not worse:
         return ""
 
     def named(group: list[dict[str, Any]]) -> str:
         return ", ".join(f"{r['stratum']} ({r['mean_difference']:+.4f})" for r in group)
 
-    return f"the strata disagree in sign: candidate better on {named(better)}, worse on {named(worse)}"
+    return (f"the strata disagree: candidate better on {named(better)}, worse on {named(worse)} (each interval "
+            "excludes 0)")
 
 
 def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold: float, primary_test: str,
@@ -363,19 +411,6 @@ def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold:
 
 def _p(value: float) -> str:
     return UNDEFINED if is_undefined(value) else f"{value:.4g}"
-
-
-def _verdict(kind: str, established: bool, mean: float, p: float, threshold: float, primary_test: str = "permutation",
-             dev: bool = False) -> str:
-    p_name = "p" if primary_test == "permutation" else "t-test p"
-    if dev:
-        return f"exploratory (dev split, {p_name} = {_p(p)}): the dev split is for tuning, never established"
-    if kind == "exploratory":
-        return f"exploratory ({p_name} = {_p(p)}): a lead for a planned comparison, never established"
-    if established:
-        direction = "better" if mean > 0 else "worse"
-        return f"established: candidate {direction} ({p_name} = {_p(p)} < {threshold:.4g})"
-    return f"not established ({p_name} = {_p(p)} >= {threshold:.4g})"
 
 
 def _text(result: Comparison) -> str:

@@ -123,13 +123,6 @@ def test_with_the_full_nist_judgments_the_verdict_is_unchanged():
     assert document["hole_bound"] is None and document["missing"] is None and document["tests_disagree"] == ""
 
 
-def test_a_metric_without_cutoff_says_its_holes_are_not_bounded():
-    document = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz",
-                            "-m", "ap")
-    assert document["judged_at_k"] is None
-    assert document["hole_bound"]["text"].startswith("not bounded: ap has no cutoff; give --depth K")
-
-
 # ------------------------------------------------------------------------------------------------ missing queries
 @pytest.fixture(scope="module")
 def lacking_run(tmp_path_factory):
@@ -184,6 +177,7 @@ def test_the_t_test_can_be_the_primary_test_and_the_interval_percentile(lacking_
                             "--missing", "zero", "--test", "t", "--interval", "percentile")
     assert document["primary_test"] == "t" and document["ci_method"] == "percentile"
     assert document["verdict"] == f"not established (t-test p = {document['ttest_p']:.4g} >= 0.05)"
+    assert document["rule"] == "p at threshold"
     assert "the verdict follows the paired t-test, the primary test" in document["tests_disagree"] or (
         document["tests_disagree"] == "")
 

@@ -147,16 +147,56 @@ def test_the_stratified_t_is_the_weighted_mean_over_its_stratified_standard_erro
     se = np.sqrt(0.8 ** 2 * head.var(ddof=1) / 6 + 0.2 ** 2 * tail.var(ddof=1) / 4)
     t = (0.8 * head.mean() + 0.2 * tail.mean()) / se
     assert result.t == pytest.approx(t)
-    assert result.ttest_p == pytest.approx(2 * stats.t.sf(abs(t), 10 - 2))
+    # Welch-Satterthwaite's degrees of freedom, not n - strata
+    a = np.array([0.8 ** 2 * head.var(ddof=1) / 6, 0.2 ** 2 * tail.var(ddof=1) / 4])
+    freedom = a.sum() ** 2 / (a[0] ** 2 / 5 + a[1] ** 2 / 3)
+    assert 3 < freedom < 8
+    assert result.ttest_p == pytest.approx(2 * stats.t.sf(abs(t), freedom))
 
 
-def test_strata_that_disagree_in_sign_are_said():
+def test_strata_whose_signs_differ_inside_intervals_holding_0_are_not_said_to_disagree():
     result = compare_paired(BASE, CAND, strata=STRATA)
     assert result.weighting == "uniform"
     assert [row["stratum"] for row in result.strata] == ["head", "tail"]
-    head, tail = (CAND - BASE)[:6].mean(), (CAND - BASE)[6:].mean()
-    assert result.strata_disagree == (f"the strata disagree in sign: candidate better on head ({head:+.4f}), "
-                                      f"worse on tail ({tail:+.4f})")
+    head, tail = result.strata
+    assert head["mean_difference"] > 0 > tail["mean_difference"]
+    assert head["ci_low"] <= 0 <= head["ci_high"] or tail["ci_low"] <= 0 <= tail["ci_high"]
+    assert result.strata_disagree == ""
+
+
+def test_strata_whose_intervals_lie_on_both_sides_of_0_disagree():
+    ids = [f"q{i}" for i in range(16)]
+    strata = pd.DataFrame({"query_id": ids, "stratum": ["head"] * 8 + ["tail"] * 8, "stratum_share": [0.5] * 16})
+    base = pd.Series(0.5, index=ids)
+    step = np.linspace(0.1, 0.2, 8)
+    candidate = pd.Series(np.r_[0.5 + step, 0.5 - step], index=ids)
+    result = compare_paired(base, candidate, strata=strata)
+    head, tail = result.strata
+    assert head["ci_low"] > 0 > tail["ci_high"]
+    assert result.strata_disagree == ("the strata disagree: candidate better on head (+0.1500), worse on tail "
+                                      "(-0.1500) (each interval excludes 0)")
+
+
+def test_a_stratum_of_one_query_has_no_interval_and_a_traffic_weighted_verdict_on_it_abstains():
+    strata = STRATA.assign(stratum=["solo"] + ["rest"] * 9, stratum_share=[0.99] + [0.01] * 9)
+    result = compare_paired(BASE, CAND, strata=strata, weighting="traffic")
+    solo = next(row for row in result.strata if row["stratum"] == "solo")
+    assert solo["n"] == 1 and np.isnan(solo["ci_low"]) and np.isnan(solo["ci_high"])
+    assert np.isnan(result.t) and np.isnan(result.ttest_p)  # no variance in a stratum of one
+    assert not result.established and result.rule == "few queries"
+    assert result.verdict == ("no verdict: stratum solo (1 query) cannot carry an interval (a stratum needs 2 "
+                              "queries or more: merge it with a neighbour in the queries file)")
+
+
+def test_the_traffic_weighted_effect_size_divides_the_weighted_mean_by_the_weighted_sd():
+    result = compare_paired(BASE, CAND, strata=STRATA, weighting="traffic")
+    d = (CAND - BASE).to_numpy()
+    w = np.r_[[0.8 / 6] * 6, [0.2 / 4] * 4]
+    mean = w @ d
+    variance = w @ (d - mean) ** 2 / (1 - w @ w)
+    assert result.effect_size == pytest.approx(mean / np.sqrt(variance))
+    uniform = compare_paired(BASE, CAND)
+    assert uniform.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
 
 
 def test_a_traffic_weighted_comparison_needs_strata():

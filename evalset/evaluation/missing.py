@@ -1,0 +1,40 @@
+"""Missing queries: the one rule of every analysis (compare, compare --all, estimate, reusability, report, plan).
+
+A judged query absent from a run is no silent zero. Unless the user chose the contract's ``missing`` (``--missing
+zero``: such a query scores 0, as a system that returned nothing; ``--missing skip``: it is left out of that run's
+comparisons), :func:`missing_queries` refuses the runs with an :class:`~evalset.errors.InputError` naming the first
+run that lacks queries, its file and the count; when chosen, the analysis says how many in its output.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from evalset.errors import InputError
+from evalset.evaluation.values import PerQuery
+
+
+def missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
+    """Run -> judged queries it lacks; refused unless the contract's ``missing`` was chosen (module docstring).
+
+    ``runs`` maps each run name to its file (named in the error) or frame."""
+    lacking = {name: int(values.notes(name).get("missing_queries", 0)) for name in values.runs}
+    evaluation = values.evaluation
+    if any(lacking.values()) and not evaluation.chose("missing"):
+        name, count = next((name, count) for name, count in lacking.items() if count)
+        judged = judged_count(values, name)
+        path = runs[name] if isinstance(runs[name], str | os.PathLike) else None
+        raise InputError(f"run {name} lacks {count} of the {judged} judged queries: give --missing zero (they "
+                         "score 0, as a system that returned nothing) or --missing skip (they are left out of the "
+                         "comparison)", os.fspath(path) if path is not None else None)
+    return lacking
+
+
+def judged_count(values: PerQuery, run: str) -> int:
+    """The number of judged queries ``run`` was scored against (those it answered and those it lacks)."""
+    table = values.tables[run]
+    lacking = int(table.attrs.get("missing_queries", 0))
+    return len(table) if values.evaluation.contract.missing == "zero" else len(table) + lacking
+
+
