@@ -3,12 +3,14 @@
 # `spark` extra: the tests marked `spark` need it, and Java: scripts/install-java.sh), runs ruff and pytest.
 #   scripts/test.sh [--quick] [PYTEST ARGS]
 # --quick: the tests to run after each change, those marked neither `slow` nor `service` (pyproject.toml), on every
-# core (pytest-xdist); the whole suite runs in one process (its Label Studio and Spark are one per session).
+# core (pytest-xdist), the property suites on their bounded profile; the whole suite runs in one process (its Label
+# Studio and Spark are one per session).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --quick ]; then
   shift
   set -- -m "not slow and not service" -n auto "$@"
+  export EVALSET_PROPERTY_PROFILE=quick  # the property suites' bounded profile (tests/conftest.py)
 fi
 # Bytecode is cached (__pycache__/, ignored by git) even where PYTHONDONTWRITEBYTECODE is set: otherwise every
 # test process compiles evalset and the tests again, a third of the quick tier's time.

@@ -8,8 +8,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The property suites' two profiles (scripts/test.sh --quick chooses `quick`; the full suite runs `full`): the same
+# examples on every run (derandomized, no example database), so CI is reproducible and a failure replays. A property
+# over a whole command (a comparison with its holes' bound: ~0.4 s an example) runs the profile's examples; one over
+# a pure function runs CHEAP_FACTOR times as many (docs/compare.md lists the counts).
+PROPERTY_EXAMPLES = {"quick": 8, "full": 40}
+CHEAP_FACTOR = 25
+PROPERTY_PROFILE = os.environ.get("EVALSET_PROPERTY_PROFILE", "full")
+for _name, _examples in PROPERTY_EXAMPLES.items():
+    settings.register_profile(_name, max_examples=_examples, deadline=None, derandomize=True, database=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                     HealthCheck.filter_too_much])
+settings.load_profile(PROPERTY_PROFILE)
+CHEAP = settings(max_examples=PROPERTY_EXAMPLES[PROPERTY_PROFILE] * CHEAP_FACTOR)
+"""The settings of a property over a pure function (``@CHEAP`` above ``@given``)."""
 SHARED = REPO.parent / "shared" / "data"
 
 

@@ -225,6 +225,38 @@ def test_a_comparison_naming_a_run_not_given_is_refused(shared_data):
     assert result.exit_code == 2 and "names run 'nope', which was not given" in result.output
 
 
+def test_a_pilot_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(tmp_path, shared_data):
+    root = shared_data / "dl19"
+    runs = root / "runs" / "official_top100"
+    lacked = {"19335", "47923"}
+    lacking = tmp_path / "bm25tuned_p.run.gz"
+    with gzip.open(runs / "bm25tuned_p.run.gz", "rt") as source, gzip.open(lacking, "wt") as target:
+        target.writelines(line for line in source if line.split()[0] not in lacked)
+    args = ["plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", lacking, "--sizes", "43",
+            "--resamples", "20"]
+    refused = invoke(*args)
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero (they "
+        "score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+    base = ndcg_at_10_by_hand(runs / "bm25base_p.run.gz", root / "qrels.txt")
+    tuned = ndcg_at_10_by_hand(lacking, root / "qrels.txt")  # a query the run lacks: 0
+    for missing, kept, said in (("zero", list(base), "scored 0 (--missing zero)"),
+                                ("skip", [q for q in base if q not in lacked],
+                                 "left out of its comparisons (--missing skip)")):
+        result = invoke(*args, "--missing", missing, "--format", "json")
+        assert result.exit_code == 0, result.output
+        pilot = json.loads(result.stdout)["pilot"]
+        row = pilot["comparisons"][0]
+        differences = [tuned[q] - base[q] for q in kept]
+        assert (row["n"], row["undefined"]) == (len(kept), 0)
+        assert row["mean_difference"] == pytest.approx(statistics.fmean(differences), abs=1e-12)
+        assert row["sd"] == pytest.approx(statistics.stdev(differences), abs=1e-12)
+        note = f"note: run bm25tuned_p lacks 2 of the 43 judged queries: {said}"
+        assert pilot["notes"] == [note] and note in result.stderr
+    assert len(kept) == 41
+
+
 # ------------------------------------------------------------------------------------------------- the budget
 def test_the_budget_of_the_dl19_37_run_pool_equals_the_pool_sizes(shared_data):
     root = shared_data / "dl19"

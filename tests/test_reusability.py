@@ -3,6 +3,7 @@ group of TREC DL 2019 (37 runs, depth 10, groups by participant) against an inde
 plain-Python pool read from the run files, the qrels filtered by it, and pytrec_eval's nDCG@10."""
 
 import gzip
+import json
 import math
 from collections import defaultdict
 
@@ -309,3 +310,43 @@ def test_a_command_reading_one_metric_refuses_two(command):
                                        str(DL19_RUNS / "bm25tuned_p.run.gz"), "-m", "ndcg@10", "-m", "ap"])
     assert result.exit_code == 2
     assert "this command reads one metric, got 2 (ndcg@10, ap)" in result.output
+
+
+# ------------------------------------------------------------------------------------------------ issue 48
+LACKED = ("19335", "47923")
+
+
+def _lacking_run(tmp_path) -> str:
+    """DL19's bm25tuned_p without 2 of the 43 judged queries."""
+    path = tmp_path / "bm25tuned_p.run.gz"
+    with gzip.open(DL19_RUNS / "bm25tuned_p.run.gz", "rt") as source, gzip.open(path, "wt") as target:
+        target.writelines(line for line in source if line.split()[0] not in LACKED)
+    return str(path)
+
+
+def test_a_pool_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(tmp_path):
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    lacking = _lacking_run(tmp_path)
+    args = ["reusability", "--qrels", str(DL19_QRELS), str(DL19_RUNS / "bm25base_p.run.gz"),
+            str(DL19_RUNS / "idst_bert_p1.run.gz"), lacking, "--depth", "10"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero (they "
+        "score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+    full = {}
+    for missing, said in (("zero", "scored 0 (--missing zero)"),
+                          ("skip", "left out of its means (--missing skip)")):
+        result = CliRunner().invoke(main, [*args, "--missing", missing, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.stdout)
+        note = f"note: run bm25tuned_p lacks 2 of the 43 judged queries: {said}"
+        assert document["notes"][0] == note and note in result.stderr
+        rows = {row["run"]: row for row in document["leave_one_run_out"]["rows"]}
+        full[missing] = rows["bm25tuned_p"]["full"]
+    # the same 41 answered queries: over 43 (the 2 lacking scored 0) or over 41
+    assert round(full["zero"], 4) == 0.4734 and round(full["skip"], 4) == 0.4965
+    assert full["zero"] * 43 == pytest.approx(full["skip"] * 41, abs=1e-12)

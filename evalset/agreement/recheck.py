@@ -17,9 +17,13 @@ the interval           paired, over queries: ``resamples`` bootstrap resamples o
                        draws of :func:`evalset.agreement.kappa.query_draws`, seeded), both judges' figures computed on
                        each resample, the percentile interval of the difference at ``level``; resamples where a figure
                        is undefined are left out and counted
-the verdict            on the ``primary`` figure (default the quadratic kappa): **better** when its interval lies above
-                       0, **worse** below, else **not distinguishable**; another figure whose interval lies on the
-                       other side of 0 is said beside the verdict
+the verdict            on the ``primary`` figure (default the quadratic kappa), decided by
+                       :func:`evalset.stats.verdicts.decide` on its interval (threshold ``1 - level``, the resamples
+                       that gave a defined figure, the queries): established -> **better** (the interval above 0) or
+                       **worse** (below), not established -> **not distinguishable**, and no verdict (too few
+                       resamples to place the interval's ends, a zero-width interval, fewer than 2 queries, an
+                       undefined interval) -> ``no verdict: the reason``; another figure established on the other
+                       side of 0 is said beside the verdict
 =====================  ================================================================================================
 """
 
@@ -51,6 +55,7 @@ from evalset.judgments.rules import pair_grades
 from evalset.metrics import parse_measure
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
+from evalset.stats.verdicts import ESTABLISHED, NOT_ESTABLISHED, Evidence, Verdict, decide
 
 KAPPAS = {"kappa": "unweighted", "quadratic kappa": "quadratic"}
 """The kappa figures: their name in the report, and their disagreement weights."""
@@ -58,7 +63,8 @@ KAPPAS = {"kappa": "unweighted", "quadratic kappa": "quadratic"}
 
 @dataclass(frozen=True)
 class FigureChange:
-    """One figure of both judges, and the change new minus old with its paired interval over queries."""
+    """One figure of both judges, and the change new minus old with its paired interval over queries: at ``level``,
+    from ``resamples`` resamples of ``queries`` queries (``undefined`` of them left out)."""
 
     figure: str
     old: float
@@ -66,15 +72,28 @@ class FigureChange:
     low: float
     high: float
     undefined: int = 0
+    level: float = 0.95
+    resamples: int | None = None
+    queries: int | None = None
 
     @property
     def difference(self) -> float:
         return self.new - self.old
 
     @property
+    def decision(self) -> Verdict:
+        """The verdict of :func:`evalset.stats.verdicts.decide` on the change and its interval."""
+        resamples = None if self.resamples is None else self.resamples - self.undefined
+        return decide(Evidence(estimate=self.difference, threshold=1 - self.level, low=self.low, high=self.high,
+                               interval="bootstrap interval", resamples=resamples, n=self.queries))
+
+    @property
     def direction(self) -> str:
-        """``better``, ``worse`` or ``not distinguishable`` (module docstring)."""
-        return "better" if self.low > 0 else "worse" if self.high < 0 else "not distinguishable"
+        """``better``, ``worse``, ``not distinguishable`` or the decision's word (``no verdict``): module docstring."""
+        decision = self.decision
+        if decision.word == ESTABLISHED:
+            return "better" if self.low > 0 else "worse"
+        return "not distinguishable" if decision.word == NOT_ESTABLISHED else decision.word
 
 
 @dataclass(frozen=True)
@@ -99,12 +118,16 @@ class Recheck:
     def verdict(self) -> str:
         """The verdict line (module docstring)."""
         primary = next(change for change in self.figures if change.figure == self.primary)
-        line = (f"the new judge ({self.names[1]}) is {primary.direction} than the old ({self.names[0]})"
-                if primary.direction != "not distinguishable" else
-                f"the new judge ({self.names[1]}) is not distinguishable from the old ({self.names[0]})")
-        line += f" on {self.primary}: {_signed(primary.difference)} {_bounds(primary)}"
+        new, old, direction = self.names[1], self.names[0], primary.direction
+        shown = f" on {self.primary}: {_signed(primary.difference)} {_bounds(primary)}"
+        if direction in ("better", "worse"):
+            line = f"the new judge ({new}) is {direction} than the old ({old}){shown}"
+        elif direction == "not distinguishable":
+            line = f"the new judge ({new}) is not distinguishable from the old ({old}){shown}"
+        else:
+            line = f"{primary.decision.text}; the new judge ({new}) against the old ({old}){shown}"
         against = [change for change in self.figures if change.figure != self.primary
-                   and change.direction not in ("not distinguishable", primary.direction)]
+                   and change.direction in ("better", "worse") and change.direction != direction]
         if against:
             line += "; but " + ", ".join(f"{change.figure} is {change.direction} ({_signed(change.difference)} "
                                          f"{_bounds(change)})" for change in against)
@@ -135,7 +158,8 @@ class Recheck:
             "changed": self.old.changes(self.new), "pairs": self.pairs, "queries": self.queries,
             "left_out": self.left_out, "runs": self.runs, "tau_queries": self.tau_queries,
             "figures": [{"figure": c.figure, "old": c.old, "new": c.new, "difference": c.difference, "low": c.low,
-                         "high": c.high, "direction": c.direction, "undefined_resamples": c.undefined}
+                         "high": c.high, "direction": c.direction, "decision": c.decision.to_dict(),
+                         "undefined_resamples": c.undefined}
                         for c in self.figures],
             "primary": self.primary, "verdict": self.verdict, "level": self.level, "resamples": self.resamples,
             "seed": self.seed,
@@ -179,7 +203,7 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
         raise InputError(f"the primary figure is kappa, quadratic kappa or tau, got {primary!r}")
     if primary == "tau" and not runs:
         raise InputError("the primary figure tau is the system ranking's: give the runs (--runs)")
-    if resamples < 1 or not 0 < level < 1:
+    if resamples < 1 or not 0 < level < 1:  # too few for the level: no verdict (module docstring)
         raise InputError("recheck needs at least 1 bootstrap resample and a level in (0, 1)")
     names = list(dict.fromkeys(grades.loc[grades["kind"] == "llm", "annotator"]))
     if len(names) != 2:
@@ -266,7 +290,7 @@ def _kappa_changes(table: pd.DataFrame, scale: Sequence[int], resamples: int, le
                                                  weights) for label, matrices in per_query.items()}
         interval = percentile_interval(resampled["new"] - resampled["old"], tail, resamples)
         changes.append(FigureChange(figure, point["old"], point["new"], interval.low, interval.high,
-                                    interval.undefined))
+                                    interval.undefined, level, resamples, len(queries)))
     return changes, len(queries)
 
 
@@ -293,7 +317,7 @@ def _tau_change(table: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: 
                             - kendall_tau(means["human"][b], means["old"][b])[0] for b in range(resamples)])
     interval = percentile_interval(differences, (1 - level) / 2, resamples)
     return FigureChange(f"tau ({parsed})", point["old"], point["new"], interval.low, interval.high,
-                        interval.undefined), len(common)
+                        interval.undefined, level, resamples, len(common)), len(common)
 
 
 def recheck_files(judge_paths: Sequence[str | os.PathLike], human_paths: Sequence[str | os.PathLike], *,

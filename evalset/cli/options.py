@@ -10,9 +10,7 @@ from evalset.contract import DEFAULT_SCALE, GAINS, MISSING_POLICIES, TIE_RULES, 
 
 
 def apply_options(command, options):
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return functools.reduce(lambda decorated, option: option(decorated), reversed(options), command)
 
 
 CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudged")
@@ -40,9 +38,7 @@ def evaluation_options(command, with_set: bool = False):
         click.option("--ties", type=click.Choice(TIE_RULES),
                      help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
                           f"(ascending), expected (expectation over tied orders) {default('trec')}."),
-        click.option("--missing", type=click.Choice(MISSING_POLICIES),
-                     help="A judged query absent from a run scores 0, or is skipped as trec_eval does "
-                          f"{default('zero')}."),
+        missing_option(f" {default('zero')}; a command that prints a verdict refuses such a run until it is chosen."),
         click.option("--undefined", type=click.Choice(UNDEFINED_POLICIES),
                      help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
                           f"does {default('skip')}."),
@@ -53,19 +49,23 @@ def evaluation_options(command, with_set: bool = False):
     ])
 
 
+def missing_option(more: str):
+    """--missing, one name and help wherever runs are scored; ``more`` ends the help (its default, or a refusal)."""
+    return click.option("--missing", type=click.Choice(MISSING_POLICIES),
+                        help="A judged query absent from a run scores 0, or is skipped as trec_eval does" + more)
+
+
 def conflicting_grades_option(command):
     """--conflicting-grades, with one name and help wherever annotations are read (agreement, freeze)."""
     return click.option(
-        "--conflicting-grades", type=click.Choice(["refuse", "latest", "first"]), default="refuse",
-        show_default=True,
+        "--conflicting-grades", type=click.Choice(["refuse", "latest", "first"]), default="refuse", show_default=True,
         help="One annotator giving one pair different grades: refuse (naming both places), or keep the latest "
              "judgment or the first (by labeled_at, then the order of files and lines; qrels have no time); "
              "settled ones are counted.")(command)
 
 
-def set_evaluation_options(command):
-    """The evaluation-contract options of a command whose --set brings its own contract (the default there)."""
-    return evaluation_options(command, with_set=True)
+set_evaluation_options = functools.partial(evaluation_options, with_set=True)
+"""The evaluation-contract options of a command whose --set brings its own contract (the default there)."""
 
 
 def contract_options(command):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.options import missing_option
 from evalset.contract import DEFAULT_SEED
 
 
@@ -20,16 +21,20 @@ from evalset.contract import DEFAULT_SEED
               help="JSON of `evalset agreement --format json` [default: the set manifest's agreement block].")
 @click.option("--probes", "probes_path", type=click.Path(exists=True, dir_okay=False),
               help="JSON of `evalset judge probe` of the judge of the set's LLM labels: adds its section.")
-@click.option("--resamples", type=int, default=9999, show_default=True, help="Bootstrap resamples per interval.")
+@click.option("--resamples", type=int, default=9999, show_default=True,
+              help="Bootstrap resamples per interval (at least 40 for a 95% interval; a comparison's interval at "
+                   "level 1 - threshold may need more, else it gives no verdict).")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
+@missing_option("; without it a run lacking judged queries is refused.")
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
-                   seed):
+                   seed, missing):
     """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
     judgments per grade, judged@k per run), the agreement heatmap, the headline score of every run with a BCa
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
+    A judged query missing from a run is an error unless --missing zero|skip.
     """
     from evalset.io.outputs import check_outputs
     from evalset.report.output import write_report
@@ -40,4 +45,4 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
     check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
                                    "--probes": probes_path})
     emit(write_report(set_path, paths, output, agreement_path=agreement_path, split=split, seed=seed,
-                      resamples=resamples, permutations=permutations, probes_path=probes_path))
+                      resamples=resamples, permutations=permutations, probes_path=probes_path, missing=missing))

@@ -32,19 +32,19 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
     RUNS (files or folders) are the runs that made the pool. For each run (group), the judgments of the documents
     only it contributed to the top --depth pool are removed, and it is rescored: the drop, its rank before and
     after, judged@k after, and the relevant documents only it found; then the largest and mean drop, Kendall's
-    tau and tau_AP between the rankings, the runs whose rank changes, and a verdict.
+    tau and tau_AP between the rankings, the runs whose rank changes, and a verdict. A judged query missing from a
+    run is an error unless --missing zero|skip.
     """
     from evalset import reusability as library
     from evalset.io.groups import read_groups
     from evalset.io.outputs import check_outputs
-    from evalset.io.trec import read_runs
 
     if groups_path is None and (run_column, group_column) != ("run", "group"):
         raise click.UsageError("--run-column and --group-column name the columns of --groups: give --groups")
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path})
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     groups = read_groups(groups_path, run_column, group_column) if groups_path else None
-    result = library.analyse_reusability(evaluation, read_runs(runs), depth, metric, groups, groups_path)
+    result = library.analyse_reusability(evaluation, runs, depth, metric, groups, groups_path)
     if plot:
         library.plot_reusability(result, plot)
     emit(result, output_format, notes_first=True)

@@ -49,7 +49,7 @@ from evalset.errors import InputError
 from evalset.evaluation import (
     Evaluation,
     PerQuery,
-    judged_count,
+    missing_notes,
     missing_queries,
     per_query_values,
     unusual_grades_note,
@@ -96,6 +96,7 @@ class PairVerdict:
     high: float
     verdict: str
     rule: str = ""
+    established: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return json_safe(self.__dict__)
@@ -195,8 +196,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     judged_measure = f"judged@{k}"
     asked = [metric] + ([judged_measure] if parse_measure(judged_measure) != measure else [])
     values = per_query_values(evaluation, frames, asked)
-    missing_queries(values, named)
-    notes = _missing_notes(values)
+    notes = missing_notes(values, missing_queries(values, named), "left out for every run")
     strata, weighting = comparison_strata(evaluation, strata, values)
     matrix, weights, left = _matrix(values, metric, strata if weighting == "traffic" else None)
     notes += left
@@ -236,7 +236,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         different[i, j] = different[j, i] = significant and decision.rule != "holes could flip"
         verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[index]),
                                     None if raw is None else float(raw[index]), significant, float(low), float(high),
-                                    decision.short, decision.rule))
+                                    decision.short, decision.rule, decision.established))
     if unjudged:
         notes.append(f"note: {sum(unjudged.values()):,} unjudged documents in the top {k} of "
                      f"{len(unjudged)} of {len(names)} runs" + ("; accepted (--accept-holes): the verdicts are as "
@@ -264,18 +264,6 @@ def _with_missing(evaluation: Evaluation, missing: str | None) -> Evaluation:
                          "give it when the evaluation is made (--missing with --override-contract)")
     chosen = replace(evaluation, given=tuple(dict.fromkeys((*evaluation.given, "missing"))))
     return chosen.with_contract(missing=missing) if missing != evaluation.contract.missing else chosen
-
-
-def _missing_notes(values: PerQuery) -> list[str]:
-    """One note per run lacking judged queries (refused before, unless the policy was chosen)."""
-    skip = values.evaluation.contract.missing == "skip"
-    what = "left out for every run (--missing skip)" if skip else "scored 0 (--missing zero)"
-    notes = []
-    for name in values.runs:
-        count = int(values.notes(name).get("missing_queries", 0))
-        if count:
-            notes.append(f"note: run {name} lacks {count} of the {judged_count(values, name)} judged queries: {what}")
-    return notes
 
 
 def _matrix(values: PerQuery, metric: str,
@@ -373,7 +361,7 @@ def _text(result: ManyComparisons) -> str:
         lines += ["  (runs that share a letter are not distinguishable)", ""]
         significant = result.significant
         lines.append(f"significant pairs (adjusted p < {result.alpha:g}): {len(significant)} of {len(result.pairs)}")
-        shown = [p for k, p in enumerate(significant) if k < SHOWN_PAIRS or p.rule != "established"]
+        shown = [p for k, p in enumerate(significant) if k < SHOWN_PAIRS or not p.established]
         if shown:
             table = [["higher", "lower", "difference", "adjusted p"] + (["raw p"] if result.raw is not None else [])
                      + ["verdict"]]

@@ -38,3 +38,11 @@ def judged_count(values: PerQuery, run: str) -> int:
     return len(table) if values.evaluation.contract.missing == "zero" else len(table) + lacking
 
 
+def missing_notes(values: PerQuery, lacking: dict[str, int], skipped: str) -> list[str]:
+    """What the chosen ``missing`` did, one note per run that lacks judged queries (``lacking`` from
+    :func:`missing_queries`): ``note: run R lacks N of the M judged queries: scored 0 (--missing zero)``, or under
+    ``skip`` what the analysis did with them (``skipped``, e.g. ``left out of its mean``)."""
+    zero = values.evaluation.contract.missing == "zero"
+    effect = "scored 0 (--missing zero)" if zero else f"{skipped} (--missing skip)"
+    return [f"note: run {name} lacks {count} of the {judged_count(values, name)} judged queries: {effect}"
+            for name, count in lacking.items() if count]

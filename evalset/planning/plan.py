@@ -6,6 +6,9 @@ Conventions
 - A comparison's per-query differences are candidate minus baseline on the metric (default: the headline), over
   the queries where both are defined (queries undefined for either are counted and left out, as
   :func:`evalset.stats.paired.compare_paired` does). ``sd`` is their standard deviation with ddof 1.
+- A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
+  count) unless the contract's ``missing`` was chosen (``--missing zero``: it scores 0; ``--missing skip``: it is
+  left out of that run's comparisons); a note then says how many.
 - The comparisons: those given, else the set's planned ones, else the first run against each other run.
 - The threshold is Bonferroni's ``alpha / planned``, the planned count of the comparison family
   (:class:`evalset.stats.family.ComparisonFamily`: ``--planned``, else the set's planned comparisons, else the
@@ -20,8 +23,9 @@ Conventions
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,10 +33,10 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_queries
-from evalset.io.trec import read_runs
+from evalset.io.trec import expand_run_paths, read_runs
 from evalset.params import POSITIVE_INT, check
 from evalset.planning import budget
 from evalset.render import UNDEFINED, json_safe, number, text_table
@@ -56,13 +60,14 @@ ALL_QUERIES = "all"
 
 # ------------------------------------------------------------------------------------------------ the pilot
 def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, comparisons: Sequence[tuple[str, str]],
-                      queries: pd.DataFrame | None = None) -> pd.DataFrame:
+                      queries: pd.DataFrame | None = None, *, skipped: bool = False) -> pd.DataFrame:
     """Per-query differences (candidate minus baseline) of each comparison on one metric.
 
     ``tables`` are per-query frames indexed by query id, with a column ``metric`` (:mod:`evalset.evaluation`);
     ``queries`` (optional, with ``query_id, stratum``) gives each query its stratum, else every query is in
     stratum ``all``. Returns ``baseline, candidate, query_id, stratum, difference`` with NaN where either run
-    is undefined on the query.
+    is undefined on the query. Both runs of a comparison are scored on the same queries, unless ``skipped``
+    (``--missing skip`` left out the queries a run lacks): then it is on the queries both were scored on.
     """
     parts = []
     for baseline, candidate in comparisons:
@@ -71,6 +76,8 @@ def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, compariso
                 raise InputError(f"comparison {baseline}:{candidate} names run {name!r}, which was not given "
                                  f"(runs: {', '.join(sorted(tables))})")
         base, cand = tables[baseline][metric], tables[candidate][metric]
+        if skipped:
+            base, cand = base[base.index.isin(cand.index)], cand[cand.index.isin(base.index)]
         if set(base.index) != set(cand.index):
             raise InputError(f"{baseline} and {candidate} are scored on different queries")
         difference = (cand.reindex(base.index) - base).rename("difference")
@@ -107,6 +114,7 @@ class PowerPlan:
     resamples: int
     permutations: int
     seed: int
+    notes: list[str] = field(default_factory=list)  # what the pilot's values left out or scored 0 (missing queries)
 
     def to_text(self) -> str:
         """The power plan as ``evalset plan`` prints it."""
@@ -247,12 +255,15 @@ class Plan:
         return _plan_document(self)
 
 
-def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], comparisons: Sequence[tuple[str, str]] = (),
-               metric: str | None = None, *, planned: int | None = None, **settings: Any) -> PowerPlan:
-    """The power plan of ``runs`` scored by ``evaluation`` (see the module docstring for the comparisons and the
-    planned count); ``settings`` are :func:`plan_power`'s."""
+def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | os.PathLike],
+               comparisons: Sequence[tuple[str, str]] = (), metric: str | None = None, *, planned: int | None = None,
+               **settings: Any) -> PowerPlan:
+    """The power plan of ``runs`` (name -> frame or file, named when it lacks judged queries) scored by
+    ``evaluation`` (see the module docstring for the comparisons, the planned count and missing queries);
+    ``settings`` are :func:`plan_power`'s."""
     metric = metric or evaluation.headline
     values = per_query_values(evaluation, runs, [metric])
+    lacking = missing_queries(values, runs)
     tables = {name: values.column(name, metric).to_frame(metric) for name in values.runs}
     names = list(tables)
     chosen = list(dict.fromkeys(comparisons)) or (evaluation.frozen.planned if evaluation.frozen else []) or \
@@ -260,10 +271,12 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], compari
     if not chosen:
         raise InputError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
     family = ComparisonFamily.of(len(chosen), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    differences = pilot_differences(tables, metric, chosen, evaluation.queries)
+    differences = pilot_differences(tables, metric, chosen, evaluation.queries,
+                                    skipped=evaluation.contract.missing == "skip")
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
         _refuse_degenerate_pilot(group["difference"].dropna().to_numpy(dtype=np.float64), baseline, candidate)
-    return plan_power(differences, metric=metric, planned=family.planned_count, **settings)
+    return replace(plan_power(differences, metric=metric, planned=family.planned_count, **settings),
+                   notes=missing_notes(values, lacking, "left out of its comparisons"))
 
 
 def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, comparisons: Sequence[tuple[str, str]] = (),
@@ -281,7 +294,7 @@ def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, compar
     size, every ``at`` size and the queries each comparison needs. The query texts for the LLM cost come from
     ``queries_path``, else from the set."""
     at = tuple(at)
-    named = read_runs(runs) if runs else {}
+    named = expand_run_paths(runs) if runs else {}
     power_plan = None
     if named:
         if evaluation is None:
@@ -291,7 +304,7 @@ def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, compar
                                 seed=seed, progress=progress)
     queries = read_queries(queries_path) if queries_path else (
         evaluation.queries if evaluation is not None and evaluation.frozen is not None else None)
-    pooled = (read_runs(pool_runs) if pool_runs else named) if depths and not pool_folder else {}
+    pooled = read_runs(pool_runs or runs) if depths and not pool_folder else {}
     pools = budget.pool_sizes(pooled, depths, pool_folder=pool_folder, queries=queries, corpus=corpus,
                               prompt_tokens=prompt_tokens, tokenizer=tokenizer)
     needed = [] if power_plan is None else [int(n) for n in power_plan.rows.loc[
@@ -299,7 +312,7 @@ def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, compar
     costs = {"seconds_per_judgment": seconds_per_judgment, "annotators": annotators, "overlap": overlap,
              "price_in": price_in, "price_out": price_out, "output_tokens": output_tokens}
     table = budget.judging_budget(pools, [*at, *needed], **costs) if pools else None
-    notes = [] if power_plan is None else small_pilot_notes(power_plan)
+    notes = [] if power_plan is None else [*power_plan.notes, *small_pilot_notes(power_plan)]
     if price_in is not None and all(size.tokens_per_task is None for size in pools):
         notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
                      "with tasks.jsonl")
@@ -415,7 +428,7 @@ def _power_document(plan: PowerPlan) -> dict:
             "simulation": {"resamples": plan.resamples, "permutations": plan.permutations, "seed": plan.seed,
                            "sign_batch": SIGN_BATCH, "method": "bootstrap of the pilot's queries shifted to mean "
                            "delta; two-sided paired permutation test by random sign flips"},
-            "comparisons": records(plan.rows), "curve": records(plan.curve)}
+            "comparisons": records(plan.rows), "curve": records(plan.curve), "notes": plan.notes}
 
 
 def _plan_document(plan: Plan) -> dict:

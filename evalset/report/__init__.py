@@ -18,16 +18,24 @@ What the page shows, on the queries of one split of the set:
 - every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
   :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
   ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
-  and its largest losses with the query text;
+  its interval drawn from the report's resamples (too few for its level: no verdict, as
+  :func:`evalset.stats.verdicts.decide` rules), and its largest losses with the query text;
 - when the set has an LLM-graded part on the split (:mod:`evalset.estimate.frozen`): each run's PPI++ estimate
   from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
   the planned comparisons' PPI++ differences with their verdicts; on a set frozen with a document sample, the
   document design's estimates and differences, each with its "this set" and "new queries" intervals.
+
+A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
+count) unless the report is told the contract's ``missing`` (``--missing zero``: it scores 0; ``--missing skip``:
+it is left out of the run's score and comparisons; one that differs from the set's contract overrides it); the page
+then says how many. Resamples too few to place the ends of a score's interval at its level
+(:func:`~evalset.stats.verdicts.minimum_resamples`) are refused.
 """
 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,38 +45,27 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.comparing import ManyComparisons
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
 from evalset.estimate import Estimate
 from evalset.estimate.docmodes import DocumentReport
-from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT as POSITIVE
-from evalset.params import check
+from evalset.params import Interval, check
 from evalset.render import number
 from evalset.report import plots
+from evalset.report.agreement import AgreementMatrix, agreement_matrix
 from evalset.report.estimates import estimates_section, set_estimates
 from evalset.report.many import many_runs, many_section
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
+from evalset.stats.verdicts import decide, minimum_resamples
 
-KAPPA_PREFERENCE = ("kappa_linear", "kappa_quadratic", "kappa")
-"""Which kappa of an agreement ``pairs`` list the heatmap shows, first present wins (weighted suits ordinal grades)."""
 
 # ------------------------------------------------------------------------------------------------ the data
-@dataclass(frozen=True)
-class AgreementMatrix:
-    """Pairwise agreement of annotators: a square ``matrix`` (annotator x annotator, 1 on the diagonal, NaN
-    where undefined or not measured), the name of the statistic, and what else the block recorded."""
-
-    matrix: pd.DataFrame
-    measure: str
-    alpha_ordinal: float | None = None
-    system_taus: pd.DataFrame | None = None
-
-
 @dataclass(frozen=True)
 class PlannedComparison:
     """One planned comparison: the result and the per-query differences, or why it could not be made."""
@@ -101,89 +98,38 @@ class ReportData:
     many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
     many_note: str = ""
     probes: str = ""  # the HTML of the judge's probe section (evalset.report.probes), checked against the set
-
-
-def agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
-    """Read an agreement summary into a matrix; ``None`` when there is none.
-
-    Accepted shapes (the first that fits): the JSON of ``evalset agreement`` with ``"matrix": {"kappa",
-    "annotators", "values"}``; a ``"pairs"`` list of ``{"a", "b", <kappa>}`` (the kappa named first in
-    :data:`KAPPA_PREFERENCE`, else ``"value"``); or a mapping ``{annotator: {annotator: kappa}}`` (alone or
-    under ``"matrix"``).
-    ``alpha_ordinal`` and ``systems.pairs`` (Kendall's tau between system rankings) are kept when present.
-    A block that fits none of them, or holds a value that is not a number, raises :class:`InputError`.
-    """
-    try:
-        return _agreement_matrix(block)
-    except InputError:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"agreement block not understood: {type(exc).__name__}: {exc}") from None
-
-
-def _agreement_matrix(block: Mapping[str, Any] | None) -> AgreementMatrix | None:
-    if not block:
-        return None
-    if not isinstance(block, Mapping):
-        raise InputError(f"an agreement block is a JSON object, got {type(block).__name__}")
-    if isinstance(block.get("matrix"), Mapping) and "values" in block["matrix"]:
-        names = [str(n) for n in block["matrix"]["annotators"]]
-        values = np.array([[np.nan if v is None else float(v) for v in row] for row in block["matrix"]["values"]])
-        if values.shape != (len(names), len(names)):
-            raise InputError(f"agreement matrix is {values.shape}, expected {len(names)} x {len(names)}")
-        matrix, measure = pd.DataFrame(values, index=names, columns=names), str(block["matrix"].get("kappa", "kappa"))
-    elif isinstance(block.get("pairs"), list):
-        pairs = block["pairs"]
-        measure = next((key for key in (*KAPPA_PREFERENCE, "value") if pairs and key in pairs[0]), "kappa")
-        names = sorted({str(p[side]) for p in pairs for side in ("a", "b")})
-        matrix = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
-        for pair in pairs:
-            value = pair.get(measure)
-            matrix.loc[str(pair["a"]), str(pair["b"])] = matrix.loc[str(pair["b"]), str(pair["a"])] = (
-                np.nan if value is None else float(value))
-    elif all(isinstance(v, Mapping) for v in block.get("matrix", block).values()):
-        nested = block.get("matrix", block)
-        names = sorted({str(a) for a in nested} | {str(b) for row in nested.values() for b in row})
-        matrix = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
-        for a, row in nested.items():
-            for b, value in row.items():
-                matrix.loc[str(a), str(b)] = matrix.loc[str(b), str(a)] = np.nan if value is None else float(value)
-        measure = "kappa"
-    else:
-        raise InputError("agreement block not understood: expected a `matrix`, a `pairs` list, or "
-                         "{annotator: {annotator: kappa}}")
-    if matrix.empty:
-        return None
-    taus = None
-    systems = block.get("systems")
-    if isinstance(systems, Mapping) and systems.get("pairs"):
-        taus = pd.DataFrame([{"a": str(p.get("a")), "b": str(p.get("b")), "runs": p.get("runs"),
-                              "kendall_tau": p.get("kendall_tau"), "tau_ap": p.get("tau_ap")}
-                             for p in systems["pairs"]])
-    alpha = block.get("alpha_ordinal")
-    return AgreementMatrix(matrix, measure, None if alpha is None else float(alpha), taus)
+    notes: list[str] = field(default_factory=list)  # the queries runs lack, scored 0 or left out (--missing)
 
 
 def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: Mapping[str, Any] | None = None,
             split: str = "test", seed: int = DEFAULT_SEED, resamples: int = 9999, permutations: int = 9999,
-            level: float = 0.95, alpha: float = 0.05, largest: int = 10) -> ReportData:
+            level: float = 0.95, alpha: float = 0.05, largest: int = 10, missing: str | None = None,
+            files: Mapping[str, str | os.PathLike] | None = None) -> ReportData:
     """Compute what the report shows (see the module docstring).
 
-    ``runs`` maps run names (as the planned comparisons name them) to runs (``query_id, doc_id, score``).
-    ``agreement`` overrides the manifest's ``agreement`` block. Scores follow the set's contract and headline
-    metric on the queries of ``split`` (``test``, ``dev`` or ``all``).
+    ``runs`` maps run names (as the planned comparisons name them) to runs (``query_id, doc_id, score``), and
+    ``files`` (optional) names their files in an error. ``agreement`` overrides the manifest's ``agreement`` block.
+    Scores follow the set's contract and headline metric on the queries of ``split`` (``test``, ``dev`` or
+    ``all``); ``missing`` (``zero``, ``skip``) chooses what a judged query a run lacks does (None: refused).
     """
     if not runs:
         raise InputError("the report needs at least one run")
     resamples, permutations = check("resamples", resamples, POSITIVE), check("permutations", permutations, POSITIVE)
-    evaluation = Evaluation.on_set(frozen, split)
+    _enough_resamples(resamples, level)
+    chosen = ContractOptions(missing=missing) if missing is not None else None
+    evaluation = Evaluation.on_set(frozen, split, chosen, override_contract=True)
     queries, qrels = evaluation.queries, evaluation.qrels
     headline = parse_measure(frozen.contract.headline)
     judged = parse_measure(f"judged@{headline.cutoff or 10}")
     measures = [headline] if headline == judged else [headline, judged]
-    tables = per_query_values(evaluation, runs, [str(m) for m in measures]).tables
+    values = per_query_values(evaluation, runs, [str(m) for m in measures])
+    lacking = missing_queries(values, {**runs, **(files or {})})
+    notes = [*missing_notes(values, lacking, "left out of its score and comparisons"),
+             *(f"note: the set's contract overridden: {said}" for said in evaluation.overridden)]
+    tables = values.tables
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
-    comparisons = _comparisons(frozen, tables, str(headline), evaluation, seed, permutations, alpha, largest)
+    comparisons = _comparisons(frozen, tables, str(headline), evaluation, seed, permutations, resamples, alpha,
+                               largest)
     many, many_note = many_runs(evaluation, runs, str(headline), permutations=permutations, seed=seed, alpha=alpha)
     matrix, note = None, ""
     if agreement is not None:
@@ -198,10 +144,21 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
         comparisons=comparisons, agreement=matrix, agreement_note=note, estimate=estimate,
-        estimate_note=estimate_note, many=many, many_note=many_note,
+        estimate_note=estimate_note, many=many, many_note=many_note, notes=notes,
         settings={"seed": seed, "resamples": resamples, "permutations": permutations, "level": level,
                   "alpha": alpha, "runs": len(runs)},
     )
+
+
+def _enough_resamples(resamples: int, level: float) -> None:
+    """Refuse ``resamples`` too few to place the ends of an interval at ``level``: none would fall beyond them
+    (:func:`evalset.stats.verdicts.minimum_resamples`)."""
+    least = minimum_resamples(1 - level)
+    try:
+        check("resamples", resamples, Interval(int, least))
+    except InputError as exc:
+        raise InputError(f"{exc.message}: fewer cannot place the ends of a {level:.0%} interval of a run's score "
+                         "(none would fall beyond them)") from None
 
 
 def _strata(queries: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
@@ -236,7 +193,7 @@ def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries
 
 
 def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, evaluation: Evaluation, seed: int,
-                 permutations: int, alpha: float, largest: int) -> list[PlannedComparison]:
+                 permutations: int, resamples: int, alpha: float, largest: int) -> list[PlannedComparison]:
     family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=evaluation.split)
     stratified = has_strata(evaluation.queries)  # the strata rule of compare: the headline on the set's weighting
     strata = evaluation.queries[["query_id", "stratum", "stratum_share"]] if stratified else None
@@ -252,7 +209,7 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
             f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
         result = family.compare(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
                                 metric=frozen.contract.headline, alpha=alpha, permutations=permutations, seed=seed,
-                                largest=largest, record=False, strata=strata,
+                                bootstrap_resamples=resamples, largest=largest, record=False, strata=strata,
                                 weighting=frozen.contract.weighting if stratified else "uniform",
                                 split=evaluation.split)
         differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
@@ -270,6 +227,7 @@ th, td {{ border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; verti
 th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 .meta {{ color: #555; font-size: 0.9em; }} .none {{ color: #8a6d3b; font-style: italic; }}
 .established {{ color: #2d7a3e; font-weight: bold; }} .not-established {{ color: #8a6d3b; font-weight: bold; }}
+.exploratory {{ color: #555; font-weight: bold; }} .no-verdict {{ color: #a94442; font-weight: bold; }}
 img {{ max-width: 100%; height: auto; display: block; margin: 0.5em 0; }}
 .comparison {{ margin-bottom: 2em; }}
 """
@@ -324,7 +282,8 @@ def _header(data: ReportData) -> str:
     return (f'<p class="meta">Set <code>{_e(frozen.path)}</code>, created {_e(manifest.get("created", "?"))}, '
             f'guideline {_e(guideline.get("name", "?"))} v{_e(guideline.get("version", "?"))} '
             f'(sha256 {_e(str(guideline.get("sha256", ""))[:12])}). Split <b>{_e(data.split)}</b>: '
-            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>")
+            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>"
+            + "".join(f'<p class="none">{_e(note)}</p>' for note in data.notes))
 
 
 def _set_section(data: ReportData) -> str:
@@ -416,8 +375,7 @@ def _comparisons_section(data: ReportData) -> str:
         if result is None:
             parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
             continue
-        verdict_class = "established" if result.established else "not-established"
-        parts.append(f'<p>Verdict: <span class="{verdict_class}">{_e(result.verdict)}</span></p>')
+        parts.append(f'<p>Verdict: <span class="{decide(result.evidence).css}">{_e(result.verdict)}</span></p>')
         if comparison.note:
             parts.append(f'<p class="none">{_e(comparison.note)}</p>')
         parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),

@@ -2,8 +2,8 @@
 does (:func:`evalset.comparing.compare_many`: the randomised Tukey HSD, the set's weights, the holes), with the runs
 by mean, their letter groups, the pairs the holes could flip, and a plot of the groups.
 
-The set's recorded ``missing`` policy is the one a judged query missing from a run follows (the report does not
-refuse it as ``compare --all`` does without ``--missing``: the set's contract was chosen when it was frozen).
+A judged query missing from a run follows the ``missing`` the report was given (``--missing``): without it the
+report has refused such a run before (:func:`evalset.evaluation.missing_queries`), as ``compare --all`` does.
 """
 
 from __future__ import annotations

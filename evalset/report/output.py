@@ -13,7 +13,7 @@ from typing import Any
 from evalset.errors import InputError
 from evalset.io.files import atomic_path
 from evalset.io.setfolder import load_set
-from evalset.io.trec import read_runs
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.report import collect, render_html
 from evalset.report.probes import probes_section, read_probe
 
@@ -42,9 +42,10 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
     ``agreement_path`` is the JSON of ``evalset agreement --format json`` (default: the manifest's agreement
     block); ``probes_path`` that of ``evalset judge probe`` (:mod:`evalset.report.probes`: checked against the
     set's LLM labels before anything is computed); ``options`` as :func:`evalset.report.collect` (seed, resamples,
-    permutations, ...).
+    permutations, missing, ...).
     """
-    named = read_runs(runs)
+    files = expand_run_paths(runs)
+    named = {name: read_run(path) for name, path in files.items()}
     agreement = None
     if agreement_path:
         try:
@@ -53,7 +54,7 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
             raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
     frozen = load_set(set_path)
     probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
-    data = collect(frozen, named, agreement=agreement, split=split, **options)
+    data = collect(frozen, named, agreement=agreement, split=split, files=files, **options)
     page = render_html(replace(data, probes=probes))
     with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(page)

@@ -17,11 +17,15 @@ Conventions
   relative change (a drop, or a rise: under ``unjudged = condensed`` a reduced score can rise) <= :data:`DROP_HOLDS`;
   *with care* when tau >= :data:`TAU_CARE` and the largest relative change <= :data:`DROP_CARE`; else the set is
   *biased* for such a system. A rise is never read as "holds": at best "with care".
+- A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
+  count) unless the contract's ``missing`` was chosen (``--missing zero``: it scores 0 in both scores;
+  ``--missing skip``: it is left out of the run's means); a note then says how many.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +33,9 @@ from typing import Any
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
+from evalset.evaluation.values import Runs
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.reusability.contributions import (
@@ -200,17 +206,22 @@ def groups_of_runs(groups: pd.Series, runs: list[str], source: str = "the group 
     return owner_of
 
 
-def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], depth: int, metric: str | None = None,
+def analyse_reusability(evaluation: Evaluation, runs: Runs, depth: int, metric: str | None = None,
                         groups: pd.Series | None = None, groups_source: str = "the group file") -> Reusability:
-    """Leave-one-run-out (and leave-one-group-out with ``groups``) on the depth-``depth`` pool of ``runs``.
+    """Leave-one-run-out (and leave-one-group-out with ``groups``) on the depth-``depth`` pool of ``runs`` (name ->
+    frame or file, or files and folders of runs: a file is named when its run is refused).
 
     ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
-    :mod:`evalset.reusability.contributions` for the checks)."""
+    :mod:`evalset.reusability.contributions` for the checks); a run lacking judged queries is refused unless the
+    contract's ``missing`` was chosen (module docstring)."""
     check("depth", depth, POSITIVE_INT)
     metric = metric or evaluation.headline
+    given = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
+    runs = {name: read_run(run) if isinstance(run, str | os.PathLike) else run for name, run in given.items()}
     names = list(runs)
     owner_of = groups_of_runs(groups, names, groups_source) if groups is not None else None
     scores = per_query_values(evaluation, runs, [metric, f"judged@{depth}"])  # first: it refuses a run sharing no query
+    lacking = missing_queries(scores, given)
     pool = pool_of_runs(runs, evaluation.qrels, depth, evaluation.contract.ties)
     full = pd.DataFrame({"full": [scores.mean(name, metric) for name in names],
                          "judged_full": [scores.mean(name, f"judged@{depth}") for name in names]},
@@ -219,7 +230,7 @@ def analyse_reusability(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame]
     by_group = leave_out("group", evaluation, runs, pool, owner_of, full, metric) if owner_of else None
     judgments = int((evaluation.grades >= 0).sum())
     return Reusability(metric, depth, len(pool.query_ids), judgments, evaluation.source, by_run, by_group,
-                       list(pool.notes))
+                       [*missing_notes(scores, lacking, "left out of its means"), *pool.notes])
 
 
 # ------------------------------------------------------------------------------------------------ printed

@@ -51,57 +51,18 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
+from evalset.stats.resampling import (
+    FLIP_CHUNK,
+    bootstrap_interval,
+    orientation,
+    permutation_p_value,
+    permutation_p_values,
+)
 from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
 from evalset.stats.verdicts import Evidence, decide
 
-__all__ = ["DEFAULT_SEED", "Comparison", "compare_paired", "permutation_p_value",
+__all__ = ["DEFAULT_SEED", "FLIP_CHUNK", "Comparison", "bootstrap_interval", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
-
-FLIP_CHUNK = 1000
-"""Sign flips drawn at a time (a multiple of 4: see the module docstring)."""
-
-
-def permutation_p_values(samples: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Two-sided paired permutation p-values of each row of ``samples`` (the rows share one set of sign flips).
-
-    ``samples`` is one row of per-query differences, or a matrix of them (one row per resample, all of one
-    length). A row of length 0 has p-value NaN (and no flip is drawn).
-    """
-    samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
-    rows, n = samples.shape
-    if n == 0:
-        return np.full(rows, np.nan)
-    observed = np.abs(samples.mean(axis=1))
-    tolerance = 1e-12 * np.maximum(1.0, observed)
-    extreme = np.zeros(rows, dtype=np.int64)
-    for start in range(0, permutations, FLIP_CHUNK):
-        size = min(FLIP_CHUNK, permutations - start)
-        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
-        means = (signs.astype(np.float64) @ samples.T) / n
-        extreme += np.sum(np.abs(means) >= observed - tolerance, axis=0)
-    return (extreme + 1) / (permutations + 1)
-
-
-def permutation_p_value(differences: np.ndarray, permutations: int, rng: np.random.Generator) -> float:
-    """The permutation p-value of one vector of per-query differences (see :func:`permutation_p_values`)."""
-    return float(permutation_p_values(np.asarray(differences, dtype=np.float64)[None, :], permutations, rng)[0])
-
-
-def bootstrap_interval(differences: np.ndarray, level: float, resamples: int, rng: np.random.Generator,
-                       method: str = "bca") -> tuple[float, float]:
-    """The bootstrap interval of the mean of ``differences`` (``method``: ``bca`` or ``percentile``); degenerate
-    (both ends the value) when every resample would be equal."""
-    from scipy import stats  # slow to import (1 s): imported where used, so that the CLI starts fast
-
-    if len(differences) < 2 or np.all(differences == differences[0]):
-        value = float(differences[0]) if len(differences) else math.nan
-        return value, value
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap((differences,), np.mean, confidence_level=level, n_resamples=resamples,
-                                 method=INTERVAL_METHODS[method], random_state=rng, vectorized=True, batch=500)
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
-
 
 @dataclass(frozen=True)
 class Comparison:
@@ -226,7 +187,7 @@ def compare_paired(
     strata_rows, traffic = [], None
     if strata is not None:
         strata = strata.assign(query_id=strata["query_id"].astype(str),
-                               stratum_share=strata["stratum_share"].astype(float))
+                               stratum_share=strata["stratum_share"].astype(float)).sort_values("query_id")
         index = pd.Index(defined.index.astype(str))
         weights = query_weights(index, strata)
         traffic = _figures(differences, weights.to_numpy(), strata, permutations, rng, level, bootstrap_resamples,
@@ -314,8 +275,10 @@ def _figures(differences: np.ndarray, weights: np.ndarray | None, strata: pd.Dat
                 "effect_size": effect_size(differences, np.full(n, 1 / n) if n else np.array([]))}
     mean = float(weights @ differences)
     p = permutation_p_value(n * weights * differences, permutations, rng)
-    _, low, high = score_interval(pd.Series(differences, index=index), strata, "traffic", level=level,
+    sign = orientation(weights * differences)
+    _, low, high = score_interval(pd.Series(sign * differences, index=index), strata, "traffic", level=level,
                                   resamples=resamples, rng=rng, method=interval)
+    low, high = sorted((sign * low, sign * high))
     t, t_p = _stratified_t(differences, weights, strata.set_index("query_id")["stratum"].reindex(index).to_numpy())
     return {"mean_difference": mean, "permutation_p": p, "t": t, "ttest_p": t_p, "ci_low": low, "ci_high": high,
             "effect_size": effect_size(differences, weights)}

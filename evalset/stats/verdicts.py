@@ -27,7 +27,7 @@ holes could flip   a fill of the unjudged documents of the top k   ``not establi
                    changes the verdict (holes bounded)
 p at threshold     the primary test's p >= threshold                ``not established (p = ... >= threshold)``
 interval holds 0   the interval at 1 - threshold holds 0            ``not established (... holds 0)``
-established        p < threshold and the interval excludes 0       ``established: candidate better|worse (...)``
+established        p < threshold and the interval excludes 0       ``established: candidate better or worse (...)``
 =================  ==============================================  =============================================
 
 A p-value and an interval that disagree give no verdict of a difference: both must exclude it. The direction is
@@ -285,7 +285,7 @@ RULES: tuple[Rule, ...] = (
     Rule("interval holds 0", NOT_ESTABLISHED, "the interval at level 1 - threshold holds 0",
          "not established (... interval at level holds 0)", _interval_holds_zero),
     Rule("established", ESTABLISHED, "p < threshold and the interval excludes 0",
-         "established: candidate better|worse (...)", _established),
+         "established: candidate better or worse (...)", _established),
 )
 
 

@@ -127,13 +127,65 @@ def test_judges_that_share_no_pair_with_the_humans_are_refused(tmp_path):
 
 
 def test_the_command_prints_the_verdict_and_its_json_has_every_figure(tmp_path):
-    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json")
+    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 200, "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert [f["figure"] for f in document["figures"]] == ["kappa", "quadratic kappa"]
     assert document["figures"][1]["direction"] == "better"
     assert document["old"]["name"] == "llama-3-8b.baseline"
     assert document["pairs"] == 9260
-    text = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--primary", "kappa")
+    text = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 200, "--primary", "kappa")
     assert "verdict: the new judge (llama-3-70b.fourprompts) is better than the old" in text.output
     assert "on kappa: +0.038" in text.output
+
+
+# ------------------------------------------------------------------------------------------------ no verdict the
+# interval cannot support (issue 48): the decision is evalset.stats.verdicts.decide's
+def test_one_resample_gives_no_verdict_and_says_why():
+    """One resample: a zero-width "interval" [0.1331, 0.1331] that used to conclude "better"."""
+    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 1)
+    assert result.exit_code == 0, result.output
+    assert "quadratic kappa  0.3221  0.4611     +0.139  [0.1331, 0.1331]" in result.output
+    assert result.output.endswith(
+        "verdict: no verdict: 1 resamples cannot place the ends of a 0.95 interval (none falls beyond them); give at "
+        "least 40; the new judge (llama-3-70b.fourprompts) against the old (llama-3-8b.baseline) on quadratic kappa: "
+        "+0.139 [0.1331, 0.1331]\n")
+    document = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 39,
+                                 "--format", "json").output)
+    assert [f["direction"] for f in document["figures"]] == ["no verdict", "no verdict"]
+    assert document["figures"][1]["decision"]["rule"] == "too few resamples"
+    assert document["verdict"].startswith("no verdict: 39 resamples cannot place the ends of a 0.95 interval")
+    enough = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 40,
+                               "--format", "json").output)
+    assert enough["figures"][1]["direction"] == "better"
+    assert enough["figures"][1]["decision"] == {
+        "word": "established", "rule": "established",
+        "text": "established: candidate better (bootstrap interval at 0.95 excludes 0)"}
+
+
+def test_a_zero_width_interval_gives_no_verdict(tmp_path):
+    """Two versions whose grades are the same: every resample gives the same change, 0."""
+    result = recheck_files([_labels(tmp_path / "a.tsv", OLD, "v1"), _labels(tmp_path / "b.tsv", OLD, "v2")],
+                           [NIST], resamples=100)
+    quadratic = result.figures[1]
+    assert (quadratic.difference, quadratic.low, quadratic.high) == (0, 0, 0)
+    assert (quadratic.direction, quadratic.decision.rule) == ("no verdict", "zero width")
+    assert result.verdict.startswith("no verdict: the bootstrap interval has zero width (+0.0000): every resample "
+                                     "gave the same difference, which says nothing of its spread; the new judge "
+                                     "(llm:m [prompt v2]) against the old (llm:m [prompt v1]) on quadratic kappa: "
+                                     "+0.000 [0.0000, 0.0000]")
+
+
+def test_one_query_gives_no_verdict(tmp_path):
+    """One query (19335, 194 pairs): every resample is that query, and its change (+0.055 [0.0550, 0.0550]) used to
+    be "better"."""
+    query = qrels_grades(NIST).index.get_level_values("query_id")[0]
+    one = tmp_path / "one.qrels"
+    one.write_text("".join(line for line in Path(NIST).read_text().splitlines(keepends=True)
+                           if line.split()[0] == query))
+    result = recheck_files([OLD, NEW], [one], resamples=100)
+    assert (result.queries, result.pairs) == (1, 194)
+    quadratic = result.figures[1]
+    assert quadratic.low == quadratic.high == pytest.approx(quadratic.difference) == pytest.approx(0.0550, abs=5e-5)
+    assert (quadratic.direction, quadratic.decision.rule) == ("no verdict", "few queries")
+    assert result.verdict.startswith("no verdict: a difference on 1 query cannot be told from chance; the new judge")

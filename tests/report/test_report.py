@@ -2,6 +2,7 @@
 (escaped, self-contained, deterministic). The browser check is in test_report_browser.py."""
 
 import dataclasses
+import gzip
 import json
 import re
 from pathlib import Path
@@ -283,3 +284,74 @@ def test_report_refuses_a_count_of_resamples_that_is_not_positive(dl19_set, tmp_
     assert result.exit_code == 2, result.output
     assert result.output == f"evalset: error: {name} must be a positive integer, got {value}\n"
     assert not (tmp_path / "r.html").exists()
+
+
+# ------------------------------------------------------------------------------------------------ no verdict the
+# resamples cannot support (issue 48)
+def test_too_few_resamples_to_place_a_scores_interval_are_refused_in_one_line(dl19_set, tmp_path):
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+                                       "-o", str(tmp_path / "r.html"), "--resamples", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.output == ("evalset: error: resamples must be an integer >= 40, got 1: fewer cannot place the ends "
+                             "of a 95% interval of a run's score (none would fall beyond them)\n")
+    assert not (tmp_path / "r.html").exists()
+    with pytest.raises(InputError, match="resamples must be an integer >= 40, got 39"):
+        collect(dl19_set, {RUNS[0]: read_run(_run_path(RUNS[0]))}, resamples=39)
+
+
+@pytest.mark.slow
+def test_a_planned_comparison_whose_interval_the_resamples_cannot_place_gives_no_verdict(dl19_set, dl19_runs):
+    """Two planned comparisons: each at threshold 0.025, its interval at level 0.975, whose ends 50 resamples
+    cannot place (1 / 0.0125 = 80 needed); the scores' 95% intervals can."""
+    data = collect(dl19_set, dl19_runs, resamples=50, permutations=2000)
+    assert [c.result.threshold for c in data.comparisons] == [0.025, 0.025]
+    assert [c.result.rule for c in data.comparisons] == ["too few resamples"] * 2
+    assert {c.result.verdict for c in data.comparisons} == {
+        "no verdict: 50 resamples cannot place the ends of a 0.975 interval (none falls beyond them); give at least 80"}
+    assert not any(c.result.established for c in data.comparisons)
+    page = render_html(data)
+    assert page.count('Verdict: <span class="no-verdict">no verdict: 50 resamples cannot place') == 2
+    assert "Bootstrap: BCa, 50 resamples" in page
+    enough = collect(dl19_set, dl19_runs, resamples=80, permutations=2000)
+    assert enough.comparisons[0].result.verdict.startswith("established: candidate better")
+    assert 'Verdict: <span class="established">established' in render_html(enough)
+
+
+# ------------------------------------------------------------------------------------------------ missing queries
+@pytest.fixture(scope="module")
+def lacking_run(tmp_path_factory) -> Path:
+    """bm25tuned_p without 2 of the 43 judged queries."""
+    path = tmp_path_factory.mktemp("runs") / "bm25tuned_p.run.gz"
+    with gzip.open(_run_path("bm25tuned_p"), "rt") as source, gzip.open(path, "wt") as target:
+        target.writelines(line for line in source if line.split()[0] not in ("19335", "47923"))
+    return path
+
+
+def _report(dl19_set, lacking_run, output, *options):
+    return CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path("bm25base_p")),
+                                     str(lacking_run), "-o", str(output), "--resamples", "1000", "--permutations",
+                                     "1000", *options])
+
+
+def test_a_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(dl19_set, lacking_run, tmp_path):
+    result = _report(dl19_set, lacking_run, tmp_path / "r.html")
+    assert result.exit_code == 2
+    assert result.output == (
+        f"evalset: error: {lacking_run}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero "
+        "(they score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("missing", "said", "mean"), [
+    ("zero", "scored 0 (--missing zero)", 0.4734),
+    ("skip", "left out of its score and comparisons (--missing skip)", 0.4965)])
+def test_missing_zero_or_skip_is_accepted_and_said_on_the_page(dl19_set, lacking_run, tmp_path, missing, said, mean):
+    result = _report(dl19_set, lacking_run, tmp_path / "r.html", "--missing", missing)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r.html").read_text()
+    assert f'<p class="none">note: run bm25tuned_p lacks 2 of the 43 judged queries: {said}</p>' in page
+    assert ("note: the set&#x27;s contract overridden: missing=skip (set: zero)" in page) == (missing == "skip")
+    assert f"<td>bm25tuned_p</td><td class=\"num\">{mean:.4f}</td>" in page
+    left_out = "2 queries scored by one run only were left out"
+    assert (left_out in page) == (missing == "skip")
