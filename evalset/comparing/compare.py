@@ -115,21 +115,35 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")
-        compared = pair.dropna().index
-        judged_at_k = {"k": k, **{side: float(values.column(run, judged).reindex(compared).mean())
-                                  for side, run in (("baseline", baseline), ("candidate", name))}}
-        result = replace(result, judged_at_k=judged_at_k, missing=missing)
-        bound = None
-        has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
-        if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):
-            for run in (baseline, name):
-                if run not in read:
-                    read[run] = named[run] if isinstance(named[run], pd.DataFrame) else read_run(named[run])
-            bound = comparison_holes(values, read, result, int(k), weights=_headline_weights(values, result, strata))
-        results.append(_with_holes(result, bound, policy if has_holes else None,
-                                   None if measure.cutoff or depth else k))
+        result, bound = what_it_rests_on(replace(result, missing=missing), values, named, k, policy, strata,
+                                         bound_holes, defaulted=None if measure.cutoff or depth else k, read=read)
+        results.append(result)
         holes.append(bound)
     return Comparisons(results, values, holes, strata, notes)
+
+
+def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, Any], k: int, policy: str,
+                     strata: pd.DataFrame | None, bound_holes: bool | None = None, defaulted: int | None = None,
+                     read: dict[str, pd.DataFrame] | None = None) -> tuple[Comparison, ComparisonHoles | None]:
+    """``result`` with both runs' judged@k over the compared queries (``values`` hold ``judged@k``) and, where
+    either top k holds unjudged documents, the holes' bound handed to its verdict under ``policy``
+    (:func:`holes_policy`; ``bound_holes`` forces or skips the bound), and the bound. ``runs`` are the runs as
+    given (files or frames), read once into ``read``; ``defaulted`` is the depth chosen for a metric without
+    cutoff, said. The rule of ``compare`` and of ``report``'s planned comparisons."""
+    read = {} if read is None else read
+    compared = _paired(values, result.baseline, result.candidate, result.metric).dropna().index
+    judged = f"judged@{k}"
+    judged_at_k = {"k": k, **{side: float(values.column(run, judged).reindex(compared).mean())
+                              for side, run in (("baseline", result.baseline), ("candidate", result.candidate))}}
+    result = replace(result, judged_at_k=judged_at_k)
+    has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
+    bound = None
+    if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):
+        for run in (result.baseline, result.candidate):
+            if run not in read:
+                read[run] = runs[run] if isinstance(runs[run], pd.DataFrame) else read_run(runs[run])
+        bound = comparison_holes(values, read, result, k, weights=_headline_weights(values, result, strata))
+    return _with_holes(result, bound, policy if has_holes else None, defaulted), bound
 
 
 def _headline_weights(values: PerQuery, result: Comparison, strata: pd.DataFrame | None) -> pd.Series | None:

@@ -45,11 +45,13 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.comparing import ManyComparisons
+from evalset.comparing.compare import holes_policy, what_it_rests_on
+from evalset.comparing.topk import depth_of
 from evalset.contract import DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
 from evalset.estimate import Estimate
 from evalset.estimate.docmodes import DocumentReport
-from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
+from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT as POSITIVE
@@ -120,7 +122,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
     evaluation = Evaluation.on_set(frozen, split, chosen, override_contract=True)
     queries, qrels = evaluation.queries, evaluation.qrels
     headline = parse_measure(frozen.contract.headline)
-    judged = parse_measure(f"judged@{headline.cutoff or 10}")
+    judged = parse_measure(f"judged@{depth_of(headline, None)}")
     measures = [headline] if headline == judged else [headline, judged]
     values = per_query_values(evaluation, runs, [str(m) for m in measures])
     lacking = missing_queries(values, {**runs, **(files or {})})
@@ -128,8 +130,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
              *(f"note: the set's contract overridden: {said}" for said in evaluation.overridden)]
     tables = values.tables
     scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
-    comparisons = _comparisons(frozen, tables, str(headline), evaluation, seed, permutations, resamples, alpha,
-                               largest)
+    comparisons = _comparisons(frozen, values, runs, str(headline), seed, permutations, resamples, alpha, largest)
     many, many_note = many_runs(evaluation, runs, str(headline), permutations=permutations, seed=seed, alpha=alpha)
     matrix, note = None, ""
     if agreement is not None:
@@ -192,8 +193,13 @@ def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries
     return pd.DataFrame(rows).set_index("run")
 
 
-def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: str, evaluation: Evaluation, seed: int,
+def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.DataFrame], headline: str, seed: int,
                  permutations: int, resamples: int, alpha: float, largest: int) -> list[PlannedComparison]:
+    """The planned comparisons, each with what its verdict rests on as ``compare`` states it: judged@k and the
+    holes' bound (:func:`evalset.comparing.compare.what_it_rests_on`)."""
+    evaluation, tables = values.evaluation, values.tables
+    measure = parse_measure(headline)
+    policy, read = holes_policy(evaluation, measure, accept_holes=False), {}
     family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=evaluation.split)
     stratified = has_strata(evaluation.queries)  # the strata rule of compare: the headline on the set's weighting
     strata = evaluation.queries[["query_id", "stratum", "stratum_share"]] if stratified else None
@@ -212,6 +218,7 @@ def _comparisons(frozen: FrozenSet, tables: dict[str, pd.DataFrame], headline: s
                                 bootstrap_resamples=resamples, largest=largest, record=False, strata=strata,
                                 weighting=frozen.contract.weighting if stratified else "uniform",
                                 split=evaluation.split)
+        result, _ = what_it_rests_on(result, values, runs, depth_of(measure, None), policy, strata, read=read)
         differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
         out.append(PlannedComparison(baseline, candidate, result, differences, note))
     return out
@@ -376,6 +383,8 @@ def _comparisons_section(data: ReportData) -> str:
             parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
             continue
         parts.append(f'<p>Verdict: <span class="{decide(result.evidence).css}">{_e(result.verdict)}</span></p>')
+        if result.hole_bound:
+            parts.append(f'<p class="meta">Holes: {_e(result.hole_bound["text"])}</p>')
         if comparison.note:
             parts.append(f'<p class="none">{_e(comparison.note)}</p>')
         parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),

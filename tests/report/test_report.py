@@ -355,3 +355,30 @@ def test_missing_zero_or_skip_is_accepted_and_said_on_the_page(dl19_set, lacking
     assert f"<td>bm25tuned_p</td><td class=\"num\">{mean:.4f}</td>" in page
     left_out = "2 queries scored by one run only were left out"
     assert (left_out in page) == (missing == "skip")
+
+
+@pytest.mark.slow
+def test_a_planned_comparison_the_holes_could_flip_is_not_established_as_compare_says(shared_data, tmp_path):
+    """The set judged from the depth-10 pool of the BM25 runs only (docs/compare-holes.md): the report's planned
+    comparison rests on what compare's does, judged@10 and the holes' bound, and withholds the same verdict."""
+    from tests.comparing.test_compare import BM25, DL19
+    from tests.comparing.test_compare import RUNS as SHIPPED
+    from tests.comparing.test_compare import plain_qrels, plain_run, top
+
+    pooled = {(q, d) for name in BM25 for q, docs in plain_run(SHIPPED / f"{name}.run.gz").items()
+              for d in top(docs, 10)}
+    qrels = tmp_path / "bm25-pool.qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in plain_qrels(DL19 / "nist.qrels").items()
+                             for d, g in docs.items() if (q, d) in pooled))
+    frozen = load_set(freeze(labels_from_file(qrels, "human"), read_queries(shared_data / "dl19" / "topics.tsv"),
+                             read_guideline(GUIDELINE), "pool", tmp_path / "sets",
+                             planned=[("bm25base_p", "idst_bert_p1")]).path)
+    runs = {name: read_run(SHIPPED / f"{name}.run.gz") for name in ("bm25base_p", "idst_bert_p1")}
+    [comparison] = collect(frozen, runs, **FAST).comparisons
+    result = comparison.result
+    assert result.judged_at_k["k"] == 10 and round(result.judged_at_k["candidate"], 4) == 0.4762
+    assert result.hole_bound["unjudged"] == 220 and result.hole_bound["could_flip"]
+    assert not result.established and result.rule == "holes could flip"
+    page = build_report(frozen, runs, **FAST)
+    assert "not established: 220 unjudged documents in the candidate&#x27;s top 10 could flip it" in page
+    assert "Holes: 220 unjudged documents" in page
