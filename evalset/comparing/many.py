@@ -237,6 +237,8 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[index]),
                                     None if raw is None else float(raw[index]), significant, float(low), float(high),
                                     decision.short, decision.rule, decision.established))
+        if decision.rule in ("too few flips", "few queries") and len(verdicts) == 1:  # one design for every pair
+            notes.append(f"note: every pair: {decision.text}")
     if unjudged:
         notes.append(f"note: {sum(unjudged.values()):,} unjudged documents in the top {k} of "
                      f"{len(unjudged)} of {len(names)} runs" + ("; accepted (--accept-holes): the verdicts are as "

@@ -320,7 +320,9 @@ def bounded(estimate: float, low: float, high: float, limits: tuple[float, float
         parts.append(f"the interval [{low:.4f}, {high:.4f}]")
     if not parts:
         return Bounded(estimate, low, high)
-    clip = (lambda v: v if math.isnan(v) else min(max(v, lower), upper))  # noqa: E731
-    said = f"{' and '.join(parts)}{' of ' + what if what else ''} left the measure's range, clipped to " \
-           f"[{lower:g}, {upper:g}]"
+    def clip(value: float) -> float:
+        return value if math.isnan(value) else min(max(value, lower), upper)
+
+    said = (f"{' and '.join(parts)}{' of ' + what if what else ''} left the measure's range, clipped to "
+            f"[{lower:g}, {upper:g}]")
     return Bounded(clip(estimate), clip(low), clip(high), said)

@@ -154,3 +154,12 @@ def test_a_stratum_column_without_traffic_shares_is_refused(tmp_path):
     assert result.output.splitlines() == [
         f"evalset: error: {tmp_path / 'q.tsv'}: a stratum column without stratum_share: give each stratum's traffic "
         "share (stratum_share), or drop the stratum column for an unweighted comparison"]
+
+
+def test_many_runs_with_too_few_permutations_say_that_no_pair_can_be_significant():
+    # before: "significant pairs: 0 of 3" and one letter group, as if the runs were not distinguishable
+    result = invoke("compare", "--qrels", DL19 / "nist.qrels", "--all", "--permutations", "5",
+                    *(RUNS / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1", "bm25tuned_p")))
+    assert result.exit_code == 0, result.output
+    assert ("note: every pair: no verdict: 5 sign flips cannot reach p < 0.05 (the smallest p they give is 0.1667); "
+            "give at least 20") in result.stderr.splitlines()
