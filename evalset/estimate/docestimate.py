@@ -10,9 +10,15 @@ Conventions
   :func:`evalset.io.trec.read_run` returns). A frame's ``attrs["source"]``, when set, names it in errors. Bad
   input is one :class:`~evalset.errors.InputError`: a ``pi`` outside (0, 1], a human grade of an unsampled pair or
   of a pair outside the pool, a sampled pair without one, a pooled pair a judge did not grade, a pair given twice.
-- The set is the pool's queries; every query counts in every mean (a query a run lacks scores 0, as does a
-  retrieved document outside the pool; a query with no relevant pair scores 0: the estimate cannot tell it is
-  undefined). The grade scale is the grades of the human sample and the judges together, with 0.
+- The set is the pool's queries; every query counts in every mean (a retrieved document outside the pool scores 0;
+  a query with no relevant pair scores 0: the estimate cannot tell it is undefined). A query a run lacks follows
+  the missing-queries rule (:class:`evalset.estimate.inputs.Missing`): refused unless the contract's ``missing``
+  was chosen (``chosen``, naming the run's file from ``sources``); ``zero``, it scores 0; ``skip``, it is left out
+  of that run's mean and of its differences. The grade scale is the grades of the human sample and the judges
+  together, with 0.
+- A sample below the design's minimum (:func:`evalset.estimate.docsample.check_sample_size`: fewer than
+  :data:`~evalset.estimate.docsample.MINIMUM_PER_QUERY` drawn pairs a query on average, or fewer than 2 queries)
+  is refused.
 - Per query, the estimators of :mod:`evalset.estimate.docmeasures` with the predictions of
   :mod:`evalset.judgments.calibration`; a paired difference is the difference of the two runs' per-query
   estimates (the pairs both runs retrieve share their residual, which cancels in the difference).
@@ -22,6 +28,12 @@ Conventions
   residual (of the difference of the runs' residuals, for a paired difference);
   **new queries** (the queries a random draw of the same population: adds the between-query variance): Student's t
   on the per-query estimates, ``Q - 1`` degrees of freedom.
+- **The range.** An estimate or an interval outside the measure's range (:func:`evalset.estimate.docmeasures.
+  value_range`; a paired difference's is ``[-w, w]``, ``w`` its width) is clipped to it and named
+  (:func:`evalset.stats.verdicts.bounded`): the row's ``clipped`` says what; a warning names the estimates that
+  left the range, a note the rows whose intervals alone did. An unbiased estimator of a thin sample can leave the
+  range (Horvitz-Thompson's P@10 of a run 1.19 from 265 drawn pairs over 43 queries); the figure then says more
+  about the sample than about the run, and no verdict rests on it (:mod:`evalset.estimate.docmodes`).
 - "This set"'s variance estimate is heavy-tailed when the sample is small (it rests on the few sampled relevant
   pairs): below :data:`SMALL_SAMPLE` sampled pairs per query the output says so and points to "new queries"; so
   it does for Horvitz-Thompson's estimator, whose "this set" interval of run means under-covered (the benchmark).
@@ -30,7 +42,8 @@ Conventions
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +52,13 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks
+from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks, value_range
+from evalset.estimate.docsample import check_sample_size
+from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution
 from evalset.render import json_safe, number, text_table
+from evalset.stats.verdicts import bounded
 
 SMALL_SAMPLE = 15.0
 """Sampled pairs per query below which "this set"'s variance estimate is unreliable. Measured on DL19 (Llama-3-70B,
@@ -133,11 +149,16 @@ def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) 
 
 
 def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, level: float,
-                   pairs: Sequence[tuple[int, int]] = ()) -> dict[str, np.ndarray]:
+                   pairs: Sequence[tuple[int, int]] = (), answered: np.ndarray | None = None,
+                   query: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Means over queries of ``values`` (columns x queries) and of the paired differences (``pairs`` of column
-    indexes: candidate minus baseline), with the standard errors of both intervals (module docstring)."""
+    indexes: candidate minus baseline), with the standard errors of both intervals (module docstring);
+    ``answered`` (columns x queries, with ``query``, each pair's query code): the queries each column's mean is
+    over (a difference's: those both runs answered; default every one)."""
     from scipy import stats
 
+    if answered is not None and not answered.all():
+        return _masked_intervals(values, z, factor, level, pairs, answered, query)
     queries = values.shape[1]
     used = np.flatnonzero(factor)  # the sampled pairs with pi < 1: the others add nothing
     part = z[:, used]
@@ -154,6 +175,66 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, level:
             "t": np.full(len(per_query), student)}
 
 
+def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, level: float,
+                      pairs: Sequence[tuple[int, int]], answered: np.ndarray,
+                      query: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`mean_intervals` with each column over its own queries (``answered``), one column at a time."""
+    from scipy import stats
+
+    rows = [(values[c], z[c], answered[c]) for c in range(len(values))]
+    rows += [(values[c] - values[b], z[c] - z[b], answered[b] & answered[c]) for b, c in pairs]
+    got: dict[str, list[float]] = {"estimate": [], "se_set": [], "se_new": [], "z": [], "t": []}
+    for per_query, residual, mask in rows:
+        count = int(mask.sum())
+        kept = per_query[mask]
+        got["estimate"].append(float(kept.mean()) if count else math.nan)
+        got["se_set"].append(math.sqrt(float(factor @ (residual * mask[query]) ** 2)) / count if count else math.nan)
+        got["se_new"].append(float(kept.std(ddof=1)) / math.sqrt(count) if count > 1 else math.nan)
+        got["z"].append(float(stats.norm.ppf(1 - (1 - level) / 2)))
+        got["t"].append(float(stats.t.ppf(1 - (1 - level) / 2, count - 1)) if count > 1 else math.nan)
+    return {name: np.asarray(column, dtype=float) for name, column in got.items()}
+
+
+def bounded_rows(table: pd.DataFrame, limits: tuple[float, float]) -> tuple[pd.DataFrame, list[str]]:
+    """``table``'s rows (one measure's: :class:`DocumentEstimate`'s columns) with every estimate and interval
+    outside the measure's range ``limits`` (a difference's: ``[-w, w]``) clipped to it, ``clipped`` naming what was
+    (``""``: nothing; :func:`evalset.stats.verdicts.bounded`), and the notes that say so: a warning naming the
+    estimates that left the range, a note naming the rows whose intervals alone did."""
+    width = limits[1] - limits[0]
+    rows, outside, wide = [], [], []
+    for row in table.itertuples():
+        within = (-width, width) if row.kind == "difference" else limits
+        what = f"{row.name} on {row.measure}"
+        this = bounded(row.estimate, row.set_low, row.set_high, within, f'{what} ("this set")')
+        new = bounded(math.nan, row.new_low, row.new_high, within, f'{what} ("new queries")')
+        rows.append((this.estimate, this.low, this.high, new.low, new.high,
+                     "; ".join(text for text in (this.clipped, new.clipped) if text)))
+        if this.estimate != row.estimate and not math.isnan(row.estimate):
+            outside.append(f"{row.name} ({number(row.estimate, 4)})")
+        elif rows[-1][-1]:
+            wide.append(str(row.name))
+    if not rows:
+        return table.assign(clipped=""), []
+    columns = ["estimate", "set_low", "set_high", "new_low", "new_high", "clipped"]
+    bounded_table = table.assign(**dict(zip(columns, map(list, zip(*rows, strict=True)), strict=True)))
+    measure, spans = table["measure"].iloc[0], f"[{limits[0]:g}, {limits[1]:g}]"
+    if (table["kind"] == "difference").any():
+        spans += f" (a difference's [{-width:g}, {width:g}])"
+    notes = []
+    if outside:
+        several = len(outside) > 1
+        notes.append(f"warning: {measure}: the estimate{'s' if several else ''} of {_listed(outside)} left the "
+                     f"measure's range {spans} and {'were' if several else 'was'} clipped to it: an unbiased "
+                     "estimator can leave the range on a thin sample, and no verdict rests on such a figure")
+    if wide:
+        notes.append(f"note: {measure}: intervals clipped to the measure's range {spans} for {_listed(wide)}")
+    return bounded_table, notes
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 @dataclass(frozen=True)
 class DocumentEstimate:
     """Per measure, each run's mean and each paired difference with both intervals (``table``: one row each,
@@ -162,6 +243,11 @@ class DocumentEstimate:
     table: pd.DataFrame
     settings: dict[str, Any]
     caveats: list[str] = field(default_factory=list)
+    missing: Missing | None = None
+
+    def left_out(self, baseline: str, candidate: str) -> frozenset[str]:
+        """The queries left out of the paired difference (under ``--missing skip``: those either run lacks)."""
+        return self.missing.of_pair(baseline, candidate) if self.missing is not None else frozenset()
 
     def to_text(self) -> str:
         s = self.settings
@@ -184,13 +270,20 @@ class DocumentEstimate:
 def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFrame | None,
                        runs: Mapping[str, pd.DataFrame], *, measures: Sequence[str] = ("ndcg@10",),
                        contract: EvaluationContract | None = None,
-                       comparisons: Sequence[tuple[str, str]] | None = None, level: float = 0.95) -> DocumentEstimate:
+                       comparisons: Sequence[tuple[str, str]] | None = None, level: float = 0.95,
+                       chosen: Collection[str] | None = None,
+                       sources: Mapping[str, object] | None = None) -> DocumentEstimate:
     """Run means and paired differences (``comparisons``, baseline and candidate; default every pair of runs)
-    from a document sample (module docstring); ``llm=None``: Horvitz-Thompson's estimator, no judge."""
+    from a document sample (module docstring); ``llm=None``: Horvitz-Thompson's estimator, no judge. ``chosen``:
+    the contract's conventions the user chose (the missing-queries rule; default: every one when ``contract`` is
+    given), ``sources``: run name -> its file, named when a run lacking queries is refused."""
+    given = contract
     contract = contract or EvaluationContract()
     parsed = [DocumentMeasure.parse(m) for m in measures]
     pool = prepare_pool(pairs, llm, runs, contract)
     pi, sampled, grade = sample_arrays(pool, pairs, human)
+    check_sample_size(int(sampled.sum()), len(pool.query_ids), source=pairs.attrs.get("source"))
+    missing = pool_missing(pool, runs, contract, chosen_conventions(given, chosen), sources)
     sample = pool.sample(pi, sampled, grade)
     names = list(pool.ranks.names)
     comparisons = list(comparisons) if comparisons is not None else list(itertools.combinations(names, 2))
@@ -200,18 +293,23 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
     index = [(names.index(b), names.index(c)) for b, c in comparisons]
     labels = names + [f"{c} - {b}" for b, c in comparisons]
     kinds = ["run"] * len(names) + ["difference"] * len(comparisons)
-    frames = []
+    answered = np.array([[query not in missing.left_out.get(name, ()) for query in pool.query_ids] for name in names])
+    frames, ranges, clipped = [], {}, []
     for measure in parsed:
         values, z = estimate_measure(measure, pool.ranks, sample, contract)
-        got = mean_intervals(values, z, sample.variance_factor, level, index)
-        frames.append(pd.DataFrame({
+        got = mean_intervals(values, z, sample.variance_factor, level, index, answered, sample.query)
+        ranges[str(measure)] = value_range(measure, sample.scale, contract)
+        frame, notes = bounded_rows(pd.DataFrame({
             "measure": str(measure), "kind": kinds, "name": labels, "estimate": got["estimate"],
             "se_set": got["se_set"], "set_low": got["estimate"] - got["z"] * got["se_set"],
             "set_high": got["estimate"] + got["z"] * got["se_set"], "se_new": got["se_new"],
             "new_low": got["estimate"] - got["t"] * got["se_new"],
-            "new_high": got["estimate"] + got["t"] * got["se_new"]}))
+            "new_high": got["estimate"] + got["t"] * got["se_new"]}), ranges[str(measure)])
+        frames.append(frame)
+        clipped += notes
+    table = pd.concat(frames, ignore_index=True)
     per_query = sampled.sum() / len(pool.query_ids)
-    caveats = []
+    caveats = missing.notes()
     if per_query < SMALL_SAMPLE:
         caveats.append(f"warning: {per_query:.1f} sampled pairs per query (under {SMALL_SAMPLE:g}): the \"this set\" "
                        "variance is unreliable at this size (heavy-tailed); rely on the \"new queries\" interval")
@@ -220,9 +318,21 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
                        "under-covered on TREC DL 2019 (nominal 0.95; at 1,000 judgments nDCG@10 0.69, P@10 0.90, "
                        "AP 0.38: the ratios' bias, and a variance estimate right on average but heavy-tailed): "
                        "rely on \"new queries\"")
+    caveats += clipped
     settings = {"measures": [str(m) for m in parsed], "pairs": len(pi), "sampled": int(sampled.sum()),
                 "expected_sample": float(pi.sum()), "queries": len(pool.query_ids), "level": level,
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"difference estimator, calibrated LLM: {', '.join(pool.judges)}",
-                "judges": list(pool.judges), "contract": contract.to_dict()}
-    return DocumentEstimate(pd.concat(frames, ignore_index=True), settings, caveats)
+                "judges": list(pool.judges), "contract": contract.to_dict(),
+                "ranges": {name: list(limits) for name, limits in ranges.items()}, "missing": missing.policy,
+                "lacking": {run: count for run, count in missing.counts.items() if count}}
+    return DocumentEstimate(table, settings, caveats, missing)
+
+
+def pool_missing(pool: DocumentPool, runs: Mapping[str, pd.DataFrame], contract: EvaluationContract,
+             chosen: Collection[str], sources: Mapping[str, object] | None) -> Missing:
+    """The missing-queries rule on the pool's queries (module docstring): the runs scored by the evaluation room on
+    the pooled pairs, only to count the queries each lacks."""
+    queries = list(pool.query_ids)
+    qrels = pool.pairs.assign(grade=0)
+    return missing_rule(query_values(runs, qrels, queries, "p@1", contract, chosen), queries, sources)

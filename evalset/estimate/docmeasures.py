@@ -128,6 +128,14 @@ def run_ranks(runs: Mapping[str, pd.DataFrame], pairs: pd.DataFrame, query_ids: 
     return RunRanks(tuple(runs), position)
 
 
+def value_range(measure: DocumentMeasure, scale: np.ndarray, contract: EvaluationContract) -> tuple[float, float]:
+    """The range of ``measure``'s values over a grade ``scale``: ``[0, 1]`` for nDCG@k, P@k and AP; for DCG@k
+    ``[0, g F(k)]``, ``g`` the gain of the highest grade and ``F(k)`` the sum of the discounts of the top k."""
+    if measure.kind != "dcg":
+        return 0.0, 1.0
+    return 0.0, float(gains(np.asarray(scale), contract).max(initial=0.0) * cumulative_discount(measure.k)[-1])
+
+
 def gains(scale: np.ndarray, contract: EvaluationContract) -> np.ndarray:
     """The contract's gain of each grade of ``scale`` (linear: the grade; exponential: 2^grade - 1)."""
     scale = np.asarray(scale, dtype=np.float64)

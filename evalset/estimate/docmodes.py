@@ -16,11 +16,15 @@ Conventions
 - The measures default to :data:`~evalset.contract.DEFAULT_METRIC`; the design estimates ndcg@k, dcg@k, p@k and
   ap (:class:`~evalset.estimate.docmeasures.DocumentMeasure`), any other is refused. The comparisons are the pairs
   given (none by default: the table shows each run's mean and the pairs asked for).
-- Verdicts as the slice design states them (:func:`evalset.estimate.figures.verdict`), under the comparison family
+- Verdicts by the one rule of every verdict (:func:`evalset.stats.verdicts.decide`), under the comparison family
   of the pairs (``planned`` overrides their count; :class:`~evalset.stats.family.ComparisonFamily`): each pair at
-  the threshold ``alpha / size``, its interval recomputed at level ``1 - threshold`` from the standard errors. The
-  interval is "this set"'s, or "new queries"' when the estimate says "this set"'s is unreliable (a small sample;
-  no LLM): the verdict names it.
+  the threshold ``alpha / size``, its intervals recomputed at level ``1 - threshold`` from the standard errors and
+  clipped to the difference's range (:func:`~evalset.stats.verdicts.bounded`). The verdict rests on "this set"'s
+  interval, or "new queries"' when the estimate says "this set"'s is unreliable (a small sample; no LLM), and
+  names it; a comparison whose estimate or either interval left the range (clipped) carries none. The verdict's
+  ``rule`` is kept beside it.
+- The missing-queries rule and the sample's minimum are the estimate's (:mod:`evalset.estimate.docestimate`):
+  ``chosen`` the contract's conventions the user gave, ``sources`` run name -> file, named in a refusal.
 - The validation's pool is the human qrels' pairs (every one graded); it draws ``draws`` samples of ``budget``
   expected judgments (:func:`evalset.estimate.docsimulate.simulate_documents`, the query slice beside).
 """
@@ -28,7 +32,7 @@ Conventions
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,11 +45,11 @@ from evalset.errors import InputError
 from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
 from evalset.estimate.docmeasures import DocumentMeasure
 from evalset.estimate.docsimulate import DocumentSimulation, simulate_documents
-from evalset.estimate.figures import verdict
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
+from evalset.stats.verdicts import Evidence, bounded, decide
 
 FilePath = str | os.PathLike
 
@@ -105,7 +109,7 @@ def _checked_measures(metrics: Sequence[str]) -> list[str]:
 
 
 def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
-                 exploratory: bool, alpha: float) -> pd.DataFrame:
+                 exploratory: bool, alpha: float, split: str | None = None) -> pd.DataFrame:
     from scipy import stats
 
     table, settings = estimate.table, estimate.settings
@@ -115,21 +119,34 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
     rows = []
     for baseline, candidate in pairs:
         for measure in estimate.settings["measures"]:
-            row = table[(table["measure"] == measure) & (table["name"] == f"{candidate} - {baseline}")].iloc[0]
+            name = f"{candidate} - {baseline}"
+            row = table[(table["measure"] == measure) & (table["name"] == name)].iloc[0]
             kind = family.kind(baseline, candidate, exploratory)
             threshold = alpha / family.size(baseline, candidate, measure)
+            lowest, highest = settings["ranges"][measure]
+            within = (lowest - highest, highest - lowest)
+            answered = queries - len(estimate.left_out(baseline, candidate))
             z = float(stats.norm.ppf(1 - threshold / 2))
-            t = float(stats.t.ppf(1 - threshold / 2, queries - 1))
-            bounds = {"set_low": row["estimate"] - z * row["se_set"], "set_high": row["estimate"] + z * row["se_set"],
-                      "new_low": row["estimate"] - t * row["se_new"], "new_high": row["estimate"] + t * row["se_new"]}
-            name = "new" if rely_on_new else "set"
+            t = float(stats.t.ppf(1 - threshold / 2, answered - 1)) if answered > 1 else np.nan
+            centre = row["estimate"]
+            # a centre clipped to the range (named in the table's row) takes its intervals out of it: no verdict
+            this = bounded(np.nan, centre - z * row["se_set"], centre + z * row["se_set"], within,
+                           f'"this set" at {1 - threshold:.4g}')
+            new = bounded(np.nan, centre - t * row["se_new"], centre + t * row["se_new"], within,
+                          f'"new queries" at {1 - threshold:.4g}')
+            clipped = "; ".join(text for text in (this.clipped, new.clipped) if text)
+            rests = new if rely_on_new else this
+            decided = decide(Evidence(estimate=centre, threshold=threshold, kind=kind, split=split, low=rests.low,
+                                      high=rests.high, n=answered, clipped=clipped,
+                                      interval="\"new queries\" interval" if rely_on_new else
+                                      "\"this set\" interval"))
             rows.append({"baseline": baseline, "candidate": candidate, "measure": measure, "kind": kind,
-                         "threshold": threshold, "level": 1 - threshold, "estimate": row["estimate"], **bounds,
-                         "interval": "new queries" if rely_on_new else "this set",
-                         "verdict": verdict(kind, bounds[f"{name}_low"], bounds[f"{name}_high"], 1 - threshold,
-                                            "\"new queries\" interval" if rely_on_new else "\"this set\" interval")})
+                         "threshold": threshold, "level": 1 - threshold, "estimate": centre,
+                         "set_low": this.low, "set_high": this.high, "new_low": new.low, "new_high": new.high,
+                         "interval": "new queries" if rely_on_new else "this set", "verdict": decided.text,
+                         "rule": decided.rule})
     columns = ["baseline", "candidate", "measure", "kind", "threshold", "level", "estimate", "set_low", "set_high",
-               "new_low", "new_high", "interval", "verdict"]
+               "new_low", "new_high", "interval", "verdict", "rule"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -137,7 +154,8 @@ def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath
                       llm: Sequence[FilePath] = (), no_llm: bool = False, metrics: Sequence[str] = (),
                       pairs: Sequence[tuple[str, str]] = (), planned: int | None = None, exploratory: bool = False,
                       alpha: float = 0.05, level: float = 0.95, conflicting_grades: str = "refuse",
-                      contract: EvaluationContract | None = None) -> DocumentReport:
+                      contract: EvaluationContract | None = None, chosen: Collection[str] | None = None,
+                      sources: Mapping[str, str] | None = None) -> DocumentReport:
     """The estimate of ``runs`` from the record at ``sample_path``, the ``human`` grades of its sampled pairs and
     the ``llm`` grades of every pooled pair (``no_llm``: none; Horvitz-Thompson), with the verdicts of ``pairs``
     (module docstring)."""
@@ -153,35 +171,40 @@ def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath
     return sample_report(runs, record, human_grades.qrels, judges, record_path=os.fspath(sample_path),
                          files={"human": list(human_grades.files), "llm": [os.fspath(p) for p in llm]},
                          metrics=metrics, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
-                         exploratory=exploratory, alpha=alpha, level=level, contract=contract)
+                         exploratory=exploratory, alpha=alpha, level=level, contract=contract, chosen=chosen,
+                         sources=sources)
 
 
 def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human: pd.DataFrame,
                   judges: pd.DataFrame | None, *, record_path: str, files: Mapping[str, list[str]],
                   metrics: Sequence[str], pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
-                  contract: EvaluationContract | None = None) -> DocumentReport:
+                  contract: EvaluationContract | None = None, chosen: Collection[str] | None = None,
+                  sources: Mapping[str, str] | None = None, split: str | None = None) -> DocumentReport:
     """The estimate of ``runs`` from a read ``record``, one ``human`` grade per sampled pair (``query_id, doc_id,
     grade``) and the ``judges``' grades of every pooled pair (:func:`read_judges`' frame; ``None``:
     Horvitz-Thompson), with the verdicts of ``pairs`` under ``family``; ``record_path`` and ``files`` (``human``,
-    ``llm``: the files read) name the inputs in the settings and in errors."""
+    ``llm``: the files read) name the inputs in the settings and in errors; ``split``: a set's (its dev split's
+    comparisons are exploratory)."""
     frame = record.frame()
     frame.attrs["source"] = record_path
     human = human.copy()
     human.attrs["source"] = ", ".join(files["human"])
     estimate = estimate_documents(frame, human, judges, runs, measures=_checked_measures(metrics),
-                                  contract=contract, comparisons=list(pairs), level=level)
+                                  contract=contract, comparisons=list(pairs), level=level, chosen=chosen,
+                                  sources=sources)
     settings = {"record": record_path, "budget": float(record.budget), "sampled": estimate.settings["sampled"],
                 "judges": estimate.settings["judges"], **files, "alpha": alpha, "planned": family.planned_count,
                 "exploratory": exploratory}
-    return DocumentReport(estimate, _comparisons(estimate, pairs, family, exploratory, alpha), settings)
+    return DocumentReport(estimate, _comparisons(estimate, pairs, family, exploratory, alpha, split), settings)
 
 
 def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[FilePath], llm: Sequence[FilePath] = (),
                         no_llm: bool = False, draws: int, budget: float | None, metrics: Sequence[str] = (),
                         level: float = 0.95, seed: int = DEFAULT_SEED, conflicting_grades: str = "refuse",
                         contract: EvaluationContract | None = None,
-                        progress: Callable[[Iterable], Iterable] = iter) -> DocumentSimulation:
+                        progress: Callable[[Iterable], Iterable] = iter, chosen: Collection[str] | None = None,
+                        sources: Mapping[str, str] | None = None) -> DocumentSimulation:
     """``draws`` document samples of ``budget`` expected judgments from the fully graded ``human`` pairs, with
     the ``llm`` judges (or ``no_llm``), the query slice beside (module docstring)."""
     if bool(llm) == no_llm:
@@ -196,4 +219,4 @@ def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[Fil
                          f"{budget:g}", ", ".join(os.fspath(p) for p in human))
     judges = None if no_llm else read_judges(llm, conflicting_grades, qrels)
     return simulate_documents(runs, qrels, judges, budget=budget, draws=draws, measures=measures, contract=contract,
-                              level=level, seed=seed, progress=progress)
+                              level=level, seed=seed, progress=progress, chosen=chosen, sources=sources)

@@ -8,7 +8,10 @@ Conventions
 - The budget is ``budget`` human judgments in expectation (an integer, at least 1, below the pool's pairs) or
   ``fraction`` (in (0, 1)) of the pool's pairs; ``pi`` sums to it. The priors, ``pi`` and the seeded Poisson draw
   are :mod:`evalset.estimate.docsample`'s, the uniforms drawn in the pool's judging order. A draw that takes no pair
-  is refused (nothing for humans to grade).
+  is refused (nothing for humans to grade), and so is a draw below the design's minimum
+  (:func:`~evalset.estimate.docsample.check_sample_size`: at least
+  :data:`~evalset.estimate.docsample.MINIMUM_PER_QUERY` drawn pairs a query on average, over 2 queries or more),
+  before anyone grades it: the estimate would refuse it.
 - The written folder holds the pool's files restricted to the drawn pairs, lines kept in the pool's order:
   ``pool.tsv``, ``pool_sources.tsv``, ``tasks.jsonl`` (``push`` and ``judge`` read these as they are),
   ``pool.json`` (the sample's counts and the source pool's manifest), and the record ``sample.tsv`` /
@@ -30,7 +33,14 @@ import pandas as pd
 from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.estimate.docsample import PRIOR_FLOOR, PRIOR_POWER, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.docsample import (
+    PRIOR_FLOOR,
+    PRIOR_POWER,
+    check_sample_size,
+    document_prior,
+    inclusion_probabilities,
+    poisson_sample,
+)
 from evalset.io.digests import file_sha256
 from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
 from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
@@ -97,6 +107,9 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     if not drawn.any():
         raise InputError(f"the draw (seed {seed}) took none of the {len(pairs):,} pairs: a budget of {expected:g} "
                          "is too small for anyone to grade; give a larger one")
+    check_sample_size(int(drawn.sum()), int(pairs["query_id"].nunique()),
+                      f"drawn with seed {seed} at a budget of {expected:,.6g}: give a larger budget (a draw's size "
+                      "varies around it)")
     table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
     source = {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
     return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=PRIOR_POWER)

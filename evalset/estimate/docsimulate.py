@@ -19,12 +19,16 @@ Conventions
   query slice (:func:`evalset.estimate.simulate.simulate`: ``round(budget / (pairs / queries))`` queries, at least
   2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and the ratio of the
   "this set" width to it.
+- A budget below the design's minimum (:func:`evalset.estimate.docsample.check_sample_size`, in expected pairs) is
+  refused. A query a run lacks follows the missing-queries rule (:class:`evalset.estimate.inputs.Missing`, ``chosen``
+  and ``sources`` as the estimate's): refused unless chosen; ``zero`` scores it 0, said in a note; ``skip`` is for
+  an estimate (a simulation's truths and columns are over every query) and is refused here.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +37,10 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentPool, mean_intervals, prepare_pool
+from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
-from evalset.estimate.docsample import document_prior, inclusion_probabilities, poisson_sample
-from evalset.estimate.inputs import grades_of
+from evalset.estimate.docsample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
@@ -111,9 +115,11 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                        budget: float, draws: int = 200, measures: Sequence[str] = MEASURES,
                        contract: EvaluationContract | None = None, level: float = 0.95, seed: int = DEFAULT_SEED,
                        prior_depth: int = 10, compare_slices: bool = True,
-                       progress: Callable[[Iterable], Iterable] = iter) -> DocumentSimulation:
+                       progress: Callable[[Iterable], Iterable] = iter, chosen: Collection[str] | None = None,
+                       sources: Mapping[str, object] | None = None) -> DocumentSimulation:
     """Coverage, widths, bias, RMSE and tau of the document design over ``draws`` samples at ``budget`` on fully
     graded ``qrels``, the query slice beside (module docstring); ``llm=None``: Horvitz-Thompson's estimator."""
+    chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()
     check("the number of simulated samples", draws, POSITIVE_INT)
     parsed = [DocumentMeasure.parse(m) for m in measures]
@@ -121,6 +127,9 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     if (qrels["grade"] < 0).any():
         raise InputError("the simulation needs a grade for every pooled pair; the qrels hold unjudged (negative) ones")
     pool = prepare_pool(pairs, llm, runs, contract)
+    check_sample_size(budget, len(pool.query_ids), "give a larger --budget (the simulated samples draw it in "
+                      "expectation)", noun="pairs expected")
+    missing = refuse_skip(pool_missing(pool, runs, contract, chosen, sources))
     pi = inclusion_probabilities(pool_prior(pool, prior_depth), budget)
     grade = qrels["grade"].to_numpy(dtype=np.int64)
     everything = np.ones(len(pairs), dtype=bool)
@@ -164,7 +173,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                        if kind == "means" else {"bias_max": np.nan, "bias_mean": np.nan, "rmse": np.nan,
                                                 "tau": np.nan, "tau_sd": np.nan})
             rows.append(row)
-    caveats = []
+    caveats = missing.notes()
     if budget / queries < SMALL_SAMPLE:
         caveats.append(f"warning: {budget / queries:.1f} expected sampled pairs per query (under {SMALL_SAMPLE:g}): "
                        "the \"this set\" variance is unreliable at this size; rely on \"new queries\"")

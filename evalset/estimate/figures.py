@@ -10,14 +10,20 @@ Conventions
 - A **paired difference** is candidate minus baseline per query, estimated the same way. Its interval is at
   level ``1 - threshold``, the threshold ``alpha / size`` of the comparison family
   (:mod:`evalset.stats.family`: the planned count, or on a set its planned list and comparison log). A planned
-  difference whose PPI++ interval excludes 0 is established; an exploratory one never is.
+  difference's verdict is the one rule of every verdict's (:func:`evalset.stats.verdicts.decide`, its ``rule``
+  kept beside it): a planned difference whose PPI++ interval excludes 0 is established; an exploratory one, or one
+  on a set's dev split, never is; one whose PPI++ estimate or interval left the difference's range gets none.
 - A **stratified** slice (:mod:`evalset.estimate.slicing`) is estimated per stratum (the stratum's slice against
   its other queries) and combined with the traffic shares (:func:`evalset.stats.ppi.combine_strata`). A stratum
   the slice covers in full has no unlabelled query: its PPI++ figure is its human-only one.
 - Every interval keeps inside the measure's range (its registered bounds; a difference's, their width either
   side of 0), with a variance floor for slices bunched at a bound, or at no difference (:mod:`evalset.stats.ppi`);
   the caveats name the runs and pairs whose slice values were all equal (degenerate) and whose intervals were
-  clipped to the range.
+  clipped to the range. A PPI++ estimate outside the range (``λ Ŷ`` can carry it there) is clipped too, and named
+  (:func:`evalset.stats.verdicts.bounded`).
+- A query of the set a run lacks follows the missing-queries rule (:mod:`evalset.estimate.inputs`): refused unless
+  chosen; ``zero``, it scores 0; ``skip``, it is left out of that run's estimate and of its differences (their
+  slice and other queries without it), each said in a note.
 - **Favouritism** on the slice, per metric, with at least 2 runs: on the slice queries both grades define for every
   run, each run's gap (LLM mean minus human mean), its excess beyond the average run's gap and the runs the LLM
   inflates or deflates (:mod:`evalset.agreement.favouritism`; the gaps' intervals at ``level``). The slice's
@@ -27,21 +33,31 @@ Conventions
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalset.agreement.favouritism import Favouritism, favouritism
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.inputs import Grades, check_coverage, check_settings, values_by_run
+from evalset.estimate.inputs import (
+    Grades,
+    check_coverage,
+    check_settings,
+    chosen_conventions,
+    missing_rule,
+    query_values,
+    values_by_run,
+)
 from evalset.io.slicerecord import SliceRecord
 from evalset.metrics.measures import measure_bounds
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
-from evalset.stats.ppi import classical_means, combine_strata, ppi_means
+from evalset.stats.ppi import classical_means, combine_strata, ppi_means, quantile
+from evalset.stats.verdicts import Evidence, bounded, decide
 
 FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se", "df",
            "effective_n", "llm_mean")
@@ -82,13 +98,54 @@ def _labelled_and_unlabelled(human: pd.DataFrame, llm: pd.DataFrame, slice_ids: 
 
 
 def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord, *, level: float = 0.95,
-                     interval: str = "t", bounds: tuple[float, float] | None = None,
-                     difference: bool = False) -> pd.DataFrame:
+                     interval: str = "t", bounds: tuple[float, float] | None = None, difference: bool = False,
+                     left_out: Mapping[str, Collection[str]] | None = None) -> pd.DataFrame:
     """Human-only, PPI++ and LLM-only figures of each column (a run, or a paired difference) of the per-query
     values ``human`` (slice queries x columns) and ``llm`` (every query x columns), per stratum of ``record`` and,
     with several strata, traffic-weighted: one row per column and stratum (``column, stratum, ...``, and
-    ``degenerate, clipped``); ``bounds`` the measure's range (``difference``: the columns are paired
-    differences)."""
+    ``degenerate, clipped``, ``named``); ``bounds`` the measure's range (``difference``: the columns are paired
+    differences). A PPI++ estimate or interval outside the range is clipped to it, ``clipped``, and ``named``
+    (:func:`evalset.stats.verdicts.bounded`; ``""``: nothing). ``left_out``: column -> queries left out of its
+    estimate (``--missing skip``: those its runs lack), each such column estimated on the others."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for column in human.columns:
+        groups.setdefault(frozenset((left_out or {}).get(column, ())), []).append(column)
+    tables = []
+    for dropped, columns in groups.items():
+        kept = replace(record, queries=record.queries[~record.queries["query_id"].isin(dropped)],
+                       slice=tuple(q for q in record.slice if q not in dropped)) if dropped else record
+        tables.append(_columns(human.loc[~human.index.isin(dropped), columns],
+                               llm.loc[~llm.index.isin(dropped), columns], kept, level=level, interval=interval,
+                               bounds=bounds, difference=difference))
+    table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    order = {name: i for i, name in enumerate([*sorted(record.queries["stratum"].unique()), WEIGHTED])}
+    position = {column: i for i, column in enumerate(human.columns)}
+    table = table.iloc[np.lexsort((table["column"].map(position), table["stratum"].map(order)))]
+    return _named(table.reset_index(drop=True), level, interval, bounds, difference)
+
+
+def _named(table: pd.DataFrame, level: float, interval: str, bounds: tuple[float, float] | None,
+           difference: bool) -> pd.DataFrame:
+    """``table`` with each PPI++ estimate and interval outside the range clipped and named (``named``)."""
+    if bounds is None:
+        return table.assign(named="", outside=False)
+    width = bounds[1] - bounds[0]
+    limits = (-width, width) if difference else bounds
+    half = quantile(level, interval, table["df"].to_numpy(float)) * table["se"].to_numpy(float)
+    several = table["stratum"].nunique() > 1
+    kept = [bounded(row.estimate, row.estimate - spread, row.estimate + spread, limits,
+                    f"{row.column} (PPI++{', ' + row.stratum if several else ''})")
+            for row, spread in zip(table.itertuples(), half, strict=True)]
+    named = [k.clipped for k in kept]
+    # the interval was clipped by stats.ppi already; bounded names it, and clips the estimate
+    estimate = np.array([k.estimate for k in kept], dtype=float)
+    return table.assign(estimate=estimate, named=named, outside=estimate != table["estimate"].to_numpy(float),
+                        clipped=table["clipped"].to_numpy() | (np.array(named) != ""))
+
+
+def _columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord, *, level: float, interval: str,
+             bounds: tuple[float, float] | None, difference: bool) -> pd.DataFrame:
+    """:func:`estimate_columns` of columns estimated on the same queries."""
     ranged = {"bounds": bounds, "difference": difference}
     queries = record.queries.assign(in_slice=record.in_slice)
     labelled = set(record.slice) & set(human.index)
@@ -151,6 +208,7 @@ def _range_caveats(metric: str, table: pd.DataFrame, bounds: tuple[float, float]
     if table["clipped"].any():
         notes.append(f"{metric}: intervals clipped to the measure's range [{low:g}, {high:g}] for "
                      f"{_names(table, 'clipped')}")
+    notes += [f"warning: {metric}: {named}" for named in table.loc[table["outside"], "named"]]
     return notes
 
 
@@ -159,30 +217,24 @@ def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.D
                          for baseline, candidate in pairs}, index=values.index)
 
 
-def verdict(kind: str, low: float, high: float, level: float, interval: str = "PPI++ interval") -> str:
-    """A paired difference's verdict from its ``interval`` (``low, high`` at the family's ``level``) and its
-    ``kind`` (:meth:`~evalset.stats.family.ComparisonFamily.kind`): established when the interval excludes 0 and
-    the comparison was planned; an exploratory one never is. The one rule of every ``estimate`` design."""
-    excludes = low > 0 or high < 0
-    if kind == "exploratory":
-        return "exploratory: a lead for a planned comparison, never established"
-    if excludes:
-        return f"established: candidate {'better' if low > 0 else 'worse'} ({interval} at {level:.4g} excludes 0)"
-    return f"not established ({interval} at {level:.4g} holds 0)"
-
-
 def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
                   metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95, interval: str = "t",
-                  caveats: Sequence[str] = (), record_source: str | None = None) -> Estimate:
+                  caveats: Sequence[str] = (), record_source: str | None = None,
+                  chosen: Collection[str] | None = None, sources: Mapping[str, object] | None = None,
+                  split: str | None = None) -> Estimate:
     """Estimate every run's mean of each metric, and each paired difference (``pairs`` of run names, baseline
     first), from ``llm`` grades on every query of ``record`` and ``human`` grades on its slice (module
     docstring). The grades are checked against the slice first (:func:`~evalset.estimate.inputs.check_coverage`;
     ``record_source`` names the record in its messages). ``family`` decides each difference's threshold and kind
-    (default: ``pairs`` planned, no set); ``caveats`` are said before the estimate's own."""
+    (default: ``pairs`` planned, no set); ``caveats`` are said before the estimate's own. ``chosen``: the
+    contract's conventions the user gave (the missing-queries rule, :mod:`evalset.estimate.inputs`; default: every
+    one when ``contract`` is given), ``sources``: run name -> its file, named when a run is refused; ``split``: a
+    set's (its dev split's comparisons are exploratory)."""
     check_settings(alpha=alpha, level=level, pairs=pairs)
     bounds_of = {metric: measure_bounds(metric) for metric in metrics}  # an unbounded measure refused first
+    chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()
     query_ids = record.queries["query_id"].tolist()
     caveats = [*check_coverage(human, llm, query_ids, record.slice, record_source), *caveats]
@@ -190,44 +242,59 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
     family = family or ComparisonFamily.of(len(pairs))
-    run_rows, comparison_rows, favoured = [], [], []
+    run_rows, comparison_rows, favoured, missing = [], [], [], None
     for metric in metrics:
+        scored = query_values(runs, llm.qrels, query_ids, metric, contract, chosen)
+        if missing is None:  # the rule once, before any estimate
+            missing = missing_rule(scored, query_ids, sources)
+            caveats += missing.notes()
+        llm_values = scored.values(metric).reindex(query_ids)
         human_values = values_by_run(runs, human.qrels, list(record.slice), metric, contract)
-        undefined = human_values.index[human_values.isna().any(axis=1)]
+        lacking = pd.DataFrame({run: human_values.index.isin(list(missing.left_out.get(run, ())))
+                                for run in human_values.columns}, index=human_values.index)
+        undefined = human_values.index[(human_values.isna() & ~lacking).any(axis=1)]
         if len(undefined):
             caveats.append(f"{metric}: {len(undefined)} slice queries have no defined value under the human grades "
-                         f"(e.g. {', '.join(map(str, undefined[:3]))}) and left the labelled set")
+                           f"(e.g. {', '.join(map(str, undefined[:3]))}) and left the labelled set")
             human_values = human_values.drop(index=undefined)
-        llm_values = values_by_run(runs, llm.qrels, query_ids, metric, contract)
         favoured += _slice_favouritism(human_values, llm_values, human, llm, metric, level, caveats)
-        if llm_values.isna().to_numpy().any():
-            caveats.append(f"{metric}: {int(llm_values.isna().to_numpy().sum())} run-query values are undefined under "
-                         "the LLM grades (no relevant document) and predicted as 0")
-            llm_values = llm_values.fillna(0.0)
+        gaps = llm_values.isna() & ~pd.DataFrame({run: llm_values.index.isin(list(missing.left_out.get(run, ())))
+                                                  for run in llm_values.columns}, index=llm_values.index)
+        if gaps.to_numpy().any():
+            caveats.append(f"{metric}: {int(gaps.to_numpy().sum())} run-query values are undefined under the LLM "
+                           "grades (no relevant document) and predicted as 0")
+            llm_values = llm_values.mask(gaps, 0.0)
         bounds = bounds_of[metric]
-        table = estimate_columns(human_values, llm_values, record, level=level, interval=interval, bounds=bounds)
+        table = estimate_columns(human_values, llm_values, record, level=level, interval=interval, bounds=bounds,
+                                 left_out=missing.left_out)
         caveats += _range_caveats(metric, table, bounds)
         run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))
         for baseline, candidate in pairs:
-            size = family.size(baseline, candidate, metric)
+            threshold = alpha / family.size(baseline, candidate, metric)
             kind = family.kind(baseline, candidate, exploratory)
-            threshold = alpha / size
+            name = f"{candidate} - {baseline}"
             differences = estimate_columns(_differences(human_values, [(baseline, candidate)]),
                                            _differences(llm_values, [(baseline, candidate)]), record,
-                                           level=1 - threshold, interval=interval, bounds=bounds,
-                                           difference=True)
+                                           level=1 - threshold, interval=interval, bounds=bounds, difference=True,
+                                           left_out={name: missing.of_pair(baseline, candidate)})
             caveats += _range_caveats(metric, differences, bounds, difference=True)
             final = differences.iloc[-1]
-            comparison_rows.append(differences.drop(columns="column").assign(
+            strata = differences[differences["stratum"] != WEIGHTED]
+            decided = decide(Evidence(
+                estimate=final["estimate"], threshold=threshold, kind=kind, split=split, low=final["low"],
+                high=final["high"], interval="PPI++ interval", n=int(final["n"]), clipped=final["named"],
+                strata=dict(zip(strata["stratum"], strata["n"].astype(int), strict=True)) if len(strata) > 1 else {}))
+            comparison_rows.append(differences.assign(
                 baseline=baseline, candidate=candidate, metric=metric, kind=kind, threshold=threshold,
-                level=1 - threshold, verdict=verdict(kind, final["low"], final["high"], 1 - threshold)))
+                level=1 - threshold, verdict=decided.text, rule=decided.rule))
     runs_table = pd.concat(run_rows, ignore_index=True)[["run", "metric", *FIGURES]]
     comparisons = (pd.concat(comparison_rows, ignore_index=True) if comparison_rows else pd.DataFrame())
     comparisons = comparisons.reindex(columns=["baseline", "candidate", "metric", "kind", "threshold", "level",
-                                               *FIGURES, "verdict"])
+                                               *FIGURES, "verdict", "rule"])
     settings = {"metrics": list(metrics), "interval": interval, "level": level, "alpha": alpha,
                 "contract": contract.to_dict(), "human": list(human.files), "llm": list(llm.files),
-                "queries": len(query_ids), "slice": len(record.slice)}
+                "queries": len(query_ids), "slice": len(record.slice), "missing": contract.missing,
+                "lacking": {run: count for run, count in missing.counts.items() if count}}
     return Estimate(runs_table, comparisons, record, settings, caveats, tuple(favoured))
 
 
@@ -269,18 +336,26 @@ def _interval_name(estimate: Estimate, n: int, stratified: bool) -> str:
             "Welch-Satterthwaite's of its two parts)")
 
 
+def _fewer(count: float, every: int | None) -> str:
+    """`` (8 q)`` after a figure on fewer queries than its column's header says (a run's missing queries skipped;
+    ``every`` None: the header says none, as a stratified table's)."""
+    return f" ({int(count)} q)" if every is not None and int(count) != int(every) else ""
+
+
 def _text(estimate: Estimate) -> str:
     record, settings, lines = estimate.record, estimate.settings, []
     stratified = estimate.runs["stratum"].nunique() > 1
     for metric, table in estimate.runs.groupby("metric", sort=False):
-        n = int(table.iloc[-1]["n"])
+        n = int(table.loc[table["stratum"] == table["stratum"].iloc[-1], "n"].max())  # a run lacking none (skip)
         lines.append(f"{metric}: {n} human-graded of {settings['queries']} queries (slice: {record.how}); "
                      f"{_interval_name(estimate, n, stratified)}, level {settings['level']:.4g}")
         header = [*(["stratum (human-graded of all)"] if stratified else []), "run",
                   "human-only" if stratified else f"human-only ({n} q)",
                   "PPI++" if stratified else f"PPI++ ({settings['queries']} q)", "LLM-only", "effective n"]
         rows = [[*([f"{row['stratum']} ({int(row['n'])} of {int(row['n'] + row['N'])})"] if stratified else []),
-                 row["run"], _interval(row, "human_"), _interval(row), number(row["llm_mean"]),
+                 row["run"], _interval(row, "human_") + _fewer(row["n"], None if stratified else n),
+                 _interval(row) + _fewer(row["n"] + row["N"], None if stratified else settings["queries"]),
+                 number(row["llm_mean"]),
                  number(row["effective_n"], 1)] for _, row in table.iterrows()]
         lines += [*text_table([header, *rows]), ""]
     for _, row in estimate.comparisons.iterrows():
@@ -290,7 +365,7 @@ def _text(estimate: Estimate) -> str:
                      f"{row['threshold']:.4g}: intervals at level {row['level']:.4g})")
         lines += ["  " + line for line in text_table([
             [f"human-only ({int(row['n'])} q)", _interval(row, "human_", sign=True)],
-            [f"PPI++ ({settings['queries']} q)", f"{_interval(row, sign=True)}, worth "
+            [f"PPI++ ({int(row['n'] + row['N'])} q)", f"{_interval(row, sign=True)}, worth "
                                                  f"{number(row['effective_n'], 1)} human-graded queries"],
             ["LLM-only", f"{number(row['llm_mean'], sign=True)} (biased: no interval)"],
             ["verdict", row["verdict"]]])] + [""]

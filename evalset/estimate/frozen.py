@@ -80,23 +80,27 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
                  interval: str = "t", options: ContractOptions | None = None,
                  override_contract: bool = False, llm_labels: pd.DataFrame | None = None,
-                 other_judge: bool = False) -> Estimate | DocumentReport | None:
+                 other_judge: bool = False,
+                 sources: Mapping[str, str] | None = None) -> Estimate | DocumentReport | None:
     """The estimates of ``runs`` on the set's LLM-graded part of ``split`` (module docstring), or ``None`` when it
     has none. ``metrics`` default to the set's headline, ``pairs`` to its planned comparisons whose runs were
     given; ``planned`` overrides the family's planned count. Raises :class:`~evalset.errors.InputError` when the
     set has an LLM-graded part but no estimate can be made (a stratum with fewer than 2 human-graded queries,
     ppi_py not installed). ``options`` are contract options, under the override rule (module docstring).
     ``llm_labels`` (judgments with ``file``) replace the set's LLM labels, refused when they come from another
-    judge than the set records unless ``other_judge`` (module docstring)."""
+    judge than the set records unless ``other_judge`` (module docstring). A run that lacks queries of the split is
+    refused unless ``options`` chose the contract's ``missing`` (the set's own convention does not count, as in
+    ``compare --set``); ``sources``: run name -> its file, named then."""
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs or ())
-    contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
-                                                                    override=override_contract)
+    options = options or ContractOptions()
+    contract, overridden = options.applied_to(frozen.contract.evaluation, override=override_contract)
+    given = {"chosen": tuple(options.given()), "sources": sources, "split": split}
     if frozen.sample is not None:
         if interval != "t":
             raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\"): give "
                              "no --interval", str(frozen.path))
         return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
-                                overridden)
+                                overridden, given)
     files = (str(frozen.path / "labels.tsv"),)
     labels = frozen.labels.assign(file=files[0])
     caveats = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
@@ -118,7 +122,8 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     family = ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split)
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
                          contract=contract, pairs=pairs, family=family, exploratory=exploratory,
-                         alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0])
+                         alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0],
+                         **given)
 
 
 def _judge_changes(frozen: FrozenSet, llm_labels: pd.DataFrame, other_judge: bool) -> list[str]:
@@ -141,7 +146,8 @@ def _judge_changes(frozen: FrozenSet, llm_labels: pd.DataFrame, other_judge: boo
 
 def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, metrics: list[str] | None,
                      pairs: list[tuple[str, str]] | None, planned: int | None, exploratory: bool, alpha: float,
-                     level: float, contract: EvaluationContract, overridden: list[str]) -> DocumentReport:
+                     level: float, contract: EvaluationContract, overridden: list[str],
+                     given: dict) -> DocumentReport:
     """The document design's estimate of a set that records its sample (module docstring)."""
     queries = select_split(frozen.queries, split)
     if frozen.contract.weighting == "traffic" and queries["stratum"].nunique() > 1:
@@ -164,7 +170,7 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
                            files={"human": files[:1], "llm": files[1:] if judges is not None else []},
                            metrics=metrics or [frozen.contract.headline], pairs=pairs,
                            family=ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split),
-                           exploratory=exploratory, alpha=alpha, level=level, contract=contract)
+                           exploratory=exploratory, alpha=alpha, level=level, contract=contract, **given)
     if overridden:
         report.estimate.caveats.insert(0, "CONTRACT OVERRIDDEN: " + ", ".join(overridden))
     return report

@@ -22,19 +22,25 @@ Conventions
   mean over every query with such queries' values taken as the LLM predicts them: say so, and prefer a contract
   where every query is defined (``undefined=zero``) when many are. An undefined LLM value is a prediction of 0
   (any fixed rule keeps the estimate unbiased), counted.
+- **Missing queries**: a query of the set a run lacks follows the one rule of every analysis
+  (:func:`evalset.evaluation.missing_queries`): refused, naming the run, its file and the count, unless the contract's
+  ``missing`` was chosen (``chosen``: the conventions the user gave; by default every one when a whole contract is
+  passed, none otherwise, as :class:`~evalset.evaluation.Evaluation` counts them). Chosen, the estimate says how many
+  (:class:`Missing`): ``zero``, they score 0; ``skip``, they are left out of that run's estimate and of its
+  comparisons (its mean is over the queries it answered).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, per_query_values, unusual_grades_note
+from evalset.evaluation import Evaluation, PerQuery, missing_queries, per_query_values, unusual_grades_note
 from evalset.io.annotations import grade_line
 from evalset.judgments import reading
 from evalset.judgments.ensemble import ensemble_grades
@@ -163,5 +169,69 @@ def _llm_gaps(human: Grades, llm: Grades, in_slice: set[str]) -> list[str]:
 def values_by_run(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_ids: Sequence[str], metric: str,
                   contract: EvaluationContract) -> pd.DataFrame:
     """Per-query values (``query_ids`` x runs) of ``metric`` under ``qrels``; a query without a judgment is NaN."""
+    return query_values(runs, qrels, query_ids, metric, contract).values(metric).reindex(list(query_ids))
+
+
+def chosen_conventions(contract: EvaluationContract | None, chosen: Collection[str] | None) -> tuple[str, ...]:
+    """The contract's conventions the user chose: ``chosen`` when given, else every one when a whole ``contract``
+    is passed and none without one (module docstring)."""
+    if chosen is not None:
+        return tuple(chosen)
+    return tuple(contract.to_dict()) if contract is not None else ()
+
+
+def query_values(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_ids: Sequence[str], metric: str,
+                 contract: EvaluationContract, chosen: Collection[str] | None = None) -> PerQuery:
+    """The runs scored per query on ``metric`` under the ``qrels`` of ``query_ids`` (the evaluation room's
+    :func:`~evalset.evaluation.per_query_values`), the conventions ``chosen`` recorded for the missing-queries rule
+    (default: every one)."""
     used = Evaluation.on_qrels(qrels[qrels["query_id"].isin(set(query_ids))], contract)
-    return per_query_values(used, runs, [metric]).values(metric).reindex(list(query_ids))
+    if chosen is not None:
+        used = replace(used, given=tuple(chosen))
+    return per_query_values(used, runs, [metric])
+
+
+@dataclass(frozen=True)
+class Missing:
+    """The missing-queries rule applied to an estimate (module docstring): per run, how many of the set's
+    ``queries`` it lacks (``counts``), the contract's ``policy`` (``zero``, ``skip``), and under ``skip`` which
+    queries are left out of each run's estimate (``left_out``; empty otherwise)."""
+
+    counts: dict[str, int]
+    policy: str
+    queries: int
+    left_out: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """One line per run that lacks queries: the count and what became of them."""
+        how = ("they score 0 (--missing zero)" if self.policy == "zero" else
+               "left out of its estimate and its comparisons (--missing skip)")
+        return [f"note: {run} lacks {count} of the {self.queries} queries of the set: {how}"
+                for run, count in self.counts.items() if count]
+
+    def of_pair(self, baseline: str, candidate: str) -> frozenset[str]:
+        """The queries left out of a paired difference: those either run lacks (under ``skip``)."""
+        return self.left_out.get(baseline, frozenset()) | self.left_out.get(candidate, frozenset())
+
+
+def missing_rule(values: PerQuery, query_ids: Sequence[str], sources: Mapping[str, object] | None = None) -> Missing:
+    """The rule on ``values`` scored over the set's ``query_ids``: refused unless chosen
+    (:func:`evalset.evaluation.missing_queries`, naming the run's file from ``sources``, name -> path), else what it
+    decided (:class:`Missing`)."""
+    counts = missing_queries(values, {run: (sources or {}).get(run) for run in values.runs})
+    policy = values.evaluation.contract.missing
+    every = frozenset(map(str, query_ids))
+    left_out = {run: every - set(map(str, values.tables[run].index)) for run, count in counts.items()
+                if count and policy == "skip"}
+    return Missing(counts, policy, len(every), left_out)
+
+
+def refuse_skip(missing: Missing) -> Missing:
+    """``missing`` unless a run lacks queries under ``--missing skip``, which a simulation refuses: its columns and
+    their truths are over every query of the set."""
+    if missing.left_out:
+        run = next(iter(missing.left_out))
+        raise InputError(f"run {run} lacks {missing.counts[run]} of the {missing.queries} queries: a simulation scores "
+                         "every run on every query, so give --missing zero (they score 0); --missing skip is for an "
+                         "estimate")
+    return missing

@@ -9,7 +9,8 @@ a validation estimates the first metric only. The pairs default to none, on a se
 runs were given, in a validation to every pair of runs. The contract is ``options`` over the default contract, or
 on a set the set's under the override rule (:meth:`evalset.contract.ContractOptions.applied_to`). The comparison
 family is the pairs given (``planned`` overrides their count), or on a set the set's
-(:mod:`evalset.estimate.frozen`).
+(:mod:`evalset.estimate.frozen`). A run that lacks queries of the set is refused unless ``options`` chose the
+contract's ``missing`` (:mod:`evalset.estimate.inputs`), naming its file.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from evalset.estimate.inputs import check_settings, ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
-from evalset.io.trec import read_runs
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import ppi_py_module
 
@@ -77,13 +78,14 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if frozen is None or frozen.sample is None:  # a set frozen with a document sample needs no ppi_py
         ppi_py_module()  # a missing extra is said before any work
     options = options or ContractOptions()
-    named = read_runs(runs)
+    named, sources = _read(runs)
+    chosen = tuple(options.given())
     common = {"exploratory": exploratory, "alpha": alpha, "level": level, "interval": interval}
     if frozen is not None:
         llm_labels = read_grades(llm, "llm", conflicting_grades).judgments if llm else None
         result = set_estimate(frozen, named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
                               planned=planned, options=options, override_contract=override_contract,
-                              llm_labels=llm_labels, other_judge=other_judge, **common)
+                              llm_labels=llm_labels, other_judge=other_judge, sources=sources, **common)
         if result is None:
             raise InputError(NO_LLM_PART, os.fspath(set_path))
         return result
@@ -93,14 +95,16 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if draws is not None:
         return simulate(named, human_grades, llm_grades, slice_size=slice_size, draws=draws,
                         metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=list(pairs) or None,
-                        level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble)
+                        level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble,
+                        chosen=chosen, sources=sources)
     caveats = []
     if ensemble:
         llm_grades, note = ensemble_of(llm_grades, human_grades)
         caveats.append(note.removeprefix("note: "))
     return estimate_runs(named, human_grades, llm_grades, read_slice(slice_path), metrics=metrics or (DEFAULT_METRIC,),
                          contract=contract, pairs=pairs, family=ComparisonFamily.of(len(pairs), planned=planned),
-                         record_source=os.fspath(slice_path), caveats=caveats, **common)
+                         record_source=os.fspath(slice_path), caveats=caveats, chosen=chosen, sources=sources,
+                         **common)
 
 
 def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequence[FilePath],
@@ -119,9 +123,10 @@ def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequ
         if frozen.sample is None:
             raise InputError("the set records no document sample (freeze --sample): it is estimated by the query "
                              "slice design (no --design documents)", os.fspath(set_path))
-        return set_estimate(frozen, read_runs(runs), split=split, metrics=list(metrics), pairs=list(pairs) or None,
+        named, sources = _read(runs)
+        return set_estimate(frozen, named, split=split, metrics=list(metrics), pairs=list(pairs) or None,
                             planned=planned, exploratory=exploratory, alpha=alpha, level=level, interval=interval,
-                            options=options, override_contract=override_contract)
+                            options=options, override_contract=override_contract, sources=sources)
     if interval != "t" or override_contract:
         raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\") and it reads "
                          "no set: give no --interval or --override-contract")
@@ -134,11 +139,18 @@ def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequ
     if draws is None and budget is not None:
         raise InputError("--budget goes with --simulate (the sample record holds its own budget)")
     check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs)
-    contract = (options or ContractOptions()).applied_to()[0]
-    named = read_runs(runs)
+    options = options or ContractOptions()
+    named, sources = _read(runs)
     common = {"human": human, "llm": llm, "no_llm": no_llm, "metrics": metrics, "level": level,
-              "conflicting_grades": conflicting_grades, "contract": contract}
+              "conflicting_grades": conflicting_grades, "contract": options.applied_to()[0],
+              "chosen": tuple(options.given()), "sources": sources}
     if draws is not None:
         return document_validation(named, draws=draws, budget=budget, seed=seed, progress=progress, **common)
     return document_estimate(named, sample_path=sample_path, pairs=pairs, planned=planned, exploratory=exploratory,
                              alpha=alpha, **common)
+
+
+def _read(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:
+    """The runs (files or folders) read, by name, and each one's file (named when a run is refused)."""
+    files = {name: os.fspath(path) for name, path in expand_run_paths(runs).items()}
+    return {name: read_run(path) for name, path in files.items()}, files

@@ -13,12 +13,15 @@ Conventions
   error), of the human-only interval, their mean widths and the width ratio, averaged over columns and draws;
   in the JSON also ``outside_range``, the share of intervals reaching outside the measure's range (0: they are
   clipped to it, :mod:`evalset.stats.ppi`).
+- A query a run lacks follows the missing-queries rule as the estimate's (:class:`evalset.estimate.inputs.Missing`;
+  ``chosen`` and ``sources`` as :func:`evalset.estimate.estimate_runs`'): refused unless chosen; ``zero`` scores it
+  0, said in a note; ``skip`` is refused (a simulation's columns are over every query of the set).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,7 +30,15 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.inputs import Grades, ensemble_of, values_by_run
+from evalset.estimate.inputs import (
+    Grades,
+    chosen_conventions,
+    ensemble_of,
+    missing_rule,
+    query_values,
+    refuse_skip,
+    values_by_run,
+)
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
@@ -94,18 +105,21 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
              metric: str = DEFAULT_METRIC, contract: EvaluationContract | None = None,
              pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
              seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
-             ensemble: bool = False) -> Simulation:
+             ensemble: bool = False, chosen: Collection[str] | None = None,
+             sources: Mapping[str, object] | None = None) -> Simulation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
     ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs.
     ``progress`` wraps the draws of each kind (e.g. ``tqdm``). With ``ensemble``, the LLM files' judges are
     combined into an ensemble calibrated on each drawn slice's human grades
     (:func:`~evalset.estimate.inputs.ensemble_of`)."""
+    chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()
     check("the number of simulated slices", draws, POSITIVE_INT)
     bounds = measure_bounds(metric)  # an unbounded measure refused before any work
     query_ids = sorted(human.query_ids)
-    human_values = values_by_run(runs, human.qrels, query_ids, metric, contract)
-    caveats = []
+    scored = query_values(runs, human.qrels, query_ids, metric, contract, chosen)
+    caveats = refuse_skip(missing_rule(scored, query_ids, sources)).notes()
+    human_values = scored.values(metric).reindex(query_ids)
     undefined = human_values.index[human_values.isna().any(axis=1)]
     if len(undefined):
         caveats.append(f"{len(undefined)} queries have no defined {metric} under the human grades and were left out")

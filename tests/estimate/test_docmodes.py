@@ -78,7 +78,9 @@ def test_the_library_call_gives_what_the_command_prints(data):
                     "--compare", "bm25base_p:p_exp_rm3_bert", "--exploratory")
     assert result.exit_code == 0, result.output
     assert result.output == report.to_text() + "\n"
-    assert report.comparisons["verdict"].tolist() == ["exploratory: a lead for a planned comparison, never established"]
+    assert report.comparisons[["verdict", "rule"]].values.tolist() == [[
+        "exploratory (\"this set\" interval at 0.95): a lead for a planned comparison, never established",
+        "exploratory"]]
     assert report.settings["judges"] == ["llm.qrels"] and report.settings["budget"] == 1000.0
     as_json = report.to_dict()
     assert as_json["design"] == "documents" and as_json["comparisons"][0]["kind"] == "exploratory"

@@ -149,6 +149,10 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
         ((pool, "--documents", 100, "--fraction", 0.5), "--documents draws pairs, not queries"),
         ((no_sources, "--documents", 100), "pool_sources.tsv: no such file: the document sample's priors need"),
         ((drawn[0], "--documents", 100), "pool.json: no pool depth"),
+        ((pool, "--documents", 100, "--seed", 3), "a document sample of 107 drawn pairs over 43 queries (2.49 a "
+                                                  "query) is too small for the design's estimators: they need at "
+                                                  "least 3 a query on average (129 here); drawn with seed 3 at a "
+                                                  "budget of 100: give a larger budget"),
     ]
     for args, message in cases:
         result = invoke("estimate", "select", *args, "-o", out)
@@ -163,38 +167,52 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
     assert result.exit_code == 2 and "--force" in result.output
     assert {p.name: p.read_bytes() for p in drawn[0].iterdir()} == before
     forced = tmp_path / "forced"
-    assert invoke("estimate", "select", pool, "--documents", 100, "-o", forced).exit_code == 0
-    assert invoke("estimate", "select", pool, "--documents", 200, "-o", forced, "--force").exit_code == 0
-    assert read_sample(forced).budget == 200
+    assert invoke("estimate", "select", pool, "--documents", 200, "-o", forced).exit_code == 0
+    assert invoke("estimate", "select", pool, "--documents", 300, "-o", forced, "--force").exit_code == 0
+    assert read_sample(forced).budget == 300
 
 
 def _small_pool(folder):
-    """Three pairs of one query; the first ranked first by two runs (its pi is 1 at a budget of 2)."""
+    """Seven pairs of two queries: q's first pair ranked first by two runs, and r's (their pi are 1 at a budget of
+    6); the text of q's first pair holds other line separators."""
     folder.mkdir()
-    (folder / "pool.tsv").write_text("pair_id\tquery_id\tdoc_id\torder\np1\tq\ta\t1\np2\tq\tb\t2\np3\tq\tc\t3\n")
-    (folder / "pool_sources.tsv").write_text("query_id\tdoc_id\tsystem\trank\nq\ta\tx\t1\nq\ta\ty\t1\nq\tb\tx\t2\n"
-                                             "q\tc\ty\t2\n")
+    pairs = [("p1", "q", "a"), ("p2", "q", "b"), ("p3", "q", "c"), ("p4", "r", "d"), ("p5", "r", "e"),
+             ("p6", "r", "f"), ("p7", "r", "g")]
+    (folder / "pool.tsv").write_text("pair_id\tquery_id\tdoc_id\torder\n" + "".join(
+        f"{p}\t{q}\t{d}\t{i}\n" for i, (p, q, d) in enumerate(pairs, start=1)))
+    ranks = [("q", "a", "x", 1), ("q", "a", "y", 1), ("q", "b", "x", 2), ("q", "c", "y", 2), ("r", "d", "x", 1),
+             ("r", "d", "y", 1), ("r", "e", "x", 2), ("r", "f", "y", 2), ("r", "g", "x", 3)]
+    (folder / "pool_sources.tsv").write_text("query_id\tdoc_id\tsystem\trank\n" + "".join(
+        f"{q}\t{d}\t{s}\t{r}\n" for q, d, s, r in ranks))
     (folder / "pool.json").write_text('{"depth": 10}\n')
-    texts = {"p1": "one\u2028line\x85still", "p2": "two", "p3": "three"}
+    texts = {"p1": "one\u2028line\x85still"}
     (folder / "tasks.jsonl").write_text("".join(json.dumps(
-        {"pair_id": p, "query_id": "q", "doc_id": d, "query": "Q", "text": texts[p]}, ensure_ascii=False) + "\n"
-        for p, d in zip(texts, "abc", strict=True)), encoding="utf-8")
+        {"pair_id": p, "query_id": q, "doc_id": d, "query": q.upper(), "text": texts.get(p, d)}, ensure_ascii=False)
+        + "\n" for p, q, d in pairs), encoding="utf-8")
 
 
 def test_a_task_whose_text_holds_other_line_separators_is_kept_whole(tmp_path):
     from evalset.estimate.docselect import select_document_pool, select_documents
 
     _small_pool(tmp_path / "pool")
-    selection = select_document_pool(tmp_path / "pool", tmp_path / "out", budget=2, seed=0)
+    selection = select_document_pool(tmp_path / "pool", tmp_path / "out", budget=6, seed=2)
     record = selection.record
-    np.testing.assert_allclose(record.pairs["pi"], [1, 0.5, 0.5])  # priors 2, 0.89, 0.89: the rest share 1
-    assert record.pairs["sampled"].iloc[0]
+    second, third = (1 / np.log2(3)) ** 0.25, 0.5 ** 0.25  # a run's rank 2 and 3: (1 / log2(rank + 1)) ** 0.25
+    share = 4 / (4 * second + third)  # a and d capped at 1, the other five share the 4 left
+    np.testing.assert_allclose(record.pairs["pi"], [1, share * second, share * second, 1, share * second,
+                                                    share * second, share * third])
+    assert record.pairs["sampled"].iloc[0] and record.pairs["sampled"].sum() >= 6  # the minimum: 3 a query
     tasks = read_tasks(tmp_path / "out" / "tasks.jsonl")
     assert tasks["pair_id"].tolist() == record.drawn["pair_id"].tolist()
     assert tasks["text"].iloc[0] == "one\u2028line\x85still"
     assert (tmp_path / "out" / "tasks.jsonl").read_bytes().splitlines()[0] == (
         tmp_path / "pool" / "tasks.jsonl").read_bytes().splitlines()[0]
-    tiny = inclusion_probabilities(record.pairs["prior"].to_numpy(), 0.03)  # a budget of 1% of the 3 pairs
+    tiny = inclusion_probabilities(record.pairs["prior"].to_numpy(), 0.07)  # a budget of 1% of the 7 pairs
     empty = next(s for s in range(100) if not poisson_sample(tiny, s).any())
-    with pytest.raises(InputError, match=rf"the draw \(seed {empty}\) took none of the 3 pairs"):
+    with pytest.raises(InputError, match=rf"the draw \(seed {empty}\) took none of the 7 pairs"):
         select_documents(tmp_path / "pool", fraction=0.01, seed=empty)
+    short = next(s for s in range(100) if poisson_sample(record.pairs["pi"].to_numpy(), s).sum() < 6)
+    with pytest.raises(InputError, match=r"over 2 queries \(2\.\d\d a query\) is too small for the design's "
+                                         r"estimators: they need at least 3 a query on average \(6 here\)"):
+        select_documents(tmp_path / "pool", budget=6, seed=short)
+

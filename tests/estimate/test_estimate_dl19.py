@@ -146,7 +146,8 @@ def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(runs,
     table = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
                    folder, "--compare", "bm25base_p:idst_bert_p1", "--planned", 4, "--exploratory")
     assert "threshold 0.0125: intervals at level 0.9875" in table.output
-    assert "exploratory: a lead for a planned comparison, never established" in table.output
+    assert ("  verdict            exploratory (PPI++ interval at 0.9875): a lead for a planned comparison, never "
+            "established") in table.output.splitlines()
     assert "Favouritism of llama-3-70b.fourprompts against human by ndcg@10 on the human-graded slice: 37 runs, " \
            "10 queries both define" in table.output
 

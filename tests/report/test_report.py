@@ -361,9 +361,8 @@ def test_missing_zero_or_skip_is_accepted_and_said_on_the_page(dl19_set, lacking
 def test_a_planned_comparison_the_holes_could_flip_is_not_established_as_compare_says(shared_data, tmp_path):
     """The set judged from the depth-10 pool of the BM25 runs only (docs/compare-holes.md): the report's planned
     comparison rests on what compare's does, judged@10 and the holes' bound, and withholds the same verdict."""
-    from tests.comparing.test_compare import BM25, DL19
+    from tests.comparing.test_compare import BM25, DL19, plain_qrels, plain_run, top
     from tests.comparing.test_compare import RUNS as SHIPPED
-    from tests.comparing.test_compare import plain_qrels, plain_run, top
 
     pooled = {(q, d) for name in BM25 for q, docs in plain_run(SHIPPED / f"{name}.run.gz").items()
               for d in top(docs, 10)}
