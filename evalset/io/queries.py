@@ -37,7 +37,7 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
     pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
     the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
-    number in ``frame.attrs["line_numbers"]`` (for error messages downstream). An empty query id
+    number in ``frame.attrs["line_numbers"]`` (for error messages downstream). A file without a query, an empty query id
     or query text, a line with the wrong number of fields, or a repeated query id is refused with its line; so
     are a ``split`` other than ``test`` or ``dev`` and, within one stratum, a ``stratum_share`` that differs from
     the stratum's other lines (a stratum has one traffic share; every command reading strata gets this rule).
@@ -61,6 +61,8 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
                 rows.append((query_id.strip(), query.strip()))
                 line_numbers.append(number)
         frame = pd.DataFrame(rows, columns=["query_id", "query"], dtype=object)
+    if frame.empty:
+        raise InputError("no query in the file (expected `qid<TAB>query` lines, a queries.tsv or JSON Lines)", path)
     refuse_blank(frame, ("query_id", "query"), line_numbers, path)
     refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
     _refuse_bad_splits(frame, line_numbers, path)

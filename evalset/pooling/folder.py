@@ -142,9 +142,6 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
         raise InputError("no depth (give --depth or `depth` in the spec)")
     run_files = expand_run_paths(spec.runs)
     queries = read_queries(spec.queries) if spec.queries else None
-    if queries is not None and queries.empty:
-        raise InputError("no query in the file: nothing to pool (expected `qid<TAB>query` lines or a queries.tsv)",
-                         spec.queries)
     judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
     try:
         pool = build_pool(((name, read_run(path)) for name, path in run_files.items()), spec.depth,

@@ -85,8 +85,8 @@ def test_pool_with_an_empty_queries_file_is_refused_and_writes_nothing(tmp_path,
     queries.write_text("")
     result = invoke("pool", *dl19["runs"], "-k", 5, "-o", tmp_path / "pool", "--queries", queries)
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"evalset: error: {queries}: no query in the file: nothing to pool " \
-                                    "(expected `qid<TAB>query` lines or a queries.tsv)"
+    assert result.stderr.strip() == f"evalset: error: {queries}: no query in the file (expected `qid<TAB>query` " \
+                                    "lines, a queries.tsv or JSON Lines)"
     assert not (tmp_path / "pool").exists()
 
 

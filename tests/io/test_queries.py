@@ -43,3 +43,12 @@ def test_a_stratum_share_that_is_not_a_number_at_least_0_is_refused_with_its_lin
     with pytest.raises(InputError, match="query q2: a stratum and a traffic share") as caught:
         read_queries(path)
     assert caught.value.line == 3
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "query_id\tquery\n"])
+def test_a_queries_file_without_a_query_is_refused(tmp_path, text):
+    path = tmp_path / "queries.tsv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape("no query in the file (expected `qid<TAB>query` lines, a "
+                                                   "queries.tsv or JSON Lines)")):
+        read_queries(path)
