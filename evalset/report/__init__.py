@@ -140,7 +140,8 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, agreement: M
             matrix = agreement_matrix(frozen.manifest.get("agreement"))
         except InputError as exc:
             note = f"The manifest records an agreement block this report cannot read ({exc})."
-    estimate, estimate_note = set_estimates(frozen, runs, split, alpha, level)
+    estimate, estimate_note = set_estimates(frozen, runs, split, alpha, level, chosen,
+                                            {name: os.fspath(path) for name, path in (files or {}).items()})
     return ReportData(
         frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evalset.contract import ContractOptions
 from evalset.errors import InputError
 from evalset.estimate.docmodes import DocumentReport
 from evalset.estimate.figures import WEIGHTED, Estimate
@@ -28,12 +29,15 @@ def _interval(row: Any, centre: str, prefix: str = "", sign: bool = False) -> st
     return f"{number(row[centre], sign=sign)} {_bounds(row, prefix, sign)}"
 
 
-def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, alpha: float,
-                  level: float) -> tuple[Estimate | DocumentReport | None, str]:
-    """The set's estimates (:func:`evalset.estimate.frozen.set_estimate`), or ``None`` and why there are none
-    when the set has an LLM-graded part or a document sample but no estimate can be made."""
+def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: str, alpha: float, level: float,
+                  options: ContractOptions | None = None,
+                  sources: Mapping[str, str] | None = None) -> tuple[Estimate | DocumentReport | None, str]:
+    """The set's estimates (:func:`evalset.estimate.frozen.set_estimate`, under the report's contract ``options``:
+    its ``--missing``), or ``None`` and why there are none when the set has an LLM-graded part or a document
+    sample but no estimate can be made."""
     try:
-        return set_estimate(frozen, runs, split=split, alpha=alpha, level=level), ""
+        return set_estimate(frozen, runs, split=split, alpha=alpha, level=level, options=options,
+                            override_contract=True, sources=sources), ""
     except InputError as exc:
         part = "a document sample" if frozen.sample is not None else "an LLM-graded part"
         return None, f"The set has {part}, but no estimate could be made: {exc}"

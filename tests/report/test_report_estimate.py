@@ -178,3 +178,19 @@ def test_a_stratified_set_shows_each_stratum_and_the_traffic_weighted_estimate(s
     page = render_html(data)
     assert "<td>head (7 of 33)</td>" in page and "<td>tail (3 of 10)</td>" in page
     assert "<td>weighted (10 of 43)</td>" in page and "(per stratum, then traffic-weighted)" in page
+
+
+@pytest.mark.slow
+def test_the_missing_queries_rule_the_report_was_given_holds_for_its_estimates_too(sliced, runs):
+    """A run lacking two queries of the slice: refused by the report unless --missing is chosen, and then the
+    estimates follow the same choice (they said "no estimate could be made" before)."""
+    frozen, record, *_ = sliced
+    lacking = [record.slice[0], record.slice[1]]
+    short = {**runs, "bm25tuned_p": runs["bm25tuned_p"][~runs["bm25tuned_p"]["query_id"].isin(lacking)]}
+    data = collect(frozen, short, missing="zero", **FAST)
+    assert data.estimate is not None and data.estimate_note == ""
+    row = data.estimate.runs.set_index("run").loc["bm25tuned_p"]
+    full = collect(frozen, runs, **FAST).estimate.runs.set_index("run").loc["bm25tuned_p"]
+    assert row["estimate"] != full["estimate"] and row["human_mean"] < full["human_mean"]  # two slice queries at 0
+    assert any("bm25tuned_p" in caveat and "lacks 2" in caveat for caveat in data.estimate.caveats)
+    assert collect(frozen, short, missing="skip", **FAST).estimate is not None
