@@ -39,7 +39,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--interval", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True,
               help="The bootstrap interval of the mean difference.")
 @click.option("--test", "primary_test", type=click.Choice(["permutation", "t"]), default="permutation",
-              show_default=True, help="The primary test the verdict follows.")
+              show_default=True, help="The primary test the verdict rests on, with the interval.")
 @click.option("--queries", type=click.Path(), help="Queries (queries.tsv or topics): with stratum and stratum_share "
                                                    "columns the strata of a traffic-weighted verdict; the texts "
                                                    "--why shows; with --holes and --corpus the tasks of tasks.jsonl.")

@@ -158,7 +158,7 @@ def compare_paired(
     out and counted in ``undefined``; a query present in only one Series is an error, since the pairing would
     be silently partial.
 
-    ``interval`` is the bootstrap interval (``bca``, ``percentile``); ``primary_test`` the test the verdict follows
+    ``interval`` is the bootstrap interval (``bca``, ``percentile``); ``primary_test`` the test the verdict rests on
     (``permutation``, ``t``). ``strata`` (``query_id, stratum, stratum_share``) adds each stratum's difference;
     with ``weighting="traffic"`` the headline is the traffic-weighted difference, tested by sign flips within
     strata of the weighted mean and bounded by a bootstrap within strata (module docstring). On the ``dev``
@@ -369,7 +369,8 @@ def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold:
         why = "the evidence is near the threshold, where the tests' approximations differ"
     primary = "the permutation test" if primary_test == "permutation" else "the paired t-test"
     return (f"{' and '.join(yes)} {'says' if len(yes) == 1 else 'say'} significant, {' and '.join(no)} "
-            f"{'does' if len(no) == 1 else 'do'} not: {why}; the verdict follows {primary}, the primary test")
+            f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is established only where {primary}, "
+            "the primary test, and the interval both exclude it")
 
 
 def _p(value: float) -> str:

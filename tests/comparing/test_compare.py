@@ -157,7 +157,8 @@ def test_missing_zero_gives_the_old_figures_with_a_note_and_says_the_tests_disag
             "(--missing zero)") in result.stderr
     assert document["tests_disagree"].startswith("the BCa interval says significant, the permutation test and the "
                                                  "paired t-test do not: the differences are skewed")
-    assert document["tests_disagree"].endswith("the verdict follows the permutation test, the primary test")
+    assert document["tests_disagree"].endswith("a difference is established only where the permutation test, the "
+                                               "primary test, and the interval both exclude it")
     assert document["verdict"] == "not established (p = 0.107 >= 0.05)"
 
 
@@ -178,7 +179,7 @@ def test_the_t_test_can_be_the_primary_test_and_the_interval_percentile(lacking_
     assert document["primary_test"] == "t" and document["ci_method"] == "percentile"
     assert document["verdict"] == f"not established (t-test p = {document['ttest_p']:.4g} >= 0.05)"
     assert document["rule"] == "p at threshold"
-    assert "the verdict follows the paired t-test, the primary test" in document["tests_disagree"] or (
+    assert "where the paired t-test, the primary test, and the interval" in document["tests_disagree"] or (
         document["tests_disagree"] == "")
 
 
