@@ -196,6 +196,6 @@ def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataF
         return {}
     human = grades_of(qrels.assign(annotator="human")[["query_id", "doc_id", "annotator", "grade"]])
     judged = grades_of(llm.rename(columns={"judge": "annotator"})[["query_id", "doc_id", "annotator", "grade"]])
-    result = simulate(runs, human, judged, slice_size=slice_size, draws=draws, metric=str(measure),
+    result = simulate(runs, human, judged, slice_size=slice_size, draws=draws, metrics=[str(measure)],
                       contract=contract, level=level, seed=seed)
     return {row["kind"]: row for row in result.table.to_dict(orient="records")}

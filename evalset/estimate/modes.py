@@ -94,7 +94,7 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     llm_grades = read_grades(llm, "llm", conflicting_grades)
     if draws is not None:
         return simulate(named, human_grades, llm_grades, slice_size=slice_size, draws=draws,
-                        metric=(metrics or (DEFAULT_METRIC,))[0], contract=contract, pairs=list(pairs) or None,
+                        metrics=metrics or (DEFAULT_METRIC,), contract=contract, pairs=list(pairs) or None,
                         level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble,
                         chosen=chosen, sources=sources)
     caveats = []

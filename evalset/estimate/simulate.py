@@ -8,11 +8,11 @@ Conventions
   out and counted). Each draw is a uniform slice of ``slice_size`` of them, without replacement, from one seeded
   ``numpy`` Generator; the other queries are the unlabelled set, graded by the LLM only.
 - The truth of a column (a run, or a paired difference) is its mean over the set under the full human grades.
-- Reported per kind (single-run means; paired differences, by default every pair of runs): the observed coverage
-  of the PPI++ interval (as ``estimate`` computes it, and with the normal quantile, same centre and standard
-  error), of the human-only interval, their mean widths and the width ratio, averaged over columns and draws;
-  in the JSON also ``outside_range``, the share of intervals reaching outside the measure's range (0: they are
-  clipped to it, :mod:`evalset.stats.ppi`).
+- Reported per metric (each on the same slices) and kind (single-run means; paired differences, by default every
+  pair of runs): the observed coverage of the PPI++ interval (as ``estimate`` computes it, and with the normal
+  quantile, same centre and standard error), of the human-only interval, their mean widths and the width ratio,
+  averaged over columns and draws; in the JSON also ``outside_range``, the share of intervals reaching outside the
+  measure's range (0: they are clipped to it, :mod:`evalset.stats.ppi`).
 - A query a run lacks follows the missing-queries rule as the estimate's (:class:`evalset.estimate.inputs.Missing`;
   ``chosen`` and ``sources`` as :func:`evalset.estimate.estimate_runs`'): refused unless chosen; ``zero`` scores it
   0, said in a note; ``skip`` is refused (a simulation's columns are over every query of the set).
@@ -102,27 +102,53 @@ def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: 
 
 
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
-             metric: str = DEFAULT_METRIC, contract: EvaluationContract | None = None,
+             metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
              pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
              seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
              ensemble: bool = False, chosen: Collection[str] | None = None,
              sources: Mapping[str, object] | None = None) -> Simulation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
-    ``slice_size`` queries (module docstring); ``pairs`` (baseline, candidate) default to every pair of runs.
-    ``progress`` wraps the draws of each kind (e.g. ``tqdm``). With ``ensemble``, the LLM files' judges are
-    combined into an ensemble calibrated on each drawn slice's human grades
-    (:func:`~evalset.estimate.inputs.ensemble_of`)."""
+    ``slice_size`` queries (module docstring), for each of ``metrics`` on the same slices (one Generator from
+    ``seed`` each); ``pairs`` (baseline, candidate) default to every pair of runs. ``progress`` wraps the draws of
+    each kind (e.g. ``tqdm``). With ``ensemble``, the LLM files' judges are combined into an ensemble calibrated on
+    each drawn slice's human grades (:func:`~evalset.estimate.inputs.ensemble_of`)."""
     chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()
     check("the number of simulated slices", draws, POSITIVE_INT)
-    bounds = measure_bounds(metric)  # an unbounded measure refused before any work
+    if not metrics:
+        raise InputError("no metric to simulate")
+    for metric in metrics:
+        measure_bounds(metric)  # an unbounded measure refused before any work
+    tables, caveats, settings = [], [], {}
+    for metric in metrics:
+        table, said, first = _simulate_metric(
+            runs, human, llm, slice_size=slice_size, draws=draws, metric=metric, contract=contract, pairs=pairs,
+            level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble, chosen=chosen,
+            sources=sources)
+        tables.append(table.assign(metric=metric))
+        caveats += [line for line in said if line not in caveats]
+        settings = settings or first  # the first metric's queries: each row counts its own
+    settings = {**settings, "metrics": list(metrics)}
+    settings.pop("metric")
+    table = pd.concat(tables, ignore_index=True)
+    return Simulation(table[["metric", *[c for c in table.columns if c != "metric"]]], settings, caveats)
+
+
+def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int,
+                     metric: str, contract: EvaluationContract, pairs: Sequence[tuple[str, str]] | None,
+                     level: float, interval: str, seed: int, progress: Callable[[Iterable], Iterable],
+                     ensemble: bool, chosen: Collection[str],
+                     sources: Mapping[str, object] | None) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
+    """One metric's rows (a kind each), caveats and settings (:func:`simulate`)."""
+    bounds = measure_bounds(metric)
     query_ids = sorted(human.query_ids)
     scored = query_values(runs, human.qrels, query_ids, metric, contract, chosen)
     caveats = refuse_skip(missing_rule(scored, query_ids, sources)).notes()
     human_values = scored.values(metric).reindex(query_ids)
     undefined = human_values.index[human_values.isna().any(axis=1)]
     if len(undefined):
-        caveats.append(f"{len(undefined)} queries have no defined {metric} under the human grades and were left out")
+        caveats.append(f"{metric}: {len(undefined)} queries have no defined value under the human grades and were "
+                       "left out")
         human_values = human_values.drop(index=undefined)
     missing = sorted(set(human_values.index) - llm.query_ids)
     if missing:
@@ -148,14 +174,14 @@ def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, sl
         cand = [names.index(c) for _, c in pairs]
         kinds["differences"] = (kinds["means"][0][:, cand] - kinds["means"][0][:, base],
                                 _columns_difference(predicted, base, cand))
-    rows = [{"kind": kind, **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
-                                    kind == "differences")}
+    rows = [{"kind": kind, "queries": len(human_values),
+             **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds, kind == "differences")}
             for kind, (h, y) in kinds.items()]
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
                 "human": list(human.files), "llm": list(llm.files), "ensemble": ensemble,
                 "contract": contract.to_dict()}
-    return Simulation(pd.DataFrame(rows), settings, caveats)
+    return pd.DataFrame(rows), caveats, settings
 
 
 def _ensemble_values(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, query_ids: list[str],
@@ -178,12 +204,12 @@ def _columns_difference(predicted: Predicted, base: list[int], cand: list[int]) 
 def _text(result: Simulation) -> str:
     s = result.settings
     lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
-             f"{s['metric']}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
+             f"{', '.join(s['metrics'])}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
              f"human: {', '.join(s['human'])}; LLM: {', '.join(s['llm'])}"]
-    header = ["", "columns", f"PPI++ coverage ({s['interval']})", "PPI++ (normal)", "human-only coverage",
-              "PPI++ width", "human-only width", "width ratio"]
+    header = ["metric", "", "columns", f"PPI++ coverage ({s['interval']})", "PPI++ (normal)",
+              "human-only coverage", "PPI++ width", "human-only width", "width ratio"]
     names = {"means": "run means", "differences": "paired differences"}
-    rows = [[names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
+    rows = [[row.metric, names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
              number(row.coverage_human, 3), number(row.width_ppi, 3), number(row.width_human, 3),
              number(row.width_ratio, 2)] for row in result.table.itertuples()]
     return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])

@@ -216,7 +216,7 @@ def test_a_measure_without_an_upper_bound_is_refused_before_any_work(metric):
     with pytest.raises(InputError, match=message):
         estimate_runs({}, None, None, None, metrics=[metric])
     with pytest.raises(InputError, match=message):
-        simulate({}, None, None, slice_size=2, metric=metric)
+        simulate({}, None, None, slice_size=2, metrics=[metric])
 
 
 def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path):

@@ -49,3 +49,22 @@ def test_ceiling_measures_hold_their_level_with_every_interval_in_range(metric):
         assert 0.92 <= row["coverage_ppi"] <= 0.98, row
         assert 0.92 <= row["coverage_human"] <= 0.98, row
         assert row["outside_range"] == 0, row
+
+
+def test_every_requested_metric_is_reported_on_the_same_slices():
+    """--simulate with several -m reported the first metric alone, silently."""
+    llm = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
+    short = ("--simulate", "50")
+    both = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
+                                     "--llm", llm, *short, "--slice-size", "10", "--format", "json",
+                                     "-m", "ndcg@10", "-m", "p@10"])
+    assert both.exit_code == 0, both.output
+    document = json.loads(both.output)
+    assert document["settings"]["metrics"] == ["ndcg@10", "p@10"]
+    assert [(row["metric"], row["kind"]) for row in document["kinds"]] == [
+        ("ndcg@10", "means"), ("ndcg@10", "differences"), ("p@10", "means"), ("p@10", "differences")]
+    for metric in ("ndcg@10", "p@10"):
+        alone = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
+                                          "--llm", llm, *short, "--slice-size", "10", "--format", "json", "-m",
+                                          metric])
+        assert [row for row in document["kinds"] if row["metric"] == metric] == json.loads(alone.output)["kinds"]
