@@ -8,9 +8,10 @@ Conventions
   document_prior` from the runs' ranks within ``prior_depth``; ``pi`` is :func:`~evalset.estimate.docsample.
   inclusion_probabilities` at ``budget``; draw ``i`` is :func:`~evalset.estimate.docsample.poisson_sample` with the
   ``i``-th seed of ``numpy.random.default_rng(seed).integers(2**32)``, so the same inputs give the same figures.
-- The truth of a run is its mean over the pool's queries under the full grades (what the estimators give with
-  every pair sampled at ``pi = 1``, which is evalset's score of the run on those qrels when every query is
-  defined); of a paired difference, the difference of the truths (every pair of runs).
+- The truth of a run is evalset's score of it under the full grades and the contract: its mean over the pool's
+  queries of :func:`evalset.evaluation.per_query_values` (the evaluation room, never the design's own code, so that
+  a divergence between the two shows as bias); of a paired difference, the difference of the truths (every pair
+  of runs).
 - Reported per measure and kind (run means; paired differences): the coverage of the truth by the "this set" and
   the "new queries" intervals and their mean widths, averaged over columns and draws; for run means also the
   bias (mean over draws of estimate - truth; the largest |bias| over runs and their mean), the RMSE (mean over
@@ -41,6 +42,7 @@ from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentPool, mean_interv
 from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
 from evalset.estimate.docsample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
+from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
@@ -132,16 +134,12 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     missing = refuse_skip(pool_missing(pool, runs, contract, chosen, sources))
     pi = inclusion_probabilities(pool_prior(pool, prior_depth), budget)
     grade = qrels["grade"].to_numpy(dtype=np.int64)
-    everything = np.ones(len(pairs), dtype=bool)
     scale = np.union1d(grade, [0] if pool.llm is None else np.union1d(pool.llm.ravel(), [0]))
-    full = pool.sample(np.ones(len(pairs)), everything, grade, scale, use_llm=False)
     names = list(pool.ranks.names)
     index = list(itertools.combinations(range(len(names)), 2))
-    tallies = []
-    for measure in parsed:
-        values, z = estimate_measure(measure, pool.ranks, full, contract)
-        truth = mean_intervals(values, z, full.variance_factor, level, index)["estimate"]
-        tallies.append(_Tally(truth, len(names)))
+    scored = per_query_values(Evaluation.on_qrels(qrels[["query_id", "doc_id", "grade"]], contract),
+                              {name: runs[name] for name in names}, [str(m) for m in parsed])
+    tallies = [_Tally(_truth(scored, str(measure), names, pool.query_ids, index), len(names)) for measure in parsed]
     seeds = np.random.default_rng(seed).integers(2 ** 32, size=draws)
     sizes = []
     for draw_seed in progress(seeds):
@@ -184,6 +182,16 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
                 "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict()}
     return DocumentSimulation(pd.DataFrame(rows), settings, caveats)
+
+
+def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence[str],
+           index: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The runs' means of ``measure`` over the pool's queries under the full grades, then each pair's difference
+    (candidate minus baseline), from the evaluation room (evalset's score under the contract), never from the
+    design's own code: a divergence between the two shows as bias."""
+    table = pd.DataFrame({name: scored.column(name, measure) for name in names}).reindex(pd.Index(query_ids))
+    means = table.mean(axis=0).to_numpy(dtype=np.float64)  # undefined (NaN) queries left out, as a score does
+    return np.r_[means, [means[c] - means[b] for b, c in index]]
 
 
 def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
