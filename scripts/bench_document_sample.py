@@ -4,7 +4,7 @@
 NIST's grades (``data/dl19/nist.qrels``, 9,260 pairs over 43 queries) are the humans and the pool; the 37
 official runs (``data/dl19/runs``, all 666 pairs of them); as the control variate, Llama-3-70B alone, the three
 recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each budget, ``--draws`` document
-samples (:func:`evalset.estimate.docsimulate.simulate_documents`, seed ``--seed``) for nDCG@10, P@10 and AP at
+samples (:func:`evalset.estimate.documents.simulate.simulate_documents`, seed ``--seed``) for nDCG@10, P@10 and AP at
 relevance level 2, the query-slice PPI++ design at the same human budget beside (with an LLM). It prints the
 date, the load average, each configuration's table and wall time, and the issue's targets checked
 ("this set" coverage 0.93-0.99 of run means and paired differences; |bias| of run means <= 0.015; paired-difference
@@ -14,7 +14,7 @@ width <= 0.40x the query slice's; tau >= 0.88 at B = 1000).
         [--prior-power G] [--llm-weights W0,W1,W2,W3]
 
 Two experiments on the design, not options of evalset: ``--prior-power G`` makes each run's weight of a pair in
-the prior ``(1 / log2(rank + 1)) ** G`` (evalset's is :data:`evalset.estimate.docsample.PRIOR_POWER`; 1, the
+the prior ``(1 / log2(rank + 1)) ** G`` (evalset's is :data:`evalset.estimate.documents.sample.PRIOR_POWER`; 1, the
 issue's prototype; 0, the number of runs ranking it within the depth); ``--llm-weights`` multiplies a pair's
 prior by the weight of the first judge's grade of it (more where the LLM is unsure), to measure how the prior's
 shape trades the measures' targets.
@@ -62,8 +62,8 @@ def ranking_stability(runs: dict, qrels: pd.DataFrame, contract: object, measure
     import numpy as np
     from scipy.stats import norm
 
-    from evalset.estimate.docestimate import prepare_pool
-    from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
+    from evalset.estimate.documents.estimate import prepare_pool
+    from evalset.estimate.documents.measures import DocumentMeasure, estimate_measure
     from evalset.stats.rankings import kendall_tau
 
     pairs = qrels[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
@@ -95,8 +95,8 @@ def use_prior_shape(power: float, llm_weights: str | None) -> None:
 
     import numpy as np
 
-    from evalset.estimate import docsimulate
-    from evalset.estimate.docsample import document_prior
+    from evalset.estimate.documents import simulate as docsimulate
+    from evalset.estimate.documents.sample import document_prior
 
     docsimulate.document_prior = functools.partial(document_prior, power=power)
     if llm_weights:
@@ -113,16 +113,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20191)
     parser.add_argument("--no-slices", action="store_true", help="leave out the query-slice design")
     parser.add_argument("--prior-power", type=float, help="the prior's rank weights to this power [default: "
-                        "evalset's, docsample.PRIOR_POWER]")
+                        "evalset's, documents.sample.PRIOR_POWER]")
     parser.add_argument("--llm-weights", help="the prior times these weights of the first judge's grade 0,1,2,3")
     args = parser.parse_args()
-    from evalset.estimate.docsample import PRIOR_POWER
+    from evalset.estimate.documents.sample import PRIOR_POWER
 
     args.prior_power = PRIOR_POWER if args.prior_power is None else args.prior_power
     use_prior_shape(args.prior_power, args.llm_weights)
 
     from evalset.contract import EvaluationContract
-    from evalset.estimate.docsimulate import simulate_documents
+    from evalset.estimate.documents.simulate import simulate_documents
     from evalset.io.trec import read_qrels, read_runs
 
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "

@@ -81,7 +81,7 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, queries_pat
     check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path},
                   folders={"-o": (output, (*POOL_FILES, *names))}, force=force)
     if documents is not None:
-        from evalset.estimate.docselect import select_document_pool
+        from evalset.estimate.documents.select import select_document_pool
 
         emit(select_document_pool(pool_dir, output, budget=budget, fraction=share, seed=seed, replace=force))
         return

@@ -7,8 +7,8 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
 - :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
 - :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data;
-- :mod:`~evalset.estimate.docmodes`: the document-sampled design (``design="documents"``) from the command's inputs:
-  a sample record's estimate with the comparisons' verdicts, or its validation on fully graded data.
+- :mod:`~evalset.estimate.documents.modes`: the document-sampled design (``design="documents"``) from the command's
+  inputs: a sample record's estimate with the comparisons' verdicts, or its validation on fully graded data.
 """
 
 from evalset.estimate.figures import Estimate, estimate_runs

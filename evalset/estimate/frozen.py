@@ -5,8 +5,8 @@ with a document sample (``freeze --sample``), the document design's estimate fro
 Conventions
 -----------
 - A set that records a **document sample** is estimated by the document design
-  (:func:`evalset.estimate.docmodes.sample_report`): the sample's pairs on the split's queries, the human grade of
-  each sampled pair the set's own (``qrels.txt``: its human labels merged by the set's rule, adjudicated; such a
+  (:func:`evalset.estimate.documents.modes.sample_report`): the sample's pairs on the split's queries, the human grade
+  of each sampled pair the set's own (``qrels.txt``: its human labels merged by the set's rule, adjudicated; such a
   set merges human grades only), each LLM annotator of the labels a judge of its own
   (none: Horvitz-Thompson's estimator), the set's contract, its headline by default (a measure the design
   estimates: ndcg@k, dcg@k, p@k, ap), its comparison family. Its means weight every query alike, so a set that
@@ -43,7 +43,7 @@ import pandas as pd
 
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docmodes import DocumentReport, sample_report
+from evalset.estimate.documents.modes import DocumentReport, sample_report
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import check_settings, grades_of
 from evalset.io.samplerecord import RECORD_NAME

@@ -2,7 +2,7 @@
 (``set_path``), from LLM grades and the human grades of a drawn slice (``slice_path``), or the validation on fully
 human-graded data (``draws`` random slices of ``slice_size`` queries). With ``design="documents"`` (default
 ``"queries"``: the slice), the document design's estimate from a sample record (``sample_path``) or its
-validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.docmodes`.
+validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.documents.modes`.
 
 Defaults (those of the command): the metric is :data:`~evalset.contract.DEFAULT_METRIC`, or on a set its headline;
 a validation estimates the first metric only. The pairs default to none, on a set to its planned comparisons whose
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
-from evalset.estimate.docmodes import DocumentReport, document_estimate, document_validation
-from evalset.estimate.docsimulate import DocumentSimulation
+from evalset.estimate.documents.modes import DocumentReport, document_estimate, document_validation
+from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
 from evalset.estimate.inputs import check_settings, ensemble_of, read_grades
@@ -114,7 +114,7 @@ def _documents(runs: Sequence[FilePath], *, llm: Sequence[FilePath], human: Sequ
                options: ContractOptions | None, sample_path: FilePath | None, no_llm: bool, budget: float | None,
                progress: Callable[[Iterable], Iterable], interval: str = "t",
                override_contract: bool = False, split: str = "test") -> DocumentReport | DocumentSimulation:
-    """The document design (:mod:`evalset.estimate.docmodes`), its inputs checked against the slice design's."""
+    """The document design (:mod:`evalset.estimate.documents.modes`), its inputs checked against the slice design's."""
     if set_path is not None:
         if sample_path is not None or draws is not None or llm or human or no_llm:
             raise InputError("a set frozen with a document sample holds its record and its grades: give the set "

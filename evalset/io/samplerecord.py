@@ -5,7 +5,7 @@ Conventions
 - ``sample.tsv``: one line per pair of the source pool, in the pool's judging order, with the columns
   ``pair_id, query_id, doc_id, prior, pi, sampled``: the pair's prior, its inclusion probability ``pi`` (in
   (0, 1], written to round-trip exactly) and whether it was drawn (``1``) or not (``0``).
-  :mod:`evalset.estimate.docsample` says how the priors, ``pi`` and the draw are made.
+  :mod:`evalset.estimate.documents.sample` says how the priors, ``pi`` and the draw are made.
 - ``sample.json``: evalset's version, the design (``documents``), the budget (expected human judgments: the sum
   of ``pi``), the fraction of the pool's pairs when the budget was given as one, the seed, the pool's depth, the
   prior's floor and power, the pool it was drawn from (``source``: path and sha256 of its ``pool.tsv``) and the counts.

@@ -50,7 +50,7 @@ from evalset.comparing.topk import depth_of
 from evalset.contract import DEFAULT_SEED, ContractOptions
 from evalset.errors import InputError
 from evalset.estimate import Estimate
-from evalset.estimate.docmodes import DocumentReport
+from evalset.estimate.documents.modes import DocumentReport
 from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure

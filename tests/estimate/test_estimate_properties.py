@@ -8,8 +8,8 @@ few queries, thin or full samples, judges that agree or not, runs with ties, a r
 - The document design refuses a sample below its minimum (3 drawn pairs a query on average, 2 queries).
 
 Each property runs the library call the command makes: :func:`evalset.estimate.estimate_runs` (the query slice,
-PPI++) and :func:`evalset.estimate.docmodes.sample_report` (the document sample) on inputs hypothesis draws, under
-the suite's hypothesis profile (tests/conftest.py).
+PPI++) and :func:`evalset.estimate.documents.modes.sample_report` (the document sample) on inputs hypothesis draws,
+under the suite's hypothesis profile (tests/conftest.py).
 """
 
 import math
@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate import estimate_runs, grades_of, select_slice
-from evalset.estimate.docmodes import sample_report
-from evalset.estimate.docsample import MINIMUM_PER_QUERY
+from evalset.estimate.documents.modes import sample_report
+from evalset.estimate.documents.sample import MINIMUM_PER_QUERY
 from evalset.io.samplerecord import SampleRecord
 from evalset.stats.family import ComparisonFamily
 

@@ -8,8 +8,8 @@ pool of the 37 runs (2,495 pairs over 43 queries), NIST's grades as the humans, 
 - a sample of 100 judgments expected (seed 3: 107 drawn, 2.5 a query) gave UNH_exDL_bm25's nDCG@10 as -0.0135, and a
   sample of ONE pair (budget 2, seed 3) was accepted and gave p_bert's nDCG@10 as 1.5712 (bm25base_p's truth
   0.5264): both are now refused, one line, exit 2, below the design's minimum of 3 drawn pairs a query on average
-  (:data:`evalset.estimate.docsample.MINIMUM_PER_QUERY`). `estimate select` no longer draws such a sample; the two
-  records here are written as it wrote them before it refused them.
+  (:data:`evalset.estimate.documents.sample.MINIMUM_PER_QUERY`). `estimate select` no longer draws such a sample; the
+  two records here are written as it wrote them before it refused them.
 """
 
 import json
@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.docestimate import estimate_documents
-from evalset.estimate.docsample import inclusion_probabilities, poisson_sample
+from evalset.estimate.documents.estimate import estimate_documents
+from evalset.estimate.documents.sample import inclusion_probabilities, poisson_sample
 from evalset.io.samplerecord import read_sample, record_texts
 from evalset.io.trec import read_runs
 from tests.support.dl19files import drawn_sample, invoke, write_qrels

@@ -1,13 +1,13 @@
 """Does the document design hold on the user's own data? With human grades for every pooled pair, draw many
-document samples at a budget, estimate from each as :mod:`evalset.estimate.docestimate` does, and compare with
+document samples at a budget, estimate from each as :mod:`evalset.estimate.documents.estimate` does, and compare with
 the truth under the full grades; beside it, the query-slice design (PPI++) at the same human budget.
 
 Conventions
 -----------
-- The pool is the fully graded pairs (``qrels``). Each pair's prior is :func:`evalset.estimate.docsample.
-  document_prior` from the runs' ranks within ``prior_depth``; ``pi`` is :func:`~evalset.estimate.docsample.
-  inclusion_probabilities` at ``budget``; draw ``i`` is :func:`~evalset.estimate.docsample.poisson_sample` with the
-  ``i``-th seed of ``numpy.random.default_rng(seed).integers(2**32)``, so the same inputs give the same figures.
+- The pool is the fully graded pairs (``qrels``). Each pair's prior is :func:`evalset.estimate.documents.sample.
+  document_prior` from the runs' ranks within ``prior_depth``; ``pi`` is :func:`~evalset.estimate.documents.sample.
+  inclusion_probabilities` at ``budget``; draw ``i`` is :func:`~evalset.estimate.documents.sample.poisson_sample` with
+  the ``i``-th seed of ``numpy.random.default_rng(seed).integers(2**32)``, so the same inputs give the same figures.
 - The truth of a run is evalset's score of it under the full grades and the contract: its mean over the pool's
   queries of :func:`evalset.evaluation.per_query_values` (the evaluation room, never the design's own code, so that
   a divergence between the two shows as bias); of a paired difference, the difference of the truths (every pair
@@ -20,8 +20,8 @@ Conventions
   query slice (:func:`evalset.estimate.simulate.simulate`: ``round(budget / (pairs / queries))`` queries, at least
   2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and the ratio of the
   "this set" width to it.
-- A budget below the design's minimum (:func:`evalset.estimate.docsample.check_sample_size`, in expected pairs) is
-  refused. A query a run lacks follows the missing-queries rule (:class:`evalset.estimate.inputs.Missing`, ``chosen``
+- A budget below the design's minimum (:func:`evalset.estimate.documents.sample.check_sample_size`, in expected pairs)
+  is refused. A query a run lacks follows the missing-queries rule (:class:`evalset.estimate.inputs.Missing`, ``chosen``
   and ``sources`` as the estimate's): refused unless chosen; ``zero`` scores it 0, said in a note; ``skip`` is for
   an estimate (a simulation's truths and columns are over every query) and is refused here.
 """
@@ -38,9 +38,9 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
-from evalset.estimate.docmeasures import DocumentMeasure, estimate_measure
-from evalset.estimate.docsample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
+from evalset.estimate.documents.measures import DocumentMeasure, estimate_measure
+from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.params import POSITIVE_INT, check

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.estimate.docsample import inclusion_probabilities, poisson_sample
+from evalset.estimate.documents.sample import inclusion_probabilities, poisson_sample
 from evalset.io.poolfiles import TASK_FIELDS, read_pool_pairs, read_tasks
 from evalset.io.samplerecord import read_sample, sample_frame
 from evalset.labelstudio.pull import known_pairs
@@ -192,7 +192,7 @@ def _small_pool(folder):
 
 
 def test_a_task_whose_text_holds_other_line_separators_is_kept_whole(tmp_path):
-    from evalset.estimate.docselect import select_document_pool, select_documents
+    from evalset.estimate.documents.select import select_document_pool, select_documents
 
     _small_pool(tmp_path / "pool")
     selection = select_document_pool(tmp_path / "pool", tmp_path / "out", budget=6, seed=2)

@@ -7,10 +7,10 @@ Conventions
   ranks within it, also for a system pooled deeper).
 - The budget is ``budget`` human judgments in expectation (an integer, at least 1, below the pool's pairs) or
   ``fraction`` (in (0, 1)) of the pool's pairs; ``pi`` sums to it. The priors, ``pi`` and the seeded Poisson draw
-  are :mod:`evalset.estimate.docsample`'s, the uniforms drawn in the pool's judging order. A draw that takes no pair
-  is refused (nothing for humans to grade), and so is a draw below the design's minimum
-  (:func:`~evalset.estimate.docsample.check_sample_size`: at least
-  :data:`~evalset.estimate.docsample.MINIMUM_PER_QUERY` drawn pairs a query on average, over 2 queries or more),
+  are :mod:`evalset.estimate.documents.sample`'s, the uniforms drawn in the pool's judging order. A draw that takes no
+  pair is refused (nothing for humans to grade), and so is a draw below the design's minimum
+  (:func:`~evalset.estimate.documents.sample.check_sample_size`: at least
+  :data:`~evalset.estimate.documents.sample.MINIMUM_PER_QUERY` drawn pairs a query on average, over 2 queries or more),
   before anyone grades it: the estimate would refuse it.
 - The written folder holds the pool's files restricted to the drawn pairs, lines kept in the pool's order:
   ``pool.tsv``, ``pool_sources.tsv``, ``tasks.jsonl`` (``push`` and ``judge`` read these as they are),
@@ -33,7 +33,7 @@ import pandas as pd
 from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.estimate.docsample import (
+from evalset.estimate.documents.sample import (
     PRIOR_FLOOR,
     PRIOR_POWER,
     check_sample_size,

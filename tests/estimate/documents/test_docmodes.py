@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from evalset.estimate import make_estimate
-from evalset.estimate.docestimate import estimate_documents
+from evalset.estimate.documents.estimate import estimate_documents
 from tests.support.dl19files import LLAMA, drawn_sample, invoke, qrels_grades, write_qrels
 
 pytestmark = pytest.mark.slow  # the module's pool and draw cost 1.7 s, whichever test runs first

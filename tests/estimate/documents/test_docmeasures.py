@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from evalset.contract import EvaluationContract
-from evalset.estimate.docestimate import prepare_pool
-from evalset.estimate.docmeasures import DocumentMeasure, Sample, estimate_measure, ideal_area
+from evalset.estimate.documents.estimate import prepare_pool
+from evalset.estimate.documents.measures import DocumentMeasure, Sample, estimate_measure, ideal_area
 
 QUERIES, PER_QUERY = 3, 8
 SCALE = np.arange(4)

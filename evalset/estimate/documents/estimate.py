@@ -16,10 +16,10 @@ Conventions
   was chosen (``chosen``, naming the run's file from ``sources``); ``zero``, it scores 0; ``skip``, it is left out
   of that run's mean and of its differences. The grade scale is the grades of the human sample and the judges
   together, with 0.
-- A sample below the design's minimum (:func:`evalset.estimate.docsample.check_sample_size`: fewer than
-  :data:`~evalset.estimate.docsample.MINIMUM_PER_QUERY` drawn pairs a query on average, or fewer than 2 queries)
+- A sample below the design's minimum (:func:`evalset.estimate.documents.sample.check_sample_size`: fewer than
+  :data:`~evalset.estimate.documents.sample.MINIMUM_PER_QUERY` drawn pairs a query on average, or fewer than 2 queries)
   is refused.
-- Per query, the estimators of :mod:`evalset.estimate.docmeasures` with the predictions of
+- Per query, the estimators of :mod:`evalset.estimate.documents.measures` with the predictions of
   :mod:`evalset.judgments.calibration`; a paired difference is the difference of the two runs' per-query
   estimates (the pairs both runs retrieve share their residual, which cancels in the difference).
 - Two intervals of the mean over the ``Q`` queries, both at ``level``:
@@ -28,12 +28,12 @@ Conventions
   residual (of the difference of the runs' residuals, for a paired difference);
   **new queries** (the queries a random draw of the same population: adds the between-query variance): Student's t
   on the per-query estimates, ``Q - 1`` degrees of freedom.
-- **The range.** An estimate or an interval outside the measure's range (:func:`evalset.estimate.docmeasures.
+- **The range.** An estimate or an interval outside the measure's range (:func:`evalset.estimate.documents.measures.
   value_range`; a paired difference's is ``[-w, w]``, ``w`` its width) is clipped to it and named
   (:func:`evalset.stats.verdicts.bounded`): the row's ``clipped`` says what; a warning names the estimates that
   left the range, a note the rows whose intervals alone did. An unbiased estimator of a thin sample can leave the
   range (Horvitz-Thompson's P@10 of a run 1.19 from 265 drawn pairs over 43 queries); the figure then says more
-  about the sample than about the run, and no verdict rests on it (:mod:`evalset.estimate.docmodes`).
+  about the sample than about the run, and no verdict rests on it (:mod:`evalset.estimate.documents.modes`).
 - "This set"'s variance estimate is heavy-tailed when the sample is small (it rests on the few sampled relevant
   pairs): below :data:`SMALL_SAMPLE` sampled pairs per query the output says so and points to "new queries"; so
   it does for Horvitz-Thompson's estimator, whose "this set" interval of run means under-covered (the benchmark).
@@ -52,8 +52,15 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docmeasures import DocumentMeasure, RunRanks, Sample, estimate_measure, run_ranks, value_range
-from evalset.estimate.docsample import check_sample_size
+from evalset.estimate.documents.measures import (
+    DocumentMeasure,
+    RunRanks,
+    Sample,
+    estimate_measure,
+    run_ranks,
+    value_range,
+)
+from evalset.estimate.documents.sample import check_sample_size
 from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution

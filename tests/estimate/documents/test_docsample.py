@@ -6,7 +6,13 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.docsample import PRIOR_FLOOR, PRIOR_POWER, document_prior, inclusion_probabilities, poisson_sample
+from evalset.estimate.documents.sample import (
+    PRIOR_FLOOR,
+    PRIOR_POWER,
+    document_prior,
+    inclusion_probabilities,
+    poisson_sample,
+)
 
 
 def test_the_prior_sums_each_runs_discount_within_the_depth_and_is_floored():

@@ -37,7 +37,7 @@ Conventions
   draws are independent), so the numerator is; the ratio is not.
 - **Linearised residuals** ``z`` (runs x pairs): the estimate of a query is, to first order, its value plus
   ``sum over pairs of z_d / pi_d`` over the sampled ones, so its sampling variance is estimated by ``sum over
-  sampled d of (1 - pi) / pi^2 z_d^2`` (:mod:`evalset.estimate.docestimate`). For DCG and P it is exact; for nDCG
+  sampled d of (1 - pi) / pi^2 z_d^2`` (:mod:`evalset.estimate.documents.estimate`). For DCG and P it is exact; for nDCG
   ``z = (w e_gain - nDCG sum_j (gain(j) - gain(j-1)) s_j e_j) / ideal``, ``w`` the pair's discount in the run, the
   slope ``s_j`` of ``F`` the secant over one estimated standard deviation of ``c_j`` either side (the derivative
   at ``c_j`` when that deviation is 0; the plain derivative inflated the variance 8-60x in the prototype), the
@@ -66,8 +66,8 @@ MEASURES = ("dcg", "ndcg", "p", "ap")
 RECENTRE_PSEUDO_COUNT = 5.0
 """The pseudo-count that shrinks a query's re-centring toward none: ``r`` times ``n / (n + 5)``, ``n`` the query's
 other sampled pairs with ``pi < 1``. On DL19 (B = 1,000, 200 draws, Llama-3-70B) 2 and 5 met every target alike
-(P@10's tau 0.883 and 0.884); on 8 pairs a query (tests/estimate/test_docmeasures.py) none, 0, let nDCG@4's ratio
-swing (its bias 0.16)."""
+(P@10's tau 0.883 and 0.884); on 8 pairs a query (tests/estimate/documents/test_docmeasures.py) none, 0, let nDCG@4's
+ratio swing (its bias 0.16)."""
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,14 @@ Conventions
   read checked by :func:`evalset.io.samplerecord.sample_frame`: every pooled pair's ``pi`` (in (0, 1]) and draw.
 - Human grades are read as the slice design reads them (:func:`evalset.estimate.inputs.read_grades`: labels of
   ``evalset pull`` or qrels, one grade per pair, several annotators' median with ties settled low); they must be
-  exactly the sampled pairs' (:func:`evalset.estimate.docestimate.sample_arrays`).
+  exactly the sampled pairs' (:func:`evalset.estimate.documents.estimate.sample_arrays`).
 - Each LLM file is one judge (its own annotators' median, as above), named by the file's name (by its path when
   two files share a name); the judges are kept apart, each a column of the calibration
   (:mod:`evalset.judgments.calibration`), never merged. Each must grade every pooled pair: the first file that
   misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file may be given.
 - The measures default to :data:`~evalset.contract.DEFAULT_METRIC`; the design estimates ndcg@k, dcg@k, p@k and
-  ap (:class:`~evalset.estimate.docmeasures.DocumentMeasure`), any other is refused. The comparisons are the pairs
-  given (none by default: the table shows each run's mean and the pairs asked for).
+  ap (:class:`~evalset.estimate.documents.measures.DocumentMeasure`), any other is refused. The comparisons are the
+  pairs given (none by default: the table shows each run's mean and the pairs asked for).
 - Verdicts by the one rule of every verdict (:func:`evalset.stats.verdicts.decide`), under the comparison family
   of the pairs (``planned`` overrides their count; :class:`~evalset.stats.family.ComparisonFamily`): each pair at
   the threshold ``alpha / size``, its intervals recomputed at level ``1 - threshold`` from the standard errors and
@@ -23,10 +23,10 @@ Conventions
   interval, or "new queries"' when the estimate says "this set"'s is unreliable (a small sample; no LLM), and
   names it; a comparison whose estimate or either interval left the range (clipped) carries none. The verdict's
   ``rule`` is kept beside it.
-- The missing-queries rule and the sample's minimum are the estimate's (:mod:`evalset.estimate.docestimate`):
+- The missing-queries rule and the sample's minimum are the estimate's (:mod:`evalset.estimate.documents.estimate`):
   ``chosen`` the contract's conventions the user gave, ``sources`` run name -> file, named in a refusal.
 - The validation's pool is the human qrels' pairs (every one graded); it draws ``draws`` samples of ``budget``
-  expected judgments (:func:`evalset.estimate.docsimulate.simulate_documents`, the query slice beside).
+  expected judgments (:func:`evalset.estimate.documents.simulate.simulate_documents`, the query slice beside).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.docestimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
-from evalset.estimate.docmeasures import DocumentMeasure
-from evalset.estimate.docsimulate import DocumentSimulation, simulate_documents
+from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
+from evalset.estimate.documents.measures import DocumentMeasure
+from evalset.estimate.documents.simulate import DocumentSimulation, simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.render import json_safe, number, text_table
@@ -114,7 +114,8 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
 
     table, settings = estimate.table, estimate.settings
     queries = settings["queries"]
-    # docestimate's caveats: "this set" is unreliable below SMALL_SAMPLE pairs per query, and without a judge
+    # the estimate's caveats (documents.estimate): "this set" is unreliable below SMALL_SAMPLE pairs per query, and
+    # without a judge
     rely_on_new = settings["sampled"] / queries < SMALL_SAMPLE or not settings["judges"]
     rows = []
     for baseline, candidate in pairs:
