@@ -24,6 +24,7 @@ from evalset.estimate.documents.estimate import estimate_documents
 from evalset.estimate.documents.sample import inclusion_probabilities, poisson_sample
 from evalset.io.samplerecord import read_sample, record_texts
 from evalset.io.trec import read_runs
+from tests.estimate.documents.test_docmodes import _rows as rows
 from tests.support.dl19files import drawn_sample, invoke, write_qrels
 
 pytestmark = pytest.mark.slow  # the pool and its draw: 2 s
@@ -54,14 +55,6 @@ def older_record(data, folder, budget, seed):
         (folder / name).write_text(text)
     drawn = list(zip(record.drawn["query_id"], record.drawn["doc_id"], strict=True))
     return folder, write_qrels(folder.parent / f"{folder.name}.qrels", drawn, data["nist"]), len(drawn)
-
-
-def rows(output):
-    """The printed table's rows: name -> (estimate, this set low, high, new queries low, high)."""
-    number = r"([-+]?\d\.\d{4})"
-    pattern = re.compile(rf"^(\S+(?: - \S+)?)\s+{number}\s+\[{number}, {number}\]\s+\[{number}, {number}\]$")
-    return {m.group(1): tuple(float(m.group(i)) for i in range(2, 7))
-            for m in map(pattern.match, output.splitlines()) if m}
 
 
 def test_an_estimate_outside_the_range_is_clipped_named_and_carries_no_verdict(data):
