@@ -49,8 +49,8 @@ def test_the_slice_is_drawn_with_the_default_seed_of_every_resampling():
 
 def test_the_default_metric_is_the_one_every_command_and_function_falls_back_to():
     assert DEFAULT_METRIC == "ndcg@10"
-    assert default(estimate_runs, "metrics") == (DEFAULT_METRIC,)
-    assert default(simulate, "metric") == default(compare_paired, "metric") == DEFAULT_METRIC
+    assert default(estimate_runs, "metrics") == default(simulate, "metrics") == (DEFAULT_METRIC,)
+    assert default(compare_paired, "metric") == DEFAULT_METRIC
     assert Evaluation(SetContract().evaluation, None).headline == SetContract().headline == DEFAULT_METRIC
     for command in (["estimate"], ["compare"], ["plan"], ["reusability"]):
         text = " ".join(CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output.split())
