@@ -21,7 +21,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--planned", type=int, default=None,
               help="Number of planned comparisons for the Bonferroni threshold alpha/N [default: the candidates; "
                    "with --set: the set's planned comparisons].")
-@click.option("--exploratory", is_flag=True, help="Not planned beforehand: reported, never established.")
+@click.option("--exploratory", is_flag=True, help="Not planned beforehand: reported as a lead, never as a difference.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Random sign flips.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
@@ -61,12 +61,14 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
             primary_test, queries, corpus, epsilon, top, all_pairs, baseline_name, correction, force):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
-    The verdict comes from a paired permutation test at the Bonferroni threshold alpha/planned; the paired
-    t-test, a bootstrap interval (level 1 - threshold) and the effect size are printed beside it, and a line
+    The verdict rests on a paired permutation test at the Bonferroni threshold alpha/planned and on a bootstrap
+    interval (level 1 - threshold); the paired t-test and the effect size are printed beside them, and a line
     says when they disagree. Beside every difference: both runs' judged@k; when unjudged documents of the top
-    k could flip an established verdict, it reads "not established" (--accept-holes keeps it). A judged query
-    missing from a run is an error unless --missing zero|skip. On a stratified set the verdict is on the set's
-    weighting, with each stratum's difference. On the dev split nothing is established.
+    k could flip the verdict, it is withheld (--accept-holes keeps it). A design that cannot support a verdict
+    (too few queries or sign flips, a stratum of one query) says why it gives none. A judged query missing from
+    a run is an error unless --missing zero|skip. On a stratified set the verdict is on the set's weighting,
+    with each stratum's difference. On the dev split every comparison is exploratory. The rules: the README's
+    "How a verdict is decided".
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
     --why and --holes explain each comparison (docs/compare.md, docs/compare-holes.md).

@@ -55,7 +55,8 @@ class _EstimateGroup(click.Group):
               help="A paired difference to estimate (run names); repeatable.")
 @click.option("--planned", type=int, help="Planned comparisons for the Bonferroni threshold [default: the --compare "
                                           "pairs].")
-@click.option("--exploratory", is_flag=True, help="The comparisons were not planned: reported, never established.")
+@click.option("--exploratory", is_flag=True,
+              help="The comparisons were not planned: reported as leads, never as differences.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
 @click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of the run means.")
 @click.option("--interval", type=click.Choice(["t", "normal"]), default="t", show_default=True,

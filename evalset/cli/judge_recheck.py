@@ -35,8 +35,8 @@ def recheck_command(labels, human_paths, old, run_paths, measure, contract, prim
     """Is the new version of an LLM judge better than the old? LABELS hold both versions' grades of the same
     calibration pairs (labels of `evalset judge`, whose source names model, prompt and guideline, or one qrels
     file per judge); the change of their kappas with the humans (and of the system-ranking tau with --runs), with a
-    paired bootstrap interval over queries, and a verdict: better, worse or not distinguishable, or no verdict and
-    why (too few --bootstrap resamples for the --confidence, a zero-width interval, fewer than 2 queries)."""
+    paired bootstrap interval over queries, and a verdict: better, worse or not distinguishable, or an abstention
+    and why (too few --bootstrap resamples for the --confidence, a zero-width interval, fewer than 2 queries)."""
     from evalset.agreement.recheck import recheck_files
     from evalset.io.outputs import check_outputs
 

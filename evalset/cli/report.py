@@ -23,7 +23,7 @@ from evalset.contract import DEFAULT_SEED
               help="JSON of `evalset judge probe` of the judge of the set's LLM labels: adds its section.")
 @click.option("--resamples", type=int, default=9999, show_default=True,
               help="Bootstrap resamples per interval (at least 40 for a 95% interval; a comparison's interval at "
-                   "level 1 - threshold may need more, else it gives no verdict).")
+                   "level 1 - threshold may need more, else the comparison abstains).")
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 @missing_option("; without it a run lacking judged queries is refused.")

@@ -71,14 +71,15 @@ from evalset.stats.multiple import (
     two_way_anova,
 )
 from evalset.stats.strata import query_weights
-from evalset.stats.verdicts import Evidence, Holes, decide
+from evalset.stats.verdicts import ESTABLISHED, Evidence, Holes, decide
 
 CORRECTION_NAMES = {"tukey": "randomised Tukey HSD (max-statistic permutation test, Carterette 2012)",
                     "holm": "Holm (on paired permutation p-values)",
                     "bonferroni": "Bonferroni (on paired permutation p-values)"}
 
 SHOWN_PAIRS = 30
-"""The text lists this many significant pairs (and every one not established); JSON and TSV hold them all."""
+"""The text lists this many significant pairs (and every one whose verdict is withheld); JSON and TSV hold them
+all."""
 
 
 @dataclass(frozen=True)
@@ -371,8 +372,8 @@ def _text(result: ManyComparisons) -> str:
                                                                              else []) + [p.verdict] for p in shown]
             lines += ["  " + line for line in text_table(table)]
         if len(shown) < len(significant):
-            lines.append(f"  ... {len(significant) - len(shown)} more established pairs (every pair in --format json, "
-                         "the matrix in --format tsv)")
+            lines.append(f"  ... {len(significant) - len(shown)} more {ESTABLISHED} pairs (every pair in --format "
+                         "json, the matrix in --format tsv)")
     lines += ["", result.anova.to_text()]
     if result.overridden:
         lines.append("CONTRACT OVERRIDDEN: " + ", ".join(result.overridden))

@@ -64,7 +64,15 @@ from evalset.report.many import many_runs, many_section
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
-from evalset.stats.verdicts import decide, minimum_resamples
+from evalset.stats.verdicts import (
+    ESTABLISHED,
+    EXPLORATORY,
+    NO_VERDICT,
+    NOT_ESTABLISHED,
+    css_class,
+    decide,
+    minimum_resamples,
+)
 
 
 # ------------------------------------------------------------------------------------------------ the data
@@ -234,8 +242,10 @@ table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }}
 th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 .meta {{ color: #555; font-size: 0.9em; }} .none {{ color: #8a6d3b; font-style: italic; }}
-.established {{ color: #2d7a3e; font-weight: bold; }} .not-established {{ color: #8a6d3b; font-weight: bold; }}
-.exploratory {{ color: #555; font-weight: bold; }} .no-verdict {{ color: #a94442; font-weight: bold; }}
+.{css_class(ESTABLISHED)} {{ color: #2d7a3e; font-weight: bold; }}
+.{css_class(NOT_ESTABLISHED)} {{ color: #8a6d3b; font-weight: bold; }}
+.{css_class(EXPLORATORY)} {{ color: #555; font-weight: bold; }}
+.{css_class(NO_VERDICT)} {{ color: #a94442; font-weight: bold; }}
 img {{ max-width: 100%; height: auto; display: block; margin: 0.5em 0; }}
 .comparison {{ margin-bottom: 2em; }}
 """

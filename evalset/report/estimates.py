@@ -16,6 +16,7 @@ from evalset.estimate.figures import WEIGHTED, Estimate
 from evalset.estimate.frozen import set_estimate
 from evalset.io.setfolder import FrozenSet
 from evalset.render import number
+from evalset.stats.verdicts import ESTABLISHED, NO_VERDICT
 
 if TYPE_CHECKING:
     from evalset.report import ReportData
@@ -83,8 +84,8 @@ def estimates_section(data: ReportData) -> str:
                set(range(int(stratified) + 1, int(stratified) + 5)))]
     if pairs:
         parts += ["<h3>Planned comparisons, PPI++</h3>", "<p>Candidate minus baseline per query; the intervals are "
-                  "at level 1 - threshold of the set's family; established when the PPI++ interval excludes 0, no "
-                  "verdict when it left the difference's range.</p>",
+                  f"at level 1 - threshold of the set's family; {ESTABLISHED} when the PPI++ interval excludes 0, "
+                  f"{NO_VERDICT} when it left the difference's range.</p>",
                   _table(["comparison", "level", "human-only [interval]", "PPI++ [interval]", "LLM-only",
                           "effective n", "verdict"], pairs, {1, 2, 3, 4, 5})]
     return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.caveats])
@@ -112,8 +113,8 @@ def _sample_section(report: DocumentReport) -> str:
                              for _, r in runs.iterrows()], {1, 2, 3}))
     if len(report.comparisons):
         parts += ["<h3>Comparisons, document design</h3>", "<p>Candidate minus baseline per query; the intervals "
-                  "are at level 1 - threshold of the set's family; established when the interval the verdict "
-                  "names excludes 0, no verdict when the estimate or an interval left the difference's range.</p>",
+                  f"are at level 1 - threshold of the set's family; {ESTABLISHED} when the interval the verdict "
+                  f"names excludes 0, {NO_VERDICT} when the estimate or an interval left the difference's range.</p>",
                   _table(["comparison", "measure", "level", "estimate", "this set", "new queries", "verdict"],
                          [[f"{r['candidate']} - {r['baseline']}", r["measure"], f"{r['level']:.4g}",
                            number(r["estimate"], sign=True), _bounds(r, "set_", True), _bounds(r, "new_", True),

@@ -20,6 +20,7 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.render import number
 from evalset.report.plots import LABEL_PT, MARGIN, png, rows_axis
+from evalset.stats.verdicts import NOT_ESTABLISHED, css_class
 
 GROUP_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
                  "#64b5cd")
@@ -95,8 +96,8 @@ def many_section(result: ManyComparisons | None, note: str = "") -> str:
         f"<p>{_e(result.anova.to_text())}.</p>",
     ]
     if flippable:
-        parts.append(f'<p class="not-established">{len(flippable)} significant pairs are not established: the '
-                     "holes (unjudged documents of the top k) could flip them: "
+        parts.append(f'<p class="{css_class(NOT_ESTABLISHED)}">{len(flippable)} significant pairs are '
+                     f"{NOT_ESTABLISHED}: the holes (unjudged documents of the top k) could flip them: "
                      + _e(", ".join(f"{p.a} vs {p.b}" for p in flippable[:10]))
                      + (", ..." if len(flippable) > 10 else "") + ".</p>")
     return "\n".join(parts)

@@ -59,7 +59,7 @@ from evalset.stats.resampling import (
     permutation_p_values,
 )
 from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
-from evalset.stats.verdicts import Evidence, decide
+from evalset.stats.verdicts import ESTABLISHED, Evidence, decide
 
 __all__ = ["DEFAULT_SEED", "FLIP_CHUNK", "Comparison", "bootstrap_interval", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
@@ -369,7 +369,7 @@ def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold:
         why = "the evidence is near the threshold, where the tests' approximations differ"
     primary = "the permutation test" if primary_test == "permutation" else "the paired t-test"
     return (f"{' and '.join(yes)} {'says' if len(yes) == 1 else 'say'} significant, {' and '.join(no)} "
-            f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is established only where {primary}, "
+            f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is {ESTABLISHED} only where {primary}, "
             "the primary test, and the interval both exclude it")
 
 

@@ -122,10 +122,15 @@ class Verdict:
     @property
     def css(self) -> str:
         """The word as an HTML class (``not-established``)."""
-        return self.word.replace(" ", "-")
+        return css_class(self.word)
 
     def to_dict(self) -> dict[str, Any]:
         return {"word": self.word, "rule": self.rule, "text": self.text}
+
+
+def css_class(word: str) -> str:
+    """A verdict word (:data:`WORDS`) as an HTML class: ``not established`` -> ``not-established``."""
+    return word.replace(" ", "-")
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, q
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution
 from evalset.render import json_safe, number, text_table
-from evalset.stats.verdicts import bounded
+from evalset.stats.verdicts import NO_VERDICT, bounded
 
 SMALL_SAMPLE = 15.0
 """Sampled pairs per query below which "this set"'s variance estimate is unreliable. Measured on DL19 (Llama-3-70B,
@@ -232,7 +232,7 @@ def bounded_rows(table: pd.DataFrame, limits: tuple[float, float]) -> tuple[pd.D
         several = len(outside) > 1
         notes.append(f"warning: {measure}: the estimate{'s' if several else ''} of {_listed(outside)} left the "
                      f"measure's range {spans} and {'were' if several else 'was'} clipped to it: an unbiased "
-                     "estimator can leave the range on a thin sample, and no verdict rests on such a figure")
+                     f"estimator can leave the range on a thin sample, and {NO_VERDICT} rests on such a figure")
     if wide:
         notes.append(f"note: {measure}: intervals clipped to the measure's range {spans} for {_listed(wide)}")
     return bounded_table, notes
