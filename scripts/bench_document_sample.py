@@ -63,7 +63,7 @@ def ranking_stability(runs: dict, qrels: pd.DataFrame, contract: object, measure
     from scipy.stats import norm
 
     from evalset.estimate.documents.estimate import prepare_pool
-    from evalset.estimate.documents.measures import DocumentMeasure, estimate_measure
+    from evalset.metrics.documents import document_terms
     from evalset.stats.rankings import kendall_tau
 
     pairs = qrels[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
@@ -73,7 +73,7 @@ def ranking_stability(runs: dict, qrels: pd.DataFrame, contract: object, measure
     rng = np.random.default_rng(seed)
     lines = []
     for text in measures:
-        values = estimate_measure(DocumentMeasure.parse(text), pool.ranks, full, contract)[0]
+        values = pool.estimate(document_terms(text, contract), full)[0]
         truth, queries = values.mean(axis=1), values.shape[1]
         boot = [kendall_tau(values[:, rng.integers(queries, size=queries)].mean(axis=1), truth)[0]
                 for _ in range(1000)]

@@ -151,3 +151,60 @@ def test_only_the_decision_module_writes_a_verdict(path):
                if VERDICT_WORDS.search(text)]
     assert not written, (f"{module_name(path)} writes a verdict itself (line {written[0][0]}: {written[0][1]!r}): hand "
                          "the evidence to evalset.stats.verdicts.decide, or take the word from it")
+
+
+# --- measures only in metrics/: what a measure is (its ranking under the contract, its gains and discounts, its
+# spelling) is computed there and nowhere else; an analysis asks the engine (evalset.metrics.documents for the
+# document design) for what it needs
+RANKING_CALL = "order_run"
+RANKING_ELSEWHERE = {"evalset.pooling.pool": "the pool's top k of each run, in the engine's order: a ranking, no measure"}
+MEASURE_ARITHMETIC = {"log2", "exp2"}  # a discount (1 / log2(rank + 1)) or an exponential gain (2^grade - 1)
+
+
+def called_or_imported(tree: ast.AST) -> set[str]:
+    """The names ``tree`` calls (``f(...)``, ``np.f(...)``) or imports (``from m import f``)."""
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            names.add(function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", ""))
+    return names
+
+
+OUTSIDE_METRICS = [p for p in MODULES if room(module_name(p)) != "metrics"]
+
+
+@pytest.mark.parametrize("path", OUTSIDE_METRICS, ids=module_name)
+def test_only_the_metrics_room_ranks_a_run_or_does_measure_arithmetic(path):
+    used = called_or_imported(ast.parse(path.read_text()))
+    if module_name(path) not in RANKING_ELSEWHERE:
+        assert RANKING_CALL not in used, (f"{module_name(path)} ranks runs itself ({RANKING_CALL}): ask evalset.metrics "
+                                          "(evalset.metrics.documents.rank_pool, top_k)")
+    arithmetic = used & MEASURE_ARITHMETIC
+    assert not arithmetic, (f"{module_name(path)} computes a gain or a discount itself ({', '.join(arithmetic)}): "
+                            "take it from evalset.metrics (decomposition.discount, decomposition.gain)")
+
+
+def measure_names() -> set[str]:
+    from evalset.metrics.measures import MEASURES
+
+    return {spelling for kind in MEASURES.values() for spelling in (kind.name, *kind.aliases) if len(spelling) > 2}
+
+
+@pytest.mark.parametrize("path", OUTSIDE_METRICS, ids=module_name)
+def test_only_the_metrics_room_parses_a_measures_spelling(path):
+    """A regular expression that names a measure (``n?dcg[@_](\\d+)``) outside metrics/ is a second parser:
+    parse with evalset.metrics.parse_measure."""
+    names = measure_names()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and getattr(node.func.value, "id", "") == "re" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            spelled = {name for name in names if re.search(rf"(?<![a-z]){re.escape(name)}", node.args[0].value)}
+            assert not spelled, f"{module_name(path)} line {node.lineno} parses a measure's spelling: {spelled}"
+
+
+def test_the_ranking_exception_is_still_needed():
+    for module, why in RANKING_ELSEWHERE.items():
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        assert RANKING_CALL in called_or_imported(ast.parse(path.read_text())), (module, why)

@@ -17,7 +17,7 @@ Conventions
   sampled pairs in it (the pseudo-counts are in the same unit: sampled pairs).
 - For a pair of query ``q`` the prediction is **cross-fitted**: the model and its shares are learnt on the sampled
   pairs of the queries other than ``q``, so that ``q``'s own human grades never fit its predictions and the
-  difference estimator of :mod:`evalset.estimate.documents.measures` stays unbiased given the other queries' sample.
+  difference estimator of :mod:`evalset.estimate.documents.estimators` stays unbiased given the other queries' sample.
   The model for ``q`` is the candidate of least **cross-validated error** on the other queries: for each sampled
   pair ``d`` of a query ``q' != q``, the prediction learnt leaving out both ``q`` and ``q'``, its loss the ranked
   probability score ``sum_j (1[g >= j] - P(grade >= j))^2`` over the positive grades (the squared errors of every

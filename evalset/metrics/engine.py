@@ -36,7 +36,9 @@ import pyarrow as pa
 from evalset.contract import EvaluationContract, reads_ranks
 from evalset.errors import InputError
 from evalset.io.frames import qrels_frame, run_frame
-from evalset.metrics.measures import Measure, discount, parse_measure
+from evalset.metrics.decomposition import discount
+from evalset.metrics.decomposition import gain as grade_gain
+from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.ranking import OrderedRun, by_query_highest_first, order_run, position_in_group
 from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.speed.keys import join, join_keys, query_codes
@@ -83,15 +85,6 @@ class PreparedQrels:
         return np.bincount(self.ideal_query_code, weights=weights, minlength=len(self.query_ids))
 
 
-def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
-    gain = grade.astype(np.float64)
-    np.maximum(gain, 0.0, out=gain)
-    if kind != "linear":
-        np.exp2(gain, out=gain)
-        gain -= 1.0
-    return gain
-
-
 MAX_EXPONENTIAL_GRADE = 1000
 """The largest grade scored under ``gain = exponential``: 2^grade - 1 stays finite in a sum of a million gains."""
 
@@ -125,7 +118,7 @@ def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.ChunkedArra
     has_gain = grade > 0  # where the gain (the grade, or 2^grade - 1, which grows with it) is positive
     ideal_query_code, ideal_grade = by_query_highest_first(query_code, grade, has_gain)
     del has_gain
-    ideal_gain = _gain(ideal_grade, contract.gain)
+    ideal_gain = grade_gain(ideal_grade, contract.gain)
     del ideal_grade
     return PreparedQrels(
         query_ids=query_ids,
@@ -241,7 +234,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False) -> t
     relevant = (grade >= contract.rel_level).astype(np.float64)
     judged = (grade >= 0).astype(np.float64)
     judged_nonrelevant = judged - relevant
-    gain = np.where(grade > 0, _gain(grade, contract.gain), 0.0)
+    gain = np.where(grade > 0, grade_gain(grade, contract.gain), 0.0)
 
     group_starts = np.flatnonzero(boundary)
     group = np.cumsum(boundary) - 1

@@ -85,6 +85,14 @@ import numpy as np
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.metrics import graded, trec_procedures
+from evalset.metrics.decomposition import (
+    AVERAGE_PRECISION,
+    LINEAR_GAIN,
+    NORMALISED_GAIN,
+    PRECISION,
+    Decomposition,
+    discount,
+)
 from evalset.metrics.parameters import BINARY, PARAMS
 from evalset.params import POSITIVE_INT, check
 
@@ -130,6 +138,9 @@ class MeasureKind:
         Whether it is a count (``num_ret``): trec_eval prints it as an integer, and its sum over the queries.
     at
         The parameter the number after ``@`` sets instead of a cutoff (``recall`` for ``iprec@0.5``); required.
+    decomposition
+        How its value for a query decomposes over the query's documents, for the document-sampled design
+        (:mod:`evalset.metrics.decomposition`); None where it does not.
     pooled
         Whether it reads :attr:`evalset.metrics.engine.Rows.pooled_above` (pooled but unjudged documents above a
         row), which the engine counts only for such a measure.
@@ -149,6 +160,7 @@ class MeasureKind:
     count: bool = False
     at: str | None = None
     pooled: bool = False
+    decomposition: Decomposition | None = None
 
     @property
     def spelling(self) -> str:
@@ -179,11 +191,6 @@ def known_measures() -> str:
     return ", ".join(kind.spelling for kind in MEASURES.values())
 
 
-def discount(position: np.ndarray) -> np.ndarray:
-    """DCG's discount of a 0-based position: 1 / log2(rank + 1)."""
-    return 1.0 / np.log2(position + 2.0)
-
-
 def _rprec(x: MeasureInput) -> np.ndarray:
     return x.per_query(x.rows.expected_relevant, x.rows.position < x.relevant[x.rows.query]) / x.relevant
 
@@ -195,7 +202,7 @@ def _ndcg(x: MeasureInput) -> np.ndarray:
 
 register(MeasureKind(
     "p", "precision", cutoff="required", defined_without_relevant=True, aliases=("precision",), trec_eval=(None, "P"),
-    params=BINARY,
+    params=BINARY, decomposition=PRECISION,
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
 register(MeasureKind(
     "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
@@ -207,11 +214,12 @@ register(MeasureKind(
     compute=lambda x: x.per_query(x.rows.first_relevant / (x.rows.position + 1))))
 register(MeasureKind(
     "ap", "average precision", cutoff="optional", defined_without_relevant=False, aliases=("map", "map_cut"),
-    trec_eval=("map", "map_cut"), params=BINARY,
+    trec_eval=("map", "map_cut"), params=BINARY, decomposition=AVERAGE_PRECISION,
     compute=lambda x: x.per_query(x.rows.ap_term) / x.relevant))
 register(MeasureKind(
     "ndcg", "normalised discounted cumulative gain", cutoff="optional", defined_without_relevant=True,
-    aliases=("ndcg_cut",), trec_eval=("ndcg", "ndcg_cut"), params=("dcg", "judged_only"), compute=_ndcg))
+    aliases=("ndcg_cut",), trec_eval=("ndcg", "ndcg_cut"), params=("dcg", "judged_only"), compute=_ndcg,
+    decomposition=NORMALISED_GAIN))
 register(MeasureKind(
     "rprec", "R-precision", cutoff="none", defined_without_relevant=False, aliases=("r-prec",),
     trec_eval=("Rprec", None), params=BINARY,
@@ -230,7 +238,7 @@ register(MeasureKind(
 UNBOUNDED = (0.0, float("inf"))
 register(MeasureKind(
     "dcg", "discounted cumulative gain", cutoff="optional", defined_without_relevant=True, bounds=UNBOUNDED,
-    params=("dcg", "judged_only"), compute=graded.dcg))
+    params=("dcg", "judged_only"), compute=graded.dcg, decomposition=LINEAR_GAIN))
 register(MeasureKind(
     "err", "expected reciprocal rank", cutoff="optional", defined_without_relevant=True, params=("judged_only",),
     contract=(("gain", "exponential"),), compute=graded.err))

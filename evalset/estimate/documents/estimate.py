@@ -10,8 +10,11 @@ Conventions
   :func:`evalset.io.trec.read_run` returns). A frame's ``attrs["source"]``, when set, names it in errors. Bad
   input is one :class:`~evalset.errors.InputError`: a ``pi`` outside (0, 1], a human grade of an unsampled pair or
   of a pair outside the pool, a sampled pair without one, a pooled pair a judge did not grade, a pair given twice.
-- The set is the pool's queries; every query counts in every mean (a retrieved document outside the pool scores 0;
-  a query with no relevant pair scores 0: the estimate cannot tell it is undefined). A query a run lacks follows
+- The set is the pool's queries (a retrieved document outside the pool has no grade: 0, or under
+  ``unjudged=condensed`` it leaves the ranking). Every convention of the contract is the engine's
+  (:func:`evalset.metrics.documents.document_terms`; the JSON's ``applied`` holds each measure's own): a query
+  whose estimated normaliser is 0 (no gain, no relevant pair) is undefined, left out of the means under
+  ``undefined=skip`` (said in a note) and 0 under ``zero``. A query a run lacks follows
   the missing-queries rule (:class:`evalset.estimate.inputs.Missing`): refused unless the contract's ``missing``
   was chosen (``chosen``, naming the run's file from ``sources``); ``zero``, it scores 0; ``skip``, it is left out
   of that run's mean and of its differences. The grade scale is the grades of the human sample and the judges
@@ -19,7 +22,7 @@ Conventions
 - A sample below the design's minimum (:func:`evalset.estimate.documents.sample.check_sample_size`: fewer than
   :data:`~evalset.estimate.documents.sample.MINIMUM_PER_QUERY` drawn pairs a query on average, or fewer than 2 queries)
   is refused.
-- Per query, the estimators of :mod:`evalset.estimate.documents.measures` with the predictions of
+- Per query, the estimators of :mod:`evalset.estimate.documents.estimators` with the predictions of
   :mod:`evalset.judgments.calibration`; a paired difference is the difference of the two runs' per-query
   estimates (the pairs both runs retrieve share their residual, which cancels in the difference).
 - Two intervals of the mean over the ``Q`` queries, both at ``level``:
@@ -28,8 +31,8 @@ Conventions
   residual (of the difference of the runs' residuals, for a paired difference);
   **new queries** (the queries a random draw of the same population: adds the between-query variance): Student's t
   on the per-query estimates, ``Q - 1`` degrees of freedom.
-- **The range.** An estimate or an interval outside the measure's range (:func:`evalset.estimate.documents.measures.
-  value_range`; a paired difference's is ``[-w, w]``, ``w`` its width) is clipped to it and named
+- **The range.** An estimate or an interval outside the measure's range (:meth:`evalset.metrics.documents.
+  DocumentTerms.bounds`; a paired difference's is ``[-w, w]``, ``w`` its width) is clipped to it and named
   (:func:`evalset.stats.verdicts.bounded`): the row's ``clipped`` says what; a warning names the estimates that
   left the range, a note the rows whose intervals alone did. An unbiased estimator of a thin sample can leave the
   range (Horvitz-Thompson's P@10 of a run 1.19 from 265 drawn pairs over 43 queries); the figure then says more
@@ -52,18 +55,12 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.documents.measures import (
-    DocumentMeasure,
-    RunRanks,
-    Sample,
-    estimate_measure,
-    run_ranks,
-    value_range,
-)
+from evalset.estimate.documents.estimators import Sample, estimate_measure
 from evalset.estimate.documents.sample import check_sample_size
 from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution
+from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
 from evalset.render import json_safe, number, text_table
 from evalset.stats.verdicts import NO_VERDICT, bounded
 
@@ -77,15 +74,38 @@ sampled pairs of small pi dominate it) and "this set" is no longer the narrower 
 
 @dataclass(frozen=True)
 class DocumentPool:
-    """What stays fixed across samples of one pool: its pairs and queries, the judges' grades, the runs' ranks."""
+    """What stays fixed across samples of one pool: its pairs and queries, the judges' grades, the runs (their
+    rankings as pool indexes made once per tie rule and ``unjudged`` convention a measure asks for)."""
 
     pairs: pd.DataFrame
     query_ids: tuple[str, ...]
     query: np.ndarray
     llm: np.ndarray | None
     judges: tuple[str, ...]
-    ranks: RunRanks
+    runs: Mapping[str, pd.DataFrame]
     contract: EvaluationContract
+    _rankings: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.runs)
+
+    def ranking(self, conventions: tuple[str, str]) -> PoolRanking:
+        """The runs' rankings under ``(ties, unjudged)`` (:func:`evalset.metrics.documents.rank_pool`)."""
+        if conventions not in self._rankings:
+            self._rankings[conventions] = rank_pool(self.runs, self.pairs, self.query_ids, *conventions)
+        return self._rankings[conventions]
+
+    def estimate(self, terms: DocumentTerms, sample: Sample,
+                 answered: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The per-query estimates of ``terms``' measure (runs x queries), their linearised residuals (runs x
+        pairs) and the queries each run's mean is over: ``answered`` (default every one) less, under
+        ``undefined=skip``, the queries whose estimated normaliser is 0 (undefined; 0 under ``zero``)."""
+        values, z = estimate_measure(terms, self.ranking(terms.ranking), sample)
+        answered = np.ones(values.shape, dtype=bool) if answered is None else answered
+        if self.contract.undefined == "skip":
+            answered = answered & ~np.isnan(values)
+        return np.nan_to_num(values), z, answered
 
     def sample(self, pi: np.ndarray, sampled: np.ndarray, grade: np.ndarray, scale: np.ndarray | None = None,
                use_llm: bool = True) -> Sample:
@@ -136,8 +156,7 @@ def prepare_pool(pairs: pd.DataFrame, llm: pd.DataFrame | None, runs: Mapping[st
                                                                rows["doc_id"].astype(str)]))
             table = table[~table.index.duplicated()]
             grades[:, column] = table.reindex(index).to_numpy(dtype=np.int64)
-    ranks = run_ranks(runs, keys, list(query_ids), contract)
-    return DocumentPool(keys, query_ids, query, grades, judges, ranks, contract)
+    return DocumentPool(keys, query_ids, query, grades, judges, dict(runs), contract)
 
 
 def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) -> tuple[np.ndarray, ...]:
@@ -286,13 +305,13 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
     given), ``sources``: run name -> its file, named when a run lacking queries is refused."""
     given = contract
     contract = contract or EvaluationContract()
-    parsed = [DocumentMeasure.parse(m) for m in measures]
+    parsed = [document_terms(m, contract) for m in measures]
     pool = prepare_pool(pairs, llm, runs, contract)
     pi, sampled, grade = sample_arrays(pool, pairs, human)
     check_sample_size(int(sampled.sum()), len(pool.query_ids), source=pairs.attrs.get("source"))
     missing = pool_missing(pool, runs, contract, chosen_conventions(given, chosen), sources)
     sample = pool.sample(pi, sampled, grade)
-    names = list(pool.ranks.names)
+    names = pool.names
     comparisons = list(comparisons) if comparisons is not None else list(itertools.combinations(names, 2))
     unknown = sorted({n for pair in comparisons for n in pair} - set(names))
     if unknown:
@@ -303,9 +322,14 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
     answered = np.array([[query not in missing.left_out.get(name, ()) for query in pool.query_ids] for name in names])
     frames, ranges, clipped = [], {}, []
     for measure in parsed:
-        values, z = estimate_measure(measure, pool.ranks, sample, contract)
-        got = mean_intervals(values, z, sample.variance_factor, level, index, answered, sample.query)
-        ranges[str(measure)] = value_range(measure, sample.scale, contract)
+        values, z, over = pool.estimate(measure, sample, answered)
+        got = mean_intervals(values, z, sample.variance_factor, level, index, over, sample.query)
+        ranges[str(measure)] = measure.bounds(sample.scale, pool.ranking(measure.ranking).depth)
+        undefined = int((~over & answered).any(axis=0).sum())
+        if undefined:
+            clipped.append(f"note: {measure}: {undefined} of {len(pool.query_ids)} queries undefined (no "
+                           f"{'relevant pair' if measure.form.normaliser == 'relevant' else 'gain'} estimated) and "
+                           "left out of its means (undefined=skip)")
         frame, notes = bounded_rows(pd.DataFrame({
             "measure": str(measure), "kind": kinds, "name": labels, "estimate": got["estimate"],
             "se_set": got["se_set"], "set_low": got["estimate"] - got["z"] * got["se_set"],
@@ -331,6 +355,7 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"difference estimator, calibrated LLM: {', '.join(pool.judges)}",
                 "judges": list(pool.judges), "contract": contract.to_dict(),
+                "applied": {str(m): m.contract.to_dict() for m in parsed},
                 "ranges": {name: list(limits) for name, limits in ranges.items()}, "missing": missing.policy,
                 "lacking": {run: count for run, count in missing.counts.items() if count}}
     return DocumentEstimate(table, settings, caveats, missing)

@@ -13,9 +13,10 @@ Conventions
   two files share a name); the judges are kept apart, each a column of the calibration
   (:mod:`evalset.judgments.calibration`), never merged. Each must grade every pooled pair: the first file that
   misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file may be given.
-- The measures default to :data:`~evalset.contract.DEFAULT_METRIC`; the design estimates ndcg@k, dcg@k, p@k and
-  ap (:class:`~evalset.estimate.documents.measures.DocumentMeasure`), any other is refused. The comparisons are the
-  pairs given (none by default: the table shows each run's mean and the pairs asked for).
+- The measures default to :data:`~evalset.contract.DEFAULT_METRIC`, spelt as ``evalset score`` takes them; the
+  design estimates those that decompose over a query's documents (:func:`evalset.metrics.documents.document_terms`:
+  p@k, dcg@k, ndcg@k, ap@k); any other, or a convention it does not cover, is refused before a file is read. The
+  comparisons are the pairs given (none by default: the table shows each run's mean and the pairs asked for).
 - Verdicts by the one rule of every verdict (:func:`evalset.stats.verdicts.decide`), under the comparison family
   of the pairs (``planned`` overrides their count; :class:`~evalset.stats.family.ComparisonFamily`): each pair at
   the threshold ``alpha / size``, its intervals recomputed at level ``1 - threshold`` from the standard errors and
@@ -43,10 +44,10 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
-from evalset.estimate.documents.measures import DocumentMeasure
 from evalset.estimate.documents.simulate import DocumentSimulation, simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
+from evalset.metrics.documents import document_terms
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.verdicts import Evidence, bounded, decide
@@ -101,10 +102,12 @@ def read_judges(paths: Sequence[FilePath], conflicting_grades: str = "refuse",
     return pd.concat(frames, ignore_index=True)[["query_id", "doc_id", "judge", "grade"]]
 
 
-def _checked_measures(metrics: Sequence[str]) -> list[str]:
+def _checked_measures(metrics: Sequence[str], contract: EvaluationContract | None) -> list[str]:
+    """The measures (default the default metric), each refused before any file is read if the design cannot
+    estimate it under the contract (:func:`evalset.metrics.documents.document_terms`)."""
     metrics = list(metrics) or [DEFAULT_METRIC]
     for metric in metrics:
-        DocumentMeasure.parse(metric)  # refuses a measure the design does not estimate
+        document_terms(metric, contract or EvaluationContract())
     return metrics
 
 
@@ -165,7 +168,7 @@ def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath
                          "estimator: one of them")
     if not human:
         raise InputError("the document design needs the human grades of the sampled pairs (--human)")
-    metrics = _checked_measures(metrics)
+    metrics = _checked_measures(metrics, contract)
     record = read_sample(sample_path)
     human_grades = read_grades(human, "human", conflicting_grades)
     judges = None if no_llm else read_judges(llm, conflicting_grades, record.frame())
@@ -191,7 +194,7 @@ def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human:
     frame.attrs["source"] = record_path
     human = human.copy()
     human.attrs["source"] = ", ".join(files["human"])
-    estimate = estimate_documents(frame, human, judges, runs, measures=_checked_measures(metrics),
+    estimate = estimate_documents(frame, human, judges, runs, measures=_checked_measures(metrics, contract),
                                   contract=contract, comparisons=list(pairs), level=level, chosen=chosen,
                                   sources=sources)
     settings = {"record": record_path, "budget": float(record.budget), "sampled": estimate.settings["sampled"],
@@ -213,7 +216,7 @@ def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[Fil
                          "estimator: one of them")
     if budget is None or not human:
         raise InputError("a validation of the document design needs --budget B and the full human grades (--human)")
-    measures = _checked_measures(metrics)
+    measures = _checked_measures(metrics, contract)
     qrels = read_grades(human, "human", conflicting_grades).qrels
     if not np.isfinite(budget) or not 0 < budget < len(qrels):
         raise InputError(f"the budget must be above 0 and below the {len(qrels):,} graded pairs of the pool, got "

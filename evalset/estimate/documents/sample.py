@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
+from evalset.metrics.decomposition import discount
 
 PRIOR_FLOOR = 0.3
 """The smallest prior of a pair (``1 / log2(rank + 1)`` of one run's rank 9 is 0.30): no pair is left out."""
@@ -73,7 +74,7 @@ def document_prior(pairs: pd.DataFrame, sources: pd.DataFrame, depth: int,
     if depth < 1:
         raise InputError(f"depth must be a positive integer, got {depth}")
     within = sources[sources["rank"].astype(np.int64) <= depth]
-    weight = (1.0 / np.log2(within["rank"].to_numpy(dtype=np.float64) + 1.0)) ** power
+    weight = discount(within["rank"].to_numpy(dtype=np.float64) - 1.0) ** power
     summed = (pd.Series(weight, index=pd.MultiIndex.from_frame(within[["query_id", "doc_id"]].astype(str)))
               .groupby(level=[0, 1]).sum())
     keys = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))

@@ -39,10 +39,10 @@ import pandas as pd
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
-from evalset.estimate.documents.measures import DocumentMeasure, estimate_measure
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
+from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
@@ -79,7 +79,7 @@ class DocumentSimulation:
 
 def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
     """The prior of each pooled pair from the runs' ranks within ``depth`` (:func:`document_prior`)."""
-    position = pool.ranks.position[:, :, :depth]
+    position = pool.ranking((pool.contract.ties, "nonrelevant")).position[:, :, :depth]
     run, _, rank = np.nonzero(position < len(pool.pairs))
     index = position[position < len(pool.pairs)]
     sources = pool.pairs.iloc[index].reset_index(drop=True).assign(system=run, rank=rank + 1)
@@ -124,7 +124,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()
     check("the number of simulated samples", draws, POSITIVE_INT)
-    parsed = [DocumentMeasure.parse(m) for m in measures]
+    parsed = [document_terms(m, contract) for m in measures]
     pairs = qrels[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
     if (qrels["grade"] < 0).any():
         raise InputError("the simulation needs a grade for every pooled pair; the qrels hold unjudged (negative) ones")
@@ -135,7 +135,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     pi = inclusion_probabilities(pool_prior(pool, prior_depth), budget)
     grade = qrels["grade"].to_numpy(dtype=np.int64)
     scale = np.union1d(grade, [0] if pool.llm is None else np.union1d(pool.llm.ravel(), [0]))
-    names = list(pool.ranks.names)
+    names = pool.names
     index = list(itertools.combinations(range(len(names)), 2))
     scored = per_query_values(Evaluation.on_qrels(qrels[["query_id", "doc_id", "grade"]], contract),
                               {name: runs[name] for name in names}, [str(m) for m in parsed])
@@ -147,8 +147,8 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
         sizes.append(int(sampled.sum()))
         sample = pool.sample(pi, sampled, np.where(sampled, grade, 0), scale)
         for measure, tally in zip(parsed, tallies, strict=True):
-            values, z = estimate_measure(measure, pool.ranks, sample, contract)
-            tally.add(mean_intervals(values, z, sample.variance_factor, level, index))
+            values, z, answered = pool.estimate(measure, sample)
+            tally.add(mean_intervals(values, z, sample.variance_factor, level, index, answered, sample.query))
     queries = len(pool.query_ids)
     slice_size = max(2, round(budget / (len(pairs) / queries)))
     rows = []
@@ -195,7 +195,7 @@ def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence
 
 
 def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
-            measure: DocumentMeasure, slice_size: int, draws: int, contract: EvaluationContract, seed: int,
+            measure: DocumentTerms, slice_size: int, draws: int, contract: EvaluationContract, seed: int,
             level: float) -> dict[str, dict[str, float]]:
     """The query slice's PPI++ figures at the same budget (its LLM: the judges' median grade)."""
     from evalset.estimate.simulate import simulate

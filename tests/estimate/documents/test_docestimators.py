@@ -10,7 +10,8 @@ import pytest
 
 from evalset.contract import EvaluationContract
 from evalset.estimate.documents.estimate import prepare_pool
-from evalset.estimate.documents.measures import DocumentMeasure, Sample, estimate_measure, ideal_area
+from evalset.estimate.documents.estimators import Sample, estimate_measure
+from evalset.metrics.documents import document_terms
 
 QUERIES, PER_QUERY = 3, 8
 SCALE = np.arange(4)
@@ -44,7 +45,7 @@ def pool():
 def truth(pool, grade, measure):
     everything = np.ones(len(grade), dtype=bool)
     sample = Sample(pool.query, QUERIES, np.ones(len(grade)), everything, grade, SCALE, None)
-    return estimate_measure(measure, pool.ranks, sample, pool.contract)[0]
+    return estimate_measure(measure, pool.ranking(measure.ranking), sample)[0]
 
 
 def expectation(pool, grade, pi, measure, how, query):
@@ -55,7 +56,7 @@ def expectation(pool, grade, pi, measure, how, query):
     others[rows] = False
     others[[i * PER_QUERY for i in range(QUERIES) if i != query]] = False
     fixed = np.random.default_rng(2).dirichlet(np.ones(4), size=len(grade))
-    total = np.zeros(len(pool.ranks.names))
+    total = np.zeros(len(pool.names))
     for draw in itertools.product([False, True], repeat=len(rows)):
         sampled = others.copy()
         sampled[rows] = draw
@@ -67,7 +68,7 @@ def expectation(pool, grade, pi, measure, how, query):
         else:
             sample = Sample(pool.query, QUERIES, pi, sampled, np.where(sampled, grade, 0), SCALE,
                             fixed if how == "fixed" else None)
-        total += chance * estimate_measure(measure, pool.ranks, sample, pool.contract)[0][:, query]
+        total += chance * estimate_measure(measure, pool.ranking(measure.ranking), sample)[0][:, query]
     return total
 
 
@@ -75,7 +76,7 @@ def expectation(pool, grade, pi, measure, how, query):
 @pytest.mark.parametrize("text", ["dcg@4", "p@4", "dcg@10"])
 def test_dcg_and_precision_are_exactly_unbiased_over_every_sample_of_a_query(pool, how, text):
     pool, grade, pi = pool
-    measure = DocumentMeasure.parse(text)
+    measure = document_terms(text, pool.contract)
     exact = truth(pool, grade, measure)
     for query in range(QUERIES):
         np.testing.assert_allclose(expectation(pool, grade, pi, measure, how, query), exact[:, query],
@@ -90,18 +91,11 @@ def test_the_ratios_bias_is_small(pool, text, bound):
     prototype's one combination model, 0.11 by Horvitz-Thompson), of AP 0.061 (0.028 with the one model, 0.21): on
     8 pairs a query the model chosen per query moves AP's ratio."""
     pool, grade, pi = pool
-    measure = DocumentMeasure.parse(text)
+    measure = document_terms(text, pool.contract)
     exact = truth(pool, grade, measure)
     for query in range(QUERIES):
         bias = expectation(pool, grade, pi, measure, "calibrated", query) - exact[:, query]
         assert np.abs(bias).max() <= bound, (query, bias)
-
-
-def test_the_ideal_area_is_exact_at_integer_counts_and_linear_between():
-    discount = 1 / np.log2(np.arange(2, 12))
-    np.testing.assert_allclose(ideal_area(np.arange(11.0), 10), np.r_[0, np.cumsum(discount)])
-    assert ideal_area(np.array([2.5]), 10)[0] == pytest.approx(discount[:2].sum() + 0.5 * discount[2])
-    assert ideal_area(np.array([40.0]), 10)[0] == pytest.approx(discount.sum())
 
 
 def test_every_query_of_the_full_sample_is_evalsets_score():
@@ -113,4 +107,4 @@ def test_every_query_of_the_full_sample_is_evalsets_score():
     qrels = pairs.assign(grade=grade)
     for text in ("ndcg@4", "p@4", "ap", "dcg@4"):
         reference = values_by_run(runs, qrels, list(pool.query_ids), text, contract).to_numpy().T
-        np.testing.assert_allclose(truth(pool, grade, DocumentMeasure.parse(text)), reference, atol=1e-12)
+        np.testing.assert_allclose(truth(pool, grade, document_terms(text, contract)), reference, atol=1e-12)
