@@ -146,8 +146,10 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
             ("--simulate", 2, "--budget", 500, "--slice-size", 5, "--human", data["full"], "--llm", llm),
         ("or --no-llm for Horvitz-Thompson's estimator: one of them", "  "):
             ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
-        ("the document design estimates ndcg@k, dcg@k, p@k and ap; got 'recip_rank'", "   "):
+        ("rr does not decompose over a query's documents, so a document sample cannot estimate it", "   "):
             ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
+        ("ap cannot be estimated from a document sample under ties=expected", "     "):
+            ("--sample", sample, "--human", human, "--llm", llm, "-m", "map", "--ties", "expected"),
         ("its own (\"this set\" and \"new queries\") and it reads no set: give no --interval", "    "):
             ("--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
     }
