@@ -69,12 +69,8 @@ def rank_pool(runs: Mapping[str, pd.DataFrame], pairs: pd.DataFrame, query_ids: 
         if unjudged == "condensed":
             frame, found = frame[~np.isnan(found)], found[~np.isnan(found)]
         query = frame["query_id"].astype(str).map(code).to_numpy(dtype=np.int64)
-        score = frame["score"].to_numpy(dtype=np.float64)
-        new_group = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])] if len(query) else query
         place = position_in_group(query)
-        first = place[np.flatnonzero(new_group)][np.cumsum(new_group) - 1] if len(query) else place
-        size = np.diff(np.r_[np.flatnonzero(new_group), len(query)])[np.cumsum(new_group) - 1] if len(query) \
-            else place
+        first, size = _tie_groups(query, place, frame["score"].to_numpy(dtype=np.float64))
         frames.append((query, place, np.where(np.isnan(found), len(pairs), found).astype(np.int64), first, size))
     depth = max((int(f[1].max()) + 1 for f in frames if len(f[1])), default=1)
     shape = (len(frames), len(query_ids), depth)
@@ -86,6 +82,17 @@ def rank_pool(runs: Mapping[str, pd.DataFrame], pairs: pd.DataFrame, query_ids: 
         if ties == "expected":
             start[number, query, place], size[number, query, place] = first, group
     return PoolRanking(tuple(runs), position, start, size)
+
+
+def _tie_groups(query: np.ndarray, place: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's tie group (its query's rows with its score, contiguous in an ordered run): its first place and
+    its size."""
+    if len(query) == 0:
+        return place, place
+    new_group = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
+    starts = np.flatnonzero(new_group)
+    group = np.cumsum(new_group) - 1
+    return place[starts][group], np.diff(np.r_[starts, len(query)])[group]
 
 
 @dataclass(frozen=True)
