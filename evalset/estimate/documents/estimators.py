@@ -34,10 +34,14 @@ Conventions
   ``sum over pairs of z_d / pi_d`` over the sampled ones, so its sampling variance is estimated by ``sum over
   sampled d of (1 - pi) / pi^2 z_d^2`` (:mod:`evalset.estimate.documents.estimate`). For a linear measure it is
   exact, ``z = w e``, ``w`` the pair's weight in the run; for a ratio ``z = (z_N - v sum_j step_j s_j e_j) / D``,
-  the slope ``s_j`` of ``A`` the secant over one estimated standard deviation of ``c_j`` either side (the
+  the slope ``s_j`` of ``A`` its mean slope over one estimated standard deviation of ``c_j`` either side (the
   derivative at ``c_j`` when that deviation is 0; the plain derivative inflated nDCG's variance 8-60x in the
-  prototype), the secant's lower end no lower than the sampled count (the clamp's floor: below it the count cannot
-  go). A pairwise numerator's slopes ``dN/dx_d`` (at the pair's place) are taken at the **point values** (the
+  prototype), slope 0 below the sampled count (the clamp holds the count there): the rise from ``max(c_j - sd,
+  seen)`` to ``c_j + sd`` over the whole ``2 sd``. Dividing by the window cut at the clamp instead (before) took the
+  steep part's slope for the whole window where a count's truth is near 0 (the top grade's, often): on DL19
+  (Llama-3-70B, 200 draws) the ideal's share of the variance came out 5.6x its real one, and nDCG@10's "this set"
+  standard error of run means 1.65x (B = 1,000) and 1.56x (B = 2,150) the spread of the estimates across draws
+  (median over runs); now 1.10x (0.95-1.18) and 0.99x (0.92-1.21). A pairwise numerator's slopes ``dN/dx_d`` (at the pair's place) are taken at the **point values** (the
   human grade where sampled, the prediction elsewhere: ``f~`` itself, with its 1/pi, swung AP's variance 5x too
   high on DL19), and so is its ``v`` (the point values' ratio), over the estimate's own ``D`` (the point values'
   count made it 2x too low); a linear numerator's ``v`` is the estimate.
@@ -171,8 +175,9 @@ def _normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> tuple[np.nd
 
 
 def _secant(terms: DocumentTerms, count: np.ndarray, sd: np.ndarray, seen: np.ndarray, depth: int) -> np.ndarray:
+    """The area's mean slope over ``count +- sd``, 0 below ``seen`` (the clamp holds the count there): the rise from
+    ``max(count - sd, seen)`` to ``count + sd`` over the whole ``2 sd`` (module docstring)."""
     low, high = np.maximum(count - sd, seen), count + sd
-    span = high - low
     with np.errstate(invalid="ignore", divide="ignore"):
-        secant = (terms.area(high, depth) - terms.area(low, depth)) / span
-    return np.where(span > 0, secant, terms.area_slope(count, depth))
+        secant = (terms.area(high, depth) - terms.area(low, depth)) / (2.0 * sd)
+    return np.where(sd > 0, secant, terms.area_slope(count, depth))
