@@ -157,7 +157,8 @@ def test_only_the_decision_module_writes_a_verdict(path):
 # spelling) is computed there and nowhere else; an analysis asks the engine (evalset.metrics.documents for the
 # document design) for what it needs
 RANKING_CALL = "order_run"
-RANKING_ELSEWHERE = {"evalset.pooling.pool": "the pool's top k of each run, in the engine's order: a ranking, no measure"}
+RANKING_ELSEWHERE = {
+    "evalset.pooling.pool": "the pool's top k of each run, in the engine's order: a ranking, no measure"}
 MEASURE_ARITHMETIC = {"log2", "exp2"}  # a discount (1 / log2(rank + 1)) or an exponential gain (2^grade - 1)
 
 
@@ -178,8 +179,8 @@ OUTSIDE_METRICS = [p for p in MODULES if room(module_name(p)) != "metrics"]
 def test_only_the_metrics_room_ranks_a_run_or_does_measure_arithmetic(path):
     used = called_or_imported(ast.parse(path.read_text()))
     if module_name(path) not in RANKING_ELSEWHERE:
-        assert RANKING_CALL not in used, (f"{module_name(path)} ranks runs itself ({RANKING_CALL}): ask evalset.metrics "
-                                          "(evalset.metrics.documents.rank_pool, top_k)")
+        assert RANKING_CALL not in used, (f"{module_name(path)} ranks runs itself ({RANKING_CALL}): ask "
+                                          "evalset.metrics (evalset.metrics.documents.rank_pool, top_k)")
     arithmetic = used & MEASURE_ARITHMETIC
     assert not arithmetic, (f"{module_name(path)} computes a gain or a discount itself ({', '.join(arithmetic)}): "
                             "take it from evalset.metrics (decomposition.discount, decomposition.gain)")

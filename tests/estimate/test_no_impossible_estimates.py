@@ -66,8 +66,10 @@ def test_an_estimate_outside_the_range_is_clipped_named_and_carries_no_verdict(d
     lines = result.output.splitlines()
     assert len(data["drawn"]) == 265
     # before: ms_duet_passage  1.1879  [0.6867, 1.6891]  [0.6667, 1.7091] (truth 0.7163), and nothing said
-    assert rows(result.output)["ms_duet_passage"] == (1.0, 0.6867, 1.0, 0.6667, 1.0)
-    assert rows(result.output)["bm25base_p"] == (0.6407, 0.4953, 0.7861, 0.4725, 0.8088)  # inside: untouched
+    # "this set" on Student's t at its effective degrees of freedom (documents/variance.py): before, the normal's
+    # [0.6867, 1.6891] and bm25base_p's [0.4953, 0.7861]
+    assert rows(result.output)["ms_duet_passage"] == (1.0, 0.5813, 1.0, 0.6667, 1.0)
+    assert rows(result.output)["bm25base_p"] == (0.6407, 0.4916, 0.7897, 0.4725, 0.8088)  # inside: untouched
     assert ("warning: p@10: the estimate of ms_duet_passage (1.1879) left the measure's range [0, 1] (a "
             "difference's [-1, 1]) and was clipped to it: an unbiased estimator can leave the range on a thin "
             "sample, and no verdict rests on such a figure") in lines
@@ -79,7 +81,7 @@ def test_an_estimate_outside_the_range_is_clipped_named_and_carries_no_verdict(d
     document = json.loads(invoke(*common, "--format", "json").output)
     (duet,) = [row for row in document["rows"] if row["name"] == "ms_duet_passage"]
     assert duet["clipped"] == (
-        "the estimate 1.1879 and the interval [0.6867, 1.6891] of ms_duet_passage on p@10 (\"this set\") left the "
+        "the estimate 1.1879 and the interval [0.5813, 1.7946] of ms_duet_passage on p@10 (\"this set\") left the "
         "measure's range, clipped to [0, 1]; the interval [0.6667, 1.7091] of ms_duet_passage on p@10 (\"new "
         "queries\") left the measure's range, clipped to [0, 1]")
     assert [(c["rule"], c["new_high"]) for c in document["comparisons"]] == [("outside range", 1.0),

@@ -2,7 +2,8 @@
 probabilities and draw (:mod:`~evalset.estimate.documents.sample`), drawn from a pool folder and written
 (:mod:`~evalset.estimate.documents.select`), the per-query estimators and their linearised residuals
 (:mod:`~evalset.estimate.documents.estimators`), means, differences and their two intervals
-(:mod:`~evalset.estimate.documents.estimate`), the simulation on fully judged data
+(:mod:`~evalset.estimate.documents.estimate`), the "this set" variance's floor and quantile
+(:mod:`~evalset.estimate.documents.variance`), the simulation on fully judged data
 (:mod:`~evalset.estimate.documents.simulate`), and the command's inputs to either with the verdicts of the
 comparisons (:mod:`~evalset.estimate.documents.modes`). The query-slice design (PPI++) is beside it in
 :mod:`evalset.estimate`.

@@ -41,10 +41,11 @@ Conventions
   steep part's slope for the whole window where a count's truth is near 0 (the top grade's, often): on DL19
   (Llama-3-70B, 200 draws) the ideal's share of the variance came out 5.6x its real one, and nDCG@10's "this set"
   standard error of run means 1.65x (B = 1,000) and 1.56x (B = 2,150) the spread of the estimates across draws
-  (median over runs); now 1.10x (0.95-1.18) and 0.99x (0.92-1.21). A pairwise numerator's slopes ``dN/dx_d`` (at the pair's place) are taken at the **point values** (the
-  human grade where sampled, the prediction elsewhere: ``f~`` itself, with its 1/pi, swung AP's variance 5x too
-  high on DL19), and so is its ``v`` (the point values' ratio), over the estimate's own ``D`` (the point values'
-  count made it 2x too low); a linear numerator's ``v`` is the estimate.
+  (median over runs); now 1.10x (0.95-1.18) and 0.99x (0.92-1.21). A pairwise numerator's slopes ``dN/dx_d`` (at
+  the pair's place) are taken at the **point values** (the human grade where sampled, the prediction elsewhere:
+  ``f~`` itself, with its 1/pi, swung AP's variance 5x too high on DL19), and so is its ``v`` (the point values'
+  ratio), over the estimate's own ``D`` (the point values' count made it 2x too low); a linear numerator's ``v`` is
+  the estimate.
 """
 
 from __future__ import annotations
@@ -137,18 +138,19 @@ def estimate_measure(terms: DocumentTerms, ranking: PoolRanking, sample: Sample)
     point = sample.plug_in(quantity)[ranking.position] if pairwise else None
     if pairwise:
         point_numerator, slope = terms.numerator(point, ranking)
-    z = _scattered(slope, ranking.position, size) * residual[None, :size]
+    z = scattered(slope, ranking.position, size) * residual[None, :size]
     if terms.form.normaliser == "none":
         return numerator, z
     depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
-    normaliser, point_normaliser, slope_residual = _normaliser(terms, sample, depth)
+    normaliser, slope_residual = _normaliser(terms, sample, depth)
     value = terms.ratio(numerator, normaliser)
-    centre = np.nan_to_num(terms.ratio(point_numerator, point_normaliser) if pairwise else value)
+    centre = np.nan_to_num(terms.ratio(point_numerator, point_normaliser(terms, sample, depth)) if pairwise
+                           else value)
     inverse = np.divide(1.0, normaliser, out=np.zeros(len(normaliser)), where=normaliser > 0)
     return value, (z - centre[:, sample.query] * slope_residual[None, :]) * inverse[sample.query][None, :]
 
 
-def _scattered(slope: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:
+def scattered(slope: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:
     """Runs x pairs: each pair's slope at its place in each run (0 where the run lacks it)."""
     runs = position.shape[0]
     table = np.zeros((runs, size + 1))
@@ -156,22 +158,29 @@ def _scattered(slope: np.ndarray, position: np.ndarray, size: int) -> np.ndarray
     return table[:, :size]
 
 
-def _normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per query the estimated normaliser and the point values' (module docstring), and per pair its linearised
-    residual ``sum_j step_j s_j e_j``."""
-    levels = [(*sample.counts(indicator), step, sample.plug_in(indicator)[:-1])
-              for indicator, step in terms.levels(sample.scale)]
+def _normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per query the estimated normaliser (module docstring), and per pair its linearised residual
+    ``sum_j step_j s_j e_j``."""
+    levels = [(*sample.counts(indicator), step) for indicator, step in terms.levels(sample.scale)]
     counts = [level[0] for level in levels]
     for i in range(len(counts) - 2, -1, -1):  # non-increasing in the level: raised to the next level's count
         counts[i] = np.maximum(counts[i], counts[i + 1])
-    normaliser, point_normaliser = np.zeros(sample.queries), np.zeros(sample.queries)
+    normaliser = np.zeros(sample.queries)
     slope_residual = np.zeros(len(sample.pi))
-    for count, (_, sd, seen, residual, step, point) in zip(counts, levels, strict=True):
+    for count, (_, sd, seen, residual, step) in zip(counts, levels, strict=True):
         normaliser += step * terms.area(count, depth)
-        point_count = np.bincount(sample.query, weights=point, minlength=sample.queries)
-        point_normaliser += step * terms.area(point_count, depth)
         slope_residual += step * _secant(terms, count, sd, seen, depth)[sample.query] * residual[:-1]
-    return normaliser, point_normaliser, slope_residual
+    return normaliser, slope_residual
+
+
+def point_normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> np.ndarray:
+    """Per query the normaliser of the point values (each level's count of the human grades where sampled, the
+    predictions elsewhere)."""
+    total = np.zeros(sample.queries)
+    for indicator, step in terms.levels(sample.scale):
+        count = np.bincount(sample.query, weights=sample.plug_in(indicator)[:-1], minlength=sample.queries)
+        total += step * terms.area(count, depth)
+    return total
 
 
 def _secant(terms: DocumentTerms, count: np.ndarray, sd: np.ndarray, seen: np.ndarray, depth: int) -> np.ndarray:

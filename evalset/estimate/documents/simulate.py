@@ -58,6 +58,10 @@ class DocumentSimulation:
     table: pd.DataFrame
     settings: dict[str, Any]
     caveats: list[str] = field(default_factory=list)
+    columns: pd.DataFrame | None = None
+    """Per measure and column (each run's mean, each paired difference): its truth, the mean and standard deviation
+    of its estimate over the draws, the mean "this set" standard error and its ratio to that deviation, the
+    coverage, the share of draws whose "this set" interval excluded 0, and the least width (module docstring)."""
 
     def to_text(self) -> str:
         s = self.settings
@@ -95,9 +99,15 @@ class _Tally:
         self.error = np.zeros(runs)
         self.squared = np.zeros(runs)
         self.taus: list[float] = []
+        self.column: dict[str, np.ndarray] = {}
 
     def add(self, got: dict[str, np.ndarray]) -> None:
         estimate = got["estimate"]
+        half = got["z"] * got["se_set"]
+        for key, value in (("estimate", estimate), ("square", estimate ** 2), ("se", got["se_set"]),
+                           ("covered", np.abs(estimate - self.truth) <= half), ("excluded", np.abs(estimate) > half)):
+            self.column[key] = self.column.get(key, 0.0) + value
+        self.column["least_width"] = np.minimum(self.column.get("least_width", np.inf), 2 * half)
         for kind, part in (("means", slice(0, self.runs)), ("differences", slice(self.runs, None))):
             truth, centre = self.truth[part], estimate[part]
             for name, half in (("set", got["z"][part] * got["se_set"][part]),
@@ -111,6 +121,19 @@ class _Tally:
 
     def _sum(self, key: str, value: float) -> None:
         self.sums[key] = self.sums.get(key, 0.0) + value
+
+    def columns(self, measure: str, labels: Sequence[str], draws: int) -> pd.DataFrame:
+        """The per-column figures (:attr:`DocumentSimulation.columns`) over ``draws``."""
+        c = self.column
+        mean = c["estimate"] / draws
+        sd = np.sqrt(np.maximum(c["square"] / draws - mean ** 2, 0.0))
+        se = c["se"] / draws
+        kinds = ["mean"] * self.runs + ["difference"] * (len(mean) - self.runs)
+        ratio = np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0)
+        return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": self.truth,
+                             "estimate_mean": mean, "estimate_sd": sd, "se_set_mean": se, "se_ratio": ratio,
+                             "coverage_set": c["covered"] / draws, "excludes_zero": c["excluded"] / draws,
+                             "least_width": c["least_width"]})
 
 
 def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None, *,
@@ -148,7 +171,8 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
         sample = pool.sample(pi, sampled, np.where(sampled, grade, 0), scale)
         for measure, tally in zip(parsed, tallies, strict=True):
             values, z, answered = pool.estimate(measure, sample)
-            tally.add(mean_intervals(values, z, sample.variance_factor, level, index, answered, sample.query))
+            tally.add(mean_intervals(values, z, sample.variance_factor, pi, level, index, answered, sample.query,
+                                     pool.floor(measure, sample)))
     queries = len(pool.query_ids)
     slice_size = max(2, round(budget / (len(pairs) / queries)))
     rows = []
@@ -171,6 +195,10 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                        if kind == "means" else {"bias_max": np.nan, "bias_mean": np.nan, "rmse": np.nan,
                                                 "tau": np.nan, "tau_sd": np.nan})
             rows.append(row)
+    labels = names + [f"{names[c]} - {names[b]}" for b, c in index]
+    columns = pd.concat([tally.columns(str(measure), labels, draws) for measure, tally in zip(parsed, tallies,
+                                                                                              strict=True)],
+                        ignore_index=True)
     caveats = missing.notes()
     if budget / queries < SMALL_SAMPLE:
         caveats.append(f"warning: {budget / queries:.1f} expected sampled pairs per query (under {SMALL_SAMPLE:g}): "
@@ -181,7 +209,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
                 "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict()}
-    return DocumentSimulation(pd.DataFrame(rows), settings, caveats)
+    return DocumentSimulation(pd.DataFrame(rows), settings, caveats, columns)
 
 
 def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence[str],

@@ -12,8 +12,9 @@ pytestmark = pytest.mark.slow
 JUDGES = {"llama-3-70b": ["llama-3-70b.fourprompts"],
           "three": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"]}
 # measured (20 draws, seed 20191): coverage of means and differences by "this set", its widths. The three judges
-# no longer lose to Llama-3-70B alone (with the prototype's one combination model: widths 0.148 and 0.128)
-MEASURED = {"llama-3-70b": (0.970, 0.966, 0.1044, 0.0869), "three": (0.957, 0.966, 0.1041, 0.0866)}
+# no longer lose to Llama-3-70B alone (with the prototype's one combination model: widths 0.148 and 0.128). nDCG's
+# secant over its whole window (documents/measures.py) narrowed the means' width from 0.104 to 0.079
+MEASURED = {"llama-3-70b": (0.947, 0.968, 0.0794, 0.0902), "three": (0.922, 0.969, 0.0790, 0.0900)}
 
 
 @pytest.mark.parametrize("judges", list(JUDGES))
@@ -33,3 +34,5 @@ def test_this_set_covers_the_full_judgments_mean_at_a_thousand_judgments(judges)
     assert differences["width_new"] > differences["width_set"]  # new queries add the between-query variance
     assert means["bias_max"] <= 0.03 and means["tau"] >= 0.88
     assert result.settings["slice_size"] == 5 and not result.caveats
+    alike = result.columns.set_index("name").loc["test1 - TUA1-1"]  # true nDCG@10 difference 0
+    assert alike["excludes_zero"] == 0 and alike["least_width"] > 0
