@@ -4,14 +4,21 @@
 NIST's grades (``data/dl19/nist.qrels``, 9,260 pairs over 43 queries) are the humans and the pool; the 37
 official runs (``data/dl19/runs``, all 666 pairs of them); as the control variate, Llama-3-70B alone, the three
 recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each budget, ``--draws`` document
-samples (:func:`evalset.estimate.documents.simulate.simulate_documents`, seed ``--seed``) for nDCG@10, P@10 and AP at
-relevance level 2, the query-slice PPI++ design at the same human budget beside (with an LLM). It prints the
-date, the load average, each configuration's table and wall time, and the issue's targets checked
-("this set" coverage 0.93-0.99 of run means and paired differences; |bias| of run means <= 0.015; paired-difference
-width <= 0.40x the query slice's; tau >= 0.88 at B = 1000).
+samples for nDCG@10, P@10 and AP at relevance level 2, the query-slice PPI++ design at the same human budget beside
+(with an LLM). The data are read, and the simulation run, by the command's own path
+(:func:`evalset.estimate.make_estimate` with ``design="documents"``: the same files, pair order and judge names), so
+that a seed gives exactly the figures of ``evalset estimate --design documents --simulate R --budget B --human
+data/dl19/nist.qrels --llm ... --runs data/dl19/runs --rel-level 2 --seed S``. It prints the date, the load
+average, each configuration's table and wall time, the run means' "this set" standard error over the spread of
+their estimates across the draws (median and range over runs), for each ``--pair`` the share of draws whose "this
+set" interval of the difference excluded 0 and its least width, and the targets checked ("this set" coverage
+0.94-0.975 of run means and paired differences; |bias| of run means <= 0.015; paired-difference width <= 0.30x the
+query slice's and tau >= 0.88 at B = 1000).
 
     python scripts/bench_document_sample.py [--draws 200] [--budgets 1000,2150] [--judges all|70b|none|every]
-        [--prior-power G] [--llm-weights W0,W1,W2,W3]
+        [--prior-power G] [--llm-weights W0,W1,W2,W3] [--run FILE ...] [--pair BASELINE,CANDIDATE ...]
+
+``--run`` adds a run file to the 37 (the prior then counts it too), e.g. a near-identical copy of one of them.
 
 Two experiments on the design, not options of evalset: ``--prior-power G`` makes each run's weight of a pair in
 the prior ``(1 / log2(rank + 1)) ** G`` (evalset's is :data:`evalset.estimate.documents.sample.PRIOR_POWER`; 1, the
@@ -41,13 +48,13 @@ JUDGES = {"70b": ["llama-3-70b.fourprompts"],
 def targets(table: pd.DataFrame, budget: float) -> list[str]:
     lines = []
     for row in table.itertuples():
-        checks = [("this set coverage in [0.93, 0.99]", 0.93 <= row.coverage_set <= 0.99)]
+        checks = [("this set coverage in [0.94, 0.975]", 0.94 <= row.coverage_set <= 0.975)]
         if row.kind == "means":
             checks.append(("|bias| <= 0.015", row.bias_max <= 0.015))
             if budget == 1000:
                 checks.append(("tau >= 0.88", row.tau >= 0.88))
         elif row.width_ratio == row.width_ratio:
-            checks.append(("width <= 0.40x the slice's", row.width_ratio <= 0.40))
+            checks.append(("width <= 0.30x the slice's", row.width_ratio <= 0.30 or budget != 1000))
         lines.append(f"  {row.measure} {row.kind}: " + "; ".join(f"{name} {'met' if ok else 'MISSED'}"
                                                                  for name, ok in checks))
     return lines
@@ -104,6 +111,22 @@ def use_prior_shape(power: float, llm_weights: str | None) -> None:
         docsimulate.pool_prior = lambda pool, depth: by_ranks(pool, depth) * weights[pool.llm[:, 0]]
 
 
+def per_column(columns: pd.DataFrame, pairs: list[tuple[str, str]]) -> list[str]:
+    """The nDCG standard error against the spread of its estimates (per run), and the near-identical ``pairs``'
+    share of draws whose "this set" interval excluded 0 and least width."""
+    lines = []
+    for measure, rows in columns.groupby("measure", sort=False):
+        ratio = rows.loc[rows["kind"] == "mean", "se_ratio"]
+        lines.append(f"  {measure}: run means' mean \"this set\" SE over the sd of the estimates: median "
+                     f"{ratio.median():.2f}, range {ratio.min():.2f}-{ratio.max():.2f}")
+        for baseline, candidate in pairs:
+            found = rows[rows["name"].isin([f"{candidate} - {baseline}", f"{baseline} - {candidate}"])]
+            for row in found.itertuples():
+                lines.append(f"    {row.name}: truth {row.truth:+.5f}, 0 excluded in {row.excludes_zero:.3f} of "
+                             f"the draws, least width {row.least_width:.5f}, coverage {row.coverage_set:.3f}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=200)
@@ -111,36 +134,40 @@ def main() -> None:
     parser.add_argument("--judges", default="every", choices=[*JUDGES, "every"])
     parser.add_argument("--measures", default="ndcg@10,p@10,ap")
     parser.add_argument("--seed", type=int, default=20191)
-    parser.add_argument("--no-slices", action="store_true", help="leave out the query-slice design")
     parser.add_argument("--prior-power", type=float, help="the prior's rank weights to this power [default: "
                         "evalset's, documents.sample.PRIOR_POWER]")
     parser.add_argument("--llm-weights", help="the prior times these weights of the first judge's grade 0,1,2,3")
+    parser.add_argument("--run", action="append", default=[], help="a run file to add to the 37 (repeatable)")
+    parser.add_argument("--pair", action="append", default=["test1,TUA1-1"],
+                        help="baseline,candidate: a pair whose excluded-0 rate and least width to print")
     args = parser.parse_args()
     from evalset.estimate.documents.sample import PRIOR_POWER
 
     args.prior_power = PRIOR_POWER if args.prior_power is None else args.prior_power
     use_prior_shape(args.prior_power, args.llm_weights)
 
-    from evalset.contract import EvaluationContract
-    from evalset.estimate.documents.simulate import simulate_documents
-    from evalset.io.trec import read_qrels, read_runs
+    from evalset.contract import ContractOptions
+    from evalset.estimate import make_estimate, read_grades
+    from evalset.io.trec import expand_run_paths, read_run
 
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.draws} draws; prior power {args.prior_power:g}"
           f"{f'; LLM weights {args.llm_weights}' if args.llm_weights else ''}")
-    qrels = read_qrels(DATA / "nist.qrels")
-    runs = read_runs([DATA / "runs"])
-    contract = EvaluationContract(rel_level=2)
+    # read as `evalset estimate --design documents --simulate` reads (evalset.estimate.make_estimate): the same
+    # files, pair order and judge names, so that a seed gives the command's draws and figures
+    run_paths = [DATA / "runs", *args.run]
+    options = ContractOptions(rel_level=2)
+    contract = options.applied_to()[0]
+    pairs = [tuple(pair.split(",")) for pair in args.pair]
     total = time.perf_counter()
     for key in (JUDGES if args.judges == "every" else [args.judges]):
         names = JUDGES[key]
-        llm = pd.concat([read_qrels(DATA / "llm_labels" / f"{n}.qrels").assign(judge=n) for n in names]) \
-            if names else None
         for budget in (float(b) for b in args.budgets.split(",")):
             start = time.perf_counter()
-            result = simulate_documents(runs, qrels, llm, budget=budget, draws=args.draws,
-                                        measures=args.measures.split(","), contract=contract, seed=args.seed,
-                                        compare_slices=not args.no_slices)
+            result = make_estimate(run_paths, human=[DATA / "nist.qrels"],
+                                   llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names], no_llm=not names,
+                                   design="documents", draws=args.draws, budget=budget,
+                                   metrics=args.measures.split(","), options=options, seed=args.seed)
             print(f"\n== {key}, B = {budget:g} ({time.perf_counter() - start:.0f} s; mean sample "
                   f"{result.settings['mean_sample']:.0f})")
             print(result.to_text())
@@ -148,9 +175,13 @@ def main() -> None:
             differences = result.table[result.table["kind"] == "differences"]
             print("tau over draws: " + "; ".join(f"{r.measure} {r.tau:.3f} (sd {r.tau_sd:.3f})"
                                                  for r in means.itertuples()))
+            print("per column:")
+            print("\n".join(per_column(result.columns, pairs)))
             print("targets:")
             print("\n".join(targets(result.table, budget)))
             if budget == 1000:
+                runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()}
+                qrels = read_grades([DATA / "nist.qrels"], "human").qrels
                 print("ranking stability:")
                 print("\n".join(ranking_stability(runs, qrels, contract, args.measures.split(","), args.seed,
                                                    dict(zip(differences["measure"], differences["width_set"],
