@@ -111,6 +111,31 @@ def use_prior_shape(power: float, llm_weights: str | None) -> None:
         docsimulate.pool_prior = lambda pool, depth: by_ranks(pool, depth) * weights[pool.llm[:, 0]]
 
 
+def swapped_copy(name: str, folder: Path) -> Path:
+    """A near-identical run: the run ``name`` with the documents at ranks 9 and 10 of its own ranking (evalset's
+    order under the default tie rule, ``evalset.metrics.ranking.top_k``) exchanged in the first 5 of the pool's
+    queries in sorted query-id order; every score and every other line kept. Written to ``folder``."""
+    import gzip
+
+    from evalset.io.trec import read_qrels, read_run
+    from evalset.metrics.ranking import top_k
+
+    queries = sorted(read_qrels(DATA / "nist.qrels")["query_id"].astype(str).unique())[:5]
+    top = top_k(read_run(DATA / "runs" / f"{name}.run.gz"), 10)
+    swap = {}
+    for query in queries:
+        ninth, tenth = top[top["query_id"] == query].set_index("rank").loc[[9, 10], "doc_id"]
+        swap[(query, ninth)], swap[(query, tenth)] = tenth, ninth
+    lines = []
+    with gzip.open(DATA / "runs" / f"{name}.run.gz", "rt") as run:
+        for line in run:
+            query, q0, doc, rank, score, _ = line.split()
+            lines.append("\t".join([query, q0, swap.get((query, doc), doc), rank, score, f"{name}_swapped"]))
+    path = folder / f"{name}_swapped.run"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def per_column(columns: pd.DataFrame, pairs: list[tuple[str, str]]) -> list[str]:
     """The nDCG standard error against the spread of its estimates (per run), and the near-identical ``pairs``'
     share of draws whose "this set" interval excluded 0 and least width."""
@@ -138,6 +163,8 @@ def main() -> None:
                         "evalset's, documents.sample.PRIOR_POWER]")
     parser.add_argument("--llm-weights", help="the prior times these weights of the first judge's grade 0,1,2,3")
     parser.add_argument("--run", action="append", default=[], help="a run file to add to the 37 (repeatable)")
+    parser.add_argument("--swapped-copy", metavar="RUN", help="add RUN's near-identical copy (swapped_copy) and "
+                        "print the pair's figures")
     parser.add_argument("--pair", action="append", default=["test1,TUA1-1"],
                         help="baseline,candidate: a pair whose excluded-0 rate and least width to print")
     args = parser.parse_args()
@@ -155,7 +182,12 @@ def main() -> None:
           f"{f'; LLM weights {args.llm_weights}' if args.llm_weights else ''}")
     # read as `evalset estimate --design documents --simulate` reads (evalset.estimate.make_estimate): the same
     # files, pair order and judge names, so that a seed gives the command's draws and figures
+    import tempfile
+
     run_paths = [DATA / "runs", *args.run]
+    if args.swapped_copy:
+        run_paths.append(swapped_copy(args.swapped_copy, Path(tempfile.mkdtemp())))
+        args.pair.append(f"{args.swapped_copy},{args.swapped_copy}_swapped")
     options = ContractOptions(rel_level=2)
     contract = options.applied_to()[0]
     pairs = [tuple(pair.split(",")) for pair in args.pair]

@@ -88,15 +88,16 @@ def per_cutoff(position: np.ndarray, cutoff: int | None) -> np.ndarray:
 
 def discount_area(counts: np.ndarray, k: int) -> np.ndarray:
     """``A(c)``: the integral of ``1 / log2(ceil(x) + 1)`` from 0 to ``min(c, k)`` (piecewise linear; at an integer
-    count, the sum of the discounts of its first ranks)."""
+    count, the sum of the discounts of its first ranks); below 0, ``c`` (its slope at 0 carried on: an estimated
+    count can go below 0, and its expectation stays linear there)."""
     table = np.r_[0.0, np.cumsum(discount(np.arange(k)))]
-    c = np.clip(counts, 0.0, k)
-    whole = np.minimum(np.floor(c).astype(np.int64), k - 1)
+    c = np.minimum(counts, k)
+    whole = np.clip(np.floor(c), 0, k - 1).astype(np.int64)
     return table[whole] + (c - whole) * discount(whole)
 
 
 def discount_area_slope(counts: np.ndarray, k: int) -> np.ndarray:
-    """The derivative of :func:`discount_area` at ``counts`` (from the right; 0 from ``k`` on)."""
+    """The derivative of :func:`discount_area` at ``counts`` (from the right; 1 below 0, 0 from ``k`` on)."""
     return np.where(counts < k, discount(np.floor(np.clip(counts, 0.0, k - 1))), 0.0)
 
 

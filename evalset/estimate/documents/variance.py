@@ -17,8 +17,10 @@ Conventions
   (:func:`column_weights`) are the numerator's slopes where nothing is relevant (the measure's weight of the
   place: P@k ``1/k`` on the top k, DCG@k the discount, AP ``1 / r`` within its cutoff, its rise when the pair
   alone turns relevant, the least of its slopes, so AP's floor leans narrow), over the normaliser of the point
-  values (the human grade's where sampled, the prediction elsewhere: nDCG's ideal, AP's R;
-  :func:`evalset.estimate.documents.estimators.point_normaliser`). Two runs weigh every pair alike only when their
+  values (the human grade's where sampled, the prediction elsewhere): AP's R, their count; nDCG's ideal, the DCG
+  of the point gains sorted from the highest, no larger than the estimator's ideal, so the floor leans wide (the
+  ideal of the point values' grade counts instead gave the near-identical copy below an interval excluding 0 in
+  7.5% of the draws at B = 2,150, against 0.5%). Two runs weigh every pair alike only when their
   per-query values are the same function of the grades: their difference is then exactly 0 (below).
 - **The floor's share.** The column's variance is ``max(V, FLOOR_SHARE F)`` (:data:`FLOOR_SHARE`, a quarter: the
   standard error never below half the floor's): the floor only catches an estimate far below what the column could
@@ -72,12 +74,24 @@ def column_weights(terms: DocumentTerms, ranking: PoolRanking, sample: Sample) -
     quantity = terms.quantity(sample.scale)
     _, rise = terms.numerator(np.zeros(ranking.position.shape), ranking)  # the numerator's slopes at no relevance
     normaliser = np.ones(sample.queries)
-    if terms.form.normaliser != "none":
+    if terms.form.normaliser == "relevant":
         depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
         normaliser = point_normaliser(terms, sample, depth)
+    elif terms.form.normaliser == "ideal":
+        normaliser = _ideal_of_points(terms, sample.plug_in(quantity)[:-1], sample.query, sample.queries)
     inverse = np.divide(1.0, normaliser, out=np.zeros(len(normaliser)), where=normaliser > 0)
     weights = scattered(rise * inverse[None, :, None], ranking.position, len(sample.pi))
     return weights, pair_variance(sample, quantity)[:-1]
+
+
+def _ideal_of_points(terms: DocumentTerms, points: np.ndarray, query: np.ndarray, queries: int) -> np.ndarray:
+    """Per query: the measure's numerator over its pairs' point values sorted from the highest (the ideal ranking
+    of the point gains: no larger than the estimator's ideal, so the floor leans wide)."""
+    order = np.lexsort((-points, query))
+    ranked, rank_query = points[order], query[order]
+    place = np.arange(len(ranked)) - np.searchsorted(rank_query, np.arange(queries))[rank_query]
+    weight = terms.form.weight(place, terms.measure.cutoff)
+    return np.bincount(rank_query, weights=ranked * weight, minlength=queries)
 
 
 def columns_of(rows: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:

@@ -53,9 +53,9 @@ def test_a_sample_of_a_thousand_pairs_gives_both_intervals_and_the_small_sample_
     difference = table.loc["idst_bert_p1 - bm25base_p"]
     assert difference["estimate"] == pytest.approx(table.loc["idst_bert_p1", "estimate"]
                                                    - table.loc["bm25base_p", "estimate"])
-    for name in ("set", "new"):  # the truth under NIST's full grades: +0.2586; this sample's estimate +0.2751
+    for name in ("set", "new"):  # the truth under NIST's full grades: +0.2586; this sample's estimate +0.2858
         assert 0 < difference[f"{name}_low"] < 0.2586 < difference[f"{name}_high"]
-    assert difference["estimate"] == pytest.approx(0.2751, abs=1e-4)
+    assert difference["estimate"] == pytest.approx(0.2858, abs=1e-4)
     assert "this set" in result.to_text() and "new queries" in result.to_text()
     assert result.to_dict()["settings"]["judges"] == ["llama-3-70b"]
     small = estimate_documents(*sample_frames(qrels, 400, runs), None, runs)

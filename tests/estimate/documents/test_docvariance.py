@@ -1,7 +1,7 @@
 """The "this set" variance's floor and quantile (evalset/estimate/documents/variance.py) on hand-made columns: two
 runs that agree on every drawn pair but differ on undrawn ones get the floor's width, never 0; two identical runs
 get exactly 0 and the normal quantile; few sampled terms get Student's t on Satterthwaite's degrees of freedom; and
-nDCG's secant counts the window below the clamp at slope 0."""
+nDCG's secant counts the window below 0 at slope 0."""
 
 import numpy as np
 import pytest
@@ -10,9 +10,9 @@ from scipy import stats
 from evalset.contract import EvaluationContract
 from evalset.estimate.documents.estimate import mean_intervals
 from evalset.estimate.documents.estimators import _secant
+from evalset.estimate.documents.variance import FLOOR_SHARE
 from evalset.metrics.decomposition import discount_area as ideal_area
 from evalset.metrics.documents import document_terms
-from evalset.estimate.documents.variance import FLOOR_SHARE
 
 # one query, four pairs at pi = 0.5; pairs 0 and 1 drawn. Runs a and b weigh pairs 0 and 1 alike (0.5 each); a also
 # has pair 2, b pair 3, neither drawn; c is a copy of a
@@ -60,12 +60,13 @@ def test_few_sampled_pairs_take_students_t_on_satterthwaites_degrees_of_freedom(
     assert got["se_set"][0] == pytest.approx(np.sqrt(3 * 0.8 / 0.04 * 0.01))
 
 
-def test_the_secant_counts_the_window_below_the_clamp_at_slope_zero():
-    count, sd, seen = np.array([0.0, 4.0]), np.array([2.0, 1.0]), np.array([0.0, 0.0])
-    slope = _secant(document_terms("ndcg@10", EvaluationContract()), count, sd, seen, 10)
-    # at the clamp (count = seen = 0) the rise from 0 to 2 over the whole 4: half the rise's own slope
+def test_the_secant_counts_the_window_below_zero_at_slope_zero():
+    count, sd = np.array([0.0, 4.0, -3.0]), np.array([2.0, 1.0, 1.0])
+    slope = _secant(document_terms("ndcg@10", EvaluationContract()), count, sd, 10)
+    # at 0 the rise from 0 to 2 over the whole 4: half the rise's own slope; wholly below 0, no rise
     assert slope[0] == pytest.approx(ideal_area(np.array([2.0]), 10)[0] / 4)
     assert slope[1] == pytest.approx((ideal_area(np.array([5.0]), 10)[0] - ideal_area(np.array([3.0]), 10)[0]) / 2)
+    assert slope[2] == 0.0
 
 
 def test_a_difference_of_runs_weighing_every_pair_alike_is_exactly_zero_not_a_rounding():
