@@ -76,6 +76,7 @@ def test_at_pi_1_every_run_is_evalsets_score_over_the_whole_grid_of_contracts(dl
     assert len(GRID) == 128 and len(seen) > 60  # the conventions change the values: the grid is not one case
 
 
+@pytest.mark.slow
 def test_the_conventions_change_the_values_so_the_equality_is_not_one_case(dl19):
     default, _, _ = estimates_and_scores(dl19, {})
     for conventions in ONE_AT_A_TIME[1:]:
