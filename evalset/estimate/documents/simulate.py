@@ -208,7 +208,8 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 "measures": [str(m) for m in parsed], "judges": list(pool.judges),
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
-                "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict()}
+                "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict(),
+                "applied": {str(m): m.contract.to_dict() for m in parsed}}
     return DocumentSimulation(pd.DataFrame(rows), settings, caveats, columns)
 
 

@@ -59,11 +59,12 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
     covered_new = sum(rows[n][3] <= truth[n] <= rows[n][4] for n in runs)
     set_width = np.mean([rows[n][2] - rows[n][1] for n in runs])
     new_width = np.mean([rows[n][4] - rows[n][3] for n in runs])
-    # measured (this draw, seed 1): |error| at most 0.0321, 0.0080 on average; "this set" and "new queries" cover
-    # all 37 truths; mean widths 0.0521 (0.0589 before nDCG's secant counted its whole window) and 0.1440
-    assert np.abs(error).max() < 0.035 and np.abs(error).mean() < 0.01
+    # measured (this draw, seed 1): |error| at most 0.0344, 0.0081 on average; "this set" and "new queries" cover
+    # all 37 truths; mean widths 0.0568 (0.0521 under the clamped counts of nDCG's ideal, 0.0589 before nDCG's secant
+    # counted its whole window) and 0.1439
+    assert np.abs(error).max() < 0.036 and np.abs(error).mean() < 0.01
     assert covered_set == 37 and covered_new == 37
-    assert 0.0516 < set_width < 0.0526 and 0.1435 < new_width < 0.1445
+    assert 0.0563 < set_width < 0.0573 and 0.1434 < new_width < 0.1444
     difference = rows["p_exp_rm3_bert - bm25base_p"]  # truth +0.2432: in [+0.2084, +0.2765]
     assert difference[1] <= truth["p_exp_rm3_bert - bm25base_p"] <= difference[2]
     assert "  verdict      established: candidate better (\"this set\" interval at 0.975 excludes 0)" in lines

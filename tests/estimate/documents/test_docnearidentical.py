@@ -1,5 +1,5 @@
 """Near-identical runs through the document design's simulation on DL19 (NIST's grades the pool, Llama-3-70B the
-judge, B = 1,000): ``test1`` and ``TUA1-1`` (true P@10 and nDCG@10 difference 0) and ``bm25base_p`` against a copy
+judge, B = 1,000): ``test1`` and ``TUA1-1`` (true P@10 difference 0, nDCG@10 -9.3e-7) and ``bm25base_p`` against a copy
 with its ranks 9 and 10 exchanged in 5 queries. The "this set" interval of such a difference rarely excludes 0 and
 never has zero width where the two runs could differ; where they cannot (the copy's P@10: the same top 10), the
 difference is exactly 0. The benchmark (scripts/bench_document_sample.py --swapped-copy) gives the 200-draw
@@ -47,7 +47,7 @@ def columns():
 @pytest.mark.parametrize("measure", ["ndcg@10", "p@10"])
 def test_two_runs_that_rank_alike_rarely_differ_and_never_with_zero_width(columns, measure):
     row = columns.loc[(measure, "TUA1-1 - test1")]
-    assert row["truth"] == 0.0
+    assert abs(row["truth"]) < 1e-5  # P@10 0; nDCG@10 -9.3e-7
     assert row["excludes_zero"] <= 0.05 and row["least_width"] > 0
 
 
