@@ -58,3 +58,14 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (float, np.floating)):
         return float(value) if math.isfinite(value) else None
     return value
+
+
+def quiet_matplotlib() -> None:
+    """Matplotlib on its file backend (Agg), its font manager's warnings off: on a fresh machine its first use builds
+    the font cache and logs a ``findfont`` line per font family it lacks, which would land in a command's output."""
+    import logging
+
+    import matplotlib
+
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    matplotlib.use("Agg")

@@ -123,9 +123,9 @@ def annotator_quality(labels: pd.DataFrame, scale: Sequence[int], out_of_scale: 
 
 def write_confusion_plot(quality: AnnotatorQuality, path: str | os.PathLike) -> None:
     """One heatmap per annotator of Dawid-Skene's confusion matrix (matplotlib Agg, PNG), written atomically."""
-    import matplotlib
+    from evalset.render import quiet_matplotlib
 
-    matplotlib.use("Agg")
+    quiet_matplotlib()
     import matplotlib.pyplot as plt
 
     from evalset.io.files import atomic_path

@@ -20,9 +20,9 @@ def write_disagreements(table: pd.DataFrame, path: str | os.PathLike) -> None:
 
 def write_heatmap(report: AgreementReport, path: str | os.PathLike) -> None:
     """A heatmap of the pairwise kappa matrix (matplotlib, PNG), written atomically."""
-    import matplotlib
+    from evalset.render import quiet_matplotlib
 
-    matplotlib.use("Agg")
+    quiet_matplotlib()
     import matplotlib.pyplot as plt
 
     matrix = report.matrix()

@@ -322,9 +322,9 @@ def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, compar
 # ------------------------------------------------------------------------------------------------ the plot
 def plot_power(plan: PowerPlan, path: str) -> None:
     """Power against the number of queries, formula and simulation, one panel per comparison, as PNG."""
-    import matplotlib
+    from evalset.render import quiet_matplotlib
 
-    matplotlib.use("Agg")
+    quiet_matplotlib()
     import matplotlib.pyplot as plt
 
     comparisons = list(dict.fromkeys(zip(plan.curve["baseline"], plan.curve["candidate"], strict=True)))

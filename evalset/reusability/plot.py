@@ -37,9 +37,9 @@ def _label_lifts(axis, points: list[tuple[float, float]], texts: list[str]) -> l
 def plot_reusability(result: Reusability, path: str) -> None:
     """The drop of each run against the relevant documents only it (its group) found, one panel per kind, as PNG
     (metadata stripped: the same data give the same bytes)."""
-    import matplotlib
+    from evalset.render import quiet_matplotlib
 
-    matplotlib.use("Agg")
+    quiet_matplotlib()
     from matplotlib.figure import Figure
 
     from evalset.io.files import atomic_path
