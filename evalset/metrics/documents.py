@@ -164,6 +164,15 @@ class DocumentTerms:
         place = np.arange(ranking.depth)
         return pairwise_numerator(x, within(place, self.measure.cutoff) / (place + 1.0))
 
+    def sorted_numerator(self, values: np.ndarray, query: np.ndarray, queries: int) -> np.ndarray:
+        """Per query (``query``: each value's query code): the linear numerator over the query's ``values`` sorted
+        from the highest (nDCG's ideal of fractional gains)."""
+        order = np.lexsort((-values, query))
+        ranked, rank_query = values[order], query[order]
+        place = np.arange(len(ranked)) - np.searchsorted(rank_query, np.arange(queries))[rank_query]
+        return np.bincount(rank_query, weights=ranked * self.form.weight(place, self.measure.cutoff),
+                           minlength=queries)
+
     def bounds(self, scale: np.ndarray, depth: int) -> tuple[float, float]:
         """The range of its values over the grades of ``scale``: the registry's, or for an unbounded linear
         measure (DCG) the highest quantity times the weights of every place up to the cutoff."""

@@ -78,20 +78,10 @@ def column_weights(terms: DocumentTerms, ranking: PoolRanking, sample: Sample) -
         depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
         normaliser = point_normaliser(terms, sample, depth)
     elif terms.form.normaliser == "ideal":
-        normaliser = _ideal_of_points(terms, sample.plug_in(quantity)[:-1], sample.query, sample.queries)
+        normaliser = terms.sorted_numerator(sample.plug_in(quantity)[:-1], sample.query, sample.queries)
     inverse = np.divide(1.0, normaliser, out=np.zeros(len(normaliser)), where=normaliser > 0)
     weights = scattered(rise * inverse[None, :, None], ranking.position, len(sample.pi))
     return weights, pair_variance(sample, quantity)[:-1]
-
-
-def _ideal_of_points(terms: DocumentTerms, points: np.ndarray, query: np.ndarray, queries: int) -> np.ndarray:
-    """Per query: the measure's numerator over its pairs' point values sorted from the highest (the ideal ranking
-    of the point gains: no larger than the estimator's ideal, so the floor leans wide)."""
-    order = np.lexsort((-points, query))
-    ranked, rank_query = points[order], query[order]
-    place = np.arange(len(ranked)) - np.searchsorted(rank_query, np.arange(queries))[rank_query]
-    weight = terms.form.weight(place, terms.measure.cutoff)
-    return np.bincount(rank_query, weights=ranked * weight, minlength=queries)
 
 
 def columns_of(rows: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
