@@ -38,11 +38,12 @@ class _MetricOption(click.Option):
               help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
                    "prints for the measures asked, for each run).")
 @click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="10", show_default=True,
-              help="The trec_eval whose rules iprec@r and 11pt_avg follow: a recall level r is a count of relevant "
-                   "documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded half away "
-                   "from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at r = 0.3). Every "
-                   "other measure is the same in both (trec_eval 10 also reads # comment lines and adds rbp and "
-                   "unj_k).")
+              help="The trec_eval whose rules iprec@r, 11pt_avg and ties follow: a recall level r is a count of "
+                   "relevant documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded "
+                   "half away from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at "
+                   "r = 0.3); under --ties trec, 9 compares scores as 32-bit floats (two scores 7e-7 apart can tie), "
+                   "10 as doubles. Every other measure is the same in both (trec_eval 10 also reads # comment lines "
+                   "and adds rbp and unj_k).")
 def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
           trec_eval_version):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.

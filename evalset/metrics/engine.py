@@ -184,11 +184,13 @@ def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.
     return selected, size, boundary[selected]
 
 
-def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False) -> tuple[Rows, dict[str, int]]:
+def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
+          trec_eval_version: int = 10) -> tuple[Rows, dict[str, int]]:
     """The rows that can contribute, with their statistics and the call's notes; ``pooled``: count
-    :attr:`Rows.pooled_above` too (a measure of :attr:`MeasureKind.pooled` asks)."""
+    :attr:`Rows.pooled_above` too (a measure of :attr:`MeasureKind.pooled` asks); under trec_eval 9 the scores
+    are compared in single precision (:func:`~evalset.metrics.ranking.order_run`)."""
     contract = prepared.contract
-    ordered = order_run(run, contract.ties, dedupe=False)
+    ordered = order_run(run, contract.ties, dedupe=False, single_precision=trec_eval_version == 9)
     match, repeated = _match(ordered, prepared)
     query_code = ordered.query_code
     expected = contract.ties == "expected"
@@ -364,9 +366,10 @@ def evaluate(
     contract
         The conventions (default :class:`EvaluationContract`); ignored when ``qrels`` is prepared.
     trec_eval_version
-        9 or 10: the rules of that trec_eval for the measures defined by its procedure (``iprec@r`` and
+        9 or 10: the rules of that trec_eval: the measures defined by its procedure (``iprec@r`` and
         ``11pt_avg`` read a recall level as a count of relevant documents differently:
-        :mod:`evalset.metrics.trec_procedures`); every other measure is the same in both.
+        :mod:`evalset.metrics.trec_procedures`), and under ``ties=trec`` the precision scores are compared in
+        (9: single, 10: double; :func:`~evalset.metrics.ranking.order_run`).
 
     Returns
     -------
@@ -387,10 +390,11 @@ def evaluate(
     trec_eval_version = check_trec_eval_version(trec_eval_version)
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract
     pooled = {under[m] for m in measures if m.kind.pooled}
-    rows_under = {c: _rows(run, prepared.under(c), c in pooled) for c in dict.fromkeys(under.values())}
+    rows_under = {c: _rows(run, prepared.under(c), c in pooled, trec_eval_version)
+                  for c in dict.fromkeys(under.values())}
     if contract not in rows_under:  # the notes are the call's: from rows that condense as the contract does
         same = [found for c, found in rows_under.items() if c.unjudged == contract.unjudged]
-        rows_under[contract] = same[0] if same else _rows(run, prepared)
+        rows_under[contract] = same[0] if same else _rows(run, prepared, trec_eval_version=trec_eval_version)
     rows, stats = rows_under[contract]
     table = pd.DataFrame(
         {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m]), trec_eval_version)

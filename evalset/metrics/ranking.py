@@ -6,9 +6,10 @@ always see the same ranking.
 Tie rules (score descending first, always):
 
 ``trec``
-    doc id descending (byte order), as trec_eval does, so that published figures reproduce. Like trec_eval,
-    which stores scores as 32-bit floats, scores are compared at single precision under this rule: two
-    scores that differ only beyond float32 precision are a tie.
+    doc id descending (byte order), as trec_eval does, so that published figures reproduce. Scores are compared
+    as doubles, as trec_eval 10 does; trec_eval 9 stored them as 32-bit floats, so that two scores differing only
+    beyond float32 precision were a tie: ``single_precision=True`` (the engine's ``trec_eval_version=9``)
+    compares them so under this rule.
 ``run``
     the run's own order: its rank column, then its line order.
 ``docid``
@@ -164,13 +165,15 @@ def _break_ties(query_code: np.ndarray, score: np.ndarray, keys: TieKeys | None,
     return tied, subset[order]
 
 
-def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) -> OrderedRun:
+def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True,
+              single_precision: bool = False) -> OrderedRun:
     """Order a run (from :func:`evalset.io.trec.read_run`) for evaluation under a tie rule.
 
     Each query's rows are contiguous (in the run's query order when it already groups them, else in byte
     order of the query ids); within a query, score descending, then the tie rule.
     Duplicate (query, doc) rows after the first are removed and counted (``dedupe=False`` leaves that to a
-    caller that finds them in its own join, see :func:`evalset.speed.keys.join`).
+    caller that finds them in its own join, see :func:`evalset.speed.keys.join`). ``single_precision``: under
+    ``trec``, compare the scores as trec_eval 9 did (module docstring).
     """
     if ties not in TIE_RULES:
         raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
@@ -179,8 +182,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True) ->
     (doc_key,) = string_keys(doc_id)
     score = run["score"].to_numpy(dtype=np.float64)
 
-    # trec_eval stores scores as C floats; comparing at that precision reproduces its order exactly.
-    order_score = score.astype(np.float32) if ties == "trec" else score
+    order_score = score.astype(np.float32) if ties == "trec" and single_precision else score
     tie_keys = _tie_keys(run, doc_key, ties)
     order, moved, kept = None, None, None
     if _grouped_by_query_and_sorted(query_code, order_score, len(query_ids)):

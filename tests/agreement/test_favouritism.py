@@ -22,6 +22,7 @@ from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.io.trec import read_qrels, read_runs
 from evalset.metrics import parse_measure
+from tests.support.doubles import ordered_as_doubles
 
 JUDGES = ("llama-3-70b.fourprompts", "flan-t5-large.fourprompts", "llama-3-8b.baseline")
 
@@ -54,7 +55,7 @@ def _pytrec_ndcg(qrels, runs):
     relevant = {q for q, docs in qrels.items() if any(g >= 1 for g in docs.values())}
     table = {}
     for name, run in runs.items():
-        scores = evaluator.evaluate(run)
+        scores = evaluator.evaluate(ordered_as_doubles(run))
         table[name] = {q: (scores[q]["ndcg_cut_10"] if q in scores else 0.0) if q in relevant else math.nan
                        for q in qrels}
     return pd.DataFrame(table)

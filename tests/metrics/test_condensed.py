@@ -12,6 +12,7 @@ from evalset.contract import TIE_RULES, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
 from evalset.metrics import evaluate
+from tests.support.doubles import ordered_as_doubles
 
 # pytrec_eval measure -> our spelling (every measure of ours that trec_eval has)
 PYTREC = {"ndcg_cut_10": "ndcg@10", "ndcg": "ndcg", "map": "ap", "map_cut_100": "ap@100", "recip_rank": "rr",
@@ -33,7 +34,7 @@ def assert_equals_trec_eval_minus_j(run: pd.DataFrame, qrels: pd.DataFrame, rel_
     """Every query and measure against pytrec_eval with judged_docs_only_flag=True; returns the values checked."""
     judgments, ranked = as_pytrec(run, qrels)
     reference = pytrec_eval.RelevanceEvaluator(judgments, set(PYTREC), relevance_level=rel_level,
-                                               judged_docs_only_flag=True).evaluate(ranked)
+                                               judged_docs_only_flag=True).evaluate(ordered_as_doubles(ranked))
     contract = EvaluationContract(rel_level=rel_level, missing="skip", undefined="zero", unjudged="condensed")
     ours = evaluate(run, qrels, PYTREC.values(), contract)
     assert set(ours.index) == set(reference)
