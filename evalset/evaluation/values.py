@@ -29,7 +29,7 @@ from evalset.evaluation.scope import Evaluation
 from evalset.io.frames import RunLike, run_frame
 from evalset.io.runstream import first_query_ids
 from evalset.io.trec import expand_run_paths
-from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, parse_measure
+from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, expand_measures, parse_measure
 from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
 
 Run = RunLike | str | os.PathLike
@@ -85,8 +85,10 @@ class PerQuery:
 
 
 def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, Measure]:
-    """Spelling as given -> Measure; with ``judged``, judged@k beside every nDCG@k (pool bias made visible)."""
-    given = {text: parse_measure(text) for text in metrics}
+    """Spelling as given -> Measure (a trec_eval nickname or ``NAME.PARAMS`` spelled out as its measures:
+    :mod:`evalset.metrics.trec_eval_names`); with ``judged``, judged@k beside every nDCG@k (pool bias made
+    visible)."""
+    given = {text: parse_measure(text) for text in expand_measures(metrics)}
     spelled: dict[str, Measure] = {}
     for text, measure in given.items():
         spelled[text] = measure

@@ -10,6 +10,7 @@ from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepa
 from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure, trec_eval_name
 from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
 from evalset.metrics.streaming import evaluate_file, evaluate_run_files
+from evalset.metrics.trec_eval_names import expand_measures
 
 __all__ = [
     "MEASURES",
@@ -22,6 +23,7 @@ __all__ = [
     "evaluate_file",
     "evaluate_run_files",
     "evaluate_runs",
+    "expand_measures",
     "order_run",
     "parse_measure",
     "prepare_qrels",

@@ -19,8 +19,9 @@ Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, 
 * ir_measures' graded RBP (its trectools provider) takes the grade itself as the gain, so that a 0-3 scale gives
   values above 1; evalset follows trec_eval, whose gains stay in [0, 1] (Moffat & Zobel's model).
 * set P: relevant retrieved / retrieved (0 when nothing is).
-* F@k: the F measure of the set of the top k documents (of the whole ranking without k), in trec_eval's form
-  (1 + beta) P R / (beta P + R), which is (1 + beta) relevant retrieved / (beta R + documents retrieved).
+* F@k: the F measure of the set of the top k documents (of the whole ranking without k), in trec_eval's form and
+  arithmetic (1 + beta) P R / (beta P + R) (equal to (1 + beta) relevant retrieved / (beta R + documents retrieved),
+  but not always to the last bit).
 """
 
 from __future__ import annotations
@@ -107,12 +108,17 @@ def rbp_residual(x: MeasureInput) -> np.ndarray:
 
 
 def set_f(x: MeasureInput) -> np.ndarray:
-    """F of the top k (trec_eval's ``set_F``, beta its x): (1 + beta) relevant retrieved / (beta R + set size)."""
+    """F of the top k (trec_eval's ``set_F``, beta its x): (1 + beta) P R / (beta P + R), 0 without a hit, in
+    trec_eval's arithmetic (at an exact half, 11/32 = 0.34375, the rounded form (1 + beta) relevant retrieved /
+    (beta R + set size) lands on the other side: 0.3438 where trec_eval prints 0.3437)."""
     beta = x.measure.param("beta", 1.0)
     size = x.rows.retrieved if x.cutoff is None else np.minimum(x.rows.retrieved, x.cutoff)
     found = x.per_query(x.rows.expected_relevant)
-    denominator = beta * x.relevant + size
-    return np.divide((1.0 + beta) * found, denominator, out=np.zeros(len(found)), where=denominator > 0)
+    hit = found > 0
+    precision = np.divide(found, size, out=np.zeros(len(found)), where=hit)
+    recall = np.divide(found, x.relevant, out=np.zeros(len(found)), where=hit)
+    denominator = beta * precision + recall
+    return np.divide((beta + 1.0) * precision * recall, denominator, out=np.zeros(len(found)), where=hit)
 
 
 def set_p(x: MeasureInput) -> np.ndarray:

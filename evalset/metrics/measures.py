@@ -206,7 +206,7 @@ register(MeasureKind(
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
 register(MeasureKind(
     "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
-    aliases=("r",), trec_eval=("set_recall", "recall"), params=BINARY,
+    aliases=("r", "set_recall"), trec_eval=("set_recall", "recall"), params=BINARY,
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
 register(MeasureKind(
     "rr", "reciprocal rank", cutoff="optional", defined_without_relevant=False, aliases=("mrr", "recip_rank"),

@@ -17,10 +17,11 @@ Conventions
   ``-q``) every query's lines first (query ids sorted as strings, as trec_eval's ``strcmp``), then the ``all``
   lines: ``runid`` (the run's name: the file name, where trec_eval prints the run's tag), ``num_q`` (an integer:
   the queries scored) and each measure's mean over the defined queries (unweighted, even on a set weighted by
-  traffic). A count (``num_ret``, ``num_rel``, ``num_rel_ret``) is printed as an integer, and its ``all`` line is
-  its sum over the queries, as trec_eval's. One such block per run, in the order given. A measure trec_eval does
-  not have (``judged@k``, added beside nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed
-  (trec_eval has none: its numbers need ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
+  traffic), added one by one in query order as trec_eval adds them. A count (``num_ret``, ``num_rel``,
+  ``num_rel_ret``) is printed as an integer, and its ``all`` line is its sum over the queries, as trec_eval's.
+  One such block per run, in the order given. A measure trec_eval does not have (``judged@k``, added beside
+  nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed (trec_eval has none: its numbers need
+  ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
+from evalset.metrics.trec_eval_names import left_out as trec_eval_left_out
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
@@ -47,6 +49,7 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
+    asked: tuple[str, ...] = ()  # the metrics as asked (a trec_eval nickname before it is spelled out)
 
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
@@ -69,11 +72,16 @@ class RunScores:
 
     @property
     def trec_eval_notes(self) -> list[str]:
-        """The note on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
-        aside), so that none is left out unsaid."""
+        """The notes on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
+        aside), so that none is left out unsaid; a level printed as another's (trec_eval's two decimals); what a
+        nickname asked for that evalset does not compute."""
         left_out = [text for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
-        return [f"note: not in trec_eval's output (trec_eval has no such measure): {', '.join(left_out)}"] * bool(
+        notes = [f"note: not in trec_eval's output (trec_eval has no such measure): {', '.join(left_out)}"] * bool(
             left_out)
+        notes += [f"note: {text} is printed as {name}, trec_eval's name for it (its level with two decimals)"
+                  for text, m in self.measures.items() if m.kind.at and (name := trec_eval_name(m))
+                  and float(name.rsplit("_", 1)[1]) != m.param(m.kind.at)]
+        return notes + trec_eval_left_out(self.asked)
 
     @property
     def notes(self) -> list[str]:
@@ -110,7 +118,7 @@ def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), 
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
                               trec_eval_version=trec_eval_version)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries, per_query)
+    return RunScores(values, summaries, per_query, tuple(metrics))
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
@@ -196,6 +204,9 @@ def _trec_eval_measures(scores: RunScores) -> list[tuple[str, str]]:
     named: dict[str, tuple[tuple[int, float], str]] = {}
     for text, measure in scores.measures.items():
         name = trec_eval_name(measure)
+        if name in named and scores.measures[named[name][1]] != measure:
+            raise InputError(f"{named[name][1]} and {text} are both {name} in trec_eval's output (it prints a "
+                             "level with two decimals): ask for one of them")
         if name is not None and name not in named:
             whole, stem = measure.kind.trec_eval
             level = measure.cutoff or (measure.param(measure.kind.at) if measure.kind.at else 0)  # iprec: its recall
@@ -223,8 +234,17 @@ def _trec_eval(scores: RunScores) -> str:
                           for name, text in measures if not is_undefined(value := columns[text].loc[query])]
         lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
         lines += [_trec_eval_line(name, "all", f"{columns[text].sum():.0f}" if text in counts else f"{mean:.4f}")
-                  for name, text in measures if not is_undefined(mean := scores.summaries[run][text].mean)]
+                  for name, text in measures if not is_undefined(mean := _running_mean(columns[text]))]
     return "".join(line + "\n" for line in lines)
+
+
+def _running_mean(values: pd.Series) -> float:
+    """trec_eval's mean: the defined values added one by one in query order (byte order of the ids), over their
+    count; at an exact half the fourth decimal can depend on that order (numpy's pairwise sum: P_200 0.0961 where
+    trec_eval prints 0.0960)."""
+    defined = values.dropna()
+    ordered = defined.to_numpy()[sorted(range(len(defined)), key=lambda i: str(defined.index[i]))]
+    return sum(ordered.tolist(), 0.0) / len(ordered) if len(ordered) else float("nan")
 
 
 def _notes(scores: RunScores) -> list[str]:

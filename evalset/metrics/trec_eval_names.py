@@ -1,0 +1,99 @@
+"""trec_eval's ways of asking for measures, turned into evalset's spellings: its nicknames (``-m all_trec``,
+``-m official``, ``-m set``) and its parameter syntax (``-m P.5,10``, ``-m relative_P.5``,
+``-m iprec_at_recall.0.3``).
+
+Conventions (trec_eval 10.0's ``measures.c`` and ``m_*.c``):
+
+- A nickname stands for its measures, each with trec_eval's default parameters (:data:`DEFAULT_PARAMETERS`):
+  ``all_trec`` for every measure trec_eval computes from a qrels file and a run, ``official`` for the main ones,
+  ``set`` for those of the unranked set. ``runid`` and ``num_q`` are not measures: ``--format trec_eval`` prints
+  them for every run.
+- ``NAME.PARAMS``: the name is everything before the first period, the parameters a comma-separated list after it
+  (trec_eval's ``-m`` rule); for a family of cutoffs or levels each parameter is one measure (``P.5,10`` is
+  ``P_5`` and ``P_10``). A family without such a list, or a parameter evalset does not read, is refused by name.
+- A spelling that is neither is left to :func:`evalset.metrics.measures.parse_measure`.
+- ``relstring`` (the grades of the top 10 as a string, ``'0000011000'``) is a picture of a ranking, not a number:
+  a nickname leaves it out and :func:`left_out` says so; asked by name it is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from evalset.errors import InputError
+
+CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
+DEFAULT_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "P": CUTOFFS,
+    "recall": CUTOFFS,
+    "relative_P": CUTOFFS,
+    "map_cut": CUTOFFS,
+    "ndcg_cut": CUTOFFS,
+    "success": ("1", "5", "10"),
+    "unj": ("5", "10", "20"),
+    "iprec_at_recall": ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00"),
+    "Rprec_mult": ("0.20", "0.40", "0.60", "0.80", "1.00", "1.20", "1.40", "1.60", "1.80", "2.00"),
+}
+"""trec_eval's default parameters of each family of measures that takes a list: one measure per value, named
+``FAMILY_VALUE`` as trec_eval prints it."""
+
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 "iprec_at_recall", "P"),
+    "set": ("num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P", "set_map",
+            "set_F"),
+    "all_trec": ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
+                 "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut",
+                 "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+                 "num_nonrel_judged_ret"),
+}
+"""trec_eval 10's nicknames (``measures.c``), ``runid`` and ``num_q`` aside."""
+
+NOT_MEASURES = {"relstring": "trec_eval's relstring (the grades of the top 10 as a string) is not a number: "
+                               "evalset's per-query tables hold numbers, so it is not printed"}
+"""The names trec_eval prints that evalset does not compute, and why."""
+
+_PARAMETERS = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.(.+)$")
+
+
+def expand_measures(texts: Iterable[str]) -> list[str]:
+    """``texts`` (``-m`` values) with each trec_eval nickname and ``NAME.PARAMS`` spelled out as measures, in the
+    order given, each once (module docstring)."""
+    expanded: list[str] = []
+    for text in texts:
+        for spelling in _expanded(text.strip()):
+            if spelling not in expanded:
+                expanded.append(spelling)
+    return expanded
+
+
+def left_out(texts: Iterable[str]) -> list[str]:
+    """One note per name a nickname among ``texts`` stands for that evalset does not compute
+    (:data:`NOT_MEASURES`)."""
+    named = {family for text in texts for family in NICKNAMES.get(text.strip(), ())}
+    return [f"note: {reason}" for name, reason in NOT_MEASURES.items() if name in named]
+
+
+def _expanded(text: str) -> list[str]:
+    if text in NICKNAMES:
+        return [spelling for family in NICKNAMES[text] if family not in NOT_MEASURES
+                for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
+    if text in NOT_MEASURES:
+        raise InputError(f"{text}: {NOT_MEASURES[text]}")
+    match = _PARAMETERS.match(text)
+    if not match or (match.group(1) not in DEFAULT_PARAMETERS and match.group(1) not in NICKNAMES["all_trec"]):
+        return [text]
+    family, parameters = match.groups()
+    if family not in DEFAULT_PARAMETERS:
+        raise InputError(f"{text!r}: evalset reads trec_eval's parameter list for {', '.join(DEFAULT_PARAMETERS)}; "
+                         f"give {family}'s parameters as evalset's, e.g. {family}(name=value)")
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(values):
+        raise InputError(f"{text!r}: an empty parameter in trec_eval's list (write {family}.5,10)")
+    return _family(family, values)
+
+
+def _family(family: str, values: Iterable[str] | None) -> list[str]:
+    return [family] if values is None else [f"{family}_{value}" for value in values]
