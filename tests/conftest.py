@@ -153,12 +153,20 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.service)
 
 
+_compatibility: list[str] = []  # what the tests against the field's reference programs measured (record_property)
+
+
 def pytest_runtest_logreport(report):
+    _compatibility.extend(value for name, value in report.user_properties if name == "compatibility")
     if report.duration > SLOW_SECONDS and "slow" not in report.keywords and "service" not in report.keywords:
         _unmarked_slow.append(f"{report.duration:.1f}s {report.when} {report.nodeid}")
 
 
 def pytest_terminal_summary(terminalreporter):
+    if _compatibility:
+        terminalreporter.write_sep("=", "against the reference programs (trec_eval 10.0, ir_measures' suite)")
+        for line in dict.fromkeys(_compatibility):
+            terminalreporter.write_line(line)
     if _unmarked_slow:
         terminalreporter.write_sep("=", f"over {SLOW_SECONDS:g} s without the slow marker (mark them slow)")
         for line in _unmarked_slow:

@@ -44,8 +44,11 @@ class _MetricOption(click.Option):
                    "r = 0.3); under --ties trec, 9 compares scores as 32-bit floats (two scores 7e-7 apart can tie), "
                    "10 as doubles. Every other measure is the same in both (trec_eval 10 also reads # comment lines "
                    "and adds rbp and unj_k).")
+@click.option("--max-retrieved", type=int, default=None,
+              help="Score each ranking's first N documents only (trec_eval's -M; a repeated document counted once); "
+                   "the documents left out are counted in a note.")
 def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
-          trec_eval_version):
+          trec_eval_version, max_retrieved):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -55,5 +58,6 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.scoring import score_runs
 
-    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version)),
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version),
+                    max_retrieved=max_retrieved),
          output_format)

@@ -99,11 +99,13 @@ def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, M
 
 
 def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, judged: bool = False,
-                     stream: bool | None = None, trec_eval_version: int = 10) -> PerQuery:
+                     stream: bool | None = None, trec_eval_version: int = 10,
+                     max_retrieved: int | None = None) -> PerQuery:
     """Score ``runs`` (name -> file, frame or run held in Python: :func:`evalset.io.frames.run_frame`; or files and
     folders of runs) per query on ``metrics`` (default: the headline), against the evaluation's prepared qrels.
     ``stream`` forces streaming either way; ``trec_eval_version`` (9 or 10): whose rules the measures defined by
-    trec_eval's procedure follow (:func:`evalset.metrics.evaluate`)."""
+    trec_eval's procedure follow, and ``max_retrieved``, where each ranking ends (trec_eval's ``-M``):
+    :func:`evalset.metrics.evaluate`'s."""
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     if not named:
         raise InputError("no run to score")
@@ -111,7 +113,7 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
     measures = list(spelled.values())
     files = {name: run for name, run in named.items() if isinstance(run, str | os.PathLike)}
     frames = {name: run_frame(run, f"run {name}") for name, run in named.items() if name not in files}
-    version = {"trec_eval_version": trec_eval_version}
+    version = {"trec_eval_version": trec_eval_version, "max_retrieved": max_retrieved}
     tables = evaluate_runs(frames, evaluation.prepared, measures, **version) if frames else {}
     if files:
         tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, **version)

@@ -41,6 +41,7 @@ from evalset.metrics.decomposition import gain as grade_gain
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.ranking import OrderedRun, by_query_highest_first, order_run, position_in_group
 from evalset.metrics.trec_procedures import check_trec_eval_version
+from evalset.params import POSITIVE_INT, check
 from evalset.speed.keys import join, join_keys, query_codes
 from evalset.speed.parallel import parallel_map
 from evalset.speed.strings import string_column, take_rows
@@ -185,10 +186,11 @@ def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.
 
 
 def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
-          trec_eval_version: int = 10) -> tuple[Rows, dict[str, int]]:
+          trec_eval_version: int = 10, max_retrieved: int | None = None) -> tuple[Rows, dict[str, int]]:
     """The rows that can contribute, with their statistics and the call's notes; ``pooled``: count
     :attr:`Rows.pooled_above` too (a measure of :attr:`MeasureKind.pooled` asks); under trec_eval 9 the scores
-    are compared in single precision (:func:`~evalset.metrics.ranking.order_run`)."""
+    are compared in single precision (:func:`~evalset.metrics.ranking.order_run`); ``max_retrieved``: each
+    ranking ends there (its first documents, a repeated one once)."""
     contract = prepared.contract
     ordered = order_run(run, contract.ties, dedupe=False, single_precision=trec_eval_version == 9)
     match, repeated = _match(ordered, prepared)
@@ -199,6 +201,12 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
         kept = ~repeated
         query_code, match = query_code[kept], match[kept]
         score = score[kept] if expected else None
+    beyond = 0
+    if max_retrieved is not None:
+        within = position_in_group(query_code) < max_retrieved
+        beyond = int(np.sum(~within))
+        query_code, match = query_code[within], match[within]
+        score = score[within] if expected else None
     matched = np.flatnonzero(match >= 0)
     judged = np.zeros(len(query_code), dtype=bool)
     judged[matched[prepared.grade[match[matched]] >= 0]] = True
@@ -279,6 +287,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
         "duplicates_removed": int(repeated.sum()),
         "unjudged_queries": int(np.sum(to_judged < 0)),
         "unjudged_query_rows": int(rows_per_query[to_judged < 0].sum()),
+        **({"beyond_max_retrieved": beyond} if max_retrieved is not None else {}),
         **condensed,
     }
     rows = Rows(
@@ -351,6 +360,7 @@ def evaluate(
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
     trec_eval_version: int = 10,
+    max_retrieved: int | None = None,
 ) -> pd.DataFrame:
     """Score one run per query.
 
@@ -370,6 +380,10 @@ def evaluate(
         ``11pt_avg`` read a recall level as a count of relevant documents differently:
         :mod:`evalset.metrics.trec_procedures`), and under ``ties=trec`` the precision scores are compared in
         (9: single, 10: double; :func:`~evalset.metrics.ranking.order_run`).
+    max_retrieved
+        Score each ranking's first ``max_retrieved`` documents only (trec_eval's ``-M``; a repeated document
+        counted once, before the cut); the documents left out are counted in ``attrs["beyond_max_retrieved"]``.
+        Not under ``ties=expected``, where the cut could split a tie group.
 
     Returns
     -------
@@ -388,13 +402,18 @@ def evaluate(
     run = run_frame(run, rank=reads_ranks(contract.ties))  # ir_measures' and pytrec_eval's shapes: evalset.io.frames
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     trec_eval_version = check_trec_eval_version(trec_eval_version)
+    if max_retrieved is not None:
+        max_retrieved = check("max_retrieved", max_retrieved, POSITIVE_INT)
+        if contract.ties == "expected":
+            raise InputError("max_retrieved cuts each ranking at a place, which can split a group of tied documents: "
+                             "use it with ties trec, run or docid, not expected")
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract
     pooled = {under[m] for m in measures if m.kind.pooled}
-    rows_under = {c: _rows(run, prepared.under(c), c in pooled, trec_eval_version)
-                  for c in dict.fromkeys(under.values())}
+    rules = {"trec_eval_version": trec_eval_version, "max_retrieved": max_retrieved}
+    rows_under = {c: _rows(run, prepared.under(c), c in pooled, **rules) for c in dict.fromkeys(under.values())}
     if contract not in rows_under:  # the notes are the call's: from rows that condense as the contract does
         same = [found for c, found in rows_under.items() if c.unjudged == contract.unjudged]
-        rows_under[contract] = same[0] if same else _rows(run, prepared, trec_eval_version=trec_eval_version)
+        rows_under[contract] = same[0] if same else _rows(run, prepared, **rules)
     rows, stats = rows_under[contract]
     table = pd.DataFrame(
         {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m]), trec_eval_version)
@@ -429,11 +448,12 @@ def evaluate_runs(
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
     trec_eval_version: int = 10,
+    max_retrieved: int | None = None,
 ) -> dict[str, pd.DataFrame]:
     """:func:`evaluate` for several named runs against the same qrels (indexed once), side by side on a thread per
     core (numpy and arrow release the GIL); the tables in the order given, the same as one after the other."""
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
     measures = list(measures)
-    tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version),
-                          list(runs.values()))
+    tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version,
+                                               max_retrieved=max_retrieved), list(runs.values()))
     return dict(zip(runs, tables, strict=True))

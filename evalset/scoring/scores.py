@@ -109,14 +109,14 @@ TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref",
 
 
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
-               stream: bool | None = None, trec_eval_version: int = 10) -> RunScores:
+               stream: bool | None = None, trec_eval_version: int = 10, max_retrieved: int | None = None) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
-    value too; ``trec_eval_version``: 9 or 10, whose rules iprec@r and 11pt_avg follow
-    (:mod:`evalset.metrics.trec_procedures`)."""
+    value too; ``trec_eval_version`` (9 or 10, whose rules iprec@r, 11pt_avg and ties follow) and
+    ``max_retrieved`` (where each ranking ends, trec_eval's ``-M``): :func:`evalset.metrics.evaluate`'s."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
-                              trec_eval_version=trec_eval_version)
+                              trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
     return RunScores(values, summaries, per_query, tuple(metrics))
 
@@ -254,7 +254,8 @@ def _notes(scores: RunScores) -> list[str]:
         said_of_qrels.append(f"{counted['collapsed_duplicates']} repeated qrels lines collapsed")
     texts = {"duplicates_removed": "repeated documents counted once", "unjudged_queries": "queries with no qrels "
              "ignored", "missing_queries": "judged queries absent from the run",
-             "unjudged_removed": "unjudged documents removed before scoring (condensed)"}
+             "unjudged_removed": "unjudged documents removed before scoring (condensed)",
+             "beyond_max_retrieved": "documents beyond --max-retrieved left out"}
     notes = []
     for name, table in scores.tables.items():
         said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels
