@@ -1,0 +1,65 @@
+"""trec_eval's ways of asking for measures (``-m all_trec``, ``-m P.5,10``) spelled out as evalset's, and its
+``-M`` (``max_retrieved``)."""
+
+import pandas as pd
+import pytest
+
+from evalset.contract import EvaluationContract
+from evalset.errors import InputError
+from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.metrics import evaluate, expand_measures
+from evalset.metrics.trec_eval_names import left_out
+
+
+def test_a_parameter_list_is_one_measure_per_value_in_the_order_given_each_once():
+    assert expand_measures(["P.5,10", "ndcg@10", "P_10", "iprec_at_recall.0.3"]) == [
+        "P_5", "P_10", "ndcg@10", "iprec_at_recall_0.3"]
+
+
+def test_official_is_trec_evals_list_with_its_default_parameters():
+    official = expand_measures(["official"])
+    assert official[:8] == ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
+    assert official[8:19] == [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)]
+    assert official[19:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+
+
+def test_all_trec_leaves_out_relstring_and_says_so():
+    assert "relstring" not in expand_measures(["all_trec"])
+    assert left_out(["all_trec"]) == ["note: trec_eval's relstring (the grades of the top 10 as a string) is not a "
+                                      "number: evalset's per-query tables hold numbers, so it is not printed"]
+    assert left_out(["official"]) == []
+    with pytest.raises(InputError, match="relstring: trec_eval's relstring"):
+        expand_measures(["relstring"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("set_F.0.5", "evalset reads trec_eval's parameter list for P, recall"),
+    ("P.5,,10", "an empty parameter"),
+])
+def test_a_list_evalset_does_not_read_is_refused_by_name(text, message):
+    with pytest.raises(InputError, match=message):
+        expand_measures([text])
+
+
+def test_max_retrieved_scores_each_rankings_first_documents_and_counts_the_rest():
+    run = run_from_frame(pd.DataFrame({"query_id": ["q"] * 4 + ["r"] * 2, "doc_id": ["a", "b", "a", "c", "x", "y"],
+                                       "score": [4.0, 3.0, 2.5, 2.0, 2.0, 1.0]}))
+    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["c", "a", "y"],
+                                           "grade": [1, 1, 1]}))
+    # q's ranking is a, b, (a repeated: counted once, before the cut), c; r's is x, y
+    table = evaluate(run, qrels, ["num_ret", "num_rel_ret", "p@2"], max_retrieved=2)
+    assert table.to_dict("index") == {"q": {"num_ret": 2.0, "num_rel_ret": 1.0, "p@2": 0.5},
+                                      "r": {"num_ret": 2.0, "num_rel_ret": 1.0, "p@2": 0.5}}
+    assert table.attrs["beyond_max_retrieved"] == 1 and table.attrs["duplicates_removed"] == 1
+    assert evaluate(run, qrels, ["num_ret"], max_retrieved=3)["num_ret"].to_dict() == {"q": 3.0, "r": 2.0}
+
+
+@pytest.mark.parametrize(("value", "contract", "message"), [
+    (0, None, "max_retrieved must be"),
+    (10, EvaluationContract(ties="expected"), "can split a group of tied documents"),
+])
+def test_max_retrieved_refuses_what_it_cannot_cut(value, contract, message):
+    run = run_from_frame(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]}))
+    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "grade": [1]}))
+    with pytest.raises(InputError, match=message):
+        evaluate(run, qrels, ["p@1"], contract, max_retrieved=value)
