@@ -67,6 +67,8 @@ def running_sum(values: np.ndarray, query: np.ndarray) -> np.ndarray:
     """The sum of ``values`` down to each row within its query (rows grouped by query), added in rank order as a C
     loop adds them (one ``cumsum`` per query: exact where a difference of prefix sums is not)."""
     out = np.empty_like(values, dtype=np.float64)
+    if not len(values):
+        return out
     starts, _ = _starts(query)
     for start, end in zip(starts, np.r_[starts[1:], len(values)].astype(np.int64), strict=True):
         out[start:end] = np.cumsum(values[start:end])

@@ -113,3 +113,43 @@ def test_every_measure_was_compared():
         pytest.skip("trec_eval was not built")
     print("\n".join(f"{name}: {COMPARED[name]} lines equal" for name in NAMES))
     assert set(COMPARED) == set(NAMES)
+
+
+@pytest.mark.parametrize(("expected", "qrels", "results", "options"), [
+    ("out.test.aq", "qrels.test", "results.test", ["--missing", "skip"]),
+    ("out.test.aql", "qrels.rel_level", "results.test", ["--rel-level", "2", "--missing", "skip"]),
+    ("out.test.aqc", "qrels.test", "results.trunc", ["--missing", "zero"]),
+])
+def test_score_format_trec_eval_prints_trec_eval_s_lines(shared_data, tmp_path, expected, qrels, results, options):
+    """``evalset score --format trec_eval --per-query`` with the measures in trec_eval's spelling (and rbp(p=0.9))
+    prints trec_eval's own fixture lines for them, byte for byte: the order, gm_map's lone "all" line, the count."""
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    fixtures = shared_data / "trec_eval"
+    run = tmp_path / "STANDARD"  # trec_eval prints the run's tag as runid, evalset the run's name
+    run.write_bytes((fixtures / results).read_bytes())
+    asked = [part for name in NAMES for part in ("-m", "rbp(p=0.9)" if name == "rbp" else name)]
+    result = CliRunner().invoke(main, ["score", "--qrels", str(fixtures / qrels), str(run), *asked, "--per-query",
+                                       "--undefined", "zero", *options, "--format", "trec_eval"])
+    assert result.exit_code == 0, result.output
+    printed = {"runid", "num_q", *NAMES}
+    truth = "".join(line for line in (fixtures / expected).read_text().splitlines(keepends=True)
+                    if line.split("\t")[0].rstrip() in printed)
+    assert result.stdout == truth
+
+
+def test_rankings_without_a_judged_document_and_queries_missing_from_the_run():
+    """Nothing judged in a ranking of 3: rbp_resid is p^3 + (1 - p)(1 + p + p^2) = 1, unj_5 3/5 (the empty places
+    judged), utility -3; a query the run misses (-c) scores 0 on every measure; empty qrels give an empty table."""
+    import pandas as pd
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "grade": [2, 0, 1]})
+    run = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["u1", "u2", "u3"], "score": [3.0, 2.0, 1.0]})
+    table = evaluate(run, qrels, MEASURES, EvaluationContract(missing="zero", undefined="zero"))
+    assert table.loc["q1", "rbp_resid"] == pytest.approx(1.0, abs=1e-15)
+    assert table.loc["q1", ["unjudged@5", "unjudged@20", "utility"]].tolist() == [0.6, 0.15, -3.0]
+    assert (table.drop(columns=["rbp_resid", "unjudged@5", "unjudged@10", "unjudged@20", "utility"]) == 0).all().all()
+    assert (table.loc["q2"] == 0).all()
+    assert evaluate(run, qrels.iloc[:0], MEASURES).shape == (0, len(MEASURES))
