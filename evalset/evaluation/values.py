@@ -59,11 +59,11 @@ class PerQuery:
 
     def summary(self, run: str, metric: str) -> MeanSummary:
         """The mean over defined queries; on a set also per stratum and across strata (module docstring)."""
-        values = self.column(run, metric)
+        values, rule = self.column(run, metric), self.measures[metric].kind.summary  # gm_ap: geometric
         evaluation = self.evaluation
         if evaluation.frozen is None:
-            return mean_summary(values)
-        return stratified_summary(values, evaluation.queries, evaluation.frozen.contract.weighting)
+            return mean_summary(values, rule)
+        return stratified_summary(values, evaluation.queries, evaluation.frozen.contract.weighting, rule)
 
     def mean(self, run: str, metric: str) -> float:
         """The run's headline mean of ``metric``: traffic-weighted on a set weighted by traffic, else plain."""

@@ -92,12 +92,12 @@ def _persistence(x: MeasureInput) -> float:
 
 def rbp(x: MeasureInput) -> np.ndarray:
     """RBP of every judged query: graded (the grade over the query's highest) or, with ``rel``, binary."""
-    p = _persistence(x)
-    weight = (1.0 - p) * p ** x.rows.position.astype(np.float64)
+    p = _persistence(x)  # p^(r-1) by repeated multiplication and (1 - p) outside the sum, as trec_eval's m_rbp.c
+    weight = np.multiply.accumulate(np.r_[1.0, np.full(int(x.rows.position.max(initial=0)), p)])[x.rows.position]
     if x.measure.param("rel") is not None:
-        return x.per_query(weight * x.rows.expected_relevant)
+        return (1.0 - p) * x.per_query(x.rows.expected_relevant * weight)
     highest = _highest_gain(x)  # the highest grade: the kind fixes linear gains
-    return x.per_query(weight * x.rows.expected_gain / np.maximum(highest, 1.0)[x.rows.query])
+    return (1.0 - p) * x.per_query(x.rows.expected_gain / np.maximum(highest, 1.0)[x.rows.query] * weight)
 
 
 def rbp_residual(x: MeasureInput) -> np.ndarray:

@@ -12,6 +12,7 @@ dcg           'log2', 'exp-log2'                  ``gain``: ``linear``, ``expone
 p             a number in (0, 1) (default 0.8)    none: RBP's persistence
 beta          a number > 0 (default 1)            none: F's weight of recall (trec_eval's set_F.x)
 recall        a number in [0, 1]                  none: iprec's recall level (``iprec@0.5``), required
+multiple      a number > 0                        none: rprec_mult's multiple of R (``rprec_mult@0.2``), required
 ============  ==================================  =========================================================
 
 A measure kind lists the parameters it takes (:attr:`evalset.metrics.measures.MeasureKind.params`).
@@ -72,6 +73,7 @@ PARAMS: dict[str, Param] = {param.name: param for param in (
     Param("p", _number(PROBABILITY)),
     Param("beta", _number(Interval(float, 0, closed="neither"))),
     Param("recall", _number(Interval(float, 0, 1))),
+    Param("multiple", _number(Interval(float, 0, closed="neither"))),
 )}
 """Every measure parameter by name (the table in the module docstring); a kind lists those it takes."""
 BINARY = ("rel", "judged_only")  # the parameters of a measure of relevant documents

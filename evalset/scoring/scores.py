@@ -18,9 +18,10 @@ Conventions
   lines: ``runid`` (the run's name: the file name, where trec_eval prints the run's tag), ``num_q`` (an integer:
   the queries scored) and each measure's mean over the defined queries (unweighted, even on a set weighted by
   traffic), added one by one in query order as trec_eval adds them. A count (``num_ret``, ``num_rel``,
-  ``num_rel_ret``) is printed as an integer, and its ``all`` line is its sum over the queries, as trec_eval's.
-  One such block per run, in the order given. A measure trec_eval does not have (``judged@k``, added beside
-  nDCG@k, and ``rr@k``) is not printed; an undefined value is not printed (trec_eval has none: its numbers need
+  ``num_rel_ret``) is printed as an integer, and its ``all`` line is its sum over the queries, as trec_eval's; a
+  measure summarised geometrically (``gm_map``, ``gm_bpref``) has only its ``all`` line, as in trec_eval. One such
+  block per run, in the order given. A measure trec_eval does not have (``judged@k``, added beside nDCG@k, and
+  ``rr@k``) is not printed; an undefined value is not printed (trec_eval has none: its numbers need
   ``missing=skip undefined=zero``, and ``missing=zero`` is its ``-c``).
 """
 from __future__ import annotations
@@ -75,7 +76,9 @@ class RunScores:
         """The notes on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
         aside), so that none is left out unsaid; a level printed as another's (trec_eval's two decimals); what a
         nickname asked for that evalset does not compute."""
-        left_out = [text for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
+        left_out = [text + (f" (trec_eval's is {m.name}({', '.join(f'{k}={v!r}' for k, v in m.kind.trec_eval_params)}))"
+                            if m.kind.trec_eval_params else "")
+                    for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
         notes = [f"note: not in trec_eval's output (trec_eval has no such measure): {', '.join(left_out)}"] * bool(
             left_out)
         notes += [f"note: {text} is printed as {name}, trec_eval's name for it (its level with two decimals)"
@@ -102,9 +105,11 @@ class RunScores:
         return self.per_query.tables
 
 
-TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
-                   "recall", "infAP", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success", "set_P", "set_recall",
-                   "set_F")
+TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                   "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG",
+                   "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+                   "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
+                   "unj")
 """The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
 
 
@@ -225,16 +230,20 @@ def _trec_eval(scores: RunScores) -> str:
                          "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
                          "use --rel-level N with map, P_10, ...)")
     counts = {text for _, text in measures if scores.measures[text].kind.count}  # integers, summed for "all"
+    summary_only = {text for _, text in measures if scores.measures[text].kind.summary == "geometric"}  # gm_map
     lines = []
     for run, table in scores.tables.items():
         columns = {text: table[str(scores.measures[text])] for _, text in measures}
         if scores.show_per_query:
             for query in sorted(table.index.astype(str)):
                 lines += [_trec_eval_line(name, query, f"{value:.0f}" if text in counts else f"{value:.4f}")
-                          for name, text in measures if not is_undefined(value := columns[text].loc[query])]
+                          for name, text in measures if text not in summary_only
+                          and not is_undefined(value := columns[text].loc[query])]
         lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
+        means = {text: scores.summaries[run][text].mean if text in summary_only else _running_mean(columns[text])
+                 for _, text in measures}
         lines += [_trec_eval_line(name, "all", f"{columns[text].sum():.0f}" if text in counts else f"{mean:.4f}")
-                  for name, text in measures if not is_undefined(mean := _running_mean(columns[text]))]
+                  for name, text in measures if not is_undefined(mean := means[text])]
     return "".join(line + "\n" for line in lines)
 
 

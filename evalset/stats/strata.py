@@ -86,16 +86,28 @@ class StratifiedSummary(MeanSummary):
                 "strata_without_value": list(self.strata_without_value)}
 
 
-def _mean(values: pd.Series) -> float:
-    return float(values.mean()) if values.notna().any() else math.nan
+GEOMETRIC_FLOOR = 0.00001
+"""The least value a geometric summary takes a query's value as (trec_eval's MIN_GEO_MEAN: gm_map, gm_bpref)."""
 
 
-def mean_summary(values: pd.Series) -> MeanSummary:
-    """The mean of ``values`` over the defined ones."""
-    return MeanSummary(_mean(values), int(values.notna().sum()), int(values.isna().sum()))
+def _mean(values: pd.Series, rule: str = "mean") -> float:
+    """The summary of the defined ``values`` under ``rule`` (:attr:`evalset.metrics.MeasureKind.summary`): their
+    mean, or ``geometric``: exp(mean(log(max(v, GEOMETRIC_FLOOR)))), trec_eval's geometric mean (gm_map)."""
+    if not values.notna().any():
+        return math.nan
+    if rule == "geometric":
+        logs = np.log(np.maximum(values.dropna().to_numpy(float), GEOMETRIC_FLOOR))
+        return float(np.exp(sum(logs.tolist()) / len(logs)))  # added in query order, as trec_eval adds them
+    return float(values.mean())
 
 
-def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic") -> StratifiedSummary:
+def mean_summary(values: pd.Series, rule: str = "mean") -> MeanSummary:
+    """The mean of ``values`` over the defined ones (under ``rule``: :func:`_mean`)."""
+    return MeanSummary(_mean(values, rule), int(values.notna().sum()), int(values.isna().sum()))
+
+
+def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: str = "traffic",
+                       rule: str = "mean") -> StratifiedSummary:
     """Mean over defined queries overall and per stratum, and the weighted mean across strata (module docstring).
 
     ``per_query`` is indexed by query id; only the queries in ``queries`` count.
@@ -104,15 +116,15 @@ def stratified_summary(per_query: pd.Series, queries: pd.DataFrame, weighting: s
     strata = {}
     for stratum, group in frame.groupby("stratum", sort=True):
         values = group["value"]
-        strata[stratum] = StratumMean(_mean(values), int(values.notna().sum()), int(values.isna().sum()),
+        strata[stratum] = StratumMean(_mean(values, rule), int(values.notna().sum()), int(values.isna().sum()),
                                       float(group["stratum_share"].iloc[0]))
     defined = {s: v for s, v in strata.items() if not math.isnan(v.mean)}
     if weighting == "uniform" or not defined:
-        weighted = _mean(frame["value"])
+        weighted = _mean(frame["value"], rule)
     else:
         total = sum(v.share for v in defined.values())
         weighted = sum(v.share * v.mean for v in defined.values()) / total if total > 0 else math.nan
-    return StratifiedSummary(_mean(frame["value"]), int(frame["value"].notna().sum()),
+    return StratifiedSummary(_mean(frame["value"], rule), int(frame["value"].notna().sum()),
                              int(frame["value"].isna().sum()), strata, weighted, weighting,
                              sorted(set(strata) - set(defined)))
 

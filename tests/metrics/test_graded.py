@@ -231,7 +231,7 @@ def test_counts_set_f_and_set_p_equal_pytrec_eval_per_query_on_dl19_runs():
     ("RBP(p=0.8)", Measure("rbp", None, (("p", 0.8),))),
     ("RBP(rel=2)@10", Measure("rbp", 10, (("rel", 2),))),
     ("rbp_residual(p=0.8)", Measure("rbp_residual", None, (("p", 0.8),))),
-    ("rbp_resid", Measure("rbp_residual")),
+    ("rbp_resid", Measure("rbp_resid")),  # trec_eval's convention: evalset/metrics/trec_measures.py
     ("NumRet", Measure("num_ret")),
     ("num_rel", Measure("num_rel")),
     ("NumRelRet", Measure("num_rel_ret")),

@@ -60,8 +60,9 @@ def test_every_spelling_of_a_measure_parses_to_it_in_any_case():
 def test_the_cutoff_rule_is_the_registered_one():
     assert [str(Measure(name, 5)) for name, kind in MEASURES.items() if kind.cutoff != "none"] == [
         "p@5", "recall@5", "rr@5", "ap@5", "ndcg@5", "success@5", "judged@5", "dcg@5", "err@5", "rbp@5",
-        "rbp_residual@5", "f@5"]
-    assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == ["p", "success", "judged"]
+        "rbp_residual@5", "f@5", "relative_p@5", "unjudged@5"]
+    assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == [
+        "p", "success", "judged", "relative_p", "unjudged"]
     with pytest.raises(InputError, match="bpref takes no cutoff"):
         Measure("bpref", 10)
     with pytest.raises(InputError, match=r"p needs a cutoff, e.g. p@10"):
@@ -72,7 +73,9 @@ def test_the_cutoff_rule_is_the_registered_one():
 def test_an_unknown_measure_is_refused_with_every_registered_measure():
     assert known_measures() == ("p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k, "
                                 "dcg[@k], err[@k], rbp[@k], rbp_residual[@k], num_ret, num_rel, num_rel_ret, f[@k], "
-                                "set_p, iprec@recall, 11pt_avg, infap")
+                                "set_p, iprec@recall, 11pt_avg, infap, gm_ap, gm_bpref, rprec_mult@multiple, "
+                                "utility, binary_g, graded_g, ndcg_rel, rndcg, relative_p@k, set_relative_p, set_ap, "
+                                "num_nonrel_judged_ret, rbp_resid, unjudged@k")
     with pytest.raises(InputError) as raised:
         parse_measure("nonsense@10")
     assert str(raised.value) == (f"unknown measure 'nonsense@10'; known: {known_measures()} (trec_eval's names work "
