@@ -4,7 +4,8 @@
 
 Conventions (trec_eval 10.0's ``measures.c`` and ``m_*.c``):
 
-- A nickname stands for its measures, each with trec_eval's default parameters (:data:`DEFAULT_PARAMETERS`):
+- A nickname stands for its measures, each with trec_eval's default parameters (:data:`DEFAULT_PARAMETERS`,
+  :data:`IN_TREC_EVALS_CONVENTION`):
   ``all_trec`` for every measure trec_eval computes from a qrels file and a run, ``official`` for the main ones,
   ``set`` for those of the unranked set. ``runid`` and ``num_q`` are not measures: ``--format trec_eval`` prints
   them for every run.
@@ -51,6 +52,10 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 }
 """trec_eval 10's nicknames (``measures.c``), ``runid`` and ``num_q`` aside."""
 
+IN_TREC_EVALS_CONVENTION = {"rbp": "rbp(p=0.9)"}
+"""A nickname's measure whose name evalset gives its own convention, spelled in trec_eval's (its rbp's p is 0.9;
+evalset's ``rbp`` is 0.8, ir_measures')."""
+
 NOT_MEASURES = {"relstring": "trec_eval's relstring (the grades of the top 10 as a string) is not a number: "
                                "evalset's per-query tables hold numbers, so it is not printed"}
 """The names trec_eval prints that evalset does not compute, and why."""
@@ -78,8 +83,8 @@ def left_out(texts: Iterable[str]) -> list[str]:
 
 def _expanded(text: str) -> list[str]:
     if text in NICKNAMES:
-        return [spelling for family in NICKNAMES[text] if family not in NOT_MEASURES
-                for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
+        return [IN_TREC_EVALS_CONVENTION.get(spelling, spelling) for family in NICKNAMES[text]
+                if family not in NOT_MEASURES for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
     if text in NOT_MEASURES:
         raise InputError(f"{text}: {NOT_MEASURES[text]}")
     match = _PARAMETERS.match(text)
