@@ -31,7 +31,8 @@ rprec           relevant documents in the top R / R                             
 bpref           1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d = judged         R = 0
                 non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
 success@k       1 if a relevant document is in the top k, else 0                                       R = 0
-judged@k        documents in the top k that have a grade (>= 0) / k                                    never
+judged@k        documents in the top k that have a grade (>= 0) / k; without k, those of the whole     never
+                ranking / its length (0 for an empty one; ir_measures' Judged without a cutoff)
 dcg@k           nDCG's numerator: sum over the top k of gain(grade) / log2(rank + 1), the contract's   never
                 gain (``dcg='exp-log2'``: 2^grade - 1)
 err@k           sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R_i = (2^grade - 1) / 2^g_max,  never
@@ -195,6 +196,11 @@ def _rprec(x: MeasureInput) -> np.ndarray:
     return x.per_query(x.rows.expected_relevant, x.rows.position < x.relevant[x.rows.query]) / x.relevant
 
 
+def _judged(x: MeasureInput) -> np.ndarray:
+    shown = x.rows.retrieved.astype(float) if x.cutoff is None else x.cutoff  # without k: the whole ranking
+    return np.where(shown > 0, x.per_query(x.rows.expected_judged) / np.maximum(shown, 1), 0.0)
+
+
 def _ndcg(x: MeasureInput) -> np.ndarray:
     ideal = x.prepared.ideal_dcg(x.cutoff)
     return np.where(ideal > 0, x.per_query(x.rows.expected_gain * discount(x.rows.position)) / ideal, np.nan)
@@ -233,8 +239,8 @@ register(MeasureKind(
     trec_eval=(None, "success"), params=BINARY,
     compute=lambda x: np.minimum(x.per_query(x.rows.first_relevant), 1.0)))
 register(MeasureKind(
-    "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
-    condensed=False, compute=lambda x: x.per_query(x.rows.expected_judged) / x.cutoff))
+    "judged", "share of the top k (or of the ranking) that is judged", cutoff="optional", defined_without_relevant=True,
+    condensed=False, compute=_judged))
 UNBOUNDED = (0.0, float("inf"))
 register(MeasureKind(
     "dcg", "discounted cumulative gain", cutoff="optional", defined_without_relevant=True, bounds=UNBOUNDED,
