@@ -19,27 +19,37 @@ value, as their dict of dicts does.
 Conventions: those of ir_measures' pytrec_eval provider (trec_eval's), so that the per-query rows are the same
 rows with the same values: a query without a relevant document scores 0 (``undefined="zero"``), a judged query
 absent from the run scores ``measure.DEFAULT`` (0; ir_measures' Evaluator adds it, as for every provider), a query
-without judgments is left out, ties are broken as trec_eval does (evalset's ``trec`` rule), and ``calc_aggregate``
-is ir_measures' own mean over those rows.
+without judgments is left out, ties are broken as trec_eval does (evalset's ``trec`` rule), IPrec follows trec_eval 9
+(pytrec_eval builds 9; ``EvalsetProvider(trec_eval_version=10)`` for 10's rule), and ``calc_aggregate`` is
+ir_measures' own mean over those rows (its sum for NumRet, NumRel).
 
-The measures are the rows of :data:`COUNTERPARTS` (ir_measures' name -> evalset's, and the ir_measures parameters
-evalset takes besides the cutoff, whose rule is evalset's): P, R, RR, AP, nDCG, Rprec, Bpref, Success, Judged, ERR,
-NumRet (without ``rel``: ir_measures' ``NumRet(rel=N)`` is evalset's ``num_rel_ret``), NumRel, SetP, SetF and infAP
-(not IPrec: evalset's follows trec_eval 10, pytrec_eval's 9), with
-``rel``, ``judged_only`` and ``dcg`` (``'log2'``, ``'exp-log2'``) where evalset's measure takes them, each value
-checked by evalset's own rule (``rel`` >= 1). Not ``nDCG(gains=...)``. RR takes a cutoff here (pytrec_eval's has
-none). One measure differs from ir_measures' reference:
+The measures are those of :data:`COUNTERPARTS` (ir_measures' name -> evalset's): P, R, RR, AP, nDCG, Rprec, Bpref,
+Success, Judged, ERR, RBP, NumRet (``NumRet(rel=N)``, alias NumRelRet, is evalset's ``num_rel_ret``), NumRel, SetP,
+SetR (evalset's recall without a cutoff), SetF, IPrec and infAP. A measure is read by evalset's own parser in
+ir_measures' spelling (:func:`evalset_measure`): the provider computes exactly what ``evalset score -m`` takes, each
+parameter checked by evalset's rule (``rel`` >= 1, ``dcg`` ``'log2'`` or ``'exp-log2'``, RBP's ``p`` in (0, 1)),
+and refuses the rest: ``nDCG(gains=...)`` (evalset's gains are the grade or 2^grade - 1), ``SetP(relative=True)``,
+SetAP and NumQ (evalset has no such measure yet). Where it departs from ir_measures' providers (README, "evalset as an
+ir_measures provider", the table of ir_measures' own tests that fail against it, tests/compat/
+test_ir_measures_suite.py):
 
 - ``Judged@k`` is evalset's: documents with a grade >= 0 in the top k (ties as trec_eval) / k, also for a ranking
   shorter than k. ir_measures' judged provider divides by the ranking's length when it is shorter, breaks ties
-  by document id ascending and counts a document with a negative grade as judged. ``Judged`` needs a cutoff.
+  by document id ascending and counts a document with a negative grade as judged. ``Judged`` without a cutoff is
+  the whole ranking's share (/ its length), as the judged provider's.
+- ``RR@k`` takes its cutoff and ``nDCG(dcg='exp-log2')`` its 2^grade - 1 gains; pytrec_eval's provider refuses
+  both in ``supports`` and, called directly (``ir_measures.pytrec_eval.iter_calc``), ignores both: its values are
+  RR's without a cutoff and nDCG's with the grade as gain (README: on DL19).
+- ERR is gdeval's rule (gdeval prints 5 decimal places; evalset's values are unrounded); RBP without ``rel`` is
+  evalset's graded RBP (gain = grade / the query's highest grade when above 1, trec_eval's rbp), not compared with
+  a provider here (cwl_eval and trectools are not installed with evalset's test extra).
 
 A new row of :data:`COUNTERPARTS` adds a measure of evalset's registry (:mod:`evalset.metrics.measures`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -47,104 +57,54 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.metrics import MEASURES, Measure, evaluate, prepare_qrels
-from evalset.metrics.parameters import PARAMS
-from evalset.params import POSITIVE_INT, check
+from evalset.metrics import Measure, evaluate, parse_measure, prepare_qrels
+from evalset.metrics.trec_procedures import check_trec_eval_version
 
 try:
     import ir_measures
     from ir_measures import providers
-    from ir_measures.providers.base import NOT_PROVIDED, Choices, ParamSpec
     from ir_measures.util import Metric, QrelsConverter, RunConverter
 except ImportError:
-    raise ImportError("evalset.compat.ir_measures needs ir_measures: pip install 'evalset[ir_measures]'") from None
+    raise ImportError("evalset.compat.ir_measures needs ir_measures: pip install 'evalset[ir-measures]'") from None
 
-COUNTERPARTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    # ir_measures' name: (evalset's name, the ir_measures parameters evalset takes besides the cutoff)
-    "P": ("p", ("rel", "judged_only")),
-    "R": ("recall", ("rel", "judged_only")),
-    "RR": ("rr", ("rel", "judged_only")),
-    "AP": ("ap", ("rel", "judged_only")),
-    "nDCG": ("ndcg", ("dcg", "judged_only")),
-    "Rprec": ("rprec", ("rel", "judged_only")),
-    "Bpref": ("bpref", ("rel",)),
-    "Success": ("success", ("rel", "judged_only")),
-    "Judged": ("judged", ()),
-    "ERR": ("err", ()),
-    "NumRet": ("num_ret", ()),
-    "NumRel": ("num_rel", ("rel",)),
-    "SetP": ("set_p", ("rel", "judged_only")),
-    "SetF": ("f", ("rel", "beta", "judged_only")),
-    "infAP": ("infap", ("rel",)),
+COUNTERPARTS: dict[str, str] = {
+    # ir_measures' name: evalset's (ir_measures' aliases, MAP, NDCG, ..., carry these names)
+    "P": "p", "R": "recall", "RR": "rr", "AP": "ap", "nDCG": "ndcg", "Rprec": "rprec", "Bpref": "bpref",
+    "Success": "success", "Judged": "judged", "ERR": "err", "RBP": "rbp", "NumRet": "num_ret", "NumRel": "num_rel",
+    "SetP": "set_p", "SetR": "recall", "SetF": "f", "IPrec": "iprec", "infAP": "infap",
 }
-"""The ir_measures measures evalset computes: one line each."""
+"""The ir_measures measures with an evalset counterpart: one line each."""
 
 CONTRACT = EvaluationContract(missing="skip", undefined="zero", ties="trec")
 """ir_measures' pytrec_eval provider's conventions; the queries absent from a run are ir_measures' Evaluator's."""
 
 
-class Takes(ParamSpec):
-    """The values of an ir_measures parameter that evalset takes: those ``check`` returns for (it raises
-    ``ValueError`` for the others), and no value at all when the parameter is ``optional``."""
-
-    def __init__(self, check_value: Callable[[Any], Any], optional: bool):
-        self.check_value, self.optional = check_value, optional
-
-    def validate(self, value: Any) -> bool:
-        if value is NOT_PROVIDED:
-            return self.optional
-        try:
-            self.check_value(value)
-        except ValueError:
-            return False
-        return True
-
-    def __repr__(self) -> str:
-        return "ANY" if self.optional else "REQUIRED"  # as ir_measures prints its Any
-
-
-def _positive_cutoff(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("a cutoff is an integer")
-    return check("cutoff", value, POSITIVE_INT)
-
-
-def _supported(name: str, ours: str, params: tuple[str, ...]) -> ir_measures.Measure:
-    """ir_measures' measure ``name`` with a specification of each parameter it has: what evalset takes of it
-    (:class:`Takes`), else only its default (ir_measures' ``supports`` accepts any value of an unlisted one)."""
-    theirs = ir_measures.measures.registry[name]
-    rule = MEASURES[ours].cutoff
-    specs: dict[str, ParamSpec] = {}
-    for param, info in theirs.SUPPORTED_PARAMS.items():
-        if param == "cutoff" and rule != "none":
-            specs[param] = Takes(_positive_cutoff, rule == "optional")
-        elif param in params:
-            specs[param] = Takes(PARAMS[param].check, True)
-        else:
-            specs[param] = Choices(info.default)  # measure[param] is the default when not given
-    return theirs(**specs)
-
-
 def evalset_measure(measure: ir_measures.Measure) -> Measure:
-    """evalset's :class:`~evalset.metrics.Measure` for a supported ir_measures measure (``P(rel=2)@10`` ->
-    ``p(rel=2)@10``); a parameter at ir_measures' default is left out."""
-    name, _ = COUNTERPARTS[measure.NAME]
-    info = measure.SUPPORTED_PARAMS
-    params = tuple((k, v) for k, v in measure.params.items() if k != "cutoff" and v != info[k].default)
-    return Measure(name, measure.params.get("cutoff"), params)
+    """evalset's :class:`~evalset.metrics.Measure` for an ir_measures measure of :data:`COUNTERPARTS`: its
+    spelling (ir_measures' own, which leaves out a parameter at its default) under evalset's name, read by evalset's
+    parser (:func:`evalset.metrics.parse_measure`, the CLI's), so that the provider takes what the CLI takes:
+    ``P(rel=2)@10`` -> ``p(rel=2)@10``, ``NumRet(rel=1)`` -> ``num_rel_ret(rel=1)``, ``SetR`` -> ``recall``,
+    ``IPrec@0.5`` -> ``iprec@0.5``. A measure or parameter evalset does not take raises
+    :class:`~evalset.errors.InputError` (``nDCG(gains=...)``, ``SetP(relative=True)``, ``AP(rel=0)``)."""
+    if measure.NAME not in COUNTERPARTS:
+        raise InputError(f"{measure} has no evalset counterpart")
+    spelled = repr(measure)
+    return parse_measure(COUNTERPARTS[measure.NAME] + spelled[len(measure.__name__):])
 
 
 class EvalsetEvaluator(providers.Evaluator):
     """Scores runs against qrels prepared once (:func:`evalset.metrics.prepare_qrels`), each run in one call of
     evalset's engine (:func:`evalset.metrics.evaluate`)."""
 
-    def __init__(self, measures: list[ir_measures.Measure], qrels: pd.DataFrame):
+    def __init__(self, measures: list[ir_measures.Measure], qrels: pd.DataFrame, trec_eval_version: int):
         self._prepared = prepare_qrels(qrels, CONTRACT, "<ir_measures qrels>")
         super().__init__(measures, set(self._prepared.query_ids))
         self._ours = {measure: evalset_measure(measure) for measure in measures}
+        self._trec_eval_version = trec_eval_version
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
-        table = evaluate(_run_frame(run), self._prepared, list(dict.fromkeys(self._ours.values())))
+        table = evaluate(_run_frame(run), self._prepared, list(dict.fromkeys(self._ours.values())),
+                         trec_eval_version=self._trec_eval_version)
         columns = [(measure, table[str(ours)].tolist()) for measure, ours in self._ours.items()]
         for row, query_id in enumerate(table.index):
             for measure, values in columns:
@@ -152,11 +112,28 @@ class EvalsetEvaluator(providers.Evaluator):
 
 
 class EvalsetProvider(providers.Provider):
-    """evalset's engine behind ir_measures' interface (module docstring: the measures, the conventions)."""
+    """evalset's engine behind ir_measures' interface (module docstring: the measures, the conventions).
+
+    ``trec_eval_version`` (9, the registered provider's, as pytrec_eval builds trec_eval 9; or 10) is the rule of
+    IPrec, the one measure whose value depends on it (:mod:`evalset.metrics.trec_procedures`)."""
 
     NAME = "evalset"
     SUPPORTED_MEASURES: ClassVar[list[ir_measures.Measure]] = [
-        _supported(name, ours, params) for name, (ours, params) in COUNTERPARTS.items()]
+        ir_measures.measures.registry[name] for name in COUNTERPARTS]  # which parameters: supports()
+
+    def __init__(self, trec_eval_version: int = 9):
+        super().__init__()
+        self.trec_eval_version = check_trec_eval_version(trec_eval_version)
+
+    def supports(self, measure: ir_measures.Measure) -> bool:
+        """Whether evalset computes ``measure``: a row of :data:`COUNTERPARTS` that evalset's parser takes with its
+        parameters (:func:`evalset_measure`)."""
+        measure.validate_params()
+        try:
+            evalset_measure(measure)
+        except InputError:
+            return False
+        return True
 
     def _evaluator(self, measures: Iterable[ir_measures.Measure], qrels: Any) -> EvalsetEvaluator:
         measures = list(measures)
@@ -164,10 +141,10 @@ class EvalsetProvider(providers.Provider):
         if refused:
             raise InputError(f"the evalset provider does not compute {', '.join(refused)}; it computes "
                              f"{', '.join(COUNTERPARTS)} (evalset.compat.ir_measures)")
-        return EvalsetEvaluator(measures, _qrels_frame(qrels))
+        return EvalsetEvaluator(measures, _qrels_frame(qrels), self.trec_eval_version)
 
     def install_instructions(self) -> str:
-        return "pip install 'evalset[ir_measures]'"
+        return "pip install 'evalset[ir-measures]'"
 
 
 def _frame(converted: Any, kind: str, error: str | None, value: str, what: str) -> pd.DataFrame:

@@ -18,58 +18,7 @@ case. In ``iprec@0.5`` the number after ``@`` is a recall level, the measure's `
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
 
-======================  =====================================================================================  =========
-measure                 value for one query                                                                    undefined
-======================  =====================================================================================  =========
-p@k                     relevant documents in the top k / k (a ranking shorter than k still divides by k)      never
-recall@k                relevant documents in the top k / R; without k, over the whole ranking                 R = 0
-rr@k                    1 / rank of the first relevant document within the top k, else 0                       R = 0
-ap@k                    sum of precision at the rank of each relevant document within the top k / R            R = 0
-ndcg@k                  DCG@k / ideal DCG@k; DCG = sum gain(grade) / log2(rank + 1); the ideal ranks every     no gain
-                        judged document of the query by grade (never the run's documents only)
-rprec                   relevant documents in the top R / R                                                    R = 0
-bpref                   1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d = judged         R = 0
-                        non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
-success@k               1 if a relevant document is in the top k, else 0                                       R = 0
-judged@k                documents in the top k that have a grade (>= 0) / k                                    never
-dcg@k                   nDCG's numerator: sum over the top k of gain(grade) / log2(rank + 1), the contract's   never
-                        gain (``dcg='exp-log2'``: 2^grade - 1)
-err@k                   sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R_i = (2^grade - 1) / 2^g_max,  never
-                        g_max = max(4, the query's highest grade): gdeval.pl's fixed 4, raised only for a query
-                        graded above it; not computed under ties=expected (not linear in the grades)
-rbp@k                   (1 - p) sum over ranks r <= k of p^(r-1) gain_r (p default 0.8); gain = grade / the    never
-                        query's highest grade when that is above 1 (trec_eval's rbp), with rel: 1 if relevant
-rbp_residual@k          the weight RBP@k leaves unknown: its unjudged places within the depth plus p^depth     never
-                        beyond it, = 1 - (1 - p) sum over judged ranks r <= k of p^(r-1); the depth is k, or
-                        the ranking's length n when shorter (its empty places are unknown: p^n, as without k)
-num_ret                 documents retrieved (a repeated document once; under condensed, the judged ones)       never
-num_rel                 R: the query's relevant documents, retrieved or not                                    never
-num_rel_ret             relevant documents retrieved (``NumRet(rel=2)`` parses to ``num_rel_ret(rel=2)``)      never
-f@k                     F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size        R = 0
-                        min(k, n) (trec_eval's set_F without k, beta its x; ir_measures' SetF); 0 if no hit
-set_p                   relevant documents retrieved / documents retrieved (0 when none is retrieved)          never
-iprec@r                 interpolated precision at recall r: the highest precision at or below the rank where   R = 0
-                        recall reaches r, r read as a count of relevant documents as trec_eval 9 or 10 does
-11pt_avg                the mean of iprec@r at r = 0.0, 0.1, ..., 1.0                                          R = 0
-infap                   inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; on the     R = 0
-                        ranking as given, never condensed (trec_eval's m_infap.c, with its smoothing eps)
-gm_ap                   AP; its summary over queries is geometric: exp mean log max(v, 0.00001) (gm_map)       R = 0
-gm_bpref                bpref; its summary geometric as gm_ap's                                                R = 0
-rprec_mult@m            relevant documents in the top c / c, c = (long) (m R + 0.9) (Rprec_mult_0.20)          R = 0
-utility                 relevant retrieved - other documents retrieved (trec_eval's 1, -1, 0, 0)               never
-binary_g                1/R sum over relevant retrieved d of 1 / log2(2 + not relevant above d) (binG)         R = 0
-graded_g                trec_eval's G: gain_i / log2(2 + ideal cost_i - gain so far) summed / total gain       no gain
-ndcg_rel                nDCG at the rank of each document of positive gain (at n if not retrieved), averaged   no gain
-rndcg                   nDCG averaged at the R levels of the grades and at n past them (Rndcg)                 R = 0
-relative_p@k            relevant documents in the top k / min(k, R) (relative_P_k)                             R = 0
-set_relative_p          relevant retrieved / min(n, R), 0 when n = 0 (set_relative_P)                          R = 0
-set_ap                  relevant retrieved^2 / (n R), 0 when n = 0 (set_map)                                   R = 0
-rbp_resid               trec_eval's: p^n + (1 - p) sum over unjudged ranks of p^(r-1), p = 0.9; 0 when none    never
-num_nonrel_judged_ret   judged documents retrieved that are not relevant (a count)                             never
-unjudged@k              unjudged documents in the top k / k; short rankings' empty places are not unjudged     never
-                        (unj_k; not 1 - judged@k there)
-======================  =====================================================================================  =========
-
+======================  =====================================================================================  ==
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
 grade (pooled but not judged), has gain 0 and is never relevant.
 
@@ -216,6 +165,11 @@ def _rprec(x: MeasureInput) -> np.ndarray:
     return x.per_query(x.rows.expected_relevant, x.rows.position < x.relevant[x.rows.query]) / x.relevant
 
 
+def _judged(x: MeasureInput) -> np.ndarray:
+    shown = x.rows.retrieved.astype(float) if x.cutoff is None else x.cutoff  # without k: the whole ranking
+    return np.where(shown > 0, x.per_query(x.rows.expected_judged) / np.maximum(shown, 1), 0.0)
+
+
 def _ndcg(x: MeasureInput) -> np.ndarray:
     ideal = x.prepared.ideal_dcg(x.cutoff)
     return np.where(ideal > 0, x.per_query(x.rows.expected_gain * discount(x.rows.position)) / ideal, np.nan)
@@ -254,8 +208,8 @@ register(MeasureKind(
     trec_eval=(None, "success"), params=BINARY,
     compute=lambda x: np.minimum(x.per_query(x.rows.first_relevant), 1.0)))
 register(MeasureKind(
-    "judged", "share of the top k that is judged", cutoff="required", defined_without_relevant=True,
-    condensed=False, compute=lambda x: x.per_query(x.rows.expected_judged) / x.cutoff))
+    "judged", "share of the top k (or of the ranking) that is judged", cutoff="optional", defined_without_relevant=True,
+    condensed=False, compute=_judged))
 UNBOUNDED = (0.0, float("inf"))
 register(MeasureKind(
     "dcg", "discounted cumulative gain", cutoff="optional", defined_without_relevant=True, bounds=UNBOUNDED,

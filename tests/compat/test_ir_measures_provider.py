@@ -1,5 +1,6 @@
 """evalset as an ir_measures provider (``import evalset.compat.ir_measures``): the same per-query rows as ir_measures'
-pytrec_eval provider on every DL19 run, the cases of ir_measures' own tests, its input shapes and its registry."""
+pytrec_eval provider on every DL19 run for the measures both compute, the measures the CLI takes, the cases of
+ir_measures' own tests (the whole suite: test_ir_measures_suite.py), its input shapes and its registry."""
 
 import importlib
 import re
@@ -12,11 +13,31 @@ import pytest
 
 from evalset.errors import InputError
 from evalset.io.trec import read_run
-from evalset.metrics import MEASURES
+from evalset.metrics import MEASURES, parse_measure
 
 ir_measures = pytest.importorskip("ir_measures")
 compat = importlib.import_module("evalset.compat.ir_measures")
-from ir_measures import AP, ERR, RR, Bpref, Judged, Metric, P, R, Rprec, SetF, Success, nDCG  # noqa: E402
+from ir_measures import (  # noqa: E402
+    AP,
+    ERR,
+    RBP,
+    RR,
+    Bpref,
+    IPrec,
+    Judged,
+    Metric,
+    NumQ,
+    NumRet,
+    P,
+    R,
+    Rprec,
+    SetAP,
+    SetF,
+    SetP,
+    SetR,
+    Success,
+    nDCG,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 QRELS = REPO / "data" / "dl19" / "nist.qrels"
@@ -56,22 +77,57 @@ def test_importing_the_module_registers_the_provider_beside_ir_measures_own():
     assert evalset_provider.is_available()
 
 
-def test_each_row_of_the_table_is_a_measure_of_both_with_parameters_both_take():
-    for name, (ours, params) in compat.COUNTERPARTS.items():
-        theirs = ir_measures.measures.registry[name]
-        assert set(params) <= set(MEASURES[ours].params) & set(theirs.SUPPORTED_PARAMS), name
+def test_each_row_of_the_table_is_a_measure_of_both():
+    for name, ours in compat.COUNTERPARTS.items():
+        assert (ir_measures.measures.registry[name].NAME, ours in MEASURES) == (name, True)
     assert [m.NAME for m in evalset_provider.SUPPORTED_MEASURES] == list(compat.COUNTERPARTS)
+
+
+WITHOUT_COUNTERPART = {  # evalset's measures that no ir_measures measure is
+    "dcg": "ir_measures has no unnormalised DCG (its SDCG is scaled by the maximum grade)",
+    "rbp_residual": "ir_measures has no RBP residual",
+    "11pt_avg": "ir_measures has no 11-point average",
+}
+# an ir_measures spelling of each of evalset's other measures (what the CLI, parse_measure, takes), and evalset's
+IR_MEASURES_SPELLINGS = [
+    ("P(rel=2)@10", "p(rel=2)@10"), ("R@1000", "recall@1000"), ("RR@10", "rr@10"),
+    ("AP(judged_only=True)", "ap(judged_only=True)"), ("nDCG(dcg='exp-log2')@10", "ndcg(dcg='exp-log2')@10"),
+    ("Rprec", "rprec"), ("Bpref(rel=2)", "bpref(rel=2)"), ("Success@1", "success@1"), ("Judged", "judged"),
+    ("Judged@10", "judged@10"), ("ERR@20", "err@20"), ("RBP(p=0.5)@10", "rbp(p=0.5)@10"), ("RBP(rel=2)", "rbp(rel=2)"),
+    ("NumRet", "num_ret"), ("NumRel(rel=2)", "num_rel(rel=2)"), ("NumRet(rel=1)", "num_rel_ret(rel=1)"),
+    ("NumRelRet(rel=2)", "num_rel_ret(rel=2)"), ("SetP", "set_p"), ("SetF(beta=0.5)", "f(beta=0.5)"),
+    ("IPrec(rel=2)@0.1", "iprec(rel=2)@0.1"), ("infAP", "infap"), ("MAP@100", "ap@100"), ("NDCG@10", "ndcg@10"),
+]
+
+
+@pytest.mark.parametrize(("spelled", "ours"), IR_MEASURES_SPELLINGS)
+def test_it_computes_what_the_cli_takes_in_ir_measures_spelling(spelled, ours):
+    measure = ir_measures.parse_measure(spelled)
+    assert evalset_provider.supports(measure)
+    assert compat.evalset_measure(measure) == parse_measure(spelled) == parse_measure(ours)
+
+
+def test_set_r_is_recall_without_a_cutoff():
+    """ir_measures' SetR (trec_eval's set_recall), a name evalset's parser does not take: its recall without k."""
+    assert compat.evalset_measure(SetR(rel=2)) == parse_measure("recall(rel=2)")
+    assert compat.evalset_measure(SetR) == parse_measure("recall")
+
+
+def test_every_measure_of_evalset_has_its_ir_measures_spelling_or_a_reason_it_has_none():
+    provided = {parse_measure(ours).name for _, ours in IR_MEASURES_SPELLINGS}
+    assert provided.isdisjoint(WITHOUT_COUNTERPART)
+    assert sorted(provided | set(WITHOUT_COUNTERPART)) == sorted(MEASURES)  # a new measure: add it to one of them
 
 
 @pytest.mark.parametrize(("measure", "supported"), [
     (P@10, True), (P(rel=2)@10, True), (P(judged_only=True)@10, True), (R(rel=2)@1000, True), (RR, True),
     (RR@10, True), (AP(rel=2)@100, True), (nDCG, True), (nDCG(dcg="exp-log2")@10, True),
     (nDCG(judged_only=True)@10, True), (Rprec(rel=3), True), (Bpref(rel=2), True), (Success@1, True),
-    (Judged@10, True),
-    (nDCG(gains={0: 0, 1: 1, 2: 3})@10, False),  # not evalset's
+    (Judged@10, True), (Judged, True), (ERR@10, True), (SetF(beta=0.5), True), (SetP(relative=False), True),
+    (NumRet(rel=1), True), (SetR, True), (IPrec@0.5, True), (RBP(p=0.5), True),
+    (nDCG(gains={0: 0, 1: 1, 2: 3})@10, False),  # evalset's gains: the grade or 2^grade - 1
     (AP(rel=0), False), (P(rel=-1)@10, False),  # evalset's rel is >= 1
-    (Judged, False),  # evalset's Judged needs a cutoff
-    (ERR@10, True), (SetF(beta=0.5), True),
+    (SetP(relative=True), False), (SetAP, False), (NumQ, False),  # evalset has no such measure yet
     (ir_measures.parse_measure("alpha_nDCG@10"), False),  # not in the table
 ])
 def test_supports_what_evalset_computes_and_nothing_else(measure, supported):
@@ -112,7 +168,8 @@ def test_judged_only_and_negative_grades_as_pytrec_eval():
 
 def test_the_ir_measures_judged_cases_but_over_k_for_a_short_ranking():
     """ir_measures' test/test_judged.py (values from cwl-eval): query 1 ranks 4 documents, one judged. ir_measures
-    divides by the ranking's length when it is shorter than k (1/4 for Judged@10), evalset by k (1/10)."""
+    divides by the ranking's length when it is shorter than k (1/4 for Judged@10), evalset by k (1/10); without a
+    cutoff both divide by the ranking's length."""
     qrels, run = qrels_of(QRELS_TEXT), run_of(RUN_TEXT)
     lengths = {"0": 5, "1": 4}
     for measure, expected in [(Judged@1000, {"0": 1.0, "1": 1 / 4}), (Judged@10, {"0": 1.0, "1": 1 / 4}),
@@ -122,6 +179,23 @@ def test_the_ir_measures_judged_cases_but_over_k_for_a_short_ranking():
         assert [r.query_id for r in result] == ["0", "1"]
         for r in result:
             assert r.value == pytest.approx(expected[r.query_id] * min(k, lengths[r.query_id]) / k), (measure, r)
+    assert rows(evalset_provider.iter_calc([Judged], qrels, run)) == {("0", "Judged"): 1.0, ("1", "Judged"): 0.25}
+    assert rows(ir_measures.judged.iter_calc([Judged], qrels, run)) == {("0", "Judged"): 1.0, ("1", "Judged"): 0.25}
+
+
+def test_iprec_is_trec_eval_9s_as_pytrec_eval_unless_told_10():
+    """4 relevant documents, 2 retrieved at ranks 1 and 3: IPrec@0.3 counts c = (long) (0.3 * 4 + 0.9) = 2 relevant
+    documents under trec_eval 9 (pytrec_eval's), c = lround(1.2) = 1 under 10."""
+    qrels = qrels_of("q 0 D1 1\nq 0 D2 1\nq 0 D3 1\nq 0 D4 1\n")
+    run = run_of("q 0 D1 1 0.9 run\nq 0 X 2 0.8 run\nq 0 D2 3 0.7 run\n")
+    measures = [IPrec@0.3, IPrec@0.5, IPrec@0.0]
+    expected = {("q", "IPrec@0.3"): 2 / 3, ("q", "IPrec@0.5"): 2 / 3, ("q", "IPrec@0.0"): 1.0}
+    assert rows(ir_measures.pytrec_eval.iter_calc(measures, qrels, run)) == pytest.approx(expected, abs=1e-12)
+    assert rows(evalset_provider.iter_calc(measures, qrels, run)) == pytest.approx(expected, abs=1e-12)
+    ten = compat.EvalsetProvider(trec_eval_version=10)
+    assert rows(ten.iter_calc(measures, qrels, run)) == pytest.approx({**expected, ("q", "IPrec@0.3"): 1.0})
+    with pytest.raises(InputError, match=r"^trec_eval version must be one of 9, 10, got 8$"):
+        compat.EvalsetProvider(trec_eval_version=8)
 
 
 def test_the_ir_measures_empty_cases():
@@ -216,13 +290,14 @@ def test_evalset_imports_without_ir_measures_and_the_module_says_what_to_install
     assert importers == [Path("compat/ir_measures.py")]
     monkeypatch.setitem(sys.modules, "ir_measures", None)  # as if not installed
     monkeypatch.delitem(sys.modules, "evalset.compat.ir_measures")
-    with pytest.raises(ImportError, match=r"needs ir_measures: pip install 'evalset\[ir_measures\]'"):
+    with pytest.raises(ImportError, match=r"needs ir_measures: pip install 'evalset\[ir-measures\]'"):
         importlib.import_module("evalset.compat.ir_measures")
 
 
 DL19_MEASURES = ["P@10", "P(rel=2)@10", "R(rel=2)@1000", "RR", "AP", "AP(rel=2)@100", "AP(judged_only=True)",
                  "nDCG@10", "nDCG(judged_only=True)", "Rprec", "Bpref(rel=2)", "Success@1", "NumRet", "NumRel",
-                 "SetP(rel=2)", "SetF", "SetF(beta=0.5)", "infAP(rel=2)"]
+                 "SetP(rel=2)", "SetF", "SetF(beta=0.5)", "infAP(rel=2)", "NumRet(rel=2)", "SetR(rel=2)", "IPrec@0.3",
+                 "IPrec(rel=2)@0.5"]
 GAINS = "nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7})@10"  # what exp-log2 means, for pytrec_eval (it has no exp-log2)
 
 

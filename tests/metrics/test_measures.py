@@ -61,8 +61,8 @@ def test_the_cutoff_rule_is_the_registered_one():
     assert [str(Measure(name, 5)) for name, kind in MEASURES.items() if kind.cutoff != "none"] == [
         "p@5", "recall@5", "rr@5", "ap@5", "ndcg@5", "success@5", "judged@5", "dcg@5", "err@5", "rbp@5",
         "rbp_residual@5", "f@5", "relative_p@5", "unjudged@5"]
-    assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == [
-        "p", "success", "judged", "relative_p", "unjudged"]
+    assert [name for name, kind in MEASURES.items() if kind.cutoff == "required"] == ["p", "success", "relative_p",
+                                                                                      "unjudged"]
     with pytest.raises(InputError, match="bpref takes no cutoff"):
         Measure("bpref", 10)
     with pytest.raises(InputError, match=r"p needs a cutoff, e.g. p@10"):
@@ -70,8 +70,17 @@ def test_the_cutoff_rule_is_the_registered_one():
     assert type(Measure("ndcg", np.int64(10)).cutoff) is int
 
 
+def test_judged_divides_by_k_and_without_k_by_the_ranking_length():
+    """q1 ranks a (graded), z (unjudged), c (graded), b (graded); q2 ranks a (graded); a query absent from the run
+    (none here) or an empty ranking scores 0 without k."""
+    table = evaluate(RUN, QRELS, ["judged@2", "judged@10", "judged"])
+    assert table.to_dict("index") == {"q1": {"judged@2": 1 / 2, "judged@10": 3 / 10, "judged": 3 / 4},
+                                      "q2": {"judged@2": 1 / 2, "judged@10": 1 / 10, "judged": 1.0}}
+    assert parse_measure("Judged") == Measure("judged")
+
+
 def test_an_unknown_measure_is_refused_with_every_registered_measure():
-    assert known_measures() == ("p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged@k, "
+    assert known_measures() == ("p@k, recall[@k], rr[@k], ap[@k], ndcg[@k], rprec, bpref, success@k, judged[@k], "
                                 "dcg[@k], err[@k], rbp[@k], rbp_residual[@k], num_ret, num_rel, num_rel_ret, f[@k], "
                                 "set_p, iprec@recall, 11pt_avg, infap, gm_ap, gm_bpref, rprec_mult@multiple, "
                                 "utility, binary_g, graded_g, ndcg_rel, rndcg, relative_p@k, set_relative_p, set_ap, "
