@@ -25,13 +25,14 @@ ir_measures' own mean over those rows (its sum for NumRet, NumRel).
 
 The measures are those of :data:`COUNTERPARTS` (ir_measures' name -> evalset's): P, R, RR, AP, nDCG, Rprec, Bpref,
 Success, Judged, ERR, RBP, NumRet (``NumRet(rel=N)``, alias NumRelRet, is evalset's ``num_rel_ret``), NumRel, SetP,
-SetR (evalset's recall without a cutoff), SetF, IPrec and infAP. A measure is read by evalset's own parser in
+SetR (evalset's recall without a cutoff), SetF, SetAP (trec_eval's set_map), IPrec and infAP; ``SetP(relative=True)``
+is evalset's ``set_relative_p`` (trec_eval's set_relative_P). A measure is read by evalset's own parser in
 ir_measures' spelling (:func:`evalset_measure`): the provider computes exactly what ``evalset score -m`` takes, each
 parameter checked by evalset's rule (``rel`` >= 1, ``dcg`` ``'log2'`` or ``'exp-log2'``, RBP's ``p`` in (0, 1)),
-and refuses the rest: ``nDCG(gains=...)`` (evalset's gains are the grade or 2^grade - 1), ``SetP(relative=True)``,
-SetAP and NumQ (evalset has no such measure yet). Where it departs from ir_measures' providers (README, "evalset as an
-ir_measures provider", the table of ir_measures' own tests that fail against it, tests/compat/
-test_ir_measures_suite.py):
+and refuses the rest: ``nDCG(gains=...)`` (evalset's gains are the grade or 2^grade - 1) and NumQ (a count of
+queries, not a value per query: ``--format trec_eval`` prints it as ``num_q``). Where it departs from ir_measures'
+providers (README, "evalset as an ir_measures provider", the table of ir_measures' own tests that fail against it,
+tests/compat/test_ir_measures_suite.py):
 
 - ``Judged@k`` is evalset's: documents with a grade >= 0 in the top k (ties as trec_eval) / k, also for a ranking
   shorter than k. ir_measures' judged provider divides by the ranking's length when it is shorter, breaks ties
@@ -71,9 +72,10 @@ COUNTERPARTS: dict[str, str] = {
     # ir_measures' name: evalset's (ir_measures' aliases, MAP, NDCG, ..., carry these names)
     "P": "p", "R": "recall", "RR": "rr", "AP": "ap", "nDCG": "ndcg", "Rprec": "rprec", "Bpref": "bpref",
     "Success": "success", "Judged": "judged", "ERR": "err", "RBP": "rbp", "NumRet": "num_ret", "NumRel": "num_rel",
-    "SetP": "set_p", "SetR": "recall", "SetF": "f", "IPrec": "iprec", "infAP": "infap",
+    "SetP": "set_p", "SetR": "recall", "SetF": "f", "SetAP": "set_ap", "IPrec": "iprec", "infAP": "infap",
 }
 """The ir_measures measures with an evalset counterpart: one line each."""
+
 
 CONTRACT = EvaluationContract(missing="skip", undefined="zero", ties="trec")
 """ir_measures' pytrec_eval provider's conventions; the queries absent from a run are ir_measures' Evaluator's."""
@@ -85,7 +87,7 @@ def evalset_measure(measure: ir_measures.Measure) -> Measure:
     parser (:func:`evalset.metrics.parse_measure`, the CLI's), so that the provider takes what the CLI takes:
     ``P(rel=2)@10`` -> ``p(rel=2)@10``, ``NumRet(rel=1)`` -> ``num_rel_ret(rel=1)``, ``SetR`` -> ``recall``,
     ``IPrec@0.5`` -> ``iprec@0.5``. A measure or parameter evalset does not take raises
-    :class:`~evalset.errors.InputError` (``nDCG(gains=...)``, ``SetP(relative=True)``, ``AP(rel=0)``)."""
+    :class:`~evalset.errors.InputError` (``nDCG(gains=...)``, ``AP(rel=0)``)."""
     if measure.NAME not in COUNTERPARTS:
         raise InputError(f"{measure} has no evalset counterpart")
     spelled = repr(measure)

@@ -6,11 +6,12 @@ engine computes them (:mod:`evalset.metrics.engine`) on rankings ordered by a de
 This package imports no pipeline stage.
 """
 
-from evalset.metrics.engine import PreparedQrels, evaluate, evaluate_runs, prepare_qrels, summarize
-from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure, trec_eval_name
+from evalset.metrics import trec_measures  # noqa: F401  registers trec_eval's own measures
+from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels, summarize
+from evalset.metrics.measures import MEASURES, Measure, MeasureKind, parse_measure
 from evalset.metrics.ranking import TIE_RULES, OrderedRun, order_run, top_k
-from evalset.metrics.streaming import evaluate_file, evaluate_run_files
-from evalset.metrics.trec_eval_names import expand_measures
+from evalset.metrics.streaming import evaluate_file, evaluate_run_files, evaluate_runs
+from evalset.metrics.trec_eval_names import expand_measures, trec_eval_name
 
 __all__ = [
     "MEASURES",

@@ -25,7 +25,7 @@ a position s+u in it:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -43,7 +43,6 @@ from evalset.metrics.ranking import OrderedRun, by_query_highest_first, order_ru
 from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.params import POSITIVE_INT, check
 from evalset.speed.keys import join, join_keys, query_codes
-from evalset.speed.parallel import parallel_map
 from evalset.speed.strings import string_column, take_rows
 
 _NOT_IN_QRELS = np.iinfo(np.int64).min
@@ -440,20 +439,3 @@ def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
         "defined": defined.astype(int),
         "undefined": (len(per_query) - defined).astype(int),
     })
-
-
-def evaluate_runs(
-    runs: Mapping[str, pd.DataFrame],
-    qrels: pd.DataFrame | PreparedQrels,
-    measures: Iterable[Measure | str],
-    contract: EvaluationContract | None = None,
-    trec_eval_version: int = 10,
-    max_retrieved: int | None = None,
-) -> dict[str, pd.DataFrame]:
-    """:func:`evaluate` for several named runs against the same qrels (indexed once), side by side on a thread per
-    core (numpy and arrow release the GIL); the tables in the order given, the same as one after the other."""
-    prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
-    measures = list(measures)
-    tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version,
-                                               max_retrieved=max_retrieved), list(runs.values()))
-    return dict(zip(runs, tables, strict=True))

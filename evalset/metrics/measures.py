@@ -18,7 +18,59 @@ case. In ``iprec@0.5`` the number after ``@`` is a recall level, the measure's `
 Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
 
-======================  =====================================================================================  ==
+======================  =====================================================================================  =========
+measure                 value for one query                                                                    undefined
+======================  =====================================================================================  =========
+p@k                     relevant documents in the top k / k (a ranking shorter than k still divides by k)      never
+recall@k                relevant documents in the top k / R; without k, over the whole ranking                 R = 0
+rr@k                    1 / rank of the first relevant document within the top k, else 0                       R = 0
+ap@k                    sum of precision at the rank of each relevant document within the top k / R            R = 0
+ndcg@k                  DCG@k / ideal DCG@k; DCG = sum gain(grade) / log2(rank + 1); the ideal ranks every     no gain
+                        judged document of the query by grade (never the run's documents only)
+rprec                   relevant documents in the top R / R                                                    R = 0
+bpref                   1/R sum over retrieved relevant d of 1 - min(n_d, R) / min(N, R), n_d = judged         R = 0
+                        non-relevant documents above d, N = judged non-relevant documents (Buckley & Voorhees)
+success@k               1 if a relevant document is in the top k, else 0                                       R = 0
+judged@k                documents in the top k that have a grade (>= 0) / k; without k, those of the whole     never
+                        ranking / its length (0 for an empty one; ir_measures' Judged without a cutoff)
+dcg@k                   nDCG's numerator: sum over the top k of gain(grade) / log2(rank + 1), the contract's   never
+                        gain (``dcg='exp-log2'``: 2^grade - 1)
+err@k                   sum over ranks r <= k of R_r / r prod_{i<r} (1 - R_i), R_i = (2^grade - 1) / 2^g_max,  never
+                        g_max = max(4, the query's highest grade): gdeval.pl's fixed 4, raised only for a query
+                        graded above it; not computed under ties=expected (not linear in the grades)
+rbp@k                   (1 - p) sum over ranks r <= k of p^(r-1) gain_r (p default 0.8); gain = grade / the    never
+                        query's highest grade when that is above 1 (trec_eval's rbp), with rel: 1 if relevant
+rbp_residual@k          the weight RBP@k leaves unknown: its unjudged places within the depth plus p^depth     never
+                        beyond it, = 1 - (1 - p) sum over judged ranks r <= k of p^(r-1); the depth is k, or
+                        the ranking's length n when shorter (its empty places are unknown: p^n, as without k)
+num_ret                 documents retrieved (a repeated document once; under condensed, the judged ones)       never
+num_rel                 R: the query's relevant documents, retrieved or not                                    never
+num_rel_ret             relevant documents retrieved (``NumRet(rel=2)`` parses to ``num_rel_ret(rel=2)``)      never
+f@k                     F of the set of the top k: (1 + beta) P R / (beta P + R), P over the set's size        R = 0
+                        min(k, n) (trec_eval's set_F without k, beta its x; ir_measures' SetF); 0 if no hit
+set_p                   relevant documents retrieved / documents retrieved (0 when none is retrieved)          never
+iprec@r                 interpolated precision at recall r: the highest precision at or below the rank where   R = 0
+                        recall reaches r, r read as a count of relevant documents as trec_eval 9 or 10 does
+11pt_avg                the mean of iprec@r at r = 0.0, 0.1, ..., 1.0                                          R = 0
+infap                   inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; on the     R = 0
+                        ranking as given, never condensed (trec_eval's m_infap.c, with its smoothing eps)
+gm_ap                   AP; its summary over queries is geometric: exp mean log max(v, 0.00001) (gm_map)       R = 0
+gm_bpref                bpref; its summary geometric as gm_ap's                                                R = 0
+rprec_mult@m            relevant documents in the top c / c, c = (long) (m R + 0.9) (Rprec_mult_0.20)          R = 0
+utility                 relevant retrieved - other documents retrieved (trec_eval's 1, -1, 0, 0)               never
+binary_g                1/R sum over relevant retrieved d of 1 / log2(2 + not relevant above d) (binG)         R = 0
+graded_g                trec_eval's G: gain_i / log2(2 + ideal cost_i - gain so far) summed / total gain       no gain
+ndcg_rel                nDCG at the rank of each document of positive gain (at n if not retrieved), averaged   no gain
+rndcg                   nDCG averaged at the R levels of the grades and at n past them (Rndcg)                 R = 0
+relative_p@k            relevant documents in the top k / min(k, R) (relative_P_k)                             R = 0
+set_relative_p          relevant retrieved / min(n, R), 0 when n = 0 (set_relative_P)                          R = 0
+set_ap                  relevant retrieved^2 / (n R), 0 when n = 0 (set_map)                                   R = 0
+rbp_resid               trec_eval's: p^n + (1 - p) sum over unjudged ranks of p^(r-1), p = 0.9; 0 when none    never
+num_nonrel_judged_ret   judged documents retrieved that are not relevant (a count)                             never
+unjudged@k              unjudged documents in the top k / k; short rankings' empty places are not unjudged     never
+                        (unj_k; not 1 - judged@k there)
+======================  =====================================================================================  =========
+
 Gain is the grade (linear) or 2^grade - 1 (exponential); an unjudged document, or one with a negative
 grade (pooled but not judged), has gain 0 and is never relevant.
 
@@ -95,7 +147,7 @@ class MeasureKind:
     trec_eval
         Its trec_eval names: without a cutoff (``map``), and the stem trec_eval writes before ``_k`` with a cutoff
         (``map_cut`` for ``map_cut_10``); None where trec_eval has no such measure (``rr@k``, ``judged@k``).
-        :func:`trec_eval_name` reads it.
+        :func:`evalset.metrics.trec_eval_names.trec_eval_name` reads it.
     params
         The parameters it takes (names of :data:`PARAMS`).
     contract
@@ -240,7 +292,9 @@ register(MeasureKind(
     "set_p", "precision of the whole ranking", cutoff="none", defined_without_relevant=True, aliases=("setp",),
     trec_eval=("set_P", None), params=BINARY, compute=graded.set_p))
 GRADED = ("ndcg", "dcg", "err", "rbp")  # measures of gains, where every positive grade adds
-_WITH_REL = {"num_ret": "num_rel_ret"}  # ir_measures' NumRet(rel=2) is the relevant documents retrieved
+_REDIRECTED = {("num_ret", "rel"): "num_rel_ret", ("set_p", "relative"): "set_relative_p"}
+"""ir_measures' measures that a parameter makes another: NumRet(rel=2) is the relevant documents retrieved,
+SetP(relative=True) trec_eval's set_relative_P (``relative=False`` is SetP itself)."""
 register(MeasureKind(
     "iprec", "interpolated precision at a recall level", cutoff="none", defined_without_relevant=False,
     aliases=("iprec_at_recall",), trec_eval=("iprec_at_recall", None), params=("recall", *BINARY), at="recall",
@@ -330,23 +384,6 @@ _SPELLING = re.compile(r"^([a-z0-9_-]+?)(?:[@_](-?\.?\d[\d.]*))?$")
 _WITH_PARAMS = re.compile(r"^([A-Za-z0-9_-]+)\((.*)\)(?:@(-?\.?\d[\d.]*))?$", re.DOTALL)
 
 
-def trec_eval_name(measure: Measure) -> str | None:
-    """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
-    cutoff, ``iprec_at_recall_0.50`` for ``iprec@0.5``: the level ``%3.2f`` as trec_eval prints it), or None where
-    trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own contract parameters
-    (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
-    whole, stem = measure.kind.trec_eval
-    if any(PARAMS[name].contract is not None for name, _ in measure.params):
-        return None
-    if any(measure.param(name) != value for name, value in measure.kind.trec_eval_params):
-        return None  # rbp is trec_eval's only at trec_eval's p
-    if measure.kind.at:
-        return f"{whole}_{measure.param(measure.kind.at):3.2f}" if whole else None
-    if measure.cutoff is None:
-        return whole
-    return f"{stem}_{measure.cutoff}" if stem else None
-
-
 def measure_bounds(text: str) -> tuple[float, float]:
     """The range of the values of the measure ``text`` names (:func:`parse_measure`), for an interval that keeps
     inside it; a measure without an upper bound (DCG, a count) is refused: such an interval has no range."""
@@ -382,8 +419,13 @@ def parse_measure(text: str) -> Measure:
     if cutoff is not None and not re.fullmatch(r"-?\d+", cutoff):
         raise InputError(f"{text!r}: the cutoff k must be a positive integer")
     name = _SPELLINGS[name]
-    if name in _WITH_REL and "rel" in params:
-        name = _WITH_REL[name]
+    if (name, "relative") in _REDIRECTED and "relative" in params:
+        relative = params.pop("relative")
+        if not isinstance(relative, bool):
+            raise InputError(f"{text!r}: relative must be True or False, got {relative!r}")
+        name = _REDIRECTED[name, "relative"] if relative else name
+    if (name, "rel") in _REDIRECTED and "rel" in params:
+        name = _REDIRECTED[name, "rel"]
     return Measure(name, int(cutoff) if cutoff is not None else None, tuple(params.items()))
 
 
@@ -400,5 +442,3 @@ def _parse_params(text: str, arguments: str) -> dict[str, Any]:
         raise InputError(f"{text!r}: a parameter is given twice")
     return params
 
-
-from evalset.metrics import trec_measures  # noqa: E402, F401  registers trec_eval's own measures (module docstring)

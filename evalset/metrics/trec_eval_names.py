@@ -21,8 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from evalset.errors import InputError
+from evalset.metrics.parameters import PARAMS
+
+if TYPE_CHECKING:
+    from evalset.metrics.measures import Measure
 
 CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 DEFAULT_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -102,3 +107,20 @@ def _expanded(text: str) -> list[str]:
 
 def _family(family: str, values: Iterable[str] | None) -> list[str]:
     return [family] if values is None else [f"{family}_{value}" for value in values]
+
+
+def trec_eval_name(measure: Measure) -> str | None:
+    """trec_eval's name of ``measure`` (``ndcg_cut_10``, ``P_10``, ``map``, ``set_recall`` for recall without a
+    cutoff, ``iprec_at_recall_0.50`` for ``iprec@0.5``: the level ``%3.2f`` as trec_eval prints it), or None where
+    trec_eval has no such measure (``rr@10``, ``judged@10``) and for a measure with its own contract parameters
+    (``p(rel=2)@10``: trec_eval sets a relevance level for the whole call, never a measure's)."""
+    whole, stem = measure.kind.trec_eval
+    if any(PARAMS[name].contract is not None for name, _ in measure.params):
+        return None
+    if any(measure.param(name) != value for name, value in measure.kind.trec_eval_params):
+        return None  # rbp is trec_eval's only at trec_eval's p
+    if measure.kind.at:
+        return f"{whole}_{measure.param(measure.kind.at):3.2f}" if whole else None
+    if measure.cutoff is None:
+        return whole
+    return f"{stem}_{measure.cutoff}" if stem else None

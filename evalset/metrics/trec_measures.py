@@ -23,7 +23,7 @@ default gains: ``-l`` never changes them) and an unjudged one (or one graded < 0
   rule this follows to the letter); undefined when R = 0.
 * ``relative_p@k`` (``relative_P_k``): relevant documents in the top k / min(k, R).
 * ``set_relative_p`` (``set_relative_P``): relevant retrieved / min(n, R) (0 when nothing is retrieved).
-* ``set_ap`` (``set_map``): relevant retrieved^2 / (n R) (0 when nothing is retrieved).
+* ``set_ap`` (``set_map``, ir_measures' ``SetAP``): relevant retrieved^2 / (n R) (0 when nothing is retrieved).
 * ``num_nonrel_judged_ret``: judged documents retrieved that are not relevant (a count: summed over queries).
 * ``rbp_resid`` (trec_eval's): RBP's residual at p = 0.9 as trec_eval computes it, p^n + (1 - p) sum over the
   unjudged ranks i of p^(i-1), and **0 when the ranking holds no unjudged document** (then p^n is left out).
@@ -52,10 +52,6 @@ if TYPE_CHECKING:
 
 TREC_EVAL_PERSISTENCE = 0.9
 """trec_eval's RBP p (m_rbp.c, m_rbp_resid.c)."""
-RPREC_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-"""The multiples of R trec_eval's Rprec_mult prints by default."""
-UNJUDGED_CUTOFFS = (5, 10, 20)
-"""The cutoffs trec_eval's unj prints by default."""
 
 
 def powers(p: float, up_to: int) -> np.ndarray:
@@ -269,7 +265,7 @@ def _register() -> None:
                     defined_without_relevant=False, trec_eval=("set_relative_P", None), params=BINARY,
                     compute=set_relative_p),
         MeasureKind("set_ap", "set AP: recall times set precision", cutoff="none", defined_without_relevant=False,
-                    aliases=("set_map",), trec_eval=("set_map", None), params=BINARY, compute=set_ap),
+                    aliases=("set_map", "setap"), trec_eval=("set_map", None), params=BINARY, compute=set_ap),
         MeasureKind("num_nonrel_judged_ret", "judged non-relevant documents retrieved", cutoff="none",
                     defined_without_relevant=True, bounds=UNBOUNDED, trec_eval=("num_nonrel_judged_ret", None),
                     count=True, params=("rel",), compute=num_nonrel_judged_ret),

@@ -87,6 +87,9 @@ WITHOUT_COUNTERPART = {  # evalset's measures that no ir_measures measure is
     "dcg": "ir_measures has no unnormalised DCG (its SDCG is scaled by the maximum grade)",
     "rbp_residual": "ir_measures has no RBP residual",
     "11pt_avg": "ir_measures has no 11-point average",
+    **dict.fromkeys(["gm_ap", "gm_bpref", "rprec_mult", "utility", "binary_g", "graded_g", "ndcg_rel", "rndcg",
+                     "relative_p", "rbp_resid", "num_nonrel_judged_ret", "unjudged"],
+                    "trec_eval's own measure (evalset.metrics.trec_measures): ir_measures has none"),
 }
 # an ir_measures spelling of each of evalset's other measures (what the CLI, parse_measure, takes), and evalset's
 IR_MEASURES_SPELLINGS = [
@@ -96,6 +99,7 @@ IR_MEASURES_SPELLINGS = [
     ("Judged@10", "judged@10"), ("ERR@20", "err@20"), ("RBP(p=0.5)@10", "rbp(p=0.5)@10"), ("RBP(rel=2)", "rbp(rel=2)"),
     ("NumRet", "num_ret"), ("NumRel(rel=2)", "num_rel(rel=2)"), ("NumRet(rel=1)", "num_rel_ret(rel=1)"),
     ("NumRelRet(rel=2)", "num_rel_ret(rel=2)"), ("SetP", "set_p"), ("SetF(beta=0.5)", "f(beta=0.5)"),
+    ("SetAP(rel=2)", "set_ap(rel=2)"), ("SetP(relative=True)", "set_relative_p"), ("SetP(relative=False)", "set_p"),
     ("IPrec(rel=2)@0.1", "iprec(rel=2)@0.1"), ("infAP", "infap"), ("MAP@100", "ap@100"), ("NDCG@10", "ndcg@10"),
 ]
 
@@ -127,7 +131,7 @@ def test_every_measure_of_evalset_has_its_ir_measures_spelling_or_a_reason_it_ha
     (NumRet(rel=1), True), (SetR, True), (IPrec@0.5, True), (RBP(p=0.5), True),
     (nDCG(gains={0: 0, 1: 1, 2: 3})@10, False),  # evalset's gains: the grade or 2^grade - 1
     (AP(rel=0), False), (P(rel=-1)@10, False),  # evalset's rel is >= 1
-    (SetP(relative=True), False), (SetAP, False), (NumQ, False),  # evalset has no such measure yet
+    (SetP(relative=True), True), (SetAP, True), (NumQ, False),  # NumQ: a count of queries, not a per-query value
     (ir_measures.parse_measure("alpha_nDCG@10"), False),  # not in the table
 ])
 def test_supports_what_evalset_computes_and_nothing_else(measure, supported):
