@@ -61,9 +61,9 @@ def test_the_unique_contributions_at_depth_2_by_hand():
 
 
 def test_the_pool_under_expected_ties_is_the_pool_under_trec():
-    # d1 and d2 tie at single precision, which trec breaks by doc id descending (d2 first); before strict_ties the
-    # pool of ties="expected" ranked them at double precision and pooled d1
-    near_tie = run_from_frame(pd.DataFrame({"query_id": "q1", "doc_id": ["d1", "d2"], "score": [1.0 + 1e-12, 1.0]}))
+    # d1 and d2 tie, which trec breaks by doc id descending (d2 first); before strict_ties the pool of
+    # ties="expected" kept them in line order and pooled d1
+    near_tie = run_from_frame(pd.DataFrame({"query_id": "q1", "doc_id": ["d1", "d2"], "score": [1.0, 1.0]}))
     runs = {"A": near_tie, "B": tiny_run("d3", "d4")}
     expected, trec = (pool_of_runs(runs, tiny_qrels(), 1, ties).top for ties in ("expected", "trec"))
     assert expected["doc_id"].tolist() == ["d2", "d3"]
