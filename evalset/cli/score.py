@@ -19,8 +19,9 @@ class _MetricOption(click.Option):
         measures = ", ".join(f"{kind.spelling} ({kind.help})" for kind in MEASURES.values())
         self.help = (f"Repeatable: {measures}; ir_measures' names and a measure's own parameters (rel, judged_only; "
                      "for ndcg dcg='log2' or 'exp-log2') work too, e.g. 'P(rel=2)@10' or 'nDCG(dcg=\"exp-log2\")@10', "
-                     "as do trec_eval's, such as ndcg_cut_10, P_10 or iprec_at_recall_0.50; in iprec@0.5 (IPrec@0.5) "
-                     "the number is a recall level. Default: "
+                     "as do trec_eval's, such as ndcg_cut_10, P_10 or iprec_at_recall_0.50, its nicknames all_trec, "
+                     "official and set, and its lists (P.5,10); in iprec@0.5 (IPrec@0.5) the number is a recall level. "
+                     "Default: "
                      f"{', '.join(DEFAULT_METRICS)} (with --set: the set's headline metric). judged@k is added beside "
                      "every ndcg@k.")
         return super().get_help_record(ctx)

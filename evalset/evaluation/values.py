@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from evalset.contract import reads_ranks
 from evalset.errors import InputError
 from evalset.evaluation.scope import Evaluation
 from evalset.io.frames import RunLike, run_frame
 from evalset.io.runstream import first_query_ids
-from evalset.io.trec import expand_run_paths
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, expand_measures, parse_measure
+from evalset.metrics.relstring import relstrings
+from evalset.metrics.trec_eval_names import asks_relstring
 from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
 
 Run = RunLike | str | os.PathLike
@@ -44,6 +47,7 @@ class PerQuery:
     evaluation: Evaluation
     measures: dict[str, Measure]
     tables: dict[str, pd.DataFrame]
+    relstrings: dict[str, pd.Series] = field(default_factory=dict)  # trec_eval's, when asked (metrics/relstring)
 
     @property
     def runs(self) -> list[str]:
@@ -119,7 +123,12 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
         tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, **version)
     tables = {name: tables[name] for name in named}
     _refuse_runs_without_judged_queries(evaluation, tables, {**named, **frames})
-    return PerQuery(evaluation, spelled, tables)
+    pictures = {}
+    if asks_relstring(metrics):  # read again: a picture of each ranking, not a measure (evalset.metrics.relstring)
+        rank = reads_ranks(evaluation.contract.ties)
+        pictures = {name: relstrings(frames[name] if name in frames else read_run(files[name], rank=rank),
+                                     evaluation.prepared, **version) for name in named}
+    return PerQuery(evaluation, spelled, tables, pictures)
 
 
 def _refuse_runs_without_judged_queries(evaluation: Evaluation, tables: Mapping[str, pd.DataFrame],

@@ -155,7 +155,7 @@ def _group_sum(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.
     return np.add.reduceat(values, starts)[group] if len(values) else values
 
 
-def _match(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
+def match_qrels(ordered: OrderedRun, prepared: PreparedQrels) -> tuple[np.ndarray, np.ndarray]:
     """Each ordered entry's qrels line (an index into ``prepared``'s rows, or -1), by an exact key join, and the
     entries that repeat an earlier entry of the same query (found by the same sort)."""
     qrels_query = ordered.query_ids.get_indexer(prepared.query_ids)[prepared.query_code]
@@ -192,7 +192,7 @@ def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
     ranking ends there (its first documents, a repeated one once)."""
     contract = prepared.contract
     ordered = order_run(run, contract.ties, dedupe=False, single_precision=trec_eval_version == 9)
-    match, repeated = _match(ordered, prepared)
+    match, repeated = match_qrels(ordered, prepared)
     query_code = ordered.query_code
     expected = contract.ties == "expected"
     score = ordered.score if expected else None

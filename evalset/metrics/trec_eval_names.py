@@ -13,8 +13,9 @@ Conventions (trec_eval 10.0's ``measures.c`` and ``m_*.c``):
   (trec_eval's ``-m`` rule); for a family of cutoffs or levels each parameter is one measure (``P.5,10`` is
   ``P_5`` and ``P_10``). A family without such a list, or a parameter evalset does not read, is refused by name.
 - A spelling that is neither is left to :func:`evalset.metrics.measures.parse_measure`.
-- ``relstring`` (the grades of the top 10 as a string, ``'0000011000'``) is a picture of a ranking, not a number:
-  a nickname leaves it out and :func:`left_out` says so; asked by name it is refused.
+- ``relstring`` (the grades of the top 10 as a string, ``'0000011000'``) is a picture of a ranking, not a measure:
+  :func:`expand_measures` leaves it out and :func:`asks_relstring` says whether it was asked for, by name or by a
+  nickname (:mod:`evalset.metrics.relstring`).
 """
 
 from __future__ import annotations
@@ -61,9 +62,8 @@ IN_TREC_EVALS_CONVENTION = {"rbp": "rbp(p=0.9)"}
 """A nickname's measure whose name evalset gives its own convention, spelled in trec_eval's (its rbp's p is 0.9;
 evalset's ``rbp`` is 0.8, ir_measures')."""
 
-NOT_MEASURES = {"relstring": "trec_eval's relstring (the grades of the top 10 as a string) is not a number: "
-                               "evalset's per-query tables hold numbers, so it is not printed"}
-"""The names trec_eval prints that evalset does not compute, and why."""
+RELSTRING = "relstring"
+"""trec_eval's picture of a ranking, asked for with the measures (module docstring)."""
 
 _PARAMETERS = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.(.+)$")
 
@@ -79,19 +79,17 @@ def expand_measures(texts: Iterable[str]) -> list[str]:
     return expanded
 
 
-def left_out(texts: Iterable[str]) -> list[str]:
-    """One note per name a nickname among ``texts`` stands for that evalset does not compute
-    (:data:`NOT_MEASURES`)."""
-    named = {family for text in texts for family in NICKNAMES.get(text.strip(), ())}
-    return [f"note: {reason}" for name, reason in NOT_MEASURES.items() if name in named]
+def asks_relstring(texts: Iterable[str]) -> bool:
+    """Whether ``texts`` ask for trec_eval's relstring, by name or by a nickname."""
+    return any(text.strip() == RELSTRING or RELSTRING in NICKNAMES.get(text.strip(), ()) for text in texts)
 
 
 def _expanded(text: str) -> list[str]:
     if text in NICKNAMES:
         return [IN_TREC_EVALS_CONVENTION.get(spelling, spelling) for family in NICKNAMES[text]
-                if family not in NOT_MEASURES for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
-    if text in NOT_MEASURES:
-        raise InputError(f"{text}: {NOT_MEASURES[text]}")
+                if family != RELSTRING for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
+    if text == RELSTRING:
+        return []
     match = _PARAMETERS.match(text)
     if not match or (match.group(1) not in DEFAULT_PARAMETERS and match.group(1) not in NICKNAMES["all_trec"]):
         return [text]

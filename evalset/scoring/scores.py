@@ -37,7 +37,6 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
-from evalset.metrics.trec_eval_names import left_out as trec_eval_left_out
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
@@ -50,7 +49,6 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
-    asked: tuple[str, ...] = ()  # the metrics as asked (a trec_eval nickname before it is spelled out)
 
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
@@ -74,8 +72,7 @@ class RunScores:
     @property
     def trec_eval_notes(self) -> list[str]:
         """The notes on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
-        aside), so that none is left out unsaid; a level printed as another's (trec_eval's two decimals); what a
-        nickname asked for that evalset does not compute."""
+        aside), so that none is left out unsaid; a level printed as another's (trec_eval's two decimals)."""
         left_out = [text + (f" (trec_eval's is {m.name}({', '.join(f'{k}={v!r}' for k, v in m.kind.trec_eval_params)}))"
                             if m.kind.trec_eval_params else "")
                     for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
@@ -84,7 +81,7 @@ class RunScores:
         notes += [f"note: {text} is printed as {name}, trec_eval's name for it (its level with two decimals)"
                   for text, m in self.measures.items() if m.kind.at and (name := trec_eval_name(m))
                   and float(name.rsplit("_", 1)[1]) != m.param(m.kind.at)]
-        return notes + trec_eval_left_out(self.asked)
+        return notes
 
     @property
     def notes(self) -> list[str]:
@@ -110,7 +107,8 @@ TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"
                    "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
                    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
                    "unj")
-"""The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem."""
+"""The order in which trec_eval prints the measures evalset has (its measure table's order), by name stem; its
+per-query ``relstring`` (:mod:`evalset.metrics.relstring`) comes after ``P``."""
 
 
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
@@ -123,7 +121,7 @@ def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), 
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
                               trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries, per_query, tuple(metrics))
+    return RunScores(values, summaries, per_query)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
@@ -213,10 +211,15 @@ def _trec_eval_measures(scores: RunScores) -> list[tuple[str, str]]:
             raise InputError(f"{named[name][1]} and {text} are both {name} in trec_eval's output (it prints a "
                              "level with two decimals): ask for one of them")
         if name is not None and name not in named:
-            whole, stem = measure.kind.trec_eval
-            level = measure.cutoff or (measure.param(measure.kind.at) if measure.kind.at else 0)  # iprec: its recall
-            named[name] = ((TREC_EVAL_ORDER.index(whole if measure.cutoff is None else stem), level), text)
+            named[name] = (_trec_eval_order(measure), text)
     return [(name, text) for name, (_, text) in sorted(named.items(), key=lambda item: item[1][0])]
+
+
+def _trec_eval_order(measure: Measure) -> tuple[int, float]:
+    """Where trec_eval prints ``measure``: its stem's place in :data:`TREC_EVAL_ORDER`, then its cutoff or level."""
+    whole, stem = measure.kind.trec_eval
+    level = measure.cutoff or (measure.param(measure.kind.at) if measure.kind.at else 0)  # iprec: its recall level
+    return TREC_EVAL_ORDER.index(whole if measure.cutoff is None else stem), level
 
 
 def _trec_eval_line(name: str, query: str, value: object) -> str:
@@ -225,20 +228,26 @@ def _trec_eval_line(name: str, query: str, value: object) -> str:
 
 def _trec_eval(scores: RunScores) -> str:
     measures = _trec_eval_measures(scores)
-    if not measures:
+    pictures = scores.per_query.relstrings  # trec_eval's relstring, after the P lines
+    if not measures and not pictures:
         raise InputError(f"none of the measures asked ({', '.join(scores.measures)}) has a trec_eval name: "
                          "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
                          "use --rel-level N with map, P_10, ...)")
     counts = {text for _, text in measures if scores.measures[text].kind.count}  # integers, summed for "all"
     summary_only = {text for _, text in measures if scores.measures[text].kind.summary == "geometric"}  # gm_map
+    printed = [(name, text) for name, text in measures if text not in summary_only]
+    up_to_p = [text for _, text in printed if _trec_eval_order(scores.measures[text])[0] <= TREC_EVAL_ORDER.index("P")]
     lines = []
     for run, table in scores.tables.items():
         columns = {text: table[str(scores.measures[text])] for _, text in measures}
         if scores.show_per_query:
             for query in sorted(table.index.astype(str)):
-                lines += [_trec_eval_line(name, query, f"{value:.0f}" if text in counts else f"{value:.4f}")
-                          for name, text in measures if text not in summary_only
-                          and not is_undefined(value := columns[text].loc[query])]
+                query_lines = [_trec_eval_line(name, query, f"{value:.0f}" if text in counts else f"{value:.4f}")
+                               for name, text in printed if not is_undefined(value := columns[text].loc[query])]
+                if pictures:
+                    at = sum(not is_undefined(columns[text].loc[query]) for text in up_to_p)
+                    query_lines.insert(at, _trec_eval_line("relstring", query, f"'{pictures[run].loc[query]}'"))
+                lines += query_lines
         lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
         means = {text: scores.summaries[run][text].mean if text in summary_only else _running_mean(columns[text])
                  for _, text in measures}
@@ -270,5 +279,8 @@ def _notes(scores: RunScores) -> list[str]:
         said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels
         if said:
             notes.append(f"note: {name}: " + "; ".join(said))
+    if scores.per_query.relstrings:
+        notes.append("note: trec_eval's relstring (each ranking's top 10 as grades, not a measure) is printed by "
+                     "--format trec_eval --per-query only")
     unusual = unusual_grades_note(scores.evaluation)
     return notes + ([unusual] if unusual else [])

@@ -72,15 +72,10 @@ def summary_num_rel_ignores_l(line: str, qrels: Path, flags: list[str]) -> bool:
     return int(value) == sum(int(row.split()[3]) > 0 for row in qrels.read_text().splitlines())
 
 
-KNOWN = {
-    "relstring": "trec_eval's relstring (the top 10's grades as a string) is not a number: evalset does not print it",
-    "num_rel all under -c": "trec_eval 10.0's summary num_rel under -c counts every grade above 0, ignoring -l",
-}
+KNOWN = {"num_rel all under -c": "trec_eval 10.0's summary num_rel under -c counts every grade above 0, ignoring -l"}
 
 
 def classify(their: str, our: str, qrels: Path, flags: list[str]) -> str | None:
-    if their.startswith("relstring") and not our:
-        return "relstring"
     if our and their and summary_num_rel_ignores_l(their, qrels, flags):
         return "num_rel all under -c"
     return None

@@ -7,8 +7,9 @@ import pytest
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.io.trec import qrels_from_frame, run_from_frame
-from evalset.metrics import evaluate, expand_measures
-from evalset.metrics.trec_eval_names import left_out
+from evalset.metrics import evaluate, expand_measures, prepare_qrels
+from evalset.metrics.relstring import relstrings
+from evalset.metrics.trec_eval_names import asks_relstring
 
 
 def test_a_parameter_list_is_one_measure_per_value_in_the_order_given_each_once():
@@ -23,13 +24,10 @@ def test_official_is_trec_evals_list_with_its_default_parameters():
     assert official[19:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 
 
-def test_all_trec_leaves_out_relstring_and_says_so():
-    assert "relstring" not in expand_measures(["all_trec"])
-    assert left_out(["all_trec"]) == ["note: trec_eval's relstring (the grades of the top 10 as a string) is not a "
-                                      "number: evalset's per-query tables hold numbers, so it is not printed"]
-    assert left_out(["official"]) == []
-    with pytest.raises(InputError, match="relstring: trec_eval's relstring"):
-        expand_measures(["relstring"])
+def test_relstring_is_asked_for_beside_the_measures_never_as_one():
+    assert "relstring" not in expand_measures(["all_trec"]) and expand_measures(["relstring", "map"]) == ["map"]
+    assert asks_relstring(["all_trec"]) and asks_relstring([" relstring"])
+    assert not asks_relstring(["official", "map"])
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -63,3 +61,14 @@ def test_max_retrieved_refuses_what_it_cannot_cut(value, contract, message):
     qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "grade": [1]}))
     with pytest.raises(InputError, match=message):
         evaluate(run, qrels, ["p@1"], contract, max_retrieved=value)
+
+
+def test_relstring_shows_the_top_10s_grades_unjudged_and_unpooled_documents_and_nothing_for_a_missing_query():
+    grades = {"a": 3, "b": 0, "c": -1, "d": 12}
+    run = run_from_frame(pd.DataFrame({"query_id": ["q"] * 10, "doc_id": list("abcdxyzaef"),
+                                       "score": [10.0 - i for i in range(10)]}))  # a repeated: counted once
+    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q"] * 4 + ["r"], "doc_id": [*grades, "a"],
+                                           "grade": [*grades.values(), 1]}))
+    prepared = prepare_qrels(qrels, EvaluationContract())
+    assert relstrings(run, prepared).to_dict() == {"q": "30.>-----", "r": ""}
+    assert relstrings(run, prepared, max_retrieved=3).to_dict() == {"q": "30.", "r": ""}
