@@ -3,8 +3,7 @@
 trec_eval's defaults, and the contract options that give its numbers: relevance level 1 (``-l``, evalset's default
 too); a query of the run absent from the qrels is ignored (evalset too); a judged query absent from the run is
 skipped (``--missing skip``; ``-c`` is ``--missing zero``); a query with no relevant document scores 0
-(``--undefined zero``); ``-M 1000`` keeps the top 1000 of each query (evalset has no ``-M``: the fixtures' runs
-hold 500 documents a query, so it changes nothing here). trec_eval prints the run's tag (``STANDARD``) as
+(``--undefined zero``); neither cuts a ranking unless asked (``-M N`` is ``--max-retrieved N``). trec_eval prints the run's tag (``STANDARD``) as
 ``runid`` and evalset the run's name: the run file is copied to a file named ``STANDARD``.
 """
 
@@ -131,3 +130,28 @@ def test_a_measure_trec_eval_has_not_is_said_on_stderr_and_none_at_all_is_refuse
     assert none.exit_code == 2
     assert none.stdout == ""
     assert "none of the measures asked (AP(rel=2)) has a trec_eval name" in none.stderr
+
+
+def invoke_score(fixtures: Path, *args: str):
+    return CliRunner().invoke(main, ["score", "--qrels", str(fixtures / "qrels.test"),
+                                     str(fixtures / "results.test"), *args, *TREC_EVAL_DEFAULTS])
+
+
+def test_trec_evals_own_spellings_of_a_request_give_its_lines(fixtures):
+    listed = invoke_score(fixtures, "-m", "P.5,10", "-m", "set_recall", "--format", "trec_eval")
+    assert listed.exit_code == 0
+    assert [line.split("\t")[0].strip() for line in listed.stdout.splitlines()] == [
+        "runid", "num_q", "P_5", "P_10", "set_recall"]
+    cut = invoke_score(fixtures, "-m", "num_ret", "--max-retrieved", "100", "--format", "trec_eval")
+    assert cut.stdout.splitlines()[-1] == "num_ret               \tall\t300"
+    assert "note: results.test: 1200 documents beyond --max-retrieved left out" in cut.stderr
+
+
+def test_two_levels_trec_eval_prints_under_one_name_are_refused_and_a_rounded_level_is_said(fixtures):
+    both = invoke_score(fixtures, "-m", "iprec@0.123456789", "-m", "iprec@0.12", "--format", "trec_eval")
+    assert both.exit_code == 2
+    assert ("iprec@0.123456789 and iprec@0.12 are both iprec_at_recall_0.12 in trec_eval's output" in both.stderr)
+    one = invoke_score(fixtures, "-m", "iprec@0.123456789", "--format", "trec_eval")
+    assert one.exit_code == 0 and "iprec_at_recall_0.12  \tall\t" in one.stdout
+    assert ("note: iprec@0.123456789 is printed as iprec_at_recall_0.12, trec_eval's name for it (its level with two "
+            "decimals)") in one.stderr
