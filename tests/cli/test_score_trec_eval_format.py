@@ -3,8 +3,9 @@
 trec_eval's defaults, and the contract options that give its numbers: relevance level 1 (``-l``, evalset's default
 too); a query of the run absent from the qrels is ignored (evalset too); a judged query absent from the run is
 skipped (``--missing skip``; ``-c`` is ``--missing zero``); a query with no relevant document scores 0
-(``--undefined zero``); neither cuts a ranking unless asked (``-M N`` is ``--max-retrieved N``). trec_eval prints the run's tag (``STANDARD``) as
-``runid`` and evalset the run's name: the run file is copied to a file named ``STANDARD``.
+(``--undefined zero``); neither cuts a ranking unless asked (``-M N`` is ``--max-retrieved N``). trec_eval prints
+the run's tag (``STANDARD``) as ``runid`` and evalset the run's name: the run file is copied to a file named
+``STANDARD``.
 """
 
 import shutil
