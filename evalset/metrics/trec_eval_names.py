@@ -98,8 +98,9 @@ def _expanded(text: str) -> list[str]:
         raise InputError(f"{text!r}: evalset reads trec_eval's parameter list for {', '.join(DEFAULT_PARAMETERS)}; "
                          f"give {family}'s parameters as evalset's, e.g. {family}(name=value)")
     values = [value.strip() for value in parameters.split(",")]
-    if not all(values):
-        raise InputError(f"{text!r}: an empty parameter in trec_eval's list (write {family}.5,10)")
+    if not all(re.fullmatch(r"\d+(\.\d*)?|\.\d+", value) for value in values):
+        raise InputError(f"{text!r}: trec_eval's list for {family} is of numbers, e.g. "
+                         f"{family}.{','.join(DEFAULT_PARAMETERS[family][:2])}")
     return _family(family, values)
 
 

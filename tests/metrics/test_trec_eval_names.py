@@ -32,7 +32,9 @@ def test_relstring_is_asked_for_beside_the_measures_never_as_one():
 
 @pytest.mark.parametrize(("text", "message"), [
     ("set_F.0.5", "evalset reads trec_eval's parameter list for P, recall"),
-    ("P.5,,10", "an empty parameter"),
+    ("P.5,,10", "trec_eval's list for P is of numbers, e.g. P.5,10"),
+    ("P.abc", "trec_eval's list for P is of numbers"),
+    ("iprec_at_recall.-0.5", "e.g. iprec_at_recall.0.00,0.10"),
 ])
 def test_a_list_evalset_does_not_read_is_refused_by_name(text, message):
     with pytest.raises(InputError, match=message):
