@@ -19,9 +19,9 @@ value, as their dict of dicts does.
 Conventions: those of ir_measures' pytrec_eval provider (trec_eval's), so that the per-query rows are the same
 rows with the same values: a query without a relevant document scores 0 (``undefined="zero"``), a judged query
 absent from the run scores ``measure.DEFAULT`` (0; ir_measures' Evaluator adds it, as for every provider), a query
-without judgments is left out, ties are broken as trec_eval does (evalset's ``trec`` rule), IPrec follows trec_eval 9
-(pytrec_eval builds 9; ``EvalsetProvider(trec_eval_version=10)`` for 10's rule), and ``calc_aggregate`` is
-ir_measures' own mean over those rows (its sum for NumRet, NumRel).
+without judgments is left out, ties are broken as trec_eval does (evalset's ``trec`` rule), IPrec and the ties
+follow trec_eval 9 (pytrec_eval builds 9; ``EvalsetProvider(trec_eval_version=10)`` for 10's rules), and
+``calc_aggregate`` is ir_measures' own mean over those rows (its sum for NumRet, NumRel).
 
 The measures are those of :data:`COUNTERPARTS` (ir_measures' name -> evalset's): P, R, RR, AP, nDCG, Rprec, Bpref,
 Success, Judged, ERR, RBP, NumRet (``NumRet(rel=N)``, alias NumRelRet, is evalset's ``num_rel_ret``), NumRel, SetP,
@@ -117,7 +117,8 @@ class EvalsetProvider(providers.Provider):
     """evalset's engine behind ir_measures' interface (module docstring: the measures, the conventions).
 
     ``trec_eval_version`` (9, the registered provider's, as pytrec_eval builds trec_eval 9; or 10) is the rule of
-    IPrec, the one measure whose value depends on it (:mod:`evalset.metrics.trec_procedures`)."""
+    IPrec (:mod:`evalset.metrics.trec_procedures`) and of tied scores (9 compares them as 32-bit floats, as
+    pytrec_eval does; 10 as doubles: :func:`evalset.metrics.order_run`)."""
 
     NAME = "evalset"
     SUPPORTED_MEASURES: ClassVar[list[ir_measures.Measure]] = [
