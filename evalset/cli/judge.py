@@ -109,14 +109,13 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     from evalset.io.outputs import check_outputs
     from evalset.judge import job
     from evalset.judge.prompt import DEFAULT_TEMPLATE
-    from evalset.pooling import pool_files
 
     settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
                               max_tokens, seed, retry_failed)
     default_journal, default_failures = job.default_paths(output)
     check_outputs({"-o": output, "--journal": journal_path or default_journal,
                    "--failures": failures_path or default_failures},
-                  {"POOL_DIR": pool_files(pool_dir), "--guideline": guideline_path, "--template": template_path})
+                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path})
     result = service_errors(lambda: job.judge_pool(
         pool_dir, guideline_path, output, settings, limit=limit, template_path=template_path or DEFAULT_TEMPLATE,
         journal_path=journal_path, failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,

@@ -37,14 +37,13 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resam
     from evalset.judge import probing
     from evalset.judge.prompt import DEFAULT_TEMPLATE
     from evalset.judgments.reading import read_grades
-    from evalset.pooling import pool_files
 
     settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
                               max_tokens, seed, retry_failed)
     default_journal, default_failures = probing.default_paths(output)
     check_outputs({"-o": output, "--journal": journal_path or default_journal,
                    "--failures": failures_path or default_failures},
-                  {"POOL_DIR": pool_files(pool_dir), "--guideline": guideline_path, "--human": human_path,
+                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--human": human_path,
                    "--template": template_path})
     human = read_grades([(human_path, "human")], kind="human").judgments
     emit(service_errors(lambda: probing.probe_pool(

@@ -88,12 +88,11 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     from evalset.errors import InputError
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
-    from evalset.pooling import pool_files
 
     if gold_report and not gold_path:
         raise InputError("--gold-report needs --gold (the gold file given to push)")
     check_outputs({"-o": output, "--gold-report": gold_report},
-                  {"--pool": pool_files(pool_dir), "--guideline": guideline_path, "--gold": gold_path,
+                  {"--pool": pool_dir, "--guideline": guideline_path, "--gold": gold_path,
                    "--previous": previous})
     guideline = read_guideline(guideline_path)
     gold = policy = None

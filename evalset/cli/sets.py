@@ -64,7 +64,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
-                   "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path})
+                   "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
+                  adds_to_set=Path(sets_dir, name))
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     recorded = SetContract(contract.applied_to()[0], headline, weighting)

@@ -24,7 +24,8 @@ FoldersByOption = Mapping[str, tuple[str | os.PathLike | None, Iterable[str]]]
 
 
 def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *,
-                  folders: FoldersByOption | None = None, force: bool = False) -> None:
+                  folders: FoldersByOption | None = None, force: bool = False,
+                  adds_to_set: str | os.PathLike | None = None) -> None:
     """Refuse, before any work, outputs that would destroy an input, each other or a frozen set, or that cannot be
     written.
 
@@ -42,9 +43,18 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
     and is not empty, unless ``force``; even with ``force``, a folder holding anything but the files the
     command writes is refused (replacing it would delete what the command did not write). Raises
     :class:`~evalset.errors.InputError`.
+
+    Every output, file or folder: an empty path, the current folder or one that holds it is refused (replacing it
+    would delete the folder the command runs in), and so is one inside an input folder (a runs folder, the pool
+    being judged) or inside a set's folder (``sets/NAME/``: its versions, ``versions.tsv`` and
+    ``comparisons.jsonl`` are the set's record) but for the set folder a command adds a version to
+    (``adds_to_set``, freeze's), outside its versions.
     """
-    written = [(option, os.fspath(path)) for option, path in _flatten(outputs)]
-    read = [(option, file) for option, path in _flatten(inputs or {}) for file in _files_of(os.fspath(path))]
+    written = [(option, os.fspath(path)) for option, path in _flatten(outputs, keep_empty=True)]
+    given = [(option, path) for option, path in _flatten(inputs or {})]
+    read = [(option, file) for option, path in given for file in _files_of(os.fspath(path))]
+    named_folders = [(option, os.fspath(folder)) for option, (folder, _) in (folders or {}).items()
+                     if folder is not None]
     seen: list[tuple[str, str]] = []
     for option, path in written:
         for other_option, other in seen:
@@ -59,13 +69,52 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
                     shown = input_path if input_path == path else f"{input_path}, the same file"
                     raise InputError(f"{option} {path} is the input {input_option} {shown}: writing it would "
                                      "destroy the input; choose another output path")
+    for option, path in [*written, *named_folders]:
+        _refuse_where_nothing_may_be_written(option, path, given, adds_to_set)
     probed: dict[str, None] = {}
     for option, path in written:
         _refuse_unwritable(option, path, probed)
-    given = [(option, path) for option, path in _flatten(inputs or {})]
     for option, (folder, names) in (folders or {}).items():
-        if folder is not None and os.fspath(folder) != "":
+        if folder is not None:
             _check_folder(option, os.fspath(folder), set(names), given, force, probed)
+
+
+def _refuse_where_nothing_may_be_written(option: str, path: str, inputs: list[tuple[str, str | os.PathLike]],
+                                         adds_to_set: str | os.PathLike | None) -> None:
+    """Refuse an empty path, the current folder or one holding it, a path inside an input folder and a path in a
+    set's folder (:func:`check_outputs`)."""
+    if not path.strip():
+        raise InputError(f"{option}: an empty path names no file (it would be the current folder); give a path")
+    real, here = os.path.realpath(path), os.path.realpath(os.getcwd())
+    if real == here or here.startswith(real.rstrip(os.sep) + os.sep):
+        raise InputError(f"{option} {path}: is the current folder{'' if real == here else ' or holds it'}, where "
+                         "the command runs; writing it would replace what is there: choose a new path")
+    for input_option, input_path in inputs:
+        held = os.path.realpath(input_path)
+        if os.path.isdir(held) and real.startswith(held.rstrip(os.sep) + os.sep):
+            raise InputError(f"{option} {path}: lies in the input folder {input_option} {os.fspath(input_path)}; "
+                             "a command never writes into its inputs: choose an output outside it")
+    _refuse_in_set_version(option, path)  # the more precise message first
+    own = os.path.realpath(adds_to_set) if adds_to_set is not None else None
+    folder = os.path.dirname(real)
+    while True:
+        if folder != own and _is_set_folder(folder):
+            raise InputError(f"{option} {path}: lies in the set folder {folder}, whose versions, versions.tsv and "
+                             "comparisons.jsonl are the set's record; choose an output outside it")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
+def _is_set_folder(folder: str) -> bool:
+    """A set's folder (``sets/NAME/``): one holding ``versions.tsv`` or a frozen version."""
+    if os.path.isfile(os.path.join(folder, "versions.tsv")):
+        return True
+    try:
+        return any(entry.is_dir() and _is_set_version(entry.path) for entry in os.scandir(folder))
+    except OSError:
+        return False
 
 
 def _check_folder(option: str, folder: str, names: set[str], inputs: list[tuple[str, str | os.PathLike]],
@@ -117,12 +166,14 @@ def _is_set_version(folder: str) -> bool:
     return isinstance(record, dict) and {"name", "version", "files", "contract"} <= set(record)
 
 
-def _flatten(paths: PathsByOption) -> Iterator[tuple[str, str | os.PathLike]]:
+def _flatten(paths: PathsByOption, keep_empty: bool = False) -> Iterator[tuple[str, str | os.PathLike]]:
+    """(option, path) of every path given; an empty one is kept for an output (refused there), skipped for an
+    input (nothing to read)."""
     for option, value in paths.items():
         if value is None:
             continue
         for path in [value] if isinstance(value, str | os.PathLike) else value:
-            if path is not None and os.fspath(path) != "":
+            if path is not None and (keep_empty or os.fspath(path) != ""):
                 yield option, path
 
 
