@@ -9,7 +9,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "evalset"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 # the rooms of the house that hold no stage: a stage may use them, they use no stage
-FOUNDATIONS = {"errors", "params", "contract", "render", "speed", "io", "metrics", "stats", "evaluation"}
+FOUNDATIONS = {"errors", "params", "seeds", "contract", "render", "speed", "io", "metrics", "stats", "evaluation"}
 # the stages in pipeline order: a stage may import the foundations and the stages before it, never one after it
 STAGES = ("sampling", "pooling", "judge", "judgments", "agreement", "quality", "labelstudio", "sets", "scoring",
           "comparing", "planning", "estimate", "reusability", "report")
@@ -62,7 +62,7 @@ def test_every_room_is_a_foundation_a_stage_the_command_line_or_an_adapter():
     assert rooms <= known, rooms - known
     # the package root holds folders and the few foundations that are one module each
     root_modules = {room(module_name(p)) for p in MODULES if len(p.relative_to(PACKAGE).parts) == 1} - {""}
-    assert root_modules <= {"errors", "params", "contract", "render"}
+    assert root_modules <= {"errors", "params", "seeds", "contract", "render"}
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) in STAGES], ids=module_name)
@@ -209,3 +209,12 @@ def test_the_ranking_exception_is_still_needed():
     for module, why in RANKING_ELSEWHERE.items():
         path = PACKAGE.parent / (module.replace(".", "/") + ".py")
         assert RANKING_CALL in called_or_imported(ast.parse(path.read_text())), (module, why)
+
+
+def test_every_random_choice_draws_from_a_generator_of_the_seeds_module():
+    """A seed is checked in one place (evalset.seeds.generator): numpy's generator made anywhere else would take a
+    seed unchecked (``--seed -1``: numpy's ValueError and a traceback)."""
+    makers = {"default_rng", "RandomState", "SeedSequence"}
+    elsewhere = {module_name(path): sorted(makers & called_or_imported(ast.parse(path.read_text())))
+                 for path in MODULES if module_name(path) != "evalset.seeds"}
+    assert {module: used for module, used in elsewhere.items() if used} == {}

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import stats
 
 from evalset.errors import InputError
+from evalset.seeds import generator
 
 KAPPA_KINDS = ("unweighted", "linear", "quadratic")
 """The three kappas every pair gets; the keys ``kappa``, ``kappa_linear``, ``kappa_quadratic`` in reports."""
@@ -141,7 +142,7 @@ class BootstrapInterval:
 def query_draws(queries: int, resamples: int, seed: int) -> np.ndarray:
     """How often each query is drawn in each resample (``resamples x queries``): the same draws for every pair
     with the same number of queries."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     draws = rng.integers(0, queries, size=(resamples, queries))
     cells = (np.arange(resamples)[:, None] * queries + draws).ravel()
     counts = np.bincount(cells, minlength=resamples * queries).reshape(resamples, queries).astype(np.float64)

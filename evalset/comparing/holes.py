@@ -51,6 +51,7 @@ from evalset.metrics import parse_measure
 from evalset.metrics.ranking import strict_ties
 from evalset.pooling import PoolBuild, PoolSpec, attach_texts, build_pool, pool_manifest
 from evalset.render import json_safe, number, text_table
+from evalset.seeds import generator
 from evalset.stats.paired import Comparison, permutation_p_value
 
 FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_only")
@@ -166,8 +167,8 @@ def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result:
     scale = (np.ones(len(table)) if weights is None
              else len(table) * weights.reindex(table["query_id"].astype(str)).to_numpy(np.float64))
     low, high = scale * table["low"].to_numpy(), scale * table["high"].to_numpy()
-    p_low = permutation_p_value(low, flips, np.random.default_rng(rng_seed))
-    p_high = permutation_p_value(high, flips, np.random.default_rng(rng_seed))
+    p_low = permutation_p_value(low, flips, generator(rng_seed))
+    p_high = permutation_p_value(high, flips, generator(rng_seed))
     mean_low, mean_high = float(low.mean()), float(high.mean())
     return ComparisonHoles(
         baseline=result.baseline, candidate=result.candidate, metric=result.metric, depth=k, top_grade=grade,

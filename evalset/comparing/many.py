@@ -59,6 +59,7 @@ from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
 from evalset.render import UNDEFINED, json_safe, number, text_table
+from evalset.seeds import generator
 from evalset.stats.multiple import (
     CORRECTIONS,
     Anova,
@@ -208,7 +209,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     means = weights @ x
     judged = [float(values.column(name, judged_measure).reindex(matrix.index).mean()) for name in names]
     pairs = all_pairs(len(names)) if baseline is None else baseline_pairs(len(names), names.index(baseline))
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     raw = None
     if correction == "tukey":
         adjusted = max_statistic_p_values(x, pairs, permutations, rng, weights)

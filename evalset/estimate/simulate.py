@@ -42,6 +42,7 @@ from evalset.estimate.inputs import (
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
+from evalset.seeds import generator
 from evalset.stats.ppi import classical_columns, ppi_columns, quantile
 
 
@@ -163,7 +164,7 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
     unknown = sorted({name for pair in pairs for name in pair} - set(names))
     if unknown:
         raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(names))})")
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     predicted: Predicted = llm_values.to_numpy(float)
     if ensemble:
         predicted = _ensemble_values(runs, human, llm, list(human_values.index), names, metric, contract)

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from evalset import __version__
@@ -44,6 +43,7 @@ from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
 from evalset.params import POSITIVE_INT, Interval, check
+from evalset.seeds import generator
 
 DESIGNS = ("uniform", "stratified")
 
@@ -90,7 +90,7 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
     ids = sorted(set(map(str, query_ids)))
     if not ids:
         raise InputError("no query to draw a slice from")
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     if size is not None:
         if _stratified(queries):
             raise InputError("the queries file has strata: draw a stratified slice (a number per stratum or a "

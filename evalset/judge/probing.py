@@ -51,6 +51,7 @@ from evalset.judge.job import PROGRESS_DELAY, judge_tasks
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe
+from evalset.seeds import generator
 from evalset.stats.paired import bootstrap_interval
 from evalset.stats.proportions import wilson_interval
 
@@ -273,9 +274,9 @@ def probe_figures(chosen: dict[str, list[str]], variants: list[variants_of.Varia
             by_pair.setdefault(variant.pair_id, []).append(variant)
         kinds = tuple(_figures(f"{probe}/{kind}", ids, {p: [v for v in vs if v.kind == kind] for p, vs in
                                                         by_pair.items()}, grade, rel, control,
-                               np.random.default_rng(seed), resamples, level)
+                               generator(seed), resamples, level)
                       for kind in variants_of.KINDS[probe])
-        overall = _figures(probe, ids, by_pair, grade, rel, control, np.random.default_rng(seed), resamples, level)
+        overall = _figures(probe, ids, by_pair, grade, rel, control, generator(seed), resamples, level)
         result.append(ProbeFigures(probe, overall, kinds, rel))
     return tuple(result)
 

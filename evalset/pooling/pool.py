@@ -40,6 +40,7 @@ import scipy.sparse as sp
 from evalset.errors import InputError
 from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
 from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
+from evalset.seeds import generator
 
 PAIR_ID_DIGITS = 16
 
@@ -366,7 +367,7 @@ def judging_order(query_codes: np.ndarray, seed: int) -> np.ndarray:
 
     Queries get a seeded random order; the pairs of a query stay together, in a seeded random order.
     """
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     distinct = np.unique(query_codes)
     query_rank = np.empty(distinct.max() + 1 if len(distinct) else 0, dtype=np.int64)
     query_rank[distinct] = rng.permutation(len(distinct))

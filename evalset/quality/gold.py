@@ -60,6 +60,7 @@ from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
 from evalset.pooling.pool import pair_ids
 from evalset.render import json_safe, number, text_table
+from evalset.seeds import generator
 
 GOLD_RATE_MAX = 0.5
 GOLD_COLUMNS = ("pair_id", "query_id", "doc_id", "grade")
@@ -217,7 +218,7 @@ def plan_gold(pool_tasks: pd.DataFrame, pool_pair_ids: set[str], gold_tasks: pd.
     if count > len(candidates):
         raise InputError(f"a gold rate of {rate:g} needs {count} gold pair(s) outside the pool, the gold file has "
                          f"{len(candidates)}: lower --gold-rate or give more gold")
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     chosen = choose_gold_only(candidates, set(pool_tasks["query_id"]), count, rng)
     tasks = mix_blind(pool_tasks[list(TASK_COLUMNS)].reset_index(drop=True), chosen, rng)
     gold_pairs = frozenset(pool_tasks.loc[in_pool, "pair_id"]) | frozenset(chosen["pair_id"])

@@ -40,7 +40,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from evalset import __version__
@@ -61,6 +60,7 @@ from evalset.report import plots
 from evalset.report.agreement import AgreementMatrix, agreement_matrix
 from evalset.report.estimates import estimates_section, set_estimates
 from evalset.report.many import many_runs, many_section
+from evalset.seeds import generator
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
@@ -194,7 +194,7 @@ def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries
     for name, table in tables.items():
         summary = stratified_summary(table[headline], queries, weighting)
         estimate, low, high = score_interval(table[headline], queries, weighting, level=level,
-                                             resamples=resamples, rng=np.random.default_rng(seed))
+                                             resamples=resamples, rng=generator(seed))
         rows.append({"run": name, "mean": estimate, "ci_low": low, "ci_high": high,
                      "defined": summary.defined, "undefined": summary.undefined,
                      "judged": float(table[judged].mean()),

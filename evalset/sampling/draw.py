@@ -14,6 +14,7 @@ import pyarrow as pa
 from evalset.errors import InputError
 from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
 from evalset.sampling.options import QueryCounts
+from evalset.seeds import generator
 
 
 def parse_per_stratum(text: str) -> int | dict[str, int]:
@@ -85,7 +86,7 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
 
 def _draw(counts: QueryCounts, positions: np.ndarray, row, size: int, seed: int, holdout: float) -> pd.DataFrame:
     """Draw ``size`` of the queries at ``positions`` (one stratum) in query_id order; mark the test split."""
-    rng = np.random.default_rng([seed, zlib.crc32(row.stratum.encode("utf-8"))])
+    rng = generator(seed, zlib.crc32(row.stratum.encode("utf-8")))
     keys = counts.id_keys[positions]
     if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
         positions = positions[np.argsort(keys, kind="stable")]

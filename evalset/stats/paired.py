@@ -51,6 +51,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
+from evalset.seeds import generator
 from evalset.stats.resampling import (
     FLIP_CHUNK,
     bootstrap_interval,
@@ -181,7 +182,7 @@ def compare_paired(
     defined = paired.dropna()
     differences = (defined["candidate"] - defined["baseline"]).to_numpy(dtype=np.float64)
     threshold = alpha / planned
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     level = 1 - threshold
     uniform = _figures(differences, None, None, permutations, rng, level, bootstrap_resamples, interval)
     strata_rows, traffic = [], None

@@ -27,6 +27,7 @@ from statsmodels.stats.power import TTestPower
 
 from evalset.contract import DEFAULT_SEED
 from evalset.params import POSITIVE_INT, PROBABILITY, check
+from evalset.seeds import generator
 from evalset.stats.paired import permutation_p_values
 
 DEFAULT_POWER = 0.8
@@ -113,7 +114,7 @@ def simulated_power(differences: np.ndarray, delta: float, n: int, alpha: float,
     mean = differences.mean()
     target = math.copysign(abs(delta), mean if mean != 0 else 1.0)
     shifted = differences - mean + target
-    rng = np.random.default_rng([seed, n])
+    rng = generator(seed, n)
     found = 0
     for start in range(0, resamples, SIGN_BATCH):
         size = min(SIGN_BATCH, resamples - start)

@@ -26,6 +26,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.render import json_safe
+from evalset.seeds import generator
 
 INTERVAL_METHODS = {"bca": "BCa", "percentile": "percentile"}
 """The bootstrap intervals offered (name -> ``scipy.stats.bootstrap``'s method)."""
@@ -144,7 +145,7 @@ def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str =
     """
     from scipy import stats  # slow to import: imported where used
 
-    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
+    rng = rng if rng is not None else generator(DEFAULT_SEED)
     estimate = stratified_summary(per_query, queries, weighting).weighted_mean
     if math.isnan(estimate):
         return math.nan, math.nan, math.nan

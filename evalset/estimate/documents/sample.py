@@ -24,6 +24,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.metrics.decomposition import discount
+from evalset.seeds import generator
 
 PRIOR_FLOOR = 0.3
 """The smallest prior of a pair (``1 / log2(rank + 1)`` of one run's rank 9 is 0.30): no pair is left out."""
@@ -105,4 +106,4 @@ def inclusion_probabilities(prior: np.ndarray, budget: float) -> np.ndarray:
 
 def poisson_sample(pi: np.ndarray, seed: int) -> np.ndarray:
     """Which pairs are drawn: pair ``i`` when its uniform draw is below ``pi[i]`` (module docstring)."""
-    return np.random.default_rng(seed).random(len(pi)) < np.asarray(pi)
+    return generator(seed).random(len(pi)) < np.asarray(pi)

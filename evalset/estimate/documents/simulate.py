@@ -45,6 +45,7 @@ from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
 from evalset.render import json_safe, number, text_table
+from evalset.seeds import generator
 from evalset.stats.rankings import kendall_tau
 
 MEASURES = ("ndcg@10", "p@10", "ap")
@@ -163,7 +164,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     scored = per_query_values(Evaluation.on_qrels(qrels[["query_id", "doc_id", "grade"]], contract),
                               {name: runs[name] for name in names}, [str(m) for m in parsed])
     tallies = [_Tally(_truth(scored, str(measure), names, pool.query_ids, index), len(names)) for measure in parsed]
-    seeds = np.random.default_rng(seed).integers(2 ** 32, size=draws)
+    seeds = generator(seed).integers(2 ** 32, size=draws)
     sizes = []
     for draw_seed in progress(seeds):
         sampled = poisson_sample(pi, int(draw_seed))
