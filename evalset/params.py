@@ -54,6 +54,7 @@ class Interval:
 
 POSITIVE_INT = Interval(int, 1)
 NON_NEGATIVE_INT = Interval(int, 0)
+POSITIVE_NUMBER = Interval(float, 0, None, closed="neither")
 PROBABILITY = Interval(float, 0, 1, closed="neither")
 
 
@@ -71,3 +72,12 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise InputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
+
+
+def check_fields(instance: Any, rules: dict[str, Interval]) -> None:
+    """Check each field of a frozen or plain dataclass ``instance`` named in ``rules`` (None: not given), in the
+    order of ``rules``: the rules of a settings object declared beside it, in its ``__post_init__``."""
+    for name, rule in rules.items():
+        value = getattr(instance, name)
+        if value is not None:
+            object.__setattr__(instance, name, check(name, value, rule))

@@ -17,10 +17,11 @@ from evalset.agreement.analysis import (
 )
 from evalset.agreement.annotators import AnnotatorQuality, annotator_quality
 from evalset.agreement.favouritism import Favouritism, favouritism, favouritism_pairs
-from evalset.agreement.inputs import apply_scale, load_grades
+from evalset.agreement.inputs import load_grades
 from evalset.agreement.kappa import KAPPA_KINDS, landis_koch
 from evalset.agreement.result import Agreement, analyse_agreement
 from evalset.agreement.systems import ranking_agreement, system_rankings
+from evalset.judgments.scale import apply_scale
 
 __all__ = [
     "KAPPA_KINDS",

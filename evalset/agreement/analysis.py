@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from evalset.agreement.favouritism import Favouritism, favouritism_pairs
-from evalset.agreement.inputs import OutOfScale, apply_scale
 from evalset.agreement.kappa import (
     KAPPA_KINDS,
     asymptotic_se,
@@ -33,6 +32,7 @@ from evalset.agreement.kappa import (
 from evalset.agreement.systems import RankingAgreement, system_rankings
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
+from evalset.judgments.scale import OutOfScale, apply_scale
 from evalset.params import NON_NEGATIVE_INT, PROBABILITY, check
 
 KAPPA_KEYS = {"unweighted": "kappa", "linear": "kappa_linear", "quadratic": "kappa_quadratic"}

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.agreement.inputs import OutOfScale, apply_scale
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
 from evalset.errors import InputError
 from evalset.judgments.rules import pair_grades
+from evalset.judgments.scale import OutOfScale, apply_scale
 from evalset.render import json_safe, number, text_table
 
 

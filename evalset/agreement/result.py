@@ -39,13 +39,14 @@ from evalset.agreement.analysis import (
     agreement_report,
     with_texts,
 )
-from evalset.agreement.inputs import OutOfScale, load_grades
+from evalset.agreement.inputs import load_grades
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
 from evalset.judgments.ensemble import ensemble_grades
+from evalset.judgments.scale import OutOfScale
 from evalset.render import json_safe, number, text_table
 
 CONFUSION_LIMIT = 10

@@ -62,12 +62,9 @@ def endpoint_options(function):
 
 def judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
                    seed, retry_failed):
-    """The client's settings from the endpoint options, each limit checked (> 0)."""
+    """The client's settings from the endpoint options (each checked by :attr:`JudgeSettings.RULES`)."""
     from evalset.judge.client import JudgeSettings
 
-    for name, value in (("--concurrency", concurrency), ("--rpm", rpm), ("--tpm", tpm), ("--timeout", timeout)):
-        if value is not None and value <= 0:
-            raise click.BadParameter(f"must be > 0, got {value}", param_hint=name)
     return JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm, timeout=timeout,
                          max_retries=max_retries, max_invalid=max_invalid, structured=structured,
                          max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)

@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 import openai
 import pandas as pd
@@ -42,11 +42,13 @@ from evalset.io.guideline import Guideline
 from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, POSITIVE_NUMBER, Interval, check_fields
+from evalset.seeds import SEED
 
 
 @dataclass
 class JudgeSettings:
-    """How to ask: the model and the client's pace and patience."""
+    """How to ask: the model and the client's pace and patience; each number checked against :data:`RULES`."""
 
     model: str
     base_url: str | None = None
@@ -65,6 +67,15 @@ class JudgeSettings:
     check_endpoint: bool = True
     unreachable_after: int = 5
     unreachable_seconds: float = 15.0
+
+    RULES: ClassVar[dict[str, Interval]] = {
+        "concurrency": POSITIVE_INT, "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": POSITIVE_NUMBER,
+        "max_retries": NON_NEGATIVE_INT, "max_invalid": NON_NEGATIVE_INT, "backoff_base": POSITIVE_NUMBER,
+        "backoff_cap": POSITIVE_NUMBER, "max_tokens": POSITIVE_INT, "seed": SEED, "unreachable_after": POSITIVE_INT,
+        "unreachable_seconds": POSITIVE_NUMBER}
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.RULES)
 
 
 @dataclass

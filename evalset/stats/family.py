@@ -32,6 +32,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.comparisonlog import ComparisonLog
+from evalset.params import POSITIVE_INT, check
 from evalset.stats.paired import Comparison, compare_paired
 
 
@@ -61,7 +62,8 @@ class ComparisonFamily:
     def of(cls, asked: int, *, planned: int | None = None, frozen: PlannedSet | None = None,
            split: str = "test") -> ComparisonFamily:
         """The family of ``asked`` comparisons, on the set ``frozen`` (its planned list and its log on
-        ``split``) or on no set; ``planned`` overrides the planned count."""
+        ``split``) or on no set; ``planned`` (a positive integer) overrides the planned count."""
+        planned = check("planned", planned, POSITIVE_INT) if planned is not None else None
         pairs = tuple(tuple(pair) for pair in frozen.planned) if frozen is not None else ()
         log = ComparisonLog.of_set(frozen.path, split) if frozen is not None else None
         return cls(planned or len(pairs) or asked, pairs, log)

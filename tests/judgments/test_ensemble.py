@@ -119,3 +119,13 @@ def test_estimate_with_ensemble_is_the_estimate_with_the_ensemble_calibrated_on_
     assert json.loads(simulated.stdout)["settings"]["ensemble"] is True
     refused = invoke("estimate", *runs, *llm, "--set", tmp_path, "--ensemble")
     assert refused.exit_code == 2
+
+
+def test_a_judges_grade_off_the_scale_is_refused_with_its_file_and_line(tmp_path):
+    judge = tmp_path / "judge.qrels"
+    judge.write_text("q1 0 d1 2\nq1 0 d2 10\n")
+    human = tmp_path / "human.qrels"
+    human.write_text("q1 0 d1 2\nq1 0 d2 1\n")
+    with pytest.raises(InputError, match=r"grade 10 is not on the scale \(0, 1, 2, 3\); give the scale") as refused:
+        ensemble_files([judge], [human], [0, 1, 2, 3])
+    assert (refused.value.path, refused.value.line) == (str(judge), 2)

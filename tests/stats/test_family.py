@@ -108,3 +108,9 @@ def test_the_bonferroni_threshold_is_alpha_over_the_family_size():
     assert bonferroni_threshold(0.05, 1) == 0.05
     with pytest.raises(InputError, match="at least one"):
         bonferroni_threshold(0.05, 0)
+
+
+@pytest.mark.parametrize("planned", [0, -1, 1.5, True])
+def test_a_planned_count_that_is_not_a_positive_integer_is_refused_never_the_default(planned):
+    with pytest.raises(InputError, match="planned must be a positive integer"):
+        ComparisonFamily.of(3, planned=planned)
