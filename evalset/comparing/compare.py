@@ -36,7 +36,7 @@ from evalset.comparing.holes import ComparisonHoles, comparison_holes
 from evalset.comparing.topk import depth_of
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, judged_count, missing_queries, per_query_values
+from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
@@ -105,7 +105,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
     policy = holes_policy(evaluation, measure, accept_holes)
     read: dict[str, pd.DataFrame] = {}
-    results, holes, notes = [], [], []
+    results, holes, notes = [], [], input_notes(values, missing=False)  # score's notes; the missing rule's below
     for name in candidates:
         pair = _paired(values, baseline, name, metric)
         result = family.compare(pair["baseline"], pair["candidate"], baseline_name=baseline, candidate_name=name,

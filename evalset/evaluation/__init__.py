@@ -9,8 +9,9 @@ reusability, agreement's system rankings) gets its values here; ``tests/test_arc
 
 from evalset.evaluation.grades import unusual_grades, unusual_grades_note
 from evalset.evaluation.missing import judged_count, missing_notes, missing_queries
+from evalset.evaluation.notes import input_notes
 from evalset.evaluation.scope import Evaluation
 from evalset.evaluation.values import PerQuery, metric_spellings, per_query_values
 
-__all__ = ["Evaluation", "PerQuery", "judged_count", "metric_spellings", "missing_notes", "missing_queries",
-           "per_query_values", "unusual_grades", "unusual_grades_note"]
+__all__ = ["Evaluation", "PerQuery", "input_notes", "judged_count", "metric_spellings", "missing_notes",
+           "missing_queries", "per_query_values", "unusual_grades", "unusual_grades_note"]

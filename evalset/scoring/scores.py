@@ -34,7 +34,7 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRICS
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, per_query_values, unusual_grades, unusual_grades_note
+from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_values, unusual_grades
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
@@ -266,21 +266,6 @@ def _running_mean(values: pd.Series) -> float:
 
 
 def _notes(scores: RunScores) -> list[str]:
-    said_of_qrels = []
-    counted = scores.evaluation.read_attrs
-    if counted.get("collapsed_duplicates"):
-        said_of_qrels.append(f"{counted['collapsed_duplicates']} repeated qrels lines collapsed")
-    texts = {"duplicates_removed": "repeated documents counted once", "unjudged_queries": "queries with no qrels "
-             "ignored", "missing_queries": "judged queries absent from the run",
-             "unjudged_removed": "unjudged documents removed before scoring (condensed)",
-             "beyond_max_retrieved": "documents beyond --max-retrieved left out"}
-    notes = []
-    for name, table in scores.tables.items():
-        said = [f"{table.attrs[key]} {text}" for key, text in texts.items() if table.attrs.get(key)] + said_of_qrels
-        if said:
-            notes.append(f"note: {name}: " + "; ".join(said))
-    if scores.per_query.relstrings:
-        notes.append("note: trec_eval's relstring (each ranking's top 10 as grades, not a measure) is printed by "
-                     "--format trec_eval --per-query only")
-    unusual = unusual_grades_note(scores.evaluation)
-    return notes + ([unusual] if unusual else [])
+    relstring = ["note: trec_eval's relstring (each ranking's top 10 as grades, not a measure) is printed by "
+                 "--format trec_eval --per-query only"] if scores.per_query.relstrings else []
+    return input_notes(scores.per_query) + relstring

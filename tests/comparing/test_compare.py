@@ -266,3 +266,24 @@ def test_strata_that_cannot_weigh_the_comparison_are_one_line_naming_the_file(tm
                     "--queries", tmp_path / "q.tsv")
     assert result.exit_code == 2
     assert result.output.splitlines() == [f"evalset: error: {tmp_path / 'q.tsv'}{line}: {message}"]
+
+
+def test_compare_says_what_score_says_of_its_inputs(tmp_path, shared_data):
+    """Repeated documents and repeated qrels lines: compare's notes are score's (evaluation.input_notes)."""
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    dl19 = shared_data / "dl19"
+    run = gzip.decompress((dl19 / "runs" / "official_top100" / "bm25base_p.run.gz").read_bytes()).decode()
+    (tmp_path / "a.run").write_text(run)
+    (tmp_path / "dup.run").write_text(run + "".join(run.splitlines(keepends=True)[:3]))
+    qrels = (dl19 / "qrels.txt").read_text()
+    (tmp_path / "q.qrels").write_text(qrels + "".join(qrels.splitlines(keepends=True)[:2]))
+    runs = [str(tmp_path / "a.run"), str(tmp_path / "dup.run")]
+    said = {command: CliRunner().invoke(main, [command, "--qrels", str(tmp_path / "q.qrels"), *runs]).stderr
+            for command in ("score", "compare")}
+    expected = ["note: a: 2 repeated qrels lines collapsed",
+                "note: dup: 3 repeated documents counted once; 2 repeated qrels lines collapsed"]
+    assert said["score"].splitlines() == expected
+    assert said["compare"].splitlines()[:2] == expected
