@@ -165,8 +165,8 @@ def content_kind(path: str) -> str:
     """What a file is by its content: the one place inputs are told apart by content.
 
     ``"parquet"``: it starts with Parquet's magic bytes ``PAR1``. Else by its first non-blank line:
-    ``"beir-qrels"``: its first field is ``query-id`` (BEIR's qrels header); ``"json"``: it starts with ``{``
-    (JSON Lines, BEIR's ``corpus.jsonl`` and ``queries.jsonl`` among them, or a JSON run); ``"run-table"``: a tab-
+    ``"beir-qrels"``: its first field is ``query-id`` (BEIR's qrels header); ``"json"``: it starts with ``{`` or
+    ``[`` (JSON Lines, BEIR's ``corpus.jsonl`` and ``queries.jsonl`` among them, or a JSON run); ``"run-table"``: a tab-
     or comma-separated header naming a query id, a document id and a score column (:data:`RUN_COLUMNS`: a run
     with named columns); ``"queries-tsv"``: its first field is ``query_id`` (a ``queries.tsv`` with its header);
     ``"table"``: another tab- or comma-separated header naming a query id column; ``"lines"``: anything else
@@ -181,7 +181,7 @@ def content_kind(path: str) -> str:
     head = first_line(path).lstrip()
     if not head:
         return ""
-    if head.startswith("{"):
+    if head.startswith(("{", "[")):
         return "json"
     first = head.split("\t", 1)[0].strip()
     if first == BEIR_QRELS_HEADER[0]:

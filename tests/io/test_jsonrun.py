@@ -52,6 +52,13 @@ def test_a_gzipped_json_run_is_read_too(tmp_path):
     ('{"q1": [1, 2]}', "query q1: a JSON run maps each query to {doc_id: score}, found list"),
     ('{"q1": {}}', "no run lines: the JSON run holds no document"),
     ('{"q1": {"a": 1}', "not a JSON run"),
+    ('{"q1": {"a": 1}, "q1": {"b": 2}}', "'q1' is given twice in one JSON object, which keeps only the last"),
+    ('{"q1": {"a": 1, "a": 2}}', "'a' is given twice in one JSON object"),
+    ('[{"qid": "q1", "docno": "a"}]', "record 1: no score field"),
+    ('[{"qid": "q1", "docno": "a", "score": 1, "rank": "one"}]', "record 1: rank must be an integer, found 'one'"),
+    ('[3]', "record 1: a record is an object with a query id, a document id and a score, found int"),
+    ('{"qid": "q1", "docno": "a", "score": 1}\n{"qid": "q1", "docid": true, "score": 2}',
+     "bad.json:2: record: doc_id must be a string or an integer, found True"),
 ])
 def test_a_bad_json_run_is_one_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "bad.json"
@@ -67,3 +74,15 @@ def test_a_json_run_sharing_no_query_is_named_with_its_queries(tmp_path):
     result = CliRunner().invoke(main, ["score", "--qrels", str(DL19 / "nist.qrels"), str(path)])
     assert result.exit_code == 2
     assert "run other shares no query with the judgments: its queries (q9, ...)" in result.output
+
+
+@pytest.mark.parametrize("lines", [False, True])
+def test_records_as_pandas_writes_them_are_a_json_run(tmp_path, lines):
+    """``to_json(orient="records")``, with and without ``lines=True``: ids as written (numbers as their digits),
+    ranks in written order within each query."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"qid": [1037798, 1037798, 2], "docno": ["a", "b", "c"], "score": [2.0, 1.0, 3.0]})
+    path = tmp_path / "run.json"
+    frame.to_json(path, orient="records", lines=lines)
+    assert read_run(path).values.tolist() == [["1037798", "a", 1, 2.0], ["1037798", "b", 2, 1.0], ["2", "c", 1, 3.0]]
