@@ -10,6 +10,7 @@ for errors.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -372,6 +373,17 @@ def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
                      compression="gzip" if str(path).endswith(".gz") else None)
 
 
+_GIVEN_NAME = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.+-]*)=(.+)")
+
+
+def _given_name(given: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH) when ``given`` is no file itself; else (None, ``given``)."""
+    match = _GIVEN_NAME.fullmatch(given)
+    if match is None or os.path.exists(given):
+        return None, given
+    return match.group(1), match.group(2)
+
+
 def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     """Map run names to files; a folder stands for the (non-hidden) files in it, in name order.
 
@@ -380,18 +392,24 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     :func:`run_name`), the same file named twice included, are refused, naming both: a pool or a comparison
     keyed by name would silently mix them up.
 
-    A run read from stdin (``-``) or a pipe (``<(zcat run.gz)``) has no file name: it is named by the tag (sixth
-    field) of its first line, ``stdin`` if that line has none; it is copied once (:func:`evalset.io.files.local_file`)
-    and the copy's path is returned for it.
+    A run read from stdin (``-``) or a pipe (``<(zcat run.gz)``) has no file name: a TREC run is named by the tag
+    (sixth field) of its first line, any other (JSON, a table) or a line without a tag ``stdin``; it is copied once
+    (:func:`evalset.io.files.local_file`) and the copy's path is returned for it. ``NAME=PATH`` names any one run
+    (``bm25=<(zcat run.gz)``, ``a=runs/x.tsv``) when ``NAME=PATH`` is not itself a file.
     """
-    files: list[tuple[str, bool]] = []  # (path, found in a folder)
-    stream_names: dict[str, str] = {}  # the copy of a run read from a stream -> its name
-    for path in map(os.fspath, paths):
+    files: list[tuple[str, bool, str | None]] = []  # (path, found in a folder, its name when not the file's)
+    for given in map(os.fspath, paths):
+        name, path = _given_name(given)
         if io_files.is_stream(path):
             copy = io_files.local_file(path)
             fields = first_line(copy, comments=True).split()
-            stream_names[copy] = fields[5] if len(fields) > 5 else "stdin"
-            files.append((copy, False))
+            tagged = len(fields) > 5 and io_files.content_kind(copy) == "lines"
+            files.append((copy, False, name or (fields[5] if tagged else "stdin")))
+        elif name is not None:
+            if not os.path.isfile(path):
+                raise InputError(f"{given}: NAME=PATH names one run file, and {path} is "
+                                 f"{'a folder' if os.path.isdir(path) else 'no file'}", path)
+            files.append((path, False, name))
         elif os.path.isdir(path):
             try:
                 inside = sorted(entry for entry in os.listdir(path) if not entry.startswith("."))
@@ -400,15 +418,15 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
             found = [os.path.join(path, entry) for entry in inside if os.path.isfile(os.path.join(path, entry))]
             if not found:
                 raise InputError("a folder of runs with no run file in it", path)
-            files.extend((file, True) for file in found)
+            files.extend((file, True, None) for file in found)
         elif not os.path.exists(path):
             raise InputError("no such file", path)
         else:
-            files.append((path, False))
+            files.append((path, False, None))
     named: dict[str, str] = {}
     from_folder: dict[str, bool] = {}
-    for path, in_folder in files:
-        name = stream_names.get(path) or run_name(path)
+    for path, in_folder, given_name in files:
+        name = given_name or run_name(path)
         if name in named and (in_folder or from_folder[name]) and os.path.samefile(named[name], path):
             continue
         if name in named:

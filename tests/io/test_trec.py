@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.io.trec import read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
+from evalset.io.trec import expand_run_paths, read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
 
 
 def write(path, text, compress=False):
@@ -119,3 +119,29 @@ def test_a_malformed_line_of_megabytes_is_quoted_short(tmp_path):
         read_qrels(qrels)
     assert str(refused.value) == (f"{qrels}:1: expected 4 whitespace-separated fields `qid 0 docid grade`, found 3: "
                                   f"'q1 0 {'d' * 194}... (3,145,733 characters)")
+
+
+def test_name_equals_path_names_any_one_run_unless_it_is_a_file_itself(tmp_path):
+    run = tmp_path / "bm25.run"
+    run.write_text("q1 Q0 d1 1 2.0 tag\n")
+    (tmp_path / "x=y").write_text("q1 Q0 d1 1 2.0 tag\n")
+    assert expand_run_paths([f"first={run}", f"second={run}"]) == {"first": str(run), "second": str(run)}
+    assert expand_run_paths([str(tmp_path / "x=y")]) == {"x=y": str(tmp_path / "x=y")}  # a file named so
+    with pytest.raises(InputError, match=r"NAME=PATH names one run file, and .* is a folder"):
+        expand_run_paths([f"all={tmp_path}"])
+    with pytest.raises(InputError, match="is no file"):
+        expand_run_paths([f"gone={tmp_path / 'gone.run'}"])
+
+
+@pytest.mark.parametrize(("argument", "name"), [("-", "stdin"), ("mine=-", "mine")])
+def test_a_json_run_from_a_pipe_is_named_stdin_or_as_given_never_by_a_piece_of_its_text(tmp_path, argument, name):
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1037798 0 d1 1\n")
+    result = CliRunner().invoke(main, ["score", "--qrels", str(qrels), argument, "-m", "p@1"],
+                                input='{"1037798": {"d1": 2.0, "d2": 1.0}, "8635981": {"d3": 1.0}}')
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].split() == [name, "1.0000"]
