@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, grade_scale, png_path
+from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale, png_path
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 
 
@@ -52,10 +52,11 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
                    "each query predicted from the other queries).")
 @click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
+@force_option(folder=False)
 def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
                       seed, run_paths, measure, contract, queries, corpus,
                       disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot,
-                      ensemble):
+                      ensemble, force):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
@@ -67,7 +68,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
     check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output,
                    "--confusion-plot": confusion_plot},
                   {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
-                   "--queries": queries, "--corpus": corpus})
+                   "--queries": queries, "--corpus": corpus}, force=force)
     result = agreement.analyse_agreement(
         inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
         kappa=kappa, resamples=resamples, level=confidence, seed=seed, runs=run_paths, measure=measure,

@@ -112,7 +112,8 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     default_journal, default_failures = job.default_paths(output)
     check_outputs({"-o": output, "--journal": journal_path or default_journal,
                    "--failures": failures_path or default_failures},
-                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path})
+                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path},
+                  resumes=True)  # a job resumes from its journal and rewrites its labels
     result = service_errors(lambda: job.judge_pool(
         pool_dir, guideline_path, output, settings, limit=limit, template_path=template_path or DEFAULT_TEMPLATE,
         journal_path=journal_path, failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,

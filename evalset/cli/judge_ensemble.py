@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, grade_scale
+from evalset.cli.options import conflicting_grades_option, force_option, grade_scale
 
 
 @click.command("ensemble")
@@ -16,7 +16,8 @@ from evalset.cli.options import conflicting_grades_option, grade_scale
 @click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @conflicting_grades_option
-def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_grades):
+@force_option(folder=False)
+def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_grades, force):
     """Combine the LLM judges of LABELS (labels tables or one qrels file per judge) into one judge calibrated on
     the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
     expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
@@ -26,7 +27,7 @@ def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_
     from evalset.judgments.ensemble import ensemble_files
 
     grades_scale = grade_scale(guideline, scale)
-    check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline})
+    check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline}, force=force)
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
     write_labels(ensemble.labels(), output)
     emit(ensemble)

@@ -44,7 +44,7 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resam
     check_outputs({"-o": output, "--journal": journal_path or default_journal,
                    "--failures": failures_path or default_failures},
                   {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--human": human_path,
-                   "--template": template_path})
+                   "--template": template_path}, resumes=True)  # resumed from its journal
     human = read_grades([(human_path, "human")], kind="human").judgments
     emit(service_errors(lambda: probing.probe_pool(
         pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size, rel=rel, seed=seed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, grade_scale
+from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -30,8 +30,9 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@force_option(folder=False)
 def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline, scale,
-                    conflicting_grades, resamples, confidence, seed, output_format, output):
+                    conflicting_grades, resamples, confidence, seed, output_format, output, force):
     """Is the new version of an LLM judge better than the old? LABELS hold both versions' grades of the same
     calibration pairs (labels of `evalset judge`, whose source names model, prompt and guideline, or one qrels
     file per judge); the change of their kappas with the humans (and of the system-ranking tau with --runs), with a
@@ -42,7 +43,7 @@ def recheck_command(labels, human_paths, old, run_paths, measure, contract, prim
 
     grades_scale = grade_scale(guideline, scale)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--runs": run_paths,
-                                   "--guideline": guideline})
+                                   "--guideline": guideline}, force=force)
     emit(recheck_files(labels, human_paths, run_paths=run_paths, conflicting_grades=conflicting_grades,
                        scale=grades_scale, primary=primary, measure=measure, contract=contract.applied_to()[0],
                        resamples=resamples, level=confidence, seed=seed, old=old),

@@ -93,7 +93,7 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
         raise InputError("--gold-report needs --gold (the gold file given to push)")
     check_outputs({"-o": output, "--gold-report": gold_report},
                   {"--pool": pool_dir, "--guideline": guideline_path, "--gold": gold_path,
-                   "--previous": previous})
+                   "--previous": previous}, resumes=True)  # a pull is repeated as annotators work
     guideline = read_guideline(guideline_path)
     gold = policy = None
     if gold_path:

@@ -17,9 +17,8 @@ CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudg
 
 
 def evaluation_options(command, with_set: bool = False):
-    """The evaluation-contract options, given to the command as one ``contract``
-    (:class:`evalset.contract.ContractOptions`); ``with_set``: the command has --set, whose contract is the
-    default."""
+    """The evaluation-contract options, given to the command as one ``contract`` (:class:`evalset.contract.
+    ContractOptions`); ``with_set``: the command has --set, whose contract is the default."""
     def default(value: str) -> str:
         return f"[default: {value}, or the set's with --set]" if with_set else f"[default: {value}]"
 
@@ -91,10 +90,11 @@ def one_metric(help_text: str):
     return click.option("-m", "--metric", multiple=True, callback=only_one, help=help_text)
 
 
-def force_option(what: str = "-o"):
-    """``--force``: replace an output folder that exists and is not empty (refused without it)."""
-    return click.option("--force", is_flag=True, help=f"Replace the {what} folder if it exists and is not empty "
-                        "(built aside, then swapped in; refused without --force, as it may be work in progress).")
+def force_option(what: str = "-o", folder: bool = True):
+    """``--force``: replace an output folder that is not empty, or an output file that exists (else refused)."""
+    return click.option("--force", is_flag=True, help=f"Replace the {what} folder if it exists and is not empty (built "
+                        "aside, then swapped in; refused without --force, as it may be work in progress)." if folder
+                        else "Replace an output file that exists (refused without it).")
 
 
 def png_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

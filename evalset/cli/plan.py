@@ -7,7 +7,14 @@ import sys
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, one_metric, png_path, run_pairs
+from evalset.cli.options import (
+    contract_options,
+    evaluation_from_options,
+    force_option,
+    one_metric,
+    png_path,
+    run_pairs,
+)
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 
 
@@ -52,10 +59,11 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write power against queries as a PNG.")
+@force_option(folder=False)
 def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, split, override_contract, delta, power,
                  alpha, planned, at, sizes, resamples, permutations, seed, pool_folder, pool_runs, depths, queries_path,
                  corpus, seconds_per_judgment, annotators, overlap, price_in, price_out, prompt_tokens, output_tokens,
-                 tokenizer, output_format, plot):
+                 tokenizer, output_format, plot, force):
     """How many queries and judgments a set needs, and what they cost, from a pilot.
 
     From a pilot (--set or --qrels, and RUNS): per-query differences of each comparison, their sd, the queries
@@ -78,7 +86,8 @@ def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, spli
     except ValueError:
         raise click.BadParameter(f"expected sizes like 20,50,100, got {sizes!r}", param_hint="--sizes") from None
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--pool": pool_folder,
-                                     "--pool-runs": pool_runs, "--queries": queries_path, "--corpus": corpus})
+                                     "--pool-runs": pool_runs, "--queries": queries_path, "--corpus": corpus},
+                  force=force)
     evaluation = None
     if runs or qrels_path or set_path:
         evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import missing_option
+from evalset.cli.options import force_option, missing_option
 from evalset.contract import DEFAULT_SEED
 
 
@@ -27,8 +27,9 @@ from evalset.contract import DEFAULT_SEED
 @click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
 @missing_option("; without it a run lacking judged queries is refused.")
+@force_option(folder=False)
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
-                   seed, missing):
+                   seed, missing, force):
     """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
@@ -43,6 +44,6 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
     if not paths:
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
     check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
-                                   "--probes": probes_path})
+                                   "--probes": probes_path}, force=force)
     emit(write_report(set_path, paths, output, agreement_path=agreement_path, split=split, seed=seed,
                       resamples=resamples, permutations=permutations, probes_path=probes_path, missing=missing))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, one_metric, png_path
+from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric, png_path
 from evalset.contract import DEFAULT_METRIC
 
 
@@ -24,8 +24,9 @@ from evalset.contract import DEFAULT_METRIC
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write each run's drop against the relevant documents only it found as a PNG.")
+@force_option(folder=False)
 def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column, group_column, contract, set_path,
-                        split, override_contract, output_format, plot):
+                        split, override_contract, output_format, plot, force):
     """Leave each run (and each group) out of the depth-k pool, rescore it, and say how fair the set is to a new
     system.
 
@@ -41,7 +42,8 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
 
     if groups_path is None and (run_column, group_column) != ("run", "group"):
         raise click.UsageError("--run-column and --group-column name the columns of --groups: give --groups")
-    check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path})
+    check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--groups": groups_path},
+                  force=force)
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     groups = read_groups(groups_path, run_column, group_column) if groups_path else None
     result = library.analyse_reusability(evaluation, runs, depth, metric, groups, groups_path)

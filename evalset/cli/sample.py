@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.options import force_option
 
 
 @click.command()
@@ -43,9 +44,10 @@ from evalset.cli.emit import emit
               help="DuckDB memory limit (it spills beyond).")
 @click.option("--spark-master", help="Spark master URL (default local[*]; sc://HOST for Spark Connect, as "
                                      "SPARK_REMOTE).")
+@force_option(folder=False)
 def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column, timestamp_column,
            timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist,
-           exclude, strata_spec, seed, holdout, engine, memory_limit, spark_master) -> None:
+           exclude, strata_spec, seed, holdout, engine, memory_limit, spark_master, force) -> None:
     """Draw a stratified sample of queries from query LOGS into queries.tsv (+ queries.manifest.json)."""
     from evalset.io.digests import describe_files_in_background
 
@@ -57,7 +59,7 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
     from evalset.io.querylog import LogColumns
 
     check_outputs({"-o": output, "-o's manifest": sampling.manifest_path(output)},
-                  {"LOGS": logs, "--blocklist": blocklist, "--exclude": exclude})
+                  {"LOGS": logs, "--blocklist": blocklist, "--exclude": exclude}, force=force)
 
     result = sampling.sample_log(
         logs, sampling.parse_per_stratum(per_stratum),

@@ -65,7 +65,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
                    "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
-                  adds_to_set=Path(sets_dir, name))
+                  adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
     recorded = SetContract(contract.applied_to()[0], headline, weighting)

@@ -25,7 +25,7 @@ FoldersByOption = Mapping[str, tuple[str | os.PathLike | None, Iterable[str]]]
 
 def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *,
                   folders: FoldersByOption | None = None, force: bool = False,
-                  adds_to_set: str | os.PathLike | None = None) -> None:
+                  adds_to_set: str | os.PathLike | None = None, resumes: bool = False) -> None:
     """Refuse, before any work, outputs that would destroy an input, each other or a frozen set, or that cannot be
     written.
 
@@ -43,6 +43,9 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
     and is not empty, unless ``force``; even with ``force``, a folder holding anything but the files the
     command writes is refused (replacing it would delete what the command did not write). Raises
     :class:`~evalset.errors.InputError`.
+
+    An output file that exists is refused unless ``force`` (``--force``), or unless the command ``resumes`` its own
+    outputs (a judging job and its journal, a pull, freeze's versions.tsv).
 
     Every output, file or folder: an empty path, the current folder or one that holds it is refused (replacing it
     would delete the folder the command runs in), and so is one inside an input folder (a runs folder, the pool
@@ -71,6 +74,9 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
                                      "destroy the input; choose another output path")
     for option, path in [*written, *named_folders]:
         _refuse_where_nothing_may_be_written(option, path, given, adds_to_set)
+    for option, path in written:
+        if os.path.isfile(path) and not (force or resumes):
+            raise InputError(f"{option} {path}: exists; give --force to replace it, or choose a new path")
     probed: dict[str, None] = {}
     for option, path in written:
         _refuse_unwritable(option, path, probed)

@@ -90,8 +90,20 @@ def test_an_empty_report_path_is_one_line_not_an_os_error(set_folder, shared_dat
 
 
 def test_freeze_still_adds_a_version_to_its_own_set(set_folder, shared_data):
-    check_outputs({"--sets-dir": set_folder / "versions.tsv"}, adds_to_set=set_folder)  # what freeze checks
+    check_outputs({"--sets-dir": set_folder / "versions.tsv"}, adds_to_set=set_folder, resumes=True)  # freeze's
     with pytest.raises(InputError, match="lies in the set folder"):
         check_outputs({"-o": set_folder / "versions.tsv"})
     with pytest.raises(InputError, match="frozen set version"):
         check_outputs({"--sets-dir": set_folder / "v1" / "x.tsv"}, adds_to_set=set_folder)
+
+
+def test_an_existing_output_file_is_replaced_only_with_force(working_folder, shared_data):
+    dl19 = shared_data / "dl19"
+    labels = dl19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"
+    (working_folder / "ensemble.tsv").write_text("mine\n")
+    command = ["judge", "ensemble", str(labels), "--human", str(dl19 / "qrels.txt"), "-o", "ensemble.tsv"]
+    refused(CliRunner().invoke(main, command), "-o ensemble.tsv: exists; give --force to replace it")
+    assert (working_folder / "ensemble.tsv").read_text() == "mine\n"
+    replaced = CliRunner().invoke(main, [*command, "--force"])
+    assert replaced.exit_code == 0, replaced.output
+    assert (working_folder / "ensemble.tsv").read_text().startswith("query_id\t")
