@@ -65,7 +65,6 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
                 raise InputError(f"{option} {path} and {other_option} {other} are the same file; give each "
                                  "output its own path")
         seen.append((option, path))
-        _refuse_in_set_version(option, path)
         if os.path.exists(path):
             for input_option, input_path in read:
                 if os.path.exists(input_path) and os.path.samefile(path, input_path):
@@ -127,7 +126,6 @@ def _check_folder(option: str, folder: str, names: set[str], inputs: list[tuple[
                   force: bool, probed: dict[str, None]) -> None:
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise InputError(f"{option} {folder}: exists and is not a folder")
-    _refuse_in_set_version(option, folder)
     real = os.path.realpath(folder)
     for input_option, path in inputs:
         held = os.path.realpath(path)
