@@ -52,6 +52,7 @@ from evalset.io.annotations import settle_repeats
 from evalset.judgments.identity import JudgeIdentity, named_judges
 from evalset.judgments.reading import read_judgments
 from evalset.judgments.rules import pair_grades
+from evalset.judgments.scale import SCALE_REMEDY, apply_scale
 from evalset.metrics import parse_measure
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
@@ -265,7 +266,7 @@ def _check_scale(table: pd.DataFrame, scale: Sequence[int]) -> None:
         if off.any():
             row = table[off].iloc[0]
             raise InputError(f"a grade {row[column]} off the scale {', '.join(map(str, scale))} ({column} grade of "
-                             f"query {row['query_id']}, document {row['doc_id']}); give the guideline or --scale")
+                             f"query {row['query_id']}, document {row['doc_id']}); {SCALE_REMEDY}")
 
 
 def _kappa_changes(table: pd.DataFrame, scale: Sequence[int], resamples: int, level: float,
@@ -328,4 +329,5 @@ def recheck_files(judge_paths: Sequence[str | os.PathLike], human_paths: Sequenc
     from evalset.io.trec import read_runs
 
     grades = read_recheck_grades(judge_paths, human_paths, conflicting_grades)
+    grades, _ = apply_scale(grades, options.get("scale", DEFAULT_SCALE), remedy=SCALE_REMEDY)  # with file and line
     return recheck(grades, runs=read_runs(run_paths) if run_paths else None, **options)

@@ -34,7 +34,7 @@ from evalset.io.annotations import LABELS_COLUMNS
 from evalset.judgments.calibration import calibrated_distribution, candidate_models
 from evalset.judgments.reading import read_grades
 from evalset.judgments.rules import pair_grades
-from evalset.judgments.scale import apply_scale
+from evalset.judgments.scale import SCALE_REMEDY, apply_scale
 
 PAIR = ["query_id", "doc_id"]
 
@@ -118,6 +118,5 @@ def ensemble_files(judge_paths: Sequence[str | os.PathLike], human_paths: Sequen
     and of the humans' (read as human), every grade on ``scale`` (one off it refused with its file and line)."""
     judges = read_grades([(path, "llm") for path in judge_paths], conflicting_grades, kind="llm").judgments
     human = read_grades([(path, "human") for path in human_paths], conflicting_grades, kind="human").judgments
-    remedy = "give the scale the grades are on (--scale, or the guideline's)"
-    on_scale = [apply_scale(grades, scale, remedy=remedy)[0] for grades in (judges, human)]
+    on_scale = [apply_scale(grades, scale, remedy=SCALE_REMEDY)[0] for grades in (judges, human)]
     return ensemble_grades(*on_scale, scale)

@@ -18,6 +18,8 @@ OutOfScale = Literal["error", "clip", "drop"]
 
 # ------------------------------------------------------------------------------------------------ the scale
 OUT_OF_SCALE_REMEDY = "--out-of-scale clip|drop keeps going and counts them"
+SCALE_REMEDY = "give the scale the grades are on (--scale, or the guideline's)"
+"""The advice of a command without --out-of-scale (judge ensemble, judge recheck)."""
 
 
 def apply_scale(grades: pd.DataFrame, scale: Sequence[int], out_of_scale: OutOfScale = "error",

@@ -189,3 +189,14 @@ def test_one_query_gives_no_verdict(tmp_path):
     assert quadratic.low == quadratic.high == pytest.approx(quadratic.difference) == pytest.approx(0.0550, abs=5e-5)
     assert (quadratic.direction, quadratic.decision.rule) == ("no verdict", "few queries")
     assert result.verdict.startswith("no verdict: a difference on 1 query cannot be told from chance; the new judge")
+
+
+def test_a_grade_off_the_scale_is_refused_with_its_file_and_line_and_the_advice_fits_the_command(tmp_path):
+    old, new, human = (tmp_path / name for name in ("old.qrels", "new.qrels", "human.qrels"))
+    old.write_text("q1 0 d1 2\nq1 0 d2 1\n")
+    new.write_text("q1 0 d1 2\nq1 0 d2 10\n")
+    human.write_text("q1 0 d1 2\nq1 0 d2 1\n")
+    with pytest.raises(InputError, match=r"grade 10 is not on the scale \(0, 1, 2, 3\); give the scale the grades "
+                                         r"are on \(--scale, or the guideline's\)") as refused:
+        recheck_files([old, new], [human], scale=[0, 1, 2, 3])
+    assert (refused.value.path, refused.value.line) == (str(new), 2)
