@@ -118,10 +118,12 @@ def test_a_dead_label_studio_is_a_service_error_and_one_line_from_push_and_pull(
         labelstudio.connect(url)
     expected = (f"evalset: error: cannot connect to Label Studio at {url}: Label Studio at {url} is not answering "
                 "(ConnectError)")
-    pushed = CliRunner().invoke(main, ["push", str(tmp_path), "--guideline", str(GUIDELINE), "--project", "p",
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    pushed = CliRunner().invoke(main, ["push", str(pool), "--guideline", str(GUIDELINE), "--project", "p",
                                        "--url", url])
     assert pushed.exit_code == 2 and one_line_error(pushed) == expected
-    pulled = CliRunner().invoke(main, ["pull", "--project", "p", "--pool", str(tmp_path), "--guideline",
+    pulled = CliRunner().invoke(main, ["pull", "--project", "p", "--pool", str(pool), "--guideline",
                                        str(GUIDELINE), "-o", str(tmp_path / "labels.tsv"), "--url", url])
     assert pulled.exit_code == 2 and one_line_error(pulled) == expected
     assert not (tmp_path / "labels.tsv").exists()
