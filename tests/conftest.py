@@ -36,6 +36,17 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def trec_eval_10(tmp_path_factory) -> Path:
+    """NIST's trec_eval 10.0, built once a session from ../shared/tools (skipped with the reason it cannot be)."""
+    from tests.support.trec_eval10 import build
+
+    built = build(tmp_path_factory.mktemp("trec_eval"))
+    if isinstance(built, str):
+        pytest.skip(built)
+    return built
+
+
 # --- a real Label Studio server (tests marked `labelstudio`)
 # The server is started once per session with scripts/label-studio.sh. When EVALSET_TEST_LS_DATA_DIR and
 # EVALSET_TEST_LS_PORT are set (.ci/run sets them after starting the server itself), that server is used and

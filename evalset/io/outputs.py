@@ -99,11 +99,13 @@ def _refuse_where_nothing_may_be_written(option: str, path: str, inputs: list[tu
         if os.path.isdir(held) and real.startswith(held.rstrip(os.sep) + os.sep):
             raise InputError(f"{option} {path}: lies in the input folder {input_option} {os.fspath(input_path)}; "
                              "a command never writes into its inputs: choose an output outside it")
-    _refuse_in_set_version(option, path)  # the more precise message first
     own = os.path.realpath(adds_to_set) if adds_to_set is not None else None
-    folder = os.path.dirname(real)
-    while True:
-        if folder != own and _is_set_folder(folder):
+    folder = os.path.abspath(path)
+    while True:  # up from the path: a version lies below its set's folder, so its more precise message comes first
+        if _is_set_version(folder):
+            raise InputError(f"{option} {path}: {'is' if folder == os.path.abspath(path) else 'lies in'} the "
+                             f"frozen set version {folder}, which is never rewritten; choose an output outside it")
+        if folder != os.path.abspath(path) and os.path.realpath(folder) != own and _is_set_folder(folder):
             raise InputError(f"{option} {path}: lies in the set folder {folder}, whose versions, versions.tsv and "
                              "comparisons.jsonl are the set's record; choose an output outside it")
         parent = os.path.dirname(folder)
@@ -143,19 +145,6 @@ def _check_folder(option: str, folder: str, names: set[str], inputs: list[tuple[
         raise InputError(f"{option} {folder}: holds {foreign[0]}, which this command does not write; --force "
                          "replaces only a folder of its own files: choose a new folder")
     _refuse_unwritable(option, folder, probed, whole_folder=True)
-
-
-def _refuse_in_set_version(option: str, path: str) -> None:
-    """Refuse a path that is or lies in a frozen set version (a folder whose manifest.json is a set's)."""
-    folder = os.path.abspath(path)
-    while True:
-        if _is_set_version(folder):
-            raise InputError(f"{option} {path}: {'is' if folder == os.path.abspath(path) else 'lies in'} the "
-                             f"frozen set version {folder}, which is never rewritten; choose an output outside it")
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return
-        folder = parent
 
 
 def _is_set_version(folder: str) -> bool:

@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.trec_eval10 import Comparison, build, compare
+from tests.support.trec_eval10 import Comparison, compare
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def trec_eval(tmp_path_factory) -> Path:
-    built = build(tmp_path_factory.mktemp("trec_eval"))
-    if isinstance(built, str):
-        pytest.skip(built)
-    return built
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +74,12 @@ def classify(their: str, our: str, qrels: Path, flags: list[str]) -> str | None:
 
 
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
-def test_every_line_equals_trec_eval_10s_or_is_a_known_trec_eval_behaviour(trec_eval, inputs, configuration,
+def test_every_line_equals_trec_eval_10s_or_is_a_known_trec_eval_behaviour(trec_eval_10, inputs, configuration,
                                                                             record_property):
     qrels_name, folder, flags = CONFIGURATIONS[configuration]
     qrels = inputs[qrels_name]
     runs = sorted((inputs["root"] / folder).iterdir())
-    comparison: Comparison = compare(trec_eval, qrels, runs, flags)
+    comparison: Comparison = compare(trec_eval_10, qrels, runs, flags)
     known: dict[str, int] = {}
     unexplained = []
     for run, their, our in comparison.differing:

@@ -3,8 +3,6 @@ trec_eval 10 per query, as it prints them (%.4f), and their summaries: trec_eval
 and run on its fixtures (-l1, -l2, -c) and on DL19 runs (-l1, -l2, -c on a run with queries taken out)."""
 
 import gzip
-import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -14,10 +12,10 @@ from evalset.contract import EvaluationContract
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate, parse_measure, trec_eval_name
 from evalset.stats.strata import mean_summary
+from tests.support.trec_eval10 import trec_eval_lines
 
 pytestmark = pytest.mark.slow
 
-SOURCE = "tools/trec_eval-10.0"
 DL19 = Path(__file__).resolve().parents[2] / "data" / "dl19"
 MEASURES = ["gm_ap", "gm_bpref", *(f"rprec_mult@{m}" for m in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
             "utility", "binary_g", "graded_g", "ndcg_rel", "rndcg",
@@ -28,23 +26,9 @@ SUMMARY_ONLY = {"gm_map", "gm_bpref"}  # trec_eval prints no per-query line for 
 COMPARED: Counter = Counter()
 
 
-@pytest.fixture(scope="module")
-def trec_eval(shared_data, tmp_path_factory) -> Path:
-    if not (shutil.which("cc") and shutil.which("make")):
-        pytest.skip("no C compiler or make to build trec_eval 10 from its source")
-    build = tmp_path_factory.mktemp("trec_eval")
-    for source in (shared_data.parent / SOURCE).iterdir():  # file by file: shared/ may be read-only, the copy not
-        if source.is_file():
-            (build / source.name).write_bytes(source.read_bytes())
-    subprocess.run(["make", "-C", str(build), "trec_eval"], check=True, capture_output=True)
-    return build / "trec_eval"
-
-
 def run_trec_eval(binary: Path, qrels: Path, run: Path, level: int, complete: bool) -> dict[tuple[str, str], str]:
-    args = [str(binary), "-q", "-m", "all_trec", f"-l{level}", *(["-c"] if complete else []), str(qrels), str(run)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return {(name, query): value for name, query, value in (line.split() for line in out.splitlines())
-            if name in NAMES}
+    lines = trec_eval_lines(binary, qrels, run, [f"-l{level}", *(["-c"] if complete else [])])
+    return {(name, query): value for name, query, value in (line.split() for line in lines) if name in NAMES}
 
 
 def compare(binary: Path, qrels: Path, run: Path, level: int, complete: bool) -> int:
@@ -75,9 +59,9 @@ def compare(binary: Path, qrels: Path, run: Path, level: int, complete: bool) ->
     ("qrels.rel_level", "results.test", 2, False),
     ("qrels.test", "results.trunc", 1, True),  # -c: a query missing from the run scores 0
 ])
-def test_fixtures(trec_eval, shared_data, qrels, results, level, complete):
+def test_fixtures(trec_eval_10, shared_data, qrels, results, level, complete):
     fixtures = shared_data / "trec_eval"
-    assert compare(trec_eval, fixtures / qrels, fixtures / results, level, complete) > 0
+    assert compare(trec_eval_10, fixtures / qrels, fixtures / results, level, complete) > 0
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +80,7 @@ def dl19_runs(tmp_path_factory) -> list[Path]:
 
 
 @pytest.mark.parametrize(("level", "complete"), [(1, False), (2, False), (2, True)])
-def test_dl19(trec_eval, dl19_runs, tmp_path, level, complete):
+def test_dl19(trec_eval_10, dl19_runs, tmp_path, level, complete):
     for run in dl19_runs:
         if complete:  # every third query taken out of the run: -c scores them 0
             lines = run.read_text().splitlines()
@@ -104,7 +88,7 @@ def test_dl19(trec_eval, dl19_runs, tmp_path, level, complete):
             shorter = tmp_path / run.name
             shorter.write_text("".join(f"{line}\n" for line in lines if line.split()[0] not in queries))
             run = shorter
-        assert compare(trec_eval, DL19 / "nist.qrels", run, level, complete) > 0
+        assert compare(trec_eval_10, DL19 / "nist.qrels", run, level, complete) > 0
 
 
 def test_every_measure_was_compared():

@@ -30,8 +30,11 @@ def build(folder: Path) -> Path | str:
     if missing:
         return f"no {' or '.join(missing)} to build trec_eval"
     copy = folder / "trec_eval-10.0"
-    shutil.copytree(SOURCE, copy)
-    done = subprocess.run(["make", "-s"], cwd=copy, capture_output=True, text=True)
+    copy.mkdir()
+    for source in SOURCE.iterdir():  # file by file: shared/ may be read-only, the copy must not be
+        if source.is_file():
+            (copy / source.name).write_bytes(source.read_bytes())
+    done = subprocess.run(["make", "-s", "trec_eval"], cwd=copy, capture_output=True, text=True)
     if done.returncode != 0:
         return f"trec_eval did not build: {done.stderr.strip()[:300]}"
     return copy / "trec_eval"
