@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from evalset.errors import InputError
-from evalset.params import POSITIVE_INT, check
+from evalset.params import POSITIVE_INT, Choice, check_fields
 
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
@@ -91,13 +91,12 @@ class EvaluationContract:
     undefined: UndefinedPolicy = "skip"
     unjudged: UnjudgedPolicy = "nonrelevant"
 
+    RULES: ClassVar[dict] = {"rel_level": POSITIVE_INT, "gain": Choice(GAINS), "ties": Choice(TIE_RULES),
+                             "missing": Choice(MISSING_POLICIES), "undefined": Choice(UNDEFINED_POLICIES),
+                             "unjudged": Choice(UNJUDGED_POLICIES)}
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rel_level", check("rel_level", self.rel_level, POSITIVE_INT))  # numpy's as int
-        choices = {"gain": GAINS, "ties": TIE_RULES, "missing": MISSING_POLICIES, "undefined": UNDEFINED_POLICIES,
-                   "unjudged": UNJUDGED_POLICIES}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        check_fields(self, self.RULES)  # numpy's rel_level as int
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +124,9 @@ class ContractOptions:
     missing: MissingPolicy | None = None
     undefined: UndefinedPolicy | None = None
     unjudged: UnjudgedPolicy | None = None
+
+    def __post_init__(self) -> None:
+        check_fields(self, EvaluationContract.RULES)
 
     def given(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

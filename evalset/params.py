@@ -3,17 +3,29 @@ a value (``Interval(int, 1)``), and :func:`check` turns a value that breaks it i
 
     depth = check("depth", depth, POSITIVE_INT)  # InputError: depth must be a positive integer, got 0
 
-Integers are Python or numpy integers, never bools; a number is any real number but a bool, and NaN is in no
-interval. :func:`check` returns the value as its kind (a numpy integer as ``int``).
+Integers are Python or numpy integers, never bools; a number is any finite real number but a bool (NaN and the
+infinities are in no interval: no parameter of evalset means anything at infinity). :func:`check` returns the value
+as its kind (a numpy integer as ``int``). A choice is a :class:`Choice` of names.
+
+A settings object declares its fields' rules in a ``RULES`` mapping beside its fields and checks them in its
+``__post_init__`` (:func:`check_fields`); the command line builds each option's type from the same rule
+(:func:`evalset.cli.options.ruled`), so the library and the CLI refuse the same values with the same words and the
+option's help states the rule.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from evalset.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -28,7 +40,7 @@ class Interval:
 
     def __contains__(self, value: object) -> bool:
         kind = numbers.Integral if self.kind is int else numbers.Real
-        if isinstance(value, bool) or not isinstance(value, kind):
+        if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
             return False
         low_in, high_in = self._ends_included()
         above = self.low is None or (value >= self.low if low_in else value > self.low)
@@ -52,32 +64,72 @@ class Interval:
         return self.closed in ("both", "left"), self.closed in ("both", "right")
 
 
+@dataclass(frozen=True)
+class Choice:
+    """One of ``values`` (names, or numbers where a name is a number: trec_eval's versions)."""
+
+    values: tuple[Any, ...]
+
+    def __contains__(self, value: object) -> bool:
+        return not isinstance(value, bool) and any(type(value) is type(v) and value == v for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(map(str, self.values))
+
+
+Constraint = Interval | Choice
+
 POSITIVE_INT = Interval(int, 1)
 NON_NEGATIVE_INT = Interval(int, 0)
 POSITIVE_NUMBER = Interval(float, 0, None, closed="neither")
 PROBABILITY = Interval(float, 0, 1, closed="neither")
 
 
-def check(name: str, value: Any, constraint: Interval) -> Any:
-    """``value`` (as ``constraint.kind``) if it meets ``constraint``, else :class:`InputError`:
-    ``NAME must be CONSTRAINT, got VALUE``."""
+def check(name: str, value: Any, constraint: Constraint | tuple[str, ...], path: str | None = None,
+          line: int | None = None) -> Any:
+    """``value`` (an interval's as its kind) if it meets ``constraint`` (a tuple of names is a :class:`Choice`),
+    else :class:`InputError`: ``NAME must be CONSTRAINT, got VALUE`` (with the file and line it came from)."""
+    if isinstance(constraint, tuple):
+        constraint = Choice(constraint)
     if value not in constraint:
         shown = value if isinstance(value, numbers.Number) else repr(value)
-        raise InputError(f"{name} must be {constraint}, got {shown}")
-    return constraint.kind(value)
+        raise InputError(f"{name} must be {constraint}, got {shown}", path, line)
+    return constraint.kind(value) if isinstance(constraint, Interval) else value
 
 
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``, else :class:`InputError`: ``NAME must be one of A, B, got VALUE``."""
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def check_fields(instance: Any, rules: dict[str, Interval]) -> None:
+def check_fields(instance: Any, rules: dict[str, Constraint]) -> None:
     """Check each field of a frozen or plain dataclass ``instance`` named in ``rules`` (None: not given), in the
     order of ``rules``: the rules of a settings object declared beside it, in its ``__post_init__``."""
     for name, rule in rules.items():
-        value = getattr(instance, name)
-        if value is not None:
-            object.__setattr__(instance, name, check(name, value, rule))
+        object.__setattr__(instance, name, _checked(name, getattr(instance, name), rule))
+
+
+def validate_params(rules: dict[str, Constraint]) -> Callable[[F], F]:
+    """Declare the rules of a function's parameters beside it, as scikit-learn's ``validate_params`` does: each
+    call checks the named arguments that are given (None: not given; each item of a list or tuple), and the
+    function carries them as ``RULES`` for the command line to build its options from."""
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        unknown = set(rules) - set(signature.parameters)
+        if unknown:  # a rule naming no parameter is a bug of the declaration, found on import
+            raise TypeError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}")
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            for name, value in bound.arguments.items():
+                if name in rules:
+                    bound.arguments[name] = _checked(name, value, rules[name])
+            return function(*bound.args, **bound.kwargs)
+
+        checked.RULES = rules  # type: ignore[attr-defined]
+        return checked  # type: ignore[return-value]
+    return decorate
+
+
+def _checked(name: str, value: Any, rule: Constraint) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return type(value)(check(name, item, rule) for item in value)
+    return check(name, value, rule)

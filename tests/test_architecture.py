@@ -109,8 +109,8 @@ COMMANDS = [p for p in MODULES if room(module_name(p)) == "cli" and p.name not i
 @pytest.mark.parametrize("path", COMMANDS, ids=module_name)
 def test_a_command_module_is_short_and_loads_no_library_until_run(path):
     assert len(path.read_text().splitlines()) < 150
-    light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract",
-             "evalset.errors", "signal", "types"}  # and the cli's
+    light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract", "evalset.params",
+             "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's
     assert {name for name in imports(path, top_level_only=True) if not name.startswith("evalset.cli.")} <= light
 
 

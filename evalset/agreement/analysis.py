@@ -369,8 +369,7 @@ def agreement_report(
     input_counts
         Per-annotator counts from reading (``unjudged``, ``collapsed_duplicates``), shown in the report.
     """
-    if kappa not in KAPPA_KINDS:
-        raise InputError(f"kappa must be one of {', '.join(KAPPA_KINDS)}, got {kappa!r}")
+    check("kappa", kappa, KAPPA_KINDS)
     check("level", level, PROBABILITY)
     check("resamples", resamples, NON_NEGATIVE_INT)
     if "file" not in grades:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evalset.errors import InputError
+from evalset.params import check
 from evalset.seeds import generator
 
 KAPPA_KINDS = ("unweighted", "linear", "quadratic")
@@ -65,8 +65,7 @@ def landis_koch(kappa: float | None) -> str:
 
 def disagreement_weights(size: int, kind: str) -> np.ndarray:
     """The ``size x size`` disagreement weights of one kappa kind (see the module conventions)."""
-    if kind not in KAPPA_KINDS:
-        raise InputError(f"kappa kind must be one of {', '.join(KAPPA_KINDS)}, got {kind!r}")
+    check("kappa kind", kind, KAPPA_KINDS)
     distance = np.abs(np.subtract.outer(np.arange(size), np.arange(size))).astype(np.float64)
     if kind == "unweighted":
         return (distance > 0).astype(np.float64)

@@ -6,7 +6,8 @@ import functools
 
 import click
 
-from evalset.contract import DEFAULT_SCALE, GAINS, MISSING_POLICIES, TIE_RULES, UNDEFINED_POLICIES, UNJUDGED_POLICIES
+from evalset.cli.ruled import ruled
+from evalset.contract import DEFAULT_SCALE, EvaluationContract
 
 
 def apply_options(command, options):
@@ -30,28 +31,28 @@ def evaluation_options(command, with_set: bool = False):
         return command(*args, contract=contract, **kwargs)
 
     return apply_options(collapsed, [
-        click.option("--rel-level", type=int, help="Binary measures count a document relevant when grade >= this "
-                                                   f"{default('1')}."),
-        click.option("--gain", type=click.Choice(GAINS),
-                     help=f"nDCG gain: the grade, or 2^grade - 1 {default('linear')}."),
-        click.option("--ties", type=click.Choice(TIE_RULES),
-                     help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid "
-                          f"(ascending), expected (expectation over tied orders) {default('trec')}."),
+        ruled(EvaluationContract, "rel_level", "--rel-level", default=None,
+              help=f"Binary measures count a document relevant when grade >= this {default('1')}."),
+        ruled(EvaluationContract, "gain", "--gain", default=None,
+              help=f"nDCG gain: the grade, or 2^grade - 1 {default('linear')}."),
+        ruled(EvaluationContract, "ties", "--ties", default=None,
+              help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid (ascending), "
+                   f"expected (expectation over tied orders) {default('trec')}."),
         missing_option(f" {default('zero')}; a command that prints a verdict refuses such a run until it is chosen."),
-        click.option("--undefined", type=click.Choice(UNDEFINED_POLICIES),
-                     help="A query with no relevant document is left out of the mean, or scores 0 as trec_eval "
-                          f"does {default('skip')}."),
-        click.option("--unjudged", type=click.Choice(UNJUDGED_POLICIES),
-                     help="A retrieved document without a judgment counts as not relevant, or is removed from the "
-                          "ranking before scoring so that ranks close up (condensed lists, trec_eval -J; judged@k "
-                          f"stays on the ranking as given) {default('nonrelevant')}."),
+        ruled(EvaluationContract, "undefined", "--undefined", default=None,
+              help=f"A query with no relevant document is left out of the mean, or scores 0 as trec_eval does "
+                   f"{default('skip')}."),
+        ruled(EvaluationContract, "unjudged", "--unjudged", default=None,
+              help="A retrieved document without a judgment counts as not relevant, or is removed from the ranking "
+                   "before scoring so that ranks close up (condensed lists, trec_eval -J; judged@k stays on the "
+                   f"ranking as given) {default('nonrelevant')}."),
     ])
 
 
 def missing_option(more: str):
     """--missing, one name and help wherever runs are scored; ``more`` ends the help (its default, or a refusal)."""
-    return click.option("--missing", type=click.Choice(MISSING_POLICIES),
-                        help="A judged query absent from a run scores 0, or is skipped as trec_eval does" + more)
+    return ruled(EvaluationContract, "missing", "--missing", default=None,
+                 help="A judged query absent from a run scores 0, or is skipped as trec_eval does" + more)
 
 
 def conflicting_grades_option(command):

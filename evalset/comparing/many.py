@@ -57,7 +57,7 @@ from evalset.evaluation import (
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
-from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
+from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.multiple import (
@@ -180,7 +180,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     stratum_share``, a frame or a queries file) weigh the queries by traffic on qrels, as for a single comparison."""
     check("alpha", alpha, PROBABILITY)
     check("permutations", permutations, POSITIVE_INT)
-    check_choice("correction", correction, CORRECTIONS)
+    check("correction", correction, CORRECTIONS)
     evaluation = _with_missing(evaluation, missing)
     metric = metric or evaluation.headline
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)

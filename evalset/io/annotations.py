@@ -32,6 +32,7 @@ import pandas as pd
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, check_file, first_field, read_tsv_with_header, refuse_blank, text_lines
 from evalset.io.trec import read_qrels, run_name
+from evalset.params import check
 
 LABELS_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at", "comment")
 LABEL_KINDS = ("human", "llm")
@@ -112,8 +113,7 @@ def read_annotation_file(path: str | os.PathLike, qrels_kind: str = "human") -> 
     ``judged`` is False for a negative qrels grade, which means what it means to trec_eval (pooled, not judged).
     Repeats are kept as read: :func:`settle_repeats` applies the rule to them.
     """
-    if qrels_kind not in LABEL_KINDS:
-        raise InputError(f"kind must be one of {', '.join(LABEL_KINDS)}, got {qrels_kind!r}")
+    check("kind", qrels_kind, LABEL_KINDS)
     path = os.fspath(path)
     check_file(path)
     if is_labels_table(path):
@@ -165,9 +165,7 @@ def settle_repeats(judgments: pd.DataFrame, conflicting_grades: str = "refuse"
     ``collapsed_duplicates`` (rows repeating an earlier judgment's grade) and ``conflicting_grades_settled``
     (pairs this annotator graded differently, settled by the rule).
     """
-    if conflicting_grades not in CONFLICTING_GRADES:
-        raise InputError(f"conflicting grades: the rule must be one of {', '.join(CONFLICTING_GRADES)}, "
-                         f"got {conflicting_grades!r}")
+    check("conflicting grades: the rule", conflicting_grades, CONFLICTING_GRADES)
     frame = judgments.reset_index(drop=True)
     counts = {name: {"unjudged": 0, "collapsed_duplicates": 0, "conflicting_grades_settled": 0}
               for name in pd.unique(frame["annotator"])}

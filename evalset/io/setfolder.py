@@ -27,6 +27,7 @@ from evalset.io.queries import read_queries
 from evalset.io.samplerecord import RECORD_FILES, RECORD_NAME, SampleRecord, read_sample
 from evalset.io.trec import read_qrels
 from evalset.metrics.measures import parse_measure
+from evalset.params import check
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 SAMPLE_FILES = RECORD_FILES
@@ -47,8 +48,7 @@ class SetContract:
 
     def __post_init__(self) -> None:
         parse_measure(self.headline)
-        if self.weighting not in WEIGHTINGS:
-            raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+        check("weighting", self.weighting, WEIGHTINGS)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.evaluation.to_dict(), "headline": self.headline, "weighting": self.weighting}

@@ -42,6 +42,7 @@ from evalset.contract import AGGREGATION_RULES
 from evalset.errors import InputError
 from evalset.judgments.mace import fit_mace
 from evalset.judgments.rules import RULES
+from evalset.params import check
 
 
 def crowdkit_aggregation() -> ModuleType:
@@ -94,8 +95,7 @@ def crowd_frame(labels: pd.DataFrame) -> CrowdFrame:
 
 def crowd_model(rule: str) -> Any:
     """The crowd-kit model of a rule, built with the rule's parameters (not fitted)."""
-    if rule not in AGGREGATION_RULES:
-        raise InputError(f"aggregation rule must be one of {', '.join(AGGREGATION_RULES)}, got {rule!r}")
+    check("aggregation rule", rule, AGGREGATION_RULES)
     return getattr(crowdkit_aggregation(), RULES[rule].crowd_class)(**RULES[rule].parameters)
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from evalset.contract import AGGREGATION_RULES, DEFAULT_SEED, MERGE_RULES
 from evalset.errors import InputError
+from evalset.params import check
 
 if TYPE_CHECKING:
     from evalset.judgments.crowd import Aggregate
@@ -74,8 +75,7 @@ if tuple(RULES) != MERGE_RULES or tuple(n for n, r in RULES.items() if r.crowd_c
 
 def merge_rule(name: str) -> MergeRule:
     """The rule called ``name``, or an :class:`InputError` listing the rules."""
-    if name not in RULES:
-        raise InputError(f"merge rule must be one of {', '.join(RULES)}, got {name!r}")
+    check("merge rule", name, tuple(RULES))
     return RULES[name]
 
 
@@ -111,8 +111,7 @@ def pair_grades(judgments: pd.DataFrame, rule: str = "median", *, ties: TiePolic
     annotators of ``annotator-priority`` (:func:`check_priority`)."""
     spec = merge_rule(rule)
     check_priority(rule, priority, judgments["annotator"])
-    if ties not in TIE_POLICIES:
-        raise InputError(f"tie policy must be one of {', '.join(TIE_POLICIES)}, got {ties!r}")
+    check("tie policy", ties, TIE_POLICIES)
     grouped = judgments.groupby(PAIR, sort=True)["grade"]
     table = pd.DataFrame({"n": grouped.size(), "low": grouped.min(), "high": grouped.max()})
     fit = None

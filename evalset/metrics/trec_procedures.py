@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalset.errors import InputError
+from evalset.params import check
 
 if TYPE_CHECKING:
     from evalset.metrics.engine import MeasureInput
@@ -51,9 +52,7 @@ INFAP_EPSILON = 0.00001
 
 def check_trec_eval_version(version: object) -> int:
     """``version`` if it is one of :data:`TREC_EVAL_VERSIONS`, else one InputError line."""
-    if isinstance(version, bool) or version not in TREC_EVAL_VERSIONS:
-        raise InputError(f"trec_eval version must be one of {', '.join(map(str, TREC_EVAL_VERSIONS))}, "
-                         f"got {version!r}")
+    check("trec_eval version", version, TREC_EVAL_VERSIONS)
     return int(version)  # type: ignore[arg-type]
 
 

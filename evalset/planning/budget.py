@@ -173,8 +173,7 @@ def _tiktoken_encoding():
 
 def count_tokens(texts: Iterable[str], tokenizer: str = "auto") -> tuple[np.ndarray, str]:
     """Tokens of each text, and the name of the tokenizer used (see the module docstring)."""
-    if tokenizer not in TOKENIZERS:
-        raise InputError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
+    check("tokenizer", tokenizer, TOKENIZERS)
     texts = list(texts)
     encoding = _tiktoken_encoding() if tokenizer != "chars" else None
     if tokenizer == "tiktoken" and encoding is None:

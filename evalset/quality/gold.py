@@ -58,6 +58,7 @@ from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
+from evalset.params import Interval, check
 from evalset.pooling.pool import pair_ids
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
@@ -94,9 +95,7 @@ GOLD_RATE_EXCESS = 1.5
 
 def check_gold_rate(rate: float) -> float:
     """``rate`` if it is in (0, 0.5], else :class:`InputError`."""
-    if not (isinstance(rate, (int, float)) and 0 < rate <= GOLD_RATE_MAX):
-        raise InputError(f"the gold rate must be in (0, {GOLD_RATE_MAX}], got {rate}")
-    return float(rate)
+    return check("the gold rate", rate, Interval(float, 0, GOLD_RATE_MAX, closed="right"))
 
 
 def read_gold(path: str | os.PathLike, guideline: Guideline) -> pd.DataFrame:

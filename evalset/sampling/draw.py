@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.errors import InputError
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 from evalset.sampling.options import QueryCounts
 from evalset.seeds import generator
 
@@ -64,10 +64,8 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     stratum keeps its size whatever the holdout. Raises InputError before drawing anything if a stratum is
     smaller than its count.
     """
-    if not 0 <= holdout < 1:
-        raise InputError(f"holdout must be a fraction in [0, 1), not {holdout}")
-    if seed < 0:
-        raise InputError("seed must be a non-negative integer")
+    check("holdout", holdout, Interval(float, 0, 1, closed="left"))
+    check("seed", seed, NON_NEGATIVE_INT)
     check_per_stratum(per_stratum)
     summary = counts.summary
     wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}

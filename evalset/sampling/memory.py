@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalset.errors import InputError
+from evalset.params import check
 from evalset.sampling.options import COUNT_BY, Normalisation, QueryCounts, Screen, Strata, Window
 from evalset.sampling.screening import screen_grouped_rows
 from evalset.sampling.strata import counts_from_frequencies, query_ids
@@ -89,8 +90,7 @@ def check_log_columns(names: Sequence[str], count_by: str, window: Window, sourc
     """Refuse a run whose options need a column the log (standard columns ``names``) does not have."""
     if "query" not in names:
         raise InputError("the log has no query column", source)
-    if count_by not in COUNT_BY:
-        raise InputError(f"count_by must be one of {', '.join(COUNT_BY)}, not {count_by!r}")
+    check("count_by", count_by, COUNT_BY)
     if count_by == "users" and "user_id" not in names:
         raise InputError("counting by users needs a user column (--user)", source)
     if window.active and "timestamp" not in names:

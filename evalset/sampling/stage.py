@@ -20,6 +20,7 @@ from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
 from evalset.io.querylog import LogColumns, read_query_log_table
 from evalset.io.querylog_spark import expand_log_paths, is_url
+from evalset.params import check
 from evalset.sampling.draw import check_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries
 from evalset.sampling.options import ENGINES, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
@@ -42,8 +43,7 @@ def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto",
     0.94 s); from 15 MiB on DuckDB is faster (1.08x at 15 MiB, 1.2-1.7x at 50-500 MiB, gzipped and Parquet
     alike) and needs less memory (0.68 against 1.88 GiB at 502 MiB).
     """
-    if engine not in ENGINES:
-        raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    check("engine", engine, ENGINES)
     if engine != "auto":
         return engine
     size = sum(log_text_bytes(p) for p in paths if os.path.isfile(p))

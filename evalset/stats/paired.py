@@ -49,7 +49,7 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.errors import InputError
-from evalset.params import POSITIVE_INT, PROBABILITY, check, check_choice
+from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
 from evalset.seeds import generator
 from evalset.stats.resampling import (
@@ -169,9 +169,9 @@ def compare_paired(
     check("alpha", alpha, PROBABILITY)
     check("permutations", permutations, POSITIVE_INT)
     check("bootstrap_resamples", bootstrap_resamples, POSITIVE_INT)
-    check_choice("interval", interval, INTERVALS)
-    check_choice("primary_test", primary_test, PRIMARY_TESTS)
-    check_choice("weighting", weighting, WEIGHTING_CHOICES)
+    check("interval", interval, INTERVALS)
+    check("primary_test", primary_test, PRIMARY_TESTS)
+    check("weighting", weighting, WEIGHTING_CHOICES)
     if weighting == "traffic" and strata is None:
         raise InputError("a traffic-weighted comparison needs the strata and their traffic shares")
     if set(baseline.index) != set(candidate.index):

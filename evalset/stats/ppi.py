@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
+from evalset.params import check
 
 INTERVALS = ("t", "normal")
 
@@ -71,8 +72,7 @@ def ppi_py_module():
 
 def quantile(level: float, interval: str, df: np.ndarray | float) -> np.ndarray:
     """The two-sided quantile of ``level``: Student's t on ``df`` degrees of freedom, or normal."""
-    if interval not in INTERVALS:
-        raise InputError(f"interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
+    check("interval", interval, INTERVALS)
     if np.ndim(df) == 0:
         return np.asarray(_scalar_quantile(level, interval, float(df)))
     from scipy import stats

@@ -106,7 +106,7 @@ def test_plan_refuses_a_rate_the_gold_cannot_reach_and_a_rate_outside_the_range(
     with pytest.raises(InputError, match=r"needs 3 gold pair.*has 1"):
         plan_gold(pool, set(pool["pair_id"]), gold, rate=0.2, seed=0)
     for rate in (0, -0.1, 0.51, 1.0):
-        with pytest.raises(InputError, match=r"gold rate must be in \(0, 0.5\]"):
+        with pytest.raises(InputError, match=r"gold rate must be a number in \(0, 0.5\]"):
             plan_gold(pool, set(pool["pair_id"]), gold, rate=rate, seed=0)
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.metrics.decomposition import discount
+from evalset.params import POSITIVE_INT, check
 from evalset.seeds import generator
 
 PRIOR_FLOOR = 0.3
@@ -72,8 +73,7 @@ def document_prior(pairs: pd.DataFrame, sources: pd.DataFrame, depth: int,
     system, rank``: which run ranked which pair where, a pool's ``pool_sources.tsv``): the sum over runs of
     ``(1 / log2(rank + 1)) ** power`` for the ranks within ``depth``, at least ``floor`` (0: the number of runs
     ranking the pair within the depth)."""
-    if depth < 1:
-        raise InputError(f"depth must be a positive integer, got {depth}")
+    depth = check("depth", depth, POSITIVE_INT)
     within = sources[sources["rank"].astype(np.int64) <= depth]
     weight = discount(within["rank"].to_numpy(dtype=np.float64) - 1.0) ** power
     summed = (pd.Series(weight, index=pd.MultiIndex.from_frame(within[["query_id", "doc_id"]].astype(str)))

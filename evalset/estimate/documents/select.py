@@ -75,9 +75,7 @@ def pool_depth(pool_dir: str | os.PathLike) -> int:
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise InputError(f"no pool depth ({type(exc).__name__}: {exc}): expected the pool.json of `evalset pool` "
                          "(a slice's or a sample's folder is no pool to draw from)", str(path)) from None
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-        raise InputError(f"depth must be a positive integer, got {depth!r}", str(path))
-    return depth
+    return check("depth", depth, POSITIVE_INT, str(path))
 
 
 def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
