@@ -107,12 +107,10 @@ def png_path(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 
 
 def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
-    pairs = []
-    for value in values:
-        base, _, candidate = value.partition(":")
+    pairs = [value.partition(":")[::2] for value in values]
+    for value, (base, candidate) in zip(values, pairs, strict=True):
         if not base or not candidate:
             raise click.BadParameter(f"expected BASELINE:CANDIDATE, got {value!r}", param_hint=option)
-        pairs.append((base, candidate))
     return pairs
 
 
