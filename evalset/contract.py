@@ -39,6 +39,14 @@ states each rule and checks these names on import), here for the command line, w
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
 
+# The choices of a verdict, here so that a command's options read them without loading the statistics
+BOOTSTRAP_INTERVALS = ("bca", "percentile")
+"""The bootstrap interval of a paired mean difference (:mod:`evalset.stats.paired`)."""
+PRIMARY_TESTS = ("permutation", "t")
+"""The test a paired verdict rests on, with the interval."""
+CORRECTIONS = ("tukey", "holm", "bonferroni")
+"""The family-wise corrections of many systems compared at once (:mod:`evalset.stats.multiple`)."""
+
 
 def reads_ranks(ties: str | None) -> bool:
     """Whether a tie rule reads a run's rank field: only ``run`` does (trec_eval never does), so under the others

@@ -83,6 +83,8 @@ POSITIVE_INT = Interval(int, 1)
 NON_NEGATIVE_INT = Interval(int, 0)
 POSITIVE_NUMBER = Interval(float, 0, None, closed="neither")
 PROBABILITY = Interval(float, 0, 1, closed="neither")
+RESAMPLES = Interval(int, 1, 1_000_000)
+"""Resamples, permutations, sign flips: past a million an interval or a p-value gains nothing worth the hours."""
 
 
 def check(name: str, value: Any, constraint: Constraint | tuple[str, ...], path: str | None = None,

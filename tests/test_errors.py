@@ -97,10 +97,13 @@ def test_input_and_service_errors_are_one_line_and_exit_2_and_debug_shows_the_tr
     assert type(debug.exception) is (InputError if kind == "input" else ServiceError)
 
 
-def test_click_usage_errors_stay_as_click_prints_them():
+def test_a_commands_usage_error_is_one_line_naming_the_option():
     result = CliRunner().invoke(main, ["score", "--no-such-option"])
-    assert result.exit_code == 2 and "Error: No such option '--no-such-option'" in result.output
-    assert "evalset: error" not in result.output
+    assert result.exit_code == 2
+    assert result.output.splitlines() == ["evalset: error: No such option '--no-such-option'."]
+    bad = CliRunner().invoke(main, ["compare", "--qrels", "q", "a", "b", "--seed", "-1"])
+    assert (bad.exit_code, bad.output) == (2, "evalset: error: Invalid value for '--seed': must be a non-negative "
+                                              "integer, got -1\n")
 
 
 def test_input_error_is_still_a_value_error_for_library_callers_and_service_error_is_not_an_os_error():

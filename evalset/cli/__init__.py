@@ -123,10 +123,12 @@ class _Group(click.Group):
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
-        except (InputError, ServiceError) as exc:
+        except (InputError, ServiceError, click.UsageError) as exc:
             if ctx.params.get("debug"):
                 raise
-            click.echo(f"evalset: error: {exc}", err=True)
+            # a command's usage error is one line too (click's would be four), naming the option
+            message = exc.format_message() if isinstance(exc, click.UsageError) else exc
+            click.echo(f"evalset: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             # Ctrl-C: not a bug (exit 1) nor click's "Aborted!"; the status shells use for SIGINT, no traceback.

@@ -33,8 +33,8 @@ from typing import Any
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
+from evalset.comparing.spec import CompareSpec, spec_of
 from evalset.comparing.topk import depth_of
-from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
 from evalset.evaluation.values import Runs
@@ -74,14 +74,11 @@ class Comparisons:
         return text + ("\nCONTRACT OVERRIDDEN: " + ", ".join(overridden) if overridden else "")
 
 
-def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, planned: int | None = None,
-                 exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
-                 seed: int = DEFAULT_SEED, stream: bool | None = None, depth: int | None = None,
-                 accept_holes: bool = False, bound_holes: bool | None = None, interval: str = "bca",
-                 primary_test: str = "permutation",
-                 strata: pd.DataFrame | str | os.PathLike | None = None) -> Comparisons:
+def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, spec: CompareSpec | None = None,
+                 stream: bool | None = None, bound_holes: bool | None = None, **options: Any) -> Comparisons:
     """Compare the first run (the baseline) with each other one on ``metric`` (default: the headline), under the
-    rules of the module docstring.
+    rules of the module docstring; the settings are ``spec``, or a :class:`~evalset.comparing.spec.CompareSpec` of
+    ``options`` (its fields: ``planned``, ``alpha``, ``permutations``, ``seed``, ``depth``, ...).
 
     The comparisons form one :class:`~evalset.stats.family.ComparisonFamily` (the others asked for, the set's
     planned list and its log on the split; ``planned`` overrides the planned count); on a set each comparison is
@@ -90,7 +87,8 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     the policy; ``interval`` and ``primary_test`` are :func:`~evalset.stats.paired.compare_paired`'s; ``strata``
     (a queries file or frame with ``stratum`` and ``stratum_share``) stratifies a comparison on qrels.
     """
-    metric = metric or evaluation.headline
+    spec = spec_of(spec, metric, options)
+    metric, depth = spec.metric or evaluation.headline, spec.depth
     measure = parse_measure(metric)
     k = depth_of(measure, depth)
     judged = f"judged@{k}"
@@ -101,16 +99,18 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if not candidates:
         raise InputError(f"no candidate run to compare with the baseline {baseline}")
     lacking = missing_queries(values, named)
-    strata, weighting = comparison_strata(evaluation, strata, values)
-    family = ComparisonFamily.of(len(candidates), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
-    policy = holes_policy(evaluation, measure, accept_holes)
+    strata, weighting = comparison_strata(evaluation, spec.strata, values)
+    family = ComparisonFamily.of(len(candidates), planned=spec.planned, frozen=evaluation.frozen,
+                                 split=evaluation.split)
+    policy = holes_policy(evaluation, measure, spec.accept_holes)
     read: dict[str, pd.DataFrame] = {}
     results, holes, notes = [], [], input_notes(values, missing=False)  # score's notes; the missing rule's below
     for name in candidates:
         pair = _paired(values, baseline, name, metric)
         result = family.compare(pair["baseline"], pair["candidate"], baseline_name=baseline, candidate_name=name,
-                                metric=metric, exploratory=exploratory, alpha=alpha, permutations=permutations,
-                                seed=seed, interval=interval, primary_test=primary_test, strata=strata,
+                                metric=metric, exploratory=spec.exploratory, alpha=spec.alpha,
+                                permutations=spec.permutations, seed=spec.seed, interval=spec.interval,
+                                primary_test=spec.primary_test, strata=strata,
                                 weighting=weighting, split=evaluation.split)
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:

@@ -4,19 +4,21 @@ holes' pool folder, and their printed forms (JSON: each comparison's object gain
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from evalset.comparing.compare import Comparisons
+from evalset.comparing.compare import Comparisons, compare_runs
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
+from evalset.comparing.many import ManyComparisons, compare_many
 from evalset.comparing.movement import TOLERANCE, QueryMovements, query_movements
+from evalset.comparing.spec import CompareSpec
 from evalset.contract import DEFAULT_SEED
-from evalset.evaluation import unusual_grades_note
+from evalset.evaluation import Evaluation, unusual_grades_note
 from evalset.io.queries import read_queries
-from evalset.io.trec import read_run
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling import write_pool
 
 
@@ -95,3 +97,20 @@ def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | 
     pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=tasks_queries, corpus=corpus,
                       seed=seed)
     return ExplainedComparisons(comparisons, movements, holes, pool)
+
+
+def make_comparisons(evaluation: Evaluation, runs: Sequence[str | os.PathLike], spec: CompareSpec
+            ) -> ExplainedComparisons | ManyComparisons:
+    """``evalset compare``: ``runs`` (files or folders; the first is the baseline unless ``spec`` compares many
+    systems at once) compared as ``spec`` asks, with what ``--why`` and ``--holes`` add (the pool is not written:
+    :meth:`ExplainedComparisons.write`)."""
+    run_files = expand_run_paths(runs)
+    if spec.many:
+        return compare_many(evaluation, run_files, spec=spec)
+    # --why and --holes read the runs' top k: each file is then read once, whole; else big files stream
+    read = {name: read_run(path) for name, path in run_files.items()} if spec.reads_top_k else None
+    comparisons = compare_runs(evaluation, read or run_files, spec=spec,
+                               bound_holes=True if spec.holes is not None else None)
+    return explain_comparisons(comparisons, run_files, runs=read, why=spec.why, holes_folder=spec.holes,
+                               depth=spec.depth, queries=spec.strata, corpus=spec.corpus, seed=spec.seed,
+                               epsilon=spec.epsilon, top=spec.top)

@@ -33,7 +33,6 @@ Conventions
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,8 +42,8 @@ import pandas as pd
 
 from evalset.comparing.compare import comparison_strata, holes_policy
 from evalset.comparing.holes import filled_qrels, top_grade
+from evalset.comparing.spec import CompareSpec, spec_of
 from evalset.comparing.topk import depth_of, graded_top_k
-from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import (
     Evaluation,
@@ -57,11 +56,9 @@ from evalset.evaluation import (
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
-from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.multiple import (
-    CORRECTIONS,
     Anova,
     all_pairs,
     baseline_pairs,
@@ -169,20 +166,21 @@ class ManyComparisons:
         return _text(self)
 
 
-def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, baseline: str | None = None,
-                 correction: str = "tukey", alpha: float = 0.05, permutations: int = 9999, seed: int = DEFAULT_SEED,
-                 missing: str | None = None, accept_holes: bool = False, depth: int | None = None,
-                 strata: pd.DataFrame | str | os.PathLike | None = None) -> ManyComparisons:
+def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, *, spec: CompareSpec | None = None,
+                 missing: str | None = None, **options: Any) -> ManyComparisons:
     """Compare every pair of ``runs`` (or each against ``baseline``, a run name) on ``metric`` (default: the
-    headline) under ``correction`` (module docstring: missing queries, weights, holes, verdicts). ``missing``
+    headline) under ``correction`` (default tukey; module docstring: missing queries, weights, holes, verdicts);
+    the settings are ``spec``, or a :class:`~evalset.comparing.spec.CompareSpec` of ``options``. ``missing``
     chooses the missing-query policy (None: the evaluation's, refused unless chosen there); ``depth`` is the top
     k of judged@k and of the holes (default: the metric's cutoff); ``strata`` (``query_id, stratum,
     stratum_share``, a frame or a queries file) weigh the queries by traffic on qrels, as for a single comparison."""
-    check("alpha", alpha, PROBABILITY)
-    check("permutations", permutations, POSITIVE_INT)
-    check("correction", correction, CORRECTIONS)
+    if spec is None:  # every pair, unless a baseline is named
+        options = {"all_pairs": options.get("baseline") is None, **options}
+    spec = spec_of(spec, metric, options)
+    baseline, correction, alpha, permutations = spec.baseline, spec.correction or "tukey", spec.alpha, spec.permutations
+    seed, depth, accept_holes = spec.seed, spec.depth, spec.accept_holes
     evaluation = _with_missing(evaluation, missing)
-    metric = metric or evaluation.headline
+    metric = spec.metric or evaluation.headline
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     measure = parse_measure(metric)
     if len(named) < 2:
@@ -199,7 +197,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     asked = [metric] + ([judged_measure] if parse_measure(judged_measure) != measure else [])
     values = per_query_values(evaluation, frames, asked)
     notes = missing_notes(values, missing_queries(values, named), "left out for every run")
-    strata, weighting = comparison_strata(evaluation, strata, values)
+    strata, weighting = comparison_strata(evaluation, spec.strata, values)
     matrix, weights, left = _matrix(values, metric, strata if weighting == "traffic" else None)
     notes += left
     order = sorted(range(matrix.shape[1]), key=lambda k: -float(weights @ matrix.iloc[:, k]))

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from evalset.contract import CORRECTIONS
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, check
 from evalset.stats.paired import permutation_p_values
@@ -51,7 +52,6 @@ __all__ = ["CORRECTIONS", "PERMUTATION_CHUNK", "Anova", "all_pairs", "baseline_p
            "corrected_pair_p_values", "letter", "max_statistic_p_values", "pair_matrix",
            "two_way_anova"]
 
-CORRECTIONS = ("tukey", "holm", "bonferroni")
 """The family-wise corrections: the randomised max-statistic test (Tukey HSD over all pairs), Holm, Bonferroni."""
 PERMUTATION_CHUNK = 500
 """Permutations drawn at a time by :func:`max_statistic_p_values` (part of what a seed reproduces)."""

@@ -47,7 +47,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+from evalset.contract import BOOTSTRAP_INTERVALS, DEFAULT_METRIC, DEFAULT_SEED, PRIMARY_TESTS
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import UNDEFINED, is_undefined, json_safe, number
@@ -251,8 +251,7 @@ def compare_paired(
     )
 
 
-INTERVALS = tuple(INTERVAL_METHODS)
-PRIMARY_TESTS = ("permutation", "t")
+INTERVALS = BOOTSTRAP_INTERVALS
 WEIGHTING_CHOICES = ("uniform", "traffic")
 
 

@@ -96,11 +96,13 @@ def test_every_run_against_a_baseline_with_holm_gives_raw_and_adjusted_p(tmp_pat
 
 
 def test_usage_errors_of_the_many_options():
-    assert "--correction and --format tsv are for --all or --baseline" in invoke(
+    assert "--correction is for many systems at once: give --all or --baseline NAME" in invoke(
         "compare", "--qrels", QRELS, *FEW[:2], "--correction", "holm").output
-    assert invoke("compare", "--qrels", QRELS, *FEW[:2], "--format", "tsv").exit_code == 2
-    assert "give one of them" in invoke("compare", "--qrels", QRELS, "--all", "--baseline", "x", *FEW).output
-    assert "without --planned" in invoke("compare", "--qrels", QRELS, "--all", *FEW, "--why").output
+    tsv = invoke("compare", "--qrels", QRELS, *FEW[:2], "--format", "tsv")
+    assert tsv.exit_code == 2 and "--format tsv is the matrix of adjusted p-values" in tsv.output
+    assert "give one of them without both --all and --baseline" in invoke(
+        "compare", "--qrels", QRELS, "--all", "--baseline", "x", *FEW).output
+    assert "without --why" in invoke("compare", "--qrels", QRELS, "--all", *FEW, "--why").output
     missing = invoke("compare", "--qrels", QRELS, FEW[0])
     assert missing.exit_code == 2 and "Missing argument 'CANDIDATES...'" in missing.output
     folder = invoke("compare", "--qrels", QRELS, RUNS, FEW[0])

@@ -270,12 +270,12 @@ def test_the_options_of_why_without_why_are_a_usage_error(extra, message):
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
     result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, *extra)
     assert result.exit_code == 2
-    assert f"Error: {message}" in result.output
+    assert result.output.strip().splitlines() == [f"evalset: error: {message}"]
 
 
 @pytest.mark.parametrize("extra, message", [
-    (("--epsilon", "-0.1"), "--epsilon must be a number >= 0, got -0.1"),
-    (("--top", "-1"), "--top must be a non-negative integer, got -1"),
+    (("--epsilon", "-0.1"), "Invalid value for '--epsilon': must be a number >= 0, got -0.1"),
+    (("--top", "-1"), "Invalid value for '--top': must be a non-negative integer, got -1"),
 ])
 def test_a_negative_epsilon_or_top_is_refused_in_one_line(extra, message):
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]

@@ -1,0 +1,113 @@
+"""What a comparison is asked, as one frozen value that checks itself: the options of ``evalset compare`` and the
+keyword arguments of :func:`evalset.comparing.compare_runs` and :func:`evalset.comparing.compare_many` alike.
+
+Each field's rule is declared once in :attr:`CompareSpec.RULES` (the command line builds its options from it,
+:func:`evalset.cli.ruled.ruled`); the rules between fields are :meth:`CompareSpec.__post_init__`'s. This module
+loads nothing heavy, so that a command reads its rules before the statistics load.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from evalset.contract import BOOTSTRAP_INTERVALS, CORRECTIONS, DEFAULT_SEED, PRIMARY_TESTS
+from evalset.errors import InputError
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, RESAMPLES, Choice, Interval, check_fields
+
+SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory", "why": "--why", "holes": "--holes",
+               "corpus": "--corpus", "epsilon": "--epsilon", "top": "--top"}
+"""The fields of a baseline-against-candidates comparison that many systems compared at once have no use for."""
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """A comparison's settings (defaults: the command's).
+
+    metric
+        The one metric of the verdict (None: the evaluation's headline).
+    planned, exploratory
+        The planned comparisons of the Bonferroni threshold (None: the candidates; on a set its planned list),
+        and whether the comparisons were not planned (leads, never differences).
+    alpha, permutations, seed
+        The family-wise error rate, the random sign flips (or permutations of many systems), their seed.
+    depth, accept_holes
+        The top k of judged@k and of the holes' bound (None: the metric's cutoff); keep a verdict the holes could
+        flip (said).
+    interval, primary_test
+        The bootstrap interval of the mean difference and the test the verdict rests on.
+    strata
+        Queries (a file or a frame with ``stratum`` and ``stratum_share``): a traffic-weighted verdict on qrels.
+    why, epsilon, top
+        Explain each query's change; the largest difference that is no change (None: 1e-9); the queries shown.
+    holes, corpus
+        The pool folder of the top k's unjudged documents, and the document texts of its tasks.
+    all_pairs, baseline, correction
+        Many systems: every pair (``all_pairs``) or every run against the run named ``baseline``, under
+        ``correction`` (None: tukey).
+    """
+
+    metric: str | None = None
+    planned: int | None = None
+    exploratory: bool = False
+    alpha: float = 0.05
+    permutations: int = 9999
+    seed: int = DEFAULT_SEED
+    depth: int | None = None
+    accept_holes: bool = False
+    interval: str = "bca"
+    primary_test: str = "permutation"
+    strata: Any = None
+    why: bool = False
+    epsilon: float | None = None
+    top: int | None = None
+    holes: str | os.PathLike | None = None
+    corpus: str | os.PathLike | None = None
+    all_pairs: bool = False
+    baseline: str | None = None
+    correction: str | None = None
+
+    RULES: ClassVar[dict] = {"planned": POSITIVE_INT, "alpha": PROBABILITY, "permutations": RESAMPLES,
+                             "seed": NON_NEGATIVE_INT, "depth": POSITIVE_INT, "interval": Choice(BOOTSTRAP_INTERVALS),
+                             "primary_test": Choice(PRIMARY_TESTS), "epsilon": Interval(float, 0),
+                             "top": NON_NEGATIVE_INT, "correction": Choice(CORRECTIONS)}
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.RULES)
+        if self.many:
+            given = [flag for name, flag in SINGLE_ONLY.items() if getattr(self, name) not in (None, False)]
+            given += [flag for name, flag in (("interval", "--interval"), ("primary_test", "--test"))
+                      if getattr(self, name) != getattr(CompareSpec, name)]
+            if self.all_pairs and self.baseline is not None:
+                given.insert(0, "both --all and --baseline")
+            if given:
+                raise InputError("--all and --baseline compare the runs at once, under a family-wise correction: "
+                                 f"give one of them without {', '.join(given)}")
+        elif self.correction is not None:
+            raise InputError("--correction is for many systems at once: give --all or --baseline NAME")
+        if self.corpus is not None and self.holes is None:
+            raise InputError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
+        for name in ("epsilon", "top"):
+            if getattr(self, name) is not None and not self.why:
+                raise InputError(f"--{name} is read by --why: give --why too")
+
+    @property
+    def many(self) -> bool:
+        """Many systems at once (``--all`` or ``--baseline``), rather than a baseline against candidates."""
+        return self.all_pairs or self.baseline is not None
+
+    @property
+    def reads_top_k(self) -> bool:
+        """--why or --holes: the runs' top k are read, so each run is read once, whole (else big files stream)."""
+        return self.why or self.holes is not None
+
+
+def spec_of(spec: CompareSpec | None, metric: str | None, options: dict[str, Any]) -> CompareSpec:
+    """``spec``, or the :class:`CompareSpec` of ``metric`` and keyword ``options`` (a library call's): one or the
+    other, so that a setting is never given twice."""
+    if spec is None:
+        return CompareSpec(metric=metric, **options)
+    if metric is not None or options:
+        raise TypeError("give the settings as spec= or as keyword arguments, not both")
+    return spec
