@@ -39,6 +39,9 @@ states each rule and checks these names on import), here for the command line, w
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
 
+SET_SPLITS = ("test", "dev", "all")
+"""The queries of a frozen set a command is about: its test split, its dev split, or all of them."""
+
 # The choices of a verdict, here so that a command's options read them without loading the statistics
 BOOTSTRAP_INTERVALS = ("bca", "percentile")
 """The bootstrap interval of a paired mean difference (:mod:`evalset.stats.paired`)."""

@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar
 from evalset.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -135,3 +136,13 @@ def _checked(name: str, value: Any, rule: Constraint) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(check(name, item, rule) for item in value)
     return check(name, value, rule)
+
+
+def settings_of(kind: type[S], given: S | None, options: dict[str, Any]) -> S:
+    """``given`` (a settings object of ``kind``: a command's spec), or ``kind(**options)`` from a library call's
+    keyword arguments; never both, so that a setting is never given twice."""
+    if given is None:
+        return kind(**options)
+    if options:
+        raise TypeError(f"give the settings as a {kind.__name__} or as keyword arguments, not both")
+    return given

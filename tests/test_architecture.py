@@ -9,7 +9,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "evalset"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 # the rooms of the house that hold no stage: a stage may use them, they use no stage
-FOUNDATIONS = {"errors", "params", "seeds", "contract", "render", "speed", "io", "metrics", "stats", "evaluation"}
+FOUNDATIONS = {"errors", "params", "seeds", "exports", "contract", "render", "speed", "io", "metrics", "stats",
+               "evaluation"}
 # the stages in pipeline order: a stage may import the foundations and the stages before it, never one after it
 STAGES = ("sampling", "pooling", "judge", "judgments", "agreement", "quality", "labelstudio", "sets", "scoring",
           "comparing", "planning", "estimate", "reusability", "report")
@@ -62,7 +63,7 @@ def test_every_room_is_a_foundation_a_stage_the_command_line_or_an_adapter():
     assert rooms <= known, rooms - known
     # the package root holds folders and the few foundations that are one module each
     root_modules = {room(module_name(p)) for p in MODULES if len(p.relative_to(PACKAGE).parts) == 1} - {""}
-    assert root_modules <= {"errors", "params", "seeds", "contract", "render"}
+    assert root_modules <= {"errors", "params", "seeds", "exports", "contract", "render"}
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) in STAGES], ids=module_name)
@@ -111,7 +112,22 @@ def test_a_command_module_is_short_and_loads_no_library_until_run(path):
     assert len(path.read_text().splitlines()) < 150
     light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract", "evalset.params",
              "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's
-    assert {name for name in imports(path, top_level_only=True) if not name.startswith("evalset.cli.")} <= light
+    assert {name for name in imports(path, top_level_only=True)
+            if not name.startswith("evalset.cli.") and not SPEC.fullmatch(name)} <= light
+
+
+SPEC = re.compile(r"evalset\.[a-z_]+\.spec")
+SPECS = [p for p in MODULES if SPEC.fullmatch(module_name(p))]
+
+
+@pytest.mark.parametrize("path", SPECS, ids=module_name)
+def test_a_commands_spec_is_light_so_the_command_reads_its_rules_before_the_library_loads(path):
+    """A room's spec.py (its command's options and their declared rules) imports only the standard library, the
+    contract, the rules and the errors; its package loads its modules when first used (evalset/exports.py)."""
+    assert {n for n in imports(path, top_level_only=True) if n.startswith("evalset")} <= {
+        "evalset.contract", "evalset.params", "evalset.errors"}
+    package = (path.parent / "__init__.py").read_text()
+    assert "lazy_exports" in package and not re.search(r"^from evalset\.(?!exports)", package, re.MULTILINE)
 
 
 def test_the_map_names_every_room_and_module():

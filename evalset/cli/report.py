@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option, missing_option
-from evalset.contract import DEFAULT_SEED
+from evalset.cli.ruled import ruled
+from evalset.report.spec import ReportSpec
 
 
 @click.command("report")
@@ -15,17 +16,16 @@ from evalset.contract import DEFAULT_SEED
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); `--runs A B C` works too.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
-@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="The queries the page is about.")
+@ruled(ReportSpec, "split", "--split", help="The queries the page is about.")
 @click.option("--agreement", "agreement_path", type=click.Path(dir_okay=False),
               help="JSON of `evalset agreement --format json` [default: the set manifest's agreement block].")
 @click.option("--probes", "probes_path", type=click.Path(exists=True, dir_okay=False),
               help="JSON of `evalset judge probe` of the judge of the set's LLM labels: adds its section.")
-@click.option("--resamples", type=int, default=9999, show_default=True,
-              help="Bootstrap resamples per interval (at least 40 for a 95% interval; a comparison's interval at "
-                   "level 1 - threshold may need more, else the comparison abstains).")
-@click.option("--permutations", type=int, default=9999, show_default=True, help="Sign flips per comparison.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of every resampling.")
+@ruled(ReportSpec, "resamples", "--resamples",
+       help="Bootstrap resamples per interval (at least 40 for a 95% interval; a comparison's interval at level 1 - "
+            "threshold may need more, else the comparison abstains).")
+@ruled(ReportSpec, "permutations", "--permutations", help="Sign flips per comparison.")
+@ruled(ReportSpec, "seed", "--seed", help="Seed of every resampling.")
 @missing_option("; without it a run lacking judged queries is refused.")
 @force_option(folder=False)
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
@@ -45,5 +45,5 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
     check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
                                    "--probes": probes_path}, force=force)
-    emit(write_report(set_path, paths, output, agreement_path=agreement_path, split=split, seed=seed,
-                      resamples=resamples, permutations=permutations, probes_path=probes_path, missing=missing))
+    spec = ReportSpec(split=split, seed=seed, resamples=resamples, permutations=permutations, missing=missing)
+    emit(write_report(set_path, paths, output, spec, agreement_path=agreement_path, probes_path=probes_path))

@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
-from evalset.comparing.spec import CompareSpec, spec_of
+from evalset.comparing.spec import CompareSpec
 from evalset.comparing.topk import depth_of
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
@@ -41,6 +41,7 @@ from evalset.evaluation.values import Runs
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
+from evalset.params import settings_of
 from evalset.render import number
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
@@ -87,7 +88,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     the policy; ``interval`` and ``primary_test`` are :func:`~evalset.stats.paired.compare_paired`'s; ``strata``
     (a queries file or frame with ``stratum`` and ``stratum_share``) stratifies a comparison on qrels.
     """
-    spec = spec_of(spec, metric, options)
+    spec = settings_of(CompareSpec, spec, {"metric": metric, **options} if metric else options)
     metric, depth = spec.metric or evaluation.headline, spec.depth
     measure = parse_measure(metric)
     k = depth_of(measure, depth)

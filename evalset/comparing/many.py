@@ -42,7 +42,7 @@ import pandas as pd
 
 from evalset.comparing.compare import comparison_strata, holes_policy
 from evalset.comparing.holes import filled_qrels, top_grade
-from evalset.comparing.spec import CompareSpec, spec_of
+from evalset.comparing.spec import CompareSpec
 from evalset.comparing.topk import depth_of, graded_top_k
 from evalset.errors import InputError
 from evalset.evaluation import (
@@ -56,6 +56,7 @@ from evalset.evaluation import (
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
+from evalset.params import settings_of
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.multiple import (
@@ -176,7 +177,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     stratum_share``, a frame or a queries file) weigh the queries by traffic on qrels, as for a single comparison."""
     if spec is None:  # every pair, unless a baseline is named
         options = {"all_pairs": options.get("baseline") is None, **options}
-    spec = spec_of(spec, metric, options)
+    spec = settings_of(CompareSpec, spec, {"metric": metric, **options} if metric else options)
     baseline, correction, alpha, permutations = spec.baseline, spec.correction or "tukey", spec.alpha, spec.permutations
     seed, depth, accept_holes = spec.seed, spec.depth, spec.accept_holes
     evaluation = _with_missing(evaluation, missing)

@@ -102,12 +102,3 @@ class CompareSpec:
         """--why or --holes: the runs' top k are read, so each run is read once, whole (else big files stream)."""
         return self.why or self.holes is not None
 
-
-def spec_of(spec: CompareSpec | None, metric: str | None, options: dict[str, Any]) -> CompareSpec:
-    """``spec``, or the :class:`CompareSpec` of ``metric`` and keyword ``options`` (a library call's): one or the
-    other, so that a setting is never given twice."""
-    if spec is None:
-        return CompareSpec(metric=metric, **options)
-    if metric is not None or options:
-        raise TypeError("give the settings as spec= or as keyword arguments, not both")
-    return spec

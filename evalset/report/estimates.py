@@ -19,7 +19,7 @@ from evalset.render import number
 from evalset.stats.verdicts import ESTABLISHED, NO_VERDICT
 
 if TYPE_CHECKING:
-    from evalset.report import ReportData
+    from evalset.report.page import ReportData
 
 
 def _bounds(row: Any, prefix: str = "", sign: bool = False) -> str:
@@ -47,7 +47,7 @@ def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: st
 def estimates_section(data: ReportData) -> str:
     """The page's section of the estimates: nothing without an LLM-graded part, the reason when it has no
     estimate."""
-    from evalset.report import _e, _table  # the page's helpers (this module loads before them)
+    from evalset.report.page import _e, _table  # the page's helpers
 
     estimate, title = data.estimate, "<h2>Estimates from LLM grades and the human slice (PPI++)</h2>"
     if estimate is None:
@@ -94,7 +94,7 @@ def estimates_section(data: ReportData) -> str:
 def _sample_section(report: DocumentReport) -> str:
     """The section of a set frozen with a document sample: each run's estimate with its two intervals, then the
     comparisons with both intervals and the verdict (which interval it rests on is named)."""
-    from evalset.report import _e, _table
+    from evalset.report.page import _e, _table  # the page's helpers
 
     table, s, level = report.estimate.table, report.estimate.settings, report.estimate.settings["level"]
     parts = ["<h2>Estimates from the document sample (humans on a sample of every query's pairs, the LLM on all)"

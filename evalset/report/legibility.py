@@ -34,7 +34,7 @@ from matplotlib.text import Text
 from evalset.report.plots import DPI, PAGE_WIDTH_PX, saved_figures
 
 if TYPE_CHECKING:
-    from evalset.report import ReportData
+    from evalset.report.page import ReportData
 
 MIN_TEXT_PX = 9.0
 """The smallest text height, in CSS px as displayed, a reader is asked to read."""
@@ -185,7 +185,7 @@ def _in_view(points: np.ndarray, view: object) -> np.ndarray:
 
 def check_report(data: ReportData, page_width_px: float = PAGE_WIDTH_PX) -> list[FigureCheck]:
     """Every figure of the page :func:`evalset.report.render_html` lays out for ``data``, checked."""
-    from evalset.report import render_html
+    from evalset.report.page import render_html
 
     with saved_figures() as figures:
         render_html(data)

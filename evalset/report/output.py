@@ -14,8 +14,10 @@ from evalset.errors import InputError
 from evalset.io.files import atomic_path
 from evalset.io.setfolder import load_set
 from evalset.io.trec import expand_run_paths, read_run
-from evalset.report import collect, render_html
+from evalset.params import settings_of
+from evalset.report.page import collect, render_html
 from evalset.report.probes import probes_section, read_probe
+from evalset.report.spec import ReportSpec
 
 
 @dataclass(frozen=True)
@@ -34,16 +36,17 @@ class ReportFile:
                 f"split {self.split}")
 
 
-def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike], output: str | os.PathLike, *,
-                 agreement_path: str | os.PathLike | None = None, split: str = "test",
+def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike], output: str | os.PathLike,
+                 spec: ReportSpec | None = None, *, agreement_path: str | os.PathLike | None = None,
                  probes_path: str | os.PathLike | None = None, **options: Any) -> ReportFile:
     """Write the HTML report of the frozen set at ``set_path`` and the ``runs`` (files or folders) to ``output``.
 
     ``agreement_path`` is the JSON of ``evalset agreement --format json`` (default: the manifest's agreement
     block); ``probes_path`` that of ``evalset judge probe`` (:mod:`evalset.report.probes`: checked against the
-    set's LLM labels before anything is computed); ``options`` as :func:`evalset.report.collect` (seed, resamples,
-    permutations, missing, ...).
+    set's LLM labels before anything is computed); the settings are ``spec``, or a
+    :class:`~evalset.report.spec.ReportSpec` of ``options`` (split, seed, resamples, permutations, missing, ...).
     """
+    spec = settings_of(ReportSpec, spec, options)
     files = expand_run_paths(runs)
     named = {name: read_run(path) for name, path in files.items()}
     agreement = None
@@ -54,8 +57,8 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
             raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
     frozen = load_set(set_path)
     probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
-    data = collect(frozen, named, agreement=agreement, split=split, files=files, **options)
+    data = collect(frozen, named, spec, agreement=agreement, files=files)
     page = render_html(replace(data, probes=probes))
     with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         handle.write(page)
-    return ReportFile(os.fspath(output), len(page.encode()), os.fspath(set_path), len(named), split)
+    return ReportFile(os.fspath(output), len(page.encode()), os.fspath(set_path), len(named), spec.split)

@@ -41,7 +41,7 @@ def read_probe(path: str | os.PathLike) -> dict[str, Any]:
 def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None = None) -> str:
     """The section's HTML for ``frozen`` (module docstring); raises :class:`InputError` when the probe's judge is
     the set's model under another prompt or guideline."""
-    from evalset.report import _e, _table  # the page's helpers
+    from evalset.report.page import _e, _table  # the page's helpers
 
     judge = source_fields(probe["judge"]["source"])
     title = "<h2>Can the judge be fooled?</h2>"

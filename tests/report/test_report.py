@@ -282,7 +282,8 @@ def test_report_refuses_a_count_of_resamples_that_is_not_positive(dl19_set, tmp_
                                        "-o", str(tmp_path / "r.html"), option, value])
     name = option.lstrip("-")
     assert result.exit_code == 2, result.output
-    assert result.output == f"evalset: error: {name} must be a positive integer, got {value}\n"
+    assert result.output == (f"evalset: error: Invalid value for '--{name}': must be an integer in [1, 1000000], "
+                             f"got {value}\n")
     assert not (tmp_path / "r.html").exists()
 
 

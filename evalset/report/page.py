@@ -1,0 +1,415 @@
+"""A self-contained HTML report of a frozen set and the runs scored on it.
+
+One page, no external resource and no script: plots are PNG images drawn by matplotlib (Agg, no pyplot state)
+and embedded as ``data:`` URIs (:mod:`evalset.report.plots`); every text that comes from the data (query text,
+ids, run names, annotator names) is escaped with :func:`html.escape`. The same inputs give the same bytes (PNG
+metadata stripped, every resampling seeded, no clock read).
+
+What the page shows, on the queries of one split of the set:
+
+- the set: queries per stratum, judgments per grade (with the guideline's grade names), and judged@k per run (the
+  share of each run's top k that has a judgment: a low value means its score rests on unjudged documents);
+- the agreement heatmap, from the manifest's ``agreement`` block (or a file given), or "no agreement data recorded";
+- the headline score of every run with a bootstrap interval over queries
+  (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
+  combined as the set's weighting does);
+- every pair of the runs compared at once (:mod:`evalset.report.many`: the randomised Tukey HSD, the runs by mean
+  with their letter groups, the pairs the holes could flip);
+- every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
+  :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
+  ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
+  its interval drawn from the report's resamples (too few for its level: no verdict, as
+  :func:`evalset.stats.verdicts.decide` rules), and its largest losses with the query text;
+- when the set has an LLM-graded part on the split (:mod:`evalset.estimate.frozen`): each run's PPI++ estimate
+  from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
+  the planned comparisons' PPI++ differences with their verdicts; on a set frozen with a document sample, the
+  document design's estimates and differences, each with its "this set" and "new queries" intervals.
+
+A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
+count) unless the report is told the contract's ``missing`` (``--missing zero``: it scores 0; ``--missing skip``:
+it is left out of the run's score and comparisons; one that differs from the set's contract overrides it); the page
+then says how many. Resamples too few to place the ends of a score's interval at its level
+(:func:`~evalset.stats.verdicts.minimum_resamples`) are refused.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evalset import __version__
+from evalset.comparing import ManyComparisons
+from evalset.comparing.compare import holes_policy, what_it_rests_on
+from evalset.comparing.topk import depth_of
+from evalset.contract import ContractOptions
+from evalset.errors import InputError
+from evalset.estimate import Estimate
+from evalset.estimate.documents.modes import DocumentReport
+from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
+from evalset.io.setfolder import FrozenSet
+from evalset.metrics import parse_measure
+from evalset.params import settings_of
+from evalset.render import number
+from evalset.report import plots
+from evalset.report.agreement import AgreementMatrix, agreement_matrix
+from evalset.report.estimates import estimates_section, set_estimates
+from evalset.report.many import many_runs, many_section
+from evalset.report.spec import ReportSpec
+from evalset.seeds import generator
+from evalset.stats.family import ComparisonFamily
+from evalset.stats.paired import Comparison
+from evalset.stats.strata import has_strata, score_interval, stratified_summary
+from evalset.stats.verdicts import (
+    ESTABLISHED,
+    EXPLORATORY,
+    NO_VERDICT,
+    NOT_ESTABLISHED,
+    css_class,
+    decide,
+)
+
+
+# ------------------------------------------------------------------------------------------------ the data
+@dataclass(frozen=True)
+class PlannedComparison:
+    """One planned comparison: the result and the per-query differences, or why it could not be made."""
+
+    baseline: str
+    candidate: str
+    result: Comparison | None = None
+    differences: pd.Series | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the page shows, computed; :func:`render_html` only lays it out."""
+
+    frozen: FrozenSet
+    split: str
+    headline: str
+    judged_measure: str
+    queries: pd.DataFrame
+    strata: pd.DataFrame
+    grades: pd.DataFrame
+    scores: pd.DataFrame
+    comparisons: list[PlannedComparison]
+    agreement: AgreementMatrix | None
+    settings: dict[str, Any] = field(default_factory=dict)
+    agreement_note: str = ""
+    estimate: Estimate | DocumentReport | None = None  # the estimates of an LLM-graded part or a document sample
+    estimate_note: str = ""  # why an LLM-graded part has no estimate
+    many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
+    many_note: str = ""
+    probes: str = ""  # the HTML of the judge's probe section (evalset.report.probes), checked against the set
+    notes: list[str] = field(default_factory=list)  # the queries runs lack, scored 0 or left out (--missing)
+
+
+def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], spec: ReportSpec | None = None, *,
+            agreement: Mapping[str, Any] | None = None, files: Mapping[str, str | os.PathLike] | None = None,
+            **options: Any) -> ReportData:
+    """Compute what the report shows (see the module docstring), as ``spec`` asks (or a
+    :class:`~evalset.report.spec.ReportSpec` of ``options``: ``split``, ``seed``, ``resamples``, ...).
+
+    ``runs`` maps run names (as the planned comparisons name them) to runs (``query_id, doc_id, score``), and
+    ``files`` (optional) names their files in an error. ``agreement`` overrides the manifest's ``agreement`` block.
+    Scores follow the set's contract and headline metric on the queries of ``spec.split``; ``spec.missing``
+    (``zero``, ``skip``) chooses what a judged query a run lacks does (None: refused).
+    """
+    spec = settings_of(ReportSpec, spec, options)
+    if not runs:
+        raise InputError("the report needs at least one run")
+    split, seed, resamples, permutations = spec.split, spec.seed, spec.resamples, spec.permutations
+    level, alpha, largest, missing = spec.level, spec.alpha, spec.largest, spec.missing
+    chosen = ContractOptions(missing=missing) if missing is not None else None
+    evaluation = Evaluation.on_set(frozen, split, chosen, override_contract=True)
+    queries, qrels = evaluation.queries, evaluation.qrels
+    headline = parse_measure(frozen.contract.headline)
+    judged = parse_measure(f"judged@{depth_of(headline, None)}")
+    measures = [headline] if headline == judged else [headline, judged]
+    values = per_query_values(evaluation, runs, [str(m) for m in measures])
+    lacking = missing_queries(values, {**runs, **(files or {})})
+    notes = [*missing_notes(values, lacking, "left out of its score and comparisons"),
+             *(f"note: the set's contract overridden: {said}" for said in evaluation.overridden)]
+    tables = values.tables
+    scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
+    comparisons = _comparisons(frozen, values, runs, str(headline), seed, permutations, resamples, alpha, largest)
+    many, many_note = many_runs(evaluation, runs, str(headline), permutations=permutations, seed=seed, alpha=alpha)
+    matrix, note = None, ""
+    if agreement is not None:
+        matrix = agreement_matrix(agreement)
+    else:  # a recorded block this reader does not know is reported on the page, not fatal
+        try:
+            matrix = agreement_matrix(frozen.manifest.get("agreement"))
+        except InputError as exc:
+            note = f"The manifest records an agreement block this report cannot read ({exc})."
+    estimate, estimate_note = set_estimates(frozen, runs, split, alpha, level, chosen,
+                                            {name: os.fspath(path) for name, path in (files or {}).items()})
+    return ReportData(
+        frozen=frozen, split=split, headline=str(headline), judged_measure=str(judged), queries=queries,
+        strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
+        comparisons=comparisons, agreement=matrix, agreement_note=note, estimate=estimate,
+        estimate_note=estimate_note, many=many, many_note=many_note, notes=notes,
+        settings={**spec.settings(), "runs": len(runs)},
+    )
+
+
+def _strata(queries: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    judged = qrels.groupby("query_id").size()
+    rows = []
+    for stratum, group in queries.groupby("stratum", sort=True):
+        counts = judged.reindex(group["query_id"]).dropna()
+        rows.append({"stratum": stratum, "queries": len(group), "judged_queries": len(counts),
+                     "judgments": int(counts.sum()), "traffic_share": float(group["stratum_share"].iloc[0])})
+    return pd.DataFrame(rows, columns=["stratum", "queries", "judged_queries", "judgments", "traffic_share"])
+
+
+def _grades(qrels: pd.DataFrame, scale: Mapping[str, str]) -> pd.DataFrame:
+    counts = qrels["grade"].value_counts()
+    grades = sorted({int(g) for g in scale} | {int(g) for g in counts.index})
+    return pd.DataFrame({"grade": grades, "name": [scale.get(str(g), "") for g in grades],
+                         "judgments": [int(counts.get(g, 0)) for g in grades]})
+
+
+def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries: pd.DataFrame, weighting: str,
+            level: float, resamples: int, seed: int) -> pd.DataFrame:
+    rows = []
+    for name, table in tables.items():
+        summary = stratified_summary(table[headline], queries, weighting)
+        estimate, low, high = score_interval(table[headline], queries, weighting, level=level,
+                                             resamples=resamples, rng=generator(seed))
+        rows.append({"run": name, "mean": estimate, "ci_low": low, "ci_high": high,
+                     "defined": summary.defined, "undefined": summary.undefined,
+                     "judged": float(table[judged].mean()),
+                     **{f"stratum:{s}": v.mean for s, v in summary.strata.items()}})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.DataFrame], headline: str, seed: int,
+                 permutations: int, resamples: int, alpha: float, largest: int) -> list[PlannedComparison]:
+    """The planned comparisons, each with what its verdict rests on as ``compare`` states it: judged@k and the
+    holes' bound (:func:`evalset.comparing.compare.what_it_rests_on`)."""
+    evaluation, tables = values.evaluation, values.tables
+    measure = parse_measure(headline)
+    policy, read = holes_policy(evaluation, measure, accept_holes=False), {}
+    family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=evaluation.split)
+    stratified = has_strata(evaluation.queries)  # the strata rule of compare: the headline on the set's weighting
+    strata = evaluation.queries[["query_id", "stratum", "stratum_share"]] if stratified else None
+    out = []
+    for baseline, candidate in frozen.planned:
+        absent = [name for name in (baseline, candidate) if name not in tables]
+        if absent:
+            out.append(PlannedComparison(baseline, candidate, note="run not given: " + ", ".join(absent)))
+            continue
+        base, cand = tables[baseline][headline], tables[candidate][headline]
+        common = base.index.intersection(cand.index)
+        note = "" if len(common) == len(base) == len(cand) else (
+            f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
+        result = family.compare(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
+                                metric=frozen.contract.headline, alpha=alpha, permutations=permutations, seed=seed,
+                                bootstrap_resamples=resamples, largest=largest, record=False, strata=strata,
+                                weighting=frozen.contract.weighting if stratified else "uniform",
+                                split=evaluation.split)
+        result, _ = what_it_rests_on(result, values, runs, depth_of(measure, None), policy, strata, read=read)
+        differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
+        out.append(PlannedComparison(baseline, candidate, result, differences, note))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- HTML
+_STYLE = f"""
+body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; color: #222;
+       max-width: {plots.PAGE_WIDTH_PX}px; line-height: 1.4; padding: 0 1em; }}
+h1 {{ font-size: 1.6em; margin-bottom: 0.2em; }} h2 {{ border-bottom: 1px solid #ccc; margin-top: 2em; }}
+table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }}
+th, td {{ border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }}
+th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.meta {{ color: #555; font-size: 0.9em; }} .none {{ color: #8a6d3b; font-style: italic; }}
+.{css_class(ESTABLISHED)} {{ color: #2d7a3e; font-weight: bold; }}
+.{css_class(NOT_ESTABLISHED)} {{ color: #8a6d3b; font-weight: bold; }}
+.{css_class(EXPLORATORY)} {{ color: #555; font-weight: bold; }}
+.{css_class(NO_VERDICT)} {{ color: #a94442; font-weight: bold; }}
+img {{ max-width: 100%; height: auto; display: block; margin: 0.5em 0; }}
+.comparison {{ margin-bottom: 2em; }}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
+                         for i, c in enumerate(row)) + "</tr>"
+        for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _image(uri: str, alt: str) -> str:
+    return f'<img src="{uri}" alt="{_e(alt)}">'
+
+
+def render_html(data: ReportData) -> str:
+    """Lay the report out as one HTML page (UTF-8, no script, no external resource)."""
+    frozen = data.frozen
+    title = f"evalset report: {frozen.name} {frozen.version}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request
+        f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
+        f"<h1>{_e(title)}</h1>",
+        _header(data),
+        _set_section(data),
+        _agreement_section(data.agreement, data.agreement_note),
+        _scores_section(data),
+        many_section(data.many, data.many_note),
+        estimates_section(data),
+        data.probes,
+        _comparisons_section(data),
+        f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
+        f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',
+        "</body>", "</html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _header(data: ReportData) -> str:
+    frozen, manifest = data.frozen, data.frozen.manifest
+    guideline = manifest.get("guideline") or {}
+    contract = ", ".join(f"{k}={v}" for k, v in frozen.contract.to_dict().items())
+    return (f'<p class="meta">Set <code>{_e(frozen.path)}</code>, created {_e(manifest.get("created", "?"))}, '
+            f'guideline {_e(guideline.get("name", "?"))} v{_e(guideline.get("version", "?"))} '
+            f'(sha256 {_e(str(guideline.get("sha256", ""))[:12])}). Split <b>{_e(data.split)}</b>: '
+            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>"
+            + "".join(f'<p class="none">{_e(note)}</p>' for note in data.notes))
+
+
+def _set_section(data: ReportData) -> str:
+    strata_rows = [[r.stratum, r.queries, r.judged_queries, r.judgments, f"{r.traffic_share:.3f}"]
+                   for r in data.strata.itertuples()]
+    grade_rows = [[r.grade, r.name, r.judgments] for r in data.grades.itertuples()]
+    judged = data.scores["judged"].sort_values(ascending=False, kind="stable")
+    return "\n".join([
+        "<h2>The set</h2>",
+        "<h3>Queries per stratum</h3>",
+        _table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
+        "<h3>Judgments per grade</h3>",
+        _table(["grade", "name", "judgments"], grade_rows, {0, 2}),
+        _image(plots.bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
+                         data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
+               "bar chart of judgments per grade"),
+        f"<h3>{_e(data.judged_measure)} per run</h3>",
+        f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
+        "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
+        "understates the run.</p>",
+        _image(plots.dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
+        f"<p>{_e(data.judged_measure)} {_judged_range(judged)}; the table of scores below repeats it per "
+        "run.</p>",
+    ])
+
+
+def _judged_range(judged: pd.Series) -> str:
+    if judged.min() == judged.max():
+        return f"is {judged.min():.3f} for every run"
+    return (f"ranges from {judged.min():.3f} ({_e(judged.idxmin())}) to {judged.max():.3f} "
+            f"({_e(judged.idxmax())})")
+
+
+def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str:
+    if agreement is None:
+        return f'<h2>Agreement</h2>\n<p class="none">{_e(note or "No agreement data recorded.")}</p>'
+    matrix = agreement.matrix
+    rows = [[name, *(number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
+    parts = ["<h2>Agreement</h2>", f"<p>Pairwise {_e(agreement.measure)} between annotators (1 on the diagonal; "
+             "undef where undefined or not measured).</p>",
+             _image(plots.heatmap(agreement.matrix, agreement.measure), f"heatmap of pairwise {agreement.measure}"),
+             _table(["annotator", *matrix.columns], rows, set(range(1, len(matrix.columns) + 1)))]
+    if agreement.alpha_ordinal is not None:
+        parts.append(f"<p>Krippendorff's alpha (ordinal), all annotators: {number(agreement.alpha_ordinal, 3)}</p>")
+    if agreement.system_taus is not None:
+        parts.append("<h3>Do the annotators rank systems alike?</h3>")
+        parts.append(_table(["a", "b", "runs", "Kendall's tau", "tau_AP"],
+                            [[r.a, r.b, r.runs, number(r.kendall_tau, 3), number(r.tau_ap, 3)]
+                             for r in agreement.system_taus.itertuples()], {2, 3, 4}))
+    return "\n".join(parts)
+
+
+def _scores_section(data: ReportData) -> str:
+    scores = data.scores.sort_values("mean", ascending=False, kind="stable")
+    strata = [c for c in scores.columns if c.startswith("stratum:")]
+    weighting = data.frozen.contract.weighting
+    level = data.settings["level"]
+    header = ["run", data.headline, f"{level:.0%} interval", "defined", "undefined", data.judged_measure]
+    if len(strata) > 1:
+        header += [c.split(":", 1)[1] for c in strata]
+    rows = []
+    for name, row in scores.iterrows():
+        cells = [name, number(row["mean"]), f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
+                 int(row["defined"]), int(row["undefined"]), f"{row['judged']:.3f}"]
+        if len(strata) > 1:
+            cells += [number(row[c]) for c in strata]
+        rows.append(cells)
+    averaging = ("traffic-weighted across strata (sum of share x stratum mean)" if weighting == "traffic"
+                 else "the plain mean over queries")
+    return "\n".join([
+        "<h2>Scores per run</h2>",
+        f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
+        f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
+        _image(plots.interval_plot(scores, data.headline, level), f"{data.headline} per run with intervals"),
+        _table(header, rows, set(range(1, len(header)))),
+    ])
+
+
+def _comparisons_section(data: ReportData) -> str:
+    parts = ["<h2>Planned comparisons</h2>"]
+    if not data.comparisons:
+        parts.append('<p class="none">No planned comparison recorded in the set.</p>')
+        return "\n".join(parts)
+    texts = data.queries.set_index("query_id")["query"]
+    for comparison in data.comparisons:
+        parts.append('<div class="comparison">')
+        parts.append(f"<h3>{_e(comparison.candidate)} vs {_e(comparison.baseline)}</h3>")
+        result = comparison.result
+        if result is None:
+            parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
+            continue
+        parts.append(f'<p>Verdict: <span class="{decide(result.evidence).css}">{_e(result.verdict)}</span></p>')
+        if result.hole_bound:
+            parts.append(f'<p class="meta">Holes: {_e(result.hole_bound["text"])}</p>')
+        if comparison.note:
+            parts.append(f'<p class="none">{_e(comparison.note)}</p>')
+        parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),
+                            f"per-query differences of {comparison.candidate} vs {comparison.baseline}"))
+        parts.append(_table(
+            ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "permutation p", "t-test p",
+             f"BCa {result.ci_level:.1%} CI", "effect size", "threshold"],
+            [[result.n, result.undefined, number(result.mean_difference, sign=True),
+              number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
+              f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
+              f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
+              number(result.effect_size, 3), f"{result.threshold:.4g}"]],
+            set(range(10))))
+        parts.append("<h4>Largest losses</h4>")
+        if result.largest_losses:
+            parts.append(_table(
+                ["query", "text", comparison.baseline, comparison.candidate, "difference"],
+                [[loss["query_id"], texts.get(loss["query_id"], ""), number(loss["baseline"]),
+                  number(loss["candidate"]), number(loss["difference"], sign=True)]
+                 for loss in result.largest_losses], {2, 3, 4}))
+        else:
+            parts.append('<p class="none">The candidate loses on no query.</p>')
+        parts.append("</div>")
+    return "\n".join(parts)
+
+
+def build_report(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], **options: Any) -> str:
+    """The HTML report of ``frozen`` and ``runs`` (options as :func:`collect`)."""
+    return render_html(collect(frozen, runs, **options))
