@@ -234,3 +234,29 @@ def test_every_random_choice_draws_from_a_generator_of_the_seeds_module():
     elsewhere = {module_name(path): sorted(makers & called_or_imported(ast.parse(path.read_text())))
                  for path in MODULES if module_name(path) != "evalset.seeds"}
     assert {module: used for module, used in elsewhere.items() if used} == {}
+
+
+# --- a pool folder has one reader and one writer (evalset.io.poolfiles): a pool file's name as a value of its own
+# outside io/ (a path built, `folder / "pool.json"`; a file to write, `files["tasks.jsonl"] = ...`) is a second one;
+# a message, a help text or a docstring may name the files
+def pool_file_names_used(source: str) -> list[tuple[int, str]]:
+    """(line, string) of each string literal of ``source`` that is a pool file's name or a path ending in one."""
+    from evalset.io.poolfiles import POOL_FILES
+
+    return [(line, text) for line, text in string_pieces(ast.parse(source))
+            if any(text == name or text.endswith(f"/{name}") for name in POOL_FILES)]
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) != "io"], ids=module_name)
+def test_only_the_io_room_reads_or_writes_a_pool_folders_files_by_name(path):
+    used = pool_file_names_used(path.read_text())
+    assert not used, (f"{module_name(path)} line {used[0][0]} names the pool file {used[0][1]!r}: read and write a "
+                      "pool folder through evalset.io.poolfiles (read_pool_manifest, read_tasks, read_pairs_and_tasks, "
+                      "write_pool_folder; its file names POOL_FILES)")
+
+
+def test_the_pool_file_rule_catches_an_ad_hoc_reader_and_spares_messages():
+    ad_hoc = ('"""Reads pool.json."""\nmanifest = json.loads((folder / "pool.json").read_text())\n'
+              'with open(os.path.join(folder, "tasks.jsonl")) as handle:\n    pass\nfiles["pool_sources.tsv"] = []\n'
+              'raise InputError(f"pair {p} of tasks.jsonl is not in pool.tsv", help="the pool.json")\n')
+    assert sorted(pool_file_names_used(ad_hoc)) == [(2, "pool.json"), (3, "tasks.jsonl"), (5, "pool_sources.tsv")]

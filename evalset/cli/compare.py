@@ -92,7 +92,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     runs = (baseline, *candidates)
     if holes_folder is not None:
         from evalset.io.outputs import check_outputs
-        from evalset.pooling import POOL_FILES
+        from evalset.io.poolfiles import POOL_FILES
 
         check_outputs({}, {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
                            "--queries": queries, "--corpus": corpus},

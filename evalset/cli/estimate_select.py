@@ -62,9 +62,9 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, queries_pat
     from pathlib import Path
 
     from evalset.io.outputs import check_outputs
+    from evalset.io.poolfiles import POOL_FILES
     from evalset.io.samplerecord import RECORD_FILES
     from evalset.io.slicerecord import RECORD_NAME
-    from evalset.pooling.folder import POOL_FILES
 
     if documents is not None:
         if any(v is not None for v in (size, per_stratum, fraction, queries_path)):

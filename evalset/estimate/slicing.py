@@ -38,8 +38,16 @@ from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
-from evalset.io.files import folder_built_aside
-from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
+from evalset.io.poolfiles import (
+    PAIRS_FILE,
+    SOURCES_FILE,
+    TASKS_FILE,
+    pool_tsv_lines,
+    read_pool_manifest,
+    read_pool_pairs,
+    task_lines,
+    write_pool_folder,
+)
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
 from evalset.params import POSITIVE_INT, Interval, check
@@ -131,28 +139,24 @@ def write_slice_pool(pool_dir: str | os.PathLike, record: SliceRecord, output: s
     refused unless ``replace``, and never left mixed.
     """
     pool_dir = Path(pool_dir)
-    keep, files = set(record.slice), {}
-    for name in ("pool.tsv", "pool_sources.tsv"):
-        files[name] = pool_tsv_lines(pool_dir / name, ("query_id",), {(query,) for query in keep})
-    if (pool_dir / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = task_lines(pool_dir / "tasks.jsonl", "query_id", keep)
-    source = json.loads((pool_dir / "pool.json").read_text()) if (pool_dir / "pool.json").exists() else {}
+    keep = set(record.slice)
+    pairs, sources = (pool_tsv_lines(pool_dir / name, ("query_id",), {(query,) for query in keep})
+                      for name in (PAIRS_FILE, SOURCES_FILE))
+    tasks = task_lines(pool_dir / TASKS_FILE, "query_id", keep) if (pool_dir / TASKS_FILE).exists() else None
     manifest = {"evalset_version": __version__,
                 "slice": {"record": RECORD_NAME, "queries": len(record.slice), "of": len(record.queries)},
-                "counts": {"queries": len(record.slice), "pairs": len(files["pool.tsv"]) - 1}, "source_pool": source}
-    files["pool.json"] = [json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"]
-    files[RECORD_NAME] = [json.dumps({"evalset_version": __version__, **record.to_dict()}, indent=2,
-                                     ensure_ascii=False) + "\n"]
-    with folder_built_aside(output, replace=replace) as aside:
-        for name, lines in files.items():
-            (aside / name).write_text("".join(lines), encoding="utf-8")
-    return [os.path.join(output, name) for name in files]
+                "counts": {"queries": len(record.slice), "pairs": len(pairs) - 1},
+                "source_pool": read_pool_manifest(pool_dir, missing_ok=True)}
+    texts = {RECORD_NAME: json.dumps({"evalset_version": __version__, **record.to_dict()}, indent=2,
+                                     ensure_ascii=False) + "\n"}
+    return write_pool_folder(output, manifest, pairs=pairs, sources=sources, tasks=tasks, records=texts,
+                             replace=replace)
 
 
 def select_from_pool(pool_dir: str | os.PathLike, *, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
                      **design: Any) -> SliceRecord:
     """Draw the slice from the queries of the pool in ``pool_dir`` (``design``: see :func:`select_slice`)."""
-    pool_tsv = Path(pool_dir) / "pool.tsv"
+    pool_tsv = Path(pool_dir) / PAIRS_FILE
     pairs = read_pool_pairs(pool_tsv)
     if pairs.empty:
         raise InputError("the pool has no pair: nothing to draw a slice from", str(pool_tsv))

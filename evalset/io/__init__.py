@@ -14,7 +14,7 @@ module            files
 ``corpus``        document texts (JSON Lines or TSV)
 ``annotations``   labels tables, qrels as one annotator, the grades of several annotators
 ``querylog``      query logs (TSV, CSV, JSON Lines, Parquet) in memory or as DuckDB SQL
-``poolfiles``     ``pool.tsv`` and ``tasks.jsonl`` of a pool folder
+``poolfiles``     a pool folder: its file names, ``pool.tsv``, ``tasks.jsonl``, the manifest; the folder written
 ================  =====================================================================================
 
 The readers and writers are also importable from here for notebook use (``from evalset.io import read_run``),
@@ -28,15 +28,17 @@ import importlib
 
 _EXPORTS = {
     "GRADES_COLUMNS": "annotations", "LABELS_COLUMNS": "annotations", "LABEL_KINDS": "annotations",
-    "LogColumns": "querylog", "QUERIES_COLUMNS": "queries", "TASK_FIELDS": "poolfiles", "atomic_path": "files",
+    "LogColumns": "querylog", "POOL_FILES": "poolfiles", "QUERIES_COLUMNS": "queries", "TASK_FIELDS": "poolfiles",
+    "atomic_path": "files",
     "expand_run_paths": "trec", "labels_from_file": "annotations", "qrels_frame": "frames", "qrels_from_frame": "trec",
     "query_log_sql": "querylog", "read_annotations": "annotations", "read_corpus": "corpus",
-    "read_judged_pairs": "annotations", "read_labels": "annotations", "read_pool_pairs": "poolfiles",
+    "read_judged_pairs": "annotations", "read_labels": "annotations", "read_pairs_and_tasks": "poolfiles",
+    "read_pool_manifest": "poolfiles", "read_pool_pairs": "poolfiles",
     "read_qrels": "trec", "read_queries": "queries", "read_query_list": "queries", "read_query_log": "querylog",
     "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_frame": "frames",
     "run_from_frame": "trec",
     "run_name": "trec", "write_labels": "annotations", "write_qrels": "trec", "write_queries": "queries",
-    "write_run": "trec",
+    "write_pool_folder": "poolfiles", "write_run": "trec",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from evalset.io.files import atomic_path, writing_to
 from evalset.io.guideline import Guideline, read_guideline
-from evalset.io.poolfiles import read_tasks
+from evalset.io.poolfiles import TASKS_FILE, read_tasks
 from evalset.judge.batch import judge_pairs_batch
 from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
 from evalset.judge.endpoint import resolve_endpoint
@@ -92,7 +92,7 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     tokens) only price the summary.
     """
     resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else
-    tasks = read_tasks(Path(pool_dir) / "tasks.jsonl", limit).to_dict("records")
+    tasks = read_tasks(Path(pool_dir) / TASKS_FILE, limit).to_dict("records")
     guideline = read_guideline(guideline_path)
     template = read_template(template_path)
     default_journal, default_failures = default_paths(output)

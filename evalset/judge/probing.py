@@ -43,7 +43,7 @@ import pandas as pd
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, write_text
 from evalset.io.guideline import read_guideline
-from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.io.poolfiles import PAIRS_FILE, TASKS_FILE, read_pool_pairs, read_tasks
 from evalset.judge import probes as variants_of
 from evalset.judge.client import JudgeSettings, JudgeStats, label_source, labels_from_journal
 from evalset.judge.endpoint import resolve_endpoint
@@ -213,8 +213,8 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
         raise InputError(f"rel must be a grade of the scale above its lowest ({', '.join(map(str, guideline.grades))})"
                          f", got {rel}", os.fspath(guideline_path))
     pool_dir = Path(pool_dir)
-    chosen, samples = human_samples(read_pool_pairs(pool_dir / "pool.tsv"), human, rel, size, seed, human_source)
-    tasks_path = pool_dir / "tasks.jsonl"
+    chosen, samples = human_samples(read_pool_pairs(pool_dir / PAIRS_FILE), human, rel, size, seed, human_source)
+    tasks_path = pool_dir / TASKS_FILE
     if not tasks_path.exists():
         raise InputError("the pool has no tasks.jsonl (no passage texts): build it with a corpus (evalset pool "
                          "--corpus)", os.fspath(pool_dir))

@@ -14,7 +14,7 @@ from label_studio_sdk import LabelStudio
 from evalset.errors import InputError
 from evalset.io.annotations import LABELS_COLUMNS, read_labels, write_labels
 from evalset.io.guideline import Guideline
-from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.poolfiles import PAIRS_FILE, read_pool_pairs
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.labelstudio.project import (
     COMMENT_CONTROL,
@@ -186,7 +186,7 @@ def known_pairs(pool_dir: str | os.PathLike, gold: pd.DataFrame | None = None) -
     """``(pool pairs, every pair a task may carry)``: the pool's ``pool.tsv``, and with ``gold`` its pairs too."""
     from evalset.quality.gold import gold_pairs_frame
 
-    pairs = read_pool_pairs(Path(pool_dir) / "pool.tsv")
+    pairs = read_pool_pairs(Path(pool_dir) / PAIRS_FILE)
     return pairs, pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
 
 

@@ -8,16 +8,14 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
 from tqdm import tqdm
 
-from evalset.errors import InputError
 from evalset.io.guideline import Guideline
-from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.io.poolfiles import read_pairs_and_tasks
 from evalset.labelstudio.project import (
     DEFAULT_BATCH_SIZE,
     DESCRIPTION_PATTERN,
@@ -83,16 +81,8 @@ def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
     Pairs of ``pool.tsv`` without a task (no text in the corpus) are not pushed; ``attrs["without_text"]``
     counts them. A task whose pair is not in ``pool.tsv`` is refused.
     """
-    folder = Path(pool_dir)
-    pairs = read_pool_pairs(folder / "pool.tsv")
-    tasks = read_tasks(folder / "tasks.jsonl")
-    merged = tasks.merge(pairs[["pair_id", "order"]], on="pair_id", how="left", validate="one_to_one")
-    stray = merged["order"].isna()
-    if stray.any():
-        raise InputError(f"pair_id {merged.loc[stray, 'pair_id'].iloc[0]} of tasks.jsonl is not in pool.tsv",
-                         str(folder / "tasks.jsonl"))
-    merged = merged.sort_values("order", kind="stable").reset_index(drop=True)
-    result = merged[list(TASK_DATA_FIELDS)].copy()
+    pairs, tasks = read_pairs_and_tasks(pool_dir)
+    result = tasks[list(TASK_DATA_FIELDS)].copy()
     result.attrs["without_text"] = len(pairs) - len(tasks)
     return result
 

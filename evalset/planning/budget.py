@@ -20,7 +20,6 @@ Conventions
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +32,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
+from evalset.io.poolfiles import TASKS_FILE, read_pool_manifest, read_tasks
 from evalset.params import POSITIVE_INT, check
 from evalset.pooling import stack_top_k
 from evalset.render import text_table
@@ -102,26 +102,13 @@ def pool_size_from_folder(folder: str | os.PathLike, *, prompt_tokens: int = 0,
                           tokenizer: str = "auto") -> PoolSize:
     """A :class:`PoolSize` from a pool folder (``pool.json``, and ``tasks.jsonl`` for tokens when present)."""
     folder = Path(folder)
-    manifest_path = folder / "pool.json"
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except FileNotFoundError:
-        raise InputError("not a pool folder (no pool.json)", str(folder)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", str(manifest_path)) from None
+    manifest = read_pool_manifest(folder)
     per_query = pd.Series(manifest["pairs_per_query"], dtype=np.int64, name="pairs").rename_axis("query_id")
     systems = len(manifest.get("inputs", {}).get("runs", {}))
-    tasks_path = folder / "tasks.jsonl"
-    if not tasks_path.exists():
+    if not (folder / TASKS_FILE).exists():
         return PoolSize(int(manifest["depth"]), str(folder), systems, per_query)
-    texts = []
-    with open(tasks_path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            try:
-                task = json.loads(line)
-                texts.append(f"{task.get('query', '')}\n{task['text']}")
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(f"not a task (JSON with a text): {exc}", str(tasks_path), number) from None
+    tasks = read_tasks(folder / TASKS_FILE)
+    texts = tasks["query"] + "\n" + tasks["text"]
     tokens, name = count_tokens(texts, tokenizer)
     return PoolSize(int(manifest["depth"]), str(folder), systems, per_query, _mean_tokens(tokens, prompt_tokens),
                     len(texts), name)

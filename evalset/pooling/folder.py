@@ -5,7 +5,6 @@ settings and counts); :class:`PoolBuild` renders the summary the command prints.
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -15,15 +14,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from evalset import __version__
 from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
-from evalset.io.files import folder_built_aside
+from evalset.io.poolfiles import POOL_FILES, write_pool_folder
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
@@ -204,57 +201,16 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-POOL_FILES = ("pool.tsv", "pool_sources.tsv", "tasks.jsonl", "pool.json")
-"""The files :func:`write_pool` writes in a pool folder (``tasks.jsonl`` only with the pool's tasks)."""
-
-
 def pool_files(folder: str | os.PathLike) -> list[str]:
     """The paths :func:`write_pool` writes in ``folder``: what must not be an input of the pool."""
     return [os.path.join(folder, name) for name in POOL_FILES]
 
 
 def write_pool(build: PoolBuild, folder: str | os.PathLike, *, replace: bool = False) -> list[str]:
-    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` as ``folder``.
-
-    The folder is built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`), so it is
-    never half-written nor mixed with an earlier pool's files, even by Ctrl-C; an existing non-empty ``folder`` is
-    refused unless ``replace``. Returns the paths written.
+    """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` as ``folder``
+    (:func:`~evalset.io.poolfiles.write_pool_folder`: built aside and renamed into place, never half-written nor
+    mixed with an earlier pool's files); an existing non-empty ``folder`` is refused unless ``replace``. Returns
+    the paths written.
     """
-    with folder_built_aside(folder, replace=replace) as aside:
-        names = write_pool_files(build, aside)
-    return [os.path.join(folder, name) for name in names]
-
-
-def write_pool_files(build: PoolBuild, folder: Path) -> list[str]:
-    """Write the pool's files into ``folder``, a new folder being built (see :func:`write_pool`); their names."""
-    tables = {
-        "pool.tsv": build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
-        "pool_sources.tsv": build.pool.sources,
-    }
-    for name, table in tables.items():
-        _write_tsv(table, str(folder / name))
-    names = list(tables)
-    if build.tasks is not None:
-        with open(folder / "tasks.jsonl", "w", encoding="utf-8") as handle:
-            for record in build.tasks.to_dict(orient="records"):
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        names.append("tasks.jsonl")
-    with open(folder / "pool.json", "w", encoding="utf-8") as handle:
-        json.dump(build.manifest, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-    return [*names, "pool.json"]
-
-
-def _write_tsv(frame: pd.DataFrame, path: str) -> None:
-    """Write a TSV with a header, as pandas would; through Arrow's writer, which is much faster on big pools."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    table = pa.table([column.cast(pa.large_string()) if pa.types.is_dictionary(column.type) else column
-                      for column in table.columns], names=table.column_names)
-    try:
-        with open(path, "wb") as handle:  # Arrow quotes header names even when told not to quote
-            handle.write(("\t".join(table.column_names) + "\n").encode())
-            pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, delimiter="\t",
-                                                              quoting_style="none"))
-    except pa.ArrowInvalid:  # an id holding a quote character: let pandas quote it
-        frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
-
+    return write_pool_folder(folder, build.manifest, pairs=build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
+                             sources=build.pool.sources, tasks=build.tasks, replace=replace)

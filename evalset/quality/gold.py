@@ -55,7 +55,7 @@ from evalset.io.annotations import grade_line
 from evalset.io.corpus import read_corpus
 from evalset.io.files import atomic_path
 from evalset.io.guideline import Guideline
-from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.io.poolfiles import read_pairs_and_tasks, read_pool_manifest
 from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
 from evalset.params import Interval, check
@@ -226,10 +226,10 @@ def plan_gold(pool_tasks: pd.DataFrame, pool_pair_ids: set[str], gold_tasks: pd.
 
 
 def _recorded_input(pool_dir: Path, key: str) -> str | None:
+    """The path of the pool's input ``key`` (``corpus``, ``queries``) its manifest records, or None."""
     try:
-        manifest = json.loads((pool_dir / "pool.json").read_text(encoding="utf-8"))
-        return manifest["inputs"][key]["path"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return read_pool_manifest(pool_dir, missing_ok=True)["inputs"][key]["path"]
+    except (KeyError, TypeError):
         return None
 
 
@@ -269,18 +269,11 @@ def prepare_gold_push(pool_dir: str | os.PathLike, gold_path: str | os.PathLike,
     """
     rate = check_gold_rate(rate)
     folder = Path(pool_dir)
-    pairs = read_pool_pairs(folder / "pool.tsv")
-    tasks = read_tasks(folder / "tasks.jsonl")
-    order = dict(zip(pairs["pair_id"], pairs["order"], strict=True))
-    stray = ~tasks["pair_id"].isin(order.keys())
-    if stray.any():
-        raise InputError(f"pair_id {tasks.loc[stray, 'pair_id'].iloc[0]} of tasks.jsonl is not in pool.tsv",
-                         str(folder / "tasks.jsonl"))
-    tasks = tasks.assign(order=tasks["pair_id"].map(order)).sort_values("order", kind="stable")
+    pairs, tasks = read_pairs_and_tasks(folder)
     gold = read_gold(gold_path, guideline)
     gold_tasks = gold_task_texts(gold, tasks, corpus or _recorded_input(folder, "corpus"),
                                  queries or _recorded_input(folder, "queries"))
-    plan = plan_gold(tasks.reset_index(drop=True), set(pairs["pair_id"]), gold_tasks, rate, seed)
+    plan = plan_gold(tasks, set(pairs["pair_id"]), gold_tasks, rate, seed)
     plan.tasks.attrs["without_text"] = len(pairs) - len(tasks)
     return plan
 

@@ -129,7 +129,7 @@ def test_an_interrupted_write_leaves_the_old_folder_whole(tmp_path, monkeypatch)
     write_pool(old, folder)
     before = snapshot(folder)
     new = build_from_spec(PoolSpec(runs=tuple(map(str, RUNS)), depth=10))
-    import evalset.pooling.folder as module
+    import evalset.io.poolfiles as module
 
     def interrupted(frame, path):  # Ctrl-C after pool.tsv is written, before pool_sources.tsv
         if path.endswith("pool_sources.tsv"):

@@ -21,7 +21,6 @@ Conventions
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +41,20 @@ from evalset.estimate.documents.sample import (
     poisson_sample,
 )
 from evalset.io.digests import file_sha256
-from evalset.io.files import check_file, folder_built_aside, read_tsv_with_header
-from evalset.io.poolfiles import pool_tsv_lines, read_pool_pairs, task_lines
+from evalset.io.files import read_tsv_with_header
+from evalset.io.poolfiles import (
+    MANIFEST_FILE,
+    PAIRS_FILE,
+    SOURCES_FILE,
+    TASKS_FILE,
+    pool_tsv_lines,
+    read_pool_manifest,
+    read_pool_pairs,
+    task_lines,
+    write_pool_folder,
+)
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
 from evalset.params import POSITIVE_INT, PROBABILITY, check
-
-SOURCES_NAME = "pool_sources.tsv"
 
 
 def read_pool_sources(path: str | os.PathLike) -> pd.DataFrame:
@@ -68,14 +75,12 @@ def read_pool_sources(path: str | os.PathLike) -> pd.DataFrame:
 
 def pool_depth(pool_dir: str | os.PathLike) -> int:
     """The pool's depth, from its ``pool.json``."""
-    path = Path(pool_dir) / "pool.json"
-    check_file(str(path))
-    try:
-        depth = json.loads(path.read_text(encoding="utf-8"))["depth"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise InputError(f"no pool depth ({type(exc).__name__}: {exc}): expected the pool.json of `evalset pool` "
-                         "(a slice's or a sample's folder is no pool to draw from)", str(path)) from None
-    return check("depth", depth, POSITIVE_INT, str(path))
+    path = str(Path(pool_dir) / MANIFEST_FILE)
+    manifest = read_pool_manifest(pool_dir)
+    if "depth" not in manifest:
+        raise InputError(f"no pool depth: expected the {MANIFEST_FILE} of `evalset pool` (a slice's or a sample's "
+                         "folder is no pool to draw from)", path)
+    return check("depth", manifest["depth"], POSITIVE_INT, path)
 
 
 def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
@@ -89,14 +94,14 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     if fraction is not None:
         check("the fraction of the pool's pairs", fraction, PROBABILITY)
     folder = Path(pool_dir)
-    pool_tsv = folder / "pool.tsv"
+    pool_tsv = folder / PAIRS_FILE
     pairs = read_pool_pairs(pool_tsv)
     if pairs.empty:
         raise InputError("the pool has no pair: nothing to draw a sample from", str(pool_tsv))
     if budget is not None and budget >= len(pairs):
         raise InputError(f"a budget of {budget:,} judgments for a pool of {len(pairs):,} pairs: give fewer than "
                          "all (all of them is no sample: push the pool itself)")
-    sources = read_pool_sources(folder / SOURCES_NAME)
+    sources = read_pool_sources(folder / SOURCES_FILE)
     depth = pool_depth(folder)
     expected = float(budget) if budget is not None else fraction * len(pairs)
     prior = document_prior(pairs, sources, depth, floor, PRIOR_POWER)
@@ -121,22 +126,16 @@ def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, outpu
     drawn = record.drawn
     pair_ids = set(drawn["pair_id"])
     keys = set(zip(drawn["query_id"], drawn["doc_id"], strict=True))
-    files = {"pool.tsv": pool_tsv_lines(folder / "pool.tsv", ("pair_id",), {(p,) for p in pair_ids}),
-             SOURCES_NAME: pool_tsv_lines(folder / SOURCES_NAME, ("query_id", "doc_id"), keys)}
-    if (folder / "tasks.jsonl").exists():
-        files["tasks.jsonl"] = task_lines(folder / "tasks.jsonl", "pair_id", pair_ids)
-    source = json.loads((folder / "pool.json").read_text(encoding="utf-8"))
+    pairs = pool_tsv_lines(folder / PAIRS_FILE, ("pair_id",), {(p,) for p in pair_ids})
+    sources = pool_tsv_lines(folder / SOURCES_FILE, ("query_id", "doc_id"), keys)
+    tasks = task_lines(folder / TASKS_FILE, "pair_id", pair_ids) if (folder / TASKS_FILE).exists() else None
     counts = record.counts()
     manifest = {"evalset_version": __version__,
                 "sample": {"record": [TABLE_NAME, RECORD_NAME], "drawn": counts["drawn"], "of": counts["pairs"]},
                 "counts": {"queries": int(drawn["query_id"].nunique()), "pairs": counts["drawn"]},
-                "source_pool": source}
-    files["pool.json"] = [json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"]
-    files.update({name: [text] for name, text in record_texts(record, __version__).items()})
-    with folder_built_aside(output, replace=replace) as aside:
-        for name, lines in files.items():
-            (aside / name).write_text("".join(lines), encoding="utf-8")
-    return [os.path.join(output, name) for name in files]
+                "source_pool": read_pool_manifest(folder)}
+    return write_pool_folder(output, manifest, pairs=pairs, sources=sources, tasks=tasks,
+                             records=record_texts(record, __version__), replace=replace)
 
 
 @dataclass(frozen=True)
