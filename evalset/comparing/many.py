@@ -153,7 +153,7 @@ class ManyComparisons:
             "judged": None if self.judged is None else dict(zip(self.runs, self.judged, strict=True)),
             "letters": None if self.letters is None else dict(zip(self.runs, self.letters, strict=True)),
             "adjusted_p": nested(self.adjusted), "raw_p": nested(self.raw),
-            "pairs": [pair.to_dict() for pair in self.pairs], "anova": self.anova.to_dict(),
+            "pairs": [pair.to_dict() for pair in self.pairs], "anova": self.anova.to_dict() | {"weighting": "uniform"},
             "unjudged": self.unjudged, "bounds": {run: list(b) for run, b in self.bounds.items()},
             "settings": {"family": "baseline" if self.baseline else "all pairs", "baseline": self.baseline,
                          "pairs": len(self.pairs), "correction": self.correction, "alpha": self.alpha,
@@ -375,9 +375,15 @@ def _text(result: ManyComparisons) -> str:
             lines.append(f"  ... {len(significant) - len(shown)} more {ESTABLISHED} pairs (every pair in --format "
                          "json, the matrix in --format tsv)")
     lines += ["", result.anova.to_text()]
+    if result.weighted:
+        lines.append(UNWEIGHTED_ANOVA)
     if result.overridden:
         lines.append("CONTRACT OVERRIDDEN: " + ", ".join(result.overridden))
     return "\n".join(lines)
+
+
+UNWEIGHTED_ANOVA = ("  the ANOVA weighs every query the same (it has no traffic-weighted form); the means, the tests "
+                    "and the groups above are traffic-weighted")
 
 
 def _aligned(letters: str, columns: str) -> str:

@@ -9,10 +9,13 @@ run that lacks queries, its file and the count; when chosen, the analysis says h
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalset.errors import InputError
 from evalset.evaluation.values import PerQuery
+
+if TYPE_CHECKING:
+    from evalset.evaluation.scope import Evaluation
 
 
 def missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
@@ -25,10 +28,24 @@ def missing_queries(values: PerQuery, runs: Any) -> dict[str, int]:
         name, count = next((name, count) for name, count in lacking.items() if count)
         judged = judged_count(values, name)
         path = runs[name] if isinstance(runs[name], str | os.PathLike) else None
-        raise InputError(f"run {name} lacks {count} of the {judged} judged queries: give --missing zero (they "
-                         "score 0, as a system that returned nothing) or --missing skip (they are left out of the "
-                         "comparison)", os.fspath(path) if path is not None else None)
+        raise InputError(f"run {name} lacks {count} of the {judged} judged queries: {_choices(evaluation)}",
+                         os.fspath(path) if path is not None else None)
     return lacking
+
+
+EFFECTS = {"zero": "they score 0, as a system that returned nothing",
+           "skip": "they are left out of the comparison"}
+
+
+def _choices(evaluation: Evaluation) -> str:
+    """The choices that would let the runs through: both policies, or on a set that forbids contradicting its
+    contract, the set's own and the other one with --override-contract."""
+    if evaluation.frozen is None or evaluation.may_override:
+        return "give " + " or ".join(f"--missing {policy} ({effect})" for policy, effect in EFFECTS.items())
+    recorded = evaluation.frozen.contract.evaluation.missing
+    other = next(policy for policy in EFFECTS if policy != recorded)
+    return (f"give --missing {recorded} (the set's contract: {EFFECTS[recorded]}), or --missing {other} with "
+            f"--override-contract ({EFFECTS[other]}; the output says the contract was overridden)")
 
 
 def judged_count(values: PerQuery, run: str) -> int:

@@ -49,6 +49,7 @@ class Evaluation:
     source: str | None = None  # the qrels file or the set's folder, for messages
     given: tuple[str, ...] = field(default=())  # the contract's conventions chosen explicitly (options given)
     counted: dict = field(default_factory=dict, repr=False)  # qrels held indexed: what reading their file counted
+    may_override: bool = False  # on a set: options may contradict its contract (said in the output)
 
     @classmethod
     def on_qrels(cls, qrels: str | os.PathLike | QrelsLike, options: Options = None) -> Evaluation:
@@ -78,7 +79,8 @@ class Evaluation:
         if not (qrels["grade"] >= 0).any():
             raise InputError(f"no judgments on the {split} split of the set ({len(queries)} queries, none judged)",
                              os.fspath(frozen.path))
-        return cls(contract, qrels, frozen, split, queries, overridden, os.fspath(frozen.path), _given(options))
+        return cls(contract, qrels, frozen, split, queries, overridden, os.fspath(frozen.path), _given(options),
+                   may_override=override_contract)
 
     @property
     def headline(self) -> str:

@@ -141,6 +141,22 @@ def test_a_run_missing_judged_queries_is_refused_naming_the_run_and_the_count(la
         "(they score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)"]
 
 
+def test_on_a_set_the_missing_advice_names_the_sets_policy_and_the_override_the_other_needs(strata_set,
+                                                                                          lacking_run):
+    """Issue 51: on a missing=zero set the refusal advised --missing skip, which the set's contract then refused."""
+    path, _, _ = strata_set
+    refused = invoke("compare", "--set", path, "--split", "all", RUNS / "bm25base_p.run.gz", lacking_run)
+    assert refused.exit_code == 2
+    assert refused.output.splitlines() == [
+        f"evalset: error: {lacking_run}: run bm25tuned_missing lacks 2 of the 43 judged queries: give --missing zero "
+        "(the set's contract: they score 0, as a system that returned nothing), or --missing skip with "
+        "--override-contract (they are left out of the comparison; the output says the contract was overridden)"]
+    for advised in (["--missing", "zero"], ["--missing", "skip", "--override-contract"]):
+        followed = invoke("compare", "--set", path, "--split", "all", RUNS / "bm25base_p.run.gz", lacking_run,
+                          *advised, "--permutations", "99")
+        assert followed.exit_code == 0, followed.output
+
+
 def test_missing_zero_gives_the_old_figures_with_a_note_and_says_the_tests_disagree(lacking_run):
     result = CliRunner().invoke(main, ["compare", "--qrels", str(DL19 / "nist.qrels"), str(RUNS / "bm25base_p.run.gz"),
                                        str(lacking_run), "--missing", "zero", "--format", "json"])

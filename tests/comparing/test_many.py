@@ -194,6 +194,19 @@ def test_on_a_set_weighted_by_traffic_the_means_and_the_test_use_the_traffic_wei
     assert not result.exploratory and "exploratory" not in result.to_text()
 
 
+def test_on_a_weighted_set_the_text_says_the_anova_weighs_every_query_the_same(strata_set):
+    """Issue 51: the means and Tukey were traffic-weighted and the ANOVA beside them plain, unsaid."""
+    frozen, _ = strata_set
+    weighted = compare_many(Evaluation.on_set(frozen, "test"), FEW, permutations=99)
+    lines = weighted.to_text().splitlines()
+    assert lines[lines.index(weighted.anova.to_text().splitlines()[-1]) + 1] == (
+        "  the ANOVA weighs every query the same (it has no traffic-weighted form); the means, the tests and the "
+        "groups above are traffic-weighted")
+    assert weighted.to_dict()["anova"]["weighting"] == "uniform"
+    plain = compare_many(Evaluation.on_qrels(QRELS), FEW, permutations=99)
+    assert "the ANOVA weighs every query the same" not in plain.to_text()
+
+
 def test_on_the_dev_split_nothing_is_established(strata_set):
     frozen, _ = strata_set
     result = compare_many(Evaluation.on_set(frozen, "dev"), FEW, permutations=999)
