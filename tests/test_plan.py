@@ -295,6 +295,19 @@ def test_llm_cost_from_a_pool_folder_counts_the_tasks_tokens(tmp_path, shared_da
     assert row["llm_cost"] == pytest.approx((2495 * by_hand * 2.5 + 2495 * 20 * 10) / 1e6)
 
 
+def test_a_slices_pool_folder_is_costed_from_its_pairs_and_its_source_pools_depth(tmp_path, shared_data):
+    """A slice's pool.json records no pairs per query nor depth: `plan --pool SLICE` was a KeyError traceback."""
+    root = shared_data / "dl19"
+    runs = [root / "runs" / "official_top100" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
+    assert invoke("pool", *runs, "-k", "10", "-o", tmp_path / "pool").exit_code == 0
+    assert invoke("estimate", "select", tmp_path / "pool", "--size", "5", "-o", tmp_path / "slice").exit_code == 0
+    pairs = pd.read_csv(tmp_path / "slice" / "pool.tsv", sep="\t", dtype=str)
+    result = invoke("plan", "--pool", tmp_path / "slice", "--format", "json")
+    assert result.exit_code == 0, result.output
+    pool = json.loads(result.stdout)["budget"]["pools"][0]
+    assert (pool["depth"], pool["queries"], pool["pairs"]) == (10, 5, len(pairs)) and pool["systems"] == 2
+
+
 def test_budget_settings_are_checked():
     size = budget.PoolSize(10, "runs", 2, pd.Series([3, 5], index=["a", "b"]))
     with pytest.raises(InputError, match="overlap"):

@@ -32,7 +32,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
-from evalset.io.poolfiles import TASKS_FILE, read_pool_manifest, read_tasks
+from evalset.io.poolfiles import MANIFEST_FILE, PAIRS_FILE, TASKS_FILE, read_pool_manifest, read_pool_pairs, read_tasks
 from evalset.params import POSITIVE_INT, check
 from evalset.pooling import stack_top_k
 from evalset.render import text_table
@@ -100,18 +100,24 @@ def pool_size_from_runs(pairs: pd.DataFrame, depth: int, *, texts: pd.DataFrame 
 
 def pool_size_from_folder(folder: str | os.PathLike, *, prompt_tokens: int = 0,
                           tokenizer: str = "auto") -> PoolSize:
-    """A :class:`PoolSize` from a pool folder (``pool.json``, and ``tasks.jsonl`` for tokens when present)."""
+    """A :class:`PoolSize` from a pool folder: its pairs per query (``pool.tsv``), its depth and systems
+    (``pool.json``; a slice's or a sample's folder: its source pool's), and ``tasks.jsonl`` for tokens when
+    present."""
     folder = Path(folder)
     manifest = read_pool_manifest(folder)
-    per_query = pd.Series(manifest["pairs_per_query"], dtype=np.int64, name="pairs").rename_axis("query_id")
-    systems = len(manifest.get("inputs", {}).get("runs", {}))
+    pool = manifest if "depth" in manifest else manifest.get("source_pool", {})
+    if "depth" not in pool:
+        raise InputError("no pool depth: expected the pool.json of `evalset pool`, a slice's or a sample's",
+                         str(folder / MANIFEST_FILE))
+    pairs = read_pool_pairs(folder / PAIRS_FILE)
+    per_query = pairs.groupby("query_id", sort=True).size().astype(np.int64).rename("pairs")
+    depth, systems = int(pool["depth"]), len(pool.get("inputs", {}).get("runs", {}))
     if not (folder / TASKS_FILE).exists():
-        return PoolSize(int(manifest["depth"]), str(folder), systems, per_query)
+        return PoolSize(depth, str(folder), systems, per_query)
     tasks = read_tasks(folder / TASKS_FILE)
     texts = tasks["query"] + "\n" + tasks["text"]
     tokens, name = count_tokens(texts, tokenizer)
-    return PoolSize(int(manifest["depth"]), str(folder), systems, per_query, _mean_tokens(tokens, prompt_tokens),
-                    len(texts), name)
+    return PoolSize(depth, str(folder), systems, per_query, _mean_tokens(tokens, prompt_tokens), len(texts), name)
 
 
 def task_texts(pairs: pd.DataFrame, corpus_path: str | os.PathLike, queries: pd.DataFrame) -> pd.DataFrame:
