@@ -260,3 +260,57 @@ def test_the_pool_file_rule_catches_an_ad_hoc_reader_and_spares_messages():
               'with open(os.path.join(folder, "tasks.jsonl")) as handle:\n    pass\nfiles["pool_sources.tsv"] = []\n'
               'raise InputError(f"pair {p} of tasks.jsonl is not in pool.tsv", help="the pool.json")\n')
     assert sorted(pool_file_names_used(ad_hoc)) == [(2, "pool.json"), (3, "tasks.jsonl"), (5, "pool_sources.tsv")]
+
+
+# a parameter's rule is declared once (evalset/params.py: a settings class's RULES, validate_params): no module checks
+# a value against choices or a bound by hand; a command's options take their type from the declared rule
+# (cli/ruled.py). A file's content is data, not a parameter: its checks say "found" and name the file and line.
+HAND_CHECKS = {
+    "a choice checked by hand": re.compile(r"if [^\n]* not in \(?[\"'A-Z][^\n]*:\n\s*raise InputError"),
+    "a rule's message written by hand": re.compile(
+        r"InputError\(\s*f?[\"'][^\"'\n]*must be (?:one of|a positive|a non-negative|an integer|a number|in [\[(]|a "
+        r"fraction|at least|between)[^\n]*\bgot\b"),
+    "a bound checked by hand": re.compile(
+        r"if (?:not )?\(?-?[\d.]+ <=? [a-z_.]+ <=? [\d.A-Z_]+\)?:\n\s*raise InputError"
+        r"|if [a-z_.]+ (?:<|<=) [01]:\n\s*raise InputError"),
+}
+CLI_HAND_TYPES = re.compile(r"type=(?:int|float)\b|click\.(?:IntRange|FloatRange)\(|click\.Choice\(\[")
+NOT_PARAMETERS = {  # what these modules check looks like a parameter's rule and is not one
+    "evalset.metrics.measures": "a measure's name looked up in its registry (the message offers close spellings)",
+    "evalset.metrics.trec_eval_names": "a trec_eval measure family looked up in its table of defaults",
+    "evalset.compat.ir_measures": "an ir_measures measure looked up in its table of counterparts",
+    "evalset.judge.endpoint": "a URL's scheme, host and port",
+    "evalset.comparing.holes": "the judgments' largest grade (data: a hole cannot be filled relevant without one)",
+}
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name != "params.py"], ids=module_name)
+def test_no_module_checks_a_parameter_by_hand(path):
+    text = path.read_text()
+    for what, pattern in HAND_CHECKS.items():
+        found = pattern.search(text)
+        if module_name(path) in NOT_PARAMETERS:
+            continue
+        assert not found, f"{module_name(path)}: {what} ({found.group(0)!r}): declare it in evalset/params.py's way"
+    if room(module_name(path)) == "cli" and path.name != "ruled.py":
+        found = CLI_HAND_TYPES.search(text)
+        assert not found, f"{module_name(path)}: {found.group(0)!r}: build the option with cli.ruled from its rule"
+
+
+@pytest.mark.parametrize("source, caught", [
+    ('    if ties not in TIE_RULES:\n        raise InputError(f"unknown tie rule {ties!r}")', True),
+    ('    if depth < 1:\n        raise InputError(f"depth must be a positive integer, got {depth}")', True),
+    ('        raise InputError(f"weighting must be one of {WEIGHTINGS}, got {w!r}")', True),
+    ('    if not 0 <= holdout < 1:\n        raise InputError(f"holdout must be a fraction in [0, 1), not {h}")', True),
+    ('        raise InputError(f"rank must be a positive integer, found {value!r}", path, line)', False),
+    ('    check("depth", depth, POSITIVE_INT)', False),
+])
+def test_the_hand_check_patterns_catch_what_they_name(source, caught):
+    assert any(pattern.search(source) for pattern in HAND_CHECKS.values()) is caught
+
+
+def test_what_is_not_a_parameter_still_looks_like_one():
+    """The exceptions do not outlive what they excuse."""
+    for module in NOT_PARAMETERS:
+        text = (PACKAGE.parent / (module.replace(".", "/") + ".py")).read_text()
+        assert any(pattern.search(text) for pattern in HAND_CHECKS.values()), module

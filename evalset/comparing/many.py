@@ -44,6 +44,7 @@ from evalset.comparing.compare import comparison_strata, holes_policy
 from evalset.comparing.holes import filled_qrels, top_grade
 from evalset.comparing.spec import CompareSpec
 from evalset.comparing.topk import depth_of, graded_top_k
+from evalset.contract import MISSING_POLICIES
 from evalset.errors import InputError
 from evalset.evaluation import (
     Evaluation,
@@ -56,7 +57,7 @@ from evalset.evaluation import (
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
-from evalset.params import settings_of
+from evalset.params import check, settings_of
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.multiple import (
@@ -260,8 +261,7 @@ def _with_missing(evaluation: Evaluation, missing: str | None) -> Evaluation:
     """The evaluation with ``missing`` chosen (None: as it is)."""
     if missing is None:
         return evaluation
-    if missing not in ("zero", "skip"):
-        raise InputError(f"missing must be zero or skip, got {missing!r}")
+    check("missing", missing, MISSING_POLICIES)
     if missing != evaluation.contract.missing and evaluation.frozen is not None:
         raise InputError(f"missing={missing} contradicts the set's contract (missing={evaluation.contract.missing}): "
                          "give it when the evaluation is made (--missing with --override-contract)")

@@ -100,7 +100,7 @@ def _refuse_bad_splits(frame: pd.DataFrame, line_numbers: list[int], path: str) 
     bad = ~frame["split"].astype(str).isin(SPLITS)
     if bad.any():
         row = int(bad.to_numpy().nonzero()[0][0])
-        raise InputError(f"split must be one of {', '.join(SPLITS)}, got {frame['split'].iloc[row]!r}", path,
+        raise InputError(f"split must be one of {', '.join(SPLITS)}, found {frame['split'].iloc[row]!r}", path,
                          line_numbers[row])
 
 

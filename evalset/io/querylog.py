@@ -18,6 +18,7 @@ import pyarrow.json as pajson
 
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, check_file, first_line, open_file, utf8_error
+from evalset.params import check
 
 # --- query logs -----------------------------------------------------------------------------------------
 # A query log is read into one standard shape, whatever its format: the columns ``query`` (text, "" when
@@ -57,9 +58,7 @@ class LogColumns:
 def log_format(path: str | os.PathLike, fmt: str | None = None) -> str:
     """A log's format: ``fmt`` if given, else from the suffix (``.gz`` skipped, ``.log`` is TSV)."""
     if fmt is not None:
-        if fmt not in LOG_FORMATS:
-            raise InputError(f"unknown log format {fmt!r}; expected one of {', '.join(LOG_FORMATS)}", None)
-        return fmt
+        return check("the log format", fmt, LOG_FORMATS)
     name = os.fspath(path).lower()
     name = name.removesuffix(".gz")
     found = _LOG_SUFFIXES.get(os.path.splitext(name)[1])

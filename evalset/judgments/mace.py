@@ -36,6 +36,7 @@ from scipy import stats
 from scipy.special import digamma
 
 from evalset.errors import InputError
+from evalset.params import POSITIVE_INT, check
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,8 @@ def fit_mace(frame: pd.DataFrame, *, n_restarts: int = 10, n_iter: int = 50, met
     del smoothing  # crowd-kit 1.4 smooths with 0.01 / n_labels, not with this parameter
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise InputError(f"MACE's fast path needs an int random_state, got {random_state!r}")
-    if method not in ("vb", "em") or n_restarts < 1:
-        raise InputError(f"MACE needs method 'vb' or 'em' and at least one restart, got {method!r}, {n_restarts}")
+    check("MACE's method", method, ("vb", "em"))
+    check("MACE's restarts", n_restarts, POSITIVE_INT)
     codes = _codes(frame)
     n_workers, n_labels = codes.n_workers, len(codes.label_names)
     uniform = stats.uniform(1, 1 + default_noise)

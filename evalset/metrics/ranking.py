@@ -33,7 +33,6 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset.contract import TIE_RULES, TieRule
-from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, check
 from evalset.speed.keys import query_codes, repeated_rows, string_keys
 from evalset.speed.parallel import row_blocks
@@ -175,8 +174,7 @@ def order_run(run: pd.DataFrame, ties: TieRule = "trec", dedupe: bool = True,
     caller that finds them in its own join, see :func:`evalset.speed.keys.join`). ``single_precision``: under
     ``trec``, compare the scores as trec_eval 9 did (module docstring).
     """
-    if ties not in TIE_RULES:
-        raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+    check("the tie rule", ties, TIE_RULES)
     query_ids, query_code = query_codes(run["query_id"])
     doc_id = string_column(run["doc_id"])
     (doc_key,) = string_keys(doc_id)

@@ -191,8 +191,7 @@ def stack_top_k(
     """
     depth = check("depth", depth, POSITIVE_INT)
     depths = {name: check(f"depth of {name}", k, POSITIVE_INT) for name, k in (depths or {}).items()}
-    if ties not in TIE_RULES:
-        raise InputError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIE_RULES)}")
+    check("the tie rule", ties, TIE_RULES)
     keep = None if query_ids is None else set(map(str, query_ids))
     parts: dict[str, tuple] = {}
     for name, run in runs.items() if isinstance(runs, Mapping) else runs:

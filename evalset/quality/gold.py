@@ -44,7 +44,7 @@ import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,7 @@ from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks, read_pool_manifest
 from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
-from evalset.params import Interval, check
+from evalset.params import POSITIVE_INT, Interval, check, check_fields
 from evalset.pooling.pool import pair_ids
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
@@ -77,11 +77,10 @@ class GoldPolicy:
     min_gold: int = 20
     min_kappa: float = 0.4
 
+    RULES: ClassVar[dict] = {"min_gold": POSITIVE_INT, "min_kappa": Interval(float, -1, 1)}
+
     def __post_init__(self):
-        if self.min_gold < 1:
-            raise InputError(f"the gold policy needs at least 1 gold answer, got {self.min_gold}")
-        if not -1.0 <= self.min_kappa <= 1.0:
-            raise InputError(f"the kappa threshold must be in [-1, 1], got {self.min_kappa}")
+        check_fields(self, self.RULES)
 
     def describe(self) -> str:
         return (f"flagged when linear kappa against gold < {self.min_kappa:.2f} on at least {self.min_gold} gold "

@@ -49,9 +49,7 @@ def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
         count = per_stratum[stratum.rsplit("/", 1)[-1]]
     else:
         raise InputError(f"no per-stratum count for stratum {stratum!r}")
-    if count < 0:
-        raise InputError(f"per-stratum count for {stratum!r} must not be negative")
-    return count
+    return check(f"the per-stratum count of {stratum!r}", count, NON_NEGATIVE_INT)
 
 
 def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *, seed: int = 0,

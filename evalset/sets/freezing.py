@@ -59,6 +59,7 @@ from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
+from evalset.params import POSITIVE_INT, check
 
 
 # ------------------------------------------------------------------------------------------------- queries
@@ -258,8 +259,7 @@ def freeze(
     _remove_stale_builds(set_dir)
     existing = _versions(set_dir)
     number = version if version is not None else (existing[-1] + 1 if existing else 1)
-    if number < 1:
-        raise InputError(f"versions start at 1, got {number}")
+    check("the version (they start at 1)", number, POSITIVE_INT)
     target = set_dir / f"v{number}"
     if target.exists():
         raise InputError(f"version v{number} exists and a frozen version is never rewritten", str(target))

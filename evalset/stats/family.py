@@ -30,7 +30,6 @@ from typing import Any, Protocol
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
-from evalset.errors import InputError
 from evalset.io.comparisonlog import ComparisonLog
 from evalset.params import POSITIVE_INT, check
 from evalset.stats.paired import Comparison, compare_paired
@@ -101,9 +100,7 @@ class ComparisonFamily:
 def bonferroni_threshold(alpha: float, size: int) -> float:
     """The family-wise threshold of one comparison among ``size``: ``alpha / size`` (the one formula; a family of
     ``size`` intervals each at level ``1 - alpha / size`` covers all its values at ``1 - alpha`` or more)."""
-    if size < 1:
-        raise InputError(f"a family needs at least one comparison, got {size}")
-    return alpha / size
+    return alpha / check("a family's comparisons", size, POSITIVE_INT)
 
 
 def _now() -> str:

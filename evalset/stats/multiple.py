@@ -123,8 +123,7 @@ def corrected_pair_p_values(matrix: np.ndarray, pairs: np.ndarray, permutations:
                             method: str, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(raw, adjusted)`` p-values of each pair: the paired permutation test of each pair's weighted per-query
     differences, adjusted by ``method`` (``holm`` or ``bonferroni``) over the family."""
-    if method not in ("holm", "bonferroni"):
-        raise InputError(f"method must be holm or bonferroni, got {method!r}")
+    check("method", method, CORRECTIONS[1:])
     matrix, permutations = _matrix(matrix), check("permutations", permutations, POSITIVE_INT)
     weights = _weights(matrix, weights)
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

@@ -96,7 +96,7 @@ def test_a_stratum_with_two_traffic_shares_and_an_unknown_split_are_refused_with
         read_queries(path)
     assert (error.value.path, error.value.line) == (str(path), 2)
     path.write_text(STRATA.replace("l2\tlong query 2\tlong\t0.0781\ttest", "l2\tlong query 2\tlong\t0.0781\t0.5"))
-    with pytest.raises(InputError, match=r"split must be one of test, dev, got '0\.5'") as error:
+    with pytest.raises(InputError, match=r"split must be one of test, dev, found '0\.5'") as error:
         read_queries(path)
     assert error.value.line == 10
     path.write_text(STRATA.replace("0.9219", "0.92190"))  # the same number, spelled otherwise
