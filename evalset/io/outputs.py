@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from evalset.errors import InputError
 
@@ -45,7 +45,9 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
     :class:`~evalset.errors.InputError`.
 
     An output file that exists is refused unless ``force`` (``--force``), or unless the command ``resumes`` its own
-    outputs (a judging job and its journal, a pull, freeze's versions.tsv).
+    outputs (a judging job and its journal, a pull, freeze's versions.tsv); ``force`` replaces only a file of a kind
+    evalset writes (:data:`WRITTEN_KINDS`, the one its suffix names when it has one: ``.html``, ``.png``, ...), so
+    that a qrels file, a run or a document given by mistake is never replaced.
 
     Every output, file or folder: an empty path, the current folder or one that holds it is refused (replacing it
     would delete the folder the command runs in), and so is one inside an input folder (a runs folder, the pool
@@ -74,14 +76,42 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
     for option, path in [*written, *named_folders]:
         _refuse_where_nothing_may_be_written(option, path, given, adds_to_set)
     for option, path in written:
-        if os.path.isfile(path) and not (force or resumes):
-            raise InputError(f"{option} {path}: exists; give --force to replace it, or choose a new path")
+        if os.path.isfile(path) and not resumes:
+            if not force:
+                raise InputError(f"{option} {path}: exists; give --force to replace it, or choose a new path")
+            _refuse_foreign(option, path)
     probed: dict[str, None] = {}
     for option, path in written:
         _refuse_unwritable(option, path, probed)
     for option, (folder, names) in (folders or {}).items():
         if folder is not None:
             _check_folder(option, os.fspath(folder), set(names), given, force, probed)
+
+
+WRITTEN_KINDS: dict[str, Callable[[bytes], bool]] = {  # what evalset writes, told by a file's first bytes
+    "an HTML page": lambda head: head.lstrip()[:14].lower().startswith((b"<!doctype html", b"<html")),
+    "a PNG image": lambda head: head.startswith(b"\x89PNG\r\n\x1a\n"),
+    "a JSON document": lambda head: head.lstrip()[:1] in (b"{", b"["),
+    "a tab-separated table": lambda head: b"\t" in head.split(b"\n", 1)[0],
+    "a comma-separated table": lambda head: b"," in head.split(b"\n", 1)[0],
+    "a Parquet file": lambda head: head.startswith(b"PAR1"),
+}
+SUFFIX_KINDS = {".html": "an HTML page", ".htm": "an HTML page", ".png": "a PNG image", ".json": "a JSON document",
+                ".jsonl": "a JSON document", ".tsv": "a tab-separated table", ".csv": "a comma-separated table",
+                ".parquet": "a Parquet file"}
+
+
+def _refuse_foreign(option: str, path: str) -> None:
+    """Refuse replacing a file that is not of a kind evalset writes (its suffix's kind, if it names one)."""
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    if not head.strip():
+        return  # nothing to lose
+    kind = SUFFIX_KINDS.get(os.path.splitext(path)[1].lower())
+    kinds = [kind] if kind else list(WRITTEN_KINDS)
+    if not any(WRITTEN_KINDS[name](head) for name in kinds):
+        raise InputError(f"{option} {path}: exists and is not {kind or 'a file evalset writes'}; "
+                         "--force replaces only what a command wrote: move it away or choose a new path")
 
 
 def _refuse_where_nothing_may_be_written(option: str, path: str, inputs: list[tuple[str, str | os.PathLike]],

@@ -100,10 +100,26 @@ def test_freeze_still_adds_a_version_to_its_own_set(set_folder, shared_data):
 def test_an_existing_output_file_is_replaced_only_with_force(working_folder, shared_data):
     dl19 = shared_data / "dl19"
     labels = dl19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"
-    (working_folder / "ensemble.tsv").write_text("mine\n")
+    (working_folder / "ensemble.tsv").write_text("query_id\tdoc_id\tgrade\n")
     command = ["judge", "ensemble", str(labels), "--human", str(dl19 / "qrels.txt"), "-o", "ensemble.tsv"]
     refused(CliRunner().invoke(main, command), "-o ensemble.tsv: exists; give --force to replace it")
-    assert (working_folder / "ensemble.tsv").read_text() == "mine\n"
+    assert (working_folder / "ensemble.tsv").read_text() == "query_id\tdoc_id\tgrade\n"
     replaced = CliRunner().invoke(main, [*command, "--force"])
     assert replaced.exit_code == 0, replaced.output
     assert (working_folder / "ensemble.tsv").read_text().startswith("query_id\t")
+
+
+@pytest.mark.parametrize("name, content, kind", [
+    ("mine.qrels", "19335 0 1017759 0\n", "a file evalset writes"),  # qrels given as the output by mistake
+    ("notes.tsv", "my notes, not a table\n", "a tab-separated table"),
+    ("page.html", "keep me\n", "an HTML page"),
+])
+def test_force_replaces_only_a_file_of_a_kind_evalset_writes(working_folder, shared_data, name, content, kind):
+    """Issue 51: --force replaces only what a command wrote; a qrels file or a note given as -o survives."""
+    dl19 = shared_data / "dl19"
+    (working_folder / name).write_text(content)
+    result = CliRunner().invoke(main, ["judge", "ensemble", str(dl19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"),
+                                       "--human", str(dl19 / "qrels.txt"), "-o", name, "--force"])
+    assert refused(result) == (f"evalset: error: -o {name}: exists and is not {kind}; --force replaces only what a "
+                               "command wrote: move it away or choose a new path")
+    assert (working_folder / name).read_text() == content
