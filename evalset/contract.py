@@ -1,4 +1,6 @@
-"""The evaluation contract: every convention a score depends on, as one value recorded beside it."""
+"""The evaluation contract: every convention a score depends on, as one value recorded beside it; the defaults
+the library and the command line share; and the rules of the parameters a command hands the library (the end of
+this module), which the command line reads without loading the library."""
 
 from __future__ import annotations
 
@@ -6,7 +8,20 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from evalset.errors import InputError
-from evalset.params import POSITIVE_INT, Choice, check_fields
+from evalset.params import (
+    DEPTH,
+    MAX_RESAMPLES,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    POSITIVE_NUMBER,
+    PROBABILITY,
+    RESAMPLES,
+    SEED,
+    Choice,
+    Constraint,
+    Interval,
+    check_fields,
+)
 
 TieRule = Literal["trec", "run", "docid", "expected"]
 TIE_RULES: tuple[str, ...] = ("trec", "run", "docid", "expected")
@@ -38,9 +53,6 @@ MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
 states each rule and checks these names on import), here for the command line, which reads them without pandas."""
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
-
-SET_SPLITS = ("test", "dev", "all")
-"""The queries of a frozen set a command is about: its test split, its dev split, or all of them."""
 
 # The choices of a verdict, here so that a command's options read them without loading the statistics
 BOOTSTRAP_INTERVALS = ("bca", "percentile")
@@ -161,3 +173,86 @@ class ContractOptions:
 
 TREC_EVAL = EvaluationContract(missing="skip", undefined="zero")
 """trec_eval's conventions: average over the run's judged queries, a query without relevant documents scores 0."""
+
+
+# ------------------------------------------------------------------------------------------- parameter rules
+# The rules of the parameters a command hands the library (evalset.params), declared once here, where the command
+# line reads them without loading the library: the library function or settings class each names applies them
+# (validate_params, or RULES with check_fields), and evalset.cli.ruled builds each option from the same rule, so
+# that both refuse the same values in the same words. The names of a choice are a constant beside its rule.
+SPLITS = ("test", "dev", "all")
+"""The queries of a frozen set a command scores: its test split, its dev split, or all of them."""
+OUTPUT_FORMATS = ("table", "json")
+"""What a command prints (evalset.cli.emit): its table, or its JSON document (a documented contract)."""
+SCORE_FORMATS = ("table", "tsv", "json", "trec_eval")
+"""What score prints: also a TSV, and trec_eval's own layout."""
+CONFLICTING_GRADES = ("refuse", "latest", "first")
+"""One annotator's different grades of one pair: refused, or the latest or first judgment kept."""
+KAPPA_KINDS = ("unweighted", "linear", "quadratic")
+OUT_OF_SCALE = ("error", "clip", "drop")
+"""A grade off the scale: refused, clipped to the scale's end, or dropped."""
+AGREEMENT_PAIRS = ("all", "with-human")
+RECHECK_FIGURES = ("quadratic kappa", "kappa", "tau")
+"""The figure a judge recheck's verdict rests on."""
+LOG_FORMATS = ("tsv", "csv", "jsonl", "parquet")
+COUNT_BY = ("submissions", "users")
+ENGINES = ("auto", "pandas", "duckdb", "spark")
+STRUCTURED_OUTPUT = ("auto", "on", "off")
+TREC_EVAL_VERSIONS = (9, 10)
+"""The trec_eval versions whose rules iprec@r, 11pt_avg and ties follow (evalset.metrics.trec_procedures)."""
+GOLD_RATE_MAX = 0.5
+"""The largest share of gold tasks a push mixes in (evalset.quality.gold)."""
+SECONDS = Interval(float, 0, 86_400, closed="right")
+"""A wait in seconds: above 0 and at most a day (a longer one is a hang)."""
+
+SPLIT_RULES: dict[str, Constraint] = {"split": Choice(SPLITS)}
+"""evalset.evaluation.Evaluation.on_set, evalset.io.setfolder.select_split and evalset.sets.diff_versions."""
+REPEATS_RULES: dict[str, Constraint] = {"conflicting_grades": Choice(CONFLICTING_GRADES)}
+"""evalset.io.annotations.settle_repeats: one annotator's repeated judgments of one pair."""
+AGREEMENT_REPORT_RULES: dict[str, Constraint] = {
+    "out_of_scale": Choice(OUT_OF_SCALE), "kappa": Choice(KAPPA_KINDS), "resamples": Interval(int, 0, MAX_RESAMPLES),
+    "level": PROBABILITY, "seed": SEED}
+"""evalset.agreement.agreement_report (0 resamples: no bootstrap interval)."""
+AGREEMENT_RULES: dict[str, Constraint] = {**AGREEMENT_REPORT_RULES, "top": NON_NEGATIVE_INT,
+                                          "pairs": Choice(AGREEMENT_PAIRS)}
+"""evalset.agreement.analyse_agreement: agreement_report's, and what the text shows (0 disagreements: none)."""
+RECHECK_RULES: dict[str, Constraint] = {"primary": Choice(RECHECK_FIGURES), "resamples": RESAMPLES,
+                                        "level": PROBABILITY, "seed": SEED}
+"""evalset.agreement.recheck."""
+SAMPLE_RULES: dict[str, Constraint] = {"fmt": Choice(LOG_FORMATS), "count_by": Choice(COUNT_BY), "seed": SEED,
+                                       "holdout": Interval(float, 0, 1, closed="left"), "engine": Choice(ENGINES)}
+"""evalset.sampling.sample_log (and sample_queries: seed, holdout)."""
+POOL_SPEC_RULES: dict[str, Constraint] = {"depth": DEPTH, "ties": Choice(TIE_RULES), "seed": SEED,
+                                          "budget": POSITIVE_INT}
+"""evalset.pooling.PoolSpec and build_pool (each run's own depth by the depth's rule)."""
+PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSITIVE_INT}
+"""evalset.labelstudio.push, push_blind and push_tasks."""
+GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
+"""evalset.quality.gold.prepare_gold_push and plan_gold."""
+GOLD_POLICY_RULES: dict[str, Constraint] = {"min_gold": POSITIVE_INT, "min_kappa": Interval(float, -1, 1)}
+"""evalset.quality.GoldPolicy."""
+JUDGE_SETTINGS_RULES: dict[str, Constraint] = {
+    "concurrency": Interval(int, 1, 1_000), "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": SECONDS,
+    "max_retries": NON_NEGATIVE_INT, "max_invalid": NON_NEGATIVE_INT, "backoff_base": SECONDS,
+    "backoff_cap": SECONDS, "structured": Choice(STRUCTURED_OUTPUT), "max_tokens": POSITIVE_INT, "seed": SEED,
+    "unreachable_after": POSITIVE_INT, "unreachable_seconds": SECONDS}
+"""evalset.judge.client.JudgeSettings (at most 1,000 requests in flight: each worker holds a connection)."""
+PRICE_RULES: dict[str, Constraint] = {"price_in": POSITIVE_NUMBER, "price_out": POSITIVE_NUMBER}
+"""The prices per million tokens of a job's cost line (judge_pool, probe_pool)."""
+JUDGE_JOB_RULES: dict[str, Constraint] = {"limit": POSITIVE_INT, "poll_seconds": SECONDS, **PRICE_RULES}
+"""evalset.judge.job.judge_pool."""
+PROBE_RULES: dict[str, Constraint] = {"size": POSITIVE_INT, "rel": POSITIVE_INT, "seed": SEED, "resamples": RESAMPLES,
+                                      "level": PROBABILITY, **PRICE_RULES}
+"""evalset.judge.probing.probe_pool (rel, a grade, is also checked against the guideline's scale)."""
+FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT, "merge": Choice(MERGE_RULES),
+                                       "max_gap": NON_NEGATIVE_INT}
+"""evalset.sets.freeze (max_gap 0: any two different grades are unresolved)."""
+SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}
+"""evalset.io.setfolder.SetContract."""
+REUSABILITY_RULES: dict[str, Constraint] = {"depth": DEPTH}
+"""evalset.reusability.analyse_reusability."""
+SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": Interval(int, 2),
+                                       "fraction": Interval(float, 0, 1, closed="right"), "seed": SEED}
+"""evalset.estimate.select_slice (an interval needs two queries of the slice, two of each stratum)."""
+SCORE_RULES: dict[str, Constraint] = {"trec_eval_version": Choice(TREC_EVAL_VERSIONS), "max_retrieved": POSITIVE_INT}
+"""evalset.scoring.score_runs."""

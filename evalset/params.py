@@ -84,8 +84,16 @@ POSITIVE_INT = Interval(int, 1)
 NON_NEGATIVE_INT = Interval(int, 0)
 POSITIVE_NUMBER = Interval(float, 0, None, closed="neither")
 PROBABILITY = Interval(float, 0, 1, closed="neither")
-RESAMPLES = Interval(int, 1, 1_000_000)
-"""Resamples, permutations, sign flips: past a million an interval or a p-value gains nothing worth the hours."""
+SEED = NON_NEGATIVE_INT
+"""What a seed may be (numpy's seeds are non-negative integers; :mod:`evalset.seeds` makes the generators)."""
+MAX_RESAMPLES = 1_000_000
+"""The most bootstrap resamples or permutations a parameter takes: beyond, a command runs for hours (a million
+resamples of a thousand queries already hold a billion numbers) for a gain no interval shows."""
+RESAMPLES = Interval(int, 1, MAX_RESAMPLES)
+"""A count of bootstrap resamples or permutations."""
+DEPTH = Interval(int, 1, 1_000_000)
+"""The depth of a pool, the top k of every run: at most a million documents a query (no run ranks more; beyond
+about 9e18, the cutoff of the measure judged@k overflows numpy's integers)."""
 
 
 def check(name: str, value: Any, constraint: Constraint | tuple[str, ...], path: str | None = None,

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalset.params import NON_NEGATIVE_INT, check
+from evalset.params import SEED, check
 
-SEED = NON_NEGATIVE_INT
-"""What a seed may be (numpy's seeds are non-negative integers)."""
+__all__ = ["SEED", "generator"]
 
 
 def generator(seed: int, *streams: int, name: str = "seed") -> np.random.Generator:

@@ -12,6 +12,9 @@ from evalset.io.annotations import read_labels, write_labels
 from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
+from evalset.labelstudio.blind import push_blind
+from evalset.labelstudio.push import push
+from tests.support.options import refusal
 
 GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
 
@@ -156,3 +159,27 @@ def test_a_grade_skipped_after_submission_is_kept_and_named_and_an_update_after_
     text = report.to_text()
     assert "kept: a@x.org graded q1/d1 2, then skipped it" in text
     assert "revised: 1 grades were updated after their first submission" in text and "--previous" in text
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--overlap", 0, "must be a positive integer, got 0"),
+    ("--overlap", "2.5", "must be a positive integer, got '2.5'"),
+    ("--batch-size", -1, "must be a positive integer, got -1"),
+    ("--batch-size", "nan", "must be a positive integer, got 'nan'"),
+])
+def test_push_refuses_an_option_off_its_rule_naming_it(option, value, said):
+    assert refusal(["push"], option, value) == said
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: push(None, "no-pool", GUIDELINE, "title", overlap=0), "overlap must be a positive integer, got 0"),
+    (lambda: push(None, "no-pool", GUIDELINE, "title", batch_size=-1), "batch_size must be a positive integer, got -1"),
+    (lambda: push_blind(None, [], "no-pool", GUIDELINE, "title", overlap=0),
+     "overlap must be a positive integer, got 0"),
+    (lambda: push_blind(None, [], "no-pool", GUIDELINE, "title", batch_size=0),
+     "batch_size must be a positive integer, got 0"),
+])
+def test_a_push_refuses_what_the_command_refuses_before_connecting(make, message):
+    with pytest.raises(InputError) as raised:
+        make()
+    assert str(raised.value) == message

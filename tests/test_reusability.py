@@ -350,3 +350,14 @@ def test_a_pool_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(t
     # the same 41 answered queries: over 43 (the 2 lacking scored 0) or over 41
     assert round(full["zero"], 4) == 0.4734 and round(full["skip"], 4) == 0.4965
     assert full["zero"] * 43 == pytest.approx(full["skip"] * 41, abs=1e-12)
+
+
+@pytest.mark.parametrize(("depth", "message"), [
+    (0, "depth must be an integer in [1, 1000000], got 0"),
+    (10**20, "depth must be an integer in [1, 1000000], got 100000000000000000000"),
+    (2.5, "depth must be an integer in [1, 1000000], got 2.5"),
+])
+def test_the_analysis_refuses_what_the_command_refuses_before_reading_a_run(depth, message):
+    with pytest.raises(InputError) as raised:
+        analyse_reusability(None, ["no-such.run"], depth)
+    assert str(raised.value) == message

@@ -20,10 +20,11 @@ from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
-from evalset.io.setfolder import load_set, verify_set
+from evalset.io.setfolder import SetContract, load_set, verify_set
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
 from evalset.sets import diff_versions, freeze, merge_grades
+from tests.support.options import not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -602,3 +603,35 @@ def test_grades_revised_upstream_are_counted_by_freeze_listed_by_diff_and_told_b
     assert f"OK {v1.path}" in told.output and "grades changed since s v1 was frozen" in told.output
     assert "1 revised, 0 withdrawn" in told.output
     assert "no grade of s v2 changed upstream" in invoke("verify", v2.path, "--labels", later_path).output
+
+
+@pytest.mark.parametrize(("command", "option", "value", "said"), [
+    ("freeze", "--version", 0, "must be a positive integer, got 0"),
+    ("freeze", "--version", "v2", "must be a positive integer, got 'v2'"),
+    ("freeze", "--max-gap", -1, "must be a non-negative integer, got -1"),
+    ("freeze", "--max-gap", "inf", "must be a non-negative integer, got 'inf'"),
+    ("freeze", "--merge", "mean", not_one_of("mean", "median", "majority", "annotator-priority", "dawid-skene",
+                                             "one-coin", "mace", "glad")),
+    ("freeze", "--weighting", "queries", not_one_of("queries", "traffic", "uniform")),
+    ("freeze", "--conflicting-grades", "last", not_one_of("last", "refuse", "latest", "first")),
+    ("diff", "--split", "train", not_one_of("train", "test", "dev", "all")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(command, option, value, said):
+    assert refusal([command], option, value) == said
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", version=0),
+     "version must be a positive integer, got 0"),
+    (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", max_gap=-1),
+     "max_gap must be a non-negative integer, got -1"),
+    (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", merge="mean"),
+     "merge must be one of median, majority, annotator-priority, dawid-skene, one-coin, mace, glad, got 'mean'"),
+    (lambda: SetContract(weighting="queries"), "weighting must be one of traffic, uniform, got 'queries'"),
+    (lambda: diff_versions("no-v1", "no-v2", split="train"), "split must be one of test, dev, all, got 'train'"),
+    (lambda: Evaluation.on_set("no-set", "train"), "split must be one of test, dev, all, got 'train'"),
+])
+def test_the_library_refuses_what_the_commands_refuse_before_reading_anything(make, message):
+    with pytest.raises(InputError) as raised:
+        make()
+    assert str(raised.value) == message

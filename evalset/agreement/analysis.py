@@ -20,7 +20,6 @@ import pandas as pd
 
 from evalset.agreement.favouritism import Favouritism, favouritism_pairs
 from evalset.agreement.kappa import (
-    KAPPA_KINDS,
     asymptotic_se,
     binarise,
     disagreement_weights,
@@ -30,10 +29,10 @@ from evalset.agreement.kappa import (
     wald_interval,
 )
 from evalset.agreement.systems import RankingAgreement, system_rankings
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
+from evalset.contract import AGREEMENT_REPORT_RULES, DEFAULT_METRIC, DEFAULT_SEED, KAPPA_KINDS, EvaluationContract
 from evalset.errors import InputError
 from evalset.judgments.scale import OutOfScale, apply_scale
-from evalset.params import NON_NEGATIVE_INT, PROBABILITY, check
+from evalset.params import validate_params
 
 KAPPA_KEYS = {"unweighted": "kappa", "linear": "kappa_linear", "quadratic": "kappa_quadratic"}
 
@@ -335,6 +334,7 @@ class AgreementReport:
         return matrix
 
 
+@validate_params(AGREEMENT_REPORT_RULES)
 def agreement_report(
     grades: pd.DataFrame,
     scale: Sequence[int],
@@ -361,7 +361,8 @@ def agreement_report(
         The kind (unweighted, linear, quadratic) of the matrix, the heatmap and the calibration verdict;
         every pair reports all three.
     resamples, level, seed
-        The query bootstrap: resamples, two-sided level, seed of the numpy Generator.
+        The query bootstrap: resamples (0: no bootstrap interval), two-sided level, seed of the numpy Generator.
+        Every parameter named in :data:`evalset.contract.AGREEMENT_REPORT_RULES` is checked against its rule.
     runs
         Named runs: each annotator's grades become qrels and the system rankings are compared (``measure``,
         scored under ``contract`` by the shared metrics module), and the favouritism of each LLM annotator
@@ -369,9 +370,6 @@ def agreement_report(
     input_counts
         Per-annotator counts from reading (``unjudged``, ``collapsed_duplicates``), shown in the report.
     """
-    check("kappa", kappa, KAPPA_KINDS)
-    check("level", level, PROBABILITY)
-    check("resamples", resamples, NON_NEGATIVE_INT)
     if "file" not in grades:
         grades = grades.assign(file="<DataFrame>")
     kept, scale_counts = apply_scale(grades, scale, out_of_scale)

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from evalset.contract import KAPPA_KINDS
 from evalset.params import check
 from evalset.seeds import generator
 
-KAPPA_KINDS = ("unweighted", "linear", "quadratic")
 """The three kappas every pair gets; the keys ``kappa``, ``kappa_linear``, ``kappa_quadratic`` in reports."""
 
 LANDIS_KOCH = ((0.0, "poor"), (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"),

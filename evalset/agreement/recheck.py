@@ -46,7 +46,14 @@ from evalset.agreement.kappa import (
     query_draws,
 )
 from evalset.agreement.systems import per_query_scores
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
+from evalset.contract import (
+    DEFAULT_METRIC,
+    DEFAULT_SCALE,
+    DEFAULT_SEED,
+    RECHECK_FIGURES,
+    RECHECK_RULES,
+    EvaluationContract,
+)
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
 from evalset.judgments.identity import JudgeIdentity, named_judges
@@ -54,12 +61,15 @@ from evalset.judgments.reading import read_judgments
 from evalset.judgments.rules import pair_grades
 from evalset.judgments.scale import SCALE_REMEDY, apply_scale
 from evalset.metrics import parse_measure
+from evalset.params import validate_params
 from evalset.render import json_safe, number, text_table
 from evalset.stats.rankings import kendall_tau
 from evalset.stats.verdicts import ESTABLISHED, NOT_ESTABLISHED, Evidence, Verdict, decide
 
 KAPPAS = {"kappa": "unweighted", "quadratic kappa": "quadratic"}
 """The kappa figures: their name in the report, and their disagreement weights."""
+if {*KAPPAS, "tau"} != set(RECHECK_FIGURES):
+    raise RuntimeError("evalset.contract.RECHECK_FIGURES must name the kappa figures of KAPPAS and tau")
 
 
 @dataclass(frozen=True)
@@ -193,19 +203,17 @@ def read_recheck_grades(judge_paths: Sequence[str | os.PathLike], human_paths: S
     return settled
 
 
+@validate_params(RECHECK_RULES)
 def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, primary: str = "quadratic kappa",
             runs: Mapping[str, pd.DataFrame] | None = None, measure: str = DEFAULT_METRIC,
             contract: EvaluationContract | None = None, resamples: int = 1000, level: float = 0.95,
             seed: int = DEFAULT_SEED, old: str | None = None) -> Recheck:
     """The change from the old judge to the new (module docstring). ``grades`` hold ``query_id, doc_id, annotator,
     kind, grade, source``: human rows and the labels of exactly two LLM judges, the first to appear the old one
-    unless ``old`` names it. ``primary`` is ``kappa``, ``quadratic kappa`` or ``tau`` (with ``runs``)."""
-    if primary not in (*KAPPAS, "tau"):
-        raise InputError(f"the primary figure is kappa, quadratic kappa or tau, got {primary!r}")
+    unless ``old`` names it. ``primary`` is ``kappa``, ``quadratic kappa`` or ``tau`` (with ``runs``). Every
+    parameter named in :data:`evalset.contract.RECHECK_RULES` is checked against its rule."""
     if primary == "tau" and not runs:
         raise InputError("the primary figure tau is the system ranking's: give the runs (--runs)")
-    if resamples < 1 or not 0 < level < 1:  # too few for the level: no verdict (module docstring)
-        raise InputError("recheck needs at least 1 bootstrap resample and a level in (0, 1)")
     names = list(dict.fromkeys(grades.loc[grades["kind"] == "llm", "annotator"]))
     if len(names) != 2:
         found = "; ".join(names) if names else "none"

@@ -40,13 +40,14 @@ from evalset.agreement.analysis import (
     with_texts,
 )
 from evalset.agreement.inputs import load_grades
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
+from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
 from evalset.judgments.ensemble import ensemble_grades
 from evalset.judgments.scale import OutOfScale
+from evalset.params import validate_params
 from evalset.render import json_safe, number, text_table
 
 CONFUSION_LIMIT = 10
@@ -92,6 +93,7 @@ class Agreement:
         return _document(self)
 
 
+@validate_params(AGREEMENT_RULES)
 def analyse_agreement(inputs: Sequence[str], humans: Sequence[str] = (), *, scale: Sequence[int] = DEFAULT_SCALE,
                       out_of_scale: OutOfScale = "error", conflicting_grades: str = "refuse",
                       kappa: str = "quadratic", resamples: int = 1000, level: float = 0.95, seed: int = DEFAULT_SEED,
@@ -102,7 +104,8 @@ def analyse_agreement(inputs: Sequence[str], humans: Sequence[str] = (), *, scal
     """The agreement of the annotators in ``inputs`` (labels tables and qrels files; ``humans``: see
     :func:`~evalset.agreement.inputs.load_grades`), with the system rankings of ``runs`` (files or folders) when
     given (module docstring; the statistics' parameters are :func:`agreement_report`'s). With ``ensemble``, the
-    LLM judges combined and calibrated on the humans (:mod:`evalset.judgments.ensemble`) are one more annotator."""
+    LLM judges combined and calibrated on the humans (:mod:`evalset.judgments.ensemble`) are one more annotator.
+    Every parameter named in :data:`evalset.contract.AGREEMENT_RULES` is checked against its rule first."""
     grades, counts = load_grades(list(inputs), humans, conflicting_grades)
     settled = sum(entry.get("conflicting_grades_settled", 0) for entry in counts.values())
     notes = (f"note: {settled} conflicting judgments settled by --conflicting-grades {conflicting_grades}",) \

@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale, png_path
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
+from evalset.cli.ruled import format_option, ruled
+from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 
 
 @click.command("agreement")
@@ -17,15 +18,15 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 @click.option("--guideline", type=click.Path(dir_okay=False),
               help=f"Guideline file: its scale (default {','.join(map(str, DEFAULT_SCALE))}).")
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
-@click.option("--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
-              help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
+@ruled(AGREEMENT_RULES, "out_of_scale", "--out-of-scale", default="error",
+       help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
 @conflicting_grades_option
-@click.option("--kappa", type=click.Choice(["unweighted", "linear", "quadratic"]), default="quadratic",
-              show_default=True, help="The kappa of the matrix, heatmap and calibration verdict.")
-@click.option("--bootstrap", "resamples", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Query resamples (0: no bootstrap interval).")
-@click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
+@ruled(AGREEMENT_RULES, "kappa", "--kappa", default="quadratic",
+       help="The kappa of the matrix, heatmap and calibration verdict.")
+@ruled(AGREEMENT_RULES, "resamples", "--bootstrap", "resamples", default=1000,
+       help="Query resamples (0: no bootstrap interval).")
+@ruled(AGREEMENT_RULES, "level", "--confidence", default=0.95, help="Two-sided interval level.")
+@ruled(AGREEMENT_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the bootstrap.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
               help="A run file or a folder of runs (repeatable): compare system rankings under each annotator, "
                    "and the runs each LLM judge inflates beyond the others (favouritism).")
@@ -35,12 +36,10 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
 @click.option("--disagreements", "disagreements_path", type=click.Path(dir_okay=False),
               help="Write every disagreement (largest gap first) to this TSV.")
-@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Disagreements shown in the report.")
-@click.option("--pairs", type=click.Choice(["all", "with-human"]), default="all", show_default=True,
-              help="Pairs listed in the table format (JSON always has all).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@ruled(AGREEMENT_RULES, "top", "--top", default=20, help="Disagreements shown in the report.")
+@ruled(AGREEMENT_RULES, "pairs", "--pairs", default="all",
+       help="Pairs listed in the table format (JSON always has all).")
+@format_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmap of the pairwise kappa matrix (PNG).")

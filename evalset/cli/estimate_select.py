@@ -7,7 +7,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
-from evalset.contract import DEFAULT_SEED
+from evalset.cli.ruled import ruled
+from evalset.contract import DEFAULT_SEED, SELECT_RULES
 from evalset.errors import InputError
 
 EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
@@ -39,17 +40,18 @@ def parse_documents(value: str) -> tuple[int | None, float | None]:
 
 @click.command("select", epilog=f"\b\nExamples:\n  {EXAMPLE}\n  {DOCUMENTS_EXAMPLE}\n\nSee docs/estimate.md.")
 @click.argument("pool_dir", type=click.Path(file_okay=False))
-@click.option("--size", type=int, help="Queries in a uniform slice (2 or more, fewer than all; no --queries with "
-              "strata).")
-@click.option("--per-stratum", type=int, help="Queries per traffic stratum, 2 or more (needs --queries).")
-@click.option("--fraction", type=float, help="Share in (0, 1] of each stratum's queries, rounded up, at least 2 "
-              "(needs --queries).")
+@ruled(SELECT_RULES, "size", "--size", default=None,
+       help="Queries in a uniform slice, fewer than all (no --queries with strata).")
+@ruled(SELECT_RULES, "per_stratum", "--per-stratum", default=None,
+       help="Queries per traffic stratum (needs --queries).")
+@ruled(SELECT_RULES, "fraction", "--fraction", default=None,
+       help="Share of each stratum's queries, rounded up, at least 2 (needs --queries).")
 @click.option("--documents", metavar="B|P%", help="A document sample instead of a slice: B human judgments "
               "expected (an integer, below the pool's pairs) or P% of the pool's pairs, drawn over every query "
               "with known inclusion probabilities (the record: sample.tsv, sample.json).")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
               help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the draw.")
+@ruled(SELECT_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the draw.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
 @force_option()

@@ -8,6 +8,8 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.judge_ensemble import ensemble_command
 from evalset.cli.judge_recheck import recheck_command
+from evalset.cli.ruled import ruled
+from evalset.contract import JUDGE_JOB_RULES, JUDGE_SETTINGS_RULES, PRICE_RULES
 
 
 class _JudgeGroup(click.Group):
@@ -32,17 +34,17 @@ def endpoint_options(function):
     options = [
         click.option("--model", required=True, help="Model name, as the endpoint knows it."),
         click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
-        click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight."),
-        click.option("--rpm", type=float, help="Client-side limit: requests per minute."),
-        click.option("--tpm", type=float, help="Client-side limit: tokens per minute (estimated, chars/4)."),
-        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
-        click.option("--max-retries", type=int, default=6, show_default=True,
-                     help="Per pair: 429/5xx/timeout retries."),
-        click.option("--max-invalid", type=int, default=2, show_default=True,
-                     help="Per pair: re-asks after an unparsable or off-scale answer before it is a failure."),
-        click.option("--structured", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
-                     help="Structured output (JSON schema); auto falls back to the strict parser on a 400."),
-        click.option("--max-tokens", type=int, help="max_completion_tokens for the answer (default: the server's)."),
+        setting("concurrency", "--concurrency", default=8, help="Requests in flight."),
+        setting("rpm", "--rpm", default=None, help="Client-side limit of requests per minute."),
+        setting("tpm", "--tpm", default=None, help="Client-side limit of tokens per minute (estimated, chars/4)."),
+        setting("timeout", "--timeout", default=60.0, help="Seconds per request."),
+        setting("max_retries", "--max-retries", default=6, help="Retries of a pair after a 429, a 5xx or a timeout."),
+        setting("max_invalid", "--max-invalid", default=2,
+                help="Re-asks of a pair after an unparsable or off-scale answer, before it is a failure."),
+        setting("structured", "--structured", default="auto",
+                help="Structured output (JSON schema); auto falls back to the strict parser on a 400."),
+        setting("max_tokens", "--max-tokens", default=None,
+                help="max_completion_tokens for the answer (default: the server's)."),
         click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
                      help="Prompt template (default: the shipped relevance-judge-v1)."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
@@ -50,14 +52,21 @@ def endpoint_options(function):
         click.option("--failures", "failures_path", type=click.Path(dir_okay=False),
                      help="Failures table (default: OUTPUT stem + .failures.tsv)."),
         click.option("--retry-failed", is_flag=True, help="Ask again the pairs the journal lists as failed."),
-        click.option("--price-in", type=float, help="Price per million input tokens (for the cost line)."),
-        click.option("--price-out", type=float, help="Price per million output tokens."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the backoff jitter."),
+        ruled(PRICE_RULES, "price_in", "--price-in", default=None,
+              help="Price per million input tokens (for the cost line)."),
+        ruled(PRICE_RULES, "price_out", "--price-out", default=None, help="Price per million output tokens."),
+        setting("seed", "--seed", default=0, help="Seed of the backoff jitter."),
         click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
+
+
+def setting(name: str, *decls: str, **attrs):
+    """The option of the client's setting ``name``, by its rule (:data:`evalset.contract.JUDGE_SETTINGS_RULES`, the
+    rules of :class:`evalset.judge.client.JudgeSettings`)."""
+    return ruled(JUDGE_SETTINGS_RULES, name, *decls, **attrs)
 
 
 def judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
@@ -90,9 +99,9 @@ def service_errors(run):
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The guideline file (its text goes into the prompt verbatim).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The labels table (TSV).")
-@click.option("--limit", type=int, help="Judge only the first N pairs in judging order.")
+@ruled(JUDGE_JOB_RULES, "limit", "--limit", default=None, help="Judge only the first N pairs in judging order.")
 @click.option("--batch", is_flag=True, help="Use the Batch API (upload, poll, collect) instead of live requests.")
-@click.option("--poll", "poll_seconds", type=float, default=30.0, show_default=True, help="Batch poll interval (s).")
+@ruled(JUDGE_JOB_RULES, "poll_seconds", "--poll", "poll_seconds", default=30.0, help="Batch poll interval (s).")
 @endpoint_options
 def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, model, base_url, concurrency, rpm,
                   tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path, journal_path,

@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.judge import endpoint_options, judge_settings, service_errors
-from evalset.contract import EvaluationContract
+from evalset.cli.ruled import format_option, ruled
+from evalset.contract import PROBE_RULES, EvaluationContract
 
 
 @click.command("probe")
@@ -16,13 +17,12 @@ from evalset.contract import EvaluationContract
 @click.option("--human", "human_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The human grades of the pool's pairs (labels table or qrels).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The probe's report (JSON).")
-@click.option("--size", type=int, default=200, show_default=True,
-              help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
-@click.option("--rel-level", "rel", type=int, default=EvaluationContract().rel_level, show_default=True,
-              help="A grade >= this is relevant: a variant that reaches it 'rose'.")
-@click.option("--resamples", type=int, default=9999, show_default=True, help="Bootstrap resamples per interval.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="What is printed (the JSON is written to --output either way).")
+@ruled(PROBE_RULES, "size", "--size", default=200,
+       help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
+@ruled(PROBE_RULES, "rel", "--rel-level", "rel", default=EvaluationContract().rel_level,
+       help="A grade >= this is relevant (a variant that reaches it 'rose').")
+@ruled(PROBE_RULES, "resamples", "--resamples", default=9999, help="Bootstrap resamples per interval.")
+@format_option(help="What is printed (the JSON is written to --output either way).")
 @endpoint_options
 def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resamples, output_format, model, base_url,
                   concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path,

@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+from evalset.cli.ruled import format_option, ruled
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
 
 
 @click.command("recheck")
@@ -18,17 +19,15 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
               help="Run files or folders (repeatable): add the change of the system-ranking tau.")
 @click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
 @evaluation_options
-@click.option("--primary", type=click.Choice(["quadratic kappa", "kappa", "tau"]), default="quadratic kappa",
-              show_default=True, help="The figure the verdict rests on.")
+@ruled(RECHECK_RULES, "primary", "--primary", default="quadratic kappa", help="The figure the verdict rests on.")
 @click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @conflicting_grades_option
-@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Query resamples of the paired interval.")
-@click.option("--confidence", type=float, default=0.95, show_default=True, help="Two-sided interval level.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@ruled(RECHECK_RULES, "resamples", "--bootstrap", "resamples", default=1000,
+       help="Query resamples of the paired interval.")
+@ruled(RECHECK_RULES, "level", "--confidence", default=0.95, help="Two-sided interval level.")
+@ruled(RECHECK_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the bootstrap.")
+@format_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @force_option(folder=False)
 def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline, scale,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.ruled import ruled
+from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 
 
 @click.command("push")
@@ -12,17 +14,15 @@ from evalset.cli.emit import emit
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
               help="The guideline (Markdown with a TOML scale): the labeling config and the instructions.")
 @click.option("--project", "title", required=True, help="Project title: found, or created if absent.")
-@click.option("--overlap", default=1, show_default=True, type=click.IntRange(min=1),
-              help="How many annotators judge each task.")
+@ruled(PUSH_RULES, "overlap", "--overlap", default=1, help="How many annotators judge each task.")
 @click.option("--url", default=None, help="Label Studio URL. Default: $LABEL_STUDIO_URL.")
 @click.option("--api-key-env", default="LABEL_STUDIO_API_KEY", show_default=True,
               help="The environment variable holding the API token (the token itself is never an argument).")
-@click.option("--batch-size", default=500, show_default=True, type=click.IntRange(min=1),
-              help="Tasks per import request.")
+@ruled(PUSH_RULES, "batch_size", "--batch-size", default=500, help="Tasks per import request.")
 @click.option("--gold", "gold_path", default=None, type=click.Path(dir_okay=False),
               help="Qrels or labels of adjudicated grades: known-answer pairs to mix in blind (needs --gold-rate).")
-@click.option("--gold-rate", type=float, default=None, help="Gold tasks / all tasks, in (0, 0.5] (needs --gold).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the gold choice and its places.")
+@ruled(GOLD_PUSH_RULES, "rate", "--gold-rate", default=None, help="Gold tasks / all tasks (needs --gold).")
+@ruled(GOLD_PUSH_RULES, "seed", "--seed", default=0, help="Seed of the gold choice and its places.")
 @click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
               help="Blind judging: one project per annotator (in their own organization), each task given to "
                    "--overlap of them. Their tokens come from the file named by --annotators-env.")
@@ -70,10 +70,10 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="The gold file given to push: score each annotator against it; gold-only answers stay out of -o.")
 @click.option("--gold-report", default=None, type=click.Path(dir_okay=False),
               help="Write the per-annotator gold report here (.tsv: a table; else JSON). Needs --gold.")
-@click.option("--gold-min-answers", default=20, show_default=True, type=click.IntRange(min=1),
-              help="Fewer gold answers than this: 'not enough gold', neither flagged nor passed.")
-@click.option("--gold-min-kappa", default=0.4, show_default=True, type=float,
-              help="Flag an annotator whose linear kappa against gold is below this.")
+@ruled(GOLD_POLICY_RULES, "min_gold", "--gold-min-answers", default=20,
+       help="Gold answers an annotator needs to be flagged or passed (fewer: 'not enough gold').")
+@ruled(GOLD_POLICY_RULES, "min_kappa", "--gold-min-kappa", default=0.4,
+       help="Flag an annotator whose linear kappa against gold is below this.")
 @click.option("--previous", default=None, type=click.Path(dir_okay=False, exists=True),
               help="The labels table of an earlier pull: list each grade revised or withdrawn since (pair, annotator, "
                    "old and new grade, times).")

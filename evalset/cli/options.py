@@ -7,7 +7,7 @@ import functools
 import click
 
 from evalset.cli.ruled import ruled
-from evalset.contract import DEFAULT_SCALE, EvaluationContract
+from evalset.contract import DEFAULT_SCALE, REPEATS_RULES, SPLIT_RULES, EvaluationContract
 
 
 def apply_options(command, options):
@@ -57,8 +57,8 @@ def missing_option(more: str):
 
 def conflicting_grades_option(command):
     """--conflicting-grades, with one name and help wherever annotations are read (agreement, freeze)."""
-    return click.option(
-        "--conflicting-grades", type=click.Choice(["refuse", "latest", "first"]), default="refuse", show_default=True,
+    return ruled(
+        REPEATS_RULES, "conflicting_grades", "--conflicting-grades", default="refuse",
         help="One annotator giving one pair different grades: refuse (naming both places), or keep the latest "
              "judgment or the first (by labeled_at, then the order of files and lines; qrels have no time); "
              "settled ones are counted.")(command)
@@ -74,8 +74,7 @@ def contract_options(command):
         click.option("--set", "set_path", type=click.Path(file_okay=False),
                      help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract. Required unless "
                           "--qrels."),
-        click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-                     help="With --set: the queries scored."),
+        ruled(SPLIT_RULES, "split", "--split", default="test", help="With --set: the queries scored."),
         click.option("--override-contract", is_flag=True,
                      help="With --set: allow options that contradict the set's contract (the output says so)."),
     ]), with_set=True)

@@ -6,21 +6,23 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
-from evalset.contract import TIE_RULES
+from evalset.cli.ruled import ruled
+from evalset.contract import POOL_SPEC_RULES
 
 
 @click.command("pool")
 @click.argument("runs", nargs=-1, type=click.Path(exists=True))
-@click.option("-k", "--depth", type=int,
-              help="Pool the top K documents of every run per query. Required unless --spec gives the depth.")
+@ruled(POOL_SPEC_RULES, "depth", "-k", "--depth", default=None,
+       help="Pool the top K documents of every run per query. Required unless --spec gives the depth.")
 @click.option("-o", "--output", type=click.Path(file_okay=False),
               help="Folder for pool.tsv and the rest. Required unless --spec gives the output.")
 @click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
-@click.option("--ties", type=click.Choice(TIE_RULES), help="Tie rule of the ranking (default trec, as scoring).")
-@click.option("--seed", type=int, help="Seed of the blind judging order (default 0).")
+@ruled(POOL_SPEC_RULES, "ties", "--ties", default=None, help="Tie rule of the ranking (default trec, as scoring).")
+@ruled(POOL_SPEC_RULES, "seed", "--seed", default=None, help="Seed of the blind judging order (default 0).")
 @click.option("--queries", type=click.Path(), help="queries.tsv or topics file: pool only these queries.")
 @click.option("--exclude-judged", type=click.Path(), help="Qrels or labels: leave judged pairs out.")
-@click.option("--budget", type=int, help="Keep at most N pairs (best rank first, queries filled fairly).")
+@ruled(POOL_SPEC_RULES, "budget", "--budget", default=None,
+       help="Keep at most N pairs (best rank first, queries filled fairly).")
 @click.option("--corpus", type=click.Path(), help="Document texts (JSONL or TSV, .gz ok) for tasks.jsonl.")
 @click.option("--spec", type=click.Path(), help="A pool specification (TOML) holding the same options.")
 @force_option()

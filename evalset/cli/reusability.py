@@ -6,22 +6,22 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric, png_path
-from evalset.contract import DEFAULT_METRIC
+from evalset.cli.ruled import format_option, ruled
+from evalset.contract import DEFAULT_METRIC, REUSABILITY_RULES
 
 
 @click.command("reusability")
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
               help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option("-k", "--depth", type=int, required=True, help="The depth the pool was made with.")
+@ruled(REUSABILITY_RULES, "depth", "-k", "--depth", required=True, help="The depth the pool was made with.")
 @one_metric(f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
 @click.option("--groups", "groups_path", type=click.Path(dir_okay=False),
               help="A TSV with a header giving each run's group (a participant, a team): also leave one group out.")
 @click.option("--run-column", default="run", show_default=True, help="With --groups: the column of run names.")
 @click.option("--group-column", default="group", show_default=True, help="With --groups: the column of groups.")
 @contract_options
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@format_option()
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write each run's drop against the relevant documents only it found as a PNG.")
 @force_option(folder=False)

@@ -1,6 +1,12 @@
 """Options built from the library's declared rules (:mod:`evalset.params`): a command never checks a value by
 hand; its option's type is the rule the library function or settings class declares, so both refuse the same values
-in the same words, and the help states the rule."""
+in the same words, and the help states the rule.
+
+The owner of a rule is a function declared with :func:`evalset.params.validate_params`, a settings class with
+``RULES``, or, where that owner lives in a module the command may not load before it runs (pandas, openai), the
+rules mapping itself as :mod:`evalset.contract` declares it (its owner applies the same mapping): the option's
+default is then given here, and ``tests/cli/test_ruled_options.py`` holds it to the owner's.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import inspect
 
 import click
 
+from evalset.contract import OUTPUT_FORMATS
 from evalset.params import Choice, Interval
 
 
@@ -32,23 +39,54 @@ class RuleType(click.ParamType):
         return self.rule.kind(value)
 
 
+class RuleChoice(click.Choice):
+    """A declared :class:`~evalset.params.Choice` as click's: the names as typed, the value as declared (``10``,
+    not ``"10"``, for trec_eval's versions)."""
+
+    def __init__(self, rule: Choice):
+        super().__init__([str(value) for value in rule.values])
+        self.declared = {str(value): value for value in rule.values}
+
+    def convert(self, value, param, ctx):
+        return self.declared[super().convert(str(value), param, ctx)]
+
+
+class RuledOption(click.Option):
+    """An option built by :func:`ruled`: it remembers the owner of its rule and the parameter's name there."""
+
+    def __init__(self, *args, rule_owner=None, rule_name: str = "", **attrs):
+        super().__init__(*args, **attrs)
+        self.rule_owner, self.rule_name = rule_owner, rule_name
+
+
 def ruled(owner, name: str, *decls: str, **attrs):
-    """``click.option(*decls)`` for the parameter ``name`` of ``owner`` (a function declared with
-    :func:`evalset.params.validate_params`, or a settings class with ``RULES``): its type is the declared rule, its
-    help ends with the rule, and its default is the library's unless given here."""
-    rule = owner.RULES[name]
+    """``click.option(*decls)`` for the parameter ``name`` of ``owner`` (module docstring): its type is the declared
+    rule, its help ends with the rule, and its default is the library's unless given here (a rules mapping has no
+    defaults: give ``default``)."""
+    rules = owner if isinstance(owner, dict) else owner.RULES
+    rule = rules[name]
     if isinstance(rule, Choice):
-        attrs["type"] = click.Choice([str(value) for value in rule.values])
+        attrs["type"] = RuleChoice(rule)
     else:
         attrs["type"] = RuleType(rule)
         text, bracket, default = attrs.get("help", "").partition(" [default")
         attrs["help"] = f"{text.rstrip().removesuffix('.')}: {rule}{bracket}{default}"
         if not bracket:
             attrs["help"] += "."
-    if "default" not in attrs and not attrs.get("multiple") and not attrs.get("is_flag"):
+    if "default" not in attrs and not any(attrs.get(key) for key in ("multiple", "is_flag", "required")):
+        if isinstance(owner, dict):
+            raise TypeError(f"the option of {name} is built from a rules mapping: give its default")
         attrs["default"] = _library_default(owner, name)
+    if "default" in attrs:
         attrs.setdefault("show_default", attrs["default"] is not None)
-    return click.option(*decls, **attrs)
+    return click.option(*decls, cls=RuledOption, rule_owner=owner, rule_name=name, **attrs)
+
+
+def format_option(formats: tuple[str, ...] = OUTPUT_FORMATS, help: str = "Output format."):
+    """``--format``: how the command prints its result (:func:`evalset.cli.emit.emit`), one of ``formats``
+    (default :data:`evalset.contract.OUTPUT_FORMATS`), the first the default."""
+    return ruled({"output_format": Choice(formats)}, "output_format", "--format", "output_format",
+                 default=formats[0], help=help)
 
 
 def _library_default(owner, name: str):

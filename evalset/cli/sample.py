@@ -6,6 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
+from evalset.cli.ruled import ruled
+from evalset.contract import SAMPLE_RULES
 
 
 @click.command()
@@ -13,8 +15,8 @@ from evalset.cli.options import force_option
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv to write (its manifest goes beside it).")
 @click.option("--per-stratum", required=True, help="Queries per stratum: 50, or head=100,torso=50,tail=20.")
-@click.option("--format", "fmt", type=click.Choice(["tsv", "csv", "jsonl", "parquet"]),
-              help="Log format (default: from the file name; .log is TSV).")
+@ruled(SAMPLE_RULES, "fmt", "--format", "fmt", default=None,
+       help="Log format (default: from the file name; .log is TSV).")
 @click.option("--no-header", is_flag=True,
               help="TSV/CSV without a header line: give columns as 1-based positions.")
 @click.option("--query", "query_column", default="query", show_default=True,
@@ -24,8 +26,8 @@ from evalset.cli.options import force_option
 @click.option("--timestamp-format", help="strptime format of the timestamps (default ISO 8601).")
 @click.option("--user", "user_column", help="User id column.")
 @click.option("--stratum-column", help="The log's own stratum column (e.g. agent/human).")
-@click.option("--count-by", type=click.Choice(["submissions", "users"]), default="submissions",
-              show_default=True, help="Traffic of a query: its submissions, or the distinct users who typed it.")
+@ruled(SAMPLE_RULES, "count_by", "--count-by", default="submissions",
+       help="Traffic of a query: its submissions, or the distinct users who typed it.")
 @click.option("--normalise", default="case,nfkc,space", show_default=True,
               help="Steps: case, nfkc, space, none.")
 @click.option("--since", type=click.DateTime(), help="Keep submissions at or after this time.")
@@ -34,12 +36,11 @@ from evalset.cli.options import force_option
 @click.option("--exclude", multiple=True, type=click.Path(dir_okay=False),
               help="File of queries to leave out (e.g. an earlier queries.tsv).")
 @click.option("--strata", "strata_spec", help="Cut points, e.g. head:0.5,torso:0.8,tail (default: thirds).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample (numpy Generator).")
-@click.option("--holdout", type=float, default=0.0, show_default=True,
-              help="Share of each stratum's sample marked test.")
-@click.option("--engine", type=click.Choice(["auto", "pandas", "duckdb", "spark"]), default="auto",
-              show_default=True, help="In memory (pandas), out of core (DuckDB), by size (auto: one of these), or "
-                                      "Spark SQL (spark: LOGS may be folders or globs of part files).")
+@ruled(SAMPLE_RULES, "seed", "--seed", default=0, help="Seed of the sample (numpy Generator).")
+@ruled(SAMPLE_RULES, "holdout", "--holdout", default=0.0, help="Share of each stratum's sample marked test.")
+@ruled(SAMPLE_RULES, "engine", "--engine", default="auto",
+       help="In memory (pandas), out of core (DuckDB), by size (auto: one of these), or Spark SQL (spark: LOGS may "
+            "be folders or globs of part files).")
 @click.option("--memory-limit", default="1GB", show_default=True,
               help="DuckDB memory limit (it spills beyond).")
 @click.option("--spark-master", help="Spark master URL (default local[*]; sc://HOST for Spark Connect, as "

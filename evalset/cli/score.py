@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options
-from evalset.contract import DEFAULT_METRICS
+from evalset.cli.ruled import format_option, ruled
+from evalset.contract import DEFAULT_METRICS, SCORE_FORMATS, SCORE_RULES
 
 
 class _MetricOption(click.Option):
@@ -34,20 +35,19 @@ class _MetricOption(click.Option):
 @click.option("-m", "--metric", "metrics", multiple=True, cls=_MetricOption)
 @contract_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value (with --format trec_eval: -q).")
-@click.option("--format", "output_format", type=click.Choice(["table", "tsv", "json", "trec_eval"]),
-              default="table", show_default=True,
-              help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
-                   "prints for the measures asked, for each run).")
-@click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="10", show_default=True,
-              help="The trec_eval whose rules iprec@r, 11pt_avg and ties follow: a recall level r is a count of "
-                   "relevant documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded "
-                   "half away from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at "
-                   "r = 0.3); under --ties trec, 9 compares scores as 32-bit floats (two scores 7e-7 apart can tie), "
-                   "10 as doubles. Every other measure is the same in both (trec_eval 10 also reads # comment lines "
-                   "and adds rbp and unj_k).")
-@click.option("--max-retrieved", type=int, default=None,
-              help="Score each ranking's first N documents only (trec_eval's -M; a repeated document counted once); "
-                   "the documents left out are counted in a note.")
+@format_option(SCORE_FORMATS,
+               help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
+                    "prints for the measures asked, for each run).")
+@ruled(SCORE_RULES, "trec_eval_version", "--trec-eval-version", default=10,
+       help="The trec_eval whose rules iprec@r, 11pt_avg and ties follow: a recall level r is a count of "
+            "relevant documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded "
+            "half away from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at "
+            "r = 0.3); under --ties trec, 9 compares scores as 32-bit floats (two scores 7e-7 apart can tie), "
+            "10 as doubles. Every other measure is the same in both (trec_eval 10 also reads # comment lines "
+            "and adds rbp and unj_k).")
+@ruled(SCORE_RULES, "max_retrieved", "--max-retrieved", default=None,
+       help="Score each ranking's first N documents only (trec_eval's -M; a repeated document counted once; "
+            "the documents left out are counted in a note).")
 def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
           trec_eval_version, max_retrieved):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
@@ -59,6 +59,6 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.scoring import score_runs
 
-    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=int(trec_eval_version),
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=trec_eval_version,
                     max_retrieved=max_retrieved),
          output_format)

@@ -9,7 +9,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
-from evalset.contract import DEFAULT_METRIC, MERGE_RULES, WEIGHTINGS
+from evalset.cli.ruled import ruled
+from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES, SPLIT_RULES
 
 
 @click.command()
@@ -23,21 +24,22 @@ from evalset.contract import DEFAULT_METRIC, MERGE_RULES, WEIGHTINGS
 @click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
 @click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
               help="Folder holding the sets.")
-@click.option("--version", "version_number", type=int, help="Version number [default: the next one].")
-@click.option("--merge", type=click.Choice(list(MERGE_RULES)), default="median", show_default=True,
-              help="How the grades of one pair are merged (ties and large gaps are unresolved); the last four are "
-                   "crowd-kit's models (pip install 'evalset[quality]').")
+@ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
+       help="Version number [default: the next one].")
+@ruled(FREEZE_RULES, "merge", "--merge", default="median",
+       help="How the grades of one pair are merged (ties and large gaps are unresolved); the last four are "
+            "crowd-kit's models (pip install 'evalset[quality]').")
 @click.option("--exclude-annotator", "excluded", multiple=True, metavar="NAME",
               help="Leave this annotator's labels out of the merge (kept in labels.tsv, counted); repeatable.")
 @click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
 @click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
-@click.option("--max-gap", type=int, default=2, show_default=True,
-              help="Grades of one pair further apart than this are unresolved.")
+@ruled(FREEZE_RULES, "max_gap", "--max-gap", default=2,
+       help="Grades of one pair further apart than this are unresolved.")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
 @conflicting_grades_option
 @click.option("--headline", default=DEFAULT_METRIC, show_default=True, help="The set's headline metric.")
-@click.option("--weighting", type=click.Choice(list(WEIGHTINGS)), default="traffic", show_default=True,
-              help="Means across strata: by traffic share, or every query alike.")
+@ruled(SET_CONTRACT_RULES, "weighting", "--weighting", default="traffic",
+       help="Means across strata: by traffic share, or every query alike.")
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @click.option("--sample", "sample_path", type=click.Path(exists=True),
@@ -113,8 +115,7 @@ def verify(set_path, manifest_sha256, labels_paths):
 @click.argument("new_path", type=click.Path(file_okay=False))
 @click.option("--runs", "runs", multiple=True, type=click.Path(),
               help="Runs (files or folders) whose headline score under each version is shown; repeatable.")
-@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="all", show_default=True,
-              help="The queries the runs are scored on.")
+@ruled(SPLIT_RULES, "split", "--split", default="all", help="The queries the runs are scored on.")
 def diff(old_path, new_path, runs, split):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     from evalset.io.trec import read_runs

@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_SEED, SELECT_RULES
 from evalset.errors import InputError
 from evalset.io.digests import file_sha256
 from evalset.io.poolfiles import (
@@ -50,7 +50,7 @@ from evalset.io.poolfiles import (
 )
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.slicerecord import RECORD_NAME, SliceRecord
-from evalset.params import POSITIVE_INT, Interval, check
+from evalset.params import validate_params
 from evalset.seeds import generator
 
 DESIGNS = ("uniform", "stratified")
@@ -82,19 +82,15 @@ def _stratified(queries: pd.DataFrame | None) -> bool:
     return queries is not None and "stratum" in queries and queries["stratum"].nunique() > 1
 
 
+@validate_params(SELECT_RULES)
 def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: int | None = None,
                  fraction: float | None = None, queries: pd.DataFrame | None = None, seed: int = DEFAULT_SEED,
                  source: dict[str, Any] | None = None) -> SliceRecord:
     """Draw the human slice from ``query_ids`` (see the module docstring): ``size`` (uniform), or ``per_stratum``
-    or ``fraction`` (stratified, strata from ``queries``: ``query_id, stratum, stratum_share``)."""
+    or ``fraction`` (stratified, strata from ``queries``: ``query_id, stratum, stratum_share``), each checked
+    against :data:`evalset.contract.SELECT_RULES` (at least 2 queries, 2 per stratum, a share in (0, 1])."""
     if sum(v is not None for v in (size, per_stratum, fraction)) != 1:
         raise InputError("give exactly one of a slice size, a number per stratum, or a fraction per stratum")
-    if size is not None:
-        check("a slice size", size, POSITIVE_INT)
-    if per_stratum is not None:  # at least 2 per stratum: an interval needs two
-        check("a number per stratum", per_stratum, Interval(int, 2))
-    if fraction is not None:
-        check("a fraction per stratum", fraction, Interval(float, 0, 1, closed="right"))
     ids = sorted(set(map(str, query_ids)))
     if not ids:
         raise InputError("no query to draw a slice from")
@@ -103,9 +99,9 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
         if _stratified(queries):
             raise InputError("the queries file has strata: draw a stratified slice (a number per stratum or a "
                              "fraction), or give no queries file for a uniform one", queries.attrs.get("source"))
-        if size < 2 or size >= len(ids):
-            raise InputError(f"a slice of {size} queries out of {len(ids)}: give at least 2, and fewer than all "
-                             "(the other queries are the ones the LLM grades stand in for)")
+        if size >= len(ids):
+            raise InputError(f"a slice of {size} queries out of {len(ids)}: give fewer than all (the other queries "
+                             "are the ones the LLM grades stand in for)")
         table = pd.DataFrame({"query_id": ids, "stratum": "all", "stratum_share": 1.0})
         chosen = [ids[i] for i in rng.choice(len(ids), size, replace=False)]
         design, settings = "uniform", {"size": size}

@@ -25,13 +25,14 @@ from functools import cached_property
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import DEFAULT_METRIC, ContractOptions, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, SPLIT_RULES, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.files import shown_name
 from evalset.io.frames import QrelsLike, qrels_frame
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
 from evalset.metrics import PreparedQrels, prepare_qrels
+from evalset.params import validate_params
 
 Options = ContractOptions | EvaluationContract | None
 
@@ -67,6 +68,7 @@ class Evaluation:
         return cls(options, prepared, source=source, given=given, counted=dict(frame.attrs))
 
     @classmethod
+    @validate_params(SPLIT_RULES)
     def on_set(cls, frozen: FrozenSet | str | os.PathLike, split: str = "test", options: ContractOptions | None = None,
                *, override_contract: bool = False) -> Evaluation:
         """Evaluation on a frozen set's ``split`` (``test``, ``dev``, ``all``) under its contract (module

@@ -12,7 +12,8 @@ settles in :func:`evalset.sets.freeze`), so that one input gets one treatment:
 - an exact repeat (one annotator, one pair, the same grade), in one file or across files, is collapsed and
   counted;
 - one annotator giving one pair different grades is refused, naming every place (file and line), unless a rule
-  of :data:`CONFLICTING_GRADES` says which judgment stands; the judgments it settles are counted.
+  of :data:`~evalset.contract.CONFLICTING_GRADES` says which judgment stands; the judgments it settles are
+  counted.
 
 The judgments of one annotator and pair are ordered by time, then by input order. A judgment's time is its
 ``labeled_at`` (ISO 8601); a qrels line, or an empty ``labeled_at``, has no time and comes before any judgment
@@ -29,16 +30,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalset.contract import REPEATS_RULES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, check_file, first_field, read_tsv_with_header, refuse_blank, text_lines
 from evalset.io.trec import read_qrels, run_name
-from evalset.params import check
+from evalset.params import check, validate_params
 
 LABELS_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at", "comment")
 LABEL_KINDS = ("human", "llm")
 ANNOTATIONS_COLUMNS = (*LABELS_COLUMNS, "file", "judged")  # as read, before settle_repeats
 GRADES_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "file")  # what agreement compares
-CONFLICTING_GRADES = ("refuse", "latest", "first")
 
 
 def is_labels_table(path: str | os.PathLike) -> bool:
@@ -151,21 +152,22 @@ def read_annotations(sources: Sequence[tuple[str | os.PathLike, str]]) -> pd.Dat
 _KEY = ["query_id", "doc_id", "annotator"]
 
 
+@validate_params(REPEATS_RULES)
 def settle_repeats(judgments: pd.DataFrame, conflicting_grades: str = "refuse"
                    ) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
     """One judgment per annotator and pair, by the rule of the module docstring.
 
     ``judgments`` hold at least ``query_id, doc_id, annotator, grade``; ``file`` (to name places; without it,
     rows are named by position), ``labeled_at`` (the time of a judgment) and ``judged`` (False: a negative
-    qrels grade) are used when present. ``conflicting_grades`` is one of :data:`CONFLICTING_GRADES`:
-    ``refuse`` raises :class:`InputError` naming the places of the first conflict (and how many there are).
+    qrels grade) are used when present. ``conflicting_grades`` is one of
+    :data:`~evalset.contract.CONFLICTING_GRADES` (:data:`~evalset.contract.REPEATS_RULES`): ``refuse`` raises
+    :class:`InputError` naming the places of the first conflict (and how many there are).
 
     Returns the judgments that stand, in input order, without the unjudged rows and the ``judged`` column,
     and per annotator (in order of appearance) ``unjudged`` (negative qrels grades left out, after settling),
     ``collapsed_duplicates`` (rows repeating an earlier judgment's grade) and ``conflicting_grades_settled``
     (pairs this annotator graded differently, settled by the rule).
     """
-    check("conflicting grades: the rule", conflicting_grades, CONFLICTING_GRADES)
     frame = judgments.reset_index(drop=True)
     counts = {name: {"unjudged": 0, "collapsed_duplicates": 0, "conflicting_grades_settled": 0}
               for name in pd.unique(frame["annotator"])}

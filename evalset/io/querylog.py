@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
+from evalset.contract import LOG_FORMATS
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, check_file, first_line, open_file, utf8_error
 from evalset.params import check
@@ -25,9 +26,6 @@ from evalset.params import check
 # empty), and when present ``count`` (int64, pre-aggregated logs), ``timestamp`` (text, parsed by the
 # sampler), ``user_id`` and ``source`` (text; ``source`` is the log's own stratum column, e.g. agent/human).
 LOG_FIELDS = ("query", "count", "timestamp", "user_id", "source")
-
-
-LOG_FORMATS = ("tsv", "csv", "jsonl", "parquet")
 
 
 _LOG_SUFFIXES = {

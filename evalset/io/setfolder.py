@@ -14,12 +14,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRIC, WEIGHTINGS, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, SET_CONTRACT_RULES, SPLIT_RULES, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.annotations import read_labels
 from evalset.io.digests import file_sha256
@@ -27,7 +27,7 @@ from evalset.io.queries import read_queries
 from evalset.io.samplerecord import RECORD_FILES, RECORD_NAME, SampleRecord, read_sample
 from evalset.io.trec import read_qrels
 from evalset.metrics.measures import parse_measure
-from evalset.params import check
+from evalset.params import Constraint, check_fields, validate_params
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 SAMPLE_FILES = RECORD_FILES
@@ -39,16 +39,18 @@ class SetContract:
     """What a frozen set is scored by: the evaluation contract, the headline metric and the weighting.
 
     ``weighting="traffic"`` averages strata by their traffic share (sum of share x stratum mean); ``uniform``
-    averages all queries alike.
+    averages all queries alike (checked against :data:`RULES`).
     """
 
     evaluation: EvaluationContract = field(default_factory=EvaluationContract)
     headline: str = DEFAULT_METRIC
     weighting: str = "traffic"
 
+    RULES: ClassVar[dict[str, Constraint]] = SET_CONTRACT_RULES
+
     def __post_init__(self) -> None:
         parse_measure(self.headline)
-        check("weighting", self.weighting, WEIGHTINGS)
+        check_fields(self, self.RULES)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.evaluation.to_dict(), "headline": self.headline, "weighting": self.weighting}
@@ -236,6 +238,7 @@ def diff_sets(old: FrozenSet, new: FrozenSet) -> pd.DataFrame:
     return changed.astype({"old": "Int64", "new": "Int64"})
 
 
+@validate_params(SPLIT_RULES)
 def select_split(queries: pd.DataFrame, split: str) -> pd.DataFrame:
     """The queries of one split (``test``, ``dev``) or all of them (``all``)."""
     if split == "all":

@@ -37,13 +37,13 @@ from typing import ClassVar, Literal
 import openai
 import pandas as pd
 
+from evalset.contract import JUDGE_SETTINGS_RULES
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.io.guideline import Guideline
 from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, POSITIVE_NUMBER, Interval, check_fields
-from evalset.seeds import SEED
+from evalset.params import Constraint, check_fields
 
 
 @dataclass
@@ -68,11 +68,7 @@ class JudgeSettings:
     unreachable_after: int = 5
     unreachable_seconds: float = 15.0
 
-    RULES: ClassVar[dict[str, Interval]] = {
-        "concurrency": POSITIVE_INT, "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": POSITIVE_NUMBER,
-        "max_retries": NON_NEGATIVE_INT, "max_invalid": NON_NEGATIVE_INT, "backoff_base": POSITIVE_NUMBER,
-        "backoff_cap": POSITIVE_NUMBER, "max_tokens": POSITIVE_INT, "seed": SEED, "unreachable_after": POSITIVE_INT,
-        "unreachable_seconds": POSITIVE_NUMBER}
+    RULES: ClassVar[dict[str, Constraint]] = JUDGE_SETTINGS_RULES
 
     def __post_init__(self) -> None:
         check_fields(self, self.RULES)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from evalset.contract import JUDGE_JOB_RULES
 from evalset.io.files import atomic_path, writing_to
 from evalset.io.guideline import Guideline, read_guideline
 from evalset.io.poolfiles import TASKS_FILE, read_tasks
@@ -19,6 +20,7 @@ from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_
 from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, PromptTemplate, read_template
+from evalset.params import validate_params
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ def default_paths(output: str | os.PathLike) -> tuple[str, str]:
     return str(output) + ".journal.sqlite", str(output.with_name(stem + ".failures.tsv"))
 
 
+@validate_params(JUDGE_JOB_RULES)
 def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, output: str | os.PathLike,
                settings: JudgeSettings, *, template_path: str | os.PathLike = DEFAULT_TEMPLATE,
                limit: int | None = None, journal_path: str | None = None, failures_path: str | None = None,
@@ -89,7 +92,8 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     table holds the pairs the model answered unusably (journaled, final) and those it did not answer this run
     (``stats.unanswered``: asked again by the next run). ``progress=None`` shows a bar only on a terminal, and only
     once the run has taken more than ``progress_delay`` seconds. ``price_in`` and ``price_out`` (per million
-    tokens) only price the summary.
+    tokens) only price the summary. ``limit``, ``poll_seconds`` and the prices are checked first
+    (:data:`evalset.contract.JUDGE_JOB_RULES`).
     """
     resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else
     tasks = read_tasks(Path(pool_dir) / TASKS_FILE, limit).to_dict("records")

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalset.contract import PROBE_RULES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, write_text
 from evalset.io.guideline import read_guideline
@@ -49,7 +50,7 @@ from evalset.judge.client import JudgeSettings, JudgeStats, label_source, labels
 from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.job import PROGRESS_DELAY, judge_tasks
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
-from evalset.params import POSITIVE_INT, check
+from evalset.params import validate_params
 from evalset.render import json_safe
 from evalset.seeds import generator
 from evalset.stats.paired import bootstrap_interval
@@ -196,6 +197,7 @@ def human_samples(pairs: pd.DataFrame, human: pd.DataFrame, rel: int, size: int,
     return chosen, {name: {"population": len(population[name]), "sampled": len(chosen[name])} for name in chosen}
 
 
+@validate_params(PROBE_RULES)
 def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, human: pd.DataFrame,
                output: str | os.PathLike, settings: JudgeSettings, *, human_source: str | None = None,
                size: int = 200, rel: int = 1, seed: int = 0, resamples: int = 9999, level: float = 0.95,
@@ -205,8 +207,8 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
                price_out: float | None = None) -> ProbeReport:
     """Probe the judge on the pool's pairs (module docstring); write the report as JSON to ``output`` and the
     failures table. ``human`` holds the human grades (``query_id, doc_id, grade``; several per pair allowed);
-    ``price_in`` and ``price_out`` (per million tokens) only price the summary."""
-    size, resamples = check("size", size, POSITIVE_INT), check("resamples", resamples, POSITIVE_INT)
+    ``price_in`` and ``price_out`` (per million tokens) only price the summary. Every parameter named in
+    :data:`evalset.contract.PROBE_RULES` is checked first."""
     resolve_endpoint(settings.base_url)
     guideline, template = read_guideline(guideline_path), read_template(template_path)
     if rel not in guideline.grades[1:]:

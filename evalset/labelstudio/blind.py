@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from label_studio_sdk import LabelStudio
 
+from evalset.contract import PUSH_RULES
 from evalset.errors import InputError
 from evalset.io.guideline import Guideline
 from evalset.labelstudio.project import (
@@ -59,7 +60,7 @@ from evalset.labelstudio.project import (
 )
 from evalset.labelstudio.pull import PullReport, finish_pull, known_pairs, labels_from_export
 from evalset.labelstudio.push import PushResult, pool_tasks, push_tasks, remark_lines
-from evalset.params import POSITIVE_INT, check
+from evalset.params import check, validate_params
 
 if TYPE_CHECKING:
     from evalset.quality.gold import GoldPlan, GoldPolicy
@@ -160,7 +161,7 @@ def assign_pairs(pair_ids: Sequence[str], annotators: Sequence[str], overlap: in
     with the fewest pairs so far (ties: the first in ``annotators``). A pair already held by more annotators than
     ``overlap`` keeps them all.
     """
-    check("overlap", overlap, POSITIVE_INT)
+    check("overlap", overlap, PUSH_RULES["overlap"])
     if overlap > len(annotators):
         raise InputError(f"--overlap {overlap} needs at least {overlap} annotators; --annotators names "
                          f"{len(annotators)}")
@@ -242,6 +243,7 @@ class BlindPushResult:
         return [f"{note} ({result.title!r})" for result in self.results for note in result.notes]
 
 
+@validate_params(PUSH_RULES)
 def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str | os.PathLike, guideline: Guideline,
                title: str, overlap: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
                gold: GoldPlan | None = None) -> BlindPushResult:

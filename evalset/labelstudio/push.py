@@ -14,6 +14,7 @@ import pandas as pd
 from label_studio_sdk import LabelStudio
 from tqdm import tqdm
 
+from evalset.contract import PUSH_RULES
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks
 from evalset.labelstudio.project import (
@@ -29,7 +30,7 @@ from evalset.labelstudio.project import (
     project_pair_ids,
     refresh_interface,
 )
-from evalset.params import POSITIVE_INT, check
+from evalset.params import validate_params
 
 if TYPE_CHECKING:
     from evalset.quality.gold import GoldPlan
@@ -109,6 +110,7 @@ def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overla
     return project, False
 
 
+@validate_params(PUSH_RULES)
 def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline, title: str, overlap: int = 1,
          batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
          on_batch: Callable[[int, int], None] | None = None, gold: GoldPlan | None = None) -> PushResult:
@@ -116,19 +118,18 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
 
     ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). With ``gold`` (the
     plan of :func:`evalset.quality.gold.prepare_gold_push`), its tasks, pool and gold mixed blind, replace the
-    pool's.
+    pool's. ``overlap`` and ``batch_size`` are checked against :data:`evalset.contract.PUSH_RULES`.
     """
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
     return push_tasks(client, tasks, guideline, title, overlap, batch_size, progress, on_batch, gold)
 
 
+@validate_params(PUSH_RULES)
 def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, title: str, overlap: int = 1,
                batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
                on_batch: Callable[[int, int], None] | None = None, gold: GoldPlan | None = None) -> PushResult:
     """Push these ``tasks`` (``pair_id, query, text``, in judging order) to the project titled ``title``, as
     :func:`push` does for a pool's: the project found or created, only the pairs not yet there imported."""
-    check("overlap", overlap, POSITIVE_INT)
-    check("batch size", batch_size, POSITIVE_INT)
     project, created = ensure_project(client, title, guideline, overlap)
     remarks = []
     if not created and project.maximum_annotations != overlap:

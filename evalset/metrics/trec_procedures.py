@@ -36,14 +36,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalset.contract import TREC_EVAL_VERSIONS
 from evalset.errors import InputError
 from evalset.params import check
 
 if TYPE_CHECKING:
     from evalset.metrics.engine import MeasureInput
 
-TREC_EVAL_VERSIONS = (9, 10)
-"""The trec_eval versions whose rules :func:`relevant_count` follows; 10 is the default."""
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The recall levels of 11pt_avg (trec_eval's, as its C literals)."""
 INFAP_EPSILON = 0.00001

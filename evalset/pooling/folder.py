@@ -10,12 +10,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from evalset import __version__
+from evalset.contract import POOL_SPEC_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
@@ -23,6 +24,7 @@ from evalset.io.digests import file_sha256
 from evalset.io.poolfiles import POOL_FILES, write_pool_folder
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
+from evalset.params import Constraint, check, check_fields
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
 
 
@@ -33,7 +35,8 @@ class PoolSpec:
     Relative paths in a spec file are resolved against the spec file's folder joined with its ``base`` key
     (default ``"."``); ``pools/dl19-demo.toml`` sets ``base = ".."`` so its paths read from the repository
     root. Keys: ``runs`` (list of files or folders), ``depth``, ``depths`` (a table, system name -> k),
-    ``ties``, ``seed``, ``budget``, ``queries``, ``exclude_judged``, ``corpus``, ``output``.
+    ``ties``, ``seed``, ``budget``, ``queries``, ``exclude_judged``, ``corpus``, ``output``. The depth, each run's
+    depth, the tie rule, the seed and the budget are checked against :data:`RULES` when the spec is made.
     """
 
     runs: tuple[str, ...] = ()
@@ -47,6 +50,13 @@ class PoolSpec:
     corpus: str | None = None
     output: str | None = None
     spec_file: str | None = None
+
+    RULES: ClassVar[dict[str, Constraint]] = POOL_SPEC_RULES
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.RULES)
+        object.__setattr__(self, "depths", {name: check(f"depth of {name}", k, self.RULES["depth"])
+                                            for name, k in self.depths.items()})
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike) -> PoolSpec:
@@ -83,8 +93,11 @@ class PoolSpec:
         if not isinstance(depths, dict):
             raise InputError(f"depths must be a table of system = k, got {depths!r}", path)
         scalars = {key: data[key] for key in ("depth", "ties", "seed", "budget") if key in data}
-        return cls(runs=tuple(resolve(run, "runs") for run in runs), depths=dict(depths), spec_file=path,
-                   **scalars, **values)
+        try:
+            return cls(runs=tuple(resolve(run, "runs") for run in runs), depths=dict(depths), spec_file=path,
+                       **scalars, **values)
+        except InputError as exc:  # a value off its rule, named with the file it came from
+            raise InputError(exc.message, path) from None
 
     def with_overrides(self, **overrides: Any) -> PoolSpec:
         """A copy where every override that is not None (or empty) replaces the spec's value."""

@@ -37,9 +37,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
+from evalset.contract import POOL_SPEC_RULES
 from evalset.errors import InputError
-from evalset.metrics.ranking import TIE_RULES, TieRule, order_run, position_in_group
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check
+from evalset.metrics.ranking import TieRule, order_run, position_in_group
+from evalset.params import check, validate_params
 from evalset.seeds import generator
 
 PAIR_ID_DIGITS = 16
@@ -189,9 +190,8 @@ def stack_top_k(
     consumed one run at a time, so a generator that reads each file lazily keeps only top-k codes in memory.
     ``depths`` overrides ``depth`` per system. With ``query_ids``, only those queries are kept.
     """
-    depth = check("depth", depth, POSITIVE_INT)
-    depths = {name: check(f"depth of {name}", k, POSITIVE_INT) for name, k in (depths or {}).items()}
-    check("the tie rule", ties, TIE_RULES)
+    depth, ties = check("depth", depth, POOL_SPEC_RULES["depth"]), check("ties", ties, POOL_SPEC_RULES["ties"])
+    depths = {name: check(f"depth of {name}", k, POOL_SPEC_RULES["depth"]) for name, k in (depths or {}).items()}
     keep = None if query_ids is None else set(map(str, query_ids))
     parts: dict[str, tuple] = {}
     for name, run in runs.items() if isinstance(runs, Mapping) else runs:
@@ -228,6 +228,7 @@ def collect_top_k(
     return stack_top_k(runs, depth, depths, ties, query_ids).to_frame()
 
 
+@validate_params(POOL_SPEC_RULES)
 def build_pool(
     runs: Mapping[str, pd.DataFrame] | Iterable[tuple[str, pd.DataFrame]],
     depth: int,
@@ -261,13 +262,13 @@ def build_pool(
     seed : int
         Seed of the judging order.
 
+    The depths, the tie rule, the budget and the seed are checked against
+    :data:`evalset.contract.POOL_SPEC_RULES` first.
+
     Returns
     -------
     Pool
     """
-    if budget is not None:
-        budget = check("budget", budget, POSITIVE_INT)
-    check("seed", seed, NON_NEGATIVE_INT)
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
     top = stack_top_k(runs, depth, depths, ties, wanted)
     queries = top.queries.to_numpy(zero_copy_only=False)
@@ -349,7 +350,7 @@ def apply_budget(pairs: pd.DataFrame, budget: int) -> pd.DataFrame:
     ``pairs`` needs ``pair_id, query_code, best_rank, systems`` (``query_code`` in query id order). The rule
     is the module docstring's; the kept rows come back in their original order.
     """
-    budget = check("budget", budget, POSITIVE_INT)
+    budget = check("budget", budget, POOL_SPEC_RULES["budget"])
     if len(pairs) <= budget:
         return pairs
     best, voters = pairs["best_rank"].to_numpy(), pairs["systems"].to_numpy()

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
+from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import grade_line
 from evalset.io.corpus import read_corpus
@@ -58,12 +59,11 @@ from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks, read_pool_manifest
 from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
-from evalset.params import POSITIVE_INT, Interval, check, check_fields
+from evalset.params import Constraint, check_fields, validate_params
 from evalset.pooling.pool import pair_ids
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
 
-GOLD_RATE_MAX = 0.5
 GOLD_COLUMNS = ("pair_id", "query_id", "doc_id", "grade")
 TASK_COLUMNS = ("pair_id", "query_id", "query", "text")
 SCORE_COLUMNS = ("annotator", "gold_seen", "accuracy", "mae", "kappa_linear", "verdict")
@@ -72,14 +72,15 @@ VERDICTS = ("passed", "flagged", "not enough gold", "undefined")
 
 @dataclass(frozen=True)
 class GoldPolicy:
-    """When an annotator is flagged: ``kappa_linear < min_kappa`` on at least ``min_gold`` gold answers."""
+    """When an annotator is flagged: ``kappa_linear < min_kappa`` on at least ``min_gold`` gold answers (each
+    checked against :data:`RULES`)."""
 
     min_gold: int = 20
     min_kappa: float = 0.4
 
-    RULES: ClassVar[dict] = {"min_gold": POSITIVE_INT, "min_kappa": Interval(float, -1, 1)}
+    RULES: ClassVar[dict[str, Constraint]] = GOLD_POLICY_RULES
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_fields(self, self.RULES)
 
     def describe(self) -> str:
@@ -90,11 +91,6 @@ class GoldPolicy:
 # ---------------------------------------------------------------------------------------------- the gold file
 GOLD_RATE_EXCESS = 1.5
 """A push warns when its share of gold tasks is above this many times the rate asked (the pool's own gold)."""
-
-
-def check_gold_rate(rate: float) -> float:
-    """``rate`` if it is in (0, 0.5], else :class:`InputError`."""
-    return check("the gold rate", rate, Interval(float, 0, GOLD_RATE_MAX, closed="right"))
 
 
 def read_gold(path: str | os.PathLike, guideline: Guideline) -> pd.DataFrame:
@@ -201,6 +197,7 @@ def mix_blind(pool_tasks: pd.DataFrame, gold_tasks: pd.DataFrame, rng: np.random
     return tasks.iloc[np.lexsort((key[:, 1], key[:, 0]))].reset_index(drop=True)
 
 
+@validate_params(GOLD_PUSH_RULES)
 def plan_gold(pool_tasks: pd.DataFrame, pool_pair_ids: set[str], gold_tasks: pd.DataFrame, rate: float,
               seed: int) -> GoldPlan:
     """Choose the gold-only tasks and mix them into the pool's tasks (pure; see the module docstring).
@@ -209,7 +206,6 @@ def plan_gold(pool_tasks: pd.DataFrame, pool_pair_ids: set[str], gold_tasks: pd.
     ``pool.tsv`` (with or without a task); ``gold_tasks``: the gold pairs with their texts (:data:`TASK_COLUMNS`).
     Too few gold pairs outside the pool for the rate is an :class:`InputError`.
     """
-    rate = check_gold_rate(rate)
     in_pool = pool_tasks["pair_id"].isin(set(gold_tasks["pair_id"]))
     candidates = gold_tasks[~gold_tasks["pair_id"].isin(pool_pair_ids)]
     count = gold_only_count(len(pool_tasks), int(in_pool.sum()), rate)
@@ -259,14 +255,15 @@ def gold_task_texts(gold: pd.DataFrame, pool_tasks: pd.DataFrame, corpus: str | 
     return pd.concat([known[list(TASK_COLUMNS)], found[list(TASK_COLUMNS)]], ignore_index=True)
 
 
+@validate_params(GOLD_PUSH_RULES)
 def prepare_gold_push(pool_dir: str | os.PathLike, gold_path: str | os.PathLike, guideline: Guideline,
-                      rate: float, seed: int, corpus: str | None = None, queries: str | None = None) -> GoldPlan:
+                      rate: float, seed: int = 0, corpus: str | None = None, queries: str | None = None) -> GoldPlan:
     """Read and check everything a push with gold needs, before any connection, and plan the tasks.
 
+    ``rate`` and ``seed`` are checked first (:data:`evalset.contract.GOLD_PUSH_RULES`: a rate in (0, 0.5]).
     ``corpus`` and ``queries`` default to the ones the pool was built from (recorded in ``pool.json``).
     ``plan.tasks.attrs["without_text"]`` counts the pairs of ``pool.tsv`` without a task.
     """
-    rate = check_gold_rate(rate)
     folder = Path(pool_dir)
     pairs, tasks = read_pairs_and_tasks(folder)
     gold = read_gold(gold_path, guideline)

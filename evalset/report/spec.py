@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evalset.contract import DEFAULT_SEED, MISSING_POLICIES, SET_SPLITS
+from evalset.contract import DEFAULT_SEED, MISSING_POLICIES, SPLITS
 from evalset.errors import InputError
 from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, RESAMPLES, Choice, Interval, check, check_fields
 
@@ -39,7 +39,7 @@ class ReportSpec:
     largest: int = 10
     missing: str | None = None
 
-    RULES: ClassVar[dict] = {"split": Choice(SET_SPLITS), "seed": NON_NEGATIVE_INT, "resamples": RESAMPLES,
+    RULES: ClassVar[dict] = {"split": Choice(SPLITS), "seed": NON_NEGATIVE_INT, "resamples": RESAMPLES,
                              "permutations": RESAMPLES, "level": PROBABILITY, "alpha": PROBABILITY,
                              "largest": POSITIVE_INT, "missing": Choice(MISSING_POLICIES)}
 

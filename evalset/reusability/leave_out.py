@@ -32,11 +32,12 @@ from typing import Any
 
 import pandas as pd
 
+from evalset.contract import REUSABILITY_RULES
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
-from evalset.params import POSITIVE_INT, check
+from evalset.params import validate_params
 from evalset.render import json_safe, number, text_table
 from evalset.reusability.contributions import (
     PoolOfRuns,
@@ -206,6 +207,7 @@ def groups_of_runs(groups: pd.Series, runs: list[str], source: str = "the group 
     return owner_of
 
 
+@validate_params(REUSABILITY_RULES)
 def analyse_reusability(evaluation: Evaluation, runs: Runs, depth: int, metric: str | None = None,
                         groups: pd.Series | None = None, groups_source: str = "the group file") -> Reusability:
     """Leave-one-run-out (and leave-one-group-out with ``groups``) on the depth-``depth`` pool of ``runs`` (name ->
@@ -213,8 +215,8 @@ def analyse_reusability(evaluation: Evaluation, runs: Runs, depth: int, metric: 
 
     ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
     :mod:`evalset.reusability.contributions` for the checks); a run lacking judged queries is refused unless the
-    contract's ``missing`` was chosen (module docstring)."""
-    check("depth", depth, POSITIVE_INT)
+    contract's ``missing`` was chosen (module docstring). ``depth`` is checked first
+    (:data:`evalset.contract.REUSABILITY_RULES`)."""
     metric = metric or evaluation.headline
     given = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     runs = {name: read_run(run) if isinstance(run, str | os.PathLike) else run for name, run in given.items()}

@@ -38,12 +38,11 @@ Conventions
   sample depends only on the seed and its own candidates.
 """
 
+from evalset.contract import COUNT_BY, ENGINES
 from evalset.sampling.draw import parse_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries, group_log_rows
 from evalset.sampling.options import (
-    COUNT_BY,
     DROP_REASONS,
-    ENGINES,
     Normalisation,
     QueryCounts,
     SampleResult,

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from evalset.contract import SAMPLE_RULES
 from evalset.errors import InputError
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
+from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check, validate_params
 from evalset.sampling.options import QueryCounts
 from evalset.seeds import generator
 
@@ -52,6 +53,7 @@ def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
     return check(f"the per-stratum count of {stratum!r}", count, NON_NEGATIVE_INT)
 
 
+@validate_params({name: SAMPLE_RULES[name] for name in ("seed", "holdout")})
 def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *, seed: int = 0,
                    holdout: float = 0.0) -> pd.DataFrame:
     """Draw queries uniformly among the distinct queries of each stratum, without replacement.
@@ -62,8 +64,6 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     stratum keeps its size whatever the holdout. Raises InputError before drawing anything if a stratum is
     smaller than its count.
     """
-    check("holdout", holdout, Interval(float, 0, 1, closed="left"))
-    check("seed", seed, NON_NEGATIVE_INT)
     check_per_stratum(per_stratum)
     summary = counts.summary
     wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}

@@ -14,9 +14,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalset.contract import COUNT_BY
 from evalset.errors import InputError
 from evalset.params import check
-from evalset.sampling.options import COUNT_BY, Normalisation, QueryCounts, Screen, Strata, Window
+from evalset.sampling.options import Normalisation, QueryCounts, Screen, Strata, Window
 from evalset.sampling.screening import screen_grouped_rows
 from evalset.sampling.strata import counts_from_frequencies, query_ids
 

@@ -15,9 +15,6 @@ import pyarrow as pa
 from evalset.errors import InputError
 from evalset.speed.parallel import parallel_map
 
-COUNT_BY = ("submissions", "users")
-ENGINES = ("auto", "pandas", "duckdb", "spark")
-
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
 # under the first reason that applies).
 WINDOW_REASONS = ("unparsable_timestamp", "outside_window", "no_user_id", "no_source")

@@ -14,16 +14,17 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset import __version__
+from evalset.contract import SAMPLE_RULES
 from evalset.errors import InputError
 from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
 from evalset.io.querylog import LogColumns, read_query_log_table
 from evalset.io.querylog_spark import expand_log_paths, is_url
-from evalset.params import check
+from evalset.params import check, validate_params
 from evalset.sampling.draw import check_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries
-from evalset.sampling.options import ENGINES, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
+from evalset.sampling.options import Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
 from evalset.sampling.spark import count_queries_spark
 from evalset.sampling.sql import count_queries_duckdb
 
@@ -43,7 +44,7 @@ def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto",
     0.94 s); from 15 MiB on DuckDB is faster (1.08x at 15 MiB, 1.2-1.7x at 50-500 MiB, gzipped and Parquet
     alike) and needs less memory (0.68 against 1.88 GiB at 502 MiB).
     """
-    check("engine", engine, ENGINES)
+    check("engine", engine, SAMPLE_RULES["engine"])
     if engine != "auto":
         return engine
     size = sum(log_text_bytes(p) for p in paths if os.path.isfile(p))
@@ -61,6 +62,7 @@ def log_text_bytes(path: str | os.PathLike) -> int:
         return max(size, int.from_bytes(handle.read(4), "little"))
 
 
+@validate_params(SAMPLE_RULES)
 def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[str, int], *,
                columns: LogColumns | None = None, fmt: str | None = None, header: bool = True,
                count_by: str = "submissions", normalisation: Normalisation = Normalisation(),

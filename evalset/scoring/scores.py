@@ -32,11 +32,12 @@ from typing import Any
 
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRICS
+from evalset.contract import DEFAULT_METRICS, SCORE_RULES
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_values, unusual_grades
 from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
+from evalset.params import validate_params
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
@@ -111,12 +112,14 @@ TREC_EVAL_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"
 per-query ``relstring`` (:mod:`evalset.metrics.relstring`) comes after ``P``."""
 
 
+@validate_params(SCORE_RULES)
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
                stream: bool | None = None, trec_eval_version: int = 10, max_retrieved: int | None = None) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
     value too; ``trec_eval_version`` (9 or 10, whose rules iprec@r, 11pt_avg and ties follow) and
-    ``max_retrieved`` (where each ranking ends, trec_eval's ``-M``): :func:`evalset.metrics.evaluate`'s."""
+    ``max_retrieved`` (where each ranking ends, trec_eval's ``-M``): :func:`evalset.metrics.evaluate`'s, checked
+    first (:data:`evalset.contract.SCORE_RULES`)."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
                               trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)

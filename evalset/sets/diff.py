@@ -9,12 +9,14 @@ from typing import Any
 
 import pandas as pd
 
+from evalset.contract import SPLIT_RULES
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.annotations import read_labels
 from evalset.io.setfolder import FrozenSet, contract_changes, diff_sets, load_set
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
+from evalset.params import validate_params
 from evalset.render import number, text_table
 
 
@@ -39,6 +41,7 @@ class VersionDiff:
         return _text(self, shown)
 
 
+@validate_params(SPLIT_RULES)
 def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
                   runs: Runs | None = None, split: str = "all") -> VersionDiff:
     """The judgments changed between two versions, their contract differences, and how ``runs`` move: each

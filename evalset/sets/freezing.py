@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
+from evalset.contract import FREEZE_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
@@ -59,7 +60,7 @@ from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
-from evalset.params import POSITIVE_INT, check
+from evalset.params import validate_params
 
 
 # ------------------------------------------------------------------------------------------------- queries
@@ -175,6 +176,7 @@ def _make_read_only(folder: Path) -> None:
     folder.chmod(0o555)
 
 
+@validate_params(FREEZE_RULES)
 def freeze(
     labels: pd.DataFrame,
     queries: pd.DataFrame,
@@ -208,7 +210,8 @@ def freeze(
     :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
     renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
     labels stay in ``labels.tsv``; the manifest counts those left out). ``sample``: the document sample the human
-    labels were drawn by, checked against them and recorded (module docstring).
+    labels were drawn by, checked against them and recorded (module docstring). ``version``, ``merge`` and
+    ``max_gap`` are checked first (:data:`evalset.contract.FREEZE_RULES`).
     """
     from evalset.sets.inputs import check_labels, check_queries, check_reads_back, check_sample
 
@@ -259,7 +262,6 @@ def freeze(
     _remove_stale_builds(set_dir)
     existing = _versions(set_dir)
     number = version if version is not None else (existing[-1] + 1 if existing else 1)
-    check("the version (they start at 1)", number, POSITIVE_INT)
     target = set_dir / f"v{number}"
     if target.exists():
         raise InputError(f"version v{number} exists and a frozen version is never rewritten", str(target))

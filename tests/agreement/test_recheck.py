@@ -14,6 +14,7 @@ from evalset.agreement.recheck import read_recheck_grades, recheck, recheck_file
 from evalset.errors import InputError
 from evalset.io.trec import read_runs
 from tests.support.dl19files import NIST, invoke, qrels_grades
+from tests.support.options import HUGE, not_one_of, refusal
 
 OLD = "data/dl19/llm_labels/llama-3-8b.baseline.qrels"
 NEW = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
@@ -200,3 +201,30 @@ def test_a_grade_off_the_scale_is_refused_with_its_file_and_line_and_the_advice_
                                          r"are on \(--scale, or the guideline's\)") as refused:
         recheck_files([old, new], [human], scale=[0, 1, 2, 3])
     assert (refused.value.path, refused.value.line) == (str(new), 2)
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--bootstrap", 0, "must be an integer in [1, 1000000], got 0"),
+    ("--bootstrap", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
+    ("--confidence", 1, "must be a number in (0, 1), got 1.0"),
+    ("--confidence", "inf", "must be a number in (0, 1), got inf"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+    ("--seed", "x", "must be a non-negative integer, got 'x'"),
+    ("--primary", "alpha", not_one_of("alpha", "quadratic kappa", "kappa", "tau")),
+    ("--conflicting-grades", "any", not_one_of("any", "refuse", "latest", "first")),
+    ("--format", "tsv", not_one_of("tsv", "table", "json")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["judge", "recheck"], option, value) == said
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"resamples": 0}, "resamples must be an integer in [1, 1000000], got 0"),
+    ({"level": float("nan")}, "level must be a number in (0, 1), got nan"),
+    ({"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ({"primary": "alpha"}, "primary must be one of quadratic kappa, kappa, tau, got 'alpha'"),
+])
+def test_the_recheck_refuses_what_the_command_refuses(given, message):
+    with pytest.raises(InputError) as raised:
+        recheck(pd.DataFrame(), **given)
+    assert str(raised.value) == message

@@ -13,8 +13,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from evalset.agreement import agreement_report, landis_koch
+from evalset.agreement import agreement_report, analyse_agreement, landis_koch
 from evalset.agreement.kappa import asymptotic_se, disagreement_weights, kappa_from_confusion
+from evalset.errors import InputError
 from evalset.stats.rankings import tau_ap
 
 SCALE = [0, 1, 2, 3]
@@ -189,3 +190,26 @@ def test_a_constant_annotator_has_kappa_zero_as_scikit_learn_and_only_zero_over_
     same = np.zeros((4, 4))
     same[2, 2] = 5
     assert math.isnan(float(kappa_from_confusion(same, disagreement_weights(4, kind))))
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"resamples": -1}, "resamples must be an integer in [0, 1000000], got -1"),
+    ({"resamples": 10**7}, "resamples must be an integer in [0, 1000000], got 10000000"),
+    ({"level": 1.0}, "level must be a number in (0, 1), got 1.0"),
+    ({"level": math.nan}, "level must be a number in (0, 1), got nan"),
+    ({"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ({"top": -1}, "top must be a non-negative integer, got -1"),
+    ({"kappa": "cubic"}, "kappa must be one of unweighted, linear, quadratic, got 'cubic'"),
+    ({"out_of_scale": "ignore"}, "out_of_scale must be one of error, clip, drop, got 'ignore'"),
+    ({"pairs": "none"}, "pairs must be one of all, with-human, got 'none'"),
+])
+def test_the_analysis_refuses_what_the_command_refuses_before_reading_anything(given, message):
+    with pytest.raises(InputError) as raised:
+        analyse_agreement(["no-such-labels.tsv"], **given)
+    assert str(raised.value) == message
+
+
+def test_the_statistics_refuse_the_same_rules():
+    with pytest.raises(InputError) as raised:
+        agreement_report(pd.DataFrame(), SCALE, level=0.0)
+    assert str(raised.value) == "level must be a number in (0, 1), got 0.0"

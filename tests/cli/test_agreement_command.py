@@ -17,6 +17,7 @@ from evalset.cli import main
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.io.trec import expand_run_paths, read_qrels, read_run
 from evalset.metrics import evaluate_runs
+from tests.support.options import HUGE, not_one_of, refusal
 
 SCALE = [0, 1, 2, 3]
 GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
@@ -336,3 +337,24 @@ def test_a_lone_human_makes_the_human_range_unknown_for_one_human_not_for_none(t
     calibration = json.loads(alone.output)["calibration"]
     assert calibration["humans"] == ["nist"]
     assert calibration["human_range_note"] == "human range unknown: one human annotator only"
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--bootstrap", -1, "must be an integer in [0, 1000000], got -1"),
+    ("--bootstrap", HUGE, f"must be an integer in [0, 1000000], got {HUGE}"),
+    ("--bootstrap", "x", "must be an integer in [0, 1000000], got 'x'"),
+    ("--confidence", 0, "must be a number in (0, 1), got 0.0"),
+    ("--confidence", 1, "must be a number in (0, 1), got 1.0"),
+    ("--confidence", "nan", "must be a number in (0, 1), got nan"),
+    ("--confidence", "inf", "must be a number in (0, 1), got inf"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+    ("--seed", "1.5", "must be a non-negative integer, got '1.5'"),
+    ("--top", -1, "must be a non-negative integer, got -1"),
+    ("--kappa", "cubic", not_one_of("cubic", "unweighted", "linear", "quadratic")),
+    ("--out-of-scale", "ignore", not_one_of("ignore", "error", "clip", "drop")),
+    ("--pairs", "none", not_one_of("none", "all", "with-human")),
+    ("--conflicting-grades", "any", not_one_of("any", "refuse", "latest", "first")),
+    ("--format", "tsv", not_one_of("tsv", "table", "json")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["agreement"], option, value) == said

@@ -35,7 +35,8 @@ def test_the_planned_threshold_follows_alpha_and_required_unless_options_say_so(
     for command in ("score", "compare", "plan"):
         assert "Required unless --set." in help_text(command)
     pool = help_text("pool")
-    assert "Required unless --spec gives the depth." in pool and "Required unless --spec gives the output." in pool
+    assert "Required unless --spec gives the depth: an integer in [1, 1000000]." in pool
+    assert "Required unless --spec gives the output." in pool
 
 
 def test_every_command_shows_an_example_on_the_shipped_data_and_its_documentation():

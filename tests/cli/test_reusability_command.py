@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from tests.support.options import HUGE, not_one_of, refusal
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +72,15 @@ def test_bad_inputs_are_one_line_exit_2_and_nothing_written(dl19, tmp_path, case
     last = result.stderr.strip().splitlines()[-1]  # a usage error is click's: usage, then its one-line error
     assert message in last and (case == "columns" or len(result.stderr.strip().splitlines()) == 1), result.stderr
     assert not plot.exists() and result.stdout == ""
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--depth", 0, "must be an integer in [1, 1000000], got 0"),
+    ("--depth", -1, "must be an integer in [1, 1000000], got -1"),
+    ("--depth", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
+    ("--depth", "inf", "must be an integer in [1, 1000000], got 'inf'"),
+    ("--format", "tsv", not_one_of("tsv", "table", "json")),
+    ("--split", "train", not_one_of("train", "test", "dev", "all")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["reusability"], option, value) == said

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from tests.support.options import not_one_of, refusal
 
 EXCITE_ARGS = ["--no-header", "--query", "3", "--user", "1", "--timestamp", "2"]
 
@@ -171,3 +172,18 @@ def test_an_unreadable_memory_limit_is_one_line_naming_the_option(excite, tmp_pa
 def test_a_sample_of_no_query_is_refused(excite, tmp_path, count, message):
     result = run(excite, *EXCITE_ARGS, "--per-stratum", count, "-o", str(tmp_path / "queries.tsv"))
     assert_refused(result, tmp_path, message)
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+    ("--seed", "x", "must be a non-negative integer, got 'x'"),
+    ("--holdout", 1, "must be a number in [0, 1), got 1.0"),
+    ("--holdout", -0.1, "must be a number in [0, 1), got -0.1"),
+    ("--holdout", "nan", "must be a number in [0, 1), got nan"),
+    ("--holdout", "inf", "must be a number in [0, 1), got inf"),
+    ("--format", "xml", not_one_of("xml", "tsv", "csv", "jsonl", "parquet")),
+    ("--count-by", "sessions", not_one_of("sessions", "submissions", "users")),
+    ("--engine", "polars", not_one_of("polars", "auto", "pandas", "duckdb", "spark")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["sample"], option, value) == said

@@ -6,6 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.errors import InputError
+from evalset.scoring import score_runs
+from tests.support.options import not_one_of, refusal
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +119,27 @@ def test_a_mean_over_no_defined_query_prints_as_undef(tmp_path):
     assert lines[1].split() == ["r", "undef", "(0/1)", "0.1000", "undef", "(0/1)"]
     assert lines[-1].split() == ["r", "q1", "undef", "0.1000", "undef"]
     assert "n/a" not in result.output
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--max-retrieved", 0, "must be a positive integer, got 0"),
+    ("--max-retrieved", "1e3", "must be a positive integer, got '1e3'"),
+    ("--max-retrieved", "inf", "must be a positive integer, got 'inf'"),
+    ("--trec-eval-version", 8, not_one_of("8", "9", "10")),
+    ("--trec-eval-version", "x", not_one_of("x", "9", "10")),
+    ("--format", "csv", not_one_of("csv", "table", "tsv", "json", "trec_eval")),
+    ("--split", "train", not_one_of("train", "test", "dev", "all")),
+])
+def test_a_score_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["score"], option, value) == said
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"max_retrieved": 0}, "max_retrieved must be a positive integer, got 0"),
+    ({"trec_eval_version": 8}, "trec_eval_version must be one of 9, 10, got 8"),
+    ({"trec_eval_version": "10"}, "trec_eval_version must be one of 9, 10, got '10'"),
+])
+def test_scoring_refuses_what_the_command_refuses_before_reading_a_run(given, message):
+    with pytest.raises(InputError) as raised:
+        score_runs(None, ["no-such.run"], **given)
+    assert str(raised.value) == message

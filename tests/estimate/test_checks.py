@@ -14,6 +14,7 @@ from evalset.estimate import check_coverage, estimate_runs, grades_of, make_esti
 from evalset.estimate.frozen import set_estimate
 from evalset.io.queries import read_queries
 from evalset.judgments.merging import merge_grades
+from tests.support.options import refusal
 
 STRATA = "query_id\tquery\tstratum\tstratum_share\tsplit\n" + "".join(
     f"s{i}\tshort {i}\tshort\t0.9219\ttest\n" for i in range(6)) + "".join(
@@ -139,13 +140,16 @@ IDS = _strata()["query_id"].tolist()
 
 
 @pytest.mark.parametrize(("design", "queries", "message"), [
-    ({"per_stratum": 1}, _strata(), "a number per stratum must be an integer >= 2, got 1"),
+    ({"per_stratum": 1}, _strata(), "per_stratum must be an integer >= 2, got 1"),
     ({"size": 4}, _strata(), "the queries file has strata: draw a stratified slice"),
     ({"per_stratum": 6}, _strata(), "the stratified slice takes all 12 queries of the pool"),
     ({"fraction": 1.0}, _strata(), "the stratified slice takes all 12 queries of the pool"),
     ({"per_stratum": 2}, _strata(STRATA.replace("0.0781", "0.8781")), "the strata's traffic shares sum to 1.8, not 1"),
-    ({"fraction": 1.5}, None, "a fraction per stratum must be a number in (0, 1], got 1.5"),
-    ({"fraction": 0.0}, None, "a fraction per stratum must be a number in (0, 1], got 0.0"),
+    ({"fraction": 1.5}, None, "fraction must be a number in (0, 1], got 1.5"),
+    ({"fraction": 0.0}, None, "fraction must be a number in (0, 1], got 0.0"),
+    ({"size": 1}, None, "size must be an integer >= 2, got 1"),
+    ({"size": 12}, None, "a slice of 12 queries out of 12: give fewer than all"),
+    ({"size": 4, "seed": -1}, None, "seed must be a non-negative integer, got -1"),
 ])
 def test_a_slice_that_breaks_its_design_is_refused(design, queries, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
@@ -231,3 +235,18 @@ def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path
     written = (tmp_path / "slice" / "tasks.jsonl").read_text("utf-8").split("\n")[:-1]
     assert len(written) == 3
     assert {json.loads(line)["text"] for line in written} == {"one\u2028two\x85three"}
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--size", 1, "must be an integer >= 2, got 1"),
+    ("--size", "x", "must be an integer >= 2, got 'x'"),
+    ("--per-stratum", 1, "must be an integer >= 2, got 1"),
+    ("--per-stratum", "nan", "must be an integer >= 2, got 'nan'"),
+    ("--fraction", 0, "must be a number in (0, 1], got 0.0"),
+    ("--fraction", 1.5, "must be a number in (0, 1], got 1.5"),
+    ("--fraction", "nan", "must be a number in (0, 1], got nan"),
+    ("--fraction", "inf", "must be a number in (0, 1], got inf"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+])
+def test_a_select_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["estimate", "select"], option, value) == said

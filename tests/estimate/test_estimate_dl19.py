@@ -192,7 +192,9 @@ def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
 
 def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool, tmp_path):
     result = invoke("estimate", "select", pool, "--size", 1, "-o", tmp_path / "s")
-    assert result.exit_code == 2 and "a slice of 1 queries out of 43: give at least 2" in result.stderr
+    assert result.exit_code == 2 and "Invalid value for '--size': must be an integer >= 2, got 1" in result.output
+    result = invoke("estimate", "select", pool, "--size", 43, "-o", tmp_path / "s")
+    assert result.exit_code == 2 and "a slice of 43 queries out of 43: give fewer than all" in result.stderr
     assert not (tmp_path / "s").exists()
     result = invoke("estimate", "select", pool, "--size", 5, "-o", pool)
     assert result.exit_code == 2 and "must not be the pool folder" in result.output

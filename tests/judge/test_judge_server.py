@@ -305,7 +305,8 @@ def test_rpm_spaces_request_starts_evenly(pool_dir, tmp_path):
 def test_the_cli_refuses_a_nonpositive_concurrency(pool_dir, tmp_path):
     result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
                                        "-o", str(tmp_path / "labels.tsv"), "--concurrency", "0"])
-    assert result.exit_code == 2 and "concurrency must be a positive integer, got 0" in result.output
+    assert result.exit_code == 2
+    assert "Invalid value for '--concurrency': must be an integer in [1, 1000], got 0" in result.output
 
 
 @pytest.mark.slow

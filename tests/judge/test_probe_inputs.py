@@ -8,9 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.errors import InputError
+from evalset.judge.client import JudgeSettings
 from evalset.judge.probes import query_terms
+from evalset.judge.probing import probe_pool
 from tests.conftest import REPO
 from tests.support.openai_server import Behaviour, JudgeServer
+from tests.support.options import HUGE, not_one_of, refusal
 
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
 NOWHERE = "http://127.0.0.1:9/v1"  # never asked: every refusal comes first
@@ -75,15 +79,37 @@ def test_human_grades_without_a_grade_0_pair_of_the_pool_are_refused(pool_dir, t
     refused(probe(pool_dir, human, tmp_path / "p.json"), "no pair of the pool has a human grade of 0", str(human))
 
 
-@pytest.mark.parametrize(("option", "value", "words"), [
-    ("--size", 0, ("size must be a positive integer, got 0",)),
-    ("--resamples", -1, ("resamples must be a positive integer, got -1",)),
-    ("--rel-level", 0, ("rel must be a grade of the scale above its lowest", "got 0")),
-    ("--rel-level", 4, ("got 4",)),
-])
-def test_settings_off_their_range_are_refused(pool_dir, nist_zero, tmp_path, option, value, words):
+def test_a_relevance_level_off_the_guidelines_scale_is_refused(pool_dir, nist_zero, tmp_path):
     human = qrels_of(tmp_path / "human.qrels", nist_zero, 0)
-    refused(probe(pool_dir, human, tmp_path / "p.json", option, value), *words)
+    refused(probe(pool_dir, human, tmp_path / "p.json", "--rel-level", 4),
+            "rel must be a grade of the scale above its lowest", "got 4")
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--size", 0, "must be a positive integer, got 0"),
+    ("--size", "nan", "must be a positive integer, got 'nan'"),
+    ("--resamples", -1, "must be an integer in [1, 1000000], got -1"),
+    ("--resamples", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
+    ("--rel-level", 0, "must be a positive integer, got 0"),
+    ("--rel-level", "x", "must be a positive integer, got 'x'"),
+    ("--format", "tsv", not_one_of("tsv", "table", "json")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["judge", "probe"], option, value) == said
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"size": 0}, "size must be a positive integer, got 0"),
+    ({"rel": 0}, "rel must be a positive integer, got 0"),
+    ({"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ({"resamples": 10**7}, "resamples must be an integer in [1, 1000000], got 10000000"),
+    ({"level": 1.0}, "level must be a number in (0, 1), got 1.0"),
+    ({"price_in": -1.0}, "price_in must be a number > 0, got -1.0"),
+])
+def test_the_probe_refuses_what_the_command_refuses_before_reading_the_pool(given, message):
+    with pytest.raises(InputError) as raised:
+        probe_pool("no-pool", GUIDELINE, None, "probe.json", JudgeSettings(model="m"), **given)
+    assert str(raised.value) == message
 
 
 def test_an_output_that_is_an_input_is_refused(pool_dir, nist_zero, tmp_path):

@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.errors import InputError
 from evalset.judge.client import JudgeSettings
+from evalset.judge.job import judge_pool
+from tests.support.options import HUGE, not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,14 +18,18 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(("setting", "value", "message"), [
     ("max_retries", -1, "max_retries must be a non-negative integer, got -1"),
     ("max_invalid", -1, "max_invalid must be a non-negative integer, got -1"),
-    ("concurrency", 0, "concurrency must be a positive integer, got 0"),
+    ("concurrency", 0, "concurrency must be an integer in [1, 1000], got 0"),
+    ("concurrency", 10**20, "concurrency must be an integer in [1, 1000], got 100000000000000000000"),
     ("rpm", 0.0, "rpm must be a number > 0, got 0.0"),
-    ("timeout", float("nan"), "timeout must be a number > 0, got nan"),
+    ("timeout", float("nan"), "timeout must be a number in (0, 86400], got nan"),
+    ("timeout", 1e9, "timeout must be a number in (0, 86400], got 1000000000.0"),
+    ("structured", "maybe", "structured must be one of auto, on, off, got 'maybe'"),
     ("seed", -1, "seed must be a non-negative integer, got -1"),
 ])
 def test_a_setting_off_its_rule_is_refused(setting, value, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError) as raised:
         JudgeSettings(model="m", **{setting: value})
+    assert str(raised.value) == message
 
 
 def test_the_command_applies_the_same_rule(tmp_path, shared_data):
@@ -33,4 +39,47 @@ def test_the_command_applies_the_same_rule(tmp_path, shared_data):
                                        str(shared_data / "dl19" / "qrels.txt"), "-o", str(tmp_path / "probe.json"),
                                        "--max-retries", "-1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert result.stderr.strip() == "evalset: error: max_retries must be a non-negative integer, got -1"
+    assert "Error: Invalid value for '--max-retries': must be a non-negative integer, got -1" in result.output
+
+
+@pytest.mark.parametrize("command", [["judge", "grade"], ["judge", "probe"]])
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--concurrency", 0, "must be an integer in [1, 1000], got 0"),
+    ("--concurrency", HUGE, f"must be an integer in [1, 1000], got {HUGE}"),
+    ("--rpm", 0, "must be a number > 0, got 0.0"),
+    ("--tpm", "inf", "must be a number > 0, got inf"),
+    ("--timeout", "nan", "must be a number in (0, 86400], got nan"),
+    ("--timeout", "1e9", "must be a number in (0, 86400], got 1000000000.0"),
+    ("--max-retries", "x", "must be a non-negative integer, got 'x'"),
+    ("--max-invalid", -1, "must be a non-negative integer, got -1"),
+    ("--max-tokens", 0, "must be a positive integer, got 0"),
+    ("--structured", "maybe", not_one_of("maybe", "auto", "on", "off")),
+    ("--price-in", -1, "must be a number > 0, got -1.0"),
+    ("--price-out", "nan", "must be a number > 0, got nan"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+])
+def test_every_endpoint_option_off_its_rule_is_refused_naming_it(command, option, value, said):
+    assert refusal(command, option, value) == said
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--limit", 0, "must be a positive integer, got 0"),
+    ("--limit", "-1", "must be a positive integer, got -1"),
+    ("--poll", 0, "must be a number in (0, 86400], got 0.0"),
+    ("--poll", "inf", "must be a number in (0, 86400], got inf"),
+    ("--poll", "x", "must be a number in (0, 86400], got 'x'"),
+])
+def test_a_job_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["judge", "grade"], option, value) == said
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"limit": 0}, "limit must be a positive integer, got 0"),
+    ({"poll_seconds": float("inf")}, "poll_seconds must be a number in (0, 86400], got inf"),
+    ({"price_in": 0.0}, "price_in must be a number > 0, got 0.0"),
+    ({"price_out": float("nan")}, "price_out must be a number > 0, got nan"),
+])
+def test_the_job_refuses_what_the_command_refuses_before_reading_the_pool(given, message):
+    with pytest.raises(InputError) as raised:
+        judge_pool("no-pool", "no-guideline", "labels.tsv", JudgeSettings(model="m"), **given)
+    assert str(raised.value) == message

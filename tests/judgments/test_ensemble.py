@@ -15,6 +15,7 @@ from evalset.judgments.calibration import JUDGE_PSEUDO_COUNT
 from evalset.judgments.ensemble import ensemble_files, ensemble_grades
 from evalset.judgments.reading import read_grades
 from tests.support.dl19files import NIST, invoke, qrels_grades
+from tests.support.options import not_one_of, refusal
 
 JUDGES = ["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels", "data/dl19/llm_labels/flan-t5-large.fourprompts.qrels",
           "data/dl19/llm_labels/llama-3-8b.baseline.qrels"]
@@ -129,3 +130,12 @@ def test_a_judges_grade_off_the_scale_is_refused_with_its_file_and_line(tmp_path
     with pytest.raises(InputError, match=r"grade 10 is not on the scale \(0, 1, 2, 3\); give the scale") as refused:
         ensemble_files([judge], [human], [0, 1, 2, 3])
     assert (refused.value.path, refused.value.line) == (str(judge), 2)
+
+
+@pytest.mark.parametrize("value", ["last", "REFUSE", ""])
+def test_an_unknown_rule_for_conflicting_grades_is_refused_naming_the_option(value):
+    assert refusal(["judge", "ensemble"], "--conflicting-grades", value) == not_one_of(value, "refuse", "latest",
+                                                                                      "first")
+    with pytest.raises(InputError) as raised:
+        ensemble_files(JUDGES, [NIST], [0, 1, 2, 3], value)
+    assert str(raised.value) == f"conflicting_grades must be one of refuse, latest, first, got {value!r}"

@@ -26,6 +26,7 @@ from evalset.io.corpus import read_corpus
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.pooling import PoolSpec, apply_budget, build_pool, pair_id
+from tests.support.options import HUGE, not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -348,13 +349,52 @@ def test_two_runs_with_the_same_name_are_refused(dl19, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("option", [["--depth", "0"], ["--depth", "5", "--system-depth", "p_bert=0"],
-                                    ["--depth", "5", "--budget", "0"]])
-def test_zero_depth_or_budget_is_refused(dl19, tmp_path, option):
+def test_a_zero_depth_for_one_run_is_refused(dl19, tmp_path):
     out = tmp_path / "out"
-    refused(invoke("pool", dl19 / "runs" / "official_top100" / "p_bert.run.gz", *option, "-o", out),
-            "must be a positive integer")
+    refused(invoke("pool", dl19 / "runs" / "official_top100" / "p_bert.run.gz", "--depth", 5, "--system-depth",
+                   "p_bert=0", "-o", out), "depth of p_bert must be an integer in [1, 1000000], got 0")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--depth", 0, "must be an integer in [1, 1000000], got 0"),
+    ("--depth", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
+    ("--depth", "inf", "must be an integer in [1, 1000000], got 'inf'"),
+    ("--budget", 0, "must be a positive integer, got 0"),
+    ("--budget", "nan", "must be a positive integer, got 'nan'"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+    ("--ties", "random", not_one_of("random", "trec", "run", "docid", "expected")),
+])
+def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
+    assert refusal(["pool"], option, value) == said
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"depth": 0}, "depth must be an integer in [1, 1000000], got 0"),
+    ({"depth": 10**20}, "depth must be an integer in [1, 1000000], got 100000000000000000000"),
+    ({"depths": {"a": -1}}, "depth of a must be an integer in [1, 1000000], got -1"),
+    ({"budget": 0}, "budget must be a positive integer, got 0"),
+    ({"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ({"ties": "random"}, "ties must be one of trec, run, docid, expected, got 'random'"),
+])
+def test_a_spec_and_the_pool_refuse_what_the_command_refuses(given, message):
+    with pytest.raises(InputError) as raised:
+        PoolSpec(**given)
+    assert str(raised.value) == message
+    with pytest.raises(InputError) as raised:
+        PoolSpec().with_overrides(**given)
+    assert str(raised.value) == message
+    with pytest.raises(InputError) as raised:
+        build_pool(TOY_RUNS, **{"depth": 5, **given})
+    assert str(raised.value) == message
+
+
+def test_a_spec_file_off_a_rule_is_refused_naming_the_file(tmp_path):
+    spec = tmp_path / "pool.toml"
+    spec.write_text('runs = ["x"]\ndepth = 0\n')
+    with pytest.raises(InputError) as raised:
+        PoolSpec.from_toml(spec)
+    assert str(raised.value) == f"{spec}: depth must be an integer in [1, 1000000], got 0"
 
 
 def test_corpus_line_without_doc_id_is_refused_with_its_line_and_nothing_written(dl19, tmp_path):

@@ -25,6 +25,7 @@ from evalset.quality import (
     split_gold,
 )
 from evalset.quality.gold import gold_only_count, kappa_against_gold
+from tests.support.options import refusal
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDELINE_PATH = REPO / "guidelines" / "relevance-v1.md"
@@ -106,8 +107,9 @@ def test_plan_refuses_a_rate_the_gold_cannot_reach_and_a_rate_outside_the_range(
     with pytest.raises(InputError, match=r"needs 3 gold pair.*has 1"):
         plan_gold(pool, set(pool["pair_id"]), gold, rate=0.2, seed=0)
     for rate in (0, -0.1, 0.51, 1.0):
-        with pytest.raises(InputError, match=r"gold rate must be a number in \(0, 0.5\]"):
+        with pytest.raises(InputError) as raised:
             plan_gold(pool, set(pool["pair_id"]), gold, rate=rate, seed=0)
+        assert str(raised.value) == f"rate must be a number in (0, 0.5], got {rate}"
 
 
 # ------------------------------------------------------------------------------------------------------ scores
@@ -146,8 +148,6 @@ def test_kappa_has_agreements_one_rule_zero_for_a_constant_side_undefined_only_f
     answers = pd.DataFrame({"annotator": ["a"] * 3 + ["b"] * 3, "grade": [0, 1, 2, 2, 2, 2], "gold": [2] * 6})
     verdicts = score_annotators(answers, scale, GoldPolicy(min_gold=3)).set_index("annotator")["verdict"]
     assert verdicts.to_dict() == {"a": "flagged", "b": "undefined"}
-    with pytest.raises(InputError):
-        GoldPolicy(min_gold=0)
 
 
 def test_no_gold_answer_yet_is_a_warning_not_a_quiet_empty_report():
@@ -208,7 +208,9 @@ def test_push_refuses_bad_gold_before_connecting(pool, shared_data, tmp_path):
     assert line.startswith(f"evalset: error: {no_text}:9261: 1 gold pair(s) have no text (document no-such-passage"
                            " is not in ")
     for rate in (0, 0.6, -1):
-        assert "the gold rate must be in (0, 0.5]" in _one_error_line(_push(pool, "--gold", qrels, "--gold-rate", rate))
+        result = _push(pool, "--gold", qrels, "--gold-rate", rate)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert f"Invalid value for '--gold-rate': must be a number in (0, 0.5], got {float(rate)}" in result.output
     assert "--gold and --gold-rate go together" in _one_error_line(_push(pool, "--gold", qrels))
     assert "--gold and --gold-rate go together" in _one_error_line(_push(pool, "--gold-rate", 0.1))
 
@@ -257,3 +259,40 @@ def test_a_gold_share_far_above_the_rate_asked_is_a_warning():
         "pairs, which count as gold (a gold file of pairs outside the pool, or fewer of the pool's, keeps the rate)")
     fair = plan_gold(pool, set(pool["pair_id"]), _tasks([("q1", "g1"), ("q1", "g2")]), rate=0.1, seed=3)
     assert "warning" not in fair.to_text()
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--gold-rate", 0, "must be a number in (0, 0.5], got 0.0"),
+    ("--gold-rate", 0.6, "must be a number in (0, 0.5], got 0.6"),
+    ("--gold-rate", "nan", "must be a number in (0, 0.5], got nan"),
+    ("--gold-rate", "x", "must be a number in (0, 0.5], got 'x'"),
+    ("--seed", -1, "must be a non-negative integer, got -1"),
+])
+def test_push_refuses_a_gold_option_off_its_rule_naming_it(option, value, said):
+    assert refusal(["push"], option, value) == said
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--gold-min-answers", 0, "must be a positive integer, got 0"),
+    ("--gold-min-answers", "inf", "must be a positive integer, got 'inf'"),
+    ("--gold-min-kappa", 1.5, "must be a number in [-1, 1], got 1.5"),
+    ("--gold-min-kappa", "nan", "must be a number in [-1, 1], got nan"),
+    ("--gold-min-kappa", "-inf", "must be a number in [-1, 1], got -inf"),
+])
+def test_pull_refuses_a_gold_option_off_its_rule_naming_it(option, value, said):
+    assert refusal(["pull"], option, value) == said
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: GoldPolicy(min_gold=0), "min_gold must be a positive integer, got 0"),
+    (lambda: GoldPolicy(min_kappa=1.5), "min_kappa must be a number in [-1, 1], got 1.5"),
+    (lambda: GoldPolicy(min_kappa=float("nan")), "min_kappa must be a number in [-1, 1], got nan"),
+    (lambda: prepare_gold_push("no-pool", "no-gold", GUIDELINE, 0.6), "rate must be a number in (0, 0.5], got 0.6"),
+    (lambda: prepare_gold_push("no-pool", "no-gold", GUIDELINE, 0.1, -1),
+     "seed must be a non-negative integer, got -1"),
+    (lambda: plan_gold(pd.DataFrame(), set(), pd.DataFrame(), 0.0, 0), "rate must be a number in (0, 0.5], got 0.0"),
+])
+def test_the_library_refuses_what_the_commands_refuse(make, message):
+    with pytest.raises(InputError) as raised:
+        make()
+    assert str(raised.value) == message

@@ -490,3 +490,21 @@ def test_a_line_that_is_not_utf8_is_refused_by_duckdb_in_the_words_of_the_in_mem
         count_queries_duckdb([log], EXCITE_COLUMNS, fmt="tsv", header=False)
     assert (refused.value.path, refused.value.line) == (str(log), 101)
     assert str(refused.value).endswith(":101: not UTF-8 text (save the file as UTF-8)")
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ({"holdout": 1.0}, "holdout must be a number in [0, 1), got 1.0"),
+    ({"holdout": float("inf")}, "holdout must be a number in [0, 1), got inf"),
+    ({"fmt": "xml"}, "fmt must be one of tsv, csv, jsonl, parquet, got 'xml'"),
+    ({"count_by": "sessions"}, "count_by must be one of submissions, users, got 'sessions'"),
+    ({"engine": "polars"}, "engine must be one of auto, pandas, duckdb, spark, got 'polars'"),
+])
+def test_the_stage_refuses_what_the_command_refuses_before_reading_a_log(given, message):
+    with pytest.raises(InputError) as raised:
+        sample_log(["no-such.log"], 1, **given)
+    assert str(raised.value) == message
+    if set(given) <= {"seed", "holdout"}:
+        with pytest.raises(InputError) as raised:
+            sample_queries(None, 1, **given)
+        assert str(raised.value) == message

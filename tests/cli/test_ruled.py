@@ -1,0 +1,101 @@
+"""Options built from declared rules (evalset.cli.ruled): each rules mapping of evalset.contract is applied by the
+library functions and settings classes it names, and every option built from a rule shows its owner's default (or
+none: the library, a spec or a set decides)."""
+
+import dataclasses
+import inspect
+
+import click
+import pytest
+
+from evalset import contract
+from evalset.cli import main
+from evalset.cli.ruled import RuledOption, ruled
+from evalset.params import POSITIVE_INT
+
+
+def owners() -> dict[str, list]:
+    """The library owners that apply each rules mapping of :mod:`evalset.contract`."""
+    from evalset.agreement import agreement_report, analyse_agreement
+    from evalset.agreement.recheck import recheck
+    from evalset.estimate import select_slice
+    from evalset.evaluation import Evaluation
+    from evalset.io.annotations import settle_repeats
+    from evalset.io.setfolder import SetContract, select_split
+    from evalset.judge.client import JudgeSettings
+    from evalset.judge.job import judge_pool
+    from evalset.judge.probing import probe_pool
+    from evalset.labelstudio.blind import push_blind
+    from evalset.labelstudio.push import push, push_tasks
+    from evalset.pooling import PoolSpec, build_pool
+    from evalset.quality import GoldPolicy, plan_gold, prepare_gold_push
+    from evalset.reusability import analyse_reusability
+    from evalset.sampling import sample_log
+    from evalset.scoring import score_runs
+    from evalset.sets import diff_versions, freeze
+
+    return {
+        "SPLIT_RULES": [Evaluation.on_set, diff_versions, select_split], "REPEATS_RULES": [settle_repeats],
+        "AGREEMENT_REPORT_RULES": [agreement_report, analyse_agreement], "AGREEMENT_RULES": [analyse_agreement],
+        "RECHECK_RULES": [recheck], "SAMPLE_RULES": [sample_log], "POOL_SPEC_RULES": [PoolSpec, build_pool],
+        "PUSH_RULES": [push, push_blind, push_tasks], "GOLD_PUSH_RULES": [prepare_gold_push, plan_gold],
+        "GOLD_POLICY_RULES": [GoldPolicy], "JUDGE_SETTINGS_RULES": [JudgeSettings],
+        "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
+        "FREEZE_RULES": [freeze], "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
+        "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs],
+    }
+
+
+def default_of(owner, name: str):
+    if dataclasses.is_dataclass(owner):
+        field = {field.name: field for field in dataclasses.fields(owner)}[name]
+        return None if field.default is dataclasses.MISSING else field.default
+    default = inspect.signature(owner).parameters[name].default
+    return None if default is inspect.Parameter.empty else default
+
+
+def ruled_options() -> list[tuple[str, RuledOption]]:
+    """Every option of every command built by :func:`ruled`, with the command's name."""
+    found, context = [], click.Context(main)
+
+    def walk(command: click.Command, name: str) -> None:
+        if isinstance(command, click.Group):
+            for sub in command.list_commands(context):
+                walk(command.get_command(context, sub), f"{name} {sub}".strip())
+        found.extend((name, param) for param in command.params if isinstance(param, RuledOption))
+
+    walk(main, "")
+    return found
+
+
+def test_each_rules_mapping_is_applied_by_the_owners_it_names():
+    mappings = {name for name, value in vars(contract).items() if name.endswith("_RULES") and isinstance(value, dict)
+                and name != "MERGE_RULES"}  # MERGE_RULES: the names of the merge rules, not a rules mapping
+    named = owners()
+    assert mappings == set(named)
+    for name, applied_by in named.items():
+        rules = getattr(contract, name)
+        for owner in applied_by:
+            assert {key: owner.RULES[key] for key in rules} == rules, (name, owner)
+
+
+def test_every_ruled_option_shows_its_owners_default_or_none():
+    named = {id(getattr(contract, name)): applied_by for name, applied_by in owners().items()}
+    options = ruled_options()
+    assert len({command for command, _ in options}) >= 14
+    for command, option in options:
+        if option.rule_name == "output_format":  # emit's, the command line's own (ruled.format_option)
+            continue
+        owner = option.rule_owner
+        applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]
+        defaults = [default_of(candidate, option.rule_name) for candidate in applied_by]
+        shown = None if option.required else option.default
+        assert shown is None or shown in defaults, (command, option.name, defaults)
+
+
+def test_a_choice_gives_the_value_as_declared_and_a_mapping_needs_a_default():
+    command = main.get_command(click.Context(main), "score")
+    version = next(param for param in command.params if param.name == "trec_eval_version")
+    assert version.type.convert("9", version, None) == 9 and version.default == 10
+    with pytest.raises(TypeError, match="give its default"):
+        ruled({"depth": POSITIVE_INT}, "depth", "--depth")
