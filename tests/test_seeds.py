@@ -22,7 +22,7 @@ def test_a_negative_seed_is_one_line_naming_it_not_numpys_traceback(shared_data,
              "RUN_B": str(runs / "p_bert.run.gz")}
     result = CliRunner().invoke(main, [given.get(word, word) for word in command])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert result.stderr.strip() == "evalset: error: seed must be a non-negative integer, got -1"
+    assert result.stderr.strip() == "evalset: error: Invalid value for '--seed': must be a non-negative integer, got -1"
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, True, "7"])

@@ -39,7 +39,8 @@ def test_the_command_applies_the_same_rule(tmp_path, shared_data):
                                        str(shared_data / "dl19" / "qrels.txt"), "-o", str(tmp_path / "probe.json"),
                                        "--max-retries", "-1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "Error: Invalid value for '--max-retries': must be a non-negative integer, got -1" in result.output
+    assert result.output == ("evalset: error: Invalid value for '--max-retries': must be a non-negative integer, "
+                             "got -1\n")
 
 
 @pytest.mark.parametrize("command", [["judge", "grade"], ["judge", "probe"]])

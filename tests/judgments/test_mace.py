@@ -85,5 +85,5 @@ def test_a_random_state_that_is_not_an_int_is_refused():
     frame = pd.DataFrame({"task": [0, 0, 1], "worker": ["a", "b", "a"], "label": [1, 2, 1]})
     with pytest.raises(InputError, match="needs an int random_state"):
         fit_mace(frame, random_state=np.random.RandomState(1))
-    with pytest.raises(InputError, match="method 'vb' or 'em'"):
+    with pytest.raises(InputError, match="MACE's method must be one of vb, em, got 'gibbs'"):
         fit_mace(frame, method="gibbs")

@@ -1,5 +1,6 @@
 """An option given a value its declared rule refuses (evalset.params, the option built by evalset.cli.ruled): the
-command stops at once with exit 2 and click's one message naming the option, never a traceback; and the library
+command stops at once with exit 2 and one line naming the option (``evalset: error: Invalid value for ...``), never
+a traceback; and the library
 function that owns the rule refuses the same value with an InputError in the same words."""
 
 from click.testing import CliRunner
@@ -16,13 +17,13 @@ def refusal(command: list[str], option: str, value: object) -> str:
     result = CliRunner().invoke(main, [*command, option, str(value)])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit), result.output
-    errors = [line for line in result.output.splitlines() if line.startswith("Error: ")]
-    assert len(errors) == 1, result.output
-    named = f"Error: Invalid value for '{option}': "
-    if errors[0].startswith("Error: Invalid value for '-k' / "):  # click names both spellings of a short option
-        named = f"Error: Invalid value for '-k' / '{option}': "
-    assert errors[0].startswith(named), errors[0]
-    return errors[0].removeprefix(named)
+    lines = result.output.splitlines()
+    assert len(lines) == 1, result.output
+    named = f"evalset: error: Invalid value for '{option}': "
+    if lines[0].startswith("evalset: error: Invalid value for '-k' / "):  # click names both spellings of -k
+        named = f"evalset: error: Invalid value for '-k' / '{option}': "
+    assert lines[0].startswith(named), lines[0]
+    return lines[0].removeprefix(named)
 
 
 def not_one_of(value: str, *names: str) -> str:
