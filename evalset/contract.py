@@ -186,6 +186,8 @@ OUTPUT_FORMATS = ("table", "json")
 """What a command prints (evalset.cli.emit): its table, or its JSON document (a documented contract)."""
 SCORE_FORMATS = ("table", "tsv", "json", "trec_eval")
 """What score prints: also a TSV, and trec_eval's own layout."""
+COMPARE_FORMATS = ("table", "json", "tsv")
+"""What compare prints: also, for many systems at once, the matrix of adjusted p-values as a TSV."""
 CONFLICTING_GRADES = ("refuse", "latest", "first")
 """One annotator's different grades of one pair: refused, or the latest or first judgment kept."""
 KAPPA_KINDS = ("unweighted", "linear", "quadratic")

@@ -8,9 +8,9 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.comparing.spec import CompareSpec
-from evalset.contract import DEFAULT_METRIC
+from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 
 
 @click.command()
@@ -27,8 +27,7 @@ from evalset.contract import DEFAULT_METRIC
 @ruled(CompareSpec, "alpha", "--alpha", help="Family-wise error rate.")
 @ruled(CompareSpec, "permutations", "--permutations", help="Random sign flips (permutations of many systems).")
 @ruled(CompareSpec, "seed", "--seed", help="Seed of every resampling.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json", "tsv"]), default="table",
-              show_default=True, help="Output format (tsv: the matrix of adjusted p-values of --all or --baseline).")
+@format_option(COMPARE_FORMATS, help="Output format (tsv: the matrix of adjusted p-values of --all or --baseline).")
 @click.option("--why", is_flag=True, help="Classify each query's change: relevant documents lost, rescued, promoted, "
                                           "demoted; an unjudged document entering; a tie artefact.")
 @click.option("--holes", "holes_folder", type=click.Path(), metavar="DIR",
