@@ -256,5 +256,7 @@ REUSABILITY_RULES: dict[str, Constraint] = {"depth": DEPTH}
 SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": Interval(int, 2),
                                        "fraction": Interval(float, 0, 1, closed="right"), "seed": SEED}
 """evalset.estimate.select_slice (an interval needs two queries of the slice, two of each stratum)."""
+DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fraction": PROBABILITY, "seed": SEED}
+"""evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
 SCORE_RULES: dict[str, Constraint] = {"trec_eval_version": Choice(TREC_EVAL_VERSIONS), "max_retrieved": POSITIVE_INT}
 """evalset.scoring.score_runs."""

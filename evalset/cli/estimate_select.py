@@ -8,8 +8,9 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
 from evalset.cli.ruled import ruled
-from evalset.contract import DEFAULT_SEED, SELECT_RULES
+from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, SELECT_RULES
 from evalset.errors import InputError
+from evalset.params import check
 
 EXAMPLE = "evalset estimate select pool --size 10 --seed 3 -o slice"
 """The example of ``--help``: a uniform slice of 10 queries of a pool (`evalset pool --spec pools/dl19-demo.toml`)."""
@@ -19,23 +20,21 @@ DOCUMENTS_EXAMPLE = "evalset estimate select pool --documents 1000 --seed 3 -o s
 
 def parse_documents(value: str) -> tuple[int | None, float | None]:
     """``--documents``: an integer budget (``1000``) or a percentage of the pool's pairs (``10%``) -> (budget,
-    fraction). One option for both, so that a share of the pairs is never confused with ``--fraction`` (a share of
-    each stratum's queries)."""
+    fraction), each checked by the rule the library declares for it. One option for both, so that a share of the
+    pairs is never confused with ``--fraction`` (a share of each stratum's queries)."""
     text = value.strip()
-    number = text[:-1] if text.endswith("%") else text
+    share = text.endswith("%")
     try:
-        parsed = float(number) if text.endswith("%") else int(number)
+        parsed = float(text[:-1]) / 100 if share else int(text)
     except ValueError:
-        raise InputError("--documents: give a number of judgments (1000) or a percentage of the pool's pairs (10%), "
-                         f"got {value!r}") from None
-    if text.endswith("%"):
-        if not 0 < parsed < 100:
-            raise InputError(f"--documents: a percentage of the pool's pairs must be above 0% and below 100%, got "
-                             f"{value}")
-        return None, parsed / 100
-    if parsed < 1:
-        raise InputError(f"--documents: the budget must be 1 or more judgments, got {parsed}")
-    return parsed, None
+        raise click.BadParameter(f"give a number of judgments (1000) or a percentage of the pool's pairs (10%), "
+                                 f"got {value!r}", param_hint="'--documents'") from None
+    name = "fraction" if share else "budget"
+    try:
+        check(name, parsed, DOCUMENT_SAMPLE_RULES[name])
+    except InputError as exc:
+        raise click.BadParameter(exc.message, param_hint="'--documents'") from None
+    return (None, parsed) if share else (parsed, None)
 
 
 @click.command("select", epilog=f"\b\nExamples:\n  {EXAMPLE}\n  {DOCUMENTS_EXAMPLE}\n\nSee docs/estimate.md.")

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES
 from evalset.errors import InputError
 from evalset.estimate.documents.sample import (
     PRIOR_FLOOR,
@@ -54,7 +54,7 @@ from evalset.io.poolfiles import (
     write_pool_folder,
 )
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
-from evalset.params import POSITIVE_INT, PROBABILITY, check
+from evalset.params import POSITIVE_INT, check, validate_params
 
 
 def read_pool_sources(path: str | os.PathLike) -> pd.DataFrame:
@@ -83,16 +83,13 @@ def pool_depth(pool_dir: str | os.PathLike) -> int:
     return check("depth", manifest["depth"], POSITIVE_INT, path)
 
 
+@validate_params(DOCUMENT_SAMPLE_RULES)
 def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
                      seed: int = DEFAULT_SEED, floor: float = PRIOR_FLOOR) -> SampleRecord:
     """Draw the document sample of the pool in ``pool_dir`` (module docstring): ``budget`` judgments expected, or
     ``fraction`` of the pool's pairs. Writes nothing."""
     if (budget is None) == (fraction is None):
         raise InputError("give one of a budget (expected human judgments) or a fraction of the pool's pairs")
-    if budget is not None:
-        check("the budget", budget, POSITIVE_INT)
-    if fraction is not None:
-        check("the fraction of the pool's pairs", fraction, PROBABILITY)
     folder = Path(pool_dir)
     pool_tsv = folder / PAIRS_FILE
     pairs = read_pool_pairs(pool_tsv)

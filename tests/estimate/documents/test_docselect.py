@@ -140,10 +140,10 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
     cases = [
         ((pool, "--documents", 2495), "a budget of 2,495 judgments for a pool of 2,495 pairs"),
         ((pool, "--documents", 3000), "a budget of 3,000 judgments for a pool of 2,495 pairs"),
-        ((pool, "--documents", 0), "the budget must be 1 or more judgments, got 0"),
-        ((pool, "--documents", -5), "the budget must be 1 or more judgments, got -5"),
+        ((pool, "--documents", 0), "Invalid value for '--documents': budget must be a positive integer, got 0"),
+        ((pool, "--documents", -5), "Invalid value for '--documents': budget must be a positive integer, got -5"),
         ((pool, "--documents", "12.5"), "give a number of judgments (1000) or a percentage"),
-        ((pool, "--documents", "100%"), "above 0% and below 100%, got 100%"),
+        ((pool, "--documents", "100%"), "fraction must be a number in (0, 1), got 1.0"),
         ((pool, "--documents", 100, "--size", 5), "--documents draws pairs, not queries"),
         ((pool, "--documents", 100, "--per-stratum", 2), "--documents draws pairs, not queries"),
         ((pool, "--documents", 100, "--fraction", 0.5), "--documents draws pairs, not queries"),
