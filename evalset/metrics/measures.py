@@ -112,7 +112,7 @@ from evalset.metrics.decomposition import (
     discount,
 )
 from evalset.metrics.parameters import BINARY, PARAMS
-from evalset.params import POSITIVE_INT, check
+from evalset.params import DEPTH, check
 
 if TYPE_CHECKING:
     from evalset.metrics.engine import MeasureInput
@@ -322,7 +322,7 @@ class Measure:
             raise InputError(f"unknown measure {self.name!r}; known: {known_measures()}")
         rule = self.kind.cutoff
         if self.cutoff is not None:
-            object.__setattr__(self, "cutoff", check(f"{self.name}: the cutoff k", self.cutoff, POSITIVE_INT))
+            object.__setattr__(self, "cutoff", check(f"{self.name}: the cutoff k", self.cutoff, DEPTH))
             if rule == "none":
                 raise InputError(f"{self.name} takes no cutoff")
         elif rule == "required":

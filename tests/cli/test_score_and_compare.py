@@ -74,7 +74,7 @@ def test_score_table_names_runs_and_contract(dl19):
 def test_k_zero_is_refused_with_one_line_and_exit_2(dl19):
     result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], "-m", "ndcg@0")
     assert result.exit_code == 2
-    assert result.output.strip() == "evalset: error: ndcg: the cutoff k must be a positive integer, got 0"
+    assert result.output.strip() == "evalset: error: ndcg: the cutoff k must be an integer in [1, 1000000], got 0"
 
 
 def test_malformed_run_names_file_and_line(tmp_path, dl19):
