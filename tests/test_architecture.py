@@ -2,6 +2,7 @@
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "evalset"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 # the rooms of the house that hold no stage: a stage may use them, they use no stage
-FOUNDATIONS = {"errors", "params", "seeds", "contract", "render", "speed", "io", "metrics", "stats", "evaluation"}
+FOUNDATIONS = {"errors", "params", "seeds", "contract", "render", "exports", "speed", "io", "metrics", "stats",
+               "evaluation"}
 # the stages in pipeline order: a stage may import the foundations and the stages before it, never one after it
 STAGES = ("sampling", "pooling", "judge", "judgments", "agreement", "quality", "labelstudio", "sets", "scoring",
           "comparing", "planning", "estimate", "reusability", "report")
@@ -62,7 +64,7 @@ def test_every_room_is_a_foundation_a_stage_the_command_line_or_an_adapter():
     assert rooms <= known, rooms - known
     # the package root holds folders and the few foundations that are one module each
     root_modules = {room(module_name(p)) for p in MODULES if len(p.relative_to(PACKAGE).parts) == 1} - {""}
-    assert root_modules <= {"errors", "params", "seeds", "contract", "render"}
+    assert root_modules <= {"errors", "params", "seeds", "contract", "render", "exports"}
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if room(module_name(p)) in STAGES], ids=module_name)
@@ -106,12 +108,42 @@ def test_an_adapter_uses_only_the_foundations_and_nothing_uses_an_adapter():
 COMMANDS = [p for p in MODULES if room(module_name(p)) == "cli" and p.name not in ("__init__.py", "__main__.py")]
 
 
+SPEC = re.compile(r"evalset\.[a-z_]+\.spec")
+"""A command's settings object (``evalset.<room>.spec``): light, so that a command reads its rules at once."""
+SPECS = [p for p in MODULES if SPEC.fullmatch(module_name(p))]
+
+
 @pytest.mark.parametrize("path", COMMANDS, ids=module_name)
 def test_a_command_module_is_short_and_loads_no_library_until_run(path):
     assert len(path.read_text().splitlines()) < 150
     light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract", "evalset.params",
-             "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's
-    assert {name for name in imports(path, top_level_only=True) if not name.startswith("evalset.cli.")} <= light
+             "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's, and the specs
+    assert {name for name in imports(path, top_level_only=True)
+            if not name.startswith("evalset.cli.") and not SPEC.fullmatch(name)} <= light
+
+
+@pytest.mark.parametrize("path", SPECS, ids=module_name)
+def test_a_spec_loads_only_the_light_foundations_and_its_room_loads_nothing_on_import(path):
+    """A command imports its spec at once (above): the spec may import evalset.contract, params and errors and the
+    standard library, and its room's package (imported first) only the lazy exports (evalset.exports)."""
+    def heavy(module_path: Path, allowed: set[str]) -> set[str]:
+        return {name for name in imports(module_path) if name not in allowed
+                and name.split(".")[0] not in sys.stdlib_module_names}
+
+    assert heavy(path, {"evalset.contract", "evalset.params", "evalset.errors"}) == set()
+    assert heavy(path.parent / "__init__.py", {"evalset.exports"}) == set()
+
+
+def test_a_packages_lazy_names_are_not_its_modules_names():
+    """A lazy export named as a module of its package would be that module once the module is imported (the import
+    system sets the attribute): ``from evalset.estimate import simulate`` would depend on what was imported first."""
+    import importlib
+    import pkgutil
+
+    for path in SPECS:
+        package = importlib.import_module(module_name(path.parent / "__init__.py"))
+        modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+        assert not set(getattr(package, "__all__", ())) & modules, package.__name__
 
 
 def test_the_map_names_every_room_and_module():

@@ -7,7 +7,7 @@ import functools
 import click
 
 from evalset.cli.ruled import ruled
-from evalset.contract import DEFAULT_SCALE, EvaluationContract
+from evalset.contract import CONFLICTING_GRADES, DEFAULT_SCALE, SET_SPLITS, EvaluationContract
 
 
 def apply_options(command, options):
@@ -58,7 +58,7 @@ def missing_option(more: str):
 def conflicting_grades_option(command):
     """--conflicting-grades, with one name and help wherever annotations are read (agreement, freeze)."""
     return click.option(
-        "--conflicting-grades", type=click.Choice(["refuse", "latest", "first"]), default="refuse", show_default=True,
+        "--conflicting-grades", type=click.Choice(CONFLICTING_GRADES), default="refuse", show_default=True,
         help="One annotator giving one pair different grades: refuse (naming both places), or keep the latest "
              "judgment or the first (by labeled_at, then the order of files and lines; qrels have no time); "
              "settled ones are counted.")(command)
@@ -74,7 +74,7 @@ def contract_options(command):
         click.option("--set", "set_path", type=click.Path(file_okay=False),
                      help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract. Required unless "
                           "--qrels."),
-        click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+        click.option("--split", type=click.Choice(SET_SPLITS), default="test", show_default=True,
                      help="With --set: the queries scored."),
         click.option("--override-contract", is_flag=True,
                      help="With --set: allow options that contradict the set's contract (the output says so)."),

@@ -17,11 +17,16 @@ class RuleType(click.ParamType):
     and naming the option, what the library would refuse (``Invalid value for '--seed': must be a non-negative
     integer, got -1``)."""
 
-    def __init__(self, rule: Interval):
-        self.rule = rule
+    def __init__(self, rule: Interval, separator: str | None = None):
+        self.rule, self.separator = rule, separator
         self.name = "integer" if rule.kind is int else "number"
 
     def convert(self, value, param, ctx):
+        if self.separator is not None and isinstance(value, str):  # a list in one value: 20,50,100
+            return tuple(self.convert_one(item, param, ctx) for item in value.split(self.separator))
+        return self.convert_one(value, param, ctx)
+
+    def convert_one(self, value, param, ctx):
         if isinstance(value, str):
             try:
                 value = int(value.strip()) if self.rule.kind is int else float(value)
@@ -32,17 +37,19 @@ class RuleType(click.ParamType):
         return self.rule.kind(value)
 
 
-def ruled(owner, name: str, *decls: str, **attrs):
+def ruled(owner, name: str, *decls: str, separator: str | None = None, **attrs):
     """``click.option(*decls)`` for the parameter ``name`` of ``owner`` (a function declared with
     :func:`evalset.params.validate_params`, or a settings class with ``RULES``): its type is the declared rule, its
-    help ends with the rule, and its default is the library's unless given here."""
+    help ends with the rule, and its default is the library's unless given here. With ``separator`` a number rule's
+    option takes a list in one value (``--sizes 20,50,100``: a tuple, each value by the rule)."""
     rule = owner.RULES[name]
     if isinstance(rule, Choice):
         attrs["type"] = click.Choice([str(value) for value in rule.values])
     else:
-        attrs["type"] = RuleType(rule)
+        attrs["type"] = RuleType(rule, separator)
         text, bracket, default = attrs.get("help", "").partition(" [default")
-        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {rule}{bracket}{default}"
+        each = "each " if separator is not None else ""
+        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {each}{rule}{bracket}{default}"
         if not bracket:
             attrs["help"] += "."
     if "default" not in attrs and not attrs.get("multiple") and not attrs.get("is_flag"):

@@ -14,7 +14,16 @@ from typing import Any, ClassVar
 
 from evalset.contract import BOOTSTRAP_INTERVALS, CORRECTIONS, DEFAULT_SEED, PRIMARY_TESTS
 from evalset.errors import InputError
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, RESAMPLES, Choice, Interval, check_fields
+from evalset.params import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    PROBABILITY,
+    RESAMPLES,
+    Choice,
+    Interval,
+    check_fields,
+    settings_of,
+)
 
 SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory", "why": "--why", "holes": "--holes",
                "corpus": "--corpus", "epsilon": "--epsilon", "top": "--top"}
@@ -106,8 +115,4 @@ class CompareSpec:
 def spec_of(spec: CompareSpec | None, metric: str | None, options: dict[str, Any]) -> CompareSpec:
     """``spec``, or the :class:`CompareSpec` of ``metric`` and keyword ``options`` (a library call's): one or the
     other, so that a setting is never given twice."""
-    if spec is None:
-        return CompareSpec(metric=metric, **options)
-    if metric is not None or options:
-        raise TypeError("give the settings as spec= or as keyword arguments, not both")
-    return spec
+    return settings_of(CompareSpec, spec, options if metric is None else {"metric": metric, **options})

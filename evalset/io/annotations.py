@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalset.contract import CONFLICTING_GRADES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, check_file, first_field, read_tsv_with_header, refuse_blank, text_lines
 from evalset.io.trec import read_qrels, run_name
@@ -38,7 +39,6 @@ LABELS_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "source", 
 LABEL_KINDS = ("human", "llm")
 ANNOTATIONS_COLUMNS = (*LABELS_COLUMNS, "file", "judged")  # as read, before settle_repeats
 GRADES_COLUMNS = ("query_id", "doc_id", "annotator", "kind", "grade", "file")  # what agreement compares
-CONFLICTING_GRADES = ("refuse", "latest", "first")
 
 
 def is_labels_table(path: str | os.PathLike) -> bool:
