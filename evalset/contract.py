@@ -62,6 +62,23 @@ PRIMARY_TESTS = ("permutation", "t")
 CORRECTIONS = ("tukey", "holm", "bonferroni")
 """The family-wise corrections of many systems compared at once (:mod:`evalset.stats.multiple`)."""
 
+# The choices and defaults of estimate and plan (evalset.estimate.spec, evalset.planning.spec), here so that their
+# options read them without loading the statistics
+ESTIMATE_DESIGNS = ("queries", "documents")
+"""What humans grade for an estimate: a random slice of queries, or a document sample of every query."""
+PPI_INTERVALS = ("t", "normal")
+"""The interval of a prediction-powered mean: Student's t quantile, or ppi_py's normal one
+(:mod:`evalset.stats.ppi`)."""
+TOKENIZERS = ("auto", "tiktoken", "chars")
+"""How a plan counts an LLM task's tokens: tiktoken when it loads else characters / 4, tiktoken, or characters / 4
+(:mod:`evalset.planning.budget`)."""
+DEFAULT_POWER = 0.8
+"""The power a plan's queries are to reach (:mod:`evalset.stats.power`)."""
+SIMULATION_RESAMPLES = 500
+"""Bootstrap resamples per size of a plan's simulated power."""
+SIMULATION_PERMUTATIONS = 999
+"""Random sign flips per test of a plan's simulated power (a verdict's test uses 9,999)."""
+
 
 def reads_ranks(ties: str | None) -> bool:
     """Whether a tie rule reads a run's rank field: only ``run`` does (trec_eval never does), so under the others

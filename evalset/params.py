@@ -19,6 +19,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -146,11 +147,27 @@ def _checked(name: str, value: Any, rule: Constraint) -> Any:
     return check(name, value, rule)
 
 
-def settings_of(kind: type[S], given: S | None, options: dict[str, Any]) -> S:
-    """``given`` (a settings object of ``kind``: a command's spec), or ``kind(**options)`` from a library call's
-    keyword arguments; never both, so that a setting is never given twice."""
-    if given is None:
+# --- a command's settings object (``evalset.<room>.spec``), given whole or built from a library call's keywords
+def settings_of(kind: type[S], spec: S | None, options: dict[str, Any]) -> S:
+    """``spec``, or the ``kind`` of keyword ``options`` (a library call's): one or the other, so that a setting is
+    never given twice."""
+    if spec is None:
         return kind(**options)
+    if not isinstance(spec, kind):
+        raise TypeError(f"spec: expected {kind.__name__} or None, got {type(spec).__name__} (give the settings as "
+                        "keywords)")
     if options:
-        raise TypeError(f"give the settings as a {kind.__name__} or as keyword arguments, not both")
-    return given
+        raise TypeError("give the settings as spec= or as keyword arguments, not both")
+    return spec
+
+
+def rules_of(owner: Any, *names: str) -> dict[str, Constraint]:
+    """The rules a settings class ``owner`` declares for the fields ``names``: those of a library function that
+    takes some of its fields as its own parameters (:func:`validate_params`), declared once, on the settings."""
+    return {name: owner.RULES[name] for name in names}
+
+
+def as_tuple(value: Any) -> tuple:
+    """A settings object's sequence field as a tuple (frozen, as the object is); a path or a name alone is a tuple
+    of one."""
+    return (value,) if isinstance(value, str | os.PathLike) else tuple(value)

@@ -196,7 +196,7 @@ def main() -> None:
         names = JUDGES[key]
         for budget in (float(b) for b in args.budgets.split(",")):
             start = time.perf_counter()
-            result = make_estimate(run_paths, human=[DATA / "nist.qrels"],
+            result = make_estimate(runs=run_paths, human=[DATA / "nist.qrels"],
                                    llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names], no_llm=not names,
                                    design="documents", draws=args.draws, budget=budget,
                                    metrics=args.measures.split(","), options=options, seed=args.seed)

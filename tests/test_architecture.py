@@ -2,6 +2,7 @@
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,27 +108,42 @@ def test_an_adapter_uses_only_the_foundations_and_nothing_uses_an_adapter():
 COMMANDS = [p for p in MODULES if room(module_name(p)) == "cli" and p.name not in ("__init__.py", "__main__.py")]
 
 
+SPEC = re.compile(r"evalset\.[a-z_]+\.spec")
+"""A command's settings object (``evalset.<room>.spec``): light, so that a command reads its rules at once."""
+SPECS = [p for p in MODULES if SPEC.fullmatch(module_name(p))]
+
+
 @pytest.mark.parametrize("path", COMMANDS, ids=module_name)
 def test_a_command_module_is_short_and_loads_no_library_until_run(path):
     assert len(path.read_text().splitlines()) < 150
     light = {"click", "functools", "json", "sys", "pathlib", "__future__", "evalset.contract", "evalset.params",
-             "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's
+             "evalset.errors", "signal", "types", "dataclasses", "inspect"}  # and the cli's, and the specs
     assert {name for name in imports(path, top_level_only=True)
             if not name.startswith("evalset.cli.") and not SPEC.fullmatch(name)} <= light
 
 
-SPEC = re.compile(r"evalset\.[a-z_]+\.spec")
-SPECS = [p for p in MODULES if SPEC.fullmatch(module_name(p))]
-
-
 @pytest.mark.parametrize("path", SPECS, ids=module_name)
-def test_a_commands_spec_is_light_so_the_command_reads_its_rules_before_the_library_loads(path):
-    """A room's spec.py (its command's options and their declared rules) imports only the standard library, the
-    contract, the rules and the errors; its package loads its modules when first used (evalset/exports.py)."""
-    assert {n for n in imports(path, top_level_only=True) if n.startswith("evalset")} <= {
-        "evalset.contract", "evalset.params", "evalset.errors"}
-    package = (path.parent / "__init__.py").read_text()
-    assert "lazy_exports" in package and not re.search(r"^from evalset\.(?!exports)", package, re.MULTILINE)
+def test_a_spec_loads_only_the_light_foundations_and_its_room_loads_nothing_on_import(path):
+    """A command imports its spec at once (above): the spec may import evalset.contract, params and errors and the
+    standard library, and its room's package (imported first) only the lazy exports (evalset.exports)."""
+    def heavy(module_path: Path, allowed: set[str]) -> set[str]:
+        return {name for name in imports(module_path) if name not in allowed
+                and name.split(".")[0] not in sys.stdlib_module_names}
+
+    assert heavy(path, {"evalset.contract", "evalset.params", "evalset.errors"}) == set()
+    assert heavy(path.parent / "__init__.py", {"evalset.exports"}) == set()
+
+
+def test_a_packages_lazy_names_are_not_its_modules_names():
+    """A lazy export named as a module of its package would be that module once the module is imported (the import
+    system sets the attribute): ``from evalset.estimate import simulate`` would depend on what was imported first."""
+    import importlib
+    import pkgutil
+
+    for path in SPECS:
+        package = importlib.import_module(module_name(path.parent / "__init__.py"))
+        modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+        assert not set(getattr(package, "__all__", ())) & modules, package.__name__
 
 
 def test_the_map_names_every_room_and_module():

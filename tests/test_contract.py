@@ -13,7 +13,8 @@ from evalset.cli.estimate_select import select_command
 from evalset.cli.sets import freeze
 from evalset.comparing import explain_comparisons, holes_pool
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
-from evalset.estimate import estimate_runs, select_from_pool, select_slice, simulate
+from evalset.estimate import estimate_runs, select_from_pool, select_slice
+from evalset.estimate.simulate import simulate
 from evalset.evaluation import Evaluation
 from evalset.io.setfolder import SetContract
 from evalset.stats.paired import compare_paired

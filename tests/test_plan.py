@@ -347,4 +347,4 @@ def test_bad_plan_requests_are_refused_with_one_line(tmp_path, shared_data):
     assert unknown.exit_code == 2 and "in no run: nope" in unknown.output
     negative = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
                       "--delta", "-0.01")
-    assert negative.exit_code == 2 and "delta must be positive" in negative.output
+    assert negative.exit_code == 2 and "Invalid value for '--delta': must be a number > 0, got -0.01" in negative.output

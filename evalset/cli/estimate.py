@@ -9,7 +9,9 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.estimate_select import select_command
 from evalset.cli.options import conflicting_grades_option, run_pairs, set_evaluation_options
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+from evalset.cli.ruled import ruled
+from evalset.contract import DEFAULT_METRIC
+from evalset.estimate.spec import EstimateSpec
 
 
 class _EstimateGroup(click.Group):
@@ -24,9 +26,9 @@ class _EstimateGroup(click.Group):
 
 
 @click.group("estimate", cls=_EstimateGroup, invoke_without_command=True)
-@click.option("--design", type=click.Choice(["queries", "documents"]), default="queries", show_default=True,
-              help="queries: humans grade a random slice of queries (--slice); documents: a document sample drawn "
-                   "by `estimate select --documents` (--sample), the LLM grading every pooled pair.")
+@ruled(EstimateSpec, "design", "--design",
+       help="queries: humans grade a random slice of queries (--slice); documents: a document sample drawn by "
+            "`estimate select --documents` (--sample), the LLM grading every pooled pair.")
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); repeatable.")
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),
@@ -42,29 +44,30 @@ class _EstimateGroup(click.Group):
               "(sample.json, or its folder) of `evalset estimate select --documents`.")
 @click.option("--no-llm", is_flag=True, help="With --design documents: Horvitz-Thompson's estimator from the human "
               "sample alone (no --llm).")
-@click.option("--budget", type=float, help="With --design documents --simulate: human judgments expected per "
-              "simulated sample.")
+@ruled(EstimateSpec, "budget", "--budget", metavar="B",
+       help="With --design documents --simulate: human judgments expected per simulated sample.")
 @click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
               "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
               "planned comparisons apply; a set frozen with --sample is estimated by the document design.")
-@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="With --set: the queries estimated.")
+@ruled(EstimateSpec, "split", "--split", help="With --set: the queries estimated.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help=f"A metric to estimate; repeatable [default: {DEFAULT_METRIC}].")
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A paired difference to estimate (run names); repeatable.")
-@click.option("--planned", type=int, help="Planned comparisons for the Bonferroni threshold [default: the --compare "
-                                          "pairs].")
+@ruled(EstimateSpec, "planned", "--planned", help="Planned comparisons for the Bonferroni threshold [default: the "
+                                                  "--compare pairs].")
 @click.option("--exploratory", is_flag=True,
               help="The comparisons were not planned: reported as leads, never as differences.")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
-@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of the run means.")
-@click.option("--interval", type=click.Choice(["t", "normal"]), default="t", show_default=True,
-              help="t: Student's t quantile on (human queries - 1) df, for small slices; normal: ppi_py's interval.")
-@click.option("--simulate", "draws", type=int, help="Validate on fully human-graded data: draw this many random "
-              "slices and report the intervals' coverage and widths.")
-@click.option("--slice-size", type=int, help="With --simulate: human-graded queries per simulated slice.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the simulated slices.")
+@ruled(EstimateSpec, "alpha", "--alpha", help="Family-wise error rate.")
+@ruled(EstimateSpec, "level", "--level", help="Confidence level of the run means.")
+@ruled(EstimateSpec, "interval", "--interval",
+       help="t: Student's t quantile on (human queries - 1) df, for small slices; normal: ppi_py's interval.")
+@ruled(EstimateSpec, "draws", "--simulate", "draws", metavar="R",
+       help="Validate on fully human-graded data: draw R random slices (or samples) and report the intervals' "
+            "coverage and widths.")
+@ruled(EstimateSpec, "slice_size", "--slice-size", metavar="N",
+       help="With --simulate: human-graded queries per simulated slice.")
+@ruled(EstimateSpec, "seed", "--seed", help="Seed of the simulated slices.")
 @conflicting_grades_option
 @set_evaluation_options
 @click.option("--other-judge", is_flag=True, help="With --set --llm: estimate with LLM labels of another judge than "
@@ -88,39 +91,20 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
     """
     if ctx.invoked_subcommand is not None:
         return
-    if design == "documents":
-        if not runs:
-            raise click.UsageError("give --runs")
-    else:
-        _check_slice_inputs(runs, llm_paths, human_paths, slice_path, set_path, draws, slice_size, override_contract)
+    spec = EstimateSpec(
+        runs=runs, llm=llm_paths, human=human_paths, slice_path=slice_path, set_path=set_path, split=split,
+        metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
+        alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
+        conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract, design=design,
+        sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge, ensemble=ensemble)
     from tqdm import tqdm
 
     from evalset.estimate import make_estimate
 
     unit = "sample" if design == "documents" else "slice"
-    result = make_estimate(
-        runs, llm=llm_paths, human=human_paths, slice_path=slice_path, set_path=set_path, split=split,
-        metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
-        alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
-        conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract,
-        design=design, sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge,
-        ensemble=ensemble,
-        progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None, file=sys.stderr, leave=False))
+    result = make_estimate(spec, progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None,
+                                                             file=sys.stderr, leave=False))
     emit(result, output_format)
-
-
-def _check_slice_inputs(runs, llm_paths, human_paths, slice_path, set_path, draws, slice_size,
-                        override_contract) -> None:
-    sources = sum(bool(source) for source in (set_path, slice_path, draws is not None))
-    if not runs or sources != 1 or (not set_path and not (llm_paths and human_paths)):
-        raise click.UsageError("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
-                               "--human and --simulate R --slice-size N (a validation)")
-    if set_path and human_paths:
-        raise click.UsageError("with --set, its labels are the grades: give no --human (--llm: another judge's)")
-    if override_contract and not set_path:
-        raise click.UsageError("--override-contract goes with --set")
-    if draws is not None and slice_size is None:
-        raise click.UsageError("--simulate needs --slice-size")
 
 
 estimate.add_command(select_command)

@@ -15,7 +15,9 @@ from evalset.cli.options import (
     png_path,
     run_pairs,
 )
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
+from evalset.cli.ruled import ruled
+from evalset.contract import DEFAULT_METRIC
+from evalset.planning.spec import PlanSpec
 
 
 @click.command("plan")
@@ -27,34 +29,36 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
                    "the first run against each other].")
 @one_metric(f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")
 @contract_options
-@click.option("--delta", type=float, help="Smallest difference worth shipping [default: each observed difference].")
-@click.option("--power", type=float, default=0.8, show_default=True, help="Target power.")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Family-wise error rate.")
-@click.option("--planned", type=int, help="Planned comparisons for the Bonferroni threshold [default: the set's, "
-                                          "else the comparisons given].")
-@click.option("--n-queries", "at", type=int, multiple=True, metavar="N",
-              help="With N queries: the smallest detectable difference, and the budget (repeatable).")
-@click.option("--sizes", help="Comma-separated sizes of the power curve [default: a grid to 2x the needed].")
-@click.option("--resamples", type=int, default=500, show_default=True, help="Bootstrap resamples per size.")
-@click.option("--permutations", type=int, default=999, show_default=True, help="Sign flips per simulated test.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the simulation.")
+@ruled(PlanSpec, "delta", "--delta", help="Smallest difference worth shipping [default: each observed difference].")
+@ruled(PlanSpec, "power", "--power", help="Target power.")
+@ruled(PlanSpec, "alpha", "--alpha", help="Family-wise error rate.")
+@ruled(PlanSpec, "planned", "--planned", help="Planned comparisons for the Bonferroni threshold [default: the set's, "
+                                              "else the comparisons given].")
+@ruled(PlanSpec, "at", "--n-queries", "at", multiple=True, metavar="N",
+       help="A number of queries at which to report the smallest detectable difference and the budget "
+            "(repeatable).")
+@ruled(PlanSpec, "sizes", "--sizes", separator=",", metavar="N,N,...",
+       help="Comma-separated sizes of the power curve [default: a grid to 2x the needed].")
+@ruled(PlanSpec, "resamples", "--resamples", help="Bootstrap resamples per size.")
+@ruled(PlanSpec, "permutations", "--permutations", help="Sign flips per simulated test.")
+@ruled(PlanSpec, "seed", "--seed", help="Seed of the simulation.")
 @click.option("--pool", "pool_folder", type=click.Path(file_okay=False), help="A pool folder (pool.json).")
 @click.option("--pool-runs", multiple=True, type=click.Path(exists=True),
-              help="Runs (files or folders) to pool for the budget [default: the pilot runs].")
-@click.option("-k", "--depth", "depths", type=int, multiple=True, help="Pool depth for the budget (repeatable).")
+              help="Runs (files or folders) to pool at --depth for the budget [default: the pilot runs].")
+@ruled(PlanSpec, "depths", "-k", "--depth", "depths", multiple=True, metavar="K",
+       help="Pool depth for the budget (repeatable).")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
               help="queries.tsv or topics: the queries pooled, and their text for token counts.")
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts for the LLM token counts.")
-@click.option("--seconds-per-judgment", type=float, help="Annotator seconds per judgment.")
-@click.option("--annotators", type=int, default=1, show_default=True, help="Annotators sharing the judging.")
-@click.option("--overlap", type=int, default=1, show_default=True, help="Annotators who judge each pair.")
-@click.option("--price-in", type=float, help="LLM price per million input tokens.")
-@click.option("--price-out", type=float, help="LLM price per million output tokens.")
-@click.option("--prompt-tokens", type=int, default=0, show_default=True,
-              help="Fixed input tokens per task (instructions, guideline).")
-@click.option("--output-tokens", type=int, default=10, show_default=True, help="Output tokens per task.")
-@click.option("--tokenizer", type=click.Choice(["auto", "tiktoken", "chars"]), default="auto", show_default=True,
-              help="auto: tiktoken o200k_base if it loads, else ceil(characters / 4).")
+@ruled(PlanSpec, "seconds_per_judgment", "--seconds-per-judgment", help="Annotator seconds per judgment.")
+@ruled(PlanSpec, "annotators", "--annotators", help="Annotators sharing the judging.")
+@ruled(PlanSpec, "overlap", "--overlap", help="Annotators who judge each pair (at most --annotators).")
+@ruled(PlanSpec, "price_in", "--price-in", help="LLM price per million input tokens.")
+@ruled(PlanSpec, "price_out", "--price-out", help="With --price-in: LLM price per million output tokens.")
+@ruled(PlanSpec, "prompt_tokens", "--prompt-tokens", help="Fixed input tokens per task (instructions, guideline).")
+@ruled(PlanSpec, "output_tokens", "--output-tokens", help="Output tokens per task.")
+@ruled(PlanSpec, "tokenizer", "--tokenizer",
+       help="auto: tiktoken o200k_base if it loads, else ceil(characters / 4).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
@@ -71,33 +75,25 @@ def plan_command(qrels_path, runs, comparisons, metric, contract, set_path, spli
     simulation of the permutation test), and the smallest difference N queries detect. With --depth (and
     --pool-runs) or --pool: the pairs to judge, annotator hours and LLM cost.
     """
+    spec = PlanSpec(runs=runs, comparisons=run_pairs(comparisons, "--compare"), metric=metric, planned=planned,
+                    delta=delta, power=power, alpha=alpha, at=at, sizes=sizes, resamples=resamples,
+                    permutations=permutations, seed=seed, pool_folder=pool_folder, pool_runs=pool_runs, depths=depths,
+                    queries_path=queries_path, corpus=corpus, prompt_tokens=prompt_tokens, tokenizer=tokenizer,
+                    seconds_per_judgment=seconds_per_judgment, annotators=annotators, overlap=overlap,
+                    price_in=price_in, price_out=price_out, output_tokens=output_tokens)
     from tqdm import tqdm
 
     from evalset.io.outputs import check_outputs
     from evalset.planning import plan
 
-    if pool_folder and depths:
-        raise click.UsageError("give either --pool (a pool folder) or --depth (pool the runs), not both")
-    if not runs and not pool_folder and not depths:
-        raise click.UsageError("nothing to plan: give a pilot (--qrels or --set, and RUNS) or a budget (--depth or "
-                               "--pool)")
-    try:
-        grid = [int(v) for v in sizes.split(",")] if sizes else None
-    except ValueError:
-        raise click.BadParameter(f"expected sizes like 20,50,100, got {sizes!r}", param_hint="--sizes") from None
     check_outputs({"--plot": plot}, {"--qrels": qrels_path, "--set": set_path, "RUNS": runs, "--pool": pool_folder,
                                      "--pool-runs": pool_runs, "--queries": queries_path, "--corpus": corpus},
                   force=force)
     evaluation = None
     if runs or qrels_path or set_path:
         evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
-    result = plan.make_plan(
-        evaluation, runs, comparisons=run_pairs(comparisons, "--compare"), metric=metric, planned=planned, delta=delta,
-        power=power, alpha=alpha, at=at, sizes=grid, resamples=resamples, permutations=permutations, seed=seed,
-        progress=lambda cells: tqdm(cells, desc="simulating", unit="size", disable=None, file=sys.stderr),
-        pool_folder=pool_folder, pool_runs=pool_runs, depths=depths, queries_path=queries_path, corpus=corpus,
-        prompt_tokens=prompt_tokens, tokenizer=tokenizer, seconds_per_judgment=seconds_per_judgment,
-        annotators=annotators, overlap=overlap, price_in=price_in, price_out=price_out, output_tokens=output_tokens)
+    result = plan.make_plan(evaluation, spec, progress=lambda cells: tqdm(cells, desc="simulating", unit="size",
+                                                                          disable=None, file=sys.stderr))
     if plot and result.power is not None:
         plan.plot_power(result.power, plot)
     emit(result, output_format, notes_first=True)

@@ -24,11 +24,16 @@ class RuleType(click.ParamType):
     and naming the option, what the library would refuse (``Invalid value for '--seed': must be a non-negative
     integer, got -1``)."""
 
-    def __init__(self, rule: Interval):
-        self.rule = rule
+    def __init__(self, rule: Interval, separator: str | None = None):
+        self.rule, self.separator = rule, separator
         self.name = "integer" if rule.kind is int else "number"
 
     def convert(self, value, param, ctx):
+        if self.separator is not None and isinstance(value, str):  # a list in one value: 20,50,100
+            return tuple(self.convert_one(item, param, ctx) for item in value.split(self.separator))
+        return self.convert_one(value, param, ctx)
+
+    def convert_one(self, value, param, ctx):
         if isinstance(value, str):
             try:
                 value = int(value.strip()) if self.rule.kind is int else float(value)
@@ -59,18 +64,20 @@ class RuledOption(click.Option):
         self.rule_owner, self.rule_name = rule_owner, rule_name
 
 
-def ruled(owner, name: str, *decls: str, **attrs):
+def ruled(owner, name: str, *decls: str, separator: str | None = None, **attrs):
     """``click.option(*decls)`` for the parameter ``name`` of ``owner`` (module docstring): its type is the declared
     rule, its help ends with the rule, and its default is the library's unless given here (a rules mapping has no
-    defaults: give ``default``)."""
+    defaults: give ``default``). With ``separator`` a number rule's option takes a list in one value (``--sizes
+    20,50,100``: a tuple, each value by the rule)."""
     rules = owner if isinstance(owner, dict) else owner.RULES
     rule = rules[name]
     if isinstance(rule, Choice):
         attrs["type"] = RuleChoice(rule)
     else:
-        attrs["type"] = RuleType(rule)
+        attrs["type"] = RuleType(rule, separator)
         text, bracket, default = attrs.get("help", "").partition(" [default")
-        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {rule}{bracket}{default}"
+        each = "each " if separator is not None else ""
+        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {each}{rule}{bracket}{default}"
         if not bracket:
             attrs["help"] += "."
     if "default" not in attrs and not any(attrs.get(key) for key in ("multiple", "is_flag", "required")):

@@ -14,7 +14,15 @@ from typing import Any, ClassVar
 
 from evalset.contract import BOOTSTRAP_INTERVALS, CORRECTIONS, DEFAULT_SEED, PRIMARY_TESTS
 from evalset.errors import InputError
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, RESAMPLES, Choice, Interval, check_fields
+from evalset.params import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    PROBABILITY,
+    RESAMPLES,
+    Choice,
+    Interval,
+    check_fields,
+)
 
 SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory", "why": "--why", "holes": "--holes",
                "corpus": "--corpus", "epsilon": "--epsilon", "top": "--top"}

@@ -1,22 +1,31 @@
 """``evalset estimate``: trustworthy means and paired differences from LLM grades on every query plus human grades
 on a random slice (prediction-powered inference, PPI++ through ppi_py).
 
+- :mod:`~evalset.estimate.spec`: what an estimate is asked (:class:`EstimateSpec`), its rules declared once;
 - :mod:`~evalset.estimate.modes`: the estimate from the command's inputs (a set, a slice, or a validation);
 - :mod:`~evalset.estimate.slicing`: draw the human slice from a pool, write its pool folder and record (the record
   is read and written by :mod:`evalset.io.slicerecord`);
 - :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
-- :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data;
+- :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data (its function
+  :func:`~evalset.estimate.simulate.simulate` is reached through the module, whose name it shares);
 - :mod:`~evalset.estimate.documents.modes`: the document-sampled design (``design="documents"``) from the command's
   inputs: a sample record's estimate with the comparisons' verdicts, or its validation on fully graded data.
+
+The package loads its modules when first used (:mod:`evalset.exports`), so that importing
+:mod:`evalset.estimate.spec` does not load the statistics.
 """
 
-from evalset.estimate.figures import Estimate, estimate_runs
-from evalset.estimate.inputs import Grades, check_coverage, grades_of, read_grades
-from evalset.estimate.modes import make_estimate
-from evalset.estimate.simulate import Simulation, simulate
-from evalset.estimate.slicing import SliceSelection, select_from_pool, select_slice, select_slice_pool, write_slice_pool
+from evalset.exports import lazy_exports, names
 
-__all__ = ["Estimate", "Grades", "Simulation", "SliceSelection", "check_coverage", "estimate_runs", "grades_of",
-           "make_estimate", "read_grades", "select_from_pool", "select_slice", "select_slice_pool", "simulate",
-           "write_slice_pool"]
+_EXPORTS = {
+    "evalset.estimate.figures": ("Estimate", "estimate_runs"),
+    "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
+    "evalset.estimate.modes": ("make_estimate",),
+    "evalset.estimate.simulate": ("Simulation",),
+    "evalset.estimate.slicing": ("SliceSelection", "select_from_pool", "select_slice", "select_slice_pool",
+                                 "write_slice_pool"),
+    "evalset.estimate.spec": ("EstimateSpec",),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

@@ -46,14 +46,15 @@ from evalset.errors import InputError
 from evalset.estimate.inputs import (
     Grades,
     check_coverage,
-    check_settings,
     chosen_conventions,
     missing_rule,
     query_values,
     values_by_run,
 )
+from evalset.estimate.spec import EstimateSpec, check_pairs
 from evalset.io.slicerecord import SliceRecord
 from evalset.metrics.measures import measure_bounds
+from evalset.params import rules_of, validate_params
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means, quantile
@@ -217,6 +218,7 @@ def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.D
                          for baseline, candidate in pairs}, index=values.index)
 
 
+@validate_params(rules_of(EstimateSpec, "alpha", "level", "interval"))
 def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
                   metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,
@@ -232,7 +234,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     contract's conventions the user gave (the missing-queries rule, :mod:`evalset.estimate.inputs`; default: every
     one when ``contract`` is given), ``sources``: run name -> its file, named when a run is refused; ``split``: a
     set's (its dev split's comparisons are exploratory)."""
-    check_settings(alpha=alpha, level=level, pairs=pairs)
+    check_pairs(pairs)
     bounds_of = {metric: measure_bounds(metric) for metric in metrics}  # an unbounded measure refused first
     chosen = chosen_conventions(contract, chosen)
     contract = contract or EvaluationContract()

@@ -45,11 +45,13 @@ from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.modes import DocumentReport, sample_report
 from evalset.estimate.figures import Estimate, estimate_runs
-from evalset.estimate.inputs import check_settings, grades_of
+from evalset.estimate.inputs import grades_of
+from evalset.estimate.spec import DOCUMENT_INTERVALS, EstimateSpec, check_pairs
 from evalset.io.samplerecord import RECORD_NAME
 from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
 from evalset.judgments.identity import judge_identities, recorded_judges
+from evalset.params import rules_of, validate_params
 from evalset.stats.family import ComparisonFamily
 
 DESIGN = "as frozen"
@@ -75,6 +77,7 @@ def set_slice(frozen: FrozenSet, split: str = "test", labels: pd.DataFrame | Non
     return SliceRecord(DESIGN, None, table, tuple(in_slice), {}, source)
 
 
+@validate_params(rules_of(EstimateSpec, "split", "planned", "alpha", "level", "interval"))
 def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: str = "test",
                  metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
@@ -91,14 +94,13 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     judge than the set records unless ``other_judge`` (module docstring). A run that lacks queries of the split is
     refused unless ``options`` chose the contract's ``missing`` (the set's own convention does not count, as in
     ``compare --set``); ``sources``: run name -> its file, named then."""
-    check_settings(alpha=alpha, level=level, planned=planned, pairs=pairs or ())
+    check_pairs(pairs or ())
     options = options or ContractOptions()
     contract, overridden = options.applied_to(frozen.contract.evaluation, override=override_contract)
     given = {"chosen": tuple(options.given()), "sources": sources, "split": split}
     if frozen.sample is not None:
         if interval != "t":
-            raise InputError("the document design's intervals are its own (\"this set\" and \"new queries\"): give "
-                             "no --interval", str(frozen.path))
+            raise InputError(DOCUMENT_INTERVALS, str(frozen.path))
         return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
                                 overridden, given)
     files = (str(frozen.path / "labels.tsv"),)

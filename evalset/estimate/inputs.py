@@ -14,8 +14,7 @@ Conventions
   of the pool predicts "not relevant" for the rest, and its mean moves), with a warning when they are more than a
   tenth of the human-graded pairs. Grades that could dominate a score are noted as ``score`` notes them
   (:func:`evalset.evaluation.unusual_grades_note`): above 10 for grades read from files.
-- The settings are checked before any work: ``alpha`` and ``level`` in (0, 1), ``planned`` a positive integer,
-  each pair of two different runs (:func:`check_settings`).
+- The settings are checked before any work, by the rules :class:`evalset.estimate.spec.EstimateSpec` declares.
 - A run's value under a set of grades follows the evaluation contract. A slice query whose human value is
   undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted.
   The other queries cannot be screened the same way (they have no human grade), so the estimate is then of the
@@ -45,7 +44,6 @@ from evalset.io.annotations import grade_line
 from evalset.judgments import reading
 from evalset.judgments.ensemble import ensemble_grades
 from evalset.judgments.rules import pair_grades
-from evalset.params import POSITIVE_INT, PROBABILITY, check
 
 LLM_GAP_WARNING = 0.1
 """The share of the slice's human-graded pairs without an LLM grade above which the note is a warning."""
@@ -66,19 +64,6 @@ class Grades:
     @property
     def query_ids(self) -> set[str]:
         return set(self.qrels["query_id"])
-
-
-def check_settings(*, alpha: float = 0.05, level: float = 0.95, planned: int | None = None,
-                   pairs: Sequence[tuple[str, str]] = ()) -> None:
-    """Refuse settings no estimate can have: ``alpha`` or ``level`` outside (0, 1), ``planned`` not a positive
-    integer, a pair of one run with itself (one line, :func:`evalset.params.check`)."""
-    check("alpha", alpha, PROBABILITY)
-    check("level", level, PROBABILITY)
-    if planned is not None:
-        check("planned", planned, POSITIVE_INT)
-    for baseline, candidate in pairs:
-        if baseline == candidate:
-            raise InputError(f"comparison {baseline}:{candidate} compares a run with itself: give two different runs")
 
 
 def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grades: str = "refuse") -> Grades:

@@ -30,15 +30,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalset.contract import TOKENIZERS
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.io.poolfiles import MANIFEST_FILE, PAIRS_FILE, TASKS_FILE, read_pool_manifest, read_pool_pairs, read_tasks
-from evalset.params import POSITIVE_INT, check
+from evalset.params import check, rules_of, validate_params
+from evalset.planning.spec import PlanSpec, check_overlap
 from evalset.pooling import stack_top_k
 from evalset.render import text_table
 
 CHARS_PER_TOKEN = 4
-TOKENIZERS = ("auto", "tiktoken", "chars")
 
 
 @dataclass(frozen=True)
@@ -133,9 +134,8 @@ def pool_sizes(runs: Mapping[str, pd.DataFrame], depths: Sequence[int], *, pool_
                queries: pd.DataFrame | None = None, corpus: str | os.PathLike | None = None, prompt_tokens: int = 0,
                tokenizer: str = "auto") -> list[PoolSize]:
     """The pools to cost: a pool folder's, or the ``runs`` pooled at each of ``depths`` (over the ``queries``
-    when given, else every query of the runs; with ``corpus`` and the queries' texts, the tokens per task)."""
-    if pool_folder and depths:
-        raise InputError("give either a pool folder or pool depths, not both")
+    when given, else every query of the runs; with ``corpus`` and the queries' texts, the tokens per task); one or
+    the other (:class:`~evalset.planning.spec.PlanSpec`)."""
     if pool_folder:
         return [pool_size_from_folder(pool_folder, prompt_tokens=prompt_tokens, tokenizer=tokenizer)]
     if not depths:
@@ -177,6 +177,8 @@ def count_tokens(texts: Iterable[str], tokenizer: str = "auto") -> tuple[np.ndar
     return counts, f"estimated: ceil(characters / {CHARS_PER_TOKEN})"
 
 
+@validate_params(rules_of(PlanSpec, "seconds_per_judgment", "annotators", "overlap", "price_in", "price_out",
+                          "output_tokens"))
 def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), *,
                    seconds_per_judgment: float | None = None, annotators: int = 1, overlap: int = 1,
                    price_in: float | None = None, price_out: float | None = None,
@@ -187,12 +189,7 @@ def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), 
     queries), and with ``seconds_per_judgment``: ``judgments, annotator_hours, hours_per_annotator``; with
     prices and token counts: ``tokens_in, tokens_out, llm_cost``.
     """
-    check("annotators", annotators, POSITIVE_INT)
-    check("overlap", overlap, POSITIVE_INT)
-    if overlap > annotators:
-        raise InputError(f"overlap ({overlap} annotators per pair) cannot exceed the annotators ({annotators})")
-    if seconds_per_judgment is not None and not seconds_per_judgment > 0:
-        raise InputError(f"seconds per judgment must be positive, got {seconds_per_judgment}")
+    check_overlap(overlap, annotators)
     rows = []
     for size in sizes:
         mean = size.pairs / size.queries if size.queries else math.nan

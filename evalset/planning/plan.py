@@ -24,31 +24,28 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_POWER, DEFAULT_SEED, SIMULATION_PERMUTATIONS, SIMULATION_RESAMPLES
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_queries
 from evalset.io.trec import expand_run_paths, read_runs
-from evalset.params import POSITIVE_INT, check
+from evalset.params import rules_of, settings_of, validate_params
 from evalset.planning import budget
+from evalset.planning.spec import PlanSpec
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.power import (
-    DEFAULT_POWER,
     MAX_SIMULATED,
     SIGN_BATCH,
-    SIMULATION_PERMUTATIONS,
-    SIMULATION_RESAMPLES,
     SimulatedPower,
-    check_probability,
     detectable_difference,
     power_at,
     queries_needed,
@@ -125,9 +122,11 @@ class PowerPlan:
         return _power_document(self)
 
 
+@validate_params(rules_of(PlanSpec, "delta", "power", "alpha", "planned", "at", "sizes", "resamples", "permutations",
+                          "seed"))
 def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = None, power: float = DEFAULT_POWER,
-               alpha: float = 0.05, planned: int | None = None, at: Iterable[int] = (),
-               sizes: Iterable[int] | None = None, resamples: int = SIMULATION_RESAMPLES,
+               alpha: float = 0.05, planned: int | None = None, at: Sequence[int] = (),
+               sizes: Sequence[int] | None = None, resamples: int = SIMULATION_RESAMPLES,
                permutations: int = SIMULATION_PERMUTATIONS, seed: int = DEFAULT_SEED,
                progress=None) -> PowerPlan:
     """Queries needed, power and smallest detectable difference for each comparison in ``differences``.
@@ -139,10 +138,6 @@ def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = 
     """
     comparisons = list(dict.fromkeys(zip(differences["baseline"], differences["candidate"], strict=True)))
     planned = planned or len(comparisons)
-    check("planned", planned, POSITIVE_INT)
-    if delta is not None and not delta > 0:
-        raise InputError(f"delta must be positive, got {delta}")
-    check_probability(alpha, "alpha")
     threshold = alpha / planned
     cells = []
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
@@ -279,41 +274,37 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
                    notes=missing_notes(values, lacking, "left out of its comparisons"))
 
 
-def make_plan(evaluation: Evaluation | None, runs: Sequence[str] = (), *, comparisons: Sequence[tuple[str, str]] = (),
-              metric: str | None = None, planned: int | None = None, delta: float | None = None,
-              power: float = DEFAULT_POWER, alpha: float = 0.05, at: Iterable[int] = (),
-              sizes: Iterable[int] | None = None, resamples: int = SIMULATION_RESAMPLES,
-              permutations: int = SIMULATION_PERMUTATIONS, seed: int = DEFAULT_SEED,
-              progress: Callable | None = None, pool_folder: str | None = None, pool_runs: Sequence[str] = (),
-              depths: Sequence[int] = (), queries_path: str | None = None, corpus: str | None = None,
-              prompt_tokens: int = 0, tokenizer: str = "auto", seconds_per_judgment: float | None = None,
-              annotators: int = 1, overlap: int = 1, price_in: float | None = None, price_out: float | None = None,
-              output_tokens: int = 10) -> Plan:
-    """The pilot's power plan (with ``runs``, files or folders, scored by ``evaluation``) and the judging budget
-    (of a pool folder, or of the runs pooled at ``depths``: ``pool_runs``, default the pilot's) at the pilot's
-    size, every ``at`` size and the queries each comparison needs. The query texts for the LLM cost come from
-    ``queries_path``, else from the set."""
-    at = tuple(at)
-    named = expand_run_paths(runs) if runs else {}
+def make_plan(evaluation: Evaluation | None, spec: PlanSpec | None = None, *, progress: Callable | None = None,
+              **options: Any) -> Plan:
+    """The pilot's power plan (with ``spec.runs``, files or folders, scored by ``evaluation``) and the judging
+    budget (of a pool folder, or of the runs pooled at ``depths``: ``pool_runs``, default the pilot's) at the
+    pilot's size, every ``at`` size and the queries each comparison needs. The settings are ``spec``, or the
+    :class:`~evalset.planning.spec.PlanSpec` of keyword ``options`` (``runs=``, ``depths=``, ...), which refuses
+    settings no plan can have. The query texts for the LLM cost come from ``queries_path``, else from the set;
+    ``progress`` wraps the simulated sizes (e.g. ``tqdm``)."""
+    spec = settings_of(PlanSpec, spec, options)
+    named = expand_run_paths(spec.runs) if spec.runs else {}
     power_plan = None
     if named:
         if evaluation is None:
             raise InputError("a pilot's runs are scored on qrels or on a set: give --qrels or --set")
-        power_plan = pilot_plan(evaluation, named, comparisons, metric, planned=planned, delta=delta, power=power,
-                                alpha=alpha, at=at, sizes=sizes, resamples=resamples, permutations=permutations,
-                                seed=seed, progress=progress)
-    queries = read_queries(queries_path) if queries_path else (
+        power_plan = pilot_plan(evaluation, named, spec.comparisons, spec.metric, planned=spec.planned,
+                                delta=spec.delta, power=spec.power, alpha=spec.alpha, at=spec.at, sizes=spec.sizes,
+                                resamples=spec.resamples, permutations=spec.permutations, seed=spec.seed,
+                                progress=progress)
+    queries = read_queries(spec.queries_path) if spec.queries_path else (
         evaluation.queries if evaluation is not None and evaluation.frozen is not None else None)
-    pooled = read_runs(pool_runs or runs) if depths and not pool_folder else {}
-    pools = budget.pool_sizes(pooled, depths, pool_folder=pool_folder, queries=queries, corpus=corpus,
-                              prompt_tokens=prompt_tokens, tokenizer=tokenizer)
+    pooled = read_runs(spec.pool_runs or spec.runs) if spec.depths else {}
+    pools = budget.pool_sizes(pooled, spec.depths, pool_folder=spec.pool_folder, queries=queries, corpus=spec.corpus,
+                              prompt_tokens=spec.prompt_tokens, tokenizer=spec.tokenizer)
     needed = [] if power_plan is None else [int(n) for n in power_plan.rows.loc[
         power_plan.rows["stratum"] == ALL_QUERIES, "queries_needed"] if math.isfinite(n)]
-    costs = {"seconds_per_judgment": seconds_per_judgment, "annotators": annotators, "overlap": overlap,
-             "price_in": price_in, "price_out": price_out, "output_tokens": output_tokens}
-    table = budget.judging_budget(pools, [*at, *needed], **costs) if pools else None
+    costs = {"seconds_per_judgment": spec.seconds_per_judgment, "annotators": spec.annotators,
+             "overlap": spec.overlap, "price_in": spec.price_in, "price_out": spec.price_out,
+             "output_tokens": spec.output_tokens}
+    table = budget.judging_budget(pools, [*spec.at, *needed], **costs) if pools else None
     notes = [] if power_plan is None else [*power_plan.notes, *small_pilot_notes(power_plan)]
-    if price_in is not None and all(size.tokens_per_task is None for size in pools):
+    if spec.price_in is not None and all(size.tokens_per_task is None for size in pools):
         notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
                      "with tasks.jsonl")
     return Plan(power_plan, pools, table, costs, notes)

@@ -25,14 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 from statsmodels.stats.power import TTestPower
 
-from evalset.contract import DEFAULT_SEED
+from evalset.contract import DEFAULT_POWER, DEFAULT_SEED, SIMULATION_PERMUTATIONS, SIMULATION_RESAMPLES
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.seeds import generator
 from evalset.stats.paired import permutation_p_values
 
-DEFAULT_POWER = 0.8
-SIMULATION_PERMUTATIONS = 999
-SIMULATION_RESAMPLES = 500
 SIGN_BATCH = 25
 MAX_SIMULATED = 20_000
 """Sizes above this are not simulated (the formula alone is reported): a bootstrap of that size adds little."""

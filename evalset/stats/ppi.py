@@ -54,10 +54,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalset.contract import PPI_INTERVALS
 from evalset.errors import InputError
 from evalset.params import check
-
-INTERVALS = ("t", "normal")
 
 
 def ppi_py_module():
@@ -72,7 +71,7 @@ def ppi_py_module():
 
 def quantile(level: float, interval: str, df: np.ndarray | float) -> np.ndarray:
     """The two-sided quantile of ``level``: Student's t on ``df`` degrees of freedom, or normal."""
-    check("interval", interval, INTERVALS)
+    check("interval", interval, PPI_INTERVALS)
     if np.ndim(df) == 0:
         return np.asarray(_scalar_quantile(level, interval, float(df)))
     from scipy import stats

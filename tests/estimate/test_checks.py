@@ -40,7 +40,7 @@ def refused(result, message):
 ])
 def test_estimate_settings_are_checked_by_every_estimate_function(settings, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
-        make_estimate(["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
+        make_estimate(runs=["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         set_estimate(None, {}, **settings)
     if "planned" not in settings:
@@ -49,9 +49,9 @@ def test_estimate_settings_are_checked_by_every_estimate_function(settings, mess
 
 
 @pytest.mark.parametrize(("option", "message"), [
-    (["--alpha", "1.5"], "alpha must be a number in (0, 1), got 1.5"),
-    (["--level", "0"], "level must be a number in (0, 1), got 0.0"),
-    (["--planned", "-2"], "planned must be a positive integer, got -2"),
+    (["--alpha", "1.5"], "Invalid value for '--alpha': must be a number in (0, 1), got 1.5"),
+    (["--level", "0"], "Invalid value for '--level': must be a number in (0, 1), got 0.0"),
+    (["--planned", "-2"], "Invalid value for '--planned': must be a positive integer, got -2"),
     (["--compare", "bm25base_p:bm25base_p"], "comparison bm25base_p:bm25base_p compares a run with itself"),
 ])
 def test_the_command_refuses_them_in_one_line(option, message):

@@ -12,7 +12,8 @@ Conventions
 - Each LLM file is one judge (its own annotators' median, as above), named by the file's name (by its path when
   two files share a name); the judges are kept apart, each a column of the calibration
   (:mod:`evalset.judgments.calibration`), never merged. Each must grade every pooled pair: the first file that
-  misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file may be given.
+  misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file. Which of them, and the human
+  grades and the budget a validation needs, are the settings' rules (:class:`evalset.estimate.spec.EstimateSpec`).
 - The measures default to :data:`~evalset.contract.DEFAULT_METRIC`, spelt as ``evalset score`` takes them; the
   design estimates those that decompose over a query's documents (:func:`evalset.metrics.documents.document_terms`:
   p@k, dcg@k, ndcg@k, ap@k); any other, or a convention it does not cover, is refused before a file is read. The
@@ -163,11 +164,6 @@ def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath
     """The estimate of ``runs`` from the record at ``sample_path``, the ``human`` grades of its sampled pairs and
     the ``llm`` grades of every pooled pair (``no_llm``: none; Horvitz-Thompson), with the verdicts of ``pairs``
     (module docstring)."""
-    if bool(llm) == no_llm:
-        raise InputError("give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's "
-                         "estimator: one of them")
-    if not human:
-        raise InputError("the document design needs the human grades of the sampled pairs (--human)")
     metrics = _checked_measures(metrics, contract)
     record = read_sample(sample_path)
     human_grades = read_grades(human, "human", conflicting_grades)
@@ -204,18 +200,13 @@ def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human:
 
 
 def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[FilePath], llm: Sequence[FilePath] = (),
-                        no_llm: bool = False, draws: int, budget: float | None, metrics: Sequence[str] = (),
+                        no_llm: bool = False, draws: int, budget: float, metrics: Sequence[str] = (),
                         level: float = 0.95, seed: int = DEFAULT_SEED, conflicting_grades: str = "refuse",
                         contract: EvaluationContract | None = None,
                         progress: Callable[[Iterable], Iterable] = iter, chosen: Collection[str] | None = None,
                         sources: Mapping[str, str] | None = None) -> DocumentSimulation:
     """``draws`` document samples of ``budget`` expected judgments from the fully graded ``human`` pairs, with
     the ``llm`` judges (or ``no_llm``), the query slice beside (module docstring)."""
-    if bool(llm) == no_llm:
-        raise InputError("give the LLM grades of every graded pair (--llm), or --no-llm for Horvitz-Thompson's "
-                         "estimator: one of them")
-    if budget is None or not human:
-        raise InputError("a validation of the document design needs --budget B and the full human grades (--human)")
     measures = _checked_measures(metrics, contract)
     qrels = read_grades(human, "human", conflicting_grades).qrels
     if not np.isfinite(budget) or not 0 < budget < len(qrels):

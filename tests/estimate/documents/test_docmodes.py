@@ -72,7 +72,7 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
 
 
 def test_the_library_call_gives_what_the_command_prints(data):
-    report = make_estimate(FEW, design="documents", sample_path=data["sample"], human=[data["human"]],
+    report = make_estimate(runs=FEW, design="documents", sample_path=data["sample"], human=[data["human"]],
                            llm=[data["llm"]], pairs=[("bm25base_p", "p_exp_rm3_bert")], exploratory=True)
     result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
                     "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)],
@@ -151,7 +151,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
             ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
         ("ap cannot be estimated from a document sample under ties=expected", "     "):
             ("--sample", sample, "--human", human, "--llm", llm, "-m", "map", "--ties", "expected"),
-        ("its own (\"this set\" and \"new queries\") and it reads no set: give no --interval", "    "):
+        ("its own (\"this set\" and \"new queries\"): give no --interval", "    "):
             ("--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
     }
     for (cause, where), args in cases.items():

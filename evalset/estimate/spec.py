@@ -1,0 +1,179 @@
+"""What an estimate is asked, as one frozen value that checks itself: the options of ``evalset estimate`` and the
+keyword arguments of :func:`evalset.estimate.make_estimate` alike.
+
+Each field's rule is declared once in :attr:`EstimateSpec.RULES` (the command line builds its options from it,
+:func:`evalset.cli.ruled.ruled`; :func:`~evalset.estimate.figures.estimate_runs` and
+:func:`~evalset.estimate.frozen.set_estimate` declare their parameters' rules from it); the rules between fields
+are :meth:`EstimateSpec.__post_init__`'s, each message one line naming the command's options. What only the inputs
+can tell (a slice too large for the queries, a set without an LLM-graded part) is checked as they are read. This
+module loads nothing heavy, so that a command reads its rules before the statistics load.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from evalset.contract import (
+    CONFLICTING_GRADES,
+    DEFAULT_SEED,
+    ESTIMATE_DESIGNS,
+    PPI_INTERVALS,
+    SPLITS,
+    ContractOptions,
+)
+from evalset.errors import InputError
+from evalset.params import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    POSITIVE_NUMBER,
+    PROBABILITY,
+    RESAMPLES,
+    Choice,
+    as_tuple,
+    check_fields,
+)
+
+FilePath = str | os.PathLike
+
+WAYS = ("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human and --simulate R "
+        "--slice-size N (a validation)")
+"""The ways to an estimate of the query slice design."""
+DOCUMENT_INTERVALS = ("the document design's intervals are its own (\"this set\" and \"new queries\"): give no "
+                      "--interval")
+"""The refusal of ``--interval`` where the document design estimates (its design, or a set frozen with a sample)."""
+
+
+@dataclass(frozen=True)
+class EstimateSpec:
+    """An estimate's settings (defaults: the command's; the ways, :mod:`evalset.estimate.modes`).
+
+    runs
+        Run files or folders of runs.
+    llm, human
+        Grade files (labels or qrels): the LLM's of every query (with ``set_path``: another judge's, said with
+        ``other_judge``) and the humans' of the slice (of every query in a validation); with the document design
+        each LLM file is one judge and the humans' are the sampled pairs'.
+    slice_path, set_path, split
+        A slice record of ``estimate select`` (an estimate), or a frozen set with an LLM-graded part (its ``split``).
+    metrics, pairs, planned, exploratory
+        The metrics (none: the default or the set's headline), the paired differences (baseline, candidate),
+        the planned count of the Bonferroni threshold (None: the pairs), and whether they were not planned.
+    alpha, level, interval
+        The family-wise error rate, the run means' confidence level, and their interval (``t`` or ``normal``).
+    draws, slice_size, seed
+        A validation on fully human-graded data: this many random slices of ``slice_size`` queries, seeded.
+    conflicting_grades, options, override_contract
+        One annotator's repeats of a pair; the contract options given (none given: ``ContractOptions()``); with a
+        set, allow the options that contradict its contract.
+    design, sample_path, no_llm, budget
+        ``queries`` (the slice) or ``documents``: a sample record of ``estimate select --documents`` (an estimate),
+        Horvitz-Thompson's estimator from the human sample alone, the judgments expected per simulated sample.
+    other_judge, ensemble
+        Estimate a set with another judge's LLM labels; combine the LLM files' judges into one calibrated on the
+        human slice.
+    """
+
+    runs: Sequence[FilePath] = ()
+    llm: Sequence[FilePath] = ()
+    human: Sequence[FilePath] = ()
+    slice_path: FilePath | None = None
+    set_path: FilePath | None = None
+    split: str = "test"
+    metrics: Sequence[str] = ()
+    pairs: Sequence[tuple[str, str]] = ()
+    planned: int | None = None
+    exploratory: bool = False
+    alpha: float = 0.05
+    level: float = 0.95
+    interval: str = "t"
+    draws: int | None = None
+    slice_size: int | None = None
+    seed: int = DEFAULT_SEED
+    conflicting_grades: str = "refuse"
+    options: ContractOptions | None = None
+    override_contract: bool = False
+    design: str = "queries"
+    sample_path: FilePath | None = None
+    no_llm: bool = False
+    budget: float | None = None
+    other_judge: bool = False
+    ensemble: bool = False
+
+    RULES: ClassVar[dict] = {"design": Choice(ESTIMATE_DESIGNS), "split": Choice(SPLITS), "planned": POSITIVE_INT,
+                             "alpha": PROBABILITY, "level": PROBABILITY, "interval": Choice(PPI_INTERVALS),
+                             "draws": RESAMPLES, "slice_size": POSITIVE_INT, "seed": NON_NEGATIVE_INT,
+                             "conflicting_grades": Choice(CONFLICTING_GRADES), "budget": POSITIVE_NUMBER}
+
+    def __post_init__(self) -> None:
+        for name in ("runs", "llm", "human", "metrics"):
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
+        object.__setattr__(self, "pairs", tuple(tuple(pair) for pair in self.pairs))
+        object.__setattr__(self, "options", self.options or ContractOptions())
+        check_fields(self, self.RULES)
+        check_pairs(self.pairs)
+        if self.override_contract and not self.set_path:
+            raise InputError("--override-contract goes with --set: it allows contract options that contradict the "
+                             "set's contract")
+        if self.other_judge and not (self.set_path and self.llm and self.design == "queries"):
+            raise InputError("--other-judge goes with --set and --llm: LLM labels of another judge than the set's")
+        if self.ensemble and (self.set_path or self.design != "queries"):
+            raise InputError("--ensemble calibrates the LLM files' judges on the human slice: give it with --llm, "
+                             "--human and --slice or --simulate (the document design calibrates its judges itself)")
+        if self.design == "documents":
+            self._check_document_design()
+        else:
+            self._check_slice_design()
+
+    def _check_slice_design(self) -> None:
+        if self.sample_path or self.no_llm or self.budget is not None:
+            raise InputError("--sample, --no-llm and --budget go with the document design (--design documents)")
+        ways = sum(bool(given) for given in (self.set_path, self.slice_path, self.draws is not None))
+        if not self.runs or ways != 1 or (not self.set_path and not (self.llm and self.human)):
+            raise InputError(WAYS)
+        if self.set_path and self.human:
+            raise InputError("with --set, its labels are the grades: give no --human (--llm: another judge's)")
+        if self.draws is not None and self.slice_size is None:
+            raise InputError("--simulate needs --slice-size: the human-graded queries of each simulated slice")
+        if self.draws is None and self.slice_size is not None:
+            raise InputError("--slice-size is the size of the slices --simulate draws: give --simulate R too")
+
+    def _check_document_design(self) -> None:
+        if not self.runs:
+            raise InputError("give --runs: the run files or folders to estimate")
+        if self.interval != "t":
+            raise InputError(DOCUMENT_INTERVALS)
+        if self.set_path:
+            given = (self.sample_path, self.draws is not None, self.budget is not None, self.slice_path,
+                     self.slice_size is not None, self.llm, self.human, self.no_llm)
+            if any(given):
+                raise InputError("a set frozen with a document sample holds its record and its grades: give the set "
+                                 "alone (no --sample, --simulate, --budget, --slice, --slice-size, --llm, --human or "
+                                 "--no-llm)")
+            return
+        if self.slice_path or self.slice_size is not None:
+            raise InputError("the document design reads a sample record (--sample), not a slice: give no --slice or "
+                             "--slice-size")
+        if bool(self.sample_path) == (self.draws is not None):
+            raise InputError("give the document design one of: --sample (an estimate); --simulate R and --budget B "
+                             "(a validation)")
+        if self.draws is None and self.budget is not None:
+            raise InputError("--budget goes with --simulate (the sample record holds its own budget)")
+        if self.draws is not None and self.budget is None:
+            raise InputError("--simulate needs --budget B with the document design: the human judgments expected "
+                             "per simulated sample")
+        if not self.human:
+            raise InputError("the document design needs the human grades (--human): of the sampled pairs, or of "
+                             "every pair with --simulate")
+        if bool(self.llm) == self.no_llm:
+            raise InputError("give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's "
+                             "estimator: one of them")
+
+
+def check_pairs(pairs: Sequence[tuple[str, str]]) -> None:
+    """Refuse a paired difference of one run with itself (every estimate function's rule)."""
+    for baseline, candidate in pairs:
+        if baseline == candidate:
+            raise InputError(f"comparison {baseline}:{candidate} compares a run with itself: give two different runs")
