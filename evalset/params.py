@@ -171,3 +171,9 @@ def as_tuple(value: Any) -> tuple:
     """A settings object's sequence field as a tuple (frozen, as the object is); a path or a name alone is a tuple
     of one."""
     return (value,) if isinstance(value, str | os.PathLike) else tuple(value)
+
+
+def minimum_resamples(threshold: float) -> int:
+    """The fewest resamples R that put at least one resample beyond each end of an interval at level
+    ``1 - threshold`` (R * threshold / 2 >= 1): what a level asks of a count of resamples."""
+    return math.ceil(2 / threshold - 1e-9)

@@ -9,7 +9,7 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.estimate_select import select_command
 from evalset.cli.options import conflicting_grades_option, run_pairs, set_evaluation_options
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC
 from evalset.estimate.spec import EstimateSpec
 
@@ -74,8 +74,7 @@ class _EstimateGroup(click.Group):
               "the set records (the output says what changed).")
 @click.option("--override-contract", is_flag=True,
               help="With --set: allow contract options that contradict the set's contract (the output says so).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@format_option()
 @click.pass_context
 def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,

@@ -15,7 +15,7 @@ from evalset.cli.options import (
     png_path,
     run_pairs,
 )
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC
 from evalset.planning.spec import PlanSpec
 
@@ -59,8 +59,7 @@ from evalset.planning.spec import PlanSpec
 @ruled(PlanSpec, "output_tokens", "--output-tokens", help="Output tokens per task.")
 @ruled(PlanSpec, "tokenizer", "--tokenizer",
        help="auto: tiktoken o200k_base if it loads, else ceil(characters / 4).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@format_option()
 @click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Write power against queries as a PNG.")
 @force_option(folder=False)

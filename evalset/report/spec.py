@@ -10,7 +10,17 @@ from typing import Any, ClassVar
 
 from evalset.contract import DEFAULT_SEED, MISSING_POLICIES, SPLITS
 from evalset.errors import InputError
-from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, RESAMPLES, Choice, Interval, check, check_fields
+from evalset.params import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    PROBABILITY,
+    RESAMPLES,
+    Choice,
+    Interval,
+    check,
+    check_fields,
+    minimum_resamples,
+)
 
 
 @dataclass(frozen=True)
@@ -21,7 +31,7 @@ class ReportSpec:
         The queries the page is about (``test``, ``dev`` or ``all``).
     seed, resamples, permutations
         The seed of every resampling; the bootstrap resamples of each interval (at least what the interval's level
-        needs: :func:`evalset.stats.verdicts.minimum_resamples`); the sign flips of each comparison.
+        needs: :func:`evalset.params.minimum_resamples`); the sign flips of each comparison.
     level, alpha
         The level of a run's score interval; the family-wise error rate of the comparisons.
     largest
@@ -45,8 +55,6 @@ class ReportSpec:
 
     def __post_init__(self) -> None:
         check_fields(self, self.RULES)
-        from evalset.stats.verdicts import minimum_resamples
-
         try:
             check("resamples", self.resamples, Interval(int, minimum_resamples(1 - self.level)))
         except InputError as exc:

@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalset.params import minimum_resamples
+
 ESTABLISHED = "established"
 NOT_ESTABLISHED = "not established"
 EXPLORATORY = "exploratory"
@@ -157,12 +159,6 @@ def _test(e: Evidence) -> str:
 def minimum_permutations(threshold: float) -> int:
     """The fewest sign flips P whose smallest p-value, 1 / (P + 1), is below ``threshold``."""
     return math.floor(1 / threshold)
-
-
-def minimum_resamples(threshold: float) -> int:
-    """The fewest resamples R that put at least one resample beyond each end of an interval at level
-    ``1 - threshold`` (R * threshold / 2 >= 1)."""
-    return math.ceil(2 / threshold - 1e-9)
 
 
 def _dev(e: Evidence) -> str | None:

@@ -19,6 +19,7 @@ def owners() -> dict[str, list]:
     from evalset.agreement import agreement_report, analyse_agreement
     from evalset.agreement.recheck import recheck
     from evalset.estimate import select_slice
+    from evalset.estimate.documents.select import select_documents
     from evalset.evaluation import Evaluation
     from evalset.io.annotations import settle_repeats
     from evalset.io.setfolder import SetContract, select_split
@@ -42,7 +43,7 @@ def owners() -> dict[str, list]:
         "GOLD_POLICY_RULES": [GoldPolicy], "JUDGE_SETTINGS_RULES": [JudgeSettings],
         "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
         "FREEZE_RULES": [freeze], "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
-        "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs],
+        "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs], "DOCUMENT_SAMPLE_RULES": [select_documents],
     }
 
 
@@ -89,7 +90,7 @@ def test_every_ruled_option_shows_its_owners_default_or_none():
         owner = option.rule_owner
         applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]
         defaults = [default_of(candidate, option.rule_name) for candidate in applied_by]
-        shown = None if option.required else option.default
+        shown = None if option.required or option.multiple else option.default
         assert shown is None or shown in defaults, (command, option.name, defaults)
 
 
