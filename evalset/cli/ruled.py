@@ -83,7 +83,7 @@ def ruled(owner, name: str, *decls: str, separator: str | None = None, **attrs):
     if "default" not in attrs and not any(attrs.get(key) for key in ("multiple", "is_flag", "required")):
         if isinstance(owner, dict):
             raise TypeError(f"the option of {name} is built from a rules mapping: give its default")
-        attrs["default"] = _library_default(owner, name)
+        attrs["default"] = library_default(owner, name)
     if "default" in attrs:
         attrs.setdefault("show_default", attrs["default"] is not None)
     return click.option(*decls, cls=RuledOption, rule_owner=owner, rule_name=name, **attrs)
@@ -96,7 +96,8 @@ def format_option(formats: tuple[str, ...] = OUTPUT_FORMATS, help: str = "Output
                  default=formats[0], help=help)
 
 
-def _library_default(owner, name: str):
+def library_default(owner, name: str):
+    """The default of ``owner``'s parameter or field ``name`` (None: none)."""
     if dataclasses.is_dataclass(owner):
         field = {field.name: field for field in dataclasses.fields(owner)}[name]
         return None if field.default is dataclasses.MISSING else field.default

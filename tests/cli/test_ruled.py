@@ -2,15 +2,13 @@
 library functions and settings classes it names, and every option built from a rule shows its owner's default (or
 none: the library, a spec or a set decides)."""
 
-import dataclasses
-import inspect
 
 import click
 import pytest
 
 from evalset import contract
 from evalset.cli import main
-from evalset.cli.ruled import RuledOption, ruled
+from evalset.cli.ruled import RuledOption, library_default, ruled
 from evalset.params import POSITIVE_INT
 
 
@@ -47,14 +45,6 @@ def owners() -> dict[str, list]:
     }
 
 
-def default_of(owner, name: str):
-    if dataclasses.is_dataclass(owner):
-        field = {field.name: field for field in dataclasses.fields(owner)}[name]
-        return None if field.default is dataclasses.MISSING else field.default
-    default = inspect.signature(owner).parameters[name].default
-    return None if default is inspect.Parameter.empty else default
-
-
 def ruled_options() -> list[tuple[str, RuledOption]]:
     """Every option of every command built by :func:`ruled`, with the command's name."""
     found, context = [], click.Context(main)
@@ -89,7 +79,7 @@ def test_every_ruled_option_shows_its_owners_default_or_none():
             continue
         owner = option.rule_owner
         applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]
-        defaults = [default_of(candidate, option.rule_name) for candidate in applied_by]
+        defaults = [library_default(candidate, option.rule_name) for candidate in applied_by]
         shown = None if option.required or option.multiple else option.default
         assert shown is None or shown in defaults, (command, option.name, defaults)
 
