@@ -65,7 +65,7 @@ def make_estimate(runs: Sequence[FilePath], *, llm: Sequence[FilePath] = (), hum
     if design != "queries":
         raise InputError(f"the design is queries (a slice of queries) or documents (a document sample), got {design!r}")
     if sample_path is not None or no_llm or budget is not None:
-        raise InputError("a sample record, --no-llm and --budget go with the document design (--design documents)")
+        raise InputError("--sample, --no-llm and --budget go with the document design (--design documents)")
     if sum(bool(given) for given in (set_path, slice_path, draws is not None)) != 1 or \
             (set_path and human) or (not set_path and not (llm and human)):
         raise InputError("give one of: a set (with another judge's LLM grades, or none); LLM and human grades and a "
