@@ -165,10 +165,13 @@ def pytest_collection_modifyitems(items):
 
 
 _compatibility: list[str] = []  # what the tests against the field's reference programs measured (record_property)
+_fuzzing: list[str] = []  # the cases each command's hostile options ran (tests/cli/test_fuzz_options.py)
 
 
 def pytest_runtest_logreport(report):
+    # with pytest-xdist the workers' user_properties reach the controller's logreport: the lines print there too
     _compatibility.extend(value for name, value in report.user_properties if name == "compatibility")
+    _fuzzing.extend(value for name, value in report.user_properties if name == "fuzz")
     if report.duration > SLOW_SECONDS and "slow" not in report.keywords and "service" not in report.keywords:
         _unmarked_slow.append(f"{report.duration:.1f}s {report.when} {report.nodeid}")
 
@@ -177,6 +180,10 @@ def pytest_terminal_summary(terminalreporter):
     if _compatibility:
         terminalreporter.write_sep("=", "against the reference programs (trec_eval 10.0, ir_measures' suite)")
         for line in dict.fromkeys(_compatibility):
+            terminalreporter.write_line(line)
+    if _fuzzing:
+        terminalreporter.write_sep("=", "fuzzing the command line (tests/cli/test_fuzz_options.py)")
+        for line in dict.fromkeys(_fuzzing):
             terminalreporter.write_line(line)
     if _unmarked_slow:
         terminalreporter.write_sep("=", f"over {SLOW_SECONDS:g} s without the slow marker (mark them slow)")

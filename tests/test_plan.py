@@ -69,6 +69,13 @@ def test_queries_needed_and_detectable_difference_match_the_noncentral_t(sd, del
         detectable_by_hand(sd, 43, 0.8, alpha), rel=1e-5)
 
 
+def test_an_effect_of_seven_sds_is_counted_where_statsmodels_gives_nan():
+    """statsmodels' power is NaN at 2 and 3 queries for this effect (its lower tail underflows) and its solver finds
+    no root; `plan --delta 1.5` on nDCG used to stop there with a traceback."""
+    assert power.power_at(0.2068, 1.5, 3, 0.05) == pytest.approx(t_test_power_by_hand(0.2068, 1.5, 3, 0.05))
+    assert power.queries_needed(0.2068, 1.5)[0] == queries_needed_by_hand(0.2068, 1.5, 0.8, 0.05) == 3
+
+
 def test_edge_cases_of_the_formula():
     assert power.queries_needed(0.1, 10.0) == (2, 2.0)          # a huge effect still needs two queries
     assert power.queries_needed(0.0, 0.01) == (2, 2.0)          # no spread at all

@@ -7,12 +7,14 @@ library (pandas, numpy, scipy, ...) inside its function, so ``evalset --help`` s
 Errors (see :mod:`evalset.errors`): an :class:`~evalset.errors.InputError` (bad input) or a
 :class:`~evalset.errors.ServiceError` (Label Studio, an LLM endpoint, a disk) is one line on stderr and exit 2
 (``--debug`` shows its traceback); anything else is a bug and keeps its traceback (exit 1). click's own usage
-errors stay as click prints them (exit 2). Ctrl-C is one line ``evalset: interrupted`` and exit 130.
+errors stay as click prints them (exit 2). Ctrl-C is one line ``evalset: interrupted`` and exit 130. Every path
+option and argument of a command refuses an empty or blank value, naming itself (:class:`_GivenPath`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import importlib
 import os
@@ -104,7 +106,7 @@ class _Group(click.Group):
         command = getattr(importlib.import_module(f"evalset.cli.{entry.module}"), entry.function)
         command.short_help = entry.summary
         command.epilog = f"\b\nExample:\n  {entry.example}\n\nSee {entry.page}."
-        return command
+        return _refusing_blank_paths(command)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["evalset.stdin_uses"] = sum(arg in ("-", "/dev/stdin") for arg in args)  # refused in invoke
@@ -141,6 +143,28 @@ class _Group(click.Group):
             files = sys.modules.get("evalset.io.files")  # loaded only by a command that read a file
             if files is not None:
                 files.remove_copies()  # the copies of stdin and pipes read by this command
+
+
+class _GivenPath(click.Path):
+    """A path option or argument that refuses an empty or blank value, naming itself: read, such a path names no
+    file; written, it would be the current folder."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            shown = param.opts[0] if isinstance(param, click.Option) else (param.metavar or param.name.upper())
+            raise click.UsageError(f"{shown.strip('[].')}: an empty path names no file; give a path", ctx)
+        return super().convert(value, param, ctx)
+
+
+def _refusing_blank_paths(command: click.Command) -> click.Command:
+    """``command`` (and the commands of a group) with every ``click.Path`` parameter a :class:`_GivenPath`."""
+    for param in command.params:
+        if type(param.type) is click.Path:
+            param.type = copy.copy(param.type)
+            param.type.__class__ = _GivenPath
+    for subcommand in getattr(command, "commands", {}).values():
+        _refusing_blank_paths(subcommand)
+    return command
 
 
 def _refuse_stdin_twice(uses: int) -> None:

@@ -77,7 +77,7 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, queries_pat
     if Path(output).resolve() == Path(pool_dir).resolve():
         if documents is not None:  # one line, as every refusal of the document sample
             raise InputError("-o: the sample's folder must not be the pool folder it is drawn from", output)
-        raise click.UsageError("the slice's folder must not be the pool folder it is cut from")
+        raise click.BadParameter("the slice's folder must not be the pool folder it is cut from", param_hint="-o")
     names = RECORD_FILES if documents is not None else (RECORD_NAME,)
     check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path},
                   folders={"-o": (output, (*POOL_FILES, *names))}, force=force)

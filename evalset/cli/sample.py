@@ -11,7 +11,7 @@ from evalset.contract import SAMPLE_RULES
 
 
 @click.command()
-@click.argument("logs", nargs=-1, required=True)
+@click.argument("logs", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv to write (its manifest goes beside it).")
 @click.option("--per-stratum", required=True, help="Queries per stratum: 50, or head=100,torso=50,tail=20.")

@@ -189,7 +189,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         raise InputError(f"comparing many runs needs at least two, got {len(named)}")
     if baseline is not None and baseline not in named:
         shown = ", ".join(list(named)[:5]) + (", ..." if len(named) > 5 else "")
-        raise InputError(f"the baseline {baseline} is none of the runs given ({shown})")
+        raise InputError(f"the baseline {baseline!r} is none of the runs given ({shown})")
     k = depth_of(measure, depth)
     policy = holes_policy(evaluation, measure, accept_holes)
     # the holes read each run's top k: the runs are then read whole once (else a big file streams)

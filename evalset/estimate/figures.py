@@ -242,7 +242,9 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
     caveats = [*check_coverage(human, llm, query_ids, record.slice, record_source), *caveats]
     unknown = sorted({name for pair in pairs for name in pair} - set(runs))
     if unknown:
-        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(runs))})")
+        pair = next(pair for pair in pairs if unknown[0] in pair)
+        raise InputError(f"no run named {unknown[0]} to compare in {pair[0]}:{pair[1]} (runs: "
+                         f"{', '.join(sorted(runs))})")
     family = family or ComparisonFamily.of(len(pairs))
     run_rows, comparison_rows, favoured, missing = [], [], [], None
     for metric in metrics:

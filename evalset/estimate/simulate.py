@@ -163,7 +163,9 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
     pairs = list(pairs) if pairs is not None else list(itertools.combinations(names, 2))
     unknown = sorted({name for pair in pairs for name in pair} - set(names))
     if unknown:
-        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(sorted(names))})")
+        pair = next(pair for pair in pairs if unknown[0] in pair)
+        raise InputError(f"no run named {unknown[0]} to compare in {pair[0]}:{pair[1]} (runs: "
+                         f"{', '.join(sorted(names))})")
     rng = generator(seed)
     predicted: Predicted = llm_values.to_numpy(float)
     if ensemble:

@@ -12,11 +12,17 @@ from evalset.errors import InputError
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    """The sha256 of a file's bytes (hex), as recorded beside every artefact built from it."""
+    """The sha256 of a file's bytes (hex), as recorded beside every artefact built from it; a file that cannot be
+    read is refused, naming it."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        raise InputError("no such file", os.fspath(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", os.fspath(path)) from None
     return digest.hexdigest()
 
 

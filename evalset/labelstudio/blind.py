@@ -119,8 +119,8 @@ def annotator_team(emails: str, variable: str = ANNOTATORS_VARIABLE) -> tuple[An
         raise InputError(f"--annotators names {repeated[0]} twice")
     path = os.environ.get(variable)
     if not path:
-        raise InputError(f"no annotators file: set {variable} to the file scripts/label-studio.sh add-annotator "
-                         "wrote (DATA_DIR/evalset-annotators.tsv)")
+        raise InputError(f"--annotators: no annotators file: set {variable} to the file scripts/label-studio.sh "
+                         "add-annotator wrote (DATA_DIR/evalset-annotators.tsv)")
     known: dict[str, Annotator] = {}
     for one in path.split(os.pathsep):
         for email, annotator in read_annotators(one).items():

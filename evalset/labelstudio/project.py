@@ -9,6 +9,7 @@ import json
 import os
 import re
 import time
+import urllib.parse
 from collections import Counter
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -119,6 +120,9 @@ def connect(url: str | None = None, api_key_variable: str = API_KEY_VARIABLE, ti
     message that names the URL and the variable, never the key.
     """
     url = server_url(url)
+    if not api_key_variable.strip():
+        raise LabelStudioError(f"--api-key-env {api_key_variable!r} names no environment variable: give the name of "
+                               f"the one holding the key ({API_KEY_VARIABLE} by default)")
     api_key = os.environ.get(api_key_variable)
     if not api_key:
         raise LabelStudioError(f"no API key: set {api_key_variable} (scripts/label-studio.sh start prints it)")
@@ -128,11 +132,20 @@ def connect(url: str | None = None, api_key_variable: str = API_KEY_VARIABLE, ti
 
 
 def server_url(url: str | None = None) -> str:
-    """``url``, else ``$LABEL_STUDIO_URL``; neither is refused."""
+    """``url``, else ``$LABEL_STUDIO_URL``; neither is refused, and so is one that is not ``http(s)://host...``."""
+    origin = "--url" if url else URL_VARIABLE
     url = url or os.environ.get(URL_VARIABLE)
     if not url:
         raise LabelStudioError(f"no Label Studio URL: pass --url or set {URL_VARIABLE}")
-    return url
+    parts = urllib.parse.urlsplit(url.strip())
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise LabelStudioError(f"{origin} {url!r} is not an http(s) URL with a host (for example "
+                               "http://localhost:8080)")
+    return url.strip()
 
 
 def call(request, what: str, url: str | None = None, key: str = API_KEY_VARIABLE):

@@ -136,11 +136,11 @@ class PoolBuild:
         return "\n".join(lines)
 
 
-def _empty_pool_cause(pool) -> str:
+def _empty_pool_cause(pool, judged: str | None) -> str:
     if pool.candidates == 0:
         return "nothing to pool: the runs have no document in their top k"
     if pool.judged_excluded == pool.candidates:
-        return f"nothing to pool: all {pool.candidates:,} pairs of the top-k union are already judged"
+        return f"nothing to pool: all {pool.candidates:,} pairs of the top-k union are already judged in {judged}"
     return f"nothing to pool: {pool.candidates:,} pairs in the top-k union, none kept"
 
 
@@ -161,7 +161,7 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
         line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
         raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
     if pool.pairs.empty:
-        raise InputError(_empty_pool_cause(pool), spec.spec_file)
+        raise InputError(_empty_pool_cause(pool, spec.exclude_judged), spec.spec_file)
     tasks = missing = None
     if spec.corpus:
         corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())

@@ -55,6 +55,11 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
             agreement = json.loads(Path(agreement_path).read_text())
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
+        except FileNotFoundError:
+            raise InputError("no such file", os.fspath(agreement_path)) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", os.fspath(agreement_path)) \
+                from None
     frozen = load_set(set_path)
     probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
     data = collect(frozen, named, spec, agreement=agreement, files=files)

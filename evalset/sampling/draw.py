@@ -70,7 +70,7 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     for row in summary.itertuples():
         if wanted[row.stratum] > row.distinct_queries:
             raise InputError(f"stratum {row.stratum!r} has {row.distinct_queries} distinct queries, "
-                             f"fewer than the {wanted[row.stratum]} asked for")
+                             f"fewer than the {wanted[row.stratum]} asked for (--per-stratum)")
     codes = counts.stratum_code
     parts = [_draw(counts, np.flatnonzero(codes == index), row, wanted[row.stratum], seed, holdout)
              for index, row in enumerate(summary.itertuples()) if wanted[row.stratum]]

@@ -62,7 +62,15 @@ class Strata:
 
     @classmethod
     def parse(cls, text: str) -> Strata:
-        """From ``head:0.5,torso:0.8,tail``: each name with the share where it ends, the last without."""
+        """From ``head:0.5,torso:0.8,tail``: each name with the share where it ends, the last without; a refusal
+        quotes ``text``."""
+        try:
+            return cls._parse(text)
+        except InputError as exc:
+            raise InputError(f"strata {text!r}: {exc.message}") from None
+
+    @classmethod
+    def _parse(cls, text: str) -> Strata:
         parts = [part.strip() for part in text.split(",")]
         names, cuts = [], []
         for part in parts[:-1]:

@@ -237,7 +237,8 @@ def freeze(
     queries = as_queries_table(queries)
     unknown = sorted(set(labels["query_id"]) - set(queries["query_id"]))
     if unknown:
-        raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})")
+        raise InputError(f"{len(unknown)} labelled queries are not in the queries file (e.g. {unknown[:3]})",
+                         queries_source)
     if sample is not None:
         if allow_llm:
             raise InputError("a set frozen with a document sample merges human grades only (its estimates correct "

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from evalset.contract import DEFAULT_POWER, DEFAULT_SEED, SIMULATION_PERMUTATIONS, SIMULATION_RESAMPLES
@@ -48,7 +49,11 @@ def power_at(sd: float, delta: float, n: int, alpha: float) -> float:
         return math.nan
     if sd == 0:
         return 1.0 if delta != 0 else alpha
-    return float(_SOLVER.power(effect_size=abs(delta) / sd, nobs=n, alpha=alpha, alternative="two-sided"))
+    value = float(_SOLVER.power(effect_size=abs(delta) / sd, nobs=n, alpha=alpha, alternative="two-sided"))
+    if math.isnan(value):  # statsmodels' lower tail underflows to NaN for a large effect, where it is ~0
+        df, noncentrality = n - 1, abs(delta) * math.sqrt(n) / sd
+        value = float(stats.nct.sf(stats.t.ppf(1 - alpha / 2, df), df, noncentrality))
+    return value
 
 
 def queries_needed(sd: float, delta: float, power: float = DEFAULT_POWER, alpha: float = 0.05) -> tuple[int, float]:
@@ -67,7 +72,8 @@ def queries_needed(sd: float, delta: float, power: float = DEFAULT_POWER, alpha:
         return 2, 2.0
     solved = float(_SOLVER.solve_power(effect_size=abs(delta) / sd, nobs=None, alpha=alpha, power=power,
                                        alternative="two-sided"))
-    whole = max(2, math.ceil(solved - 1e-9))
+    # the solver finds no root (NaN) for an effect far beyond the pilot's spread: the count starts at 2 then
+    whole = max(2, math.ceil(solved - 1e-9)) if math.isfinite(solved) else 2
     while power_at(sd, delta, whole, alpha) < power:  # guard against the solver's tolerance
         whole += 1
     return whole, solved

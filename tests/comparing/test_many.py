@@ -108,7 +108,7 @@ def test_usage_errors_of_the_many_options():
     folder = invoke("compare", "--qrels", QRELS, RUNS, FEW[0])
     assert folder.exit_code == 2 and "is a directory" in folder.output
     unknown = invoke("compare", "--qrels", QRELS, "--baseline", "nope", *FEW)
-    assert unknown.exit_code == 2 and "the baseline nope is none of the runs given" in unknown.output
+    assert unknown.exit_code == 2 and "the baseline 'nope' is none of the runs given" in unknown.output
 
 
 # ------------------------------------------------------------------------------------------------ missing queries

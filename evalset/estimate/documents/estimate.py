@@ -349,7 +349,8 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
     comparisons = list(comparisons) if comparisons is not None else list(itertools.combinations(names, 2))
     unknown = sorted({n for pair in comparisons for n in pair} - set(names))
     if unknown:
-        raise InputError(f"no run named {unknown[0]} to compare (runs: {', '.join(names)})")
+        pair = next(pair for pair in comparisons if unknown[0] in pair)
+        raise InputError(f"no run named {unknown[0]} to compare in {pair[0]}:{pair[1]} (runs: {', '.join(names)})")
     index = [(names.index(b), names.index(c)) for b, c in comparisons]
     labels = names + [f"{c} - {b}" for b, c in comparisons]
     kinds = ["run"] * len(names) + ["difference"] * len(comparisons)
