@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from evalset.contract import BOOTSTRAP_INTERVALS, CORRECTIONS, DEFAULT_SEED, PRIMARY_TESTS
 from evalset.errors import InputError
 from evalset.params import (
+    DEPTH,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
     PROBABILITY,
@@ -77,7 +78,7 @@ class CompareSpec:
     correction: str | None = None
 
     RULES: ClassVar[dict] = {"planned": POSITIVE_INT, "alpha": PROBABILITY, "permutations": RESAMPLES,
-                             "seed": NON_NEGATIVE_INT, "depth": POSITIVE_INT, "interval": Choice(BOOTSTRAP_INTERVALS),
+                             "seed": NON_NEGATIVE_INT, "depth": DEPTH, "interval": Choice(BOOTSTRAP_INTERVALS),
                              "primary_test": Choice(PRIMARY_TESTS), "epsilon": Interval(float, 0),
                              "top": NON_NEGATIVE_INT, "correction": Choice(CORRECTIONS)}
 

@@ -82,7 +82,7 @@ def test_human_grades_without_a_grade_0_pair_of_the_pool_are_refused(pool_dir, t
 def test_a_relevance_level_off_the_guidelines_scale_is_refused(pool_dir, nist_zero, tmp_path):
     human = qrels_of(tmp_path / "human.qrels", nist_zero, 0)
     refused(probe(pool_dir, human, tmp_path / "p.json", "--rel-level", 4),
-            "rel must be a grade of the scale above its lowest", "got 4")
+            "the relevance level (--rel-level) must be a grade of the guideline's scale above its lowest", "got 4")
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
