@@ -182,7 +182,7 @@ def test_a_comparison_without_holes_writes_nothing_and_says_so(dl19, tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (("--queries", "TOPICS"), "tasks.jsonl needs both the query texts and the document texts: give --queries and "
                               "--corpus together"),
-    (("--depth", "0"), "Invalid value for '--depth': must be a positive integer, got 0"),
+    (("--depth", "0"), "Invalid value for '--depth': must be an integer in [1, 1000000], got 0"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(dl19, tmp_path, extra, message):
     extra = [str(dl19["root"] / "topics.tsv") if item == "TOPICS" else item for item in extra]
