@@ -20,6 +20,7 @@ import inspect
 import math
 import numbers
 import os
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -177,3 +178,13 @@ def minimum_resamples(threshold: float) -> int:
     """The fewest resamples R that put at least one resample beyond each end of an interval at level
     ``1 - threshold`` (R * threshold / 2 >= 1): what a level asks of a count of resamples."""
     return math.ceil(2 / threshold - 1e-9)
+
+
+def is_http_url(url: str) -> bool:
+    """True for ``http(s)://host[:port]...`` with a port, if any, from 1 up: the form a service's URL must take."""
+    parts = urllib.parse.urlsplit(url.strip())
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and port_ok

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import openai
 
 from evalset.errors import InputError, ServiceError
+from evalset.params import is_http_url
 
 OPENAI_URL = "https://api.openai.com/v1"
 CONNECT_WAITS = (0.5, 1.0, 2.0)  # waits between the probe's attempts to connect: 4 attempts over 3.5 s
@@ -66,16 +67,11 @@ def resolve_endpoint(base_url: str | None) -> Endpoint:
         url, origin = os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
     else:
         url, origin = OPENAI_URL, "the default endpoint"
-    parts = urllib.parse.urlsplit(url.strip())
-    try:
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+    if not is_http_url(url):
         raise InputError(f"{origin} {url!r} is not an http(s) URL with a host (for example "
                          f"http://127.0.0.1:8000/v1 or {OPENAI_URL})")
     key = os.environ.get("OPENAI_API_KEY") or None
-    if key is None and parts.hostname == "api.openai.com":
+    if key is None and urllib.parse.urlsplit(url.strip()).hostname == "api.openai.com":
         raise InputError(f"OPENAI_API_KEY is not set, and {url} needs a key: export OPENAI_API_KEY=... (a server "
                          f"that needs no key, such as a local vLLM: --base-url)")
     return Endpoint(url.strip(), origin, key)

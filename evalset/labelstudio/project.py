@@ -9,7 +9,6 @@ import json
 import os
 import re
 import time
-import urllib.parse
 from collections import Counter
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -21,6 +20,7 @@ from label_studio_sdk.core.api_error import ApiError
 from evalset.errors import ServiceError
 from evalset.io.guideline import Grade, Guideline
 from evalset.labelstudio.instructions import instructions_html as instructions_html
+from evalset.params import is_http_url
 
 URL_VARIABLE = "LABEL_STUDIO_URL"
 API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
@@ -137,12 +137,7 @@ def server_url(url: str | None = None) -> str:
     url = url or os.environ.get(URL_VARIABLE)
     if not url:
         raise LabelStudioError(f"no Label Studio URL: pass --url or set {URL_VARIABLE}")
-    parts = urllib.parse.urlsplit(url.strip())
-    try:
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+    if not is_http_url(url):
         raise LabelStudioError(f"{origin} {url!r} is not an http(s) URL with a host (for example "
                                "http://localhost:8080)")
     return url.strip()
