@@ -20,6 +20,7 @@ from evalset.params import (
     Choice,
     Constraint,
     Interval,
+    Length,
     check_fields,
 )
 
@@ -244,7 +245,10 @@ SAMPLE_RULES: dict[str, Constraint] = {"fmt": Choice(LOG_FORMATS), "count_by": C
 POOL_SPEC_RULES: dict[str, Constraint] = {"depth": DEPTH, "ties": Choice(TIE_RULES), "seed": SEED,
                                           "budget": POSITIVE_INT}
 """evalset.pooling.PoolSpec and build_pool (each run's own depth by the depth's rule)."""
-PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSITIVE_INT}
+PROJECT_TITLE = Length(3, 50)
+"""A Label Studio project's title (Label Studio 1.23.2's PROJECT_TITLE_MIN_LEN and PROJECT_TITLE_MAX_LEN); with
+``--annotators``, each annotator's title ``TITLE [e-mail]``."""
+PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSITIVE_INT, "title": PROJECT_TITLE}
 """evalset.labelstudio.push, push_blind and push_tasks."""
 GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
 """evalset.quality.gold.prepare_gold_push and plan_gold."""

@@ -80,7 +80,21 @@ class Choice:
         return "one of " + ", ".join(map(str, self.values))
 
 
-Constraint = Interval | Choice
+@dataclass(frozen=True)
+class Length:
+    """A text of ``low`` to ``high`` characters (leading and trailing white space counted)."""
+
+    low: int
+    high: int
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and self.low <= len(value) <= self.high
+
+    def __str__(self) -> str:
+        return f"a text of {self.low} to {self.high} characters"
+
+
+Constraint = Interval | Choice | Length
 
 POSITIVE_INT = Interval(int, 1)
 NON_NEGATIVE_INT = Interval(int, 0)

@@ -5,6 +5,7 @@
 #   scripts/label-studio.sh status --data-dir DIR
 #   scripts/label-studio.sh stop --data-dir DIR
 #   scripts/label-studio.sh add-annotator EMAIL [EMAIL...] --data-dir DIR   # one organization per annotator
+#   eval "$(scripts/label-studio.sh start-team EMAIL [EMAIL...] --port 8081 --data-dir DIR)"  # one server each
 #
 # Label Studio lives in its own virtual environment (it pins its own dependencies), one per pinned version, cached
 # in ${EVALSET_CACHE:-$HOME/.cache/evalset}/label-studio-<version>: the first start installs it (a few minutes),
@@ -20,6 +21,12 @@
 # `add-annotator` creates each annotator with an organization of their own (blind judging on Label Studio
 # Community, docs/labelstudio.md) and records their credentials in DIR/evalset-annotators.tsv (mode 600); it
 # prints one line per e-mail and never a password or token. Bad input: one line on stderr, exit 2.
+# `start-team` gives each annotator a Label Studio server of their own (blind judging: nothing of one annotator is
+# on another's server): DIR/EMAIL is the data directory of EMAIL's server, started on the first free port from
+# --port up (a member started before keeps its port), with EMAIL added as its one annotator; the members' rows go
+# to DIR/evalset-annotators.tsv (mode 600), and stdout is `export LABEL_STUDIO_ANNOTATORS=...`. `stop` and
+# `status` with a team's DIR act on every member. Every server's SECRET_KEY (which signs its session cookies and
+# JWTs) is its own, generated in its data directory: a SECRET_KEY in the environment is not passed on.
 set -euo pipefail
 
 LS_VERSION=${EVALSET_LABEL_STUDIO_VERSION:-1.23.2}
@@ -42,6 +49,7 @@ usage() {
   cat >&2 <<EOF
 usage: scripts/label-studio.sh start|stop|status [--port PORT] [--host HOST] [--open-signup] [--data-dir DIR]
        scripts/label-studio.sh add-annotator EMAIL [EMAIL...] --data-dir DIR
+       scripts/label-studio.sh start-team EMAIL [EMAIL...] --data-dir DIR [--port FIRST] [--host HOST]
   start   install Label Studio $LS_VERSION if needed, start it on HOST:PORT (default 127.0.0.1:8080) with DIR as its
           data directory, wait for /health, print export LABEL_STUDIO_URL=... and export LABEL_STUDIO_API_KEY=...
           --host 0.0.0.0 (or an address of this machine) lets others reach the server: a warning says so.
@@ -51,6 +59,9 @@ usage: scripts/label-studio.sh start|stop|status [--port PORT] [--host HOST] [--
   add-annotator  create each EMAIL as a user with an organization of their own (no other user sees their
           projects), record e-mail, password and API token in DIR/evalset-annotators.tsv (mode 600); an e-mail
           already there is left unchanged. Needs a data directory a start has initialised.
+  start-team  a server of their own for each EMAIL (blind judging, docs/labelstudio.md): DIR/EMAIL its data, the
+          first free port from FIRST (default 8080) up, EMAIL its one annotator; prints
+          export LABEL_STUDIO_ANNOTATORS=DIR/evalset-annotators.tsv. stop/status --data-dir DIR act on every member.
 EOF
   exit 2
 }
@@ -69,7 +80,7 @@ while [ $# -gt 0 ]; do
     --open-signup) SIGNUP=open; shift ;;
     -h|--help) usage ;;
     -*) say "unknown argument: $1"; usage ;;
-    *) [ "$COMMAND" = add-annotator ] || { say "unknown argument: $1"; usage; }; EMAILS+=("$1"); shift ;;
+    *) [ "$COMMAND" = add-annotator ] || [ "$COMMAND" = start-team ] || { say "unknown argument: $1"; usage; }; EMAILS+=("$1"); shift ;;
   esac
 done
 [[ "$PORT" =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || bad "--port must be 1-65535, got '$PORT'"
@@ -78,15 +89,18 @@ done
 CONNECT_HOST=$HOST
 [ "$HOST" = 0.0.0.0 ] && CONNECT_HOST=127.0.0.1
 
-if [ "$COMMAND" = add-annotator ]; then  # checked before anything is installed or read
-  [ "${#EMAILS[@]}" -ge 1 ] || bad "add-annotator needs at least one EMAIL"
+if [ "$COMMAND" = add-annotator ] || [ "$COMMAND" = start-team ]; then  # checked before anything is installed or read
+  [ "${#EMAILS[@]}" -ge 1 ] || bad "$COMMAND needs at least one EMAIL"
   for email in "${EMAILS[@]}"; do
     [[ "$email" =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$ ]] || bad "not an e-mail address: '$email'"
   done
+  [ "$(printf '%s\n' "${EMAILS[@]}" | sort | uniq -d)" = "" ] || bad "an e-mail is given twice"
+fi
+if [ "$COMMAND" = add-annotator ]; then
   [ -f "$DATA_DIR/label_studio.sqlite3" ] \
     || bad "no Label Studio data in '$DATA_DIR' (no label_studio.sqlite3): start the server once with --data-dir DIR"
 fi
-[ "$COMMAND" = start ] && mkdir -p "$DATA_DIR"
+[ "$COMMAND" = start ] || [ "$COMMAND" = start-team ] && mkdir -p "$DATA_DIR"
 [ -d "$DATA_DIR" ] && DATA_DIR=$(cd "$DATA_DIR" && pwd)
 PID_FILE="$DATA_DIR/evalset-server.pid"
 PORT_FILE="$DATA_DIR/evalset-server.port"
@@ -226,7 +240,7 @@ start() {
   local closed=true
   [ "$SIGNUP" = open ] && closed=false
   # Credentials travel in the environment, not on the command line (where ps would show them).
-  env LABEL_STUDIO_USERNAME="$EVALSET_LS_EMAIL" LABEL_STUDIO_PASSWORD="$EVALSET_LS_PASSWORD" \
+  env -u SECRET_KEY LABEL_STUDIO_USERNAME="$EVALSET_LS_EMAIL" LABEL_STUDIO_PASSWORD="$EVALSET_LS_PASSWORD" \
       LABEL_STUDIO_USER_TOKEN="$EVALSET_LS_TOKEN" LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
       LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
       LABEL_STUDIO_BASE_DATA_DIR="$DATA_DIR" DISABLE_SIGNUP_WITHOUT_LINK="$closed" \
@@ -277,7 +291,67 @@ stop_pid() {
   rm -f "$PID_FILE"
 }
 
+TEAM_FILE="$DATA_DIR/evalset-team.txt"  # start-team's members, one e-mail a line; their servers in DIR/EMAIL
+
+SELF=("bash" "${BASH_SOURCE[0]}")
+member_url() {  # a member's server as this machine reaches it
+  local host=127.0.0.1
+  [ -f "$1/evalset-server.host" ] && host=$(cat "$1/evalset-server.host")
+  [ "$host" = 0.0.0.0 ] && host=127.0.0.1
+  echo "http://$host:$(cat "$1/evalset-server.port")"
+}
+
+# The rss of a server: its process group's (Label Studio's start runs the web server as a child), in MB.
+server_megabytes() {
+  ps -o rss= -g "$1" 2>/dev/null | awk '{ kb += $1 } END { printf "%d", kb / 1024 }'
+}
+
+start_team() {
+  install_label_studio
+  chmod 700 "$DATA_DIR"
+  local port=$PORT email member member_port taken_ports=" " started before after
+  for email in "${EMAILS[@]}"; do
+    [ -f "$DATA_DIR/$email/evalset-server.port" ] && taken_ports+="$(cat "$DATA_DIR/$email/evalset-server.port") "
+  done
+  for email in "${EMAILS[@]}"; do
+    member="$DATA_DIR/$email"
+    if [ -f "$member/evalset-server.port" ]; then
+      member_port=$(cat "$member/evalset-server.port")
+    else
+      while [[ "$taken_ports" == *" $port "* ]] || port_taken "$port" "$HOST"; do
+        port=$((port + 1))
+        [ "$port" -le 65535 ] || die "no free port from $PORT up"
+      done
+      member_port=$port
+      taken_ports+="$port "
+    fi
+    before=$(date +%s.%N)
+    "${SELF[@]}" start --port "$member_port" --host "$HOST" --data-dir "$member" >/dev/null \
+      || die "the server of $email did not start (above); the members started so far keep running (stop --data-dir $DATA_DIR)"
+    after=$(date +%s.%N)
+    "${SELF[@]}" add-annotator "$email" --data-dir "$member" >&2 || die "could not add $email to their server (above)"
+    grep -qxF "$email" "$TEAM_FILE" 2>/dev/null || echo "$email" >>"$TEAM_FILE"
+    started=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.1f", b - a }')
+    say "$email: a server of their own, $(member_url "$member"), started in ${started} s, \
+$(server_megabytes "$(cat "$member/evalset-server.pid")") MB"
+  done
+  (umask 077
+   printf 'email\tpassword\ttoken\torganization\turl\n' >"$DATA_DIR/evalset-annotators.tsv.partial"
+   while read -r email; do
+     tail -n +2 "$DATA_DIR/$email/evalset-annotators.tsv"
+   done <"$TEAM_FILE" >>"$DATA_DIR/evalset-annotators.tsv.partial"
+   mv "$DATA_DIR/evalset-annotators.tsv.partial" "$DATA_DIR/evalset-annotators.tsv")
+  say "credentials of $(wc -l <"$TEAM_FILE") annotator(s) in $DATA_DIR/evalset-annotators.tsv (mode 600): hand each \
+annotator their e-mail, password and server (cut -f1,2,5 $DATA_DIR/evalset-annotators.tsv)"
+  echo "export LABEL_STUDIO_ANNOTATORS=$DATA_DIR/evalset-annotators.tsv"
+}
+
 stop() {
+  if [ -f "$TEAM_FILE" ] && [ ! -f "$PID_FILE" ]; then
+    local email
+    while read -r email; do "${SELF[@]}" stop --data-dir "$DATA_DIR/$email" 2>&1 | sed "s/^label-studio.sh: /label-studio.sh: $email: /" >&2; done <"$TEAM_FILE"
+    return 0
+  fi
   if pid=$(running_pid); then
     stop_pid "$pid"
     say "stopped (pid $pid)"
@@ -288,6 +362,15 @@ stop() {
 }
 
 status() {
+  if [ -f "$TEAM_FILE" ] && [ ! -f "$PID_FILE" ]; then
+    local email down=0
+    while read -r email; do
+      echo -n "$email: "
+      "${SELF[@]}" status --data-dir "$DATA_DIR/$email" || down=$((down + 1))
+    done <"$TEAM_FILE"
+    [ "$down" -eq 0 ] || exit 3
+    return 0
+  fi
   if pid=$(running_pid); then
     echo "running: pid $pid, http://$(connect_host):$(cat "$PORT_FILE"), data $DATA_DIR"
   else
@@ -308,6 +391,7 @@ add_annotator() {
 
 case "$COMMAND" in
   start) start ;;
+  start-team) start_team ;;
   add-annotator) add_annotator ;;
   stop) stop ;;
   status) status ;;

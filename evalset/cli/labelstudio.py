@@ -13,7 +13,8 @@ from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 @click.argument("pool_dir", type=click.Path(file_okay=False, exists=True))
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
               help="The guideline (Markdown with a TOML scale): the labeling config and the instructions.")
-@click.option("--project", "title", required=True, help="Project title: found, or created if absent.")
+@ruled(PUSH_RULES, "title", "--project", "title", required=True,
+       help="Project title: found, or created if absent (with --annotators, each annotator's is TITLE [e-mail]).")
 @ruled(PUSH_RULES, "overlap", "--overlap", default=1, help="How many annotators judge each task.")
 @click.option("--url", default=None, help="Label Studio URL. Default: $LABEL_STUDIO_URL.")
 @click.option("--api-key-env", default="LABEL_STUDIO_API_KEY", show_default=True,
@@ -24,16 +25,20 @@ from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 @ruled(GOLD_PUSH_RULES, "rate", "--gold-rate", default=None, help="Gold tasks / all tasks (needs --gold).")
 @ruled(GOLD_PUSH_RULES, "seed", "--seed", default=0, help="Seed of the gold choice and its places.")
 @click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
-              help="Blind judging: one project per annotator (in their own organization), each task given to "
-                   "--overlap of them. Their tokens come from the file named by --annotators-env.")
+              help="Blind judging: one project per annotator, each on a Label Studio server of their own "
+                   "(scripts/label-studio.sh start-team), each task given to --overlap of them. Their servers and "
+                   "tokens come from the file named by --annotators-env.")
 @click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
-              help="The environment variable naming the annotators file (scripts/label-studio.sh add-annotator).")
+              help="The environment variable naming the annotators file (scripts/label-studio.sh start-team).")
+@click.option("--shared-server", is_flag=True,
+              help="Accept --annotators who share one server (each in their own organization): not blind, since "
+                   "Label Studio Community lets each read the others' grades by URL.")
 @click.option("--corpus", default=None, type=click.Path(dir_okay=False),
               help="Texts of gold pairs outside the pool. Default: the corpus recorded in pool.json.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),
               help="Query texts of gold pairs outside the pool. Default: the queries recorded in pool.json.")
 def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, batch_size, gold_path, gold_rate, seed,
-                 annotators, annotators_env, corpus, queries):
+                 annotators, annotators_env, shared_server, corpus, queries):
     """Push POOL_DIR's tasks.jsonl to a Label Studio project, adding only pairs not already there."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -41,6 +46,8 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 
     if (gold_path is None) != (gold_rate is None):
         raise InputError("--gold and --gold-rate go together: give both or neither")
+    if shared_server and annotators is None:
+        raise InputError("--shared-server goes with --annotators (annotators who share one server)")
     guideline = read_guideline(guideline_path)
     plan = None
     if gold_path is not None:
@@ -50,14 +57,14 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
     if annotators is not None:
         team = labelstudio.annotator_team(annotators, annotators_env)
         emit(labelstudio.push_blind(url, team, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size,
-                                    gold=plan))
+                                    gold=plan, shared_server=shared_server))
         return
     client = labelstudio.connect(url, api_key_env)
     emit(labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size, gold=plan))
 
 
 @click.command("pull")
-@click.option("--project", "title", required=True, help="Project title.")
+@ruled(PUSH_RULES, "title", "--project", "title", required=True, help="Project title.")
 @click.option("--pool", "pool_dir", required=True, type=click.Path(file_okay=False, exists=True),
               help="The pool folder that was pushed (its pool.tsv maps pair_id to query and document ids).")
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
@@ -80,7 +87,7 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 @click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
               help="Blind judging: read every annotator's own project (as pushed with --annotators) with their token.")
 @click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
-              help="The environment variable naming the annotators file (scripts/label-studio.sh add-annotator).")
+              help="The environment variable naming the annotators file (scripts/label-studio.sh start-team).")
 def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_min_answers,
                  gold_min_kappa, previous, annotators, annotators_env):
     """Write every submitted annotation of a project as rows of the labels table."""

@@ -16,7 +16,7 @@ import inspect
 import click
 
 from evalset.contract import OUTPUT_FORMATS
-from evalset.params import Choice, Interval
+from evalset.params import Choice, Interval, Length
 
 
 class RuleType(click.ParamType):
@@ -24,9 +24,9 @@ class RuleType(click.ParamType):
     and naming the option, what the library would refuse (``Invalid value for '--seed': must be a non-negative
     integer, got -1``)."""
 
-    def __init__(self, rule: Interval, separator: str | None = None):
+    def __init__(self, rule: Interval | Length, separator: str | None = None):
         self.rule, self.separator = rule, separator
-        self.name = "integer" if rule.kind is int else "number"
+        self.name = "text" if isinstance(rule, Length) else "integer" if rule.kind is int else "number"
 
     def convert(self, value, param, ctx):
         if self.separator is not None and isinstance(value, str):  # a list in one value: 20,50,100
@@ -34,6 +34,10 @@ class RuleType(click.ParamType):
         return self.convert_one(value, param, ctx)
 
     def convert_one(self, value, param, ctx):
+        if isinstance(self.rule, Length):
+            if value not in self.rule:
+                self.fail(f"must be {self.rule}, got {value!r}", param, ctx)
+            return value
         if isinstance(value, str):
             try:
                 value = int(value.strip()) if self.rule.kind is int else float(value)

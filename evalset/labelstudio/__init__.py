@@ -32,9 +32,11 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   Community keeps no earlier result, so the earlier grade comes from an earlier pull's labels table
   (``previous``): the report lists each grade revised or withdrawn since (pair, annotator, old and new grade,
   times), and a freeze compares the labels with the parent version's (:mod:`evalset.judgments.revisions`).
-- Blind judging (``--annotators``, :mod:`evalset.labelstudio.blind`): one project per annotator, each in the
-  annotator's own organization (Label Studio Community has no annotator role), the tasks given to ``overlap`` of
-  them; pull gathers every project's grades as one labels table.
+- Blind judging (``--annotators``, :mod:`evalset.labelstudio.blind`): one project per annotator, each on a Label
+  Studio server of the annotator's own (``scripts/label-studio.sh start-team``: Label Studio Community has no
+  annotator role and lets any user read any organization's grades by URL), the tasks given to ``overlap`` of
+  them; pull gathers every project's grades as one labels table. Annotators who share a server are refused
+  unless ``shared_server`` (then the result warns: not blind).
 """
 
 from evalset.labelstudio.blind import (
@@ -44,6 +46,7 @@ from evalset.labelstudio.blind import (
     annotator_team,
     annotator_title,
     assign_pairs,
+    check_blind,
     check_unchanged,
     pull_blind,
     push_blind,
@@ -68,9 +71,38 @@ from evalset.labelstudio.project import (
 from evalset.labelstudio.pull import PullReport, labels_from_export, pull, write_pull
 from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
 
-__all__ = ["ANNOTATORS_VARIABLE", "API_KEY_VARIABLE", "TASK_DATA_FIELDS", "URL_VARIABLE", "Annotator",
-           "BlindPushResult", "LabelStudioError", "PullReport", "PushResult", "annotator_team", "annotator_title",
-           "assign_pairs", "check_unchanged", "connect", "ensure_project", "export_snapshot", "find_project",
-           "grade_of_choice", "instructions_html", "labeling_config", "labels_from_export", "pair_id_counts",
-           "pool_tasks", "project_description", "project_pair_ids", "pull", "pull_blind", "push", "push_blind",
-           "read_annotators", "refresh_interface", "write_pull"]
+__all__ = [
+    "ANNOTATORS_VARIABLE",
+    "API_KEY_VARIABLE",
+    "TASK_DATA_FIELDS",
+    "URL_VARIABLE",
+    "Annotator",
+    "BlindPushResult",
+    "LabelStudioError",
+    "PullReport",
+    "PushResult",
+    "annotator_team",
+    "annotator_title",
+    "assign_pairs",
+    "check_blind",
+    "check_unchanged",
+    "connect",
+    "ensure_project",
+    "export_snapshot",
+    "find_project",
+    "grade_of_choice",
+    "instructions_html",
+    "labeling_config",
+    "labels_from_export",
+    "pair_id_counts",
+    "pool_tasks",
+    "project_description",
+    "project_pair_ids",
+    "pull",
+    "pull_blind",
+    "push",
+    "push_blind",
+    "read_annotators",
+    "refresh_interface",
+    "write_pull",
+]

@@ -151,6 +151,34 @@ def connect_annotator(url: str | None, annotator: Annotator) -> tuple[LabelStudi
     return client, int(user.id)
 
 
+def shared_servers(url: str | None, annotators: Sequence[Annotator]) -> dict[str, tuple[str, ...]]:
+    """The Label Studio servers that hold more than one of ``annotators`` (the file's URL; else ``url``, else
+    ``$LABEL_STUDIO_URL``), with their annotators' e-mails: on such a server the judging is not blind."""
+    by_server: dict[str, list[str]] = {}
+    for annotator in annotators:
+        server = (annotator.url or server_url(url)).rstrip("/")
+        by_server.setdefault(server, []).append(annotator.email)
+    return {server: tuple(emails) for server, emails in by_server.items() if len(emails) > 1}
+
+
+def not_blind_line(shared: Mapping[str, Sequence[str]]) -> str:
+    """The warning that annotators share a server: what any of them can read, and the arrangement that prevents it."""
+    server, emails = next(iter(shared.items()))
+    return (f"not blind: {', '.join(emails)} are on one Label Studio server ({server}), where Label Studio "
+            "Community lets each read the others' grades, drafts and counts by URL (docs/labelstudio.md); give each "
+            "annotator a server of their own: scripts/label-studio.sh start-team")
+
+
+def check_blind(url: str | None, annotators: Sequence[Annotator], shared_server: bool = False) -> tuple[str, ...]:
+    """Refuse annotators who share a Label Studio server, unless ``shared_server`` (then the warning, returned)."""
+    shared = shared_servers(url, annotators)
+    if not shared:
+        return ()
+    if not shared_server:
+        raise InputError(not_blind_line(shared).removeprefix("not blind: ") + "; or accept it with --shared-server")
+    return (not_blind_line(shared),)
+
+
 # ------------------------------------------------------------------------------------------ the assignment
 def assign_pairs(pair_ids: Sequence[str], annotators: Sequence[str], overlap: int,
                  present: Mapping[str, Collection[str]] | None = None) -> dict[str, tuple[str, ...]]:
@@ -228,10 +256,13 @@ class BlindPushResult:
     emails: tuple[str, ...]
     remarks: tuple[str, ...] = ()
     gold: GoldPlan | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_text(self) -> str:
+        where = ("on one server, each in their own organization" if self.warnings
+                 else "each on a Label Studio server of their own")
         lines = [f"{self.tasks} tasks for {len(self.emails)} annotators, each task in the projects of {self.overlap} "
-                 f"(one project per annotator, in their own organization)"]
+                 f"(one project per annotator, {where})"]
         for email, result in zip(self.emails, self.results, strict=True):
             state = "created" if result.project_created else "found"
             lines.append(f"  {email}: project {result.title!r} (id {result.project_id}, {state}): "
@@ -240,18 +271,25 @@ class BlindPushResult:
 
     @property
     def notes(self) -> list[str]:
-        return [f"{note} ({result.title!r})" for result in self.results for note in result.notes]
+        return [f"warning: {line}" for line in self.warnings] + [
+            f"{note} ({result.title!r})" for result in self.results for note in result.notes]
 
 
 @validate_params(PUSH_RULES)
 def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str | os.PathLike, guideline: Guideline,
                title: str, overlap: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
-               gold: GoldPlan | None = None) -> BlindPushResult:
+               gold: GoldPlan | None = None, shared_server: bool = False) -> BlindPushResult:
     """Push the pool's tasks (or the gold plan's) to one project per annotator, each task to ``overlap`` of them
-    (:func:`assign_pairs`); every annotator's client and project are checked before anything is imported."""
+    (:func:`assign_pairs`); every annotator's client and project are checked before anything is imported.
+
+    Annotators who share a Label Studio server are refused (:func:`check_blind`) unless ``shared_server``: then
+    the result says the judging is not blind."""
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
     emails = tuple(annotator.email for annotator in annotators)
-    assign_pairs([], emails, overlap)  # the overlap is checked before any request
+    assign_pairs([], emails, overlap)  # the overlap and every title are checked before any request
+    for email in emails:
+        check("--project with its ' [e-mail]'", annotator_title(title, email), PUSH_RULES["title"])
+    warnings = check_blind(url, annotators, shared_server)
     clients, present = {}, {}
     for annotator in annotators:
         client, _ = connect_annotator(url, annotator)
@@ -274,7 +312,7 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
     if tasks.attrs.get("without_text"):
         remarks.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
     return BlindPushResult(title=title, overlap=overlap, tasks=len(tasks), results=tuple(results), emails=emails,
-                           remarks=tuple(remarks), gold=gold)
+                           remarks=tuple(remarks), gold=gold, warnings=warnings)
 
 
 # ------------------------------------------------------------------------------------------------- pull
@@ -285,7 +323,8 @@ def pull_blind(url: str | None, annotators: Sequence[Annotator], title: str, poo
     (counts summed over the projects); gold and ``previous`` as :func:`evalset.labelstudio.pull.pull` does them.
 
     Each project is read with its annotator's token and checked unedited (:func:`check_unchanged`) first; a
-    missing project is refused.
+    missing project is refused. Annotators who share a server are pulled with a warning: their grades were not
+    given blind.
     """
     pairs, known = known_pairs(pool_dir, gold)
     frames, reports = [], []
@@ -302,7 +341,9 @@ def pull_blind(url: str | None, annotators: Sequence[Annotator], title: str, poo
         frames.append(labels)
         reports.append(report)
     labels = pd.concat(frames, ignore_index=True).sort_values(["query_id", "doc_id", "annotator"], kind="stable")
-    return finish_pull(labels.reset_index(drop=True), sum_reports(reports), pairs, guideline, gold, policy, previous)
+    shared = shared_servers(url, annotators)
+    report = replace(sum_reports(reports), warnings=(not_blind_line(shared),) if shared else ())
+    return finish_pull(labels.reset_index(drop=True), report, pairs, guideline, gold, policy, previous)
 
 
 def check_authors(tasks: list[dict], user_id: int, project: Any, email: str) -> None:

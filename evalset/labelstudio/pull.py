@@ -56,6 +56,7 @@ class PullReport:
     gold: GoldReport | None = field(default=None, repr=False)
     labels_path: str | None = None
     gold_report_path: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_text(self) -> str:
         gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold is not None else ""
@@ -79,6 +80,10 @@ class PullReport:
         if self.gold_report_path:
             lines.append(f"wrote {self.gold_report_path}")
         return "\n".join(lines)
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"warning: {line}" for line in self.warnings]
 
 
 def _choice_and_comment(result: list[dict]) -> tuple[list[str], str]:
