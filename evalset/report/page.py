@@ -315,7 +315,7 @@ def _set_section(data: ReportData) -> str:
         _image(plots.bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
                          data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
                "bar chart of judgments per grade"),
-        f"<h3>{_e(data.judged_measure)} per run</h3>",
+        f"<h3>{_e(data.judged_measure)} of the runs</h3>",
         f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
         "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
         "understates the run.</p>",
