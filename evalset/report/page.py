@@ -348,6 +348,7 @@ def _scores_section(data: ReportData) -> str:
     strata = [c for c in scores.columns if c.startswith("stratum:")]
     weighting = data.frozen.contract.weighting
     level = data.settings["level"]
+    letters, bounds = _groups(data.many)
     header = ["run", data.headline, f"{level:.0%} interval", "defined", "undefined", data.judged_measure]
     if len(strata) > 1:
         header += [c.split(":", 1)[1] for c in strata]
@@ -364,8 +365,8 @@ def _scores_section(data: ReportData) -> str:
         "<h2>Scores per run</h2>",
         f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
         f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
-        _image(plots.ranking_plot(scores, data.headline, level, *_groups(data.many)),
-               f"{data.headline} per run with intervals" + (" and its letter groups" if data.many else "")),
+        _image(plots.ranking_plot(scores, data.headline, level, letters, bounds),
+               f"{data.headline} per run with intervals" + (" and its letter groups" if letters else "")),
         _table(header, rows, set(range(1, len(header)))),
     ])
 

@@ -70,7 +70,7 @@ def _verdicts(data: ReportData) -> str:
             continue
         judged = result.judged_at_k or {}
         cells = [
-            f'<td><span class="{verdict_class(result)}">{_e(result.verdict)}</span></td>',
+            f'<td class="verdict"><span class="{verdict_class(result)}">{_e(result.verdict)}</span></td>',
             f'<td class="pair"><span>{number(result.mean_difference, sign=True)}</span> '  # breaks only between
             f"<span>[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]</span></td>",
             f'<td class="num">{result.n}' + (f" ({result.undefined} undef)" if result.undefined else "") + "</td>",

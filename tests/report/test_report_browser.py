@@ -139,7 +139,7 @@ def test_at_1366x768_no_number_wraps_and_images_show_at_their_width(dl19_page, t
 FIRST_SCREEN = """() => {
     const box = element => element.getBoundingClientRect();
     const best = document.querySelector("#summary .best");
-    return {verdicts: [...document.querySelectorAll("#summary table.verdicts td > span")].map(
+    return {verdicts: [...document.querySelectorAll("#summary td.verdict > span")].map(
                 span => [span.className, span.textContent, box(span).top, box(span).bottom]),
             best: [best.textContent, box(best).top, box(best).bottom]};
 }"""
