@@ -3,6 +3,8 @@
 - :mod:`evalset.report.spec`: what a report is asked (:class:`ReportSpec`), its rules declared once.
 - :mod:`evalset.report.page`: what the page shows (:func:`collect`) and the page (:func:`render_html`).
 - :mod:`evalset.report.output`: the command's inputs read and the page written (:func:`write_report`).
+- :mod:`evalset.report.summary`: the page's first section, the answers (the planned verdicts, the best runs, what
+  they rest on), read from the results the rest of the page renders.
 - :mod:`evalset.report.plots`, :mod:`evalset.report.agreement`, :mod:`evalset.report.many`,
   :mod:`evalset.report.estimates`, :mod:`evalset.report.probes`: the page's sections;
   :mod:`evalset.report.legibility`: the figures' legibility, measured.

@@ -5,25 +5,30 @@ and embedded as ``data:`` URIs (:mod:`evalset.report.plots`); every text that co
 ids, run names, annotator names) is escaped with :func:`html.escape`. The same inputs give the same bytes (PNG
 metadata stripped, every resampling seeded, no clock read).
 
-What the page shows, on the queries of one split of the set:
+What the page shows, on the queries of one split of the set, the answers first:
 
-- the set: queries per stratum, judgments per grade (with the guideline's grade names), and judged@k per run (the
-  share of each run's top k that has a judgment: a low value means its score rests on unjudged documents);
-- the agreement heatmap, from the manifest's ``agreement`` block (or a file given), or "no agreement data recorded";
-- the headline score of every run with a bootstrap interval over queries
-  (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
-  combined as the set's weighting does);
-- every pair of the runs compared at once (:mod:`evalset.report.many`: the randomised Tukey HSD, the runs by mean
-  with their letter groups, the pairs the holes could flip);
+- the summary (:mod:`evalset.report.summary`): the planned comparisons' verdicts, the best runs, and what the
+  verdicts rest on (queries, judged@k, holes), read from the results the sections below render;
 - every planned comparison: the per-query differences (candidate minus baseline), sorted, with the verdict of
   :meth:`evalset.stats.family.ComparisonFamily.compare` in the set's family on the split, at the threshold
   ``evalset compare --set`` would use for it given the comparison log (the report records nothing in the log),
   its interval drawn from the report's resamples (too few for its level: no verdict, as
   :func:`evalset.stats.verdicts.decide` rules), and its largest losses with the query text;
+- the headline score of every run with a bootstrap interval over queries
+  (:func:`evalset.stats.strata.score_interval`: BCa, queries resampled within their stratum and the strata
+  combined as the set's weighting does), in the page's one plot of the ranking, the runs' letter groups beside;
+- every pair of the runs compared at once (:mod:`evalset.report.many`: the randomised Tukey HSD, the runs by mean
+  with their letter groups, the pairs the holes could flip);
 - when the set has an LLM-graded part on the split (:mod:`evalset.estimate.frozen`): each run's PPI++ estimate
   from the LLM grades corrected by the human-graded slice, beside the human-only mean and the LLM-only one, and
   the planned comparisons' PPI++ differences with their verdicts; on a set frozen with a document sample, the
-  document design's estimates and differences, each with its "this set" and "new queries" intervals.
+  document design's estimates and differences, each with its "this set" and "new queries" intervals;
+- the set: where it lives, its guideline and contract, queries per stratum, judgments per grade (with the
+  guideline's grade names), and judged@k over the runs (the share of each run's top k that has a judgment: a low
+  value means its score rests on unjudged documents), as a strip of stacked dots;
+- the agreement heatmap, from the manifest's ``agreement`` block (or a file given), or "no agreement data recorded".
+
+No table is wider than its column: each sits in a box that scrolls sideways on a screen narrower than it.
 
 A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
 count) unless the report is told the contract's ``missing`` (``--missing zero``: it scores 0; ``--missing skip``:
@@ -60,18 +65,12 @@ from evalset.report.agreement import AgreementMatrix, agreement_matrix
 from evalset.report.estimates import estimates_section, set_estimates
 from evalset.report.many import many_runs, many_section
 from evalset.report.spec import ReportSpec
+from evalset.report.summary import judged_range, summary_section, verdict_class
 from evalset.seeds import generator
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
-from evalset.stats.verdicts import (
-    ESTABLISHED,
-    EXPLORATORY,
-    NO_VERDICT,
-    NOT_ESTABLISHED,
-    css_class,
-    decide,
-)
+from evalset.stats.verdicts import ESTABLISHED, EXPLORATORY, NO_VERDICT, NOT_ESTABLISHED, css_class
 
 
 # ------------------------------------------------------------------------------------------------ the data
@@ -236,6 +235,11 @@ th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric:
 .{css_class(NO_VERDICT)} {{ color: #a94442; font-weight: bold; }}
 img {{ max-width: 100%; height: auto; display: block; margin: 0.5em 0; }}
 .comparison {{ margin-bottom: 2em; }}
+.box {{ max-width: 100%; overflow-x: auto; }} .box table {{ margin: 0.4em 0; }}
+.stats {{ display: flex; flex-wrap: wrap; column-gap: 1.5em; }}
+#summary h2 {{ margin-top: 0.6em; }} #summary p {{ margin: 0.5em 0; }} .best {{ font-weight: bold; }}
+table.verdicts td {{ vertical-align: middle; }} td.pair {{ text-align: right; }}
+td.pair span {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
 """
 
 
@@ -249,7 +253,7 @@ def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozens
         "<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
                          for i, c in enumerate(row)) + "</tr>"
         for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="box"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _image(uri: str, alt: str) -> str:
@@ -266,19 +270,24 @@ def render_html(data: ReportData) -> str:
         '<link rel="icon" href="data:,">',  # no favicon request
         f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
         f"<h1>{_e(title)}</h1>",
-        _header(data),
-        _set_section(data),
-        _agreement_section(data.agreement, data.agreement_note),
+        summary_section(data),  # the answers first: the verdicts, the best runs, what they rest on
+        _comparisons_section(data),
         _scores_section(data),
         many_section(data.many, data.many_note),
-        estimates_section(data),
+        _section("estimates", estimates_section(data)),
+        _set_section(data),
+        _agreement_section(data.agreement, data.agreement_note),
         data.probes,
-        _comparisons_section(data),
         f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
         f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',
         "</body>", "</html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _section(name: str, html_text: str) -> str:
+    """A section's HTML in an element a link can reach (``#name``); nothing when it is empty."""
+    return f'<section id="{name}">\n{html_text}\n</section>' if html_text else ""
 
 
 def _header(data: ReportData) -> str:
@@ -288,8 +297,7 @@ def _header(data: ReportData) -> str:
     return (f'<p class="meta">Set <code>{_e(frozen.path)}</code>, created {_e(manifest.get("created", "?"))}, '
             f'guideline {_e(guideline.get("name", "?"))} v{_e(guideline.get("version", "?"))} '
             f'(sha256 {_e(str(guideline.get("sha256", ""))[:12])}). Split <b>{_e(data.split)}</b>: '
-            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>"
-            + "".join(f'<p class="none">{_e(note)}</p>' for note in data.notes))
+            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>")
 
 
 def _set_section(data: ReportData) -> str:
@@ -299,6 +307,7 @@ def _set_section(data: ReportData) -> str:
     judged = data.scores["judged"].sort_values(ascending=False, kind="stable")
     return "\n".join([
         "<h2>The set</h2>",
+        _header(data),
         "<h3>Queries per stratum</h3>",
         _table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
         "<h3>Judgments per grade</h3>",
@@ -306,21 +315,13 @@ def _set_section(data: ReportData) -> str:
         _image(plots.bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
                          data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
                "bar chart of judgments per grade"),
-        f"<h3>{_e(data.judged_measure)} per run</h3>",
+        f"<h3>{_e(data.judged_measure)} of the runs</h3>",
         f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
         "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
         "understates the run.</p>",
-        _image(plots.dot_plot(judged, data.judged_measure), f"{data.judged_measure} per run"),
-        f"<p>{_e(data.judged_measure)} {_judged_range(judged)}; the table of scores below repeats it per "
-        "run.</p>",
+        _image(plots.strip_plot(judged, data.judged_measure), f"{data.judged_measure} of the runs"),
+        f"<p>{_e(data.judged_measure)} {judged_range(judged)}; the table of scores above gives it per run.</p>",
     ])
-
-
-def _judged_range(judged: pd.Series) -> str:
-    if judged.min() == judged.max():
-        return f"is {judged.min():.3f} for every run"
-    return (f"ranges from {judged.min():.3f} ({_e(judged.idxmin())}) to {judged.max():.3f} "
-            f"({_e(judged.idxmax())})")
 
 
 def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str:
@@ -347,6 +348,7 @@ def _scores_section(data: ReportData) -> str:
     strata = [c for c in scores.columns if c.startswith("stratum:")]
     weighting = data.frozen.contract.weighting
     level = data.settings["level"]
+    letters, bounds = _groups(data.many)
     header = ["run", data.headline, f"{level:.0%} interval", "defined", "undefined", data.judged_measure]
     if len(strata) > 1:
         header += [c.split(":", 1)[1] for c in strata]
@@ -363,9 +365,17 @@ def _scores_section(data: ReportData) -> str:
         "<h2>Scores per run</h2>",
         f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
         f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
-        _image(plots.interval_plot(scores, data.headline, level), f"{data.headline} per run with intervals"),
+        _image(plots.ranking_plot(scores, data.headline, level, letters, bounds),
+               f"{data.headline} per run with intervals" + (" and its letter groups" if letters else "")),
         _table(header, rows, set(range(1, len(header)))),
     ])
+
+
+def _groups(many: ManyComparisons | None) -> tuple[dict[str, str] | None, dict[str, tuple[float, float]] | None]:
+    """The letter groups and holes' ranges of the runs compared at once, by run (None: not compared)."""
+    if many is None or not many.letters:
+        return None, None
+    return dict(zip(many.runs, many.letters, strict=True)), dict(many.bounds) or None
 
 
 def _comparisons_section(data: ReportData) -> str:
@@ -374,29 +384,29 @@ def _comparisons_section(data: ReportData) -> str:
         parts.append('<p class="none">No planned comparison recorded in the set.</p>')
         return "\n".join(parts)
     texts = data.queries.set_index("query_id")["query"]
-    for comparison in data.comparisons:
-        parts.append('<div class="comparison">')
+    for index, comparison in enumerate(data.comparisons, start=1):
+        parts.append(f'<div class="comparison" id="comparison-{index}">')
         parts.append(f"<h3>{_e(comparison.candidate)} vs {_e(comparison.baseline)}</h3>")
         result = comparison.result
         if result is None:
             parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
             continue
-        parts.append(f'<p>Verdict: <span class="{decide(result.evidence).css}">{_e(result.verdict)}</span></p>')
+        parts.append(f'<p>Verdict: <span class="{verdict_class(result)}">{_e(result.verdict)}</span></p>')
         if result.hole_bound:
             parts.append(f'<p class="meta">Holes: {_e(result.hole_bound["text"])}</p>')
         if comparison.note:
             parts.append(f'<p class="none">{_e(comparison.note)}</p>')
         parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),
                             f"per-query differences of {comparison.candidate} vs {comparison.baseline}"))
-        parts.append(_table(
-            ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "permutation p", "t-test p",
-             f"BCa {result.ci_level:.1%} CI", "effect size", "threshold"],
+        parts.append('<div class="stats">' + _table(
+            ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "effect size"],
             [[result.n, result.undefined, number(result.mean_difference, sign=True),
               number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
-              f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
+              number(result.effect_size, 3)]], set(range(6))) + _table(
+            ["permutation p", "t-test p", f"BCa {result.ci_level:.1%} CI", "threshold"],
+            [[f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
               f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
-              number(result.effect_size, 3), f"{result.threshold:.4g}"]],
-            set(range(10))))
+              f"{result.threshold:.4g}"]], set(range(4))) + "</div>")
         parts.append("<h4>Largest losses</h4>")
         if result.largest_losses:
             parts.append(_table(

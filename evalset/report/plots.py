@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 import numpy as np
@@ -27,6 +27,17 @@ MARGIN = 0.04
 """The share of an axis's span left free beyond its outermost markers, so that no marker sits on the frame."""
 DPI = 100
 """The resolution every plot is saved at (a 7-inch figure is 700 px wide)."""
+ROW_PITCH_IN = 0.16
+"""The height of a run's row in a plot of runs (16 px: an 8 pt label is 11 px tall)."""
+STRIP_DOT_PX = 7
+"""A dot's diameter in the judged@k strip; :data:`STRIP_PITCH_IN` is a stacked dot's height (9 px)."""
+STRIP_PITCH_IN = 0.09
+STRIP_AXES_PX = 560
+"""The strip's axes width, about (less than the 7-inch figure less its margins: dots a width apart never touch)."""
+GROUP_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
+                 "#64b5cd")
+"""The colours of the letter groups of the runs compared at once (the first group's is the page's blue)."""
+HOLES_COLOUR = "#dd8452"
 PAGE_WIDTH_PX = 1100
 """The page's column (the body's CSS ``max-width``, shown in full on a 1366 px wide screen): an image is shown at
 its own width, shrunk to the column's when wider."""
@@ -78,17 +89,39 @@ def bar_plot(labels: list[str], values: list[float], title: str, xlabel: str, li
     return png(figure)
 
 
-def dot_plot(values: pd.Series, measure: str) -> str:
-    """One dot per run (a share in [0, 1]); the axis ends just past 1 and starts below the lowest value (said on
-    the axis when not at 0), :data:`MARGIN` of the span free beyond the outermost dots."""
-    figure = Figure(figsize=(7, 1.4 + 0.22 * len(values)))
-    axes = figure.subplots()
-    positions = rows_axis(axes, [str(name) for name in values.index])
-    axes.plot(values.to_numpy(), positions, "o", color="#4c72b0", markersize=4)
+def strip_plot(values: pd.Series, measure: str) -> str:
+    """A share in [0, 1] per run as a dot plot of its distribution (Wilkinson's): runs whose values lie within a
+    dot's width of each other stack, so the figure is as tall as the largest stack, not as the number of runs (the
+    per-run values are in the scores table); a stack says its count above it where it has room. The axis ends
+    just past 1 and starts below the lowest value (said on the axis when not at 0), :data:`MARGIN` of the span
+    free beyond the outermost dots."""
     start = max(0.0, min(0.9, float(values.min()) - 0.05))
     room = MARGIN * (1 - start)
-    axes.set_xlim(min(start, float(values.min()) - room), max(1.0, float(values.max())) + room)
-    axes.set_xlabel(measure + (f" (the axis starts at {start:.2f})" if start > 0 else ""))
+    low, high = min(start, float(values.min()) - room), max(1.0, float(values.max())) + room
+    width = STRIP_DOT_PX / STRIP_AXES_PX * (high - low)  # a dot's width in data units
+    columns: list[tuple[float, int]] = []  # (x, runs stacked)
+    for value in sorted(float(v) for v in values):
+        if columns and value - columns[-1][0] < width:
+            columns[-1] = (columns[-1][0], columns[-1][1] + 1)
+        else:
+            columns.append((value, 1))
+    tallest = max(count for _, count in columns)
+    figure = Figure(figsize=(7, 1.1 + STRIP_PITCH_IN * tallest))
+    axes = figure.subplots()
+    xs = [x for x, count in columns for _ in range(count)]
+    ys = [k for _, count in columns for k in range(count)]
+    axes.plot(xs, ys, "o", color="#4c72b0", markersize=STRIP_DOT_PX * 72 / DPI)
+    counted = -np.inf  # a stack of several runs says how many, when its count has room beside the last one said
+    for x, count in columns:
+        if count > 1 and x - counted >= 4 * width:
+            axes.text(x, count - 0.4, str(count), ha="center", va="bottom", fontsize=LABEL_PT)
+            counted = x
+    axes.set_xlim(low, high)
+    axes.set_ylim(-0.8, tallest + (1.6 if tallest > 1 else -0.2))
+    axes.set_yticks([])
+    axes.set_xlabel(f"{measure} of the {len(values)} runs, one dot each, equal values stacked"
+                    + (f" (the axis starts at {start:.2f})" if start > 0 else ""), fontsize=LABEL_PT)
+    axes.tick_params(axis="x", labelsize=LABEL_PT)
     axes.grid(axis="x", alpha=0.3)
     return png(figure)
 
@@ -119,19 +152,46 @@ def heatmap(matrix: pd.DataFrame, measure: str) -> str:
     return png(figure)
 
 
-def interval_plot(scores: pd.DataFrame, headline: str, level: float) -> str:
-    """Each run's score (``mean``) with its interval (``ci_low``, ``ci_high``), the best run on top."""
+def ranking_plot(scores: pd.DataFrame, headline: str, level: float, letters: Mapping[str, str] | None = None,
+                 bounds: Mapping[str, tuple[float, float]] | None = None) -> str:
+    """The one plot of the runs' ranking: each run's score (``mean``) with its interval (``ci_low``, ``ci_high``),
+    the best on top, one :data:`ROW_PITCH_IN` row per run. With ``letters`` (run -> its letter groups, of the runs
+    compared at once) each dot takes its first group's colour and a narrow panel beside draws each group as a
+    column of bars, one per run sharing its letter (contiguous members read as one bar); ``bounds`` (run -> the
+    range of its mean over the fills of its holes) are drawn just under their row."""
     ordered = scores.sort_values("mean", ascending=False, kind="stable")
-    figure = Figure(figsize=(7, 1.4 + 0.24 * len(ordered)))
-    axes = figure.subplots()
-    positions = rows_axis(axes, [str(name) for name in ordered.index])
+    names = [str(name) for name in ordered.index]
+    groups = "".join(dict.fromkeys("".join(letters.get(name, "") for name in names))) if letters else ""
+    figure = Figure(figsize=(7.5 if groups else 7, 1.1 + ROW_PITCH_IN * len(ordered)))
+    if groups:
+        axes, panel = figure.subplots(1, 2, sharey=True, width_ratios=[5, 1 + 0.15 * len(groups)])
+    else:
+        axes, panel = figure.subplots(), None
+    positions = rows_axis(axes, names)
     low = (ordered["mean"] - ordered["ci_low"]).clip(lower=0)
     high = (ordered["ci_high"] - ordered["mean"]).clip(lower=0)
-    axes.errorbar(ordered["mean"], positions, xerr=[low, high], fmt="o", color="#4c72b0", ecolor="#8c8c8c",
-                  capsize=2, markersize=4)
+    axes.errorbar(ordered["mean"], positions, xerr=[low, high], fmt="none", ecolor="#8c8c8c", capsize=2, zorder=2)
+    for k, name in enumerate(names):
+        if bounds and name in bounds:
+            axes.plot(bounds[name], [k + 0.3, k + 0.3], color=HOLES_COLOUR, linewidth=1.5, zorder=2)
+    first = [letters.get(name, "")[:1] if letters else "" for name in names]
+    colours = [GROUP_COLOURS[groups.index(g) % len(GROUP_COLOURS)] if g else GROUP_COLOURS[0] for g in first]
+    axes.scatter(ordered["mean"], positions, c=colours, s=16, zorder=3)
     axes.margins(x=MARGIN)
-    axes.set_xlabel(f"{headline} ({level:.0%} BCa interval over queries)")
+    said = f"{level:.0%} BCa interval over queries" + ("; orange: the range over the holes" if bounds else "")
+    axes.set_xlabel(f"{headline} (grey: {said})", fontsize=LABEL_PT)
+    axes.tick_params(axis="x", labelsize=LABEL_PT)
     axes.grid(axis="x", alpha=0.3)
+    if panel is not None:
+        for index, letter in enumerate(groups):
+            for k, name in enumerate(names):
+                if letter in letters.get(name, ""):
+                    panel.plot([index, index], [k - 0.5, k + 0.5], linewidth=4, solid_capstyle="butt",
+                               color=GROUP_COLOURS[index % len(GROUP_COLOURS)])
+        panel.set_xticks(range(len(groups)), list(groups), fontsize=LABEL_PT)
+        panel.set_xlim(-0.7, len(groups) - 0.3)
+        panel.set_xlabel("groups", fontsize=LABEL_PT)
+        panel.tick_params(axis="y", left=False)
     return png(figure)
 
 

@@ -3,6 +3,7 @@
 
 import dataclasses
 import gzip
+import html
 import json
 import re
 from pathlib import Path
@@ -22,6 +23,7 @@ from evalset.io.trec import read_run
 from evalset.metrics import evaluate
 from evalset.report import agreement_matrix, build_report, collect, render_html
 from evalset.sets import freeze
+from evalset.stats.verdicts import css_class, decide
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
@@ -132,7 +134,10 @@ def test_all_runs_are_compared_at_once_with_their_letter_groups(dl19_data, dl19_
     assert many.runs == ["idst_bert_p1", "bm25base_p", "bm25tuned_p"] and many.correction == "tukey"
     assert many.means == pytest.approx(sorted(dl19_data.scores["mean"], reverse=True))
     assert many.letters == ["a", "b", "b"] and many.permutations == FAST["permutations"]
-    assert "<h2>All runs</h2>" in dl19_page and 'alt="ndcg@10 per run with its letter groups"' in dl19_page
+    assert "<h2>All runs</h2>" in dl19_page
+    # one plot of the ranking: the scores' intervals with the letter groups beside them
+    assert dl19_page.count('alt="ndcg@10 per run') == 1
+    assert 'alt="ndcg@10 per run with intervals and its letter groups"' in dl19_page
     assert "<td>idst_bert_p1</td><td><code>a</code></td>" in dl19_page
     alone = build_report(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
     assert '<h2>All runs</h2>\n<p class="none">One run only: nothing to compare.</p>' in alone
@@ -143,6 +148,46 @@ def test_a_planned_comparison_without_its_runs_says_so(dl19_set, dl19_runs):
     assert [c.note for c in data.comparisons] == ["run not given: idst_bert_p1", "run not given: bm25tuned_p"]
     page = build_report(dl19_set, {"bm25base_p": dl19_runs["bm25base_p"]}, **FAST)
     assert "Not shown: run not given: idst_bert_p1." in page
+    assert ('<td><a href="#comparison-1">idst_bert_p1 vs bm25base_p</a></td><td colspan="5" class="none">Not shown: '
+            "run not given: idst_bert_p1.</td>") in _summary(page)
+
+
+def _summary(page: str) -> str:
+    return page[page.index('<section id="summary">'):page.index("</section>")]
+
+
+def test_the_summary_comes_first_with_the_verdicts_the_best_runs_and_what_they_rest_on(dl19_data):
+    page = render_html(dl19_data)
+    summary = _summary(page)
+    assert page.index("<h1>") < page.index('<section id="summary">') < page.index("<h2>Planned comparisons</h2>")
+    assert page.index("<h2>Planned comparisons</h2>") < page.index("<h2>Scores per run</h2>") < page.index(
+        "<h2>The set</h2>")
+    for index, comparison in enumerate(dl19_data.comparisons, start=1):
+        result = comparison.result
+        word = css_class(decide(result.evidence).word)
+        assert f'<span class="{word}">{html.escape(result.verdict)}</span>' in summary
+        assert f'<a href="#comparison-{index}">{comparison.candidate} vs {comparison.baseline}</a>' in summary
+        assert f'<div class="comparison" id="comparison-{index}">' in page
+        assert (f'<td class="pair"><span>{result.mean_difference:+.4f}</span> '
+                f"<span>[{result.ci_low:+.4f}, {result.ci_high:+.4f}]</span></td>") in summary
+        assert result.judged_at_k == {"k": 10, "baseline": 1.0, "candidate": 1.0} and result.hole_bound is None
+    assert summary.count('<td class="num">43</td><td class="num">1.000 / 1.000</td>'
+                         "<td>none in either top 10</td>") == 2
+    assert summary.count('class="established"') == 1 and summary.count('class="not-established"') == 1
+    best = dl19_data.scores["mean"].idxmax()
+    assert best == "idst_bert_p1" and f'<span class="best">{best}</span> ' in summary
+    assert "The Tukey HSD of all pairs tells it from each of the other 2 runs." in summary  # letters a, b, b
+    assert ("the 43 queries of split <b>test</b> (43 judged, 9260 judgments), 3 runs; judged@10 (the share of a "
+            "run's top 10 with a judgment) is 1.000 for every run") in summary
+
+
+def test_the_summary_reads_the_verdicts_it_shows_from_the_comparisons_never_deciding_again(dl19_data):
+    first = dl19_data.comparisons[0]
+    said = dataclasses.replace(first.result, verdict="the verdict as decided", rule="interval holds 0")
+    summary = _summary(render_html(dataclasses.replace(
+        dl19_data, comparisons=[dataclasses.replace(first, result=said), *dl19_data.comparisons[1:]])))
+    assert '<span class="not-established">the verdict as decided</span>' in summary
+    assert summary.count('class="established"') == 0
 
 
 @pytest.mark.slow
@@ -195,8 +240,8 @@ def test_without_agreement_data_the_page_says_so_and_with_it_shows_a_heatmap(dl1
     with_block = render_html(dataclasses.replace(dl19_data, agreement=agreement_matrix({"matrix": MATRIX})))
     assert "No agreement data recorded." not in with_block
     assert 'alt="heatmap of pairwise kappa_linear"' in with_block
-    # set: grades, judged@10; scores: 1; all runs: 1; comparisons: 2; agreement: 1
-    assert without.count(PNG) == 6 and with_block.count(PNG) == 7
+    # comparisons: 2; the ranking (scores and letter groups): 1; set: grades, judged@10; agreement: 1
+    assert without.count(PNG) == 5 and with_block.count(PNG) == 6
 
 
 def test_an_unreadable_recorded_agreement_block_is_reported_on_the_page(dl19_set, dl19_runs):
@@ -239,7 +284,7 @@ def test_every_text_from_the_data_is_escaped_and_nothing_is_fetched(tmp_path):
     assert "&lt;img src=x onerror=alert(2)&gt;" in page and "&lt;i&gt;ann&lt;/i&gt;" in page
     for raw in ("<script", "<img src=x", "<i>ann", "<b>bye", "q<1>", "llm&co", "q&2"):
         assert raw not in page
-    assert not re.search(r"(src|href)=\"(?!data:)", page)  # every resource inline
+    assert not re.search(r"(src|href)=\"(?!data:|#)", page)  # every resource inline (links within the page)
     assert "http://" not in page and "https://" not in page
 
 
@@ -382,3 +427,8 @@ def test_a_planned_comparison_the_holes_could_flip_is_not_established_as_compare
     page = build_report(frozen, runs, **FAST)
     assert "not established: 220 unjudged documents in the candidate&#x27;s top 10 could flip it" in page
     assert "Holes: 220 unjudged documents" in page
+    summary = _summary(page)
+    assert ('<span class="not-established">not established: 220 unjudged documents in the candidate&#x27;s top 10 '
+            "could flip it") in summary
+    assert "<td>220 unjudged documents: a fill could change the verdict</td>" in summary
+    assert f'<td class="num">1.000 / {result.judged_at_k["candidate"]:.3f}</td>' in summary

@@ -95,7 +95,11 @@ def test_the_estimates_are_those_of_evalset_estimate_on_the_human_graded_slice(s
 def test_the_page_shows_the_section_with_each_run_and_comparison(sliced_data):
     page = render_html(sliced_data)
     assert page.count(TITLE) == 1
-    section = page[page.index(TITLE):page.index("<h2>Planned comparisons</h2>")]
+    section = page[page.index(TITLE):page.index("</section>", page.index(TITLE))]
+    summary = page[page.index('<section id="summary">'):page.index("</section>")]  # the page's first section
+    assert ("The verdicts of the PPI++ estimates from the LLM grades and the human slice are in "
+            '<a href="#estimates">their section</a>.') in summary
+    assert f'<section id="estimates">\n<h2>{TITLE}</h2>' in page
     assert "43 queries of the split have LLM grades, 10 of them human grades too" in section
     assert "taken as a random slice" in section
     assert "<th>human-only (10 q)</th><th>PPI++ (43 q)</th><th>LLM-only</th><th>effective n</th>" in section
