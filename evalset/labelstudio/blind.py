@@ -1,13 +1,17 @@
-"""Blind judging on Label Studio Community: one project per annotator, each in the annotator's own organization.
+"""Blind judging on Label Studio Community: one project per annotator, each on a Label Studio server of their own.
 
 Label Studio Community has no annotator role: every member of an organization sees all its projects, their Data
-Manager (with who annotated what), every annotation, and may edit the labeling config. Projects, tasks and
-annotations are scoped by organization, so evalset gives each annotator an organization of their own
-(``scripts/label-studio.sh add-annotator``) and, with ``--annotators``, a project of their own in it. Conventions:
+Manager (with who annotated what), every annotation, and may edit the labeling config; and organizations do not
+separate annotators on one server either: its annotation, task-list, summary, next-task and draft routes answer for
+any organization's objects by id (``tests/test_labelstudio_isolation.py`` finds them). So each annotator gets a
+server of their own (``scripts/label-studio.sh start-team``: its own data, database, ``SECRET_KEY`` and port, the
+annotator in an organization of their own there) and, with ``--annotators``, a project of their own on it.
+Conventions:
 
-- **The annotators file** (``$LABEL_STUDIO_ANNOTATORS``, written by ``add-annotator``): a TSV with the header
-  ``email password token organization``, one annotator a line, mode 600 (a file others may read is refused). Only
-  the e-mail, the token and the organization are read; tokens are never printed, never arguments.
+- **The annotators file** (``$LABEL_STUDIO_ANNOTATORS``, written by ``start-team`` or ``add-annotator``): a TSV
+  with the header ``email password token organization url``, one annotator a line, mode 600 (a file others may
+  read is refused). The e-mail, token, organization and server URL are read; tokens are never printed, never
+  arguments.
 - **Projects**: annotator ``a@x`` gets the project titled ``<title> [a@x]``, made with their own token (so in
   their organization) from the guideline like any evalset project, with ``maximum_annotations`` 1: the overlap is
   across projects, never inside one.
@@ -22,11 +26,10 @@ annotations are scoped by organization, so evalset gives each annotator an organ
 - **Edited projects are refused**: an annotator owns their organization and can edit their project's labeling
   config, instructions or description. Push and pull compare them with what push writes and refuse a project
   that differs, naming it and what changed.
-- **Not enforced by Label Studio 1.23.2** (pinned by ``tests/test_labelstudio_blind_server.py``): any user's token
-  reads and changes any annotation by its id, and the Data Manager's task list answers for another
-  organization's project. Pull refuses an annotation last changed by anyone but its project's annotator; a read
-  leaves no trace. One server per annotator (several annotators files in ``$LABEL_STUDIO_ANNOTATORS``, joined by
-  ``:``) shares nothing (docs/labelstudio.md).
+- **Annotators who share a server are refused** (:func:`check_blind`) unless the caller accepts it
+  (``shared_server``; ``--shared-server``): then push and pull warn that the judging is not blind. On a shared
+  server pull also refuses an annotation last changed by anyone but its project's annotator (any user's token can
+  change any annotation by its id there); a read leaves no trace.
 """
 
 from __future__ import annotations

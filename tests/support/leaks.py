@@ -49,6 +49,9 @@ KINDS = {"projects": "project", "project": "project", "tasks": "task", "task": "
          "organization": "organization", "users": "user", "user": "user", "exports": "export", "imports": "import"}
 _PARAMETER = re.compile(r"<(?:int|path|str|drf_format_suffix):?(\w*)>|<(\w+)>|\(\?P<(\w+)>[^)]*\)")
 _FILTERS = ("project", "task", "annotation", "view")
+_DATA_KINDS = {"project", "task", "annotation", "draft", "prediction", "user", "organization"}
+_DATA_WORDS = {"tasks", "dm", "predictions", "projects", "labels", "label_links", "users", "organizations",
+               "annotations", "drafts"}
 
 
 def url_patterns(venv: Path = LABEL_STUDIO_VENV) -> list[str]:
@@ -72,8 +75,10 @@ class Request:
 
 
 def probe_urls(patterns: Iterable[str], ids: int) -> list[Request]:
-    """The URLs of every pattern with each of its ids guessed in 1..``ids`` (two ids: every pair), and every
-    parameterless ``api/`` list route with ``?project=``, ``?task=``, ``?annotation=``, ``?view=`` (and
+    """The URLs of every pattern with its ids guessed: 1..``ids`` where the id names an object of a data kind (a
+    project, task, annotation, draft, prediction, user or organization: the path word before it), 1..2 elsewhere (a
+    storage, webhook or export, of which the servers hold none, answer 404 from the first id); every
+    parameterless list route of those kinds with ``?project=``, ``?task=``, ``?annotation=``, ``?view=`` (and
     ``fields=all``) for each id. Format-suffix duplicates, static files and routes that change state are left out."""
     requests: dict[str, Request] = {}
     for pattern in patterns:
@@ -82,15 +87,16 @@ def probe_urls(patterns: Iterable[str], ids: int) -> list[Request]:
             continue
         slots = list(_PARAMETER.finditer(path))
         if not slots:
-            if path.startswith("api/"):
+            if path.split("/")[:2][-1] in _DATA_WORDS and path.startswith("api/"):
                 for name, number in itertools.product(_FILTERS, range(1, ids + 1)):
                     url = f"/{path}?{name}={number}" + ("&fields=all" if name == "project" else "")
                     requests[url] = Request(url, ((name, number),))
             requests[f"/{path}"] = Request(f"/{path}", ())
             continue
         words = [path[:slot.start()].rstrip("/").rsplit("/", 1)[-1] for slot in slots]
-        choices = [("annotation", "task", "project") if (slot.group(1) or slot.group(2) or slot.group(3)) ==
-                   "entity_name" else range(1, ids + 1) for slot in slots]
+        choices = [("annotation", "task", "project") if "entity_name" in slot.group(0)
+                   else range(1, (ids if KINDS.get(word) in _DATA_KINDS or "entity_name" in word else 2) + 1)
+                   for slot, word in zip(slots, words, strict=True)]
         for values in itertools.product(*choices):
             url, names = "/" + path, []
             for slot, word, value in zip(reversed(slots), reversed(words), reversed(values), strict=True):
@@ -160,8 +166,7 @@ _FETCH_ALL = """async ([paths, parallel]) => {
       try {
         const response = await fetch(path, {credentials: "same-origin", redirect: "follow"});
         const text = await response.text();
-        answers[path] = [response.redirected && response.url.includes("/user/login") ? 302 : response.status,
-                         text.slice(0, 200000)];
+        answers[path] = [response.redirected ? 302 : response.status, text.slice(0, 200000)];
       } catch (error) {
         answers[path] = [0, String(error)];
       }
@@ -174,20 +179,21 @@ _FETCH_ALL = """async ([paths, parallel]) => {
 
 def ask_in_browser(page, server: str, requests: list[Request], asked_by: str, parallel: int = 4) -> Answers:
     """Every URL asked by the browser page's session (its cookies) of ``server``, from a page of that server (so
-    the requests are same-origin, as a user typing them into the address bar)."""
+    the requests are same-origin, as a user typing them into the address bar). An answer reached through a redirect
+    (to a login page) counts as the redirect, 302: it is not the page asked for."""
     page.goto(f"{server.rstrip('/')}/health")
     bodies = page.evaluate(_FETCH_ALL, [[request.path for request in requests], parallel])
     return Answers(server, asked_by, {path: (int(status), text) for path, (status, text) in bodies.items()})
 
 
-def ask_with_token(server: str, token: str, requests: list[Request], asked_by: str) -> Answers:
-    """Every URL asked of ``server`` with an API token (``Authorization: Token ...``)."""
+def ask_with_token(server: str, token: str, requests: list[Request], asked_by: str, parallel: int = 4) -> Answers:
+    """Every URL asked of ``server`` with an API token (``Authorization: Token ...``), ``parallel`` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
 
-    answers = Answers(server, asked_by)
     with httpx.Client(base_url=server.rstrip("/"), headers={"Authorization": f"Token {token}"}, timeout=60,
-                      follow_redirects=False) as client:
-        for request in requests:
-            response = client.get(request.path)
-            answers.bodies[request.path] = (response.status_code, response.text[:200000])
-    return answers
+                      follow_redirects=False) as client, ThreadPoolExecutor(parallel) as pool:
+        answered = pool.map(lambda request: client.get(request.path), requests)
+        return Answers(server, asked_by, {request.path: (response.status_code, response.text[:200000])
+                                          for request, response in zip(requests, answered, strict=True)})
