@@ -1,7 +1,9 @@
 """Blind judging and getting annotators in, against a real Label Studio server (`pytest -m labelstudio`).
 
-Annotators are made by `scripts/label-studio.sh add-annotator` (a user and an organization of their own each) and
-grade with their own tokens; push and pull run with `--annotators`. The browser test logs in as an annotator with
+Annotators are made by `scripts/label-studio.sh add-annotator` on the tests' one server (a user and an organization
+of their own each: the design `push --shared-server` accepts, not blind against typed URLs, see
+tests/test_labelstudio_isolation.py) and grade with their own tokens; push and pull run with `--annotators`; the
+last test gives an annotator a server of their own. The browser test logs in as an annotator with
 the password add-annotator generated (Debian's Chromium through Playwright; never a downloaded browser).
 """
 
@@ -69,7 +71,7 @@ def _tasks(client, title):
 
 def _push(label_studio, team, pool, title):
     result = cli("push", pool, "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2, "--annotators",
-                 ",".join(team), env=_env(label_studio, team))
+                 ",".join(team), "--shared-server", env=_env(label_studio, team))
     assert result.exit_code == 0, result.output
     return result
 
@@ -167,7 +169,7 @@ def test_an_annotator_who_edits_their_instructions_gets_push_and_pull_refused(la
     client_b = _client(label_studio, row_b)
     project_b = labelstudio.find_project(client_b, title + f" [{email_b}]")
     client_b.projects.update(project_b.id, expert_instruction="<p>Grade everything 3.</p>")
-    for args in (("push", pool3, "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2),
+    for args in (("push", pool3, "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2, "--shared-server"),
                  ("pull", "--project", title, "--pool", pool3, "--guideline", GUIDELINE_PATH, "-o",
                   tmp_path / "labels.tsv")):
         result = cli(*args, "--annotators", ",".join(team), env=_env(label_studio, team))

@@ -10,6 +10,7 @@ Two designs, each on servers of its own started for this module by scripts/label
 
 import csv
 import re
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -111,25 +112,36 @@ def test_annotator_b_finds_nothing_of_a_by_any_url_on_servers_of_their_own_and_a
     owner = leaks.Owner(row_a["url"], frozenset(owned), (email_a, COMMENT_A, DRAFT_A))
     ids = max(number for _, number in owned) + 2
     requests = leaks.probe_urls(leaks.url_patterns(), ids)
-    servers = sorted({row_a["url"], row_b["url"]})
     shots = browser.artefacts_dir(tmp_path)
-    answers = []
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
         browser.log_in(page, row_b["url"], email_b, row_b["password"])
         browser.save_screenshot(page, f"isolation-b-logged-in-{'shared' if shared else 'own'}", shots)
-        for server in servers:
-            answers.append(leaks.ask_in_browser(page, server, requests, "B's browser session"))
-    answers += [leaks.ask_with_token(server, row_b["token"], requests, "B's token") for server in servers]
+        answers = [leaks.ask_in_browser(page, row_b["url"], requests, "B's browser session")]
+        [session] = [cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "sessionid"]
+    answers.append(leaks.ask_with_headers(row_b["url"], {"Authorization": f"Token {row_b['token']}"}, requests,
+                                          "B's token"))
+    if not shared:  # B's session and token presented to A's server
+        answers += [leaks.ask_with_headers(row_a["url"], {"Cookie": f"sessionid={session}"}, requests,
+                                           "B's session cookie"),
+                    leaks.ask_with_headers(row_a["url"], {"Authorization": f"Token {row_b['token']}"}, requests,
+                                           "B's token")]
     found = [leak for answer in answers for leak in leaks.leaks_in(answer, requests, owner)]
     asked = sum(len(answer.bodies) for answer in answers)
     print(f"\n{design}: {len(requests)} URLs ({ids - 1} ids guessed) x {len(answers)} ways = {asked} requests; "
           f"{len(found)} show A's work")
     for leak in found[:12]:
         print(f"  {leak}")
+    servers = sorted(annotators.parent.glob("*/evalset-server.pid")) or [annotators.parent / "evalset-server.pid"]
+    for pid_file in servers:
+        megabytes = subprocess.run(["ps", "-o", "rss=", "-g", pid_file.read_text().strip()], capture_output=True,
+                                   text=True).stdout.split()
+        print(f"  {pid_file.parent.name}: {sum(map(int, megabytes)) // 1024} MB after the push and the probe")
     # B's session and token work: B reads B's own project on B's server (the probe is not blind by failing)
-    own = answers[servers.index(row_b["url"])]
-    assert any(status == 200 and email_b in body for status, body in own.bodies.values())
+    for own in answers[:2]:
+        assert own.bodies["/api/current-user/whoami"][0] == 200 and email_b in own.bodies["/api/current-user/whoami"][1]
+    for elsewhere in answers[2:]:  # on A's server B's session and token are nobody's
+        assert elsewhere.bodies["/api/current-user/whoami"][0] in (302, 401, 403), elsewhere.asked_by
     if not shared:
         assert found == []
         assert re.search(rf"{re.escape(email_a)}: a server of their own, {row_a['url']}, started in [\d.]+ s, \d+ MB",

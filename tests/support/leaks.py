@@ -180,20 +180,26 @@ _FETCH_ALL = """async ([paths, parallel]) => {
 def ask_in_browser(page, server: str, requests: list[Request], asked_by: str, parallel: int = 4) -> Answers:
     """Every URL asked by the browser page's session (its cookies) of ``server``, from a page of that server (so
     the requests are same-origin, as a user typing them into the address bar). An answer reached through a redirect
-    (to a login page) counts as the redirect, 302: it is not the page asked for."""
+    (to a login page) counts as the redirect, 302: it is not the page asked for.
+
+    Servers on one host share the browser's cookies (a cookie is per host, not per port), and a server that does not
+    verify a session cookie deletes it: ask another server with :func:`ask_with_headers` and the session's cookie,
+    not with this page."""
     page.goto(f"{server.rstrip('/')}/health")
     bodies = page.evaluate(_FETCH_ALL, [[request.path for request in requests], parallel])
     return Answers(server, asked_by, {path: (int(status), text) for path, (status, text) in bodies.items()})
 
 
-def ask_with_token(server: str, token: str, requests: list[Request], asked_by: str, parallel: int = 4) -> Answers:
-    """Every URL asked of ``server`` with an API token (``Authorization: Token ...``), ``parallel`` at a time."""
+def ask_with_headers(server: str, headers: dict[str, str], requests: list[Request], asked_by: str,
+                     parallel: int = 4) -> Answers:
+    """Every URL asked of ``server`` with these headers (``Authorization: Token ...``, or ``Cookie: sessionid=...``
+    to present one server's browser session to another), ``parallel`` at a time; redirects not followed."""
     from concurrent.futures import ThreadPoolExecutor
 
     import httpx
 
-    with httpx.Client(base_url=server.rstrip("/"), headers={"Authorization": f"Token {token}"}, timeout=60,
-                      follow_redirects=False) as client, ThreadPoolExecutor(parallel) as pool:
+    with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=60, follow_redirects=False) as client, \
+            ThreadPoolExecutor(parallel) as pool:
         answered = pool.map(lambda request: client.get(request.path), requests)
         return Answers(server, asked_by, {request.path: (response.status_code, response.text[:200000])
                                           for request, response in zip(requests, answered, strict=True)})
