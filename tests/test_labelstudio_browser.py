@@ -1,8 +1,9 @@
 """What an annotator sees and does in the real Label Studio, in Debian's headless Chromium (tests/support/browser.py):
 the guideline's instructions fit their box, rendered (no raw Markdown); the grade definitions are read beside the
-buttons without hovering; a grade given with a hotkey and one given with a click come back through pull. Without
-the browser: the sanitiser keeps the instructions as written, and a project made with an older interface gets
-the new one on push, its annotations intact.
+buttons without hovering; a grade given with a hotkey and one given with a click come back through pull; at
+1366x768 and 800x900 the annotator reads how far they are (``Pair 4 of 8``), with no side panel and nothing past the
+window. Without the browser: the sanitiser keeps the instructions as written, and a project made with an older
+interface gets the new one on push, its annotations intact.
 
 Screenshots of each state go to $EVALSET_ARTEFACTS (.ci/run sets it) or the test's tmp_path.
 """
@@ -112,6 +113,10 @@ def test_a_push_brings_an_older_interface_up_to_date_and_keeps_its_grades(ls_cli
     assert updated.expert_instruction == labelstudio.instructions_html(GUIDELINE)
     labels, report = labelstudio.pull(ls_client, title, dl19_pool, GUIDELINE)
     assert report.labels == 1 and labels["grade"].tolist() == [2]
+    # the task pushed before has no place to show (the view leaves it blank); the new ones come after it
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
+    assert "progress" not in tasks[0]["data"]
+    assert [task["data"]["progress"] for task in tasks[1:3]] == [f"Pair {n} of {len(tasks)}" for n in (2, 3)]
     again = labelstudio.push(ls_client, dl19_pool, GUIDELINE, title, progress=False)
     assert not any("updated" in remark for remark in again.remarks) and again.added == 0
 
