@@ -13,6 +13,7 @@ from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
 from evalset.labelstudio.blind import push_blind
+from evalset.labelstudio.project import VIEW_STYLE, progress_text
 from evalset.labelstudio.push import push
 from tests.support.options import refusal
 
@@ -37,6 +38,20 @@ def test_labeling_config_has_one_choice_per_grade_with_hotkeys_and_shows_texts_a
     assert options[0][3] == ("<strong>3 Perfectly relevant</strong>: The passage is dedicated to the query and "
                              "contains the exact answer.")
     assert root.find("TextArea").get("name") == "comment"
+
+
+def test_the_view_shows_the_task_s_place_and_carries_its_css_free_of_what_label_studio_escapes():
+    root = ET.fromstring(labeling_config(GUIDELINE))
+    assert [child.tag for child in root][:3] == ["Style", "View", "Header"]  # the CSS, the place, then the query
+    assert root.find("Style").text.strip() == VIEW_STYLE.strip()
+    place = root.find("View")
+    assert place.get("className") == "evalset-progress" and place.find("Header").get("value") == "$progress"
+    # Label Studio sanitises a Style as HTML text: these would reach the browser as &lt; &gt; &amp;
+    assert not set("<>&") & set(VIEW_STYLE)
+    assert VIEW_STYLE.count("{") == VIEW_STYLE.count("}")
+    for hidden in (".lsf-sidepanels__wrapper", ".lsf-tabs-panel", ".lsf-current-task__task-count"):
+        assert hidden in VIEW_STYLE
+    assert [progress_text(n, 8) for n in (1, 8)] == ["Pair 1 of 8", "Pair 8 of 8"]
 
 
 def test_scale_text_with_markup_is_escaped_in_the_config_and_no_hotkeys_past_nine(tmp_path):

@@ -1,23 +1,27 @@
 """What an annotator sees and does in the real Label Studio, in Debian's headless Chromium (tests/support/browser.py):
 the guideline's instructions fit their box, rendered (no raw Markdown); the grade definitions are read beside the
-buttons without hovering; a grade given with a hotkey and one given with a click come back through pull. Without
-the browser: the sanitiser keeps the instructions as written, and a project made with an older interface gets
-the new one on push, its annotations intact.
+buttons without hovering; a grade given with a hotkey and one given with a click come back through pull; at
+1366x768 and 800x900 the annotator reads how far they are (``Pair 4 of 8``), with no side panel and nothing past the
+window. Without the browser: the sanitiser keeps the instructions as written, and a project made with an older
+interface gets the new one on push, its annotations intact.
 
 Screenshots of each state go to $EVALSET_ARTEFACTS (.ci/run sets it) or the test's tmp_path.
 """
 
+import contextlib
 import re
 import uuid
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evalset import labelstudio
 from evalset.cli import main
 from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.labelstudio.push import pool_tasks, push_tasks
 from tests.conftest import grade_annotation
 from tests.support import browser
 
@@ -109,6 +113,10 @@ def test_a_push_brings_an_older_interface_up_to_date_and_keeps_its_grades(ls_cli
     assert updated.expert_instruction == labelstudio.instructions_html(GUIDELINE)
     labels, report = labelstudio.pull(ls_client, title, dl19_pool, GUIDELINE)
     assert report.labels == 1 and labels["grade"].tolist() == [2]
+    # the task pushed before has no place to show (the view leaves it blank); the new ones come after it
+    tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
+    assert "progress" not in tasks[0]["data"]
+    assert [task["data"]["progress"] for task in tasks[1:3]] == [f"Pair {n} of {len(tasks)}" for n in (2, 3)]
     again = labelstudio.push(ls_client, dl19_pool, GUIDELINE, title, progress=False)
     assert not any("updated" in remark for remark in again.remarks) and again.added == 0
 
@@ -208,3 +216,65 @@ def test_an_annotator_grades_with_a_hotkey_and_a_click_and_pull_returns_both(
     assert got == {first_two[0]: 2, first_two[1]: 0}
     assert set(labels["annotator"]) == {email}
     assert set(labels["kind"]) == {"human"}
+
+
+# What the labeling view shows beside the task, and how wide the page is: the side panels' widths and the room
+# left to the task, Label Studio's own counter, the document's width against the window's.
+VIEW = """([panels, counter]) => ({
+  panels: [...document.querySelectorAll(panels)].map(e => Math.round(e.getBoundingClientRect().width)),
+  padding: (s => [s.paddingLeft, s.paddingRight])(getComputedStyle(document.querySelector('.lsf-sidepanels'))),
+  task: Math.round(document.querySelector('.lsf-main-view').getBoundingClientRect().width),
+  counter: [...document.querySelectorAll(counter)].map(e => Math.round(e.getBoundingClientRect().width)),
+  scroll: document.documentElement.scrollWidth, window: window.innerWidth,
+})"""
+VIEW_SIZES = [(1366, 768), (800, 900)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("width", "height"), VIEW_SIZES, ids=[f"{w}x{h}" for w, h in VIEW_SIZES])
+def test_an_annotator_sees_how_far_they_are_with_no_side_panel_and_nothing_past_the_window(
+        label_studio, ls_client, dl19_pool, artefacts, width, height):
+    # a blind-mode title (the longest kind): the top bar cuts it rather than run past the window
+    title = f"view {uuid.uuid4().hex[:8]} [annotator.one@example.org]"
+    push_tasks(ls_client, pool_tasks(dl19_pool).iloc[:8], GUIDELINE, title, progress=False)
+    project = labelstudio.find_project(ls_client, title)
+    with browser.launch() as chromium:
+        page = browser.new_page(chromium, width, height)
+        browser.sign_up(page, label_studio.url, f"ann-{uuid.uuid4().hex[:6]}@example.org", f"pw-{uuid.uuid4().hex}",
+                        browser.invite_token(label_studio.url, label_studio.api_key))
+        browser.open_labeling(page, label_studio.url, project.id)
+        browser.close_instructions(page)
+
+        def shows(progress: str) -> dict:
+            with contextlib.suppress(PlaywrightTimeout):  # the next task shows once the server has answered
+                page.wait_for_function("([sel, text]) => document.querySelector(sel)?.innerText === text",
+                                       arg=[browser.PROGRESS, progress], timeout=15_000)
+            assert page.locator(browser.PROGRESS).inner_text() == progress
+            assert page.locator(browser.PROGRESS).is_visible()
+            view = page.evaluate(VIEW, [browser.SIDE_PANELS, browser.TASK_COUNT])
+            assert all(panel == 0 for panel in view["panels"]), view  # hidden, or never made
+            assert view["padding"] == ["0px", "0px"] and view["task"] == width, view
+            assert view["counter"] == [0], view  # Label Studio's own counter: there, and hidden
+            assert view["scroll"] <= view["window"] == width, view
+            return view
+
+        shows("Pair 1 of 8")
+        browser.save_screenshot(page, f"view-{width}-first", artefacts)
+        for done in range(1, 4):
+            page.keyboard.press("2")
+            page.locator(f"{browser.LABELING} .lsf-choice input:checked").wait_for()
+            _submit(page)
+            shows(f"Pair {done + 1} of 8")
+        # a new page of the stream goes on where the annotator left off
+        browser.open_labeling(page, label_studio.url, project.id)
+        browser.close_instructions(page)
+        shows("Pair 4 of 8")
+        browser.save_screenshot(page, f"view-{width}-after-3", artefacts)
+        assert ls_client.projects.get(project.id).total_annotations_number == 3
+
+        # the data manager is Label Studio's own page (no labeling config in it): its toolbar does not fit 800 px
+        page.goto(f"{label_studio.url}/projects/{project.id}/data")
+        page.get_by_text("Label All Tasks").wait_for()
+        browser.save_screenshot(page, f"data-manager-{width}", artefacts)
+        scroll = page.evaluate("() => document.documentElement.scrollWidth")
+        assert (scroll <= width) == (width > 1000), scroll

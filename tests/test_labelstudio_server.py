@@ -81,9 +81,13 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     tasks = labelstudio.export_snapshot(ls_client, project.id)
     assert len(tasks) == len(five) == 321  # every pooled pair of the first 5 topics has its passage text
     assert Counter(task["data"]["pair_id"] for task in tasks) == Counter(five["pair_id"])
-    assert all(set(task["data"]) == {"pair_id", "query", "text"} for task in tasks)
+    assert all(set(task["data"]) == {"pair_id", "query", "text", "progress"} for task in tasks)
     # judging order: the first push's pairs in pool order, then the new pairs in pool order
     by_id = [task["data"]["pair_id"] for task in sorted(tasks, key=lambda task: task["id"])]
+    # each task's place in the project, counted by the push that added it
+    assert [task["data"]["progress"] for task in sorted(tasks, key=lambda task: task["id"])] == \
+        [f"Pair {n} of {len(three)}" for n in range(1, len(three) + 1)] + \
+        [f"Pair {n} of {len(five)}" for n in range(len(three) + 1, len(five) + 1)]
     order_3 = read_pool_pairs(pools["dl19-3"] / "pool.tsv")["pair_id"].tolist()
     order_5 = read_pool_pairs(pools["dl19-5"] / "pool.tsv")["pair_id"].tolist()
     assert by_id[:len(three)] == order_3
@@ -200,11 +204,13 @@ def test_markup_in_a_document_arrives_as_text_and_the_config_shows_it_with_text(
     title = _title("markup")
     result = labelstudio.push(ls_client, folder, GUIDELINE, title, progress=False)
     [task] = labelstudio.export_snapshot(ls_client, result.project_id)
-    assert task["data"] == {"pair_id": "abc123", "query": "what is <b>html</b>", "text": markup}
+    assert task["data"] == {"pair_id": "abc123", "query": "what is <b>html</b>", "text": markup,
+                            "progress": "Pair 1 of 1"}
     project = labelstudio.find_project(ls_client, title)
     root = ET.fromstring(project.label_config)
+    # the task's texts in Text tags; its place (push's own words) in a Header, which shows its value as text too
     assert {tag.get("value"): tag.tag for tag in root.iter() if tag.get("value", "").startswith("$")} == {
-        "$query": "Text", "$text": "Text"}
+        "$query": "Text", "$text": "Text", "$progress": "Header"}
 
 
 def test_wrong_token_server_down_unknown_project_fail_clearly_and_write_nothing(label_studio, ls_client, pools,

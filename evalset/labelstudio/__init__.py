@@ -12,7 +12,10 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   body, written as the small HTML subset Label Studio's sanitiser keeps (:mod:`evalset.labelstudio.instructions`),
   is the project's instructions, shown before the first task. Pushing to an existing project made from the same
   guideline brings its interface and instructions up to date (the grades and control names never change).
-- A task carries ``pair_id``, ``query`` and ``text`` only (no system, rank, stratum, query or document id).
+  Above the query the view shows the task's place in its project (``Pair 4 of 8``); its CSS (a ``Style`` tag)
+  hides Label Studio's side panels and its own task counter and lets the top bar fit 800 px.
+- A task carries ``pair_id``, ``query``, ``text`` and ``progress`` (its place, counted by the push that added
+  it) only (no system, rank, stratum, query or document id).
   Tasks are imported in the pool's ``order`` and the project samples sequentially, so annotators see them in
   judging order; pairs added by a later push follow the ones already there.
 - Idempotent push: the pair ids already in the project are read from the task list restricted to ``id`` and

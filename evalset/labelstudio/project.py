@@ -28,6 +28,9 @@ GRADE_CONTROL = "grade"
 COMMENT_CONTROL = "comment"
 DEFAULT_BATCH_SIZE = 500
 TASK_DATA_FIELDS = ("pair_id", "query", "text")
+#: the task data field push adds beside :data:`TASK_DATA_FIELDS`: where the task is in its project
+PROGRESS_FIELD = "progress"
+PROGRESS_CLASS = "evalset-progress"
 DESCRIPTION_PATTERN = re.compile(r"evalset guideline (?P<name>\S+) v(?P<version>\d+) sha256 (?P<sha256>[0-9a-f]{64})")
 
 
@@ -36,6 +39,34 @@ class LabelStudioError(ServiceError):
 
 
 # ----------------------------------------------------------------------------------------------- interface
+#: The CSS of the labeling view (the config's ``Style`` tag; measured on Label Studio 1.23.2 in Chromium by
+#: tests/test_labelstudio_browser.py). No project setting or labeling-config attribute removes Label Studio's side
+#: panels (regions, relations, info, history: the data manager always asks for its ``side-column`` interface), and
+#: they hold nothing for a task without regions: hidden, with the padding kept for them (320 px at 1366x768), the
+#: task takes the whole width; below their break point they sit under the task (half the screen at 800x900). The
+#: app's top bar is in the same page: under 1100 px its logo gives way and a long project title is cut with an
+#: ellipsis, so the page is no wider than an 800 px window. Label Studio's own task counter is hidden: in 1.23.2 it
+#: counts the tasks the stream has served the annotator (``1 of 1`` on the first of 142), and its corrected form
+#: (a server feature flag) counts the queue of the project's creator, not the annotator's; the view shows the
+#: task's :data:`PROGRESS_FIELD` instead (docs/labelstudio.md). Label Studio escapes ``<``, ``>`` and ``&`` in a
+#: ``Style`` (it sanitises it as HTML text), so none is used; the rules name only Label Studio's ``lsf-`` classes.
+VIEW_STYLE = """
+.lsf-sidepanels { padding-left: 0 !important; padding-right: 0 !important; }
+.lsf-sidepanels__wrapper, .lsf-tabs-panel { display: none !important; }
+.lsf-current-task__task-count { display: none; }
+.evalset-progress { color: var(--color-neutral-content-subtler, #6b6b6b); }
+@media (max-width: 1100px) {
+  .lsf-menu-header__trigger { min-width: 0 !important; padding: 0 12px; }
+  .lsf-menu-header__logo { display: none; }
+  .lsf-menu-header__context { min-width: 0; padding-left: 12px; }
+  .lsf-menu-header__context-item_left, .lsf-breadcrumbs, .lsf-breadcrumbs__list { min-width: 0; }
+  .lsf-breadcrumbs__item:nth-child(2), .lsf-breadcrumbs__item:nth-child(2) a { min-width: 0; overflow: hidden; }
+  .lsf-breadcrumbs__item:nth-child(2) .lsf-breadcrumbs__label { display: block; white-space: nowrap;
+    overflow: hidden; text-overflow: ellipsis; }
+}
+"""
+
+
 def labeling_config(guideline: Guideline) -> str:
     """The Label Studio labeling config (XML) for a guideline's scale.
 
@@ -43,7 +74,9 @@ def labeling_config(guideline: Guideline) -> str:
     only when every grade is a single digit), shown as the grade's name in bold followed by its definition
     (``html``, built from escaped text), so the definitions are read beside the buttons, not on hover; a
     required single choice whose warning (``requiredMessage``) says what to do; a ``TextArea`` for the comment;
-    query and document as ``Text`` (escaped text, never HTML from the task).
+    query and document as ``Text`` (escaped text, never HTML from the task); above them the task's place in its
+    project (:data:`PROGRESS_FIELD`, empty on a task pushed without it); the view's CSS (:data:`VIEW_STYLE`) in a
+    ``Style`` tag.
     """
     digits = all(0 <= grade.value <= 9 for grade in guideline.scale)
     choices = []
@@ -55,6 +88,8 @@ def labeling_config(guideline: Guideline) -> str:
         if digits else ""
     return "\n".join([
         "<View>",
+        f"  <Style>{VIEW_STYLE}  </Style>",
+        f'  <View className="{PROGRESS_CLASS}"><Header value="${PROGRESS_FIELD}" size="5"/></View>',
         '  <Header value="Query"/>',
         '  <Text name="query" value="$query" valueType="text"/>',
         '  <Header value="Document"/>',
@@ -68,6 +103,12 @@ def labeling_config(guideline: Guideline) -> str:
         'what was hard" rows="2" maxSubmissions="1" editable="true" showSubmitButton="false"/>',
         "</View>",
     ]) + "\n"
+
+
+def progress_text(number: int, total: int) -> str:
+    """What a task shows of its place in the project: ``Pair 4 of 8`` (the 4th of the 8 tasks the project held
+    when the push that added it ended; tasks are served in this order)."""
+    return f"Pair {number} of {total}"
 
 
 def choice_html(grade: Grade) -> str:

@@ -20,12 +20,14 @@ from evalset.io.poolfiles import read_pairs_and_tasks
 from evalset.labelstudio.project import (
     DEFAULT_BATCH_SIZE,
     DESCRIPTION_PATTERN,
+    PROGRESS_FIELD,
     TASK_DATA_FIELDS,
     LabelStudioError,
     call,
     find_project,
     instructions_html,
     labeling_config,
+    progress_text,
     project_description,
     project_pair_ids,
     refresh_interface,
@@ -129,7 +131,8 @@ def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, t
                batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
                on_batch: Callable[[int, int], None] | None = None, gold: GoldPlan | None = None) -> PushResult:
     """Push these ``tasks`` (``pair_id, query, text``, in judging order) to the project titled ``title``, as
-    :func:`push` does for a pool's: the project found or created, only the pairs not yet there imported."""
+    :func:`push` does for a pool's: the project found or created, only the pairs not yet there imported, each with
+    its place in the project (``progress``: ``Pair 4 of 8``, counted after the tasks already there)."""
     project, created = ensure_project(client, title, guideline, overlap)
     remarks = []
     if not created and project.maximum_annotations != overlap:
@@ -142,6 +145,9 @@ def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, t
     duplicates = sum(count - 1 for pair, count in present.items() if count > 1 and pair)
     todo = tasks[~tasks["pair_id"].isin(present.keys())]
     records = todo[list(TASK_DATA_FIELDS)].to_dict(orient="records")
+    before = sum(present.values())  # the tasks already there come first in the project's order
+    for number, record in enumerate(records, start=before + 1):
+        record[PROGRESS_FIELD] = progress_text(number, before + len(records))
     with tqdm(total=len(records), unit="task", desc=f"push {title}", disable=not progress, file=sys.stderr) as bar:
         for start in range(0, len(records), batch_size):
             batch = records[start:start + batch_size]

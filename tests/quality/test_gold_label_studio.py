@@ -69,8 +69,10 @@ def test_gold_tasks_mixed_blind_flag_the_random_and_the_constant_annotator_not_t
     project = labelstudio.find_project(ls_client, title)
     tasks = sorted(labelstudio.export_snapshot(ls_client, project.id), key=lambda task: task["id"])
     assert len(tasks) == 119
-    # blind: every task carries the same fields and nothing else; a gold grade is nowhere in a task
-    assert all(set(task["data"]) == {"pair_id", "query", "text"} for task in tasks)
+    # blind: every task carries the same fields and nothing else; a gold grade is nowhere in a task (its place in
+    # the project counts pool and gold tasks alike)
+    assert all(set(task["data"]) == {"pair_id", "query", "text", "progress"} for task in tasks)
+    assert [task["data"]["progress"] for task in tasks] == [f"Pair {n} of 119" for n in range(1, 120)]
     assert all(not task.get("meta") for task in tasks)
     gold_only = [task for task in tasks if task["data"]["pair_id"] not in set(pairs["pair_id"])]
     assert len(gold_only) == 19 and all(task["data"]["pair_id"] in gold for task in gold_only)

@@ -11,7 +11,8 @@ downloaded. The API, for any browser test of Label Studio::
         close_instructions(page)                               # the labeling view itself
         save_screenshot(page, "state", artefacts)              # PNG in $EVALSET_ARTEFACTS or the test's tmp_path
 
-Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``).
+Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``,
+``TASK_COUNT``, ``PROGRESS``, ``SIDE_PANELS``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ INSTRUCTIONS = ".lsf-modal-ls__body"
 #: the labeling view of one task (the config's tags are rendered in it)
 LABELING = ".lsf-main-view"
 SUBMIT = "[data-testid='bottombar-submit-button']"
+#: Label Studio's own task counter in the bottom bar (hidden by evalset's labeling config)
+TASK_COUNT = ".lsf-current-task__task-count"
+#: what evalset's labeling config shows of a task's place in its project (``Pair 4 of 8``)
+PROGRESS = ".evalset-progress"
+#: Label Studio's side panels (regions, relations, info, history), beside the task or, when narrow, under it
+SIDE_PANELS = ".lsf-sidepanels__wrapper, .lsf-tabs-panel, .lsf-outliner"
 TIMEOUT_MS = 60_000
 
 
