@@ -11,7 +11,8 @@ downloaded. The API, for any browser test of Label Studio::
         close_instructions(page)                               # the labeling view itself
         save_screenshot(page, "state", artefacts)              # PNG in $EVALSET_ARTEFACTS or the test's tmp_path
 
-Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``).
+Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``,
+``SKIP``, ``CANCEL_SKIP``, ...).
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ INSTRUCTIONS = ".lsf-modal-ls__body"
 #: the labeling view of one task (the config's tags are rendered in it)
 LABELING = ".lsf-main-view"
 SUBMIT = "[data-testid='bottombar-submit-button']"
+#: the bottom bar's other buttons: Update (a submitted task), Skip, Cancel skip (a skipped task)
+UPDATE = "[data-testid='bottombar-update-button']"
+SKIP = "[data-testid='bottombar-skip-button']"
+CANCEL_SKIP = "[data-testid='bottombar-unskip-button']"
+#: the labeling stream's history: the task before, the task after
+PREVIOUS_TASK = "[data-testid='prev-task']"
+NEXT_TASK = "[data-testid='next-task']"
 TIMEOUT_MS = 60_000
 
 
