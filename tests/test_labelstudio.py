@@ -13,7 +13,8 @@ from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
 from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
 from evalset.labelstudio.blind import push_blind
-from evalset.labelstudio.project import VIEW_STYLE, progress_text
+from evalset.labelstudio.project import VIEW_STYLE, LabelStudioError, progress_text
+from evalset.labelstudio.pull import Draft, finish_pull
 from evalset.labelstudio.push import push
 from tests.support.options import refusal
 
@@ -198,3 +199,95 @@ def test_a_push_refuses_what_the_command_refuses_before_connecting(make, message
     with pytest.raises(InputError) as raised:
         make()
     assert str(raised.value) == message
+
+
+# Recorded from Label Studio 1.23.2 (export snapshot with the drafts expanded, task data cut to the pair id): task
+# 533 after Submit (grade 2), Skip, Cancel skip in the labeling view (tests/test_labelstudio_browser.py); task 534
+# after choosing 1 and moving on without submitting; task 1 of another project after the admin changed user 2's
+# submitted 2 to 0 without pressing Update.
+def _choice(grade: str, region: str) -> list[dict]:
+    return [{"value": {"choices": [grade]}, "id": region, "from_name": "grade", "to_name": "text", "type": "choices",
+             "origin": "manual"}]
+
+
+RECORDED_PAIRS = pd.DataFrame({"pair_id": ["3c5c33e1975abfe9", "6ceec1a954fe2db2"], "query_id": ["1110199"] * 2,
+                               "doc_id": ["2657989", "5857923"]})
+RECORDED_EXPORT = [
+    {"id": 533, "annotations": [], "drafts": [
+        {"id": 8, "user": "ann-ae8fe2@example.org", "created_username": "ann-ae8fe2@example.org, 11",
+         "created_ago": "0\u00a0minutes", "result": _choice("2", "Ak6jXLMz52"), "lead_time": 5.234,
+         "was_postponed": False, "import_id": None, "created_at": "2026-12-04T09:05:00.508598Z",
+         "updated_at": "2026-12-04T09:05:00.508629Z", "task": 533, "annotation": None}],
+     "predictions": [], "data": {"pair_id": "3c5c33e1975abfe9"}, "meta": {},
+     "created_at": "2026-12-04T09:04:44.340536Z", "updated_at": "2026-12-04T09:05:00.620852Z", "allow_skip": True,
+     "inner_id": 1, "total_annotations": 0, "cancelled_annotations": 0, "total_predictions": 0, "comment_count": 0,
+     "unresolved_comment_count": 0, "last_comment_updated_at": None, "project": 5, "updated_by": 11,
+     "comment_authors": []},
+    {"id": 534, "annotations": [], "drafts": [
+        {"id": 9, "user": "ann-ae8fe2@example.org", "created_username": "ann-ae8fe2@example.org, 11",
+         "created_ago": "0\u00a0minutes", "result": _choice("1", "J8236-RElf"), "lead_time": 5.138,
+         "was_postponed": False, "import_id": None, "created_at": "2026-12-04T09:05:06.851065Z",
+         "updated_at": "2026-12-04T09:05:06.851096Z", "task": 534, "annotation": None}],
+     "predictions": [], "data": {"pair_id": "6ceec1a954fe2db2"}, "meta": {},
+     "created_at": "2026-12-04T09:04:44.340623Z", "updated_at": "2026-12-04T09:04:44.340633Z", "allow_skip": True,
+     "inner_id": 2, "total_annotations": 0, "cancelled_annotations": 0, "total_predictions": 0, "comment_count": 0,
+     "unresolved_comment_count": 0, "last_comment_updated_at": None, "project": 5, "updated_by": None,
+     "comment_authors": []},
+]
+RECORDED_NOT_UPDATED = {
+    "id": 1, "data": {"pair_id": "3c5c33e1975abfe9"}, "updated_at": "2026-12-04T08:51:41.700988Z", "updated_by": 2,
+    "annotations": [{"id": 1, "completed_by": 2, "result": _choice("2", "-J9uJDAbQ0"), "was_cancelled": False,
+                     "created_at": "2026-12-04T08:51:41.621411Z", "updated_at": "2026-12-04T08:51:41.621463Z",
+                     "lead_time": 1.622, "updated_by": 2}],
+    "drafts": [{"id": 3, "user": "admin@evalset.local", "created_username": "admin@evalset.local, 1",
+                "result": _choice("0", "x1"), "lead_time": 1.0, "created_at": "2026-12-04T08:59:57.108229Z",
+                "updated_at": "2026-12-04T08:59:57.108259Z", "task": 1, "annotation": 1}]}
+
+
+def test_pull_names_a_grade_withdrawn_by_cancel_skip_and_one_never_submitted_from_a_recorded_export():
+    labels, report = labels_from_export(RECORDED_EXPORT, RECORDED_PAIRS, {11: "ann@x.org"}, GUIDELINE, project_id=5)
+    assert labels.empty and (report.tasks, report.annotations, report.labels) == (2, 0, 0)  # drafts are no labels
+    assert report.drafts == (
+        Draft("1110199", "2657989", "ann@x.org", 2, "withdrawn", "3c5c33e1975abfe9", 5, 533),
+        Draft("1110199", "5857923", "ann@x.org", 1, "not submitted", "6ceec1a954fe2db2", 5, 534))
+    assert report.to_text().splitlines()[2:] == [
+        "warning: 2 grade(s) held as drafts in Label Studio are not submitted, so not in the labels:",
+        "  withdrawn: ann@x.org submitted 1110199/2657989, then withdrew it (Skip, then Cancel skip): Label Studio "
+        "deleted the grade and holds 2 as their draft; to restore it, they open task 533 of project 5 and press Submit",
+        "  not submitted: ann@x.org chose 1 for 1110199/5857923 and never submitted it; to make it a grade, they open "
+        "task 534 of project 5 and press Submit"]
+
+
+def test_a_change_not_updated_is_named_with_the_grade_the_labels_keep_and_an_unchanged_draft_is_not():
+    labels, report = labels_from_export([RECORDED_NOT_UPDATED], RECORDED_PAIRS, {1: "admin@x.org", 2: "b@x.org"},
+                                        GUIDELINE, project_id=1)
+    assert labels[["annotator", "grade"]].values.tolist() == [["b@x.org", 2]]
+    assert report.to_text().splitlines()[-1] == (
+        "  not updated: admin@x.org changed 1110199/2657989 to 0 without pressing Update, so the labels keep 2; to "
+        "change it, they open task 1 of project 1 and press Update")
+    same = {**RECORDED_NOT_UPDATED, "drafts": [{**RECORDED_NOT_UPDATED["drafts"][0], "result": _choice("2", "x1")}]}
+    empty = {**RECORDED_EXPORT[1], "drafts": [{**RECORDED_EXPORT[1]["drafts"][0], "result": []}]}
+    _, report = labels_from_export([same, empty], RECORDED_PAIRS, {1: "admin@x.org", 2: "b@x.org"}, GUIDELINE, 1)
+    assert report.drafts == () and report.drafts_without_grade == 1
+    assert report.to_text().splitlines()[-1] == "drafts without a grade (nothing to submit): 1"
+
+
+def test_a_withdrawn_grade_whose_trace_another_annotator_overwrote_is_told_by_the_earlier_pull(tmp_path):
+    # another user saved an annotation of task 533 after the Cancel skip: the task no longer says who deleted one
+    task = {**RECORDED_EXPORT[0], "updated_by": 12, "updated_at": "2026-12-04T09:06:00Z", "annotations": [
+        {**RECORDED_NOT_UPDATED["annotations"][0], "id": 20, "completed_by": 12}]}
+    emails = {11: "ann@x.org", 12: "other@x.org"}
+    labels, report = labels_from_export([task], RECORDED_PAIRS, emails, GUIDELINE, project_id=5)
+    assert [draft.kind for draft in report.drafts] == ["not submitted"]
+    earlier = pd.DataFrame([{"query_id": "1110199", "doc_id": "2657989", "annotator": "ann@x.org", "kind": "human",
+                             "grade": 2, "source": "label-studio:5/533/19", "labeled_at": "2026-12-04T09:04:50Z",
+                             "comment": ""}])
+    write_labels(earlier, tmp_path / "first.tsv")
+    _, told = finish_pull(labels, report, RECORDED_PAIRS, GUIDELINE, previous=tmp_path / "first.tsv")
+    assert [(draft.annotator, draft.grade, draft.kind) for draft in told.drafts] == [("ann@x.org", 2, "withdrawn")]
+    assert "  withdrawn: ann@x.org submitted 1110199/2657989, then withdrew it" in told.to_text()
+
+
+def test_an_export_listing_drafts_by_id_only_is_refused_not_read_as_no_drafts():
+    with pytest.raises(LabelStudioError, match="lists the drafts of task 533 by id only"):
+        labels_from_export([{**RECORDED_EXPORT[0], "drafts": [8]}], RECORDED_PAIRS, {}, GUIDELINE, project_id=5)

@@ -320,3 +320,33 @@ def test_one_server_per_annotator_shares_nothing_and_pull_gathers_both_servers(l
                                                                f"label-studio:{project_c.id}"}
     finally:
         script("stop", "--data-dir", own, timeout=120)
+
+
+def test_a_grade_withdrawn_by_cancel_skip_in_an_annotators_project_is_named_by_pull_with_their_token(
+        label_studio, team, pool3, tmp_path):
+    (email_a, row_a), (email_b, _) = team.items()
+    title = f"blind drafts {uuid.uuid4().hex[:8]}"
+    _push(label_studio, team, pool3, title)
+    client_a = _client(label_studio, row_a)
+    project_a, tasks_a = _tasks(client_a, title + f" [{email_a}]")
+    user_a = client_a.users.whoami().id
+    first, second = tasks_a[:2]
+    for task, grade in ((first, 2), (second, 1)):
+        client_a.annotations.create(**grade_annotation(task["id"], user_a, grade))
+    # Cancel skip as the labeling view does it, with A's own token: the grade saved as a draft, the annotation deleted
+    annotation = client_a.annotations.list(id=first["id"])[0]
+    api = httpx.Client(base_url=label_studio.url, headers={"Authorization": f"Token {row_a['token']}"}, timeout=60)
+    saved = api.post(f"/api/tasks/{first['id']}/drafts", json={"result": annotation.result, "lead_time": 5.0})
+    assert saved.status_code == 201 and api.delete(f"/api/annotations/{annotation.id}").status_code == 204
+
+    output = tmp_path / "labels.tsv"
+    pulled = cli("pull", "--project", title, "--pool", pool3, "--guideline", GUIDELINE_PATH, "-o", output,
+                 "--annotators", ",".join(team), env=_env(label_studio, team))
+    assert pulled.exit_code == 0, pulled.output
+    pairs = read_pool_pairs(pool3 / "pool.tsv").set_index("pair_id")
+    query_id, doc_id = pairs.loc[first["data"]["pair_id"], ["query_id", "doc_id"]]
+    assert "424 tasks, 1 annotations, 1 labels written" in pulled.output
+    assert (f"  withdrawn: {email_a} submitted {query_id}/{doc_id}, then withdrew it (Skip, then Cancel skip): Label "
+            f"Studio deleted the grade and holds 2 as their draft; to restore it, they open task {first['id']} of "
+            f"project {project_a.id} and press Submit") in pulled.output.splitlines()
+    assert read_labels(output)["annotator"].tolist() == [email_a] and email_b not in pulled.output.split("warning")[1]

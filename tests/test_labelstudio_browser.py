@@ -278,3 +278,73 @@ def test_an_annotator_sees_how_far_they_are_with_no_side_panel_and_nothing_past_
         browser.save_screenshot(page, f"data-manager-{width}", artefacts)
         scroll = page.evaluate("() => document.documentElement.scrollWidth")
         assert (scroll <= width) == (width > 1000), scroll
+def _answer(page, method: str, path: str, action) -> int:
+    """Run ``action`` and wait for the server's answer to the ``method`` request on a URL holding ``path``."""
+    with page.expect_response(lambda r: r.request.method == method and path in r.url) as answer:
+        action()
+    return answer.value.status
+
+
+def test_a_grade_withdrawn_by_skip_then_cancel_skip_and_a_grade_never_submitted_are_named_by_pull(
+        label_studio, ls_client, dl19_pool, artefacts):
+    # Submit, Skip, Cancel skip: Label Studio deletes the annotation and keeps its grade as a draft, still shown as
+    # chosen; the next task's grade is chosen and left (the view saves it as a draft after a few seconds)
+    project = _push(ls_client, dl19_pool, "cancel skip")
+    email = f"ann-{uuid.uuid4().hex[:6]}@example.org"
+    chosen = f"{browser.LABELING} .lsf-choice input:checked"
+    with browser.launch() as chromium:
+        page = browser.new_page(chromium)
+        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}",
+                        browser.invite_token(label_studio.url, label_studio.api_key))
+        browser.open_labeling(page, label_studio.url, project.id)
+        browser.close_instructions(page)
+        page.keyboard.press("2")
+        page.locator(chosen).wait_for()
+        _submit(page)
+        assert ls_client.projects.get(project.id).total_annotations_number == 1
+
+        page.click(browser.PREVIOUS_TASK)  # back to the submitted task: Skip withdraws it (Label Studio asks nothing)
+        page.locator(browser.UPDATE).wait_for()
+        assert _answer(page, "PATCH", "/api/annotations/", lambda: page.click(browser.SKIP)) == 200
+        page.wait_for_function("() => !document.querySelector('.lsf-main-view .lsf-choice input:checked')")
+        page.click(browser.PREVIOUS_TASK)  # back again: the skipped task offers Cancel skip
+        page.locator(browser.CANCEL_SKIP).wait_for()
+        browser.save_screenshot(page, "skipped-after-submit", artefacts)
+        assert _answer(page, "DELETE", "/api/annotations/", lambda: page.click(browser.CANCEL_SKIP)) == 204
+        page.locator(browser.SUBMIT).wait_for()
+        shown = page.locator(chosen)
+        assert shown.count() == 1 and shown.evaluate("e => e.closest('.lsf-choice').innerText").startswith("2 ")
+        browser.save_screenshot(page, "after-cancel-skip", artefacts)
+        assert ls_client.projects.get(project.id).total_annotations_number == 0  # the submitted grade is gone
+
+        page.click(browser.NEXT_TASK)
+        page.wait_for_function("() => !document.querySelector('.lsf-main-view .lsf-choice input:checked')")
+        related = page.locator(f"{browser.LABELING} .lsf-choice", has_text="1 Related")
+        assert _answer(page, "POST", "/drafts", related.click) == 201  # the view saves it after a few seconds
+        assert page.locator(chosen).count() == 1
+        browser.save_screenshot(page, "chosen-not-submitted", artefacts)
+
+        labels, report = labelstudio.pull(ls_client, project.title, dl19_pool, GUIDELINE)
+        order = read_pool_pairs(dl19_pool / "pool.tsv").sort_values("order")
+        (q1, d1), (q2, d2) = list(zip(order["query_id"], order["doc_id"], strict=True))[:2]
+        assert (report.annotations, report.labels, len(labels)) == (0, 0, 0)  # a draft is never turned into a label
+        assert [(d.query_id, d.doc_id, d.annotator, d.grade, d.kind) for d in report.drafts] == [
+            (q1, d1, email, 2, "withdrawn"), (q2, d2, email, 1, "not submitted")]
+        text = report.to_text()
+        assert "warning: 2 grade(s) held as drafts in Label Studio are not submitted, so not in the labels:" in text
+        task1, task2 = (draft.task_id for draft in report.drafts)
+        assert (f"  withdrawn: {email} submitted {q1}/{d1}, then withdrew it (Skip, then Cancel skip): Label Studio "
+                f"deleted the grade and holds 2 as their draft; to restore it, they open task {task1} of project "
+                f"{project.id} and press Submit") in text.splitlines()
+        assert (f"  not submitted: {email} chose 1 for {q2}/{d2} and never submitted it; to make it a grade, they "
+                f"open task {task2} of project {project.id} and press Submit") in text.splitlines()
+
+        # what the warning says to do: back to the withdrawn task, Submit; the grade is a label again
+        page.click(browser.PREVIOUS_TASK)
+        page.locator(browser.SUBMIT).wait_for()
+        page.locator(chosen).wait_for()
+        assert _answer(page, "POST", "/annotations", lambda: page.click(browser.SUBMIT)) == 201
+
+    labels, report = labelstudio.pull(ls_client, project.title, dl19_pool, GUIDELINE)
+    assert labels[["query_id", "doc_id", "annotator", "grade"]].values.tolist() == [[q1, d1, email, 2]]
+    assert [(d.query_id, d.kind) for d in report.drafts] == [(q2, "not submitted")]

@@ -35,6 +35,10 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   Community keeps no earlier result, so the earlier grade comes from an earlier pull's labels table
   (``previous``): the report lists each grade revised or withdrawn since (pair, annotator, old and new grade,
   times), and a freeze compares the labels with the parent version's (:mod:`evalset.judgments.revisions`).
+- No grade lost to an undo: the export is read with every task's drafts. Skip then Cancel skip on a submitted
+  task saves its grade as a draft and deletes the annotation; pull names every draft holding a grade (withdrawn,
+  not submitted, or a change not updated: :class:`evalset.labelstudio.pull.Draft`) and never turns one into a
+  label.
 - Blind judging (``--annotators``, :mod:`evalset.labelstudio.blind`): one project per annotator, each on a Label
   Studio server of the annotator's own (``scripts/label-studio.sh start-team``: Label Studio Community has no
   annotator role and lets any user read any organization's grades by URL), the tasks given to ``overlap`` of

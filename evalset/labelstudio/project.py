@@ -213,8 +213,11 @@ def find_project(client: LabelStudio, title: str) -> Any | None:
 
 # ------------------------------------------------------------------------------------------------- exports
 def export_snapshot(client: LabelStudio, project_id: int, timeout_s: float = 600.0) -> list[dict]:
-    """Every task of the project with its annotations, from one export snapshot (deleted after download)."""
-    snapshot = call(lambda: client.projects.exports.create(project_id, title="evalset"), "create an export snapshot")
+    """Every task of the project with its annotations and its drafts (each in full: ``drafts`` expanded), from one
+    export snapshot (deleted after download)."""
+    snapshot = call(lambda: client.projects.exports.create(project_id, title="evalset",
+                                                           serialization_options={"drafts": {"only_id": False}}),
+                    "create an export snapshot")
     started = time.monotonic()
     try:
         while snapshot.status not in ("completed", "failed"):

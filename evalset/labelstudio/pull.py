@@ -31,10 +31,69 @@ if TYPE_CHECKING:
 
 
 # ---------------------------------------------------------------------------------------------------- pull
+WITHDRAWN = "withdrawn"
+"""A draft that replaced a submitted grade: Submit, Skip, then Cancel skip (Label Studio deleted the annotation)."""
+NOT_SUBMITTED = "not submitted"
+"""A draft never submitted: a grade chosen and saved as a draft (the view saves one after a few seconds)."""
+NOT_UPDATED = "not updated"
+"""A draft of a change to a submitted annotation whose Update was not pressed: the label keeps the submitted grade."""
+DRAFT_KINDS = (WITHDRAWN, NOT_SUBMITTED, NOT_UPDATED)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A grade Label Studio holds as a draft of ``annotator`` on task ``task_id`` of project ``project_id``, never
+    a label (it was not submitted). ``kind`` is one of :data:`DRAFT_KINDS`; ``submitted`` is the grade the label
+    keeps (a draft not updated); ``query_id`` and ``doc_id`` are empty for a ``pair_id`` not in the pool."""
+
+    query_id: str
+    doc_id: str
+    annotator: str
+    grade: int
+    kind: str
+    pair_id: str
+    project_id: int
+    task_id: int
+    submitted: int | None = None
+
+    @property
+    def order(self) -> tuple:
+        """Where the draft is listed: withdrawn grades first, then by pair, annotator and task."""
+        return DRAFT_KINDS.index(self.kind), self.query_id, self.doc_id, self.pair_id, self.annotator, self.task_id
+
+    def to_text(self) -> str:
+        pair = f"{self.query_id}/{self.doc_id}" if self.query_id else f"pair_id {self.pair_id} (not in the pool)"
+        task = f"they open task {self.task_id} of project {self.project_id} and press"
+        if self.kind == WITHDRAWN:
+            return (f"withdrawn: {self.annotator} submitted {pair}, then withdrew it (Skip, then Cancel skip): Label "
+                    f"Studio deleted the grade and holds {self.grade} as their draft; to restore it, {task} Submit")
+        if self.kind == NOT_UPDATED:
+            kept = "no grade (the annotation holds none)" if self.submitted is None else str(self.submitted)
+            return (f"not updated: {self.annotator} changed {pair} to {self.grade} without pressing Update, so the "
+                    f"labels keep {kept}; to change it, {task} Update")
+        return f"not submitted: {self.annotator} chose {self.grade} for {pair} and never submitted it; to make it a " \
+               f"grade, {task} Submit"
+
+
+def draft_lines(drafts: tuple[Draft, ...], without_grade: int = 0) -> list[str]:
+    """The ``warning:`` block of a pull naming every draft (none: no line)."""
+    lines = []
+    if drafts:
+        lines.append(f"warning: {len(drafts)} grade(s) held as drafts in Label Studio are not submitted, so not in "
+                     "the labels:")
+        lines += [f"  {draft.to_text()}" for draft in drafts]
+    if without_grade:
+        lines.append(f"drafts without a grade (nothing to submit): {without_grade}")
+    return lines
+
+
 @dataclass(frozen=True)
 class PullReport:
     """Counts of what a pull read and what it did not turn into grades; with gold, the annotators scored against
     it (``gold``; ``gold_only`` counts the answers on gold-only tasks, kept out of the labels).
+
+    ``drafts`` are the grades Label Studio holds as drafts (:class:`Draft`): never labels, each named in a
+    ``warning:`` block; ``drafts_without_grade`` counts drafts that hold no grade of the scale.
 
     ``to_text()`` is what ``evalset pull`` prints: the counts, then, once :func:`write_pull` wrote them, each file
     written (``labels_path``, then the gold report and ``gold_report_path``).
@@ -51,6 +110,8 @@ class PullReport:
     gold_only: int = 0
     skipped_after_grading: tuple[tuple[str, str, str, int], ...] = ()
     revised_after_submission: int = 0
+    drafts: tuple[Draft, ...] = ()
+    drafts_without_grade: int = 0
     revisions: pd.DataFrame | None = field(default=None, repr=False)
     previous: str | None = None
     gold: GoldReport | None = field(default=None, repr=False)
@@ -71,6 +132,7 @@ class PullReport:
             lines.append(f"revised: {self.revised_after_submission} grades were updated after their first submission"
                          + ("" if self.previous else " (Label Studio Community keeps no earlier grade: give the "
                             "earlier labels with --previous to see what changed)"))
+        lines += draft_lines(self.drafts, self.drafts_without_grade)
         if self.revisions is not None:
             lines += revision_lines(self.revisions, f"the previous pull ({self.previous})")
         if self.labels_path:
@@ -145,8 +207,90 @@ def labels_from_export(tasks: list[dict], pairs: pd.DataFrame, emails: dict[int,
     frame = pd.DataFrame(rows, columns=[*LABELS_COLUMNS, "_annotation"])
     frame = frame.sort_values(["query_id", "doc_id", "annotator", "_annotation"], kind="stable")
     frame = frame[list(LABELS_COLUMNS)].astype({"grade": "int64"}).reset_index(drop=True)
+    drafts, without_grade = drafts_from_export(tasks, where, emails, guideline, project_id)
     return frame, PullReport(tasks=len(tasks), labels=len(frame), skipped_after_grading=tuple(sorted(
-        skipped_after_grading)), **counts)
+        skipped_after_grading)), drafts=drafts, drafts_without_grade=without_grade, **counts)
+
+
+def drafts_from_export(tasks: list[dict], where: dict[str, tuple[str, str]], emails: dict[int, str],
+                       guideline: Guideline, project_id: int) -> tuple[tuple[Draft, ...], int]:
+    """Every draft of an export (``drafts`` expanded, as :func:`~evalset.labelstudio.project.export_snapshot` makes
+    it) holding a grade, as a :class:`Draft` (in their ``order``), and the number holding none.
+
+    The kind: a draft of an annotation (``annotation`` set) is ``not updated``, reported only when its grade differs
+    from the annotation's. A draft of no annotation is ``withdrawn`` when the task was last changed by the draft's
+    author at or after the draft was made and the task holds no annotation of theirs: Label Studio records on the
+    task (``updated_by``, ``updated_at``) who last saved or deleted an annotation of it, and Cancel skip saves the
+    draft, then deletes the annotation. Otherwise ``not submitted``. The trace is the task's last change only: once
+    another user saves an annotation of the task, a withdrawn grade reads as ``not submitted`` (``--previous`` still
+    tells it: :func:`finish_pull`).
+    """
+    found, without_grade = [], 0
+    for task in tasks:
+        pair_id = str((task.get("data") or {}).get("pair_id", ""))
+        annotations = task.get("annotations") or []
+        for draft in task.get("drafts") or []:
+            if not isinstance(draft, dict):
+                raise LabelStudioError(f"the export lists the drafts of task {task.get('id')} by id only: it was not "
+                                       "made with the drafts expanded (export_snapshot)")
+            grade = _single_grade(draft.get("result"), guideline)
+            if grade is None:
+                without_grade += 1
+                continue
+            author_id, author = _draft_author(draft, emails)
+            kind, submitted = _draft_kind(draft, task, annotations, author_id, guideline)
+            if kind is None:
+                continue
+            query_id, doc_id = where.get(pair_id, ("", ""))
+            found.append(Draft(query_id=query_id, doc_id=doc_id, annotator=author, grade=grade, kind=kind,
+                               pair_id=pair_id, project_id=project_id, task_id=int(task["id"]), submitted=submitted))
+    return tuple(sorted(found, key=lambda draft: draft.order)), without_grade
+
+
+def _single_grade(result: list[dict] | None, guideline: Guideline) -> int | None:
+    choices, _ = _choice_and_comment(result)
+    grades = {grade_of_choice(choice, guideline) for choice in choices}
+    return grades.pop() if len(grades) == 1 and None not in grades else None
+
+
+def _user_id(value) -> int | None:
+    value = value.get("id") if isinstance(value, dict) else value
+    return int(value) if isinstance(value, int) or (isinstance(value, str) and value.isdigit()) else None
+
+
+def _draft_author(draft: dict, emails: dict[int, str]) -> tuple[int | None, str]:
+    """The draft's author as (user id, e-mail): Label Studio 1.23.2 exports ``user`` as the e-mail and
+    ``created_username`` as ``"[name ]email, id"``; a user not in ``emails`` is named as the export names them."""
+    user, name = draft.get("user"), str(draft.get("created_username") or "")
+    author_id = _user_id(user)
+    if author_id is None:
+        author_id = _user_id(name.rpartition(", ")[2].strip())
+    if author_id is not None and author_id in emails:
+        return author_id, emails[author_id]
+    shown = user if isinstance(user, str) and user and not user.isdigit() else name or f"user {author_id}"
+    return author_id, f"{shown} (not a user this pull knows)"
+
+
+def _draft_kind(draft: dict, task: dict, annotations: list[dict], author_id: int | None,
+                guideline: Guideline) -> tuple[str | None, int | None]:
+    """(kind, the submitted grade the label keeps) of a draft holding a grade; kind None: nothing to report (a draft
+    of an annotation with the same grade)."""
+    of_annotation = _user_id(draft.get("annotation"))
+    if of_annotation is not None:
+        annotation = next((a for a in annotations if _user_id(a.get("id")) == of_annotation), None)
+        submitted = _single_grade(annotation.get("result"), guideline) if annotation else None
+        if submitted == _single_grade(draft.get("result"), guideline):
+            return None, None
+        return NOT_UPDATED, submitted
+    theirs = [a for a in annotations if _user_id(a.get("completed_by")) == author_id]
+    changed_by_author = author_id is not None and _user_id(task.get("updated_by")) == author_id
+    if changed_by_author and not theirs and _at_or_after(task.get("updated_at"), draft.get("created_at")):
+        return WITHDRAWN, None
+    return NOT_SUBMITTED, None
+
+
+def _at_or_after(later: str | None, earlier: str | None) -> bool:
+    return bool(later and earlier) and pd.Timestamp(later) >= pd.Timestamp(earlier)
 
 
 REVISION_DELAY_S = 1.0
@@ -200,7 +344,9 @@ def finish_pull(labels: pd.DataFrame, report: PullReport, pairs: pd.DataFrame, g
                 previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
     """The labels and report of a pull once every project was read: with ``gold``, the gold-only answers taken out
     of the labels and every annotator scored on the gold answers under ``policy`` (the report's ``gold`` and
-    ``gold_only``); with ``previous``, the grades revised or withdrawn since (``revisions``)."""
+    ``gold_only``); with ``previous``, the grades revised or withdrawn since (``revisions``), and a draft of a pair
+    whose grade by its author was withdrawn since told as ``withdrawn``. The drafts of every project are listed in
+    their ``order``."""
     if gold is not None:
         from evalset.quality.gold import GoldPolicy, gold_report, split_gold
 
@@ -208,9 +354,21 @@ def finish_pull(labels: pd.DataFrame, report: PullReport, pairs: pd.DataFrame, g
         gold_only = len(labels) - len(kept)
         scored = gold_report(answers, gold, guideline.grades, policy or GoldPolicy(), gold_only)
         report, labels = replace(report, gold_only=gold_only, labels=len(kept), gold=scored), kept
+    drafts = report.drafts
     if previous is not None:
-        report = replace(report, revisions=grade_revisions(read_labels(previous), labels), previous=os.fspath(previous))
-    return labels, report
+        revisions = grade_revisions(read_labels(previous), labels)
+        report, drafts = replace(report, revisions=revisions, previous=os.fspath(previous)), \
+            _withdrawn_since(drafts, revisions)
+    return labels, replace(report, drafts=tuple(sorted(drafts, key=lambda draft: draft.order)))
+
+
+def _withdrawn_since(drafts: tuple[Draft, ...], revisions: pd.DataFrame) -> tuple[Draft, ...]:
+    """``drafts`` with each ``not submitted`` one whose pair and annotator lost a grade since the earlier pull
+    (``withdrawn`` in ``revisions``) told as ``withdrawn``: the earlier pull saw it submitted."""
+    gone = revisions[revisions["change"] == "withdrawn"]
+    lost = set(zip(gone["query_id"], gone["doc_id"], gone["annotator"], strict=True))
+    return tuple(replace(draft, kind=WITHDRAWN) if draft.kind == NOT_SUBMITTED and (
+        draft.query_id, draft.doc_id, draft.annotator) in lost else draft for draft in drafts)
 
 
 def write_pull(labels: pd.DataFrame, report: PullReport, output: str | os.PathLike,

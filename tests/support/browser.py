@@ -12,7 +12,7 @@ downloaded. The API, for any browser test of Label Studio::
         save_screenshot(page, "state", artefacts)              # PNG in $EVALSET_ARTEFACTS or the test's tmp_path
 
 Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``,
-``TASK_COUNT``, ``PROGRESS``, ``SIDE_PANELS``).
+``TASK_COUNT``, ``PROGRESS``, ``SIDE_PANELS``, ``SKIP``, ``CANCEL_SKIP``, ...).
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ TASK_COUNT = ".lsf-current-task__task-count"
 PROGRESS = ".evalset-progress"
 #: Label Studio's side panels (regions, relations, info, history), beside the task or, when narrow, under it
 SIDE_PANELS = ".lsf-sidepanels__wrapper, .lsf-tabs-panel, .lsf-outliner"
+#: the bottom bar's other buttons: Update (a submitted task), Skip, Cancel skip (a skipped task)
+UPDATE = "[data-testid='bottombar-update-button']"
+SKIP = "[data-testid='bottombar-skip-button']"
+CANCEL_SKIP = "[data-testid='bottombar-unskip-button']"
+#: the labeling stream's history: the task before, the task after
+PREVIOUS_TASK = "[data-testid='prev-task']"
+NEXT_TASK = "[data-testid='next-task']"
 TIMEOUT_MS = 60_000
 
 
