@@ -44,7 +44,7 @@ def dl19_page(shared_data, tmp_path_factory):
     """The DL19 report of 3 runs (its comparison table holds 9.559e-09, the number a narrow cell broke in two)."""
     root, folder = shared_data / "dl19", tmp_path_factory.mktemp("report")
     target = freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
-                    read_guideline(REPO / "guidelines" / "relevance-v1.md"), "dl19", folder / "sets",
+                    read_guideline(REPO / "guidelines" / "relevance-v2.md"), "dl19", folder / "sets",
                     planned=[("bm25base_p", "idst_bert_p1"), ("bm25base_p", "bm25tuned_p")], agreement=AGREEMENT)
     runs = {name: read_run(root / "runs" / "official_top100" / f"{name}.run.gz")
             for name in ("bm25base_p", "idst_bert_p1", "bm25tuned_p")}
