@@ -225,10 +225,10 @@ def test_a_push_whose_guideline_grades_a_pair_of_the_pool_is_refused_before_conn
 
 def test_the_description_tells_annotators_what_to_do_and_keeps_the_guideline_record_last():
     one, many = project_description(GUIDELINE, 1), project_description(GUIDELINE, 212)
-    assert many.startswith("212 pairs to grade. For each, read the query and the passage, choose a grade from 0 to "
-                           "3 (its button or its key) and press Submit. The rules are under Instructions: the "
-                           "relevance guideline, version 2.")
-    assert one.startswith("1 pair to grade. ")
+    # what a project's card shows first (three lines of about 45 characters): the count and the guideline
+    assert many.startswith("212 pairs to grade, by the relevance guideline v2 (see Instructions): read the query and "
+                           "the passage, choose a grade from 0 to 3, press Submit.\n\n")
+    assert one.startswith("1 pair to grade, ")
     assert many.splitlines()[-1] == f"evalset guideline relevance v2 sha256 {GUIDELINE.sha256}"
     assert DESCRIPTION_PATTERN.search(many)["sha256"] == GUIDELINE.sha256
     assert all(description_matches(text, GUIDELINE) for text in (one, many, description_record(GUIDELINE)))

@@ -71,7 +71,7 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     assert "warning: --overlap 2 in one shared project: on Label Studio Community every annotator of a project sees " \
            "the others' grades" in first.output
     described = labelstudio.find_project(ls_client, title)
-    assert described.description.startswith(f"{len(three)} pairs to grade. ")
+    assert described.description.startswith(f"{len(three)} pairs to grade, by the relevance guideline v2 ")
     assert described.skip_queue == "REQUEUE_FOR_OTHERS"
     grown = cli("push", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2,
                 env=label_studio.env())

@@ -59,7 +59,14 @@ from evalset.labelstudio.project import (
     server_url,
 )
 from evalset.labelstudio.pull import PullReport, finish_pull, known_pairs, labels_from_export
-from evalset.labelstudio.push import PushResult, pool_tasks, push_tasks, refuse_worked_examples, remark_lines
+from evalset.labelstudio.push import (
+    PushResult,
+    pool_tasks,
+    push_tasks,
+    refuse_worked_examples,
+    remark_lines,
+    without_text,
+)
 from evalset.params import check, validate_params
 from evalset.render import counted
 
@@ -276,8 +283,7 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
                        f"{overlap} annotators "
                        "(pushed before with another overlap or other annotators); none was removed")
     if tasks.attrs.get("without_text"):
-        remarks.append(f"{counted(tasks.attrs['without_text'], 'pair of pool.tsv has', 'pairs of pool.tsv have')} "
-                       "no text and were not pushed")
+        remarks.append(without_text(tasks.attrs["without_text"]))
     return BlindPushResult(title=title, overlap=overlap, tasks=len(tasks), results=tuple(results), emails=emails,
                            remarks=tuple(remarks), gold=gold)
 

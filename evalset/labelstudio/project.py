@@ -30,7 +30,7 @@ COMMENT_CONTROL = "comment"
 DEFAULT_BATCH_SIZE = 500
 TASK_DATA_FIELDS = ("pair_id", "query", "text")
 DESCRIPTION_PATTERN = re.compile(r"evalset guideline (?P<name>\S+) v(?P<version>\d+) sha256 (?P<sha256>[0-9a-f]{64})")
-DESCRIPTION_COUNT = re.compile(r"(\d+) pairs? to grade\.")
+DESCRIPTION_COUNT = re.compile(r"(\d+) pairs? to grade, ")
 
 
 class LabelStudioError(ServiceError):
@@ -83,9 +83,9 @@ def project_description(guideline: Guideline, tasks: int) -> str:
     pairs, the guideline's name and version), then, last, the record of the guideline the project was made from
     (:data:`DESCRIPTION_PATTERN`: its name, version and sha256) that push reads to refuse another guideline."""
     low, high = min(guideline.grades), max(guideline.grades)
-    return (f"{counted(tasks, 'pair')} to grade. For each, read the query and the passage, choose a grade from "
-            f"{low} to {high} (its button or its key) and press Submit. The rules are under Instructions: the "
-            f"{guideline.name} guideline, version {guideline.version}.\n\n{description_record(guideline)}")
+    return (f"{counted(tasks, 'pair')} to grade, by the {guideline.name} guideline v{guideline.version} (see "
+            f"Instructions): read the query and the passage, choose a grade from {low} to {high}, press Submit."
+            f"\n\n{description_record(guideline)}")
 
 
 def description_record(guideline: Guideline) -> str:

@@ -87,6 +87,12 @@ def remark_lines(remarks: tuple[str, ...], gold: GoldPlan | None) -> list[str]:
     return [f"note: {remark}" for remark in remarks] + ([gold.to_text()] if gold is not None else [])
 
 
+def without_text(count: int) -> str:
+    """The remark of a push on the pairs of ``pool.tsv`` it could not push (no text in the corpus)."""
+    return counted(count, "pair of pool.tsv has no text and was", "pairs of pool.tsv have no text and were") + \
+        " not pushed"
+
+
 def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
     """The pool's tasks (``pair_id, query, text``) in judging order (the ``order`` of ``pool.tsv``).
 
@@ -193,8 +199,7 @@ def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, t
     if not created and (described := describe(client, project, guideline, sum(present.values()) + len(records))):
         remarks.append(described)
     if tasks.attrs.get("without_text"):
-        remarks.append(f"{counted(tasks.attrs['without_text'], 'pair of pool.tsv has', 'pairs of pool.tsv have')} "
-                       "no text and were not pushed")
+        remarks.append(without_text(tasks.attrs["without_text"]))
     return PushResult(title=title, project_id=project.id, project_created=created, pool_tasks=len(tasks),
                       already_present=len(tasks) - len(todo), added=len(records), duplicates=duplicates,
                       overlap=overlap, remarks=tuple(remarks), gold=gold)
