@@ -67,7 +67,7 @@ def run_once(pool: str, pairs: int, base_url: str, concurrency: int, profile: bo
         cpu = time.process_time()
         if profiler:
             profiler.enable()
-        result = judge_pool(pool, REPO / "guidelines" / "relevance-v1.md", Path(folder) / "labels.tsv", settings,
+        result = judge_pool(pool, REPO / "guidelines" / "relevance-v2.md", Path(folder) / "labels.tsv", settings,
                             limit=pairs, progress=False)
         if profiler:
             profiler.disable()

@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5000)
     parser.add_argument("--list-tasks", action="store_true")
     args = parser.parse_args()
-    guideline = read_guideline(REPO / "guidelines" / "relevance-v1.md")
+    guideline = read_guideline(REPO / "guidelines" / "relevance-v2.md")
     client = labelstudio.connect()
     run = uuid.uuid4().hex[:6]
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")

@@ -57,15 +57,15 @@ step "pool (DL19 runs -> $out/pool): the ${#runs[@]} official runs at depth 10, 
 "$evalset" pool --spec pools/dl19-demo.toml -o "$out/pool"
 
 step "agreement (DL19 grades): NIST's assessors against ${#llm_labels[@]} recorded LLM judges (kappas, system-ranking tau)"
-"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
+"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v2.md \
   --runs data/dl19/runs --queries data/dl19/topics.tsv --disagreements "$out/disagreements.tsv" \
   --plot "$out/agreement.png" --pairs with-human | tee "$out/agreement.txt"
-"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v1.md \
+"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v2.md \
   --runs data/dl19/runs --format json -o "$out/agreement.json"
 
 step "freeze (DL19 grades -> $out/sets/dl19/v1): NIST's grades (human) and the LLM grades (kept, not merged)"
 "$evalset" freeze data/dl19/nist.qrels $(printf -- '--llm-labels %s ' "${llm_labels[@]}") \
-  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v1.md --name dl19 --sets-dir "$out/sets" \
+  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v2.md --name dl19 --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 set_path="$out/sets/dl19/v1"
 "$evalset" verify "$set_path"
@@ -97,7 +97,7 @@ step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): 
 # The rule (scripts/dl19_strata.py): a topic of at most 4 words is "short", a longer one "long"; each stratum's
 # traffic share is the share of the Excite log's submissions of that length (DL19 has no traffic of its own).
 .venv/bin/python scripts/dl19_strata.py -o "$out/dl19-strata.tsv"
-"$evalset" freeze data/dl19/nist.qrels --queries "$out/dl19-strata.tsv" --guideline guidelines/relevance-v1.md \
+"$evalset" freeze data/dl19/nist.qrels --queries "$out/dl19-strata.tsv" --guideline guidelines/relevance-v2.md \
   --name dl19-strata --sets-dir "$out/sets" --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 "$evalset" score --set "$out/sets/dl19-strata/v1" data/dl19/runs/{bm25base_p,bm25tuned_p,p_bert,idst_bert_p1}.run.gz \
   -m ndcg@10 | tee "$out/scores-strata.txt"
@@ -114,7 +114,7 @@ awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv"
   --compare bm25base_p:idst_bert_p1 | tee "$out/estimate.txt"
 # a set frozen from the slice's human grades and the LLM's grades of every topic: its report shows the estimates
 "$evalset" freeze "$out/slice-nist.qrels" --llm-labels data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \
-  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v1.md --name dl19-slice --sets-dir "$out/sets" \
+  --queries data/dl19/topics.tsv --guideline guidelines/relevance-v2.md --name dl19-slice --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1
 "$evalset" report "$out/sets/dl19-slice/v1" --runs data/dl19/runs/{bm25base_p,bm25tuned_p,idst_bert_p1}.run.gz \
   -o "$out/report-slice.html"
@@ -127,14 +127,14 @@ if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${L
     echo "the admin's e-mail and password are in out/label-studio/evalset-admin.env (readable by you alone)"
   fi
   step "push: the pool's judging tasks to Label Studio at $LABEL_STUDIO_URL, two annotators per task"
-  "$evalset" push "$out/pool" --guideline guidelines/relevance-v1.md --project "DL19 demo pool" --overlap 2
+  "$evalset" push "$out/pool" --guideline guidelines/relevance-v2.md --project "DL19 demo pool" --overlap 2
   echo "annotators log in at $LABEL_STUDIO_URL and open the project 'DL19 demo pool'; then:"
-  echo "  $evalset pull --project 'DL19 demo pool' --pool $out/pool --guideline guidelines/relevance-v1.md -o labels.tsv"
+  echo "  $evalset pull --project 'DL19 demo pool' --pool $out/pool --guideline guidelines/relevance-v2.md -o labels.tsv"
 fi
 
 if [ -n "${OPENAI_BASE_URL:-}" ]; then
   step "judge: the live LLM judge on the first 20 pairs through $OPENAI_BASE_URL"
-  "$evalset" judge "$out/pool" --guideline guidelines/relevance-v1.md --model "${EVALSET_DEMO_MODEL:-gpt-4o-mini}" \
+  "$evalset" judge "$out/pool" --guideline guidelines/relevance-v2.md --model "${EVALSET_DEMO_MODEL:-gpt-4o-mini}" \
     --limit 20 -o "$out/llm-labels.tsv"
 fi
 

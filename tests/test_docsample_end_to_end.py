@@ -39,7 +39,7 @@ pytestmark = pytest.mark.labelstudio
 
 REPO = Path(__file__).resolve().parents[1]
 DL19 = REPO / "data" / "dl19"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = ("bm25base_p", "p_bert", "ICT-BERT2", "UNH_exDL_bm25")
 DEPTH, BUDGET, SEED = 5, 150, 11  # 173 drawn of the 650 pooled pairs: above the minimum of 3 a query
 BASELINE, CANDIDATE = "bm25base_p", "p_bert"

@@ -20,7 +20,7 @@ from evalset.judge import Journal
 from evalset.pooling import PoolSpec
 from tests.conftest import REPO
 
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.labelstudio
 
 REPO = Path(__file__).resolve().parents[1]
 DL19 = REPO / "data" / "dl19"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = ("bm25base_p", "p_bert", "ICT-BERT2", "UNH_exDL_bm25")
 SLICE_SIZE, SEED = 5, 7
 BASELINE, CANDIDATE = "bm25base_p", "p_bert"

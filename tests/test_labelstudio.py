@@ -11,14 +11,28 @@ from evalset.errors import InputError
 from evalset.io.annotations import read_labels, write_labels
 from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
-from evalset.labelstudio import grade_of_choice, instructions_html, labeling_config, labels_from_export, pool_tasks
+from evalset.labelstudio import (
+    grade_of_choice,
+    instructions_html,
+    labeling_config,
+    labels_from_export,
+    pool_tasks,
+    project_description,
+)
 from evalset.labelstudio.blind import push_blind
-from evalset.labelstudio.project import VIEW_STYLE, LabelStudioError, progress_text
+from evalset.labelstudio.project import (
+    DESCRIPTION_PATTERN,
+    VIEW_STYLE,
+    LabelStudioError,
+    description_matches,
+    description_record,
+    progress_text,
+)
 from evalset.labelstudio.pull import Draft, finish_pull
-from evalset.labelstudio.push import push
+from evalset.labelstudio.push import PushResult, push, refuse_worked_examples
 from tests.support.options import refusal
 
-GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
+GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v2.md")
 
 
 def test_labeling_config_has_one_choice_per_grade_with_hotkeys_and_shows_texts_as_text():
@@ -174,7 +188,7 @@ def test_a_grade_skipped_after_submission_is_kept_and_named_and_an_update_after_
     assert report.revised_after_submission == 1
     text = report.to_text()
     assert "kept: a@x.org graded q1/d1 2, then skipped it" in text
-    assert "revised: 1 grades were updated after their first submission" in text and "--previous" in text
+    assert "revised: 1 grade was updated after its first submission" in text and "--previous" in text
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
@@ -291,3 +305,56 @@ def test_a_withdrawn_grade_whose_trace_another_annotator_overwrote_is_told_by_th
 def test_an_export_listing_drafts_by_id_only_is_refused_not_read_as_no_drafts():
     with pytest.raises(LabelStudioError, match="lists the drafts of task 533 by id only"):
         labels_from_export([{**RECORDED_EXPORT[0], "drafts": [8]}], RECORDED_PAIRS, {}, GUIDELINE, project_id=5)
+@pytest.fixture(scope="module")
+def pool_3(shared_data, tmp_path_factory) -> Path:
+    """The depth-10 pool of the official DL19 runs for the first 3 topics (212 pairs)."""
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+
+    root = tmp_path_factory.mktemp("pool-3")
+    dl19 = shared_data / "dl19"
+    (root / "topics.tsv").write_text("\n".join((dl19 / "topics.tsv").read_text().splitlines()[:3]) + "\n")
+    result = CliRunner().invoke(main, [str(a) for a in ("pool", dl19 / "runs" / "official_top100", "--depth", 10,
+                                                        "--queries", root / "topics.tsv", "--corpus",
+                                                        dl19 / "passages.jsonl.gz", "-o", root / "pool")])
+    assert result.exit_code == 0, result.output
+    return root / "pool"
+
+
+@pytest.mark.slow
+def test_a_push_whose_guideline_grades_a_pair_of_the_pool_is_refused_before_connecting_naming_it(pool_3):
+    version_1 = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
+    for make in (lambda: push(None, pool_3, version_1, "title"), lambda: push_blind(None, [], pool_3, version_1, "t")):
+        with pytest.raises(InputError) as refused:
+            make()
+        assert str(refused.value) == (
+            f"{version_1.path}:101: the worked example of query 156493, document 6139386 (grade 3) is a pair of the "
+            f"pool {pool_3} being pushed, and 3 other examples too: annotators would read its grade in the "
+            "instructions; push a guideline whose examples are outside the pool")
+    refuse_worked_examples(GUIDELINE, pool_tasks(pool_3), pool_3)  # the shipped guideline: nothing refused
+
+
+def test_the_description_tells_annotators_what_to_do_and_keeps_the_guideline_record_last():
+    one, many = project_description(GUIDELINE, 1), project_description(GUIDELINE, 212)
+    # what a project's card shows first (three lines of about 45 characters): the count and the guideline
+    assert many.startswith("212 pairs to grade, by the relevance guideline v2 (see Instructions): read the query and "
+                           "the passage, choose a grade from 0 to 3, press Submit.\n\n")
+    assert one.startswith("1 pair to grade, ")
+    assert many.splitlines()[-1] == f"evalset guideline relevance v2 sha256 {GUIDELINE.sha256}"
+    assert DESCRIPTION_PATTERN.search(many)["sha256"] == GUIDELINE.sha256
+    assert all(description_matches(text, GUIDELINE) for text in (one, many, description_record(GUIDELINE)))
+    assert not description_matches(many.replace("212", "212 easy"), GUIDELINE)
+
+
+def test_push_says_its_counts_in_good_english_and_warns_of_a_shared_overlap():
+    single = PushResult(title="t", project_id=1, project_created=True, pool_tasks=1, already_present=0, added=1,
+                        duplicates=1, overlap=1)
+    assert single.to_text() == "project 't' (id 1, created): 1 pool task, 0 already there, 1 added; overlap 1"
+    assert single.notes == ["warning: the project holds 1 duplicate task of the same pair_id (not made by this push)"]
+    shared = PushResult(title="t", project_id=1, project_created=True, pool_tasks=2, already_present=0, added=2,
+                        duplicates=0, overlap=2)
+    assert "2 pool tasks" in shared.to_text()
+    assert shared.notes == ["warning: --overlap 2 in one shared project: on Label Studio Community every annotator "
+                            "of a project sees the others' grades, so this double judging is not blind; push with "
+                            "--annotators a@x,b@y for a project per annotator (docs/labelstudio.md)"]

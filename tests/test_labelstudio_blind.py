@@ -15,6 +15,7 @@ from evalset.labelstudio import (
     annotator_title,
     assign_pairs,
     check_unchanged,
+    description_record,
     instructions_html,
     labeling_config,
     project_description,
@@ -22,7 +23,7 @@ from evalset.labelstudio import (
 )
 from evalset.labelstudio.blind import sum_reports
 
-GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
+GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v2.md")
 HEADER = "email\tpassword\ttoken\torganization\turl\n"
 URL = "http://127.0.0.1:8080"
 
@@ -110,7 +111,7 @@ def test_several_files_one_per_server_are_read_together_and_an_email_in_two_is_r
 
 
 def test_an_edited_config_or_instructions_is_refused_naming_the_project():
-    written = dict(title="T [a@x.org]", id=7, description=project_description(GUIDELINE),
+    written = dict(title="T [a@x.org]", id=7, description=project_description(GUIDELINE, 142),
                    label_config=labeling_config(GUIDELINE), expert_instruction=instructions_html(GUIDELINE))
     check_unchanged(SimpleNamespace(**written), GUIDELINE, "a@x.org")
     # what Label Studio stores: the instructions cleaned of their attributes (bleach), the words as they were
@@ -123,6 +124,13 @@ def test_an_edited_config_or_instructions_is_refused_naming_the_project():
     with pytest.raises(LabelStudioError, match=r"project 'T \[a@x.org\]' \(id 7\) of a@x.org was edited in Label "
                                                r"Studio: its labeling config not what push writes"):
         check_unchanged(edited, GUIDELINE, "a@x.org")
+    # the description: another count of pairs (a push that died), or the record alone (an earlier evalset), is
+    # push's; a sentence reworded is not
+    for description in (project_description(GUIDELINE, 5), description_record(GUIDELINE)):
+        check_unchanged(SimpleNamespace(**{**written, "description": description}), GUIDELINE, "a@x.org")
+    reworded = written["description"].replace("Submit", "Skip")
+    with pytest.raises(LabelStudioError, match=r"its description \(the guideline it was made from\) not"):
+        check_unchanged(SimpleNamespace(**{**written, "description": reworded}), GUIDELINE, "a@x.org")
     both = SimpleNamespace(**{**written, "label_config": "<View/>", "expert_instruction": "grade 3 always"})
     with pytest.raises(LabelStudioError, match=r"its labeling config, instructions not"):
         check_unchanged(both, GUIDELINE, "a@x.org")

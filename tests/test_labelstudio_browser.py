@@ -21,6 +21,7 @@ from evalset import labelstudio
 from evalset.cli import main
 from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import read_pool_pairs, read_tasks
+from evalset.labelstudio.project import description_record
 from evalset.labelstudio.push import pool_tasks, push_tasks
 from tests.conftest import grade_annotation
 from tests.support import browser
@@ -28,7 +29,7 @@ from tests.support import browser
 pytestmark = pytest.mark.labelstudio
 
 REPO = Path(__file__).resolve().parents[1]
-GUIDELINE = read_guideline(REPO / "guidelines" / "relevance-v1.md")
+GUIDELINE = read_guideline(REPO / "guidelines" / "relevance-v2.md")
 SIZES = [(1366, 768), (800, 768)]
 
 # Every element of the instructions inside the box: the box does not scroll sideways, no block is wider than it
@@ -97,7 +98,7 @@ OLD_CONFIG = """<View>
 
 def test_a_push_brings_an_older_interface_up_to_date_and_keeps_its_grades(ls_client, dl19_pool):
     title = f"old interface {uuid.uuid4().hex[:8]}"
-    project = ls_client.projects.create(title=title, description=labelstudio.project_description(GUIDELINE),
+    project = ls_client.projects.create(title=title, description=description_record(GUIDELINE),
                                         label_config=OLD_CONFIG, expert_instruction="<pre># Old</pre>")
     first = read_tasks(dl19_pool / "tasks.jsonl").iloc[:1].to_dict(orient="records")
     ls_client.projects.import_tasks(id=project.id, request=first)
@@ -107,6 +108,8 @@ def test_a_push_brings_an_older_interface_up_to_date_and_keeps_its_grades(ls_cli
 
     result = labelstudio.push(ls_client, dl19_pool, GUIDELINE, title, progress=False)
     assert "labeling interface and instructions updated to this evalset's (same guideline, same grades)" \
+        in result.remarks
+    assert "description updated to a sentence for annotators (the guideline's record kept at its end)" \
         in result.remarks
     updated = ls_client.projects.get(project.id)
     assert updated.label_config.strip() == labelstudio.labeling_config(GUIDELINE).strip()

@@ -24,7 +24,7 @@ from tests.conftest import grade_annotation
 pytestmark = pytest.mark.labelstudio
 
 REPO = Path(__file__).resolve().parents[1]
-GUIDELINE_PATH = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE_PATH = REPO / "guidelines" / "relevance-v2.md"
 GUIDELINE = read_guideline(GUIDELINE_PATH)
 
 
@@ -68,6 +68,11 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     assert first.exit_code == 0, first.output
     assert f"{len(three)} added" in first.output
     assert label_studio.api_key not in first.output
+    assert "warning: --overlap 2 in one shared project: on Label Studio Community every annotator of a project sees " \
+           "the others' grades" in first.output
+    described = labelstudio.find_project(ls_client, title)
+    assert described.description.startswith(f"{len(three)} pairs to grade, by the relevance guideline v2 ")
+    assert described.skip_queue == "REQUEUE_FOR_OTHERS"
     grown = cli("push", pools["dl19-5"], "--guideline", GUIDELINE_PATH, "--project", title, "--overlap", 2,
                 env=label_studio.env())
     assert grown.exit_code == 0, grown.output
@@ -93,8 +98,22 @@ def test_push_twice_adds_nothing_and_a_grown_pool_adds_only_its_new_pairs(label_
     assert by_id[:len(three)] == order_3
     assert by_id[len(three):] == [pair for pair in order_5 if pair not in set(order_3)]
     assert project.maximum_annotations == 2
+    assert project.description == labelstudio.project_description(GUIDELINE, 321)  # its count brought up to date
     assert project.label_config.strip() == labelstudio.labeling_config(GUIDELINE).strip()
     assert "Worked examples" in project.expert_instruction
+
+
+def test_a_guideline_whose_examples_grade_pool_pairs_is_refused_in_one_line_and_nothing_is_created(
+        label_studio, ls_client, pools):
+    title = _title("answer key")
+    refused = cli("push", pools["dl19-5"], "--guideline", REPO / "guidelines" / "relevance-v1.md", "--project", title,
+                  env=label_studio.env())
+    assert refused.exit_code == 2
+    assert refused.output.strip().splitlines() == [
+        f"evalset: error: {REPO / 'guidelines' / 'relevance-v1.md'}:101: the worked example of query 156493, document "
+        f"6139386 (grade 3) is a pair of the pool {pools['dl19-5']} being pushed, and 3 other examples too: annotators "
+        "would read its grade in the instructions; push a guideline whose examples are outside the pool"]
+    assert labelstudio.find_project(ls_client, title) is None
 
 
 def test_a_push_killed_with_the_server_completes_on_the_next_push(label_studio, ls_client, pools):
@@ -283,7 +302,7 @@ def test_a_grade_skipped_after_submission_is_kept_and_a_revision_is_reported_wit
     revised, skipped = (pairs.loc[task["data"]["pair_id"]] for task in tasks[:2])
     assert f"kept: {annotator.email} graded {skipped.query_id}/{skipped.doc_id} 1, then skipped it" in pulled.output
     assert "revised: 2 grades were updated after their first submission" not in pulled.output
-    assert "revised: 1 grades were updated after their first submission" in pulled.output
+    assert "revised: 1 grade was updated after its first submission" in pulled.output
     assert "grades changed since the previous pull" in pulled.output and "1 revised, 0 withdrawn" in pulled.output
     line = next(line for line in pulled.output.splitlines() if f" {revised.doc_id} " in line and "revised" in line)
     assert "2 -> 0" in line

@@ -21,7 +21,7 @@ JUDGES = sorted((DL19 / "llm_labels").glob("*.qrels"))
 def freeze(tmp_path, *args):
     return CliRunner().invoke(main, [str(a) for a in (
         "freeze", DL19 / "nist.qrels", *[x for j in JUDGES for x in ("--llm-labels", j)], "--queries",
-        DL19 / "topics.tsv", "--guideline", REPO / "guidelines" / "relevance-v1.md", "--name", "crowd",
+        DL19 / "topics.tsv", "--guideline", REPO / "guidelines" / "relevance-v2.md", "--name", "crowd",
         "--sets-dir", tmp_path, "--allow-llm", "--max-gap", "3", *args)])
 
 

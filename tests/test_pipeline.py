@@ -13,7 +13,7 @@ from evalset.io.queries import read_queries
 from evalset.io.trec import read_qrels, read_run, write_qrels, write_run
 from evalset.metrics import evaluate
 
-GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md"
+GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v2.md"
 
 
 def invoke(*args):

@@ -20,7 +20,7 @@ from evalset.pooling import PoolSpec, build_from_spec, write_pool
 from evalset.stats import power
 
 REPO = Path(__file__).resolve().parents[1]
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 
 
 def invoke(*args):

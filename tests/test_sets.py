@@ -27,7 +27,7 @@ from evalset.sets import diff_versions, freeze, merge_grades
 from tests.support.options import not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[1]
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 
 
 def invoke(*args):

@@ -52,22 +52,22 @@ COMMANDS = {
     "pool": Entry("pool", "pool_command", "Pool the top k of several runs into blind judging pairs.",
                   "evalset pool --spec pools/dl19-demo.toml -o pool", "docs/pool.md"),
     "push": Entry("labelstudio", "push_command", "Push a pool's judging tasks to a Label Studio project.",
-                  "evalset push pool --guideline guidelines/relevance-v1.md --project \"DL19 pool\" --overlap 2",
+                  "evalset push pool --guideline guidelines/relevance-v2.md --project \"DL19 pool\" --overlap 2",
                   "docs/labelstudio.md"),
     "pull": Entry("labelstudio", "pull_command", "Pull a Label Studio project's annotations into a labels table.",
-                  "evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v1.md "
+                  "evalset pull --project \"DL19 pool\" --pool pool --guideline guidelines/relevance-v2.md "
                   "-o labels.tsv", "docs/labelstudio.md"),
     "judge": Entry("judge", "judge_group",
                    "Grade a pool with an LLM (OpenAI-compatible endpoint); probe and recheck the judge.",
-                   "evalset judge pool --guideline guidelines/relevance-v1.md --model MODEL -o llm-labels.tsv",
+                   "evalset judge pool --guideline guidelines/relevance-v2.md --model MODEL -o llm-labels.tsv",
                    "docs/judge.md"),
     "agreement": Entry("agreement", "agreement_command",
                        "Agreement of annotators and LLM judges, and of their rankings.",
                        "evalset agreement data/dl19/nist.qrels data/dl19/llm_labels/*.qrels --human nist "
-                       "--guideline guidelines/relevance-v1.md", "docs/agreement.md"),
+                       "--guideline guidelines/relevance-v2.md", "docs/agreement.md"),
     "freeze": Entry("sets", "freeze", "Freeze labels into a versioned, read-only set with its contract.",
                     "evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
-                    "--guideline guidelines/relevance-v1.md --name dl19", REFERENCE),
+                    "--guideline guidelines/relevance-v2.md --name dl19", REFERENCE),
     "verify": Entry("sets", "verify", "Check every file of a frozen set version against its manifest.",
                     "evalset verify sets/dl19/v1", REFERENCE),
     "diff": Entry("sets", "diff", "Judgments added, removed and changed between two set versions.",

@@ -14,12 +14,31 @@ scale; the rest is the text annotators read, used verbatim::
     ...
     +++
     # Relevance guideline ...
+
+**Worked examples** (:class:`WorkedExample`, read by :func:`read_guideline` into ``Guideline.examples``) are the
+bullets of the section headed ``Worked examples`` (any heading level, up to the next heading of that level or
+higher). In it:
+
+- a line ``**Query QID, "query text" ...**`` opens the examples of query QID; ``**Query "query text" ...**``
+  (no id) those of an invented query;
+- a bullet ``- G: ...`` or ``- G (what it shows): ...``, G a grade of the scale, is an example of the last query
+  opened; each passage it quotes as ``*"passage text"*`` is one example, of the document DOCID when the quote is
+  followed by ``(DOCID)``, of an invented passage when not::
+
+      **Query 1129237, "hydrogen is a liquid below what temperature"**
+      - 3: *"At STP hydrogen is a gas. It cools to a liquid at -423 F ..."* (4254811). Why it is a 3.
+
+A ``**Query`` line of neither form, or an example bullet before any ``**Query`` line, is refused with its line.
+An example with both ids grades a real pair: ``evalset push`` refuses to show it to annotators who grade that pair
+(:meth:`Guideline.examples_among`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +59,24 @@ class Grade:
 
 
 @dataclass(frozen=True)
+class WorkedExample:
+    """One passage of a worked example: its grade, the query (its id, None for an invented query), the passage
+    quoted, its document id (None for an invented passage), and the file line of its bullet."""
+
+    grade: int
+    query: str
+    query_id: str | None
+    passage: str
+    doc_id: str | None
+    line: int
+
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        """``(query_id, doc_id)`` when the example grades a real pair, else None."""
+        return (self.query_id, self.doc_id) if self.query_id and self.doc_id else None
+
+
+@dataclass(frozen=True)
 class Guideline:
     """A parsed guideline. ``text`` is the whole file, ``body`` the part after the front matter."""
 
@@ -50,6 +87,12 @@ class Guideline:
     text: str
     body: str
     sha256: str
+    examples: tuple[WorkedExample, ...] = ()
+
+    def examples_among(self, pairs: Iterable[tuple[str, str]]) -> list[WorkedExample]:
+        """The worked examples that grade one of ``pairs`` (``(query_id, doc_id)``), in the file's order."""
+        wanted = set(pairs)
+        return [example for example in self.examples if example.pair in wanted]
 
     @property
     def grades(self) -> list[int]:
@@ -93,6 +136,7 @@ def read_guideline(path: str | os.PathLike) -> Guideline:
     scale.sort(key=lambda grade: grade.value)
     if not isinstance(meta.get("version"), int):
         raise InputError("the front matter needs an integer version", path)
+    body_start = end + 1
     return Guideline(
         path=path,
         name=str(meta.get("name", Path(path).stem)),
@@ -101,4 +145,63 @@ def read_guideline(path: str | os.PathLike) -> Guideline:
         text=text,
         body="".join(lines[end + 1:]).lstrip("\n"),
         sha256=sha256,
+        examples=worked_examples(lines[body_start:], body_start + 1, {g.value for g in scale}, path),
     )
+
+
+HEADING = re.compile(r"(#{1,6})\s+(.*)")
+QUERY_LINE = re.compile(r'\*\*Query\s+(?:(?P<id>[^\s,"*]+)\s*,\s*)?"(?P<text>[^"]+)"')
+EXAMPLE_BULLET = re.compile(r"-\s+(?P<grade>-?\d+)\b(?:\s*\([^)]*\))?\s*:")
+QUOTED_PASSAGE = re.compile(r'\*"(?P<quote>.+?)"\*(?:\s*\((?P<doc>[^\s()]+)\))?')
+
+
+def worked_examples(lines: list[str], first_line: int, grades: set[int], path: str) -> tuple[WorkedExample, ...]:
+    """The worked examples of a guideline body's ``lines`` (the body starting at file line ``first_line``), by the
+    convention of the module docstring."""
+    examples: list[WorkedExample] = []
+    level = None
+    query: tuple[str, str | None] | None = None
+    bullet: tuple[int, int, list[str]] | None = None  # (file line, grade, text lines)
+
+    def close() -> None:
+        if bullet is not None and query is not None:
+            text = " ".join(part.strip() for part in bullet[2])
+            examples.extend(WorkedExample(bullet[1], query[0], query[1], match["quote"], match["doc"], bullet[0])
+                            for match in QUOTED_PASSAGE.finditer(text))
+
+    for number, line in enumerate(lines, start=first_line):
+        stripped = line.strip()
+        heading = HEADING.fullmatch(stripped)
+        if heading:
+            if level is not None and len(heading[1]) <= level:
+                break
+            if level is None and heading[2].strip().lower().startswith("worked examples"):
+                level = len(heading[1])
+            continue
+        if level is None:
+            continue
+        if stripped.startswith("**Query"):
+            close()
+            bullet = None
+            found = QUERY_LINE.match(stripped)
+            if found is None:
+                raise InputError('a worked example\'s query line is neither **Query QID, "text"** nor '
+                                 '**Query "text"** (module evalset.io.guideline)', path, number)
+            query = (found["text"], found["id"])
+        elif stripped.startswith("- "):
+            close()
+            bullet = None
+            found = EXAMPLE_BULLET.match(stripped)
+            if found is None or int(found["grade"]) not in grades:
+                continue
+            if query is None:
+                raise InputError("a worked example comes before any **Query ...** line naming its query", path,
+                                 number)
+            bullet = (number, int(found["grade"]), [stripped])
+        elif bullet is not None and stripped and line[:1].isspace():
+            bullet[2].append(stripped)
+        else:
+            close()
+            bullet = None
+    close()
+    return tuple(examples)

@@ -2,9 +2,15 @@
 
 The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
 
-- A project is found by its title; two projects with the same title are refused (ambiguous). The project
-  records the guideline it was made from (name, version, sha256) in its description; pushing to it with a
-  different guideline is refused, so one project never mixes two scales or two sets of rules.
+- A project is found by its title; two projects with the same title are refused (ambiguous). Its description
+  is a sentence for annotators (what to do, how many pairs, the guideline's name and version) followed by the
+  record of the guideline it was made from (name, version, sha256); pushing to it with a different guideline is
+  refused, so one project never mixes two scales or two sets of rules.
+- A guideline whose worked examples grade a pair being pushed is refused (annotators would read the answer in
+  the instructions; :func:`evalset.labelstudio.push.refuse_worked_examples`).
+- Skip sends a task to the project's other annotators, never back to the one who skipped it
+  (``skip_queue`` ``REQUEUE_FOR_OTHERS``, set by push); with ``--overlap`` > 1 in one project, push warns that
+  on Label Studio Community the annotators see each other's grades.
 - The labeling config is generated from the guideline's scale: one single-choice option per grade, labelled
   ``"<grade> <name>"`` with the grade as its alias (what the export holds) and as its hotkey (for grades
   0-9), a free-text comment box, and the query and document shown with ``Text`` tags, which render the task's
@@ -65,6 +71,8 @@ from evalset.labelstudio.project import (
     URL_VARIABLE,
     LabelStudioError,
     connect,
+    description_matches,
+    description_record,
     export_snapshot,
     find_project,
     grade_of_choice,
@@ -76,7 +84,7 @@ from evalset.labelstudio.project import (
     refresh_interface,
 )
 from evalset.labelstudio.pull import PullReport, labels_from_export, pull, write_pull
-from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push
+from evalset.labelstudio.push import PushResult, ensure_project, pool_tasks, push, refuse_worked_examples
 
 __all__ = [
     "ANNOTATORS_VARIABLE",
@@ -94,6 +102,8 @@ __all__ = [
     "check_blind",
     "check_unchanged",
     "connect",
+    "description_matches",
+    "description_record",
     "ensure_project",
     "export_snapshot",
     "find_project",
@@ -111,5 +121,6 @@ __all__ = [
     "push_blind",
     "read_annotators",
     "refresh_interface",
+    "refuse_worked_examples",
     "write_pull",
 ]

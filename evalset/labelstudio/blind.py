@@ -53,17 +53,25 @@ from evalset.labelstudio.project import (
     DEFAULT_BATCH_SIZE,
     LabelStudioError,
     call,
+    description_matches,
     export_snapshot,
     find_project,
     instructions_html,
     labeling_config,
-    project_description,
     project_pair_ids,
     server_url,
 )
 from evalset.labelstudio.pull import PullReport, finish_pull, known_pairs, labels_from_export
-from evalset.labelstudio.push import PushResult, pool_tasks, push_tasks, remark_lines
+from evalset.labelstudio.push import (
+    PushResult,
+    pool_tasks,
+    push_tasks,
+    refuse_worked_examples,
+    remark_lines,
+    without_text,
+)
 from evalset.params import check, validate_params
+from evalset.render import counted
 
 if TYPE_CHECKING:
     from evalset.quality.gold import GoldPlan, GoldPolicy
@@ -220,8 +228,8 @@ def check_unchanged(project: Any, guideline: Guideline, email: str) -> None:
     Label Studio cleans the HTML it stores (bleach drops attributes such as ``style``), never the words.
     """
     edited = [what for what, now, written, same in (
-        ("description (the guideline it was made from)", project.description, project_description(guideline),
-         _same_lines),
+        ("description (the guideline it was made from)", project.description, guideline,
+         description_matches),
         ("labeling config", project.label_config, labeling_config(guideline), _same_lines),
         ("instructions", project.expert_instruction, instructions_html(guideline), _same_text))
         if not same(now or "", written)]
@@ -264,12 +272,13 @@ class BlindPushResult:
     def to_text(self) -> str:
         where = ("on one server, each in their own organization" if self.warnings
                  else "each on a Label Studio server of their own")
-        lines = [f"{self.tasks} tasks for {len(self.emails)} annotators, each task in the projects of {self.overlap} "
-                 f"(one project per annotator, {where})"]
+        lines = [f"{counted(self.tasks, 'task')} for {counted(len(self.emails), 'annotator')}, each task in the "
+                 f"projects of {self.overlap} (one project per annotator, {where})"]
         for email, result in zip(self.emails, self.results, strict=True):
             state = "created" if result.project_created else "found"
             lines.append(f"  {email}: project {result.title!r} (id {result.project_id}, {state}): "
-                         f"{result.pool_tasks} tasks, {result.already_present} already there, {result.added} added")
+                         f"{counted(result.pool_tasks, 'task')}, {result.already_present} already there, "
+                         f"{result.added} added")
         return "\n".join(lines + remark_lines(self.remarks, self.gold))
 
     @property
@@ -288,6 +297,7 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
     Annotators who share a Label Studio server are refused (:func:`check_blind`) unless ``shared_server``: then
     the result says the judging is not blind."""
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
+    refuse_worked_examples(guideline, tasks, pool_dir)
     emails = tuple(annotator.email for annotator in annotators)
     assign_pairs([], emails, overlap)  # the overlap and every title are checked before any request
     for email in emails:
@@ -310,10 +320,11 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
     remarks = []
     held = pd.Series([pair for email in emails for pair in given[email]]).value_counts()
     if (held > overlap).any():
-        remarks.append(f"{int((held > overlap).sum())} task(s) are in the projects of more than {overlap} annotators "
+        remarks.append(f"{counted(int((held > overlap).sum()), 'task is', 'tasks are')} in the projects of more than "
+                       f"{overlap} annotators "
                        "(pushed before with another overlap or other annotators); none was removed")
     if tasks.attrs.get("without_text"):
-        remarks.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
+        remarks.append(without_text(tasks.attrs["without_text"]))
     return BlindPushResult(title=title, overlap=overlap, tasks=len(tasks), results=tuple(results), emails=emails,
                            remarks=tuple(remarks), gold=gold, warnings=warnings)
 

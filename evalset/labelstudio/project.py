@@ -21,6 +21,7 @@ from evalset.errors import ServiceError
 from evalset.io.guideline import Grade, Guideline
 from evalset.labelstudio.instructions import instructions_html as instructions_html
 from evalset.params import is_http_url
+from evalset.render import counted
 
 URL_VARIABLE = "LABEL_STUDIO_URL"
 API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
@@ -32,6 +33,7 @@ TASK_DATA_FIELDS = ("pair_id", "query", "text")
 PROGRESS_FIELD = "progress"
 PROGRESS_CLASS = "evalset-progress"
 DESCRIPTION_PATTERN = re.compile(r"evalset guideline (?P<name>\S+) v(?P<version>\d+) sha256 (?P<sha256>[0-9a-f]{64})")
+DESCRIPTION_COUNT = re.compile(r"(\d+) pairs? to grade, ")
 
 
 class LabelStudioError(ServiceError):
@@ -117,9 +119,30 @@ def choice_html(grade: Grade) -> str:
     return f"{label}: {html.escape(grade.definition, quote=False)}" if grade.definition else label
 
 
-def project_description(guideline: Guideline) -> str:
-    """The project description that records which guideline the project was made from."""
+def project_description(guideline: Guideline, tasks: int) -> str:
+    """The project's description: a sentence for annotators (shown on the project's card: what to do, how many
+    pairs, the guideline's name and version), then, last, the record of the guideline the project was made from
+    (:data:`DESCRIPTION_PATTERN`: its name, version and sha256) that push reads to refuse another guideline."""
+    low, high = min(guideline.grades), max(guideline.grades)
+    return (f"{counted(tasks, 'pair')} to grade, by the {guideline.name} guideline v{guideline.version} (see "
+            f"Instructions): read the query and the passage, choose a grade from {low} to {high}, press Submit."
+            f"\n\n{description_record(guideline)}")
+
+
+def description_record(guideline: Guideline) -> str:
+    """The machine record of the guideline in a project's description (all a description held before evalset
+    wrote a sentence for annotators in front of it)."""
     return f"evalset guideline {guideline.name} v{guideline.version} sha256 {guideline.sha256}"
+
+
+def description_matches(stored: str | None, guideline: Guideline) -> bool:
+    """Whether a project's description is one push writes from ``guideline``: :func:`project_description` for
+    the number of pairs it states, or the record alone (a project made by an earlier evalset)."""
+    stored = (stored or "").strip()
+    if stored == description_record(guideline):
+        return True
+    stated = DESCRIPTION_COUNT.match(stored)
+    return stated is not None and stored == project_description(guideline, int(stated[1])).strip()
 
 
 def refresh_interface(client: LabelStudio, project: Any, guideline: Guideline) -> str | None:

@@ -25,6 +25,7 @@ from evalset.labelstudio.project import (
     find_project,
     grade_of_choice,
 )
+from evalset.render import counted
 
 if TYPE_CHECKING:
     from evalset.quality.gold import GoldPolicy, GoldReport
@@ -121,7 +122,8 @@ class PullReport:
 
     def to_text(self) -> str:
         gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold is not None else ""
-        lines = [f"{self.tasks} tasks, {self.annotations} annotations, {self.labels} labels written",
+        lines = [f"{counted(self.tasks, 'task')}, {counted(self.annotations, 'annotation')}, "
+                 f"{counted(self.labels, 'label')} written",
                  f"not turned into grades: {self.skipped} skipped/cancelled, {self.no_grade} without a grade, "
                  f"{self.off_scale} off the scale, {self.unknown_pair} on pairs not in the pool{gold}, "
                  f"{self.unknown_annotator} by unknown users"]
@@ -129,7 +131,8 @@ class PullReport:
             lines.append(f"kept: {annotator} graded {query_id}/{doc_id} {grade}, then skipped it (Label Studio marks "
                          "it cancelled; the grade was submitted, so it is kept)")
         if self.revised_after_submission:
-            lines.append(f"revised: {self.revised_after_submission} grades were updated after their first submission"
+            lines.append(f"revised: {counted(self.revised_after_submission, 'grade was', 'grades were')} updated after "
+                         f"{'its' if self.revised_after_submission == 1 else 'their'} first submission"
                          + ("" if self.previous else " (Label Studio Community keeps no earlier grade: give the "
                             "earlier labels with --previous to see what changed)"))
         lines += draft_lines(self.drafts, self.drafts_without_grade)

@@ -15,6 +15,7 @@ from label_studio_sdk import LabelStudio
 from tqdm import tqdm
 
 from evalset.contract import PUSH_RULES
+from evalset.errors import InputError
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks
 from evalset.labelstudio.project import (
@@ -24,6 +25,8 @@ from evalset.labelstudio.project import (
     TASK_DATA_FIELDS,
     LabelStudioError,
     call,
+    description_matches,
+    description_record,
     find_project,
     instructions_html,
     labeling_config,
@@ -33,6 +36,8 @@ from evalset.labelstudio.project import (
     refresh_interface,
 )
 from evalset.params import validate_params
+from evalset.pooling.pool import pair_ids
+from evalset.render import counted
 
 if TYPE_CHECKING:
     from evalset.quality.gold import GoldPlan
@@ -62,20 +67,32 @@ class PushResult:
 
     def to_text(self) -> str:
         state = "created" if self.project_created else "found"
-        what = "pool tasks" if self.gold is None else "tasks (pool and gold)"
-        return "\n".join([f"project {self.title!r} (id {self.project_id}, {state}): {self.pool_tasks} {what}, "
+        what = counted(self.pool_tasks, "pool task") if self.gold is None else \
+            f"{counted(self.pool_tasks, 'task')} (pool and gold)"
+        return "\n".join([f"project {self.title!r} (id {self.project_id}, {state}): {what}, "
                           f"{self.already_present} already there, {self.added} added; overlap {self.overlap}",
                           *remark_lines(self.remarks, self.gold)])
 
     @property
     def notes(self) -> list[str]:
-        return [f"warning: the project holds {self.duplicates} duplicate task(s) of the same pair_id (not made by "
-                "this push)"] if self.duplicates else []
+        notes = [f"warning: the project holds {counted(self.duplicates, 'duplicate task')} of the same pair_id (not "
+                 "made by this push)"] if self.duplicates else []
+        if self.overlap > 1:
+            notes.append(f"warning: --overlap {self.overlap} in one shared project: on Label Studio Community every "
+                         "annotator of a project sees the others' grades, so this double judging is not blind; push "
+                         "with --annotators a@x,b@y for a project per annotator (docs/labelstudio.md)")
+        return notes
 
 
 def remark_lines(remarks: tuple[str, ...], gold: GoldPlan | None) -> list[str]:
     """What a push says after its counts: a ``note:`` line per remark, then the gold plan's line, if any."""
     return [f"note: {remark}" for remark in remarks] + ([gold.to_text()] if gold is not None else [])
+
+
+def without_text(count: int) -> str:
+    """The remark of a push on the pairs of ``pool.tsv`` it could not push (no text in the corpus)."""
+    return counted(count, "pair of pool.tsv has no text and was", "pairs of pool.tsv have no text and were") + \
+        " not pushed"
 
 
 def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
@@ -90,17 +107,41 @@ def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
     return result
 
 
-def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overlap: int) -> tuple[Any, bool]:
-    """Find the project titled ``title`` or create it from the guideline. Returns ``(project, created)``.
+def refuse_worked_examples(guideline: Guideline, tasks: pd.DataFrame, pool_dir: str | os.PathLike) -> None:
+    """Refuse to push ``tasks`` (from the pool ``pool_dir``, gold included) when a worked example of the guideline
+    grades one of their pairs: annotators would read its answer in the instructions. Names the first such example
+    (its line, query and document ids) and the pool; the pairs are compared by ``pair_id``."""
+    examples = {example.pair: example for example in reversed(guideline.examples) if example.pair is not None}
+    if not examples:
+        return
+    keys = list(examples)
+    ids = pair_ids([query for query, _ in keys], [doc for _, doc in keys])
+    pushed = set(tasks["pair_id"])
+    shown = sorted((examples[key] for key, pair_id in zip(keys, ids, strict=True) if pair_id in pushed),
+                   key=lambda example: example.line)
+    if shown:
+        first, more = shown[0], len(shown) - 1
+        raise InputError(f"the worked example of query {first.query_id}, document {first.doc_id} (grade "
+                         f"{first.grade}) is a pair of the pool {os.fspath(pool_dir)} being pushed"
+                         + (f", and {counted(more, 'other example')} too" if more else "")
+                         + ": annotators would read its grade in the instructions; push a guideline whose examples "
+                         "are outside the pool", guideline.path, first.line)
+
+
+def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overlap: int,
+                   tasks: int = 0) -> tuple[Any, bool]:
+    """Find the project titled ``title`` or create it from the guideline (its description saying ``tasks``
+    pairs). Returns ``(project, created)``.
 
     An existing project made from another guideline (by its recorded sha256) is refused.
     """
     project = find_project(client, title)
     if project is None:
         created = call(lambda: client.projects.create(
-            title=title, description=project_description(guideline), label_config=labeling_config(guideline),
+            title=title, description=project_description(guideline, tasks), label_config=labeling_config(guideline),
             expert_instruction=instructions_html(guideline), show_instruction=True, show_skip_button=True,
             maximum_annotations=overlap, overlap_cohort_percentage=100, sampling="Sequential sampling",
+            skip_queue="REQUEUE_FOR_OTHERS",
         ), f"create project {title!r}")
         return created, True
     recorded = DESCRIPTION_PATTERN.search(project.description or "")
@@ -123,6 +164,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     pool's. ``overlap`` and ``batch_size`` are checked against :data:`evalset.contract.PUSH_RULES`.
     """
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
+    refuse_worked_examples(guideline, tasks, pool_dir)
     return push_tasks(client, tasks, guideline, title, overlap, batch_size, progress, on_batch, gold)
 
 
@@ -133,7 +175,7 @@ def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, t
     """Push these ``tasks`` (``pair_id, query, text``, in judging order) to the project titled ``title``, as
     :func:`push` does for a pool's: the project found or created, only the pairs not yet there imported, each with
     its place in the project (``progress``: ``Pair 4 of 8``, counted after the tasks already there)."""
-    project, created = ensure_project(client, title, guideline, overlap)
+    project, created = ensure_project(client, title, guideline, overlap, len(tasks))
     remarks = []
     if not created and project.maximum_annotations != overlap:
         call(lambda: client.projects.update(project.id, maximum_annotations=overlap, overlap_cohort_percentage=100),
@@ -160,8 +202,25 @@ def push_tasks(client: LabelStudio, tasks: pd.DataFrame, guideline: Guideline, t
             bar.update(len(batch))
             if on_batch is not None:
                 on_batch(start + len(batch), len(records))
+    if not created and (described := describe(client, project, guideline, sum(present.values()) + len(records))):
+        remarks.append(described)
     if tasks.attrs.get("without_text"):
-        remarks.append(f"{tasks.attrs['without_text']} pair(s) of pool.tsv have no text and were not pushed")
+        remarks.append(without_text(tasks.attrs["without_text"]))
     return PushResult(title=title, project_id=project.id, project_created=created, pool_tasks=len(tasks),
                       already_present=len(tasks) - len(todo), added=len(records), duplicates=duplicates,
                       overlap=overlap, remarks=tuple(remarks), gold=gold)
+
+
+def describe(client: LabelStudio, project: Any, guideline: Guideline, tasks: int) -> str | None:
+    """Bring the description of a project found by push to what push writes for its ``tasks`` pairs. Returns a
+    remark when it was the record alone (made by an earlier evalset) or edited in Label Studio; None when it
+    was already right or only its count of pairs changed."""
+    stored, written = (project.description or "").strip(), project_description(guideline, tasks)
+    if stored == written.strip():
+        return None
+    call(lambda: client.projects.update(project.id, description=written), "update the project's description")
+    if stored == description_record(guideline):
+        return "description updated to a sentence for annotators (the guideline's record kept at its end)"
+    if not description_matches(stored, guideline):
+        return "description was edited in Label Studio; written again as push writes it"
+    return None

@@ -90,7 +90,7 @@ def test_the_tau_change_is_kendalls_tau_of_the_mean_scores_under_each_grades(tmp
 
 def _labels(path: Path, qrels: str, prompt: str) -> Path:
     grades = qrels_grades(qrels).astype(int).reset_index()
-    source = f"model=m;prompt={prompt}@sha256:{prompt * 4};guideline=relevance-v1@sha256:abc"
+    source = f"model=m;prompt={prompt}@sha256:{prompt * 4};guideline=relevance-v2@sha256:abc"
     grades.assign(annotator="llm:m", kind="llm", source=source, labeled_at="2026-12-01T00:00:00Z",
                   comment="")[["query_id", "doc_id", "annotator", "kind", "grade", "source", "labeled_at",
                                "comment"]].to_csv(path, sep="\t", index=False)

@@ -20,7 +20,7 @@ from evalset.metrics import evaluate_runs
 from tests.support.options import HUGE, not_one_of, refusal
 
 SCALE = [0, 1, 2, 3]
-GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
+GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v2.md"
 
 
 def invoke(*args):

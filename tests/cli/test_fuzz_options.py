@@ -333,7 +333,7 @@ def build_inputs(root: Path) -> None:
     with gzip.open(DL19 / "passages.jsonl.gz", "rt") as lines, gzip.open(root / "passages.jsonl.gz", "wt") as out:
         out.writelines(line for line in lines if json.loads(line)["doc_id"] in documents)
     shutil.copy(REPO / "data" / "querylog" / "excite-small.log", root / "excite.log")
-    shutil.copy(REPO / "guidelines" / "relevance-v1.md", root / "guideline.md")
+    shutil.copy(REPO / "guidelines" / "relevance-v2.md", root / "guideline.md")
     with contextlib.chdir(root):
         for line in ("pool runs -k 3 --queries topics.tsv --corpus passages.jsonl.gz -o pool",
                      "freeze nist.qrels --queries topics.tsv --guideline guideline.md --name dl19",

@@ -16,7 +16,7 @@ from evalset.pooling import PoolSpec, build_from_spec, write_pool
 
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = [DL19 / "runs" / "ICT-BERT2.run.gz", DL19 / "runs" / "ICT-CKNRM_B.run.gz"]
 
 

@@ -18,7 +18,7 @@ from evalset.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = [DL19 / "runs" / "ICT-BERT2.run.gz", DL19 / "runs" / "ICT-CKNRM_B.run.gz"]
 EXCITE_ARGS = ["--no-header", "--query", "3", "--per-stratum", "5"]
 

@@ -209,14 +209,14 @@ def strata_set(tmp_path_factory):
                     REPO / "data" / "querylog" / "excite-small.log", "--topics", DL19 / "topics.tsv", "-o",
                     out / "strata.tsv"], check=True, capture_output=True)
     result = invoke("freeze", DL19 / "nist.qrels", "--queries", out / "strata.tsv", "--guideline",
-                    REPO / "guidelines" / "relevance-v1.md", "--name", "strata", "--sets-dir", out / "sets",
+                    REPO / "guidelines" / "relevance-v2.md", "--name", "strata", "--sets-dir", out / "sets",
                     "--plan", "bm25base_p:idst_bert_p1")
     assert result.exit_code == 0, result.output
     queries = pd.read_csv(out / "strata.tsv", sep="\t", dtype=str)
     queries.loc[queries.index[:5], "split"] = "dev"
     queries.to_csv(out / "strata-dev.tsv", sep="\t", index=False, quoting=csv.QUOTE_NONE)
     result = invoke("freeze", DL19 / "nist.qrels", "--queries", out / "strata-dev.tsv", "--guideline",
-                    REPO / "guidelines" / "relevance-v1.md", "--name", "strata-dev", "--sets-dir", out / "sets",
+                    REPO / "guidelines" / "relevance-v2.md", "--name", "strata-dev", "--sets-dir", out / "sets",
                     "--plan", "bm25base_p:idst_bert_p1")
     assert result.exit_code == 0, result.output
     return out / "sets" / "strata" / "v1", out / "sets" / "strata-dev" / "v1", queries

@@ -108,7 +108,7 @@ def test_the_pool_folder_is_what_push_and_judge_read(holes_run):
 def test_evalset_push_puts_the_holes_in_a_real_label_studio(holes_run, label_studio, monkeypatch):
     _, out = holes_run
     title = f"holes {uuid.uuid4().hex[:8]}"
-    result = CliRunner().invoke(main, ["push", str(out), "--guideline", str(REPO / "guidelines" / "relevance-v1.md"),
+    result = CliRunner().invoke(main, ["push", str(out), "--guideline", str(REPO / "guidelines" / "relevance-v2.md"),
                                        "--project", title], env=label_studio.env())
     assert result.exit_code == 0, result.output
     for name, value in label_studio.env().items():

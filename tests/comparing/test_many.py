@@ -175,7 +175,7 @@ def strata_set(tmp_path_factory):
     queries = topics.assign(stratum=["agent" if i % 3 == 0 else "human" for i in range(len(topics))],
                             split=["dev" if i % 5 == 0 else "test" for i in range(len(topics))])
     queries["stratum_share"] = queries["stratum"].map({"agent": 0.3, "human": 0.7})
-    target = freeze(labels_from_file(QRELS, "human"), queries, read_guideline(REPO / "guidelines" / "relevance-v1.md"),
+    target = freeze(labels_from_file(QRELS, "human"), queries, read_guideline(REPO / "guidelines" / "relevance-v2.md"),
                     "strata", tmp_path_factory.mktemp("sets"))
     return load_set(target.path), queries
 

@@ -111,7 +111,7 @@ def test_both_commands_refuse_a_stratum_with_two_shares(tmp_path, command):
     if command == "freeze":
         qrels = tmp_path / "q.qrels"
         qrels.write_text("s0 0 d1 1\nl0 0 d1 0\n")
-        result = invoke("freeze", qrels, "--queries", queries, "--guideline", "guidelines/relevance-v1.md", "--name",
+        result = invoke("freeze", qrels, "--queries", queries, "--guideline", "guidelines/relevance-v2.md", "--name",
                         "x", "--sets-dir", tmp_path / "sets")
     else:
         result = invoke("estimate", "select", _pool(tmp_path), "--per-stratum", 2, "--queries", queries, "-o",

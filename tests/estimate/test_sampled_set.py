@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # the module's pool, draw and freeze cost about 3
 RUNS = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/p_exp_rm3_bert.run.gz",
         "data/dl19/runs/idst_bert_p1.run.gz"]
 PLAN = "bm25base_p:p_exp_rm3_bert"
-FREEZE = ("--queries", "data/dl19/topics.tsv", "--guideline", "guidelines/relevance-v1.md", "--plan", PLAN)
+FREEZE = ("--queries", "data/dl19/topics.tsv", "--guideline", "guidelines/relevance-v2.md", "--plan", PLAN)
 
 
 def _runs_args():
@@ -108,7 +108,7 @@ def test_the_report_shows_each_runs_estimate_with_both_intervals(data):
 
 
 def _refused(data, tmp_path, *labels, queries="data/dl19/topics.tsv"):
-    result = invoke("freeze", *labels, "--queries", queries, "--guideline", "guidelines/relevance-v1.md",
+    result = invoke("freeze", *labels, "--queries", queries, "--guideline", "guidelines/relevance-v2.md",
                     "--name", "bad", "--sets-dir", tmp_path / "sets", "--sample", data["sample"])
     assert result.exit_code == 2, result.output
     assert not (tmp_path / "sets" / "bad" / "v1").exists()

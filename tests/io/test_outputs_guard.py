@@ -58,7 +58,7 @@ def test_the_working_folder_and_the_folders_holding_it_are_refused(working_folde
 
 def test_an_output_inside_the_pool_being_judged_is_refused(working_folder):
     result = CliRunner().invoke(main, ["judge", "probe", "pool", "--guideline", str(REPO / "guidelines" /
-                                                                                   "relevance-v1.md"),
+                                                                                   "relevance-v2.md"),
                                        "--model", "m", "--human", "keep.txt", "-o", "pool/probe.json"])
     refused(result, "-o pool/probe.json: lies in the input folder POOL_DIR pool")
     assert sorted(p.name for p in (working_folder / "pool").iterdir()) == ["pool.tsv"]
@@ -68,7 +68,7 @@ def test_an_output_inside_the_pool_being_judged_is_refused(working_folder):
 def set_folder(shared_data, working_folder) -> Path:
     root = shared_data / "dl19"
     freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
-           read_guideline(REPO / "guidelines" / "relevance-v1.md"), "dl19", working_folder / "sets")
+           read_guideline(REPO / "guidelines" / "relevance-v2.md"), "dl19", working_folder / "sets")
     return working_folder / "sets" / "dl19"
 
 

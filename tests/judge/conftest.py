@@ -7,7 +7,7 @@ from evalset.io.poolfiles import read_tasks
 from evalset.pooling import PoolSpec, build_from_spec, write_pool
 from tests.conftest import REPO
 
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ from evalset.judge.prompt import DEFAULT_TEMPLATE
 from tests.conftest import REPO
 from tests.support.openai_server import Behaviour, JudgeServer
 
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.05}
 
 
@@ -74,7 +74,7 @@ def test_labels_follow_the_labels_table_with_kind_llm_and_the_prompt_sha256(pool
     template_sha = hashlib.sha256(DEFAULT_TEMPLATE.read_bytes()).hexdigest()
     guideline_sha = hashlib.sha256(GUIDELINE.read_bytes()).hexdigest()
     assert set(labels["source"]) == {f"model=judge-test;prompt=relevance-judge-v1@sha256:{template_sha};"
-                                     f"guideline=relevance-v1@sha256:{guideline_sha}"}
+                                     f"guideline=relevance-v2@sha256:{guideline_sha}"}
     expected = [(t["query_id"], t["doc_id"], served[t["pair_id"]]) for t in tasks[:20]]  # judging order
     assert list(zip(labels["query_id"], labels["doc_id"], labels["grade"], strict=True)) == expected
 

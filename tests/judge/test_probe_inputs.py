@@ -16,7 +16,7 @@ from tests.conftest import REPO
 from tests.support.openai_server import Behaviour, JudgeServer
 from tests.support.options import HUGE, not_one_of, refusal
 
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 NOWHERE = "http://127.0.0.1:9/v1"  # never asked: every refusal comes first
 
 

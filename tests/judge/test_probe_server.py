@@ -23,7 +23,7 @@ from evalset.judge.prompt import DEFAULT_TEMPLATE
 from tests.conftest import REPO
 from tests.support.openai_server import Behaviour, JudgeServer
 
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 GULLIBLE = {"instruction": 0.3, "query-copy": 0.5, "stuffing": 0.2, "truncation": 0.6}
 FORBIDDEN = ("probe", "adversarial", "injection", "stuffing", "test", "variant", "truncat", "control", "fooled")
 

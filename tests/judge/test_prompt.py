@@ -16,7 +16,7 @@ from evalset.io.poolfiles import read_tasks
 from evalset.judge.client import retry_after_seconds
 from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, parse_answer, read_template, response_format
 
-GUIDELINE = "guidelines/relevance-v1.md"
+GUIDELINE = "guidelines/relevance-v2.md"
 
 
 @pytest.fixture(scope="module")

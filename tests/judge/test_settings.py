@@ -35,7 +35,7 @@ def test_a_setting_off_its_rule_is_refused(setting, value, message):
 def test_the_command_applies_the_same_rule(tmp_path, shared_data):
     (tmp_path / "pool").mkdir()
     result = CliRunner().invoke(main, ["judge", "probe", str(tmp_path / "pool"), "--guideline",
-                                       str(REPO / "guidelines" / "relevance-v1.md"), "--model", "m", "--human",
+                                       str(REPO / "guidelines" / "relevance-v2.md"), "--model", "m", "--human",
                                        str(shared_data / "dl19" / "qrels.txt"), "-o", str(tmp_path / "probe.json"),
                                        "--max-retries", "-1"])
     assert result.exit_code == 2 and "Traceback" not in result.output

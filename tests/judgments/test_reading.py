@@ -14,7 +14,7 @@ from evalset.quality import read_gold
 from evalset.sets.inputs import read_judgments as freeze_judgments
 
 HEADER = "query_id\tdoc_id\tannotator\tkind\tgrade\tsource\tlabeled_at\tcomment\n"
-GUIDELINE = read_guideline(Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md")
+GUIDELINE = read_guideline(Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v2.md")
 NO_JUDGMENT = ("no judgments in this file: it is empty or a header alone, or holds only negative (unjudged) qrels "
                "grades")
 NO_HUMAN_JUDGMENT = ("no human judgments in this file: it is empty or a header alone, or holds only negative "

@@ -28,7 +28,7 @@ from evalset.quality.gold import gold_only_count, kappa_against_gold
 from tests.support.options import refusal
 
 REPO = Path(__file__).resolve().parents[2]
-GUIDELINE_PATH = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE_PATH = REPO / "guidelines" / "relevance-v2.md"
 GUIDELINE = read_guideline(GUIDELINE_PATH)
 NOWHERE = {"LABEL_STUDIO_URL": "http://127.0.0.1:9", "LABEL_STUDIO_API_KEY": "not-used"}
 

@@ -29,7 +29,7 @@ from tests.conftest import grade_annotation
 pytestmark = pytest.mark.labelstudio
 
 REPO = Path(__file__).resolve().parents[2]
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 SCALE = [0, 1, 2, 3]
 
 

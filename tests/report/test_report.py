@@ -26,7 +26,7 @@ from evalset.sets import freeze
 from evalset.stats.verdicts import css_class, decide
 
 REPO = Path(__file__).resolve().parents[2]
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = ("bm25base_p", "idst_bert_p1", "bm25tuned_p")
 PLANNED = [("bm25base_p", "idst_bert_p1"), ("bm25base_p", "bm25tuned_p")]
 FAST = {"resamples": 2000, "permutations": 2000}

@@ -45,7 +45,7 @@ AGREEMENT = {"matrix": {"kappa": "kappa_linear", "annotators": ["nist", "<b>llm<
 
 def _dl19_set(root, folder):
     return load_set(freeze(labels_from_file(root / "qrels.txt", "human"), read_queries(root / "topics.tsv"),
-                           read_guideline(REPO / "guidelines" / "relevance-v1.md"), "dl19", folder / "sets",
+                           read_guideline(REPO / "guidelines" / "relevance-v2.md"), "dl19", folder / "sets",
                            planned=[("bm25base_p", "idst_bert_p1"), ("bm25base_p", "bm25tuned_p")],
                            agreement=AGREEMENT).path)
 

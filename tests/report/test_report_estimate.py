@@ -22,7 +22,7 @@ from evalset.sets.inputs import read_judgments
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"
 LLM = DL19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = ("bm25base_p", "idst_bert_p1", "bm25tuned_p")
 PLANNED = [("bm25base_p", "idst_bert_p1"), ("bm25base_p", "bm25tuned_p")]
 FAST = {"resamples": 2000, "permutations": 2000}

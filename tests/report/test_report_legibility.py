@@ -20,7 +20,7 @@ from evalset.report.legibility import MIN_TEXT_PX, check_figure, check_report, d
 
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"  # the demo's data (scripts/demo.sh)
-GUIDELINE = str(REPO / "guidelines" / "relevance-v1.md")
+GUIDELINE = str(REPO / "guidelines" / "relevance-v2.md")
 FAST = {"resamples": 500, "permutations": 500}  # the figures' layout does not depend on them
 
 

@@ -26,7 +26,7 @@ from evalset.sets.inputs import read_judgments
 
 REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO.parent / "shared" / "data" / "dl19"
-GUIDELINE = REPO / "guidelines" / "relevance-v1.md"
+GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUN = DL19 / "runs" / "official_top100" / "bm25base_p.run.gz"
 QUERIES = ("1037798", "104861", "1063750")
 

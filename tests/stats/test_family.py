@@ -17,7 +17,7 @@ from evalset.io.trec import read_run
 from evalset.sets import freeze
 from evalset.stats.family import ComparisonFamily, bonferroni_threshold
 
-GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v1.md"
+GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v2.md"
 
 
 def a_set(tmp_path, planned=()):
