@@ -123,7 +123,7 @@ def test_a_dead_label_studio_is_a_service_error_and_one_line_from_push_and_pull(
                 "(ConnectError)")
     pool = tmp_path / "pool"
     pool.mkdir()
-    pushed = CliRunner().invoke(main, ["push", str(pool), "--guideline", str(GUIDELINE), "--project", "p",
+    pushed = CliRunner().invoke(main, ["push", str(pool), "--guideline", str(GUIDELINE), "--project", "proj",
                                        "--url", url])
     assert pushed.exit_code == 2 and one_line_error(pushed) == expected
     pulled = CliRunner().invoke(main, ["pull", "--project", "p", "--pool", str(pool), "--guideline",

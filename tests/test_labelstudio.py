@@ -19,7 +19,7 @@ from evalset.labelstudio import (
     pool_tasks,
     project_description,
 )
-from evalset.labelstudio.blind import push_blind
+from evalset.labelstudio.blind import Annotator, check_blind, push_blind
 from evalset.labelstudio.project import (
     DESCRIPTION_PATTERN,
     VIEW_STYLE,
@@ -208,11 +208,32 @@ def test_push_refuses_an_option_off_its_rule_naming_it(option, value, said):
      "overlap must be a positive integer, got 0"),
     (lambda: push_blind(None, [], "no-pool", GUIDELINE, "title", batch_size=0),
      "batch_size must be a positive integer, got 0"),
+    (lambda: push("no-client", "no-pool", GUIDELINE, "ab"), "title must be a text of 3 to 50 characters, got 'ab'"),
+    (lambda: push_blind(None, [Annotator("a-long-name@example.org", 2, "http://127.0.0.1:8081", "t")], "no-pool",
+                        GUIDELINE, "DL19 judging, second round"),
+     "--project with its ' [e-mail]' must be a text of 3 to 50 characters, got "
+     "'DL19 judging, second round [a-long-name@example.org]'"),
+    (lambda: push_blind(None, [Annotator("a@x.org", 2, "http://127.0.0.1:8081/", "t"),
+                               Annotator("b@x.org", 3, "http://127.0.0.1:8081", "t")], "no-pool", GUIDELINE, "title",
+                        overlap=2),
+     "a@x.org, b@x.org are on one Label Studio server (http://127.0.0.1:8081), where Label Studio Community lets "
+     "each read the others' grades, drafts and counts by URL (docs/labelstudio.md); give each annotator a server "
+     "of their own: scripts/label-studio.sh start-team; or accept it with --shared-server"),
 ])
 def test_a_push_refuses_what_the_command_refuses_before_connecting(make, message):
     with pytest.raises(InputError) as raised:
         make()
     assert str(raised.value) == message
+
+
+def test_annotators_on_servers_of_their_own_pass_and_on_one_server_only_when_accepted_with_a_warning():
+    own = [Annotator("a@x.org", 2, "http://127.0.0.1:8081", "t"), Annotator("b@x.org", 2, "http://127.0.0.1:8082", "t")]
+    assert check_blind(None, own) == ()
+    shared = [own[0], Annotator("b@x.org", 3, "", "t")]  # no URL recorded: the --url given
+    [warning] = check_blind("http://127.0.0.1:8081/", shared, shared_server=True)
+    assert warning.startswith("not blind: a@x.org, b@x.org are on one Label Studio server (http://127.0.0.1:8081)")
+    with pytest.raises(InputError, match="are on one Label Studio server"):
+        check_blind("http://127.0.0.1:8081", shared)
 
 
 # Recorded from Label Studio 1.23.2 (export snapshot with the drafts expanded, task data cut to the pair id): task
@@ -325,7 +346,7 @@ def pool_3(shared_data, tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_a_push_whose_guideline_grades_a_pair_of_the_pool_is_refused_before_connecting_naming_it(pool_3):
     version_1 = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
-    for make in (lambda: push(None, pool_3, version_1, "title"), lambda: push_blind(None, [], pool_3, version_1, "t")):
+    for make in (lambda: push(None, pool_3, version_1, "title"), lambda: push_blind(None, [], pool_3, version_1, "title")):
         with pytest.raises(InputError) as refused:
             make()
         assert str(refused.value) == (

@@ -64,7 +64,7 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 
 
 @click.command("pull")
-@ruled(PUSH_RULES, "title", "--project", "title", required=True, help="Project title.")
+@click.option("--project", "title", required=True, help="Project title.")
 @click.option("--pool", "pool_dir", required=True, type=click.Path(file_okay=False, exists=True),
               help="The pool folder that was pushed (its pool.tsv maps pair_id to query and document ids).")
 @click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),

@@ -296,13 +296,13 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
 
     Annotators who share a Label Studio server are refused (:func:`check_blind`) unless ``shared_server``: then
     the result says the judging is not blind."""
-    tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
-    refuse_worked_examples(guideline, tasks, pool_dir)
     emails = tuple(annotator.email for annotator in annotators)
-    assign_pairs([], emails, overlap)  # the overlap and every title are checked before any request
+    assign_pairs([], emails, overlap)  # the overlap, every title and the servers are checked before any request
     for email in emails:
         check("--project with its ' [e-mail]'", annotator_title(title, email), PUSH_RULES["title"])
     warnings = check_blind(url, annotators, shared_server)
+    tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
+    refuse_worked_examples(guideline, tasks, pool_dir)
     clients, present = {}, {}
     for annotator in annotators:
         client, _ = connect_annotator(url, annotator)

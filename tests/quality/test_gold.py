@@ -183,7 +183,7 @@ def pool(shared_data, tmp_path_factory):
 
 
 def _push(pool, *extra):
-    return CliRunner().invoke(main, ["push", str(pool), "--guideline", str(GUIDELINE_PATH), "--project", "p",
+    return CliRunner().invoke(main, ["push", str(pool), "--guideline", str(GUIDELINE_PATH), "--project", "proj",
                                      *map(str, extra)], env=NOWHERE)
 
 
