@@ -346,7 +346,8 @@ def pool_3(shared_data, tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_a_push_whose_guideline_grades_a_pair_of_the_pool_is_refused_before_connecting_naming_it(pool_3):
     version_1 = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v1.md")
-    for make in (lambda: push(None, pool_3, version_1, "title"), lambda: push_blind(None, [], pool_3, version_1, "title")):
+    for make in (lambda: push(None, pool_3, version_1, "title"), lambda: push_blind(
+            None, [Annotator("a@x.org", 2, "http://127.0.0.1:8081", "t")], pool_3, version_1, "title")):
         with pytest.raises(InputError) as refused:
             make()
         assert str(refused.value) == (
