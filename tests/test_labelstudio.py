@@ -29,7 +29,8 @@ from evalset.labelstudio.project import (
     progress_text,
 )
 from evalset.labelstudio.pull import Draft, finish_pull
-from evalset.labelstudio.push import PushResult, push, refuse_worked_examples
+from evalset.labelstudio.push import PushResult, push
+from evalset.pooling.examples import refuse_worked_examples
 from tests.support.options import refusal
 
 GUIDELINE = read_guideline(Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v2.md")
@@ -353,8 +354,8 @@ def test_a_push_whose_guideline_grades_a_pair_of_the_pool_is_refused_before_conn
         assert str(refused.value) == (
             f"{version_1.path}:101: the worked example of query 156493, document 6139386 (grade 3) is a pair of the "
             f"pool {pool_3} being pushed, and 3 other examples too: annotators would read its grade in the "
-            "instructions; push a guideline whose examples are outside the pool")
-    refuse_worked_examples(GUIDELINE, pool_tasks(pool_3), pool_3)  # the shipped guideline: nothing refused
+            "instructions; use a guideline whose examples are outside the pool")
+    refuse_worked_examples(GUIDELINE, pool_tasks(pool_3)["pair_id"], pool_3)  # the shipped guideline: nothing refused
 
 
 def test_the_description_tells_annotators_what_to_do_and_keeps_the_guideline_record_last():

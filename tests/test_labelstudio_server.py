@@ -112,7 +112,7 @@ def test_a_guideline_whose_examples_grade_pool_pairs_is_refused_in_one_line_and_
     assert refused.output.strip().splitlines() == [
         f"evalset: error: {REPO / 'guidelines' / 'relevance-v1.md'}:101: the worked example of query 156493, document "
         f"6139386 (grade 3) is a pair of the pool {pools['dl19-5']} being pushed, and 3 other examples too: annotators "
-        "would read its grade in the instructions; push a guideline whose examples are outside the pool"]
+        "would read its grade in the instructions; use a guideline whose examples are outside the pool"]
     assert labelstudio.find_project(ls_client, title) is None
 
 

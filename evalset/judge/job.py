@@ -21,6 +21,7 @@ from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, PromptTemplate, read_template
 from evalset.params import validate_params
+from evalset.pooling.examples import refuse_worked_examples
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,14 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     (``stats.unanswered``: asked again by the next run). ``progress=None`` shows a bar only on a terminal, and only
     once the run has taken more than ``progress_delay`` seconds. ``price_in`` and ``price_out`` (per million
     tokens) only price the summary. ``limit``, ``poll_seconds`` and the prices are checked first
-    (:data:`evalset.contract.JUDGE_JOB_RULES`).
+    (:data:`evalset.contract.JUDGE_JOB_RULES`); a guideline whose worked examples grade a pair of the pool is refused
+    before anything is asked (:func:`evalset.pooling.examples.refuse_worked_examples`).
     """
     resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else
     tasks = read_tasks(Path(pool_dir) / TASKS_FILE, limit).to_dict("records")
     guideline = read_guideline(guideline_path)
+    refuse_worked_examples(guideline, (task["pair_id"] for task in tasks), pool_dir, "being judged",
+                           "the judge would read its grade in its prompt")
     template = read_template(template_path)
     default_journal, default_failures = default_paths(output)
     journal_path = journal_path or default_journal

@@ -7,7 +7,7 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   record of the guideline it was made from (name, version, sha256); pushing to it with a different guideline is
   refused, so one project never mixes two scales or two sets of rules.
 - A guideline whose worked examples grade a pair being pushed is refused (annotators would read the answer in
-  the instructions; :func:`evalset.labelstudio.push.refuse_worked_examples`).
+  the instructions; :func:`evalset.pooling.examples.refuse_worked_examples`).
 - Skip sends a task to the project's other annotators, never back to the one who skipped it
   (``skip_queue`` ``REQUEUE_FOR_OTHERS``, set by push); with ``--overlap`` > 1 in one project, push warns that
   on Label Studio Community the annotators see each other's grades.

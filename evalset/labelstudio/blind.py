@@ -302,7 +302,7 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
         check("--project with its ' [e-mail]'", annotator_title(title, email), PUSH_RULES["title"])
     warnings = check_blind(url, annotators, shared_server)
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
-    refuse_worked_examples(guideline, tasks, pool_dir)
+    refuse_worked_examples(guideline, tasks["pair_id"], pool_dir)
     clients, present = {}, {}
     for annotator in annotators:
         client, _ = connect_annotator(url, annotator)

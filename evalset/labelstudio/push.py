@@ -15,7 +15,6 @@ from label_studio_sdk import LabelStudio
 from tqdm import tqdm
 
 from evalset.contract import PUSH_RULES
-from evalset.errors import InputError
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks
 from evalset.labelstudio.project import (
@@ -36,7 +35,7 @@ from evalset.labelstudio.project import (
     refresh_interface,
 )
 from evalset.params import validate_params
-from evalset.pooling.pool import pair_ids
+from evalset.pooling.examples import refuse_worked_examples
 from evalset.render import counted
 
 if TYPE_CHECKING:
@@ -107,27 +106,6 @@ def pool_tasks(pool_dir: str | os.PathLike) -> pd.DataFrame:
     return result
 
 
-def refuse_worked_examples(guideline: Guideline, tasks: pd.DataFrame, pool_dir: str | os.PathLike) -> None:
-    """Refuse to push ``tasks`` (from the pool ``pool_dir``, gold included) when a worked example of the guideline
-    grades one of their pairs: annotators would read its answer in the instructions. Names the first such example
-    (its line, query and document ids) and the pool; the pairs are compared by ``pair_id``."""
-    examples = {example.pair: example for example in reversed(guideline.examples) if example.pair is not None}
-    if not examples:
-        return
-    keys = list(examples)
-    ids = pair_ids([query for query, _ in keys], [doc for _, doc in keys])
-    pushed = set(tasks["pair_id"])
-    shown = sorted((examples[key] for key, pair_id in zip(keys, ids, strict=True) if pair_id in pushed),
-                   key=lambda example: example.line)
-    if shown:
-        first, more = shown[0], len(shown) - 1
-        raise InputError(f"the worked example of query {first.query_id}, document {first.doc_id} (grade "
-                         f"{first.grade}) is a pair of the pool {os.fspath(pool_dir)} being pushed"
-                         + (f", and {counted(more, 'other example')} too" if more else "")
-                         + ": annotators would read its grade in the instructions; push a guideline whose examples "
-                         "are outside the pool", guideline.path, first.line)
-
-
 def ensure_project(client: LabelStudio, title: str, guideline: Guideline, overlap: int,
                    tasks: int = 0) -> tuple[Any, bool]:
     """Find the project titled ``title`` or create it from the guideline (its description saying ``tasks``
@@ -164,7 +142,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     pool's. ``overlap`` and ``batch_size`` are checked against :data:`evalset.contract.PUSH_RULES`.
     """
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks
-    refuse_worked_examples(guideline, tasks, pool_dir)
+    refuse_worked_examples(guideline, tasks["pair_id"], pool_dir)
     return push_tasks(client, tasks, guideline, title, overlap, batch_size, progress, on_batch, gold)
 
 

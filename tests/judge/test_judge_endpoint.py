@@ -206,3 +206,22 @@ def test_progress_shows_judged_failed_and_retrying_counts_on_stderr(pool_dir, tm
     assert captured.out == ""
     assert "5/5" in captured.err and "judged=5 failed=0 retrying=0" in captured.err
     assert captured.err.count("5/5") == 1 and quiet.stats.judged == 5  # a run shorter than 2 s shows no bar
+
+
+def test_a_guideline_whose_worked_examples_grade_pairs_of_the_pool_is_refused_before_anything_is_asked(
+        pool_dir, tmp_path, no_openai_env):
+    from evalset.io.guideline import read_guideline
+    from evalset.io.poolfiles import read_pool_pairs
+
+    version_1 = read_guideline(GUIDELINE.parent / "relevance-v1.md")
+    pairs = read_pool_pairs(pool_dir / "pool.tsv")
+    [first, *more] = version_1.examples_among(zip(pairs["query_id"], pairs["doc_id"], strict=True))
+    result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(version_1.path), "--model", "m",
+                                       "-o", str(tmp_path / "labels.tsv"), "--base-url", dead_url()])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"evalset: error: {version_1.path}:{first.line}: the worked example of query {first.query_id}, document "
+        f"{first.doc_id} (grade {first.grade}) is a pair of the pool {pool_dir} being judged, and {len(more)} other "
+        f"example{'s' * (len(more) != 1)} too: the judge would read its grade in its prompt; use a guideline whose "
+        "examples are outside the pool\n")
+    assert list(tmp_path.iterdir()) == []
