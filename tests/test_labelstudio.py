@@ -380,4 +380,5 @@ def test_push_says_its_counts_in_good_english_and_warns_of_a_shared_overlap():
     assert "2 pool tasks" in shared.to_text()
     assert shared.notes == ["warning: --overlap 2 in one shared project: on Label Studio Community every annotator "
                             "of a project sees the others' grades, so this double judging is not blind; push with "
-                            "--annotators a@x,b@y for a project per annotator (docs/labelstudio.md)"]
+                            "--annotators a@x,b@y for a project per annotator, each on a server of their own "
+                            "(scripts/label-studio.sh start-team; docs/labelstudio.md)"]

@@ -79,7 +79,8 @@ class PushResult:
         if self.overlap > 1:
             notes.append(f"warning: --overlap {self.overlap} in one shared project: on Label Studio Community every "
                          "annotator of a project sees the others' grades, so this double judging is not blind; push "
-                         "with --annotators a@x,b@y for a project per annotator (docs/labelstudio.md)")
+                         "with --annotators a@x,b@y for a project per annotator, each on a server of their own "
+                         "(scripts/label-studio.sh start-team; docs/labelstudio.md)")
         return notes
 
 
