@@ -329,7 +329,8 @@ start_team() {
     "${SELF[@]}" start --port "$member_port" --host "$HOST" --data-dir "$member" >/dev/null \
       || die "the server of $email did not start (above); the members started so far keep running (stop --data-dir $DATA_DIR)"
     after=$(date +%s.%N)
-    "${SELF[@]}" add-annotator "$email" --data-dir "$member" >&2 || die "could not add $email to their server (above)"
+    "${SELF[@]}" add-annotator "$email" --data-dir "$member" | { grep -v "^credentials in" || true; } >&2
+    [ "${PIPESTATUS[0]}" -eq 0 ] || die "could not add $email to their server (above)"
     grep -qxF "$email" "$TEAM_FILE" 2>/dev/null || echo "$email" >>"$TEAM_FILE"
     started=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.1f", b - a }')
     say "$email: a server of their own, $(member_url "$member"), started in ${started} s, \
