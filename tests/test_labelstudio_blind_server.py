@@ -345,7 +345,7 @@ def test_a_grade_withdrawn_by_cancel_skip_in_an_annotators_project_is_named_by_p
     assert pulled.exit_code == 0, pulled.output
     pairs = read_pool_pairs(pool3 / "pool.tsv").set_index("pair_id")
     query_id, doc_id = pairs.loc[first["data"]["pair_id"], ["query_id", "doc_id"]]
-    assert "424 tasks, 1 annotations, 1 labels written" in pulled.output
+    assert "424 tasks, 1 annotation, 1 label written" in pulled.output
     assert (f"  withdrawn: {email_a} submitted {query_id}/{doc_id}, then withdrew it (Skip, then Cancel skip): Label "
             f"Studio deleted the grade and holds 2 as their draft; to restore it, they open task {first['id']} of "
             f"project {project_a.id} and press Submit") in pulled.output.splitlines()

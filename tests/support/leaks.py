@@ -8,7 +8,8 @@ by browser session and by API token, and returns each answer that shows the othe
 
 An answer shows annotator A's work when it is a 200 that holds one of A's markers (A's e-mail, the text of A's
 comments and of A's draft) or that answers for one of A's objects on the server that holds them (A's project,
-task, annotation or draft by its id, in the path or the query). Markers find A's grades, drafts and e-mail
+task, annotation or draft by its id in the path; a filter in the query counts by markers alone, since a list route
+may ignore it). Markers find A's grades, drafts and e-mail
 wherever they appear; ids find what carries no marker (a project's summary counts, the next task of A's stream).
 """
 
@@ -90,7 +91,7 @@ def probe_urls(patterns: Iterable[str], ids: int) -> list[Request]:
             if path.split("/")[:2][-1] in _DATA_WORDS and path.startswith("api/"):
                 for name, number in itertools.product(_FILTERS, range(1, ids + 1)):
                     url = f"/{path}?{name}={number}" + ("&fields=all" if name == "project" else "")
-                    requests[url] = Request(url, ((name, number),))
+                    requests[url] = Request(url, ())  # a route may ignore a filter: only A's markers count
             requests[f"/{path}"] = Request(f"/{path}", ())
             continue
         words = [path[:slot.start()].rstrip("/").rsplit("/", 1)[-1] for slot in slots]
