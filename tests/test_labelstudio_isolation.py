@@ -33,11 +33,12 @@ COMMENT_A, DRAFT_A = f"comment-of-a-{MARK}", f"draft-of-a-{MARK}"
 
 @pytest.fixture(scope="module")
 def pool_small(shared_data, tmp_path_factory) -> Path:
-    """The depth-1 pool of the official DL19 runs for the first topic: a few pairs, so every id is guessed."""
+    """The depth-2 pool of two DL19 runs for the first topic: four pairs, so every id is guessed."""
     folder = tmp_path_factory.mktemp("isolation") / "dl19-1"
     topics = folder.with_suffix(".topics.tsv")
     topics.write_text((shared_data / "dl19" / "topics.tsv").read_text().splitlines()[0] + "\n")
-    made = cli("pool", shared_data / "dl19" / "runs" / "official_top100", "--depth", 1, "--queries", topics,
+    runs = shared_data / "dl19" / "runs" / "official_top100"
+    made = cli("pool", runs / "bm25base_p.run.gz", runs / "idst_bert_p1.run.gz", "--depth", 2, "--queries", topics,
                "--corpus", shared_data / "dl19" / "passages.jsonl.gz", "-o", folder)
     assert made.exit_code == 0, made.output
     return folder
@@ -116,8 +117,11 @@ def test_annotator_b_finds_nothing_of_a_by_any_url_on_servers_of_their_own_and_a
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
         browser.log_in(page, row_b["url"], email_b, row_b["password"])
-        browser.save_screenshot(page, f"isolation-b-logged-in-{'shared' if shared else 'own'}", shots)
         answers = [leaks.ask_in_browser(page, row_b["url"], requests, "B's browser session")]
+        page.goto(f"{row_b['url']}/projects/")
+        page.get_by_text(labelstudio.annotator_title(title, email_b)).wait_for()
+        browser.save_screenshot(page, f"isolation-b-projects-{'shared' if shared else 'own'}", shots)
+        assert labelstudio.annotator_title(title, email_a) not in page.inner_text("body")
         [session] = [cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "sessionid"]
     answers.append(leaks.ask_with_headers(row_b["url"], {"Authorization": f"Token {row_b['token']}"}, requests,
                                           "B's token"))
@@ -128,7 +132,7 @@ def test_annotator_b_finds_nothing_of_a_by_any_url_on_servers_of_their_own_and_a
                                            "B's token")]
     found = [leak for answer in answers for leak in leaks.leaks_in(answer, requests, owner)]
     asked = sum(len(answer.bodies) for answer in answers)
-    print(f"\n{design}: {len(requests)} URLs ({ids - 1} ids guessed) x {len(answers)} ways = {asked} requests; "
+    print(f"\n{design}: {len(requests)} URLs (ids 1 to {ids}) x {len(answers)} ways = {asked} requests; "
           f"{len(found)} show A's work")
     for leak in found[:12]:
         print(f"  {leak}")
