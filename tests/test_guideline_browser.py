@@ -76,10 +76,7 @@ def test_update_skip_after_submit_and_cancel_skip_do_what_the_guideline_says(lab
     email = f"ann-{uuid.uuid4().hex[:6]}@example.org"
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
-        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}",
-                        browser.invite_token(label_studio.url, label_studio.api_key))
-        browser.open_labeling(page, label_studio.url, project.id)
-        browser.close_instructions(page)
+        browser.annotate(page, label_studio, project.id, email)
         first = _query_and_passage(page)
         page.keyboard.press("2")
         page.click(browser.SUBMIT)

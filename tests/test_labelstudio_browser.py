@@ -187,10 +187,7 @@ def test_an_annotator_grades_with_a_hotkey_and_a_click_and_pull_returns_both(
     email = f"ann-{uuid.uuid4().hex[:6]}@example.org"
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
-        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}",
-                        browser.invite_token(label_studio.url, label_studio.api_key))
-        browser.open_labeling(page, label_studio.url, project.id)
-        browser.close_instructions(page)
+        browser.annotate(page, label_studio, project.id, email)
 
         page.click(browser.SUBMIT)  # no grade: refused, saying what to do
         warning = page.get_by_text("Choose a grade (keys 3, 2, 1, 0) before you submit.")
@@ -243,10 +240,7 @@ def test_an_annotator_sees_how_far_they_are_with_no_side_panel_and_nothing_past_
     project = labelstudio.find_project(ls_client, title)
     with browser.launch() as chromium:
         page = browser.new_page(chromium, width, height)
-        browser.sign_up(page, label_studio.url, f"ann-{uuid.uuid4().hex[:6]}@example.org", f"pw-{uuid.uuid4().hex}",
-                        browser.invite_token(label_studio.url, label_studio.api_key))
-        browser.open_labeling(page, label_studio.url, project.id)
-        browser.close_instructions(page)
+        browser.annotate(page, label_studio, project.id, f"ann-{uuid.uuid4().hex[:6]}@example.org")
 
         def shows(progress: str) -> dict:
             with contextlib.suppress(PlaywrightTimeout):  # the next task shows once the server has answered
@@ -297,10 +291,7 @@ def test_a_grade_withdrawn_by_skip_then_cancel_skip_and_a_grade_never_submitted_
     chosen = f"{browser.LABELING} .lsf-choice input:checked"
     with browser.launch() as chromium:
         page = browser.new_page(chromium)
-        browser.sign_up(page, label_studio.url, email, f"pw-{uuid.uuid4().hex}",
-                        browser.invite_token(label_studio.url, label_studio.api_key))
-        browser.open_labeling(page, label_studio.url, project.id)
-        browser.close_instructions(page)
+        browser.annotate(page, label_studio, project.id, email)
         page.keyboard.press("2")
         page.locator(chosen).wait_for()
         _submit(page)

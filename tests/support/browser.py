@@ -9,6 +9,7 @@ downloaded. The API, for any browser test of Label Studio::
         log_in(page, url, *admin_login(server.data_dir))        # or an existing one through the login page
         open_labeling(page, url, project_id)                   # the project's labeling stream, instructions open
         close_instructions(page)                               # the labeling view itself
+        annotate(page, label_studio, project_id, email)        # the three: a new annotator at their first task
         save_screenshot(page, "state", artefacts)              # PNG in $EVALSET_ARTEFACTS or the test's tmp_path
 
 Selectors of Label Studio 1.23.2's pages are named once here (``INSTRUCTIONS``, ``LABELING``, ``SUBMIT``,
@@ -134,6 +135,16 @@ def close_instructions(page: Page) -> None:
     if page.locator(INSTRUCTIONS).count():
         page.get_by_role("button", name="Close modal").click()
         page.locator(INSTRUCTIONS).wait_for(state="detached")
+
+
+def annotate(page: Page, server, project_id: int, email: str) -> None:
+    """Sign ``email`` up on the test server (``server``: tests/conftest.py's ``label_studio``, through its invite
+    link) and open the project's labeling view, instructions closed: an annotator at their first task."""
+    import uuid
+
+    sign_up(page, server.url, email, f"pw-{uuid.uuid4().hex}", invite_token(server.url, server.api_key))
+    open_labeling(page, server.url, project_id)
+    close_instructions(page)
 
 
 def artefacts_dir(fallback: Path) -> Path:
