@@ -104,7 +104,7 @@ class Base:
 BASES = {
     "sample": Base("excite.log --no-header --query 3 --user 1 --per-stratum 5 -o queries.tsv", ("output",)),
     "pool": Base("runs -k 2 --queries topics.tsv --corpus passages.jsonl.gz -o new-pool", ("output",)),
-    "push": Base("pool --guideline guideline.md --project p --url {server}", service=True),
+    "push": Base("pool --guideline guideline.md --project proj --url {server}", service=True),
     "pull": Base("--project p --pool pool --guideline guideline.md -o labels.tsv --url {server}",
                  ("output", "gold_report"), service=True),
     "judge grade": Base("pool --guideline guideline.md --model m -o llm.tsv --base-url {server}/v1 --max-retries 0",
