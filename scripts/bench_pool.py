@@ -4,7 +4,8 @@ Writes synthetic TREC runs (100 documents per query, drawn from 300 candidates p
 rank with a shared relevance signal plus their own noise, so pools overlap as real ones do) to a temporary
 folder, then pools them at depth 100 in a fresh child process, exactly as the command does (read every run,
 top k, union, pair ids, judging order, write pool.tsv, pool_sources.tsv, pool.json). The child reports its
-wall time per phase and its peak resident memory (ru_maxrss), so the figures exclude the data generation.
+wall time per phase and its peak resident memory (ru_maxrss), so the figures exclude the data generation. Beside
+it, in a fresh process too, the anchor and the check: a bare DuckDB distinct count of the same pairs.
 
     python scripts/bench_pool.py [--runs 20] [--queries 10000] [--depth 100] [--candidates 300]
 """
@@ -22,7 +23,6 @@ import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 
@@ -53,23 +53,27 @@ def write_runs(folder: str, runs: int, queries: int, per_query: int, candidates:
     return paths
 
 
-def distinct_pairs(paths: list[str], depth: int) -> int:
-    """The pool's size computed plainly, as the check: distinct (query, document) among every run's first ``depth``
-    lines per query (the synthetic runs are written in rank order)."""
-    pairs = set()
-    for path in paths:
-        table = pacsv.read_csv(path, pacsv.ReadOptions(column_names=["qid", "q0", "docid", "rank", "score", "tag"]),
-                               pacsv.ParseOptions(delimiter=" "))
-        top = table.filter(pc.less_equal(table["rank"], depth))
-        pairs.update(zip(top["qid"].to_pylist(), top["docid"].to_pylist(), strict=True))
-    return len(pairs)
+def distinct_pairs(paths: list[str], depth: int) -> dict:
+    """The anchor and the check: a bare DuckDB count of the distinct (query, document) pairs among every run's first
+    ``depth`` lines per query (the synthetic runs are written in rank order, so their rank field says it), in this
+    child process, DuckDB's multi-threaded reader on every core; its wall time, CPU time and the count."""
+    import duckdb
+
+    columns = {"qid": "VARCHAR", "q0": "VARCHAR", "docid": "VARCHAR", "rank": "BIGINT", "score": "DOUBLE",
+               "tag": "VARCHAR"}
+    started, cpu = time.perf_counter(), time.process_time()
+    (count,) = duckdb.sql(
+        f"SELECT count(*) FROM (SELECT DISTINCT qid, docid FROM read_csv({paths!r}, delim=' ', header=false, "
+        f"columns={columns!r}) WHERE rank <= {depth})").fetchall()[0]
+    return {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu, "pairs": count,
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def measure(run_folder: str, depth: int, output: str) -> dict:
     """Pool the runs as `evalset pool` does; returns phase times and peak memory of this process."""
     from evalset import pooling
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     build = pooling.build_from_spec(pooling.PoolSpec(runs=(run_folder,), depth=depth, seed=1))
     built = time.perf_counter()
     pooling.write_pool(build, output)
@@ -78,6 +82,7 @@ def measure(run_folder: str, depth: int, output: str) -> dict:
         "build_s": round(built - started, 2),
         "write_s": round(written - built, 2),
         "total_s": round(written - started, 2),
+        "cpu_s": round(time.process_time() - cpu, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "source_rows": int(build.pool.systems["contributed"].sum()),
         "pairs": len(build.pool.pairs),
@@ -92,9 +97,13 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--candidates", type=int, default=300)
     parser.add_argument("--measure", nargs=2, metavar=("RUN_FOLDER", "OUTPUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--count", nargs="+", metavar="RUN", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure[0], args.depth, args.measure[1])))
+        return
+    if args.count:
+        print(json.dumps(distinct_pairs(args.count, args.depth)))
         return
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="bench_pool.") as scratch:
@@ -105,21 +114,27 @@ def main() -> None:
         size = sum(os.path.getsize(p) for p in paths)
         print(f"generated {args.runs} runs x {args.queries:,} queries x {args.depth} documents "
               f"({size / 2**20:,.0f} MiB of TREC run text) in {time.perf_counter() - started:.1f} s")
-        child = subprocess.run(
-            [sys.executable, __file__, "--depth", str(args.depth), "--measure", run_folder,
-             os.path.join(scratch, "pool")],
-            check=True, capture_output=True, text=True,
-        )
-        figures = json.loads(child.stdout.strip().splitlines()[-1])
-        expected = distinct_pairs(paths, args.depth)
+        figures = child([__file__, "--depth", str(args.depth), "--measure", run_folder, os.path.join(scratch, "pool")])
+        anchor = child([__file__, "--depth", str(args.depth), "--count", *paths])
     print(f"pool at depth {args.depth}: {figures['source_rows']:,} top-k rows -> {figures['pairs']:,} pairs over "
           f"{figures['queries']:,} queries")
-    print(f"time: {figures['total_s']:.1f} s (read, rank and pool {figures['build_s']:.1f} s, "
-          f"write {figures['write_s']:.1f} s); peak memory {figures['peak_rss_mib']:,} MiB (RSS); "
-          f"load average {os.getloadavg()[0]:.2f}")
-    if figures["pairs"] != expected:
-        sys.exit(f"check FAILED: the pool has {figures['pairs']:,} pairs, a plain distinct count {expected:,}")
-    print(f"check: {expected:,} pairs, equal to a plain distinct count of the runs' top {args.depth}")
+    print(f"time: {figures['total_s']:.1f} s, {figures['cpu_s']:.1f} s CPU (read, rank and pool "
+          f"{figures['build_s']:.1f} s, write {figures['write_s']:.1f} s); peak memory {figures['peak_rss_mib']:,} MiB "
+          f"(RSS); load average {os.getloadavg()[0]:.2f}")
+    print(f"the anchor, a bare DuckDB distinct count of the same pairs in its own process: {anchor['seconds']:.1f} s, "
+          f"{anchor['cpu']:.1f} s CPU, {anchor['peak_rss_mib']:,} MiB: evalset pool takes "
+          f"{figures['total_s'] / anchor['seconds']:.1f}x its wall time (goal <= 2x), "
+          f"{figures['cpu_s'] / anchor['cpu']:.1f}x its CPU; peak {figures['peak_rss_mib'] / 1024:.2f} GB "
+          f"(goal < 1 GB)")
+    if figures["pairs"] != anchor["pairs"]:
+        sys.exit(f"check FAILED: the pool has {figures['pairs']:,} pairs, DuckDB's distinct count {anchor['pairs']:,}")
+    print(f"check: {anchor['pairs']:,} pairs, equal to DuckDB's distinct count of the runs' top {args.depth}")
+
+
+def child(argv: list[str]) -> dict:
+    """A fresh process of this script (its figures are its own): the JSON line it prints last."""
+    done = subprocess.run([sys.executable, *argv], check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

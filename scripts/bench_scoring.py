@@ -24,11 +24,12 @@ Three cases, in one run of this script (each tool in its own fresh subprocess, s
 ``--cli``
     in the main case, the commands a user runs, each a whole process timed from its start to its exit (starting
     Python and every import included): ``evalset score --qrels Q RUN -m ndcg@10 -m ap -m p@10 -m rr --format json``
-    against a script that does the same with pytrec_eval (its parsers, its evaluator, the means printed), in pairs,
-    ``--repeat`` times; wall, CPU (user + system of every thread) and peak resident memory of each process, the
-    medians and their ratios, and the means each printed, compared; in the big case, ``evalset score`` on the big
-    run, one process: its time against the main case's command (the median), its peak, its means against the
-    library call's.
+    against scripts that do the same with pytrec_eval, ranx and ir_measures (each tool's parsers and evaluator, the
+    means printed; ``--cli-tools``) and against the floor, polars' own bare scan of the run's three columns and the
+    qrels' three (nothing computed), in turns, ``--repeat`` times; wall, CPU (user + system of every thread) and
+    peak resident memory of each process, the medians and their ratios, and the means each printed, compared; in
+    the big case, ``evalset score`` on the big run, one process: its time against the main case's command (the
+    median), its peak, its means against the library call's.
 
 Inputs are generated once into ``--data`` (default ``.bench/``, git-ignored; the 100M-line case needs about 8 GB:
 put it outside the repo, e.g. ``--data /work/scratch/bench20``). The clock starts after the imports (and ranx's
@@ -278,6 +279,47 @@ print(json.dumps({{m: float(np.mean([values[name] for values in results.values()
 """
 
 
+IR_MEASURES = {"ndcg@10": "nDCG@10", "ap": "AP", "p@10": "P@10", "rr": "RR"}
+
+RANX_COMMAND = f"""
+import json, sys
+from ranx import Qrels, Run, evaluate
+
+qrels, run = Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec")
+means = evaluate(qrels, run, {list(RANX.values())!r})
+print(json.dumps({{m: float(means[name]) for m, name in {RANX!r}.items()}}))
+"""
+
+IR_MEASURES_COMMAND = f"""
+import json, sys
+import ir_measures
+
+wanted = {{m: ir_measures.parse_measure(name) for m, name in {IR_MEASURES!r}.items()}}
+means = ir_measures.calc_aggregate(list(wanted.values()), ir_measures.read_trec_qrels(sys.argv[1]),
+                                   ir_measures.read_trec_run(sys.argv[2]))
+print(json.dumps({{m: float(means[measure]) for m, measure in wanted.items()}}))
+"""
+
+FLOOR_COMMAND = """
+import sys
+import polars as pl
+
+def columns(path, names, kept, types):
+    return pl.scan_csv(path, separator=" ", has_header=False, new_columns=names, quote_char=None,
+                       schema_overrides=types).select(kept).collect()
+
+run = columns(sys.argv[2], ["qid", "q0", "docid", "rank", "score", "tag"], ["qid", "docid", "score"],
+              {"qid": pl.String, "docid": pl.String, "score": pl.Float64})
+qrels = columns(sys.argv[1], ["qid", "iter", "docid", "grade"], ["qid", "docid", "grade"],
+                {"qid": pl.String, "docid": pl.String, "grade": pl.Int64})
+print(run.height, qrels.height)
+"""
+"""The floor: polars' own bare scan of the run's three columns and the qrels' three, no measure computed."""
+
+COMMANDS = {"pytrec_eval": PYTREC_EVAL_COMMAND, "ranx": RANX_COMMAND, "ir_measures": IR_MEASURES_COMMAND,
+            "floor (polars scan)": FLOOR_COMMAND}
+
+
 def evalset_command(run: str, qrels: str) -> list[str]:
     measures = [arg for m in MEASURES for arg in ("-m", m)]
     return [sys.executable, "-m", "evalset", "score", "--qrels", qrels, run, *measures, "--format", "json"]
@@ -311,11 +353,14 @@ def whole_process(argv: list[str]) -> dict | None:
 
 
 def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
-    """``evalset score`` against pytrec_eval, whole processes in pairs; medians and ratios; the command's medians."""
-    print(f"\n== cli: the commands, whole processes (Python's start and imports included), {args.repeat} pairs; "
+    """``evalset score`` against the other tools' commands and the floor (polars' bare scan), whole processes in
+    turns; medians and ratios; the command's medians."""
+    print(f"\n== cli: the commands, whole processes (Python's start and imports included), {args.repeat} turns; "
           f"{load()}")
-    commands = {"evalset score": evalset_command(str(run_path), str(qrels_path)),
-                "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL_COMMAND, str(qrels_path), str(run_path)]}
+    wanted = {"pytrec_eval", "floor (polars scan)", *args.cli_tools.split(",")}
+    others = [name for name in COMMANDS if name in wanted]
+    commands = {"evalset score": evalset_command(str(run_path), str(qrels_path))} | {
+        name: [sys.executable, "-c", COMMANDS[name], str(qrels_path), str(run_path)] for name in others}
     found: dict[str, list[dict]] = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, argv in commands.items():
@@ -325,21 +370,28 @@ def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
             found[name].append(result)
     median = {name: {key: statistics.median(r[key] for r in runs) for key in ("seconds", "cpu", "peak_mib")}
               for name, runs in found.items()}
-    print(f"{'command':<14} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}   runs (wall s / cpu s)")
+    ours = median["evalset score"]
+    print(f"{'command':<20} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9} {'wall x':>7} {'cpu x':>6}   "
+          f"runs (wall s / cpu s)")
     for name, runs in found.items():
         each = ", ".join(f"{r['seconds']:.2f}/{r['cpu']:.2f}" for r in runs)
-        print(f"{name:<14} {median[name]['seconds']:>7.2f} {median[name]['cpu']:>7.2f} "
-              f"{median[name]['peak_mib']:>9.0f}   {each}")
-    ours, theirs = median["evalset score"], median["pytrec_eval"]
+        print(f"{name:<20} {median[name]['seconds']:>7.2f} {median[name]['cpu']:>7.2f} "
+              f"{median[name]['peak_mib']:>9.0f} {median[name]['seconds'] / ours['seconds']:>7.2f} "
+              f"{median[name]['cpu'] / ours['cpu']:>6.2f}   {each}")
+    theirs, floor = median["pytrec_eval"], median["floor (polars scan)"]
     pairs = [p["seconds"] / e["seconds"] for e, p in zip(found["evalset score"], found["pytrec_eval"], strict=True)]
     print(f"evalset score is {theirs['seconds'] / ours['seconds']:.1f}x faster than pytrec_eval in wall time "
-          f"(medians; per pair {', '.join(f'{r:.1f}x' for r in pairs)}; goal >= 8x), "
+          f"(medians; per turn {', '.join(f'{r:.1f}x' for r in pairs)}; goal >= 8x), "
           f"{theirs['cpu'] / ours['cpu']:.1f}x less CPU (goal >= 5x), "
-          f"{theirs['peak_mib'] / ours['peak_mib']:.1f}x less memory")
+          f"{theirs['peak_mib'] / ours['peak_mib']:.1f}x less memory; "
+          f"{ours['seconds'] / floor['seconds']:.2f}x the floor's wall time (goal <= 2x)")
     printed = json.loads(found["evalset score"][0]["stdout"])["runs"][run_path.name.rsplit(".", 1)[0]]
-    reference = json.loads(found["pytrec_eval"][0]["stdout"].strip().splitlines()[-1])
-    worst = max(abs(printed[m]["mean"] - reference[m]) for m in MEASURES)
-    print(f"the means each command printed: largest difference {worst:.1e} over {len(MEASURES)} means")
+    for name in found:
+        if name in ("evalset score", "floor (polars scan)"):
+            continue
+        reference = json.loads(found[name][0]["stdout"].strip().splitlines()[-1])
+        worst = max(abs(printed[m]["mean"] - reference[m]) for m in MEASURES)
+        print(f"the means evalset score and {name} printed: largest difference {worst:.1e} over {len(MEASURES)} means")
     print(load())
     return ours
 
@@ -483,6 +535,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=37)
     parser.add_argument("--qrels-sets", type=int, default=3)
     parser.add_argument("--cli", action="store_true", help="Also time the commands as whole processes.")
+    parser.add_argument("--cli-tools", default="pytrec_eval,ranx,ir_measures",
+                        help="The other tools' commands beside evalset score and the floor (pytrec_eval always).")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the inputs are generated (once).")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()

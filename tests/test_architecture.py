@@ -190,7 +190,7 @@ def test_only_the_decision_module_writes_a_verdict(path):
 # document design) for what it needs
 RANKING_CALL = "order_run"
 RANKING_ELSEWHERE = {
-    "evalset.pooling.pool": "the pool's top k of each run, in the engine's order: a ranking, no measure"}
+    "evalset.pooling.topk": "the pool's top k of each run, in the engine's order: a ranking, no measure"}
 MEASURE_ARITHMETIC = {"log2", "exp2"}  # a discount (1 / log2(rank + 1)) or an exponential gain (2^grade - 1)
 
 

@@ -1,5 +1,6 @@
 """``evalset pool``: judging pools from several systems' runs, and the pool folder.
 
+- :mod:`evalset.pooling.topk`: every system's top k per query, as codes; a big run file read for its top k only.
 - :mod:`evalset.pooling.pool`: the union of the systems' top k, pair ids, judge-the-holes, the budget, the blind
   judging order, per-system statistics (the conventions are in its docstring).
 - :mod:`evalset.pooling.folder`: the pool specification (TOML or options), building from it, writing the folder,
@@ -18,20 +19,18 @@ from evalset.pooling.folder import (
 from evalset.pooling.pool import (
     PAIR_ID_DIGITS,
     Pool,
-    TopK,
     UnknownQueriesError,
     apply_budget,
     attach_texts,
     build_pool,
-    collect_top_k,
     judging_order,
     pair_id,
     pair_ids,
-    stack_top_k,
 )
+from evalset.pooling.topk import TopK, collect_top_k, read_top_k, stack_top_k
 
 __all__ = [
     "PAIR_ID_DIGITS", "POOL_FILES", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget",
     "attach_texts", "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids",
-    "pool_files", "pool_manifest", "stack_top_k", "write_pool",
+    "pool_files", "pool_manifest", "read_top_k", "stack_top_k", "write_pool",
 ]

@@ -4,7 +4,7 @@ without those contributions.
 Conventions
 -----------
 - The pool is the union of every run's top ``depth`` per judged query (a query with at least one qrels line),
-  taken as :func:`evalset.pooling.pool.collect_top_k` takes it: the order of
+  taken as :func:`evalset.pooling.topk.collect_top_k` takes it: the order of
   :func:`evalset.metrics.ranking.order_run` under the contract's tie rule, a repeated document once. A run with
   fewer than ``depth`` documents on a query contributes what it has (and a note says so).
 - A pair ``(query, document)`` is a *unique contribution* of an owner (a run, or a group of runs) when it is in
@@ -25,7 +25,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.metrics.ranking import TieRule, strict_ties
-from evalset.pooling.pool import collect_top_k
+from evalset.pooling.topk import collect_top_k
 
 POOL_RUN_MAX_HOLES = 0.05
 """The largest share of unjudged pairs in a run's top k for it to count as one of the runs that made the pool

@@ -22,7 +22,7 @@ def bench(script: str, *args: str, env: dict[str, str] | None = None) -> str:
 
 def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path(tmp_path):
     out = bench("bench_scoring.py", "--lines", "100000", "--repeat", "1", "--runs", "4", "--qrels-sets", "2",
-                "--data", str(tmp_path), "--cli")
+                "--data", str(tmp_path), "--cli", "--cli-tools", "pytrec_eval,ir_measures")
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+; \d+ cores; load average [\d.]+ at start$", out, re.M)
     main_rows = dict(re.findall(r"^(evalset|evalset_streamed|pytrec_eval) +[\d.]+ +[\d.]+ +\d+ +([\d.]+) ", out, re.M))
     assert set(main_rows) == {"evalset", "evalset_streamed", "pytrec_eval"}  # time ratios against evalset
@@ -31,12 +31,16 @@ def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path
     assert re.search(r"^big / main \(evalset\): wall [\d.]+x for 10x the lines \(goal <= 10\), peak [\d.]+ GB", out,
                      re.M)
     assert "check: 1,000 queries, every per-query value EQUAL to the in-memory path" in out
-    commands = dict(re.findall(r"^(evalset score|pytrec_eval) +([\d.]+) +[\d.]+ +\d+   [\d./]+$", out, re.M))
-    assert set(commands) == {"evalset score", "pytrec_eval"}  # the commands, one pair: wall and CPU of each
-    ratio = r"^evalset score is [\d.]+x faster than pytrec_eval in wall time \(medians; per pair [\d.]+x; goal"
+    commands = dict(re.findall(r"^(evalset score|pytrec_eval|ir_measures|floor \(polars scan\)) +([\d.]+) +[\d.]+ +\d+ "
+                               r"+[\d.]+ +[\d.]+   [\d./]+$", out, re.M))
+    assert set(commands) == {"evalset score", "pytrec_eval", "ir_measures", "floor (polars scan)"}  # one turn each
+    ratio = (r"^evalset score is [\d.]+x faster than pytrec_eval in wall time \(medians; per turn [\d.]+x; "
+             r"goal >= 8x\), [\d.]+x less CPU \(goal >= 5x\), [\d.]+x less memory; [\d.]+x the floor's wall time "
+             r"\(goal <= 2x\)$")
     assert re.search(ratio, out, re.M)
-    printed = re.search(r"^the means each command printed: largest difference ([\d.e+-]+) over 4 means$", out, re.M)
-    assert printed and float(printed.group(1)) < 1e-12
+    printed = dict(re.findall(r"^the means evalset score and (\w+) printed: largest difference ([\d.e+-]+) over 4 "
+                              r"means$", out, re.M))
+    assert set(printed) == {"pytrec_eval", "ir_measures"} and all(float(d) < 1e-12 for d in printed.values())
     big = r"^evalset score: [\d.]+ s wall, [\d.]+ s CPU, peak [\d.]+ GB \(\d+ MiB; goal < 0.8 GB\), [\d.]+x the main"
     assert re.search(big, out, re.M)  # the command on the big run
     printed = re.search(r"^the means it printed against the library call's: largest difference ([\d.e+-]+) over 4", out,
@@ -44,13 +48,15 @@ def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path
     assert printed and float(printed.group(1)) < 1e-12
 
 
-def test_bench_pool_pools_synthetic_runs_and_matches_a_plain_distinct_count():
+def test_bench_pool_pools_synthetic_runs_and_matches_duckdbs_distinct_count():
     out = bench("bench_pool.py", "--runs", "3", "--queries", "300", "--depth", "20", "--candidates", "60")
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+, \d+ CPUs, load average \d+\.\d\d$", out, re.M)
     assert "pool at depth 20: 18,000 top-k rows -> " in out  # 3 runs x 300 queries x 20
-    assert re.search(r"^time: [\d.]+ s \(read, rank and pool [\d.]+ s, write [\d.]+ s\); peak memory [\d,]+ MiB", out,
-                     re.M)
-    assert re.search(r"^check: [\d,]+ pairs, equal to a plain distinct count of the runs' top 20$", out, re.M)
+    assert re.search(r"^time: [\d.]+ s, [\d.]+ s CPU \(read, rank and pool [\d.]+ s, write [\d.]+ s\); peak memory "
+                     r"[\d,]+ MiB", out, re.M)
+    assert re.search(r"^the anchor, a bare DuckDB distinct count of the same pairs in its own process: [\d.]+ s, "
+                     r"[\d.]+ s CPU, [\d,]+ MiB: evalset pool takes [\d.]+x its wall time \(goal <= 2x\)", out, re.M)
+    assert re.search(r"^check: [\d,]+ pairs, equal to DuckDB's distinct count of the runs' top 20$", out, re.M)
 
 
 def test_bench_judge_runs_the_command_path_against_the_loopback_server():
