@@ -122,7 +122,8 @@ print(rows, "distinct raw queries")
 
 
 def evalset_sample(log: Path, output: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "evalset", "sample", str(log), *options, "-o", str(output)]
+    """The command; ``--force``: each run replaces the sample the run before wrote (the script's own file)."""
+    return [sys.executable, "-m", "evalset", "sample", str(log), *options, "-o", str(output), "--force"]
 
 
 SYNTHETIC_COLUMNS = ("--user", "user_id", "--timestamp", "timestamp", "--per-stratum", "10", "--seed", "1")

@@ -43,6 +43,7 @@ from evalset.metrics.ranking import TieRule, position_in_group
 from evalset.params import check, validate_params
 from evalset.pooling.topk import TopK, stack_top_k
 from evalset.seeds import generator
+from evalset.speed.memory import release_unused
 
 PAIR_ID_DIGITS = 16
 
@@ -160,6 +161,7 @@ def build_pool(
     """
     wanted = None if query_ids is None else list(dict.fromkeys(map(str, query_ids)))
     top = stack_top_k(runs, depth, depths, ties, wanted)
+    release_unused()  # what reading the runs left: the pairs' peak does not stack on it
     queries = top.queries.to_numpy(zero_copy_only=False)
     if wanted is not None:
         answered = set(queries)
@@ -197,14 +199,16 @@ def _candidate_pairs(top: TopK) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """The distinct pairs in canonical order (query, then document, byte order), each row's pair, and the rows
     in (pair, system) order: one stable sort of the rows by pair (they are stacked by system)."""
     n_docs = max(len(top.docs), 1)
-    key = top.query_code * n_docs + top.doc_code
+    key = top.query_code.astype(np.int64) * n_docs + top.doc_code
     rows = np.argsort(key, kind="stable")
-    sorted_key = key[rows]
-    first = np.r_[True, sorted_key[1:] != sorted_key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    key = key[rows]
+    first = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
     starts = np.flatnonzero(first)
-    pair_of_row = np.empty(len(key), dtype=np.int64)
-    pair_of_row[rows] = np.cumsum(first) - 1
-    keys = sorted_key[starts]
+    keys = key[starts]
+    del key
+    pair_of_row = np.empty(len(rows), dtype=np.int32 if len(starts) < 2**31 else np.int64)
+    pair_of_row[rows] = np.cumsum(first, dtype=pair_of_row.dtype) - 1
+    del first
     query_code, doc_code = keys // n_docs, keys % n_docs
     query_id = top.queries.take(pa.array(query_code))
     doc_id = top.docs.take(pa.array(doc_code))
@@ -214,7 +218,7 @@ def _candidate_pairs(top: TopK) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         "doc_id": doc_id.to_pandas(),
         "query_code": query_code,
         "best_rank": np.minimum.reduceat(top.rank[rows], starts) if len(starts) else np.zeros(0, np.int32),
-        "systems": np.diff(np.r_[starts, len(key)]),
+        "systems": np.diff(np.r_[starts, len(rows)]),
     })
     return candidates, pair_of_row, rows
 

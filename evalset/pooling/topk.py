@@ -94,9 +94,9 @@ def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) 
         rows &= np.isin(ordered.query_code, np.flatnonzero(ordered.query_ids.astype(str).isin(keep)))
     used_queries, query_codes = np.unique(ordered.query_code[rows], return_inverse=True)
     docs = ordered.doc_id.take(pa.array(ordered.row[rows]))
-    return (_strings(ordered.query_ids).take(pa.array(used_queries)), query_codes,
+    return (_strings(ordered.query_ids).take(pa.array(used_queries)), query_codes.astype(np.int32),
             pc.cast(docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs, pa.large_string()),
-            ordered.position[rows] + 1)
+            (ordered.position[rows] + 1).astype(np.int32))
 
 
 def _merge_vocabularies(vocabularies: list[pa.Array], local_codes: list[np.ndarray] | None = None,
@@ -108,11 +108,13 @@ def _merge_vocabularies(vocabularies: list[pa.Array], local_codes: list[np.ndarr
     dominate the pooling time.
     """
     if not vocabularies:
-        return np.zeros(0, dtype=np.int64), pa.array([], pa.large_string())
-    encoded = pc.dictionary_encode(pa.chunked_array(vocabularies, pa.large_string()).combine_chunks())
+        return np.zeros(0, dtype=np.int32), pa.array([], pa.large_string())
+    values = vocabularies[0] if len(vocabularies) == 1 else pa.chunked_array(vocabularies).combine_chunks()
+    encoded = pc.dictionary_encode(values)
+    del values
     order = pc.sort_indices(encoded.dictionary).to_numpy()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
+    rank = np.empty(len(order), dtype=np.int32)  # arrow's dictionary indices are 32-bit
+    rank[order] = np.arange(len(order), dtype=np.int32)
     code_of_entry = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     if local_codes is not None:
         offsets = np.cumsum([0, *map(len, vocabularies)])[:-1]
@@ -146,15 +148,18 @@ def stack_top_k(
     if unknown:
         raise InputError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
     systems = sorted(name for name, part in parts.items() if part is not None)
-    stacked = [parts[name] for name in systems]
+    stacked = [parts.pop(name) for name in systems]
     query_code, queries = _merge_vocabularies([p[0] for p in stacked], [p[1] for p in stacked])
-    doc_code, docs = _merge_vocabularies([p[2] for p in stacked])
     lengths = [len(p[3]) for p in stacked]
+    rank = np.concatenate([p[3] for p in stacked]) if stacked else np.zeros(0, np.int32)
+    docs = pa.chunked_array([p[2] for p in stacked], pa.large_string()).combine_chunks()
+    del stacked  # each run's document ids, now held once (coded next)
+    doc_code, docs = _merge_vocabularies([docs] if len(docs) else [])
     return TopK(
         query_code=query_code,
         doc_code=doc_code,
         system_code=np.repeat(np.arange(len(systems), dtype=np.int16), lengths),
-        rank=np.concatenate([p[3] for p in stacked]).astype(np.int32) if stacked else np.zeros(0, np.int32),
+        rank=rank,
         queries=queries,
         docs=docs,
         systems=systems,

@@ -48,6 +48,16 @@ def test_bench_scoring_three_cases_agree_with_pytrec_eval_and_the_in_memory_path
     assert printed and float(printed.group(1)) < 1e-12
 
 
+def test_bench_parsers_reads_the_same_rows_with_each_parser(tmp_path):
+    out = bench("bench_parsers.py", "--lines", "100000", "--repeat", "1", "--data", str(tmp_path))
+    rows = re.findall(r"^(arrow pieces|arrow whole|polars scan|polars scan -> arrow|polars pieces -> arrow) +[\d.]+ "
+                      r"+([\d.]+) +\d+ +([\d.]+)   [\d./]+$", out, re.M)
+    assert [name for name, *_ in rows] == ["arrow pieces", "arrow whole", "polars scan", "polars scan -> arrow",
+                                           "polars pieces -> arrow"]
+    assert rows[0][2] == "1.00"  # the CPU ratios are against arrow pieces'
+    assert "every parser read 100,000 rows" in out
+
+
 def test_bench_pool_pools_synthetic_runs_and_matches_duckdbs_distinct_count():
     out = bench("bench_pool.py", "--runs", "3", "--queries", "300", "--depth", "20", "--candidates", "60")
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d \w+, \d+ CPUs, load average \d+\.\d\d$", out, re.M)
