@@ -278,6 +278,29 @@ def test_the_pool_file_rule_catches_an_ad_hoc_reader_and_spares_messages():
     assert sorted(pool_file_names_used(ad_hoc)) == [(2, "pool.json"), (3, "tasks.jsonl"), (5, "pool_sources.tsv")]
 
 
+# --- one reader for every file (evalset.io): runs, qrels, logs and tables are parsed only there, so a command that
+# reads a run gets the reader's line checks, errors (file and line), doc-id packing and streaming; a second parser is
+# a second set of rules
+PARSERS = re.compile(r"\bpyarrow\.(?:csv|parquet|json)\b|\bimport polars\b|\bpd\.read_(?:csv|table|parquet|json)\("
+                     r"|\bread_csv(?:_auto)?\(|\bread_parquet\(|\bjson\.load\(")
+
+
+def parsers_used(source: str) -> list[str]:
+    return PARSERS.findall(source)
+
+
+def test_only_the_io_room_parses_a_file():
+    found = {module_name(path): used for path in MODULES if room(module_name(path)) != "io"
+             if (used := parsers_used(path.read_text()))}
+    assert not found, f"files parsed outside evalset.io (read them through its readers): {found}"
+
+
+def test_the_parser_rule_catches_a_second_reader():
+    source = ("import pyarrow.csv as pacsv\nimport polars as pl\nframe = pd.read_csv(path)\n"
+              "duckdb.sql(\"select * from read_csv_auto('x')\")\nmanifest = json.load(handle)\n")
+    assert parsers_used(source) == ["pyarrow.csv", "import polars", "pd.read_csv(", "read_csv_auto(", "json.load("]
+
+
 # a parameter's rule is declared once (evalset/params.py: a settings class's RULES, validate_params): no module checks
 # a value against choices or a bound by hand; a command's options take their type from the declared rule
 # (cli/ruled.py). A file's content is data, not a parameter: its checks say "found" and name the file and line.
