@@ -23,6 +23,7 @@ from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
 from evalset.io.poolfiles import POOL_FILES, write_pool_folder
 from evalset.io.queries import read_queries
+from evalset.io.runtext import ReadAhead
 from evalset.io.trec import expand_run_paths
 from evalset.params import Constraint, check, check_fields
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
@@ -155,8 +156,9 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
     queries = read_queries(spec.queries) if spec.queries else None
     judged = read_judged_pairs(spec.exclude_judged) if spec.exclude_judged else None
     try:
-        runs = ((name, read_top_k(path, (spec.depths or {}).get(name, spec.depth), spec.ties))
-                for name, path in run_files.items())
+        # the next run is read on a thread of its own while this one is ranked (one run ahead)
+        runs = ReadAhead((name, read_top_k(path, (spec.depths or {}).get(name, spec.depth), spec.ties))
+                         for name, path in run_files.items())
         pool = build_pool(runs, spec.depth,
                           depths=spec.depths, ties=spec.ties, seed=spec.seed, budget=spec.budget,
                           query_ids=None if queries is None else queries["query_id"], judged=judged)

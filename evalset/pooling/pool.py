@@ -56,6 +56,10 @@ def pair_id(query_id: str, doc_id: str) -> str:
 
 def pair_ids(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Array) -> np.ndarray:
     """:func:`pair_id` of each pair, as an object array. Raises ValueError on a (64-bit) collision."""
+    return _pair_id_strings(query_ids, doc_ids).to_numpy(zero_copy_only=False)
+
+
+def _pair_id_strings(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Array) -> pa.Array:
     queries, docs = (ids.cast(pa.large_string()) if isinstance(ids, pa.Array)
                      else pa.array(np.asarray(ids, dtype=object).astype(str), pa.large_string())
                      for ids in (query_ids, doc_ids))
@@ -67,7 +71,7 @@ def pair_ids(query_ids: Iterable[str] | pa.Array, doc_ids: Iterable[str] | pa.Ar
         ids = database.sql(f"select left(sha256(key), {PAIR_ID_DIGITS}) as id from keys").arrow().read_all()["id"]
     if pc.count_distinct(ids).as_py() != len(ids):
         raise ValueError("two different pairs got the same pair_id (a sha256 prefix collision); please report")
-    return ids.to_numpy(zero_copy_only=False)
+    return ids.combine_chunks()
 
 
 # ------------------------------------------------------------------------------------------------- the pool
@@ -213,7 +217,7 @@ def _candidate_pairs(top: TopK) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     query_id = top.queries.take(pa.array(query_code))
     doc_id = top.docs.take(pa.array(doc_code))
     candidates = pd.DataFrame({
-        "pair_id": pair_ids(query_id, doc_id),
+        "pair_id": _pair_id_strings(query_id, doc_id).to_pandas(),  # arrow's strings, as the ids' columns
         "query_id": query_id.to_pandas(),
         "doc_id": doc_id.to_pandas(),
         "query_code": query_code,
@@ -264,17 +268,18 @@ def judging_order(query_codes: np.ndarray, seed: int) -> np.ndarray:
     query_rank[distinct] = rng.permutation(len(distinct))
     within = rng.permutation(len(query_codes))
     order = np.empty(len(query_codes), dtype=np.int64)
-    order[np.lexsort((within, query_rank[query_codes]))] = np.arange(1, len(query_codes) + 1)
+    # one key (query's rank, then the draw within; the draws are distinct): the order lexsort gives, twice as fast
+    order[np.argsort(query_rank[query_codes] * len(query_codes) + within)] = np.arange(1, len(query_codes) + 1)
     return order
 
 
 def _in_judging_order(kept: pd.DataFrame, seed: int) -> pd.DataFrame:
+    order = judging_order(kept["query_code"].to_numpy(), seed)
     pairs = kept[["pair_id", "query_id", "doc_id"]].assign(
-        order=judging_order(kept["query_code"].to_numpy(), seed),
-        best_rank=kept["best_rank"].to_numpy(),
-        systems=kept["systems"].to_numpy(),
-    )
-    return pairs.sort_values("order").reset_index(drop=True)
+        order=order, best_rank=kept["best_rank"].to_numpy(), systems=kept["systems"].to_numpy())
+    in_order = np.empty(len(order), dtype=np.int64)
+    in_order[order - 1] = np.arange(len(order))  # the order is a permutation of 1..n: no sort needed
+    return pairs.iloc[in_order].reset_index(drop=True)
 
 
 def _system_table(top: TopK, depths: dict[str, int], pair_of_row: np.ndarray, voters: np.ndarray,
