@@ -4,9 +4,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from evalset.cli import main
 from evalset.errors import InputError
-from evalset.io.guideline import read_guideline
+from evalset.io.guideline import SHIPPED, guideline_file, read_guideline, shipped_guidelines
 
 GUIDELINE = Path(__file__).resolve().parents[1] / "guidelines" / "relevance-v2.md"
 
@@ -162,3 +164,25 @@ def test_a_guideline_that_is_not_utf8_is_refused_naming_the_file(tmp_path):
     with pytest.raises(InputError, match="guideline is not UTF-8 text") as refused:
         read_guideline(path)
     assert str(path) in str(refused.value)
+
+
+def test_a_shipped_guideline_is_given_by_its_name_and_a_file_of_that_name_wins(tmp_path, monkeypatch):
+    assert shipped_guidelines() == ["relevance-v1", "relevance-v2"]
+    shipped = guideline_file("relevance-v2")
+    assert Path(shipped) == SHIPPED / "relevance-v2.md" and guideline_file("relevance-v2.md") == shipped
+    assert Path(shipped).read_bytes() == GUIDELINE.read_bytes()  # the repository's guidelines/ links to it
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "relevance-v2").write_text("+++\n")  # a file named like a shipped guideline: the file is meant
+    assert guideline_file("relevance-v2") == "relevance-v2"
+    assert guideline_file("relevance-v9") == "relevance-v9" and guideline_file("dir/relevance-v1") == "dir/relevance-v1"
+
+
+def test_a_command_takes_a_shipped_guidelines_name_and_names_a_missing_file(tmp_path):
+    labels = tmp_path / "judge.qrels"
+    labels.write_text("1 0 d1 2\n1 0 d2 3\n2 0 d1 0\n")
+    result = CliRunner().invoke(main, ["judge", "ensemble", str(labels), "--human", str(labels), "--guideline",
+                                       "relevance-v2", "-o", str(tmp_path / "out.tsv")])
+    assert result.exit_code == 0, result.output  # the option checks that the file exists: the name found it
+    missing = CliRunner().invoke(main, ["judge", "ensemble", str(labels), "--human", str(labels), "--guideline",
+                                        "relevance-v9", "-o", str(tmp_path / "out.tsv")])
+    assert missing.exit_code == 2 and "'relevance-v9' does not exist" in missing.output

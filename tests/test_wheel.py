@@ -101,18 +101,20 @@ def test_score_and_compare_from_the_wheel_print_what_the_library_computes(instal
     assert "ICT-CKNRM_B" in compared.stdout and "ndcg@10" in compared.stdout
 
 
-def test_pool_from_a_spec_and_the_judge_with_its_packaged_prompt_run_from_the_wheel(installed):
+def test_pool_from_a_spec_and_the_judge_with_its_packaged_prompt_and_guideline_run_from_the_wheel(installed):
     pool = installed.folder / "pool"
     pooled = installed.run("pool", "--spec", REPO / "pools" / "dl19-demo.toml", "--budget", "12", "-o", pool)
     assert pooled.returncode == 0, pooled.stderr
     assert len((pool / "pool.tsv").read_text().splitlines()) == 1 + 12
     labels = installed.folder / "llm-labels.tsv"
     with JudgeServer(Behaviour()) as server:
-        judged = installed.run("judge", pool, "--guideline", REPO / "guidelines" / "relevance-v2.md", "--model",
-                               "judge-test", "-o", labels, "--base-url", server.base_url, "--no-progress",
-                               env={"OPENAI_API_KEY": "sk-test"})
+        judged = installed.run("judge", pool, "--guideline", "relevance-v2", "--model", "judge-test", "-o", labels,
+                               "--base-url", server.base_url, "--no-progress", env={"OPENAI_API_KEY": "sk-test"})
         assert judged.returncode == 0, judged.stderr
         prompts = [record.prompt for record in server.chat_records()]
     assert len(prompts) == 12 and len(labels.read_text().splitlines()) == 1 + 12
-    # the packaged template, read at run time: its opening sentence begins every prompt
+    # the packaged template, read at run time: its opening sentence begins every prompt; the shipped guideline, given
+    # by its name, is in every prompt
     assert all(prompt.startswith("You are a relevance assessor for a search evaluation set.") for prompt in prompts)
+    guideline = (REPO / "guidelines" / "relevance-v2.md").read_text().split("+++")[2].strip()
+    assert all(guideline[:400] in prompt for prompt in prompts)

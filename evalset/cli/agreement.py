@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale, png_path
+from evalset.cli.guideline import guideline_option
+from evalset.cli.options import (
+    conflicting_grades_option,
+    evaluation_options,
+    force_option,
+    grade_scale,
+    png_path,
+)
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
 
@@ -15,8 +22,7 @@ from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEF
 @click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
               help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
                    "qrels files not named here are LLM judges. Labels tables carry their own kind.")
-@click.option("--guideline", type=click.Path(dir_okay=False),
-              help=f"Guideline file: its scale (default {','.join(map(str, DEFAULT_SCALE))}).")
+@guideline_option(f"Guideline: its scale (default {','.join(map(str, DEFAULT_SCALE))}).")
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @ruled(AGREEMENT_RULES, "out_of_scale", "--out-of-scale", default="error",
        help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.guideline import guideline_option
 from evalset.cli.judge_ensemble import ensemble_command
 from evalset.cli.judge_recheck import recheck_command
 from evalset.cli.ruled import ruled
@@ -96,8 +97,8 @@ def service_errors(run):
 
 @judge_group.command("grade")
 @click.argument("pool_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The guideline file (its text goes into the prompt verbatim).")
+@guideline_option("The guideline (its text goes into the prompt verbatim).", "guideline_path", required=True,
+                  exists=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The labels table (TSV).")
 @ruled(JUDGE_JOB_RULES, "limit", "--limit", default=None, help="Judge only the first N pairs in judging order.")
 @click.option("--batch", is_flag=True, help="Use the Batch API (upload, poll, collect) instead of live requests.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, force_option, grade_scale
 
 
@@ -13,7 +14,7 @@ from evalset.cli.options import conflicting_grades_option, force_option, grade_s
 @click.option("--human", "human_paths", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="The humans' grades the ensemble is calibrated on (labels or qrels); repeatable.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The ensemble's labels (TSV).")
-@click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
+@guideline_option("Guideline: its scale.", exists=True)
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @conflicting_grades_option
 @force_option(folder=False)

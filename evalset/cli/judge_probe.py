@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.guideline import guideline_option
 from evalset.cli.judge import endpoint_options, judge_settings, service_errors
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import PROBE_RULES, EvaluationContract
@@ -12,8 +13,8 @@ from evalset.contract import PROBE_RULES, EvaluationContract
 
 @click.command("probe")
 @click.argument("pool_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The guideline file (its text goes into the prompt verbatim).")
+@guideline_option("The guideline (its text goes into the prompt verbatim).", "guideline_path", required=True,
+                  exists=True)
 @click.option("--human", "human_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The human grades of the pool's pairs (labels table or qrels).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The probe's report (JSON).")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import conflicting_grades_option, evaluation_options, force_option, grade_scale
+from evalset.cli.guideline import guideline_option
+from evalset.cli.options import (
+    conflicting_grades_option,
+    evaluation_options,
+    force_option,
+    grade_scale,
+)
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
 
@@ -20,7 +26,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
 @click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
 @evaluation_options
 @ruled(RECHECK_RULES, "primary", "--primary", default="quadratic kappa", help="The figure the verdict rests on.")
-@click.option("--guideline", type=click.Path(exists=True, dir_okay=False), help="Guideline file: its scale.")
+@guideline_option("Guideline: its scale.", exists=True)
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @conflicting_grades_option
 @ruled(RECHECK_RULES, "resamples", "--bootstrap", "resamples", default=1000,

@@ -5,14 +5,15 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.guideline import guideline_option
 from evalset.cli.ruled import ruled
 from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 
 
 @click.command("push")
 @click.argument("pool_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
-              help="The guideline (Markdown with a TOML scale): the labeling config and the instructions.")
+@guideline_option("The guideline (Markdown with a TOML scale): the labeling config and the instructions.",
+                  "guideline_path", required=True)
 @ruled(PUSH_RULES, "title", "--project", "title", required=True,
        help="Project title: found, or created if absent (with --annotators, each annotator's is TITLE [e-mail]).")
 @ruled(PUSH_RULES, "overlap", "--overlap", default=1, help="How many annotators judge each task.")
@@ -67,8 +68,8 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
 @click.option("--project", "title", required=True, help="Project title.")
 @click.option("--pool", "pool_dir", required=True, type=click.Path(file_okay=False, exists=True),
               help="The pool folder that was pushed (its pool.tsv maps pair_id to query and document ids).")
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
-              help="The guideline the project was made from (its scale reads the grades).")
+@guideline_option("The guideline the project was made from (its scale reads the grades).", "guideline_path",
+                  required=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The labels table (TSV).")
 @click.option("--url", default=None, help="Label Studio URL. Default: $LABEL_STUDIO_URL.")
 @click.option("--api-key-env", default="LABEL_STUDIO_API_KEY", show_default=True,

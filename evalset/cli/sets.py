@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.cli.ruled import ruled
 from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES, SPLIT_RULES
@@ -19,8 +20,8 @@ from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES, S
               help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
 @click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
-@click.option("--guideline", "guideline_path", required=True, type=click.Path(dir_okay=False),
-              help="The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.")
+@guideline_option("The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.",
+                  "guideline_path", required=True)
 @click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
 @click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
               help="Folder holding the sets.")

@@ -110,6 +110,25 @@ class Guideline:
                              f"({', '.join(map(str, self.grades))})", source, row + 1)
 
 
+SHIPPED = Path(__file__).resolve().parents[1] / "guidelines"
+"""The guidelines shipped with evalset (the repository's ``guidelines/`` is this folder)."""
+
+
+def shipped_guidelines() -> list[str]:
+    """The names of the guidelines shipped with evalset (``relevance-v2``), oldest first."""
+    return sorted(path.stem for path in SHIPPED.glob("*.md"))
+
+
+def guideline_file(value: str | os.PathLike) -> str:
+    """A guideline's file: ``value`` when it names a file, else the shipped guideline it names (``relevance-v2``, as
+    ``evalset/guidelines/relevance-v2.md``), else ``value`` (its reader then says it is missing)."""
+    value = os.fspath(value)
+    if os.path.exists(value) or os.sep in value or "/" in value:
+        return value
+    shipped = SHIPPED / f"{value.removesuffix('.md')}.md"
+    return str(shipped) if shipped.is_file() else value
+
+
 def read_guideline(path: str | os.PathLike) -> Guideline:
     """Read and validate a guideline file (see the module docstring for the format)."""
     path = os.fspath(path)
