@@ -93,7 +93,8 @@ class Pool:
         ``pair_id, query_id, doc_id, order, best_rank, systems``, one row per pair to judge, in judging order.
     sources : DataFrame
         ``query_id, doc_id, system, rank``: which system put each pooled pair in its top k, at which rank
-        (never shown to annotators). Sorted by query, document, system.
+        (never shown to annotators). Sorted by query, document, system. The ids and systems are categoricals (a
+        pair repeats once per system that has it: 20M rows of 2.6M pairs hold the ids once).
     systems : DataFrame
         Indexed by system name: ``depth, contributed, unique, in_pool`` and, when judged pairs were given,
         ``judged_at_k``.
