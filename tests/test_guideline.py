@@ -186,3 +186,7 @@ def test_a_command_takes_a_shipped_guidelines_name_and_names_a_missing_file(tmp_
     missing = CliRunner().invoke(main, ["judge", "ensemble", str(labels), "--human", str(labels), "--guideline",
                                         "relevance-v9", "-o", str(tmp_path / "out.tsv")])
     assert missing.exit_code == 2 and "'relevance-v9' does not exist" in missing.output
+    blank = CliRunner().invoke(main, ["freeze", str(labels), "--queries", str(labels), "--guideline", " ", "--name",
+                                      "x", "--sets-dir", str(tmp_path / "sets")])
+    assert blank.exit_code == 2  # the blank path's rule holds for the guideline's option too
+    assert blank.output == "evalset: error: --guideline: an empty path names no file; give a path\n"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import gc
 import importlib
 import os
@@ -156,12 +157,19 @@ class _GivenPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+@functools.cache
+def _given(path_type: type) -> type:
+    """``path_type`` (``click.Path`` or a subclass, such as the guideline's) refusing a blank value first."""
+    return _GivenPath if path_type is click.Path else type(f"Given{path_type.__name__}", (_GivenPath, path_type), {})
+
+
 def _refusing_blank_paths(command: click.Command) -> click.Command:
-    """``command`` (and the commands of a group) with every ``click.Path`` parameter a :class:`_GivenPath`."""
+    """``command`` (and the commands of a group) with every ``click.Path`` parameter (a subclass's too) refusing a
+    blank value (:class:`_GivenPath`)."""
     for param in command.params:
-        if type(param.type) is click.Path:
+        if isinstance(param.type, click.Path) and not isinstance(param.type, _GivenPath):
             param.type = copy.copy(param.type)
-            param.type.__class__ = _GivenPath
+            param.type.__class__ = _given(type(param.type))
     for subcommand in getattr(command, "commands", {}).values():
         _refusing_blank_paths(subcommand)
     return command
