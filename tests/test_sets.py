@@ -123,7 +123,7 @@ def test_conflicting_grades_option_settles_by_labeled_at_and_counts_in_freeze(tm
     result = freeze_cli(tmp_path, write_table(tmp_path / "labels.tsv", CONFLICT), "--conflicting-grades", rule)
     assert result.exit_code == 0, result.output
     assert f"note: 1 conflicting judgments settled by --conflicting-grades {rule}\n" in result.output
-    assert "from 3 labels by 1 annotators" in result.output
+    assert "from 3 labels by 1 annotator" in result.output
     frozen = load_set(tmp_path / "sets" / "s" / "v1")
     assert {key: frozen.manifest["merge"][key] for key in
             ("conflicting_grades", "conflicting_grades_settled", "collapsed_duplicates", "unjudged")} == {
@@ -491,11 +491,11 @@ def test_one_annotator_grading_a_pair_3_then_0_is_refused_then_counted_when_sett
     settled = freeze_cli(tmp_path, table, "--conflicting-grades", "latest")
     assert settled.exit_code == 0, settled.output
     assert settled.output.splitlines() == [
-        f"froze {tmp_path / 'sets' / 's' / 'v1'}: 1 judgments over 2 queries from 1 labels by 1 annotators (merge: "
-        "median; 1 pairs judged more than once, 0 adjudicated)",
+        f"froze {tmp_path / 'sets' / 's' / 'v1'}: 1 judgment over 2 queries from 1 label by 1 annotator (merge: "
+        "median; 1 pair judged more than once, 0 adjudicated)",
         "note: 1 of the 2 queries have no merged judgment: score and compare leave them out as undefined (and "
         "count them)",
-        "note: 1 pairs judged more than once by one annotator (0 exact repeats collapsed; labels.tsv holds the "
+        "note: 1 pair judged more than once by one annotator (0 exact repeats collapsed; labels.tsv holds the "
         "judgments that stand)",
         "note: 1 conflicting judgments settled by --conflicting-grades latest"]
     frozen = load_set(tmp_path / "sets" / "s" / "v1")

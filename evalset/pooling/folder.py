@@ -28,6 +28,7 @@ from evalset.io.trec import expand_run_paths
 from evalset.params import Constraint, check, check_fields
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
 from evalset.pooling.topk import read_top_k
+from evalset.render import counted
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,9 @@ class PoolBuild:
         """What ``evalset pool`` prints before the files it wrote: the counts, the per-system figures, and a
         warning naming pairs without text."""
         pool, counts = self.pool, self.manifest["counts"]
-        lines = [f"pooled {counts['pairs']:,} pairs over {counts['queries']:,} queries from {len(pool.systems)} runs "
+        lines = [f"pooled {counts['pairs']:,} {'pair' if counts['pairs'] == 1 else 'pairs'} over "
+                 f"{counts['queries']:,} {'query' if counts['queries'] == 1 else 'queries'} from "
+                 f"{counted(len(pool.systems), 'run')} "
                  f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
                  f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]
         table = pool.systems.copy()

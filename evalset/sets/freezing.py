@@ -61,6 +61,7 @@ from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
 from evalset.params import validate_params
+from evalset.render import counted
 
 
 # ------------------------------------------------------------------------------------------------- queries
@@ -109,18 +110,19 @@ class FrozenVersion:
 
     def to_text(self) -> str:
         counts, merged = self.manifest["counts"], self.manifest["merge"]
-        lines = [f"froze {self.path}: {counts['judgments']} judgments over {counts['queries']} queries from "
-                 f"{counts['labels']} labels by {len(self.manifest['annotators'])} annotators (merge: "
-                 f"{merged['rule']}; {merged['judged_more_than_once']} pairs judged more than once, "
+        lines = [f"froze {self.path}: {counted(counts['judgments'], 'judgment')} over "
+                 f"{counted(counts['queries'], 'query', 'queries')} from {counted(counts['labels'], 'label')} by "
+                 f"{counted(len(self.manifest['annotators']), 'annotator')} (merge: "
+                 f"{merged['rule']}; {counted(merged['judged_more_than_once'], 'pair')} judged more than once, "
                  f"{merged['adjudicated']} adjudicated)"]
         judged = counts.get("judged_queries", counts["queries"])
         if judged < counts["queries"]:
             lines.append(f"note: {counts['queries'] - judged} of the {counts['queries']} queries have no merged "
                          "judgment: score and compare leave them out as undefined (and count them)")
         if merged["repeated_by_one_annotator"]:
-            lines.append(f"note: {merged['repeated_by_one_annotator']} pairs judged more than once by one annotator "
-                         f"({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the judgments "
-                         "that stand)")
+            lines.append(f"note: {counted(merged['repeated_by_one_annotator'], 'pair')} judged more than once by one "
+                         f"annotator ({merged['collapsed_duplicates']} exact repeats collapsed; labels.tsv holds the "
+                         "judgments that stand)")
         if merged["unjudged"]:
             lines.append(f"note: {merged['unjudged']} qrels lines with a negative grade (pooled, not judged) were not "
                          "labels")
