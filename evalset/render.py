@@ -32,10 +32,12 @@ def number(value: Any, digits: int = 4, *, sign: bool = False) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def counted(count: int, singular: str, plural: str | None = None) -> str:
+def counted(count: int, singular: str, plural: str | None = None, grouped: bool = False) -> str:
     """``count`` and the noun that agrees with it: ``1 grade``, ``0 grades``, ``2 pool tasks``; ``plural``
-    when adding ``s`` is wrong (``counted(2, "pair has", "pairs have")``)."""
-    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+    when adding ``s`` is wrong (``counted(2, "pair has", "pairs have")``); ``grouped``: thousands separated
+    (``2,495 pairs``)."""
+    noun = singular if count == 1 else plural or singular + "s"
+    return f"{count:,} {noun}" if grouped else f"{count} {noun}"
 
 
 def text_table(rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:

@@ -125,8 +125,8 @@ class PoolBuild:
         """What ``evalset pool`` prints before the files it wrote: the counts, the per-system figures, and a
         warning naming pairs without text."""
         pool, counts = self.pool, self.manifest["counts"]
-        lines = [f"pooled {counts['pairs']:,} {'pair' if counts['pairs'] == 1 else 'pairs'} over "
-                 f"{counts['queries']:,} {'query' if counts['queries'] == 1 else 'queries'} from "
+        lines = [f"pooled {counted(counts['pairs'], 'pair', grouped=True)} over "
+                 f"{counted(counts['queries'], 'query', 'queries', grouped=True)} from "
                  f"{counted(len(pool.systems), 'run')} "
                  f"(depth {pool.depth}, ties {pool.ties}, seed {pool.seed}); top-k union {counts['candidates']:,}, "
                  f"already judged {counts['judged_excluded']:,}, over budget {counts['budget_dropped']:,}"]

@@ -87,7 +87,7 @@ def _strings(index: pd.Index) -> pa.Array:
 
 def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) -> tuple:
     """One run's top k as (query vocabulary, query codes, document ids, ranks), unused queries dropped; the
-    document ids are encoded once, for all runs together (:func:`_merge_vocabularies`)."""
+    document ids are coded once, for all runs together (:func:`_coded`)."""
     ordered = order_run(run, ties)
     rows = ordered.position < k
     if keep is not None:
@@ -99,28 +99,21 @@ def _run_top_k(run: pd.DataFrame, k: int, ties: TieRule, keep: set[str] | None) 
             (ordered.position[rows] + 1).astype(np.int32))
 
 
-def _merge_vocabularies(vocabularies: list[pa.Array], local_codes: list[np.ndarray] | None = None,
-                        ) -> tuple[np.ndarray, pa.Array]:
-    """Codes into one vocabulary sorted in byte order; returns (codes, vocabulary). ``local_codes`` index each
-    array of ``vocabularies``; without them, the arrays' values themselves are coded (each value its code).
+def _coded(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Each value's code in the vocabulary of its distinct values sorted in byte order; returns (codes, vocabulary).
 
-    Arrow's hashing and sorting kernels do this in C++: merging millions of document ids in Python would
-    dominate the pooling time.
+    Arrow's hashing and sorting kernels do this in C++: coding millions of document ids in Python would dominate
+    the pooling time.
     """
-    if not vocabularies:
-        return np.zeros(0, dtype=np.int32), pa.array([], pa.large_string())
-    values = vocabularies[0] if len(vocabularies) == 1 else pa.chunked_array(vocabularies).combine_chunks()
     encoded = pc.dictionary_encode(values)
-    del values
     order = pc.sort_indices(encoded.dictionary).to_numpy()
     rank = np.empty(len(order), dtype=np.int32)  # arrow's dictionary indices are 32-bit
     rank[order] = np.arange(len(order), dtype=np.int32)
-    code_of_entry = rank[encoded.indices.to_numpy(zero_copy_only=False)]
-    if local_codes is not None:
-        offsets = np.cumsum([0, *map(len, vocabularies)])[:-1]
-        code_of_entry = np.concatenate([code_of_entry[offset + local]
-                                        for offset, local in zip(offsets, local_codes, strict=True)])
-    return code_of_entry, encoded.dictionary.take(pa.array(order))
+    return rank[encoded.indices.to_numpy(zero_copy_only=False)], encoded.dictionary.take(pa.array(order))
+
+
+def _joined(arrays: list[pa.Array]) -> pa.Array:
+    return pa.chunked_array(arrays, pa.large_string()).combine_chunks()
 
 
 def stack_top_k(
@@ -149,12 +142,15 @@ def stack_top_k(
         raise InputError(f"per-system depth for unknown system(s) {', '.join(unknown)}")
     systems = sorted(name for name, part in parts.items() if part is not None)
     stacked = [parts.pop(name) for name in systems]
-    query_code, queries = _merge_vocabularies([p[0] for p in stacked], [p[1] for p in stacked])
+    code_of_entry, queries = _coded(_joined([p[0] for p in stacked]))  # each run's queries, then its rows' codes
+    offsets = np.cumsum([0, *(len(p[0]) for p in stacked)])[:-1]
+    query_code = np.concatenate([code_of_entry[offset + p[1]] for offset, p in zip(offsets, stacked, strict=True)]
+                                or [np.zeros(0, np.int32)])
     lengths = [len(p[3]) for p in stacked]
-    rank = np.concatenate([p[3] for p in stacked]) if stacked else np.zeros(0, np.int32)
-    docs = pa.chunked_array([p[2] for p in stacked], pa.large_string()).combine_chunks()
+    rank = np.concatenate([p[3] for p in stacked] or [np.zeros(0, np.int32)])
+    docs = _joined([p[2] for p in stacked])
     del stacked  # each run's document ids, now held once (coded next)
-    doc_code, docs = _merge_vocabularies([docs] if len(docs) else [])
+    doc_code, docs = _coded(docs)
     return TopK(
         query_code=query_code,
         doc_code=doc_code,
