@@ -31,7 +31,6 @@ from evalset.errors import InputError, ServiceError
 INTERRUPTED = 130
 """The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it."""
 
-REFERENCE = "README.md, section \"Scoring, comparing and freezing\""
 
 
 class Entry(NamedTuple):
@@ -68,16 +67,16 @@ COMMANDS = {
                        "--guideline guidelines/relevance-v2.md", "docs/agreement.md"),
     "freeze": Entry("sets", "freeze", "Freeze labels into a versioned, read-only set with its contract.",
                     "evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
-                    "--guideline guidelines/relevance-v2.md --name dl19", REFERENCE),
+                    "--guideline guidelines/relevance-v2.md --name dl19", "docs/freeze.md"),
     "verify": Entry("sets", "verify", "Check every file of a frozen set version against its manifest.",
-                    "evalset verify sets/dl19/v1", REFERENCE),
+                    "evalset verify sets/dl19/v1", "docs/freeze.md"),
     "diff": Entry("sets", "diff", "Judgments added, removed and changed between two set versions.",
-                  "evalset diff sets/dl19/v1 sets/dl19/v2 --runs data/dl19/runs", REFERENCE),
+                  "evalset diff sets/dl19/v1 sets/dl19/v2 --runs data/dl19/runs", "docs/freeze.md"),
     "score": Entry("score", "score", "Score runs against qrels or a frozen set.",
-                   "evalset score --qrels data/dl19/nist.qrels data/dl19/runs -m ndcg@10 -m ap@100", REFERENCE),
+                   "evalset score --qrels data/dl19/nist.qrels data/dl19/runs -m ndcg@10 -m ap@100", "docs/score.md"),
     "compare": Entry("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict.",
                      "evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
-                     "data/dl19/runs/idst_bert_p1.run.gz", REFERENCE),
+                     "data/dl19/runs/idst_bert_p1.run.gz", "docs/compare.md"),
     "reusability": Entry("reusability", "reusability_command",
                          "Leave each run (group) out of the pool: what a new system would lose to the holes.",
                          "evalset reusability --qrels data/dl19/nist.qrels data/dl19/runs --depth 10 "

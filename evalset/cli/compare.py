@@ -67,7 +67,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     k could flip the verdict, it is withheld (--accept-holes keeps it). A design that cannot support a verdict
     (too few queries or sign flips, a stratum of one query) says why it gives none. A judged query missing from
     a run is an error unless --missing zero|skip. On a stratified set the verdict is on the set's weighting,
-    with each stratum's difference. On the dev split every comparison is exploratory. The rules: the README's
+    with each stratum's difference. On the dev split every comparison is exploratory. The rules: docs/compare.md,
     "How a verdict is decided".
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.

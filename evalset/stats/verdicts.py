@@ -7,7 +7,7 @@ never writes a verdict: :func:`decide` applies :data:`RULES` in order and the fi
 words it prints are :data:`ESTABLISHED`, :data:`NOT_ESTABLISHED`, :data:`EXPLORATORY` and :data:`NO_VERDICT` (an
 abstention, with its reason); ``tests/test_architecture.py`` holds that no other module writes them.
 
-The rules (README, "How a verdict is decided", shows them as a table):
+The rules (docs/compare.md, "How a verdict is decided", shows them as a table):
 
 =================  ==============================================  =============================================
 rule               evidence                                        printed

@@ -6,7 +6,7 @@ test's temporary directory, swaps the provider in the copy (:data:`SWAPS`, writt
 runs pytest on the copy in a subprocess and reads each test's outcome, and each subtest's, from a small plugin
 added to the copy (:data:`PLUGIN`; it also imports ``evalset.compat.ir_measures``, which registers
 ``ir_measures.evalset``). Every selected test passes but those of :data:`DEPARTURES`, each of which must fail: one
-that starts passing is flagged, so the table stays true. README.md ("evalset as an ir_measures provider") prints
+that starts passing is flagged, so the table stays true. docs/python.md ("evalset as an ir_measures provider") prints
 the counts and the table.
 
 The tests swapped (:data:`SELECTED`), the ones that exercise a provider of measures evalset computes:
@@ -169,5 +169,5 @@ def test_ir_measures_suite_passes_against_evalset_but_for_the_departures_listed(
             f"{len(departing)} with departures ({len(DEPARTURES)} listed; {len(failed & set(subtests))} of "
             f"{len(subtests)} subtests)")
     record_property("compatibility", said)
-    assert (len(passed), len(departing)) == (11, 6)  # README's counts
+    assert (len(passed), len(departing)) == (11, 6)  # docs/python.md's counts
     assert (len(subtests), len(failed & set(subtests))) == (103, 6)

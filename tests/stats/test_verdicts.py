@@ -93,10 +93,11 @@ def test_an_estimate_outside_the_range_is_clipped_and_named():
     assert bounded(0.5, 0.4, 0.6, (0.0, 1.0)).clipped == ""
 
 
-def test_the_readme_table_is_the_rules_in_order():
+def test_the_docs_table_is_the_rules_in_order():
     from tests.conftest import REPO
     names = {rule.name for rule in RULES}
-    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in (REPO / "README.md").read_text().splitlines()
+    page = (REPO / "docs" / "compare.md").read_text()
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in page.splitlines()
             if line.startswith("| ") and line.split("|")[1].strip() in names]
     assert rows == [[rule.name, rule.evidence, f"`{rule.prints}`"] for rule in RULES]
 
