@@ -59,7 +59,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
     config = tmp_path / "mkdocs.yml"
     settings = (REPO / "mkdocs.yml").read_text()
     settings = re.sub(r"(?ms)^nav:.*", "", settings).replace("docs_dir: docs", f"docs_dir: {docs}")
-    settings = settings.replace('paths: ["."]', f'paths: ["{REPO}"]')
+    settings = settings.replace('paths: ["."]', f'paths: ["{REPO}"]').replace("scripts/", f"{REPO}/scripts/")
     config.write_text(settings)
     done = build(tmp_path / "site", config)
     assert done.returncode != 0
