@@ -25,6 +25,8 @@ the prior ``(1 / log2(rank + 1)) ** G`` (evalset's is :data:`evalset.estimate.do
 issue's prototype; 0, the number of runs ranking it within the depth); ``--llm-weights`` multiplies a pair's
 prior by the weight of the first judge's grade of it (more where the LLM is unsure), to measure how the prior's
 shape trades the measures' targets.
+
+``--json PATH`` also writes each configuration's wall time as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+import benchlib  # scripts/benchlib.py, beside this script
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +170,13 @@ def main() -> None:
                         "print the pair's figures")
     parser.add_argument("--pair", action="append", default=["test1,TUA1-1"],
                         help="baseline,candidate: a pair whose excluded-0 rate and least width to print")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_document_sample", benchlib.case(benchlib.changed(
+        args, parser, ["draws", "budgets", "judges", "measures", "seed", "prior_power", "llm_weights", "run",
+                       "swapped_copy", "pair"], {"run": "repeat", "pair": "repeat"})))
+    record.inputs(DATA / "nist.qrels", DATA / "runs", *args.run,
+                  *(DATA / "llm_labels" / f"{name}.qrels" for names in JUDGES.values() for name in names))
     from evalset.estimate.documents.sample import PRIOR_POWER
 
     args.prior_power = PRIOR_POWER if args.prior_power is None else args.prior_power
@@ -200,7 +209,9 @@ def main() -> None:
                                    llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names], no_llm=not names,
                                    design="documents", draws=args.draws, budget=budget,
                                    metrics=args.measures.split(","), options=options, seed=args.seed)
-            print(f"\n== {key}, B = {budget:g} ({time.perf_counter() - start:.0f} s; mean sample "
+            seconds = time.perf_counter() - start
+            record.add(f"judges {key}, B = {budget:g}: wall time", seconds, "s")
+            print(f"\n== {key}, B = {budget:g} ({seconds:.0f} s; mean sample "
                   f"{result.settings['mean_sample']:.0f})")
             print(result.to_text())
             means = result.table[result.table["kind"] == "means"]
@@ -219,6 +230,8 @@ def main() -> None:
                                                    dict(zip(differences["measure"], differences["width_set"],
                                                             strict=True)))))
     print(f"\ntotal {time.perf_counter() - total:.0f} s")
+    record.add("total wall time", time.perf_counter() - total, "s")
+    record.write()
 
 
 if __name__ == "__main__":

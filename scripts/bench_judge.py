@@ -7,7 +7,9 @@ answer, fresh journal per run). For each concurrency it prints the throughput ag
 /proc utime+stime), with the load average, since this machine is shared.
 
     PYTHONPATH=$PWD python scripts/bench_judge.py [--pairs 2000] [--latency 0.2] [--concurrency 1 8 32 64]
-                                                  [--profile 32]
+                                                  [--profile 32] [--json PATH]
+
+``--json PATH`` also writes the figures as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchlib
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "dl19"
@@ -80,7 +84,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--profile", type=int, help="profile the client at this concurrency (cProfile, top 25)")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_judge", benchlib.case(benchlib.changed(
+        args, parser, ["pairs", "latency", "concurrency"])))
+    record.inputs(SHARED / "runs" / "official_top100", SHARED / "passages.jsonl.gz", SHARED / "topics.tsv",
+                  REPO / "guidelines" / "relevance-v2.md")
     pool, pairs = make_pool(args.pairs)
     server, base_url = start_server(args.latency)
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}: {pairs:,} DL19 pairs, server latency {args.latency * 1000:.0f} ms, "
@@ -100,6 +109,12 @@ def main() -> None:
                   f"{client_cpu / stats.requests * 1000:>14.2f} {server_cpu / stats.requests * 1000:>14.2f} "
                   f"{stats.retries:>7} {stats.failed:>6} {os.getloadavg()[0]:>5.2f}", flush=True)
             failed += stats.failed + (pairs - stats.judged - stats.failed)
+            record.add(f"concurrency {concurrency} wall time", stats.seconds, "s")
+            record.add(f"concurrency {concurrency} throughput", rate, "req/s", "ideal", rate / ideal)
+            record.add(f"concurrency {concurrency} ideal throughput", ideal, "req/s")
+            record.add(f"concurrency {concurrency} client CPU per request", client_cpu / stats.requests * 1000, "ms")
+            record.add(f"concurrency {concurrency} server CPU per request", server_cpu / stats.requests * 1000, "ms")
+            record.sample_load()
             if profiler:
                 profiles.append((concurrency, profiler))
     finally:
@@ -107,6 +122,7 @@ def main() -> None:
     if failed:
         sys.exit(f"check FAILED: {failed} pair(s) were not judged")
     print(f"check: every one of the {pairs:,} pairs judged at each concurrency, none failed")
+    record.write()
     for concurrency, profiler in profiles:
         stats = pstats.Stats(profiler, stream=sys.stdout)
         print(f"\nclient profile at concurrency {concurrency}, own time by package:")

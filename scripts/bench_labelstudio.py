@@ -8,7 +8,8 @@ The pool is real: the first N judged DL19 pairs (NIST qrels) with their MS MARCO
 order. Push is timed twice (the second adds nothing). For the pull, a second project gets the same tasks imported
 with one annotation each (the NIST grade, by a user created for the benchmark), because this Label Studio
 edition has no bulk annotation endpoint; pull then reads them through an export snapshot. ``--list-tasks`` also
-times listing the tasks page by page, the slow path pull avoids.
+times listing the tasks page by page, the slow path pull avoids. ``--json PATH`` also writes the figures as one
+record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
 from evalset import labelstudio
@@ -60,7 +62,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5000)
     parser.add_argument("--list-tasks", action="store_true")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_labelstudio", benchlib.case(benchlib.changed(args, parser, ["pairs"])))
+    record.inputs(DL19 / "qrels.txt", DL19 / "topics.tsv", DL19 / "passages.jsonl.gz",
+                  REPO / "guidelines" / "relevance-v2.md")
     guideline = read_guideline(REPO / "guidelines" / "relevance-v2.md")
     client = labelstudio.connect()
     run = uuid.uuid4().hex[:6]
@@ -95,10 +101,16 @@ def main() -> None:
             sys.exit(f"check FAILED: the second push added {again.added}; pull gave {report.labels} labels of "
                      f"{len(rows)} tasks, grades equal: {sorted(labels['grade']) == sorted(r['grade'] for r in rows)}")
         print(f"check: the second push added nothing; the {len(rows):,} pulled grades are the ones entered")
+        record.add("push wall time", push_s, "s")
+        record.add("push again (0 added) wall time", repush_s, "s")
+        record.add("pull wall time", pull_s, "s")
         if args.list_tasks:
             started = time.perf_counter()
             listed = sum(1 for _ in client.tasks.list(project=project.id, fields="all", page_size=100))
-            print(f"list {listed} tasks page by page (the path pull avoids): {time.perf_counter() - started:.1f} s")
+            list_s = time.perf_counter() - started
+            print(f"list {listed} tasks page by page (the path pull avoids): {list_s:.1f} s")
+            record.add("listing the tasks page by page wall time", list_s, "s")
+    record.write()
 
 
 if __name__ == "__main__":

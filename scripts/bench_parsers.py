@@ -14,7 +14,9 @@ times; the medians of wall time, CPU (user + system of every thread) and peak re
 - ``polars pieces -> arrow``: polars' reader on the same 16 MiB pieces, one at a time, as arrow columns.
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python scripts/bench_parsers.py [--data .bench] [--lines 10000000] [--repeat 3]
+    .venv/bin/python scripts/bench_parsers.py [--data .bench] [--lines 10000000] [--repeat 3] [--json PATH]
+
+``--json PATH`` also writes the figures as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib
 from bench_scoring import DEPTH, JUDGED, ROOT, build, load, whole_process
 
 NAMES = '["qid", "q0", "docid", "rank", "score", "tag"]'
@@ -93,9 +96,13 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=10_000_000, help="Lines of the run (1,000 a query).")
     parser.add_argument("--repeat", type=int, default=3, help="Runs per parser, in turns; the median is reported.")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the run is generated (once).")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_parsers", benchlib.case(benchlib.changed(args, parser, ["lines"])))
+    record.inputs(args.data)
     queries = max(args.lines // DEPTH, 1)
     run_path, _ = build(args.data, queries, DEPTH, JUDGED)
+    record.inputs(run_path)
     print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()}; "
           f"{run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {queries * DEPTH:,} lines), 3 of its 6 columns")
     found: dict[str, list[dict]] = {name: [] for name in PARSERS}
@@ -109,11 +116,15 @@ def main() -> None:
             found[name].append(result)
     base = statistics.median(r["cpu"] for r in found["arrow pieces"])
     print(f"{'parser':<24} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9} {'cpu x':>6}   runs (wall s / cpu s)")
+    medians = {}
     for name, runs in found.items():
         wall, cpu, peak = (statistics.median(r[key] for r in runs) for key in ("seconds", "cpu", "peak_mib"))
+        medians[name] = {"seconds": wall, "cpu": cpu, "peak_mib": peak}
         each = ", ".join(f"{r['seconds']:.2f}/{r['cpu']:.2f}" for r in runs)
         print(f"{name:<24} {wall:>7.2f} {cpu:>7.2f} {peak:>9.0f} {cpu / base:>6.2f}   {each}")
     print(f"every parser read {queries * DEPTH:,} rows; cpu x: CPU against arrow pieces'; {load()}")
+    record.compare(medians, ["arrow pieces"], benchlib.WALL_CPU_PEAK)  # evalset's parse against the others
+    record.write()
 
 
 if __name__ == "__main__":

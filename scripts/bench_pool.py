@@ -7,7 +7,9 @@ top k, union, pair ids, judging order, write pool.tsv, pool_sources.tsv, pool.js
 wall time per phase and its peak resident memory (ru_maxrss), so the figures exclude the data generation. Beside
 it, in a fresh process too, the anchor and the check: a bare DuckDB distinct count of the same pairs.
 
-    python scripts/bench_pool.py [--runs 20] [--queries 10000] [--depth 100] [--candidates 300]
+    python scripts/bench_pool.py [--runs 20] [--queries 10000] [--depth 100] [--candidates 300] [--json PATH]
+
+``--json PATH`` also writes the figures as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ import sys
 import tempfile
 import time
 
+import benchlib
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+
+ANCHOR = "DuckDB distinct count"
 
 
 def write_runs(folder: str, runs: int, queries: int, per_query: int, candidates: int, seed: int = 0) -> list[str]:
@@ -98,6 +103,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=300)
     parser.add_argument("--measure", nargs=2, metavar=("RUN_FOLDER", "OUTPUT"), help=argparse.SUPPRESS)
     parser.add_argument("--count", nargs="+", metavar="RUN", help=argparse.SUPPRESS)
+    benchlib.add_option(parser)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure[0], args.depth, args.measure[1])))
@@ -105,12 +111,15 @@ def main() -> None:
     if args.count:
         print(json.dumps(distinct_pairs(args.count, args.depth)))
         return
+    record = benchlib.recorder(args, "bench_pool", benchlib.case(benchlib.changed(
+        args, parser, ["runs", "queries", "depth", "candidates"])))
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="bench_pool.") as scratch:
         run_folder = os.path.join(scratch, "runs")
         os.mkdir(run_folder)
         started = time.perf_counter()
         paths = write_runs(run_folder, args.runs, args.queries, args.depth, args.candidates)
+        record.inputs(run_folder, *paths)
         size = sum(os.path.getsize(p) for p in paths)
         print(f"generated {args.runs} runs x {args.queries:,} queries x {args.depth} documents "
               f"({size / 2**20:,.0f} MiB of TREC run text) in {time.perf_counter() - started:.1f} s")
@@ -129,6 +138,15 @@ def main() -> None:
     if figures["pairs"] != anchor["pairs"]:
         sys.exit(f"check FAILED: the pool has {figures['pairs']:,} pairs, DuckDB's distinct count {anchor['pairs']:,}")
     print(f"check: {anchor['pairs']:,} pairs, equal to DuckDB's distinct count of the runs' top {args.depth}")
+    record.add("evalset pool wall time", figures["total_s"], "s", ANCHOR, figures["total_s"] / anchor["seconds"])
+    record.add("evalset pool CPU time", figures["cpu_s"], "s", ANCHOR, figures["cpu_s"] / anchor["cpu"])
+    record.add("evalset pool read, rank and pool", figures["build_s"], "s")
+    record.add("evalset pool write", figures["write_s"], "s")
+    record.add("evalset pool peak memory", figures["peak_rss_mib"], "MiB")
+    record.add(f"{ANCHOR} wall time", anchor["seconds"], "s")
+    record.add(f"{ANCHOR} CPU time", anchor["cpu"], "s")
+    record.add(f"{ANCHOR} peak memory", anchor["peak_rss_mib"], "MiB")
+    record.write()
 
 
 def child(argv: list[str]) -> dict:

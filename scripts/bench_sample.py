@@ -13,7 +13,8 @@ The default mode times ``evalset sample`` as a user runs it (``--engine auto``).
 ``--engine pandas`` and ``--engine duckdb`` (and checks that they write the same ``queries.tsv``) on the real
 Excite log, on the first N lines of the synthetic log (the same log over a shorter period) as TSV, and on some
 of those as gzipped TSV and as Parquet; it prints a table and the log size from which DuckDB is the faster
-engine (6 minutes with ``--repeat 5`` on the 2-core machine, more under load).
+engine (6 minutes with ``--repeat 5`` on the 2-core machine, more under load). ``--json PATH`` also writes the
+figures as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -131,9 +133,14 @@ EXCITE_COLUMNS = ("--no-header", "--query", "3", "--user", "1", "--timestamp", "
                   "%y%m%d%H%M%S", "--per-stratum", "20", "--holdout", "0.2", "--seed", "7")
 
 
-def against_the_floor(args: argparse.Namespace) -> None:
+FLOOR_NAME = "DuckDB GROUP BY query"
+GIB = {"seconds": ("wall time", "s"), "cpu": ("CPU time", "s"), "peak_gib": ("peak memory", "GiB")}
+
+
+def against_the_floor(args: argparse.Namespace, record: benchlib.Recorder) -> None:
     """``evalset sample`` with its default engine against a bare DuckDB count, alternating, medians."""
     log = full_log(args)
+    record.inputs(log)
     command = evalset_sample(log, args.cache / "queries-default.tsv", *SYNTHETIC_COLUMNS)
     floors, samples = [], []
     for _ in range(args.repeat):  # alternate, so that both see the same machine load
@@ -154,11 +161,16 @@ def against_the_floor(args: argparse.Namespace) -> None:
     print(f"CPU time (user + system, all threads): floor {floor_cpu:.2f} s, evalset sample {sample_cpu:.2f} s, "
           f"ratio {sample_cpu / floor_cpu:.2f}x")
     print("    " + "\n    ".join(samples[-1][2].strip().splitlines()))
+    record.compare({"evalset sample": {"seconds": sample_s, "cpu": sample_cpu, "peak_gib": sample_gib},
+                    FLOOR_NAME: {"seconds": floor_s, "cpu": floor_cpu, "peak_gib": floor_gib}},
+                   ["evalset sample"], GIB)
     if args.other_engine:
         other = "duckdb" if engine == "pandas" else "pandas"
         other_output = args.cache / f"queries-{other}.tsv"
         seconds, gib, *_ = timed([*evalset_sample(log, other_output, *SYNTHETIC_COLUMNS), "--engine", other])
         print(f"evalset sample ({other}): {seconds:6.2f} s  peak {gib:.2f} GiB")
+        record.add(f"evalset sample --engine {other} wall time", seconds, "s")
+        record.add(f"evalset sample --engine {other} peak memory", gib, "GiB")
         if other_output.read_bytes() != (args.cache / "queries-default.tsv").read_bytes():
             sys.exit(f"check FAILED: --engine {other} and --engine {engine} wrote different queries.tsv")
         print(f"check: --engine {other} and --engine {engine} write the same queries.tsv")
@@ -229,10 +241,11 @@ def _line_count(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
 
 
-def crossover(args: argparse.Namespace) -> None:
+def crossover(args: argparse.Namespace, record: benchlib.Recorder) -> None:
     """Both engines on every case, alternating, medians; the table and the crossover."""
-    full_log(args)
+    record.inputs(full_log(args))
     cases = crossover_cases(args)
+    record.inputs(*(case.path for case in cases))
     if not all(case.path.exists() for case in cases):
         timed([sys.executable, __file__, *sys.argv[1:], "--prepare-only"])
     for case in cases:
@@ -256,6 +269,8 @@ def crossover(args: argparse.Namespace) -> None:
             lambda times: statistics.median(run[3] for run in times),
             lambda times: max(run[1] for run in times)))
         ratios.append((case, wall["pandas"] / wall["duckdb"]))
+        record.compare({f"--engine {engine}": {"seconds": wall[engine], "cpu": cpu[engine], "peak_gib": peak[engine]}
+                        for engine in runs}, ["--engine pandas"], GIB, prefix=f"{case.name}: ")
         print(f"{case.name:<28} {case.lines:>10,} {case.path.stat().st_size / 2**20:>6,.1f}  "
               f"{_spread(runs['pandas']):>17} {_spread(runs['duckdb']):>17} {ratios[-1][1]:>12.2f}x  "
               f"{cpu['pandas']:>9.2f} {cpu['duckdb']:>9.2f}  {peak['pandas']:>11.2f} {peak['duckdb']:>10.2f}",
@@ -318,16 +333,25 @@ def main() -> None:
                         help="--crossover: sizes in lines of the gzipped TSV and Parquet logs (none: \"\")")
     parser.add_argument("--excite", type=Path, action="append", default=None,
                         help=f"--crossover: real Excite-format logs (default: {EXCITE.relative_to(REPO)})")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    sizes = ["lines", "distinct", *(["sizes", "formats_at", "excite"] if args.crossover else [])]
+    case = benchlib.case("crossover" if args.crossover else None, benchlib.changed(
+        args, parser, sizes, {"sizes": ",", "formats_at": ",", "excite": "repeat"}))
     args.excite = args.excite or [EXCITE]
     if args.generate_only:
         synthetic_log(args.cache / f"zipf-{args.lines}.tsv", args.lines, args.distinct)
-    elif args.prepare_only:
+        return
+    if args.prepare_only:
         prepare_crossover_logs(args)
-    elif args.crossover:
-        crossover(args)
+        return
+    record = benchlib.recorder(args, "bench_sample", case)
+    record.inputs(args.cache)
+    if args.crossover:
+        crossover(args, record)
     else:
-        against_the_floor(args)
+        against_the_floor(args, record)
+    record.write()
 
 
 if __name__ == "__main__":

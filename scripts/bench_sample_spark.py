@@ -9,7 +9,8 @@ write the same ``queries.tsv``, and prints the date and the load average.
     python scripts/bench_sample_spark.py [--lines 10000000] [--repeat 1] [--master local[*]] [--cache .bench]
 
 ``--lines 100000`` runs in about a minute. On one 2-core machine Spark is expected to be much slower: the
-point of the Spark engine is that it scales out over a cluster.
+point of the Spark engine is that it scales out over a cluster. ``--json PATH`` also writes the figures as one
+record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib
 from bench_sample import REPO, full_log  # the same log, generated the same way
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -83,9 +85,14 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=REPO / ".bench")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine; medians are compared")
     parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_sample_spark", benchlib.case(benchlib.changed(
+        args, parser, ["lines", "distinct", "master"])))
+    record.inputs(args.cache)
     args.distinct = args.distinct or max(args.lines // 10, 1)
     log = full_log(args)
+    record.inputs(log)
     print(f"{dt.datetime.now().isoformat(timespec='minutes')}; {os.cpu_count()} cores; "
           f"{log.name}: {log.stat().st_size / 2**20:,.0f} MiB", flush=True)
     runs: dict[str, list[tuple[float, float, str]]] = {"duckdb": [], "spark": []}
@@ -102,12 +109,17 @@ def main() -> None:
                   f"{os.getloadavg()[0]:.2f} after)", flush=True)
     same = (args.cache / "queries-duckdb.tsv").read_bytes() == (args.cache / "queries-spark.tsv").read_bytes()
     print(f"same queries.tsv: {'yes' if same else 'NO'}")
+    medians = {}
     for engine, measured in runs.items():
-        print(f"{engine:<6} median {statistics.median(m[0] for m in measured):7.2f} s  "
-              f"peak {max(m[1] for m in measured):.2f} GiB")
+        medians[f"--engine {engine}"] = {"seconds": statistics.median(m[0] for m in measured),
+                                         "peak_gib": max(m[1] for m in measured)}
+        print(f"{engine:<6} median {medians[f'--engine {engine}']['seconds']:7.2f} s  "
+              f"peak {medians[f'--engine {engine}']['peak_gib']:.2f} GiB")
     print("    " + "\n    ".join(runs["spark"][-1][2].strip().splitlines()))
     if not same:
         sys.exit(1)
+    record.compare(medians, ["--engine spark"], {"seconds": ("wall time", "s"), "peak_gib": ("peak memory", "GiB")})
+    record.write()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ Inputs are generated once into ``--data`` (default ``.bench/``, git-ignored; the
 put it outside the repo, e.g. ``--data /work/scratch/bench20``). The clock starts after the imports (and ranx's
 numba compilation). The script prints the date, the load average before and after each case, wall and CPU time,
 peak resident memory, the ratios, and checks that the tools agree on the means. ``--lines 100000`` finishes in a
-few seconds (for CI).
+few seconds (for CI). ``--json PATH`` also writes the figures as one record (``scripts/benchlib.py``;
+``scripts/benchmarks.py`` puts the records of ``docs/benchmarks/`` on ``docs/benchmarks.md``).
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python scripts/bench_scoring.py [--lines 10000000] [--repeat 3] [--cases main,big,many] [--cli]
@@ -56,6 +57,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -352,7 +354,7 @@ def whole_process(argv: list[str]) -> dict | None:
             "stdout": process.stdout.decode()}
 
 
-def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
+def cli_case(args, run_path: Path, qrels_path: Path, record: benchlib.Recorder) -> dict | None:
     """``evalset score`` against the other tools' commands and the floor (polars' bare scan), whole processes in
     turns; medians and ratios; the command's medians."""
     print(f"\n== cli: the commands, whole processes (Python's start and imports included), {args.repeat} turns; "
@@ -385,6 +387,7 @@ def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
           f"{theirs['cpu'] / ours['cpu']:.1f}x less CPU (goal >= 5x), "
           f"{theirs['peak_mib'] / ours['peak_mib']:.1f}x less memory; "
           f"{ours['seconds'] / floor['seconds']:.2f}x the floor's wall time (goal <= 2x)")
+    record.compare(median, ["evalset score"], benchlib.WALL_CPU_PEAK, prefix="cli: ")
     printed = json.loads(found["evalset score"][0]["stdout"])["runs"][run_path.name.rsplit(".", 1)[0]]
     for name in found:
         if name in ("evalset score", "floor (polars scan)"):
@@ -396,7 +399,7 @@ def cli_case(args, run_path: Path, qrels_path: Path) -> dict | None:
     return ours
 
 
-def big_command(run_path: Path, qrels_path: Path, main: dict | None, saved: Path) -> None:
+def big_command(run_path: Path, qrels_path: Path, main: dict | None, saved: Path, record: benchlib.Recorder) -> None:
     """``evalset score`` on the big run, a whole process: its time against the main case's command, its peak, and
     the means it printed against the streamed library call's (``saved``: its per-query values)."""
     import pandas as pd
@@ -408,6 +411,10 @@ def big_command(run_path: Path, qrels_path: Path, main: dict | None, saved: Path
     ratio = f", {result['seconds'] / main['seconds']:.2f}x the main case's command (goal <= 10)" if main else ""
     print(f"evalset score: {result['seconds']:.2f} s wall, {result['cpu']:.2f} s CPU, peak "
           f"{result['peak_mib'] * 2**20 / 1e9:.2f} GB ({result['peak_mib']:.0f} MiB; goal < 0.8 GB){ratio}")
+    for key, (label, unit) in benchlib.WALL_CPU_PEAK.items():
+        anchor = main is not None and key == "seconds"  # the main case's command: 10x the lines, at most 10x the time
+        record.add(f"cli big: evalset score {label}", result[key], unit, "cli: evalset score" if anchor else None,
+                   result[key] / main[key] if anchor else None)
     printed = json.loads(result["stdout"])["runs"][run_path.name.rsplit(".", 1)[0]]
     streamed = pd.read_pickle(saved)
     worst = max(abs(printed[m]["mean"] - streamed[m].mean()) for m in MEASURES)
@@ -443,10 +450,11 @@ def table(results: dict[str, dict], base: str, columns: list[str]) -> None:
             print(f"largest difference of a mean, {tool} vs {base}: {worst:.2e} ({len(result['means'])} means)")
 
 
-def main_case(args, data: Path) -> tuple[dict, dict | None]:
+def main_case(args, data: Path, record: benchlib.Recorder) -> tuple[dict, dict | None]:
     """The tools' median results, and the command's medians (``--cli``)."""
     queries = max(args.lines // DEPTH, 1)
     run_path, qrels_path = build(data, queries, DEPTH, JUDGED)
+    record.inputs(run_path, qrels_path)
     print(f"\n== main: {run_path} ({run_path.stat().st_size / 2**20:.0f} MiB, {queries * DEPTH:,} lines), "
           f"{qrels_path} ({queries * JUDGED:,} judgments); {load()}")
     runs: dict[str, list[dict]] = {}
@@ -461,15 +469,18 @@ def main_case(args, data: Path) -> tuple[dict, dict | None]:
         print(f"{tool}: wall seconds of the {len(found)} runs: {seconds}")
     if "evalset" in results:
         table(results, "evalset", list(MEASURES))
+    record.compare(results, ["evalset", "evalset_streamed"], benchlib.WALL_CPU_PEAK, prefix="main: ")
     print(load())
+    record.sample_load()
     if args.cli:
-        return results, cli_case(args, run_path, qrels_path)
+        return results, cli_case(args, run_path, qrels_path, record)
     return results, None
 
 
-def big_case(args, data: Path, main: dict[str, dict], command: dict | None) -> None:
+def big_case(args, data: Path, main: dict[str, dict], command: dict | None, record: benchlib.Recorder) -> None:
     parts, queries = args.big_factor, max(args.lines // DEPTH, 1)
     run_path, qrels_path, part_paths = build_big(data, parts, queries, DEPTH, JUDGED)
+    record.inputs(run_path, qrels_path, *part_paths)
     print(f"\n== big: {run_path} ({run_path.stat().st_size / 2**30:.2f} GiB, {parts * queries * DEPTH:,} lines), "
           f"{parts * queries * JUDGED:,} judgments; {load()}")
     saved = data / "big.per_query.pkl"
@@ -483,10 +494,18 @@ def big_case(args, data: Path, main: dict[str, dict], command: dict | None) -> N
         if tool.startswith("evalset"):
             print(f"big / main ({tool}): wall {result['seconds'] / base['seconds']:.2f}x for {parts}x the lines "
                   f"(goal <= 10), peak {result['peak_mib'] * 2**20 / 1e9:.2f} GB (goal < 0.8)")
+    for key, (label, unit) in benchlib.WALL_CPU_PEAK.items():
+        anchors = [tool for tool in main if tool.startswith("evalset")] if key == "seconds" else []
+        for tool in anchors:
+            record.add(f"big: evalset_streamed {label}", result[key], unit, f"main: {tool}",
+                       result[key] / main[tool][key])
+        if not anchors:
+            record.add(f"big: evalset_streamed {label}", result[key], unit)
     print(load())
+    record.sample_load()
     check_big(saved, part_paths, qrels_path)
     if args.cli:
-        big_command(run_path, qrels_path, command, saved)
+        big_command(run_path, qrels_path, command, saved, record)
 
 
 def check_big(saved: Path, part_paths: list[Path], qrels_path: Path) -> None:
@@ -510,9 +529,10 @@ def check_big(saved: Path, part_paths: list[Path], qrels_path: Path) -> None:
           f"in-memory path (read_run + evaluate of each part); largest difference of a mean {worst:.1e}")
 
 
-def many_case(args, data: Path) -> None:
+def many_case(args, data: Path, record: benchlib.Recorder) -> None:
     queries = max(args.lines // DEPTH // 10, 1)
     run_paths, qrels_paths = build_many(data, args.runs, args.qrels_sets, queries, DEPTH)
+    record.inputs(*run_paths, *qrels_paths)
     print(f"\n== many: {args.runs} runs x {queries * DEPTH:,} lines, each against {args.qrels_sets} qrels; {load()}")
     runs, qrels = ",".join(map(str, run_paths)), ",".join(map(str, qrels_paths))
     results = {}
@@ -522,6 +542,7 @@ def many_case(args, data: Path) -> None:
             results[tool] = result
     if "many_evalset" in results:
         table(results, "many_evalset", [])
+    record.compare(results, ["many_evalset"], benchlib.WALL_CPU_PEAK, prefix="many: ")
     print(load())
 
 
@@ -539,17 +560,26 @@ def main() -> None:
                         help="The other tools' commands beside evalset score and the floor (pytrec_eval always).")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench", help="Where the inputs are generated (once).")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    benchlib.add_option(parser)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()} at start")
     cases = args.cases.split(",")
-    main_results, command = main_case(args, args.data) if "main" in cases else ({}, None)
+    main_part = "main" if {"main", "big"} & set(cases) else None  # big extends main (its time against main's)
+    many_part = "many" if "many" in cases else None
+    record = benchlib.recorder(args, "bench_scoring", benchlib.case(
+        "+".join(part for part in (main_part, many_part) if part),
+        benchlib.changed(args, parser, ["lines", *(["big_factor"] if "big" in cases else []),
+                                        *(["runs", "qrels_sets"] if many_part else [])])))
+    record.inputs(args.data)
+    print(f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} cores; {load()} at start")
+    main_results, command = main_case(args, args.data, record) if "main" in cases else ({}, None)
     if "big" in cases:
-        big_case(args, args.data, main_results, command)
+        big_case(args, args.data, main_results, command, record)
     if "many" in cases:
-        many_case(args, args.data)
+        many_case(args, args.data, record)
+    record.write()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ It prints the date, the load average, each wall time, the ratio anchor / evalset
 adjusted p-values agree within Monte Carlo error (|p - p_anchor| <= 4 sd of the difference + 1/permutations, for
 every pair). ``--runs 8 --permutations 500`` finishes in a second (for CI).
 
-    python scripts/bench_tukey.py [--runs 37] [--permutations 10000]
+    python scripts/bench_tukey.py [--runs 37] [--permutations 10000] [--json PATH]
+
+``--json PATH`` also writes the figures as one record (``scripts/benchlib.py``).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ import sys
 import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DATA = ROOT / "data" / "dl19"
+ANCHOR = "per-permutation loop"
 
 
 def anchor(matrix: np.ndarray, permutations: int, seed: int) -> np.ndarray:
@@ -55,13 +59,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=37, help="The first RUNS of data/dl19/runs (name order).")
     parser.add_argument("--permutations", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=20191)
+    benchlib.add_option(parser)
     args = parser.parse_args()
+    record = benchlib.recorder(args, "bench_tukey", benchlib.case(benchlib.changed(
+        args, parser, ["runs", "permutations", "seed"])))
 
     from evalset.comparing import compare_many
     from evalset.evaluation import Evaluation, per_query_values
     from evalset.stats.multiple import all_pairs, max_statistic_p_values
 
     paths = sorted((DATA / "runs").glob("*.run.gz"))[:args.runs]
+    record.inputs(DATA / "nist.qrels", *paths)
     evaluation = Evaluation.on_qrels(DATA / "nist.qrels")
     matrix = per_query_values(evaluation, paths, ["ndcg@10"]).values("ndcg@10").dropna().to_numpy()
     queries, runs = matrix.shape
@@ -85,6 +93,9 @@ def main() -> None:
     print(f"evalset compare_many (from files) {command:6.3f} s (must be < 10)")
     print(f"anchor (per-permutation loop)    {anchor_seconds:8.4f} s")
     print(f"ratio anchor / evalset: {anchor_seconds / seconds:.1f}x")
+    record.add("evalset max_statistic_p_values wall time", seconds, "s", ANCHOR, seconds / anchor_seconds)
+    record.add("evalset compare_many (from files) wall time", command, "s")
+    record.add(f"{ANCHOR} wall time", anchor_seconds, "s")
     print(f"load average {os.getloadavg()[0]:.2f}")
     p = (ours + reference) / 2
     bound = 4 * np.sqrt(p * (1 - p) * 2 / (args.permutations + 1)) + 1 / args.permutations
@@ -100,6 +111,7 @@ def main() -> None:
     agrees = np.array_equal(whole.adjusted.to_numpy()[pairs[:, 0], pairs[:, 1]], again)
     print(f"check: compare_many's matrix {'EQUALS' if agrees else 'DIFFERS FROM'} max_statistic_p_values' on the "
           "runs by mean (same seed)")
+    record.write()
 
 
 if __name__ == "__main__":
