@@ -41,7 +41,7 @@ DEFAULT_SEED = 20191
 """The fixed default seed of every resampling and of the human slice (chosen once; any fixed value would do)."""
 DEFAULT_METRIC = "ndcg@10"
 """The metric of a verdict, a plan, an estimate or a set's headline when none is asked for."""
-DEFAULT_METRICS = ("ndcg@10", "ap", "rr", "p@10")
+DEFAULT_METRICS = (DEFAULT_METRIC, "ap", "rr", "p@10")
 """What ``score`` reports on qrels when no metric is asked for (on a set: its headline metric)."""
 DEFAULT_HOLES_DEPTH = 10
 """The top k whose unjudged documents (holes) bound a verdict on a metric without cutoff (``ap``, ``rr``, ``ndcg``)
@@ -50,7 +50,7 @@ DEFAULT_SCALE = (0, 1, 2, 3)
 """The grade scale of ``agreement`` when neither a guideline nor a scale is given."""
 AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.judgments.crowd)
 MERGE_RULES = ("median", "majority", "annotator-priority", *AGGREGATION_RULES)
-"""How a frozen set merges several grades of one pair: the names of :data:`evalset.judgments.rules.RULES` (which
+"""How a frozen set merges several grades of one pair: the names of :data:`evalset.judgments.registry.RULES` (which
 states each rule and checks these names on import), here for the command line, which reads them without pandas."""
 WEIGHTINGS = ("traffic", "uniform")
 """How a frozen set weights its strata in a mean (see :mod:`evalset.sets`)."""
@@ -89,7 +89,7 @@ def reads_ranks(ties: str | None) -> bool:
 
 @dataclass(frozen=True)
 class EvaluationContract:
-    """How runs are scored (DESIGN.md, "The evaluation contract").
+    """How runs are scored (docs/design.md, "The evaluation contract").
 
     rel_level
         Binary measures count a document relevant when its grade is at least this (default 1, as trec_eval).

@@ -17,7 +17,8 @@ from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.io.groups import read_groups
-from evalset.io.trec import read_runs, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import read_runs
 from evalset.reusability import (
     analyse_reusability,
     unique_contributions,

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from evalset.io.queries import read_queries
 from evalset.io.setfolder import SetContract, load_set, verify_set
 from evalset.io.trec import read_qrels, read_run
 from evalset.metrics import evaluate
-from evalset.sets import diff_versions, freeze, merge_grades
+from evalset.sets import diff_versions, freeze, merge_grades, set_contract
 from tests.support.options import not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[1]
@@ -529,6 +530,36 @@ def test_a_version_copied_without_versions_tsv_is_unverified_not_ok(tmp_path, ca
     assert capsys.readouterr().err.startswith(f"warning: {copy}: UNVERIFIED: the manifest could not be checked")
     (copy.parent / "versions.tsv").write_text(f"v2\t2026-01-01T00:00:00Z\t{digest}\n")  # a record without v1
     assert "versions.tsv does not record v1" in invoke("verify", copy).output
+
+
+# ----------------------------------------------------------------------------- the headline metric
+def test_a_headline_that_names_no_measure_is_refused_by_freeze_verify_and_every_reader(tmp_path, capsys):
+    """io is below metrics: a set's reader is handed the measure parser (check_headline); freeze checks the headline
+    itself (set_contract for the command, freeze for a contract made elsewhere). The messages are the parser's."""
+    unknown = "unknown measure 'bogus'; known: "
+    result = freeze_cli(tmp_path, write_table(tmp_path / "l.tsv", [("q1", "d1", "ann", 2, "")]), "--headline", "bogus")
+    assert result.exit_code == 2 and result.output.startswith(f"evalset: error: {unknown}")
+    assert not (tmp_path / "sets" / "s").exists()
+    with pytest.raises(InputError, match=unknown):
+        set_contract(headline="bogus")
+    with pytest.raises(InputError, match=unknown):
+        freeze(labels([("q1", "d1", "ann", "human", 2)]), pd.DataFrame({"query_id": ["q1"], "query": ["a query"]}),
+               read_guideline(GUIDELINE), "t", tmp_path / "lib", contract=SetContract(headline="bogus"))
+    assert SetContract(headline="bogus").headline == "bogus"  # io checks the declared rules alone
+    assert freeze_cli(tmp_path, tmp_path / "l.tsv", "--headline", "P@5").exit_code == 0
+    version, versions = tmp_path / "sets" / "s" / "v1", tmp_path / "sets" / "s" / "versions.tsv"
+    manifest = version / "manifest.json"
+    manifest.chmod(0o644)
+    manifest.write_text(manifest.read_text().replace('"headline": "P@5"', '"headline": "bogus"'))
+    versions.write_text(versions.read_text().replace(versions.read_text().split("\t")[2].strip(),
+                                                     hashlib.sha256(manifest.read_bytes()).hexdigest()))
+    said = f"{manifest}: invalid contract: {unknown}"
+    assert invoke("verify", version).output.startswith(f"FAILED {said}")
+    assert verify_set(version).problems == ()  # the parser not handed: the declared rules alone
+    with pytest.raises(InputError, match="the set fails verification: " + re.escape(said)):
+        Evaluation.on_set(version)
+    scored = invoke("score", tmp_path / "l.tsv", "--set", version)
+    assert scored.exit_code == 2 and f"the set fails verification: {said}" in scored.output
 
 
 # ------------------------------------------------------------------------- diff across contracts

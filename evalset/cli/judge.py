@@ -7,10 +7,12 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
+from evalset.cli.judge_endpoint import endpoint_options, judge_settings, service_errors
 from evalset.cli.judge_ensemble import ensemble_command
+from evalset.cli.judge_probe import probe_command
 from evalset.cli.judge_recheck import recheck_command
 from evalset.cli.ruled import ruled
-from evalset.contract import JUDGE_JOB_RULES, JUDGE_SETTINGS_RULES, PRICE_RULES
+from evalset.contract import JUDGE_JOB_RULES
 
 
 class _JudgeGroup(click.Group):
@@ -27,72 +29,6 @@ def judge_group():
     """Grade a pool with an LLM (`evalset judge POOL_DIR`, i.e. `judge grade`), probe the judge with adversarial
     passages (`judge probe`), compare two versions of a judge against the humans (`judge recheck`), or combine
     several judges into one calibrated on the humans (`judge ensemble`)."""
-
-
-def endpoint_options(function):
-    """The options of a job that asks the endpoint: the model, the endpoint, the client's pace and patience, the
-    journal and failures files, the prices of the cost line."""
-    options = [
-        click.option("--model", required=True, help="Model name, as the endpoint knows it."),
-        click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
-        setting("concurrency", "--concurrency", default=8, help="Requests in flight."),
-        setting("rpm", "--rpm", default=None, help="Client-side limit of requests per minute."),
-        setting("tpm", "--tpm", default=None, help="Client-side limit of tokens per minute (estimated, chars/4)."),
-        setting("timeout", "--timeout", default=60.0, help="Seconds per request."),
-        setting("max_retries", "--max-retries", default=6, help="Retries of a pair after a 429, a 5xx or a timeout."),
-        setting("max_invalid", "--max-invalid", default=2,
-                help="Re-asks of a pair after an unparsable or off-scale answer, before it is a failure."),
-        setting("structured", "--structured", default="auto",
-                help="Structured output (JSON schema); auto falls back to the strict parser on a 400."),
-        setting("max_tokens", "--max-tokens", default=None,
-                help="max_completion_tokens for the answer (default: the server's)."),
-        click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
-                     help="Prompt template (default: the shipped relevance-judge-v1)."),
-        click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
-                     help="Journal (SQLite; default OUTPUT.journal.sqlite)."),
-        click.option("--failures", "failures_path", type=click.Path(dir_okay=False),
-                     help="Failures table (default: OUTPUT stem + .failures.tsv)."),
-        click.option("--retry-failed", is_flag=True, help="Ask again the pairs the journal lists as failed."),
-        ruled(PRICE_RULES, "price_in", "--price-in", default=None,
-              help="Price per million input tokens (for the cost line)."),
-        ruled(PRICE_RULES, "price_out", "--price-out", default=None, help="Price per million output tokens."),
-        setting("seed", "--seed", default=0, help="Seed of the backoff jitter."),
-        click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def setting(name: str, *decls: str, **attrs):
-    """The option of the client's setting ``name``, by its rule (:data:`evalset.contract.JUDGE_SETTINGS_RULES`, the
-    rules of :class:`evalset.judge.client.JudgeSettings`)."""
-    return ruled(JUDGE_SETTINGS_RULES, name, *decls, **attrs)
-
-
-def judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
-                   seed, retry_failed):
-    """The client's settings from the endpoint options (each checked by :attr:`JudgeSettings.RULES`)."""
-    from evalset.judge.client import JudgeSettings
-
-    return JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm, timeout=timeout,
-                         max_retries=max_retries, max_invalid=max_invalid, structured=structured,
-                         max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)
-
-
-def service_errors(run):
-    """Run the job, turning the endpoint's refusal and the batch API's errors into one-line service errors."""
-    import openai
-
-    from evalset.errors import ServiceError
-    from evalset.judge.client import JudgeAborted, blank_key
-
-    try:
-        return run()
-    except JudgeAborted as exc:
-        raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
-    except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
-        raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
 
 
 @judge_group.command("grade")
@@ -133,8 +69,6 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     if failure:
         raise ServiceError(failure)
 
-
-from evalset.cli.judge_probe import probe_command  # noqa: E402 (it uses the endpoint options above)
 
 judge_group.add_command(probe_command)
 judge_group.add_command(recheck_command)

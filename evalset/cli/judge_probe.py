@@ -6,7 +6,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
-from evalset.cli.judge import endpoint_options, judge_settings, service_errors
+from evalset.cli.judge_endpoint import endpoint_options, judge_settings, service_errors
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import PROBE_RULES, EvaluationContract
 

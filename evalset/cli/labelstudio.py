@@ -52,7 +52,7 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
     guideline = read_guideline(guideline_path)
     plan = None
     if gold_path is not None:
-        from evalset.quality.gold import prepare_gold_push
+        from evalset.judgments.gold import prepare_gold_push
 
         plan = prepare_gold_push(pool_dir, gold_path, guideline, gold_rate, seed, corpus=corpus, queries=queries)
     if annotators is not None:
@@ -103,18 +103,16 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
                   {"--pool": pool_dir, "--guideline": guideline_path, "--gold": gold_path,
                    "--previous": previous}, resumes=True)  # a pull is repeated as annotators work
     guideline = read_guideline(guideline_path)
-    gold = policy = None
+    gold = None
     if gold_path:
         from evalset import quality
 
         policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
-        gold = quality.read_gold(gold_path, guideline)
+        gold = quality.gold_check(quality.read_gold(gold_path, guideline), policy)
     if annotators is not None:
         team = labelstudio.annotator_team(annotators, annotators_env)
-        labels, report = labelstudio.pull_blind(url, team, title, pool_dir, guideline, gold=gold, policy=policy,
-                                                previous=previous)
+        labels, report = labelstudio.pull_blind(url, team, title, pool_dir, guideline, gold=gold, previous=previous)
     else:
         client = labelstudio.connect(url, api_key_env)
-        labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, policy=policy,
-                                          previous=previous)
+        labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, previous=previous)
     emit(labelstudio.write_pull(labels, report, output, gold_report))

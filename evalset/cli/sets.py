@@ -61,8 +61,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.io.samplerecord import read_sample
-    from evalset.io.setfolder import SetContract
     from evalset.sets import freeze as freeze_set
+    from evalset.sets import set_contract
     from evalset.sets.inputs import read_judgments
 
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
@@ -71,7 +71,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
                   adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
     judgments = read_judgments(labels, llm_labels)
     planned = run_pairs(plans, "--plan")
-    recorded = SetContract(contract.applied_to()[0], headline, weighting)
+    recorded = set_contract(contract.applied_to()[0], headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     emit(freeze_set(
         judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
@@ -98,9 +98,10 @@ def verify(set_path, manifest_sha256, labels_paths):
     Grades changed upstream (--labels) are reported, not failed: the frozen version itself is unchanged.
     """
     from evalset.io.setfolder import verify_set
+    from evalset.metrics import parse_measure
     from evalset.sets import upstream_changes
 
-    verification = verify_set(set_path, manifest_sha256)
+    verification = verify_set(set_path, manifest_sha256, check_headline=parse_measure)
     upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
     emit(verification)
     if upstream is not None:

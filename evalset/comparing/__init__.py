@@ -3,6 +3,7 @@ a comparison (``--holes`` and ``--why``) what the judgments do not know and why 
 
 - :mod:`evalset.comparing.spec`: what a comparison is asked (:class:`CompareSpec`), its rules declared once.
 - :mod:`evalset.comparing.compare`: the comparisons in their family, with the per-query values they rest on.
+- :mod:`evalset.comparing.setlog`: a set's comparison family, its log read (and, for ``compare``, appended).
 - :mod:`evalset.comparing.topk`: the top k of the runs compared, each document with its grade (or unjudged).
 - :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
   over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.

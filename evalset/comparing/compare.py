@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
+from evalset.comparing.setlog import record_comparison, set_family
 from evalset.comparing.spec import CompareSpec
 from evalset.comparing.topk import depth_of
 from evalset.errors import InputError
@@ -43,7 +44,6 @@ from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
 from evalset.params import settings_of
 from evalset.render import number
-from evalset.stats.family import ComparisonFamily
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, query_weights
 from evalset.stats.verdicts import Holes
@@ -101,8 +101,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         raise InputError(f"no candidate run to compare with the baseline {baseline}")
     lacking = missing_queries(values, named)
     strata, weighting = comparison_strata(evaluation, spec.strata, values)
-    family = ComparisonFamily.of(len(candidates), planned=spec.planned, frozen=evaluation.frozen,
-                                 split=evaluation.split)
+    family = set_family(len(candidates), planned=spec.planned, frozen=evaluation.frozen, split=evaluation.split)
     policy = holes_policy(evaluation, measure, spec.accept_holes)
     read: dict[str, pd.DataFrame] = {}
     results, holes, notes = [], [], input_notes(values, missing=False)  # score's notes; the missing rule's below
@@ -113,6 +112,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 permutations=spec.permutations, seed=spec.seed, interval=spec.interval,
                                 primary_test=spec.primary_test, strata=strata,
                                 weighting=weighting, split=evaluation.split)
+        family = record_comparison(family, result, evaluation.frozen, evaluation.split)
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")

@@ -31,8 +31,8 @@ ir_measures' spelling (:func:`evalset_measure`): the provider computes exactly w
 parameter checked by evalset's rule (``rel`` >= 1, ``dcg`` ``'log2'`` or ``'exp-log2'``, RBP's ``p`` in (0, 1)),
 and refuses the rest: ``nDCG(gains=...)`` (evalset's gains are the grade or 2^grade - 1) and NumQ (a count of
 queries, not a value per query: ``--format trec_eval`` prints it as ``num_q``). Where it departs from ir_measures'
-providers (docs/python.md, "evalset as an ir_measures provider", the table of ir_measures' own tests that fail against it,
-tests/compat/test_ir_measures_suite.py):
+providers (docs/python.md, "evalset as an ir_measures provider", the table of ir_measures' own tests that fail against
+it, tests/compat/test_ir_measures_suite.py):
 
 - ``Judged@k`` is evalset's: documents with a grade >= 0 in the top k (ties as trec_eval) / k, also for a ranking
   shorter than k. ir_measures' judged provider divides by the ranking's length when it is shorter, breaks ties

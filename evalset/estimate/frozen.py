@@ -41,6 +41,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.modes import DocumentReport, sample_report
@@ -52,7 +53,6 @@ from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
 from evalset.judgments.identity import judge_identities, recorded_judges
 from evalset.params import rules_of, validate_params
-from evalset.stats.family import ComparisonFamily
 
 DESIGN = "as frozen"
 
@@ -121,7 +121,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     if human_only:
         caveats.append(f"{len(human_only)} human-graded queries of the split have no LLM grade and were left out")
     pairs = [pair for pair in frozen.planned if set(pair) <= set(runs)] if pairs is None else pairs
-    family = ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split)
+    family = set_family(len(pairs), planned=planned, frozen=frozen, split=split)
     return estimate_runs(runs, human, llm, record, metrics=metrics or [frozen.contract.headline],
                          contract=contract, pairs=pairs, family=family, exploratory=exploratory,
                          alpha=alpha, level=level, interval=interval, caveats=caveats, record_source=files[0],
@@ -171,7 +171,7 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
     report = sample_report(runs, record, human, judges, record_path=str(frozen.path / RECORD_NAME),
                            files={"human": files[:1], "llm": files[1:] if judges is not None else []},
                            metrics=metrics or [frozen.contract.headline], pairs=pairs,
-                           family=ComparisonFamily.of(len(pairs), planned=planned, frozen=frozen, split=split),
+                           family=set_family(len(pairs), planned=planned, frozen=frozen, split=split),
                            exploratory=exploratory, alpha=alpha, level=level, contract=contract, **given)
     if overridden:
         report.estimate.caveats.insert(0, "CONTRACT OVERRIDDEN: " + ", ".join(overridden))

@@ -31,6 +31,7 @@ from evalset.estimate.spec import EstimateSpec
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
 from evalset.io.trec import expand_run_paths, read_run
+from evalset.metrics import parse_measure
 from evalset.params import settings_of
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import ppi_py_module
@@ -49,7 +50,7 @@ def make_estimate(spec: EstimateSpec | None = None, *, progress: Callable[[Itera
     spec = settings_of(EstimateSpec, spec, options)
     if spec.design == "documents":
         return _documents(spec, progress)
-    frozen = load_set(spec.set_path) if spec.set_path else None
+    frozen = load_set(spec.set_path, check_headline=parse_measure) if spec.set_path else None
     if frozen is None or frozen.sample is None:  # a set frozen with a document sample needs no ppi_py
         ppi_py_module()  # a missing extra is said before any work
     named, sources = _read(spec.runs)
@@ -88,7 +89,7 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> 
     """The document design (:mod:`evalset.estimate.documents.modes`): a set frozen with a sample, a sample record's
     estimate or a validation (the spec has checked which)."""
     if spec.set_path:
-        frozen = load_set(spec.set_path)
+        frozen = load_set(spec.set_path, check_headline=parse_measure)
         if frozen.sample is None:
             raise InputError("the set records no document sample (freeze --sample): it is estimated by the query "
                              "slice design (no --design documents)", os.fspath(spec.set_path))

@@ -31,7 +31,7 @@ from evalset.io.files import shown_name
 from evalset.io.frames import QrelsLike, qrels_frame
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
-from evalset.metrics import PreparedQrels, prepare_qrels
+from evalset.metrics import PreparedQrels, parse_measure, prepare_qrels
 from evalset.params import validate_params
 
 Options = ContractOptions | EvaluationContract | None
@@ -73,7 +73,7 @@ class Evaluation:
                *, override_contract: bool = False) -> Evaluation:
         """Evaluation on a frozen set's ``split`` (``test``, ``dev``, ``all``) under its contract (module
         docstring); ``options`` that contradict the contract are refused unless ``override_contract``."""
-        frozen = frozen if isinstance(frozen, FrozenSet) else load_set(frozen)
+        frozen = frozen if isinstance(frozen, FrozenSet) else load_set(frozen, check_headline=parse_measure)
         contract, overridden = (options or ContractOptions()).applied_to(frozen.contract.evaluation,
                                                                         override=override_contract)
         queries = select_split(frozen.queries, split)

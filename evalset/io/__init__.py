@@ -9,6 +9,7 @@ module            files
 ``files``         existence checks, text lines (plain or ``.gz``), TSV with a header, atomic writes
 ``outputs``       a command's outputs checked first: none is an input or another output, each can be written
 ``trec``          TREC runs and qrels, run folders, run names (JSON runs: ``jsonrun``; TSV/CSV/Parquet: ``tablerun``)
+``runframe``      a run given as a DataFrame, validated: the one check of a run's values for the frame readers
 ``frames``        qrels and runs held in Python (ir_measures' frames and namedtuples, pytrec_eval's dicts)
 ``queries``       ``queries.tsv``, TREC topics, query lists
 ``corpus``        document texts (JSON Lines or TSV)
@@ -36,7 +37,7 @@ _EXPORTS = {
     "read_pool_manifest": "poolfiles", "read_pool_pairs": "poolfiles",
     "read_qrels": "trec", "read_queries": "queries", "read_query_list": "queries", "read_query_log": "querylog",
     "read_query_log_table": "querylog", "read_run": "trec", "read_tasks": "poolfiles", "run_frame": "frames",
-    "run_from_frame": "trec",
+    "run_from_frame": "runframe",
     "run_name": "trec", "write_labels": "annotations", "write_qrels": "trec", "write_queries": "queries",
     "write_pool_folder": "poolfiles", "write_run": "trec",
 }

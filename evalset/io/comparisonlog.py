@@ -1,5 +1,6 @@
 """A set's comparison log, ``SETS/NAME/comparisons.jsonl``: every comparison made on a set, beside its frozen
-version folders (which are never rewritten). What counts it is :mod:`evalset.stats.family`'s rule."""
+version folders (which are never rewritten). What counts it is :mod:`evalset.stats.family`'s rule; who reads
+and appends it, :mod:`evalset.comparing.setlog`."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ Conventions
 - Runs (:func:`run_frame`): a DataFrame ``query_id, doc_id, score[, rank]`` (evalset's and ir_measures'); a mapping
   ``{query_id: {doc_id: score}}`` (pytrec_eval's, ranx's: a document's rank is its place in its query's mapping);
   or an iterable of records with ``query_id, doc_id, score`` (ir_measures' ``ScoredDoc``). Validated by
-  :func:`evalset.io.trec.run_from_frame`: finite scores, integer ranks (no rank: the row order within each query).
+  :func:`evalset.io.runframe.run_from_frame`: finite scores, integer ranks (no rank: the row order within each query).
 - Ids become strings: a numeric key ``19335`` is the query ``"19335"``, as it is read from a file.
 - Qrels and a run already as :func:`evalset.io.trec.read_qrels` and :func:`evalset.io.trec.read_run` return them
   (string ids, int64 grades; int64 ranks and finite float64 scores) are passed on as they are, nothing converted
@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame
 
 QrelsLike = pd.DataFrame | Mapping[object, Mapping[object, int]] | Iterable[object]
 """Qrels held in Python (module docstring)."""

@@ -5,6 +5,12 @@ A version ``SETS/NAME/vN/`` holds ``qrels.txt``, ``queries.tsv``, ``labels.tsv``
 ``sample.tsv`` and ``sample.json`` (:data:`SAMPLE_FILES`, :mod:`evalset.io.samplerecord`: every pooled pair's
 ``pi`` and whether it was drawn); ``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a
 version is :func:`evalset.sets.freeze`'s; this module reads and checks one.
+
+A set's headline metric is a measure's spelling, which only the metrics room parses (``io`` is below it): this
+module checks the contract's declared rules alone, and a reader that must know the headline names a measure hands
+:func:`verify_set` and :func:`load_set` the parser as ``check_headline``
+(:func:`evalset.metrics.measures.parse_measure`: the evaluation room, ``evalset verify``, the sets stage, which
+also checks it before freezing, :func:`evalset.sets.set_contract`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,12 +33,13 @@ from evalset.io.digests import file_sha256
 from evalset.io.queries import read_queries
 from evalset.io.samplerecord import RECORD_FILES, RECORD_NAME, SampleRecord, read_sample
 from evalset.io.trec import read_qrels
-from evalset.metrics.measures import parse_measure
 from evalset.params import Constraint, check_fields, validate_params
 
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 SAMPLE_FILES = RECORD_FILES
 """A version's files when it was frozen with a document sample, beside :data:`SET_FILES`."""
+HeadlineCheck = Callable[[str], object]
+"""A check of a headline's spelling, raising :class:`InputError` (a ``ValueError``) for one that names no measure."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,8 @@ class SetContract:
     """What a frozen set is scored by: the evaluation contract, the headline metric and the weighting.
 
     ``weighting="traffic"`` averages strata by their traffic share (sum of share x stratum mean); ``uniform``
-    averages all queries alike (checked against :data:`RULES`).
+    averages all queries alike (checked against :data:`RULES`). The headline is not parsed here (the module
+    docstring): whoever makes or reads a set checks it with the metrics room's parser.
     """
 
     evaluation: EvaluationContract = field(default_factory=EvaluationContract)
@@ -49,16 +58,19 @@ class SetContract:
     RULES: ClassVar[dict[str, Constraint]] = SET_CONTRACT_RULES
 
     def __post_init__(self) -> None:
-        parse_measure(self.headline)
         check_fields(self, self.RULES)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.evaluation.to_dict(), "headline": self.headline, "weighting": self.weighting}
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> SetContract:
-        return cls(EvaluationContract.from_dict(values), values.get("headline", "ndcg@10"),
-                   values.get("weighting", "traffic"))
+    def from_dict(cls, values: dict[str, Any], check_headline: HeadlineCheck | None = None) -> SetContract:
+        """The contract a manifest records (a field it lacks takes its default); ``check_headline`` checks the
+        headline first when given."""
+        evaluation, headline = EvaluationContract.from_dict(values), values.get("headline", DEFAULT_METRIC)
+        if check_headline is not None:
+            check_headline(headline)
+        return cls(evaluation, headline, values.get("weighting", "traffic"))
 
 
 @dataclass(frozen=True)
@@ -143,12 +155,13 @@ class Verification:
         return f"OK {self.path}: every file matches its manifest hash"
 
 
-def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> Verification:
+def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
+               check_headline: HeadlineCheck | None = None) -> Verification:
     """Check every hash and the manifest of a set version.
 
     The manifest itself is checked against ``manifest_sha256`` when given and against ``versions.tsv`` when it
     records the version; when neither can be done, ``unverified`` says why (not a problem, but not a verified set
-    either).
+    either). A contract that breaks its rules, or whose headline ``check_headline`` refuses, is a problem.
     """
     given, path = os.fspath(path), Path(path)
     manifest = _read_manifest(path)
@@ -181,14 +194,16 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None) -> V
         problems.append(f"{path / 'manifest.json'}: content changed (sha256 {actual} differs from the expected "
                         f"{manifest_sha256.strip()})")
     try:
-        SetContract.from_dict(manifest.get("contract", {}))
+        SetContract.from_dict(manifest.get("contract", {}), check_headline)
     except (ValueError, TypeError) as exc:
         problems.append(f"{path / 'manifest.json'}: invalid contract: {exc}")
     return Verification(given, tuple(problems), unverified_manifest(path, manifest_sha256))
 
 
-def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None) -> FrozenSet:
-    """Load a frozen set version: qrels, queries, labels, contract and manifest (verified first by default).
+def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None, *,
+             check_headline: HeadlineCheck | None = None) -> FrozenSet:
+    """Load a frozen set version: qrels, queries, labels, contract and manifest (verified first by default, the
+    headline by ``check_headline`` when given: :func:`verify_set`).
 
     A version whose manifest cannot be checked (:func:`unverified_manifest`) is loaded with a warning on stderr
     (its contract may have been edited), and ``FrozenSet.unverified`` says why.
@@ -196,7 +211,7 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
     path = Path(path)
     unverified = None
     if verify:
-        verification = verify_set(path, manifest_sha256)
+        verification = verify_set(path, manifest_sha256, check_headline=check_headline)
         if verification.problems:
             raise InputError("the set fails verification: " + "; ".join(verification.problems), str(path))
         unverified = verification.unverified
@@ -212,7 +227,7 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
         qrels=read_qrels(path / "qrels.txt"),
         queries=queries,
         labels=read_labels(path / "labels.tsv"),
-        contract=SetContract.from_dict(manifest["contract"]),
+        contract=SetContract.from_dict(manifest["contract"], check_headline),
         manifest=manifest,
         unverified=unverified,
         sample=read_sample(path / RECORD_NAME) if "sample" in manifest else None,

@@ -10,7 +10,7 @@ Conventions
   ``to_parquet`` write. A header without a document id or a score column is refused, naming the columns found.
 - A text table is tab-separated when its header holds a tab, else comma-separated; fields may be quoted as pandas
   quotes them; blank lines are skipped. Ids are strings as written (a Parquet file's numbers are written out).
-- Validation is :func:`evalset.io.trec.run_from_frame`'s (finite scores, integer ranks; no rank: the row order
+- Validation is :func:`evalset.io.runframe.run_from_frame`'s (finite scores, integer ranks; no rank: the row order
   within each query): a bad value is named by its line in the file (the header is line 1), or in a Parquet file
   by its row (0-based). An empty or missing id is refused the same way.
 - Rows come out in file order, like :func:`evalset.io.trec.read_run`'s; the whole file is read (a table run is
@@ -31,13 +31,12 @@ import pyarrow.parquet as pq
 
 from evalset.errors import InputError
 from evalset.io.files import BLOCK_SIZE, RUN_COLUMNS, first_line, open_file, utf8_error
+from evalset.io.runframe import run_from_frame
 
 
 def read_table_run(path: str | os.PathLike) -> pd.DataFrame:
     """The run in the TSV, CSV or Parquet file at ``path`` as ``query_id, doc_id, rank, score`` (module
     docstring)."""
-    from evalset.io.trec import run_from_frame  # evalset.io.trec reads table runs through here
-
     path = os.fspath(path)
     with open_file(path, "rb") as handle:
         parquet = handle.read(4) == b"PAR1"

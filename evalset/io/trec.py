@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ import evalset.io.files as io_files
 from evalset.errors import InputError, quoted
 from evalset.io.files import TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
 from evalset.io.jsonrun import read_json_run
+from evalset.io.runframe import plain_value
 from evalset.io.runtext import delimiters, parse_options, read_csv
 from evalset.io.tablerun import read_table_run
 from evalset.io.trecfields import (
@@ -199,45 +200,6 @@ def refuse_no_run_lines(lines: int, source: str) -> None:
                          f"`{RUN_LAYOUT.text}`)", source)
 
 
-def run_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>",
-                   line_of: Callable[[int], int] | None = None) -> pd.DataFrame:
-    """Validate a run given as a DataFrame (``query_id, doc_id, score[, rank]``) and normalise it.
-
-    Without a ``rank`` column, ranks are the row order within each query (1-based). A bad value is named by its
-    row (0-based), or by its line in ``source`` when ``line_of`` (row -> line number) is given.
-    """
-    missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
-    if missing:
-        raise InputError(f"run is missing column(s) {', '.join(missing)}", source)
-    out = pd.DataFrame({"query_id": frame["query_id"].astype(str), "doc_id": frame["doc_id"].astype(str)})
-    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(score))
-    if bad.size:
-        _refuse_value(f"score must be a finite number, found {_plain(frame['score'].iloc[bad[0]])!r}", int(bad[0]),
-                      source, line_of)
-    if "rank" in frame.columns:
-        rank = pd.to_numeric(frame["rank"], errors="coerce")
-        if rank.isna().any() or (rank != rank.round()).any():
-            row = int(np.flatnonzero((rank.isna() | (rank != rank.round())).to_numpy())[0])
-            _refuse_value(f"rank must be an integer, found {_plain(frame['rank'].iloc[row])!r}", row, source, line_of)
-        out["rank"] = rank.to_numpy(dtype=np.int64)
-    else:
-        out["rank"] = out.groupby("query_id").cumcount().to_numpy(dtype=np.int64) + 1
-    out["score"] = score
-    return out.reset_index(drop=True)
-
-
-def _plain(value: object) -> object:
-    """A numpy scalar as the Python number it holds (``inf``, not ``np.float64(inf)``, in a message)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _refuse_value(message: str, row: int, source: str, line_of: Callable[[int], int] | None) -> None:
-    if line_of is None:
-        raise InputError(f"{message} (row {row})", source)
-    raise InputError(message, source, line_of(row))
-
-
 def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "evalset") -> None:
     """Write a run in TREC format (atomically), in the frame's row order."""
     lines = pd.DataFrame({
@@ -348,7 +310,7 @@ def qrels_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> pd.Dat
     bad = grade.isna() | (grade != grade.round())
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"grade must be an integer, found {_plain(frame['grade'].iloc[row])!r}", source, row + 1)
+        raise InputError(f"grade must be an integer, found {plain_value(frame['grade'].iloc[row])!r}", source, row + 1)
     out = pd.DataFrame({
         "query_id": frame["query_id"].to_numpy(),
         "doc_id": frame["doc_id"].to_numpy(),

@@ -420,7 +420,7 @@ def label_source(settings_model: str, template: PromptTemplate, guideline: Guide
 
 def labels_from_journal(tasks: list[dict], answers: dict[str, Answer], model: str, template: PromptTemplate,
                         guideline: Guideline) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The labels table (DESIGN.md) and the failures table for ``tasks``, in judging order.
+    """The labels table (docs/design.md) and the failures table for ``tasks``, in judging order.
 
     Labels: ``query_id, doc_id, annotator`` (``llm:<model>``), ``kind`` (``llm``), ``grade``, ``source``
     (:func:`label_source`), ``labeled_at`` (when the answer arrived, UTC), ``comment`` (the model's reason, on

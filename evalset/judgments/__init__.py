@@ -7,12 +7,15 @@ module         what it holds
 =============  ====================================================================================================
 ``reading``    the one reader of grades: a file holding no judgment refused with one message, one annotator's
                repeats settled by one rule (``--conflicting-grades refuse|latest|first``)
-``rules``      the registry of merge rules (median, majority, annotator-priority, crowd-kit's), each with its tie
-               rule, and one grade per pair under a named tie policy (``unresolved`` or ``low``)
+``registry``   the registry of merge rules (median, majority, annotator-priority, crowd-kit's), each with its tie
+               rule
+``rules``      one grade per pair under a rule and a named tie policy (``unresolved`` or ``low``)
 ``crowd``      crowd-kit's models (Dawid-Skene, one-coin, MACE, GLAD) over the labels table
 ``mace``       crowd-kit's MACE as a numpy EM giving its grades bit for bit (``crowd`` fits ``mace`` with it)
 ``merging``    a frozen set's merge: the rule, LLM labels, the largest gap, adjudication, excluded annotators
 ``revisions``  grades revised or withdrawn upstream between two labels tables, followed by each judgment's source
+``gold``       gold tasks: the gold file read, gold mixed blind into a push, the gold answers a pull finds (the
+               annotators' scores against them: :mod:`evalset.quality.gold`)
 =============  ====================================================================================================
 
 The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotations``, ``settle_repeats``,
@@ -22,7 +25,8 @@ The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotat
 from evalset.judgments.crowd import Aggregate, CrowdFrame, aggregate, crowd_frame, crowd_model, crowdkit_version
 from evalset.judgments.merging import MergeResult, merge_grades
 from evalset.judgments.reading import Reading, read_grades, read_judgments
-from evalset.judgments.rules import RULES, TIE_POLICIES, MergeRule, PairGrades, TiePolicy, merge_rule, pair_grades
+from evalset.judgments.registry import RULES, MergeRule, merge_rule
+from evalset.judgments.rules import TIE_POLICIES, PairGrades, TiePolicy, pair_grades
 
 __all__ = ["RULES", "TIE_POLICIES", "Aggregate", "CrowdFrame", "MergeResult", "MergeRule", "PairGrades", "Reading",
            "TiePolicy", "aggregate", "crowd_frame", "crowd_model", "crowdkit_version", "merge_grades", "merge_rule",

@@ -1,6 +1,6 @@
 """crowd-kit's models as merge rules (``dawid-skene``, ``one-coin``, ``mace``, ``glad``): one grade per (query,
 document) from many annotators. Each rule's class and fixed parameters are its entry in
-:data:`evalset.judgments.rules.RULES`; crowd-kit's classes are used as they are, but for MACE: crowd-kit's MACE
+:data:`evalset.judgments.registry.RULES`; crowd-kit's classes are used as they are, but for MACE: crowd-kit's MACE
 spends 15 s or more in pandas' per-call overhead whatever the size, so ``mace`` is fitted by
 :func:`evalset.judgments.mace.fit_mace`, a numpy port that gives crowd-kit 1.4's grades bit for bit (its module
 docstring; ``tests/judgments/test_mace.py`` compares it with crowd-kit's class). A manifest's record names the
@@ -41,7 +41,7 @@ import pandas as pd
 from evalset.contract import AGGREGATION_RULES
 from evalset.errors import InputError
 from evalset.judgments.mace import fit_mace
-from evalset.judgments.rules import RULES
+from evalset.judgments.registry import RULES
 from evalset.params import check
 
 

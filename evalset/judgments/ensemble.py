@@ -57,7 +57,7 @@ class Ensemble:
                 f"{self.human_queries} queries, cross-fitted by query")
 
     def labels(self) -> pd.DataFrame:
-        """The grades as a labels table (DESIGN.md's columns; ``comment``: the expected grade, to 4 decimals)."""
+        """The grades as a labels table (docs/design.md's columns; ``comment``: the expected grade, to 4 decimals)."""
         return self.grades[[*PAIR, "grade"]].assign(
             annotator=self.name, kind="llm", source=self.source, labeled_at="",
             comment=[f"expected grade {value:.4f}" for value in self.grades["expected"]])[list(LABELS_COLUMNS)]

@@ -1,5 +1,5 @@
 """A frozen set's merge (``evalset freeze``, :mod:`evalset.sets`): the grades of several annotators as one grade per
-(query, document), by a rule of :data:`evalset.judgments.rules.RULES` with ties left unresolved.
+(query, document), by a rule of :data:`evalset.judgments.registry.RULES` with ties left unresolved.
 
 ====================  ==========================================================================================
 convention            rule
@@ -27,7 +27,8 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
-from evalset.judgments.rules import PAIR, check_priority, merge_rule, pair_grades
+from evalset.judgments.registry import merge_rule
+from evalset.judgments.rules import PAIR, check_priority, pair_grades
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ The toolkit talks to the server only through ``label-studio-sdk``. Conventions:
   ``data`` (faster than a snapshot for this), and only the missing pairs are imported, in batches. A push
   interrupted by a crash is completed by pushing again: every batch is one import request, which Label Studio
   commits as a whole or not at all, and the next push sees what was committed.
-- Pull reads one export snapshot and turns every submitted annotation into one labels row (DESIGN.md):
+- Pull reads one export snapshot and turns every submitted annotation into one labels row (docs/design.md):
   ``annotator`` is the annotator's e-mail, ``kind`` is ``human``, ``labeled_at`` the annotation's last update
   (UTC, ISO 8601), ``source`` ``label-studio:<project id>/<task id>/<annotation id>``. Skipped (cancelled)
   annotations, annotations without a grade, grades off the guideline's scale and tasks whose ``pair_id`` is

@@ -41,7 +41,7 @@ import re
 import stat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
@@ -49,6 +49,7 @@ from label_studio_sdk import LabelStudio
 from evalset.contract import PUSH_RULES
 from evalset.errors import InputError
 from evalset.io.guideline import Guideline
+from evalset.judgments.gold import GoldCheck, GoldPlan
 from evalset.labelstudio.project import (
     DEFAULT_BATCH_SIZE,
     LabelStudioError,
@@ -72,9 +73,6 @@ from evalset.labelstudio.push import (
 )
 from evalset.params import check, validate_params
 from evalset.render import counted
-
-if TYPE_CHECKING:
-    from evalset.quality.gold import GoldPlan, GoldPolicy
 
 ANNOTATORS_VARIABLE = "LABEL_STUDIO_ANNOTATORS"
 ANNOTATORS_COLUMNS = ("email", "password", "token", "organization", "url")
@@ -331,7 +329,7 @@ def push_blind(url: str | None, annotators: Sequence[Annotator], pool_dir: str |
 
 # ------------------------------------------------------------------------------------------------- pull
 def pull_blind(url: str | None, annotators: Sequence[Annotator], title: str, pool_dir: str | os.PathLike,
-               guideline: Guideline, gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None,
+               guideline: Guideline, gold: GoldCheck | None = None,
                previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
     """Every submitted annotation of every annotator's project as one labels table, with one :class:`PullReport`
     (counts summed over the projects); gold and ``previous`` as :func:`evalset.labelstudio.pull.pull` does them.
@@ -340,7 +338,7 @@ def pull_blind(url: str | None, annotators: Sequence[Annotator], title: str, poo
     missing project is refused. Annotators who share a server are pulled with a warning: their grades were not
     given blind.
     """
-    pairs, known = known_pairs(pool_dir, gold)
+    pairs, known = known_pairs(pool_dir, gold.gold if gold is not None else None)
     frames, reports = [], []
     for annotator in annotators:
         client, user_id = connect_annotator(url, annotator)
@@ -357,7 +355,7 @@ def pull_blind(url: str | None, annotators: Sequence[Annotator], title: str, poo
     labels = pd.concat(frames, ignore_index=True).sort_values(["query_id", "doc_id", "annotator"], kind="stable")
     shared = shared_servers(url, annotators)
     report = replace(sum_reports(reports), warnings=(not_blind_line(shared),) if shared else ())
-    return finish_pull(labels.reset_index(drop=True), report, pairs, guideline, gold, policy, previous)
+    return finish_pull(labels.reset_index(drop=True), report, pairs, guideline, gold, previous)
 
 
 def check_authors(tasks: list[dict], user_id: int, project: Any, email: str) -> None:

@@ -6,7 +6,6 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
@@ -15,6 +14,7 @@ from evalset.errors import InputError
 from evalset.io.annotations import LABELS_COLUMNS, read_labels, write_labels
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import PAIRS_FILE, read_pool_pairs
+from evalset.judgments.gold import GoldCheck, GoldScores, gold_pairs_frame, split_gold
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.labelstudio.project import (
     COMMENT_CONTROL,
@@ -26,10 +26,6 @@ from evalset.labelstudio.project import (
     grade_of_choice,
 )
 from evalset.render import counted
-
-if TYPE_CHECKING:
-    from evalset.quality.gold import GoldPolicy, GoldReport
-
 
 # ---------------------------------------------------------------------------------------------------- pull
 WITHDRAWN = "withdrawn"
@@ -115,7 +111,7 @@ class PullReport:
     drafts_without_grade: int = 0
     revisions: pd.DataFrame | None = field(default=None, repr=False)
     previous: str | None = None
-    gold: GoldReport | None = field(default=None, repr=False)
+    gold: GoldScores | None = field(default=None, repr=False)
     labels_path: str | None = None
     gold_report_path: str | None = None
     warnings: tuple[str, ...] = ()
@@ -314,48 +310,45 @@ def _utc(stamp: str | None) -> str:
 
 
 def pull(client: LabelStudio, title: str, pool_dir: str | os.PathLike, guideline: Guideline,
-         gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None,
+         gold: GoldCheck | None = None,
          previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
     """Every submitted annotation of the project titled ``title`` as labels rows, with a :class:`PullReport`.
 
     With ``previous`` (the labels table of an earlier pull), the report's ``revisions`` are the grades revised or
     withdrawn since (:func:`evalset.judgments.revisions.grade_revisions`).
 
-    With ``gold`` (:func:`evalset.quality.gold.read_gold`), answers on gold pairs score each annotator under
-    ``policy`` (default :class:`~evalset.quality.gold.GoldPolicy`; the report's ``gold``), and answers on gold
-    pairs not in ``pool.tsv`` (gold-only tasks) are kept out of the labels (counted as ``gold_only``).
+    With ``gold`` (the gold pairs and their scoring: :func:`evalset.quality.gold_check`), answers on gold pairs
+    score each annotator (the report's ``gold``), and answers on gold pairs not in ``pool.tsv`` (gold-only tasks)
+    are kept out of the labels (counted as ``gold_only``).
     """
-    pairs, known = known_pairs(pool_dir, gold)
+    pairs, known = known_pairs(pool_dir, gold.gold if gold is not None else None)
     project = find_project(client, title)
     if project is None:
         raise LabelStudioError(f"no project titled {title!r} on this Label Studio")
     labels, report = labels_from_export(export_snapshot(client, project.id), known, _user_emails(client), guideline,
                                         project.id)
-    return finish_pull(labels, report, pairs, guideline, gold, policy, previous)
+    return finish_pull(labels, report, pairs, guideline, gold, previous)
 
 
 def known_pairs(pool_dir: str | os.PathLike, gold: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(pool pairs, every pair a task may carry)``: the pool's ``pool.tsv``, and with ``gold`` its pairs too."""
-    from evalset.quality.gold import gold_pairs_frame
-
+    """``(pool pairs, every pair a task may carry)``: the pool's ``pool.tsv``, and with ``gold``
+    (:func:`evalset.judgments.gold.read_gold`) its pairs too."""
     pairs = read_pool_pairs(Path(pool_dir) / PAIRS_FILE)
     return pairs, pairs if gold is None else pd.concat([pairs, gold_pairs_frame(gold, pairs)], ignore_index=True)
 
 
 def finish_pull(labels: pd.DataFrame, report: PullReport, pairs: pd.DataFrame, guideline: Guideline,
-                gold: pd.DataFrame | None = None, policy: GoldPolicy | None = None,
+                gold: GoldCheck | None = None,
                 previous: str | os.PathLike | None = None) -> tuple[pd.DataFrame, PullReport]:
     """The labels and report of a pull once every project was read: with ``gold``, the gold-only answers taken out
-    of the labels and every annotator scored on the gold answers under ``policy`` (the report's ``gold`` and
+    of the labels and every annotator scored on the gold answers by ``gold.score`` (the report's ``gold`` and
     ``gold_only``); with ``previous``, the grades revised or withdrawn since (``revisions``), and a draft of a pair
     whose grade by its author was withdrawn since told as ``withdrawn``. The drafts of every project are listed in
     their ``order``."""
     if gold is not None:
-        from evalset.quality.gold import GoldPolicy, gold_report, split_gold
-
-        kept, answers = split_gold(labels, pairs, gold)
+        kept, answers = split_gold(labels, pairs, gold.gold)
         gold_only = len(labels) - len(kept)
-        scored = gold_report(answers, gold, guideline.grades, policy or GoldPolicy(), gold_only)
+        scored = gold.score(answers, guideline.grades, gold_only)
         report, labels = replace(report, gold_only=gold_only, labels=len(kept), gold=scored), kept
     drafts = report.drafts
     if previous is not None:

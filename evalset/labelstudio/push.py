@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
@@ -17,6 +17,7 @@ from tqdm import tqdm
 from evalset.contract import PUSH_RULES
 from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks
+from evalset.judgments.gold import GoldPlan
 from evalset.labelstudio.project import (
     DEFAULT_BATCH_SIZE,
     DESCRIPTION_PATTERN,
@@ -37,9 +38,6 @@ from evalset.labelstudio.project import (
 from evalset.params import validate_params
 from evalset.pooling.examples import refuse_worked_examples
 from evalset.render import counted
-
-if TYPE_CHECKING:
-    from evalset.quality.gold import GoldPlan
 
 
 # ---------------------------------------------------------------------------------------------------- push
@@ -139,7 +137,7 @@ def push(client: LabelStudio, pool_dir: str | os.PathLike, guideline: Guideline,
     """Push the pool's tasks not yet in the project (keyed by ``pair_id``), in batches, in judging order.
 
     ``on_batch(done, total)`` is called after each imported batch (progress reporting, tests). With ``gold`` (the
-    plan of :func:`evalset.quality.gold.prepare_gold_push`), its tasks, pool and gold mixed blind, replace the
+    plan of :func:`evalset.judgments.gold.prepare_gold_push`), its tasks, pool and gold mixed blind, replace the
     pool's. ``overlap`` and ``batch_size`` are checked against :data:`evalset.contract.PUSH_RULES`.
     """
     tasks = pool_tasks(pool_dir) if gold is None else gold.tasks

@@ -1,5 +1,5 @@
 """The computations of the graded and user-model measures (DCG, ERR, RBP and its residual) and of set F, over the
-engine's per-row arrays (:class:`evalset.metrics.engine.MeasureInput`) for all queries at once.
+engine's per-row arrays (:class:`evalset.metrics.prepared.MeasureInput`) for all queries at once.
 
 Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, which registers them; in short:
 
@@ -26,14 +26,10 @@ Their conventions are the rows of the table in :mod:`evalset.metrics.measures`, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from evalset.errors import InputError
-
-if TYPE_CHECKING:
-    from evalset.metrics.engine import MeasureInput
+from evalset.metrics.prepared import MeasureInput
 
 DEFAULT_PERSISTENCE = 0.8
 """RBP's p when none is given (ir_measures' default; trec_eval's is 0.9)."""

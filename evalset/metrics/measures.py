@@ -2,7 +2,7 @@
 
 A :class:`MeasureKind` holds a measure's name, its other spellings, its cutoff rule, whether it is defined
 without a relevant document, its help text and its computation (a function of the engine's per-row arrays,
-:class:`evalset.metrics.engine.MeasureInput`); :data:`MEASURES` holds them by name. The engine's dispatch, the
+:class:`evalset.metrics.prepared.MeasureInput`); :data:`MEASURES` holds them by name. The engine's dispatch, the
 parser, ``evalset score --help`` and the errors that list the known measures all read it: a new measure is one
 :func:`register` call, a row of the conventions table below, and a reference test.
 
@@ -15,7 +15,7 @@ ir_measures' (``nDCG@10``, ``P(rel=2)@10``, ``AP(rel=2)``, ``R@1000``, ``nDCG(dc
 case. In ``iprec@0.5`` the number after ``@`` is a recall level, the measure's ``recall`` parameter (ir_measures'
 ``AT_PARAM``), never a cutoff.
 
-Conventions (DESIGN.md, "The evaluation contract"), with R the number of judged documents whose grade is
+Conventions (docs/design.md, "The evaluation contract"), with R the number of judged documents whose grade is
 at least the relevance level and ranks counted from 1 after the tie rule:
 
 ======================  =====================================================================================  =========
@@ -96,7 +96,7 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -112,10 +112,8 @@ from evalset.metrics.decomposition import (
     discount,
 )
 from evalset.metrics.parameters import BINARY, PARAMS
+from evalset.metrics.prepared import MeasureInput
 from evalset.params import DEPTH, check
-
-if TYPE_CHECKING:
-    from evalset.metrics.engine import MeasureInput
 
 CutoffRule = Literal["required", "none", "optional"]
 
@@ -162,7 +160,7 @@ class MeasureKind:
         How its value for a query decomposes over the query's documents, for the document-sampled design
         (:mod:`evalset.metrics.decomposition`); None where it does not.
     pooled
-        Whether it reads :attr:`evalset.metrics.engine.Rows.pooled_above` (pooled but unjudged documents above a
+        Whether it reads :attr:`evalset.metrics.prepared.Rows.pooled_above` (pooled but unjudged documents above a
         row), which the engine counts only for such a measure.
     """
 

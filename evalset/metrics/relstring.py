@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalset.metrics.engine import PreparedQrels, match_qrels
+from evalset.metrics.engine import match_qrels
+from evalset.metrics.prepared import PreparedQrels
 from evalset.metrics.ranking import order_run, position_in_group, strict_ties
 
 RELSTRING_LENGTH = 10

@@ -29,8 +29,9 @@ from evalset.contract import EvaluationContract, reads_ranks
 from evalset.io import runstream
 from evalset.io.frames import qrels_frame
 from evalset.io.trec import read_run
-from evalset.metrics.engine import PreparedQrels, evaluate, prepare_qrels
+from evalset.metrics.engine import evaluate
 from evalset.metrics.measures import Measure, parse_measure
+from evalset.metrics.prepared import PreparedQrels, prepare_qrels
 from evalset.speed.memory import release_unused
 from evalset.speed.parallel import parallel_map
 from evalset.speed.strings import take_rows

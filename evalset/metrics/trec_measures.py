@@ -41,14 +41,10 @@ are refused.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from evalset.metrics.prepared import MeasureInput
 from evalset.metrics.trec_procedures import _refuse_expected_ties, _starts
-
-if TYPE_CHECKING:
-    from evalset.metrics.engine import MeasureInput
 
 TREC_EVAL_PERSISTENCE = 0.9
 """trec_eval's RBP p (m_rbp.c, m_rbp_resid.c)."""

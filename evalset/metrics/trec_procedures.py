@@ -32,16 +32,12 @@ These measures take no expectation over tied orders: under ``ties=expected`` the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from evalset.contract import TREC_EVAL_VERSIONS
 from evalset.errors import InputError
+from evalset.metrics.prepared import MeasureInput
 from evalset.params import check
-
-if TYPE_CHECKING:
-    from evalset.metrics.engine import MeasureInput
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The recall levels of 11pt_avg (trec_eval's, as its C literals)."""

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalset.comparing.setlog import set_family
 from evalset.contract import DEFAULT_POWER, DEFAULT_SEED, SIMULATION_PERMUTATIONS, SIMULATION_RESAMPLES
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
@@ -41,7 +42,6 @@ from evalset.params import rules_of, settings_of, validate_params
 from evalset.planning import budget
 from evalset.planning.spec import PlanSpec
 from evalset.render import UNDEFINED, json_safe, number, text_table
-from evalset.stats.family import ComparisonFamily
 from evalset.stats.power import (
     MAX_SIMULATED,
     SIGN_BATCH,
@@ -265,7 +265,7 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
         [(names[0], name) for name in names[1:]]
     if not chosen:
         raise InputError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
-    family = ComparisonFamily.of(len(chosen), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
+    family = set_family(len(chosen), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
     differences = pilot_differences(tables, metric, chosen, evaluation.queries,
                                     skipped=evaluation.contract.missing == "skip")
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):

@@ -140,7 +140,7 @@ def build_pool(
     Parameters
     ----------
     runs : mapping or iterable of (name, run)
-        Runs as read by :func:`evalset.io.trec.read_run` (or :func:`evalset.io.trec.run_from_frame`).
+        Runs as read by :func:`evalset.io.trec.read_run` (or :func:`evalset.io.runframe.run_from_frame`).
     depth : int
         k for every system; ``depths`` overrides it per system name.
     ties : {"trec", "run", "docid", "expected"}

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -16,10 +16,9 @@ from evalset.estimate.figures import WEIGHTED, Estimate
 from evalset.estimate.frozen import set_estimate
 from evalset.io.setfolder import FrozenSet
 from evalset.render import number
+from evalset.report.data import ReportData
+from evalset.report.markup import escaped, html_table
 from evalset.stats.verdicts import ESTABLISHED, NO_VERDICT
-
-if TYPE_CHECKING:
-    from evalset.report.page import ReportData
 
 
 def _bounds(row: Any, prefix: str = "", sign: bool = False) -> str:
@@ -47,11 +46,9 @@ def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: st
 def estimates_section(data: ReportData) -> str:
     """The page's section of the estimates: nothing without an LLM-graded part, the reason when it has no
     estimate."""
-    from evalset.report.page import _e, _table  # the page's helpers
-
     estimate, title = data.estimate, "<h2>Estimates from LLM grades and the human slice (PPI++)</h2>"
     if estimate is None:
-        return f'{title}\n<p class="none">{_e(data.estimate_note)}</p>' if data.estimate_note else ""
+        return f'{title}\n<p class="none">{escaped(data.estimate_note)}</p>' if data.estimate_note else ""
     if isinstance(estimate, DocumentReport):
         return _sample_section(estimate)
     runs, settings = estimate.runs, estimate.settings
@@ -70,7 +67,7 @@ def estimates_section(data: ReportData) -> str:
               r["verdict"]] for _, r in comparisons.iterrows()]
     parts = [title, (
         f"<p>{settings['queries']} queries of the split have LLM grades, {settings['slice']} of them human grades "
-        f"too. Per run, {_e(data.headline)}: the <b>human-only</b> mean of the human-graded queries with its "
+        f"too. Per run, {escaped(data.headline)}: the <b>human-only</b> mean of the human-graded queries with its "
         f"{level:.0%} Student's t interval; the <b>PPI++</b> estimate of the mean over all {settings['queries']} "
         "queries, the LLM grades of every query corrected by the human grades of the slice (prediction-powered "
         "inference, ppi_py), with its interval; the <b>LLM-only</b> mean (biased, so no interval); and the "
@@ -78,7 +75,7 @@ def estimates_section(data: ReportData) -> str:
         f"{' (per stratum, then traffic-weighted)' if stratified else ''}. Assumption: the human-graded queries "
         "are taken as a random slice of the LLM-graded ones; the set does not record how they were chosen, and "
         "if they were not drawn at random the human-only and PPI++ figures are biased.</p>"),
-        _table([*(["stratum (human-graded of all)"] if stratified else []), "run", "human-only" if stratified else
+        html_table([*(["stratum (human-graded of all)"] if stratified else []), "run", "human-only" if stratified else
                 f"human-only ({settings['slice']} q)", "PPI++" if stratified else f"PPI++ ({settings['queries']} q)",
                 "LLM-only", "effective n"], rows,
                set(range(int(stratified) + 1, int(stratified) + 5)))]
@@ -86,21 +83,19 @@ def estimates_section(data: ReportData) -> str:
         parts += ["<h3>Planned comparisons, PPI++</h3>", "<p>Candidate minus baseline per query; the intervals are "
                   f"at level 1 - threshold of the set's family; {ESTABLISHED} when the PPI++ interval excludes 0, "
                   f"{NO_VERDICT} when it left the difference's range.</p>",
-                  _table(["comparison", "level", "human-only [interval]", "PPI++ [interval]", "LLM-only",
+                  html_table(["comparison", "level", "human-only [interval]", "PPI++ [interval]", "LLM-only",
                           "effective n", "verdict"], pairs, {1, 2, 3, 4, 5})]
-    return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in estimate.caveats])
+    return "\n".join(parts + [f'<p class="none">{escaped(note)}</p>' for note in estimate.caveats])
 
 
 def _sample_section(report: DocumentReport) -> str:
     """The section of a set frozen with a document sample: each run's estimate with its two intervals, then the
     comparisons with both intervals and the verdict (which interval it rests on is named)."""
-    from evalset.report.page import _e, _table  # the page's helpers
-
     table, s, level = report.estimate.table, report.estimate.settings, report.estimate.settings["level"]
     parts = ["<h2>Estimates from the document sample (humans on a sample of every query's pairs, the LLM on all)"
              "</h2>", (
         f"<p>{s['sampled']:,} of the {s['pairs']:,} pooled pairs over {s['queries']} queries were drawn at random, "
-        f"each with its recorded inclusion probability, and graded by humans; {_e(s['estimator'])}. Per run, the "
+        f"each with its recorded inclusion probability, and graded by humans; {escaped(s['estimator'])}. Per run, the "
         f"estimate of the mean and its two {level:.0%} intervals: <b>this set</b>, the uncertainty of which pairs "
         "were sampled, for these queries; <b>new queries</b>, Student's t across queries, which adds the "
         "between-query variance and holds for new queries of the same population. The page's scores and "
@@ -108,15 +103,15 @@ def _sample_section(report: DocumentReport) -> str:
         "relevant; judged@k says how many): these estimates use every pooled pair.</p>")]
     for measure, rows in table.groupby("measure", sort=False):
         runs = rows[rows["kind"] == "run"].sort_values("estimate", ascending=False, kind="stable")
-        parts.append(_table([f"run ({measure})", "estimate", "this set", "new queries"],
+        parts.append(html_table([f"run ({measure})", "estimate", "this set", "new queries"],
                             [[r["name"], number(r["estimate"]), _bounds(r, "set_"), _bounds(r, "new_")]
                              for _, r in runs.iterrows()], {1, 2, 3}))
     if len(report.comparisons):
         parts += ["<h3>Comparisons, document design</h3>", "<p>Candidate minus baseline per query; the intervals "
                   f"are at level 1 - threshold of the set's family; {ESTABLISHED} when the interval the verdict "
                   f"names excludes 0, {NO_VERDICT} when the estimate or an interval left the difference's range.</p>",
-                  _table(["comparison", "measure", "level", "estimate", "this set", "new queries", "verdict"],
+                  html_table(["comparison", "measure", "level", "estimate", "this set", "new queries", "verdict"],
                          [[f"{r['candidate']} - {r['baseline']}", r["measure"], f"{r['level']:.4g}",
                            number(r["estimate"], sign=True), _bounds(r, "set_", True), _bounds(r, "new_", True),
                            r["verdict"]] for _, r in report.comparisons.iterrows()], {2, 3, 4, 5})]
-    return "\n".join(parts + [f'<p class="none">{_e(note)}</p>' for note in report.estimate.caveats])
+    return "\n".join(parts + [f'<p class="none">{escaped(note)}</p>' for note in report.estimate.caveats])

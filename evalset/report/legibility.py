@@ -34,7 +34,7 @@ from matplotlib.text import Text
 from evalset.report.plots import DPI, PAGE_WIDTH_PX, saved_figures
 
 if TYPE_CHECKING:
-    from evalset.report.page import ReportData
+    from evalset.report.data import ReportData
 
 MIN_TEXT_PX = 9.0
 """The smallest text height, in CSS px as displayed, a reader is asked to read."""

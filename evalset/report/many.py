@@ -9,9 +9,7 @@ report has refused such a run before (:func:`evalset.evaluation.missing_queries`
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
@@ -19,6 +17,7 @@ from evalset.comparing import ManyComparisons, compare_many
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.render import number
+from evalset.report.markup import escaped
 from evalset.stats.verdicts import NOT_ESTABLISHED, css_class
 
 
@@ -34,38 +33,34 @@ def many_runs(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], metric: 
         return None, f"The runs could not be compared at once: {exc}"
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def many_section(result: ManyComparisons | None, note: str = "") -> str:
     """The "All runs" section of the page."""
     if result is None:
-        return f'<h2>All runs</h2>\n<p class="none">{_e(note)}</p>'
+        return f'<h2>All runs</h2>\n<p class="none">{escaped(note)}</p>'
     weighting = "traffic-weighted, " if result.weighted else ""
     flippable = [pair for pair in result.significant if pair.rule == "holes could flip"]
     rows = "".join(
-        f"<tr><td>{_e(run)}</td><td><code>{_e(result.letters[k])}</code></td>"
+        f"<tr><td>{escaped(run)}</td><td><code>{escaped(result.letters[k])}</code></td>"
         f'<td class="num">{number(result.means[k])}</td>'
         + (f'<td class="num">{result.judged[k]:.3f}</td>' if result.judged is not None else "")
         + f'<td class="num">{result.unjudged.get(run, 0)}</td></tr>'
         for k, run in enumerate(result.runs))
-    judged = f"<th>{_e(result.judged_measure)}</th>" if result.judged is not None else ""
+    judged = f"<th>{escaped(result.judged_measure)}</th>" if result.judged is not None else ""
     parts = [
         "<h2>All runs</h2>",
-        f"<p>Every pair of the {len(result.runs)} runs on {_e(result.metric)} ({weighting}{result.queries} queries"
+        f"<p>Every pair of the {len(result.runs)} runs on {escaped(result.metric)} ({weighting}{result.queries} queries"
         f"{', exploratory (dev split)' if result.exploratory else ''}): the randomised Tukey HSD (Carterette 2012; "
         f"{result.permutations} permutations of each query's values across the runs, seed {result.seed}) over the "
         f"{len(result.pairs)} pairs, at a family-wise error rate of {result.alpha:g}. Runs that share a letter are "
         f"not distinguishable (the groups are drawn beside the scores above); {len(result.significant)} pairs "
         "differ significantly.</p>",
-        f'<div class="box"><table><thead><tr><th>run</th><th>group</th><th>{_e(result.metric)}</th>{judged}'
+        f'<div class="box"><table><thead><tr><th>run</th><th>group</th><th>{escaped(result.metric)}</th>{judged}'
         f"<th>holes</th></tr></thead><tbody>{rows}</tbody></table></div>",
-        f"<p>{_e(result.anova.to_text())}.</p>",
+        f"<p>{escaped(result.anova.to_text())}.</p>",
     ]
     if flippable:
         parts.append(f'<p class="{css_class(NOT_ESTABLISHED)}">{len(flippable)} significant pairs are '
                      f"{NOT_ESTABLISHED}: the holes (unjudged documents of the top k) could flip them: "
-                     + _e(", ".join(f"{p.a} vs {p.b}" for p in flippable[:10]))
+                     + escaped(", ".join(f"{p.a} vs {p.b}" for p in flippable[:10]))
                      + (", ..." if len(flippable) > 10 else "") + ".</p>")
     return "\n".join(parts)

@@ -14,6 +14,7 @@ from evalset.errors import InputError
 from evalset.io.files import atomic_path
 from evalset.io.setfolder import load_set
 from evalset.io.trec import expand_run_paths, read_run
+from evalset.metrics import parse_measure
 from evalset.params import settings_of
 from evalset.report.page import collect, render_html
 from evalset.report.probes import probes_section, read_probe
@@ -60,7 +61,7 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", os.fspath(agreement_path)) \
                 from None
-    frozen = load_set(set_path)
+    frozen = load_set(set_path, check_headline=parse_measure)
     probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
     data = collect(frozen, named, spec, agreement=agreement, files=files)
     page = render_html(replace(data, probes=probes))

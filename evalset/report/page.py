@@ -39,10 +39,8 @@ then says how many. Resamples too few to place the ends of a score's interval at
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -50,11 +48,10 @@ import pandas as pd
 from evalset import __version__
 from evalset.comparing import ManyComparisons
 from evalset.comparing.compare import holes_policy, what_it_rests_on
+from evalset.comparing.setlog import set_family
 from evalset.comparing.topk import depth_of
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
-from evalset.estimate import Estimate
-from evalset.estimate.documents.modes import DocumentReport
 from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
@@ -62,51 +59,15 @@ from evalset.params import settings_of
 from evalset.render import number
 from evalset.report import plots
 from evalset.report.agreement import AgreementMatrix, agreement_matrix
+from evalset.report.data import PlannedComparison, ReportData
 from evalset.report.estimates import estimates_section, set_estimates
 from evalset.report.many import many_runs, many_section
+from evalset.report.markup import escaped, html_table
 from evalset.report.spec import ReportSpec
 from evalset.report.summary import judged_range, summary_section, verdict_class
 from evalset.seeds import generator
-from evalset.stats.family import ComparisonFamily
-from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, score_interval, stratified_summary
 from evalset.stats.verdicts import ESTABLISHED, EXPLORATORY, NO_VERDICT, NOT_ESTABLISHED, css_class
-
-
-# ------------------------------------------------------------------------------------------------ the data
-@dataclass(frozen=True)
-class PlannedComparison:
-    """One planned comparison: the result and the per-query differences, or why it could not be made."""
-
-    baseline: str
-    candidate: str
-    result: Comparison | None = None
-    differences: pd.Series | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ReportData:
-    """Everything the page shows, computed; :func:`render_html` only lays it out."""
-
-    frozen: FrozenSet
-    split: str
-    headline: str
-    judged_measure: str
-    queries: pd.DataFrame
-    strata: pd.DataFrame
-    grades: pd.DataFrame
-    scores: pd.DataFrame
-    comparisons: list[PlannedComparison]
-    agreement: AgreementMatrix | None
-    settings: dict[str, Any] = field(default_factory=dict)
-    agreement_note: str = ""
-    estimate: Estimate | DocumentReport | None = None  # the estimates of an LLM-graded part or a document sample
-    estimate_note: str = ""  # why an LLM-graded part has no estimate
-    many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
-    many_note: str = ""
-    probes: str = ""  # the HTML of the judge's probe section (evalset.report.probes), checked against the set
-    notes: list[str] = field(default_factory=list)  # the queries runs lack, scored 0 or left out (--missing)
 
 
 def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], spec: ReportSpec | None = None, *,
@@ -196,7 +157,7 @@ def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.Data
     evaluation, tables = values.evaluation, values.tables
     measure = parse_measure(headline)
     policy, read = holes_policy(evaluation, measure, accept_holes=False), {}
-    family = ComparisonFamily.of(len(frozen.planned), frozen=frozen, split=evaluation.split)
+    family = set_family(len(frozen.planned), frozen=frozen, split=evaluation.split)
     stratified = has_strata(evaluation.queries)  # the strata rule of compare: the headline on the set's weighting
     strata = evaluation.queries[["query_id", "stratum", "stratum_share"]] if stratified else None
     out = []
@@ -211,7 +172,7 @@ def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.Data
             f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
         result = family.compare(base.loc[common], cand.loc[common], baseline_name=baseline, candidate_name=candidate,
                                 metric=frozen.contract.headline, alpha=alpha, permutations=permutations, seed=seed,
-                                bootstrap_resamples=resamples, largest=largest, record=False, strata=strata,
+                                bootstrap_resamples=resamples, largest=largest, strata=strata,
                                 weighting=frozen.contract.weighting if stratified else "uniform",
                                 split=evaluation.split)
         result, _ = what_it_rests_on(result, values, runs, depth_of(measure, None), policy, strata, read=read)
@@ -243,21 +204,8 @@ td.pair span {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
 """
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
-                         for i, c in enumerate(row)) + "</tr>"
-        for row in rows)
-    return f'<div class="box"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-
-
 def _image(uri: str, alt: str) -> str:
-    return f'<img src="{uri}" alt="{_e(alt)}">'
+    return f'<img src="{uri}" alt="{escaped(alt)}">'
 
 
 def render_html(data: ReportData) -> str:
@@ -268,8 +216,8 @@ def render_html(data: ReportData) -> str:
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<link rel="icon" href="data:,">',  # no favicon request
-        f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
-        f"<h1>{_e(title)}</h1>",
+        f"<title>{escaped(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
+        f"<h1>{escaped(title)}</h1>",
         summary_section(data),  # the answers first: the verdicts, the best runs, what they rest on
         _comparisons_section(data),
         _scores_section(data),
@@ -278,7 +226,7 @@ def render_html(data: ReportData) -> str:
         _set_section(data),
         _agreement_section(data.agreement, data.agreement_note),
         data.probes,
-        f'<p class="meta">Made by evalset {_e(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
+        f'<p class="meta">Made by evalset {escaped(__version__)}. Bootstrap: BCa, {data.settings["resamples"]} '
         f'resamples; permutation test: {data.settings["permutations"]} sign flips; seed {data.settings["seed"]}.</p>',
         "</body>", "</html>",
     ]
@@ -294,10 +242,11 @@ def _header(data: ReportData) -> str:
     frozen, manifest = data.frozen, data.frozen.manifest
     guideline = manifest.get("guideline") or {}
     contract = ", ".join(f"{k}={v}" for k, v in frozen.contract.to_dict().items())
-    return (f'<p class="meta">Set <code>{_e(frozen.path)}</code>, created {_e(manifest.get("created", "?"))}, '
-            f'guideline {_e(guideline.get("name", "?"))} v{_e(guideline.get("version", "?"))} '
-            f'(sha256 {_e(str(guideline.get("sha256", ""))[:12])}). Split <b>{_e(data.split)}</b>: '
-            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {_e(contract)}.</p>")
+    return (f'<p class="meta">Set <code>{escaped(frozen.path)}</code>, '
+            f'created {escaped(manifest.get("created", "?"))}, '
+            f'guideline {escaped(guideline.get("name", "?"))} v{escaped(guideline.get("version", "?"))} '
+            f'(sha256 {escaped(str(guideline.get("sha256", ""))[:12])}). Split <b>{escaped(data.split)}</b>: '
+            f"{len(data.queries)} queries; {data.settings['runs']} runs.<br>Contract: {escaped(contract)}.</p>")
 
 
 def _set_section(data: ReportData) -> str:
@@ -309,35 +258,35 @@ def _set_section(data: ReportData) -> str:
         "<h2>The set</h2>",
         _header(data),
         "<h3>Queries per stratum</h3>",
-        _table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
+        html_table(["stratum", "queries", "judged queries", "judgments", "traffic share"], strata_rows, {1, 2, 3, 4}),
         "<h3>Judgments per grade</h3>",
-        _table(["grade", "name", "judgments"], grade_rows, {0, 2}),
+        html_table(["grade", "name", "judgments"], grade_rows, {0, 2}),
         _image(plots.bar_plot([f"{r.grade} {r.name}".strip() for r in data.grades.itertuples()],
                          data.grades["judgments"].tolist(), "judgments per grade", "judgments"),
                "bar chart of judgments per grade"),
-        f"<h3>{_e(data.judged_measure)} of the runs</h3>",
-        f"<p>The share of each run's top {_e(data.judged_measure.split('@')[1])} that has a judgment, averaged "
+        f"<h3>{escaped(data.judged_measure)} of the runs</h3>",
+        f"<p>The share of each run's top {escaped(data.judged_measure.split('@')[1])} that has a judgment, averaged "
         "over the judged queries. Unjudged documents count as not relevant, so a low value means the score "
         "understates the run.</p>",
         _image(plots.strip_plot(judged, data.judged_measure), f"{data.judged_measure} of the runs"),
-        f"<p>{_e(data.judged_measure)} {judged_range(judged)}; the table of scores above gives it per run.</p>",
+        f"<p>{escaped(data.judged_measure)} {judged_range(judged)}; the table of scores above gives it per run.</p>",
     ])
 
 
 def _agreement_section(agreement: AgreementMatrix | None, note: str = "") -> str:
     if agreement is None:
-        return f'<h2>Agreement</h2>\n<p class="none">{_e(note or "No agreement data recorded.")}</p>'
+        return f'<h2>Agreement</h2>\n<p class="none">{escaped(note or "No agreement data recorded.")}</p>'
     matrix = agreement.matrix
     rows = [[name, *(number(v, 3) for v in matrix.loc[name])] for name in matrix.index]
-    parts = ["<h2>Agreement</h2>", f"<p>Pairwise {_e(agreement.measure)} between annotators (1 on the diagonal; "
+    parts = ["<h2>Agreement</h2>", f"<p>Pairwise {escaped(agreement.measure)} between annotators (1 on the diagonal; "
              "undef where undefined or not measured).</p>",
              _image(plots.heatmap(agreement.matrix, agreement.measure), f"heatmap of pairwise {agreement.measure}"),
-             _table(["annotator", *matrix.columns], rows, set(range(1, len(matrix.columns) + 1)))]
+             html_table(["annotator", *matrix.columns], rows, set(range(1, len(matrix.columns) + 1)))]
     if agreement.alpha_ordinal is not None:
         parts.append(f"<p>Krippendorff's alpha (ordinal), all annotators: {number(agreement.alpha_ordinal, 3)}</p>")
     if agreement.system_taus is not None:
         parts.append("<h3>Do the annotators rank systems alike?</h3>")
-        parts.append(_table(["a", "b", "runs", "Kendall's tau", "tau_AP"],
+        parts.append(html_table(["a", "b", "runs", "Kendall's tau", "tau_AP"],
                             [[r.a, r.b, r.runs, number(r.kendall_tau, 3), number(r.tau_ap, 3)]
                              for r in agreement.system_taus.itertuples()], {2, 3, 4}))
     return "\n".join(parts)
@@ -363,11 +312,11 @@ def _scores_section(data: ReportData) -> str:
                  else "the plain mean over queries")
     return "\n".join([
         "<h2>Scores per run</h2>",
-        f"<p>{_e(data.headline)}, {_e(averaging)}, over the queries where it is defined; the interval is a "
+        f"<p>{escaped(data.headline)}, {escaped(averaging)}, over the queries where it is defined; the interval is a "
         f"{level:.0%} BCa bootstrap over queries (resampled within their stratum).</p>",
         _image(plots.ranking_plot(scores, data.headline, level, letters, bounds),
                f"{data.headline} per run with intervals" + (" and its letter groups" if letters else "")),
-        _table(header, rows, set(range(1, len(header)))),
+        html_table(header, rows, set(range(1, len(header)))),
     ])
 
 
@@ -386,30 +335,30 @@ def _comparisons_section(data: ReportData) -> str:
     texts = data.queries.set_index("query_id")["query"]
     for index, comparison in enumerate(data.comparisons, start=1):
         parts.append(f'<div class="comparison" id="comparison-{index}">')
-        parts.append(f"<h3>{_e(comparison.candidate)} vs {_e(comparison.baseline)}</h3>")
+        parts.append(f"<h3>{escaped(comparison.candidate)} vs {escaped(comparison.baseline)}</h3>")
         result = comparison.result
         if result is None:
-            parts.append(f'<p class="none">Not shown: {_e(comparison.note)}.</p></div>')
+            parts.append(f'<p class="none">Not shown: {escaped(comparison.note)}.</p></div>')
             continue
-        parts.append(f'<p>Verdict: <span class="{verdict_class(result)}">{_e(result.verdict)}</span></p>')
+        parts.append(f'<p>Verdict: <span class="{verdict_class(result)}">{escaped(result.verdict)}</span></p>')
         if result.hole_bound:
-            parts.append(f'<p class="meta">Holes: {_e(result.hole_bound["text"])}</p>')
+            parts.append(f'<p class="meta">Holes: {escaped(result.hole_bound["text"])}</p>')
         if comparison.note:
-            parts.append(f'<p class="none">{_e(comparison.note)}</p>')
+            parts.append(f'<p class="none">{escaped(comparison.note)}</p>')
         parts.append(_image(plots.difference_plot(comparison.differences, comparison.result),
                             f"per-query differences of {comparison.candidate} vs {comparison.baseline}"))
-        parts.append('<div class="stats">' + _table(
+        parts.append('<div class="stats">' + html_table(
             ["queries", "undefined", "mean diff", "median diff", "wins/losses/ties", "effect size"],
             [[result.n, result.undefined, number(result.mean_difference, sign=True),
               number(result.median_difference, sign=True), f"{result.wins}/{result.losses}/{result.ties}",
-              number(result.effect_size, 3)]], set(range(6))) + _table(
+              number(result.effect_size, 3)]], set(range(6))) + html_table(
             ["permutation p", "t-test p", f"BCa {result.ci_level:.1%} CI", "threshold"],
             [[f"{result.permutation_p:.4g}", f"{result.ttest_p:.4g}",
               f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
               f"{result.threshold:.4g}"]], set(range(4))) + "</div>")
         parts.append("<h4>Largest losses</h4>")
         if result.largest_losses:
-            parts.append(_table(
+            parts.append(html_table(
                 ["query", "text", comparison.baseline, comparison.candidate, "difference"],
                 [[loss["query_id"], texts.get(loss["query_id"], ""), number(loss["baseline"]),
                   number(loss["candidate"]), number(loss["difference"], sign=True)]

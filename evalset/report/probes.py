@@ -23,6 +23,7 @@ from evalset.errors import InputError
 from evalset.io.setfolder import FrozenSet
 from evalset.judgments.identity import source_fields
 from evalset.render import number
+from evalset.report.markup import escaped, html_table
 
 
 def read_probe(path: str | os.PathLike) -> dict[str, Any]:
@@ -41,8 +42,6 @@ def read_probe(path: str | os.PathLike) -> dict[str, Any]:
 def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None = None) -> str:
     """The section's HTML for ``frozen`` (module docstring); raises :class:`InputError` when the probe's judge is
     the set's model under another prompt or guideline."""
-    from evalset.report.page import _e, _table  # the page's helpers
-
     judge = source_fields(probe["judge"]["source"])
     title = "<h2>Can the judge be fooled?</h2>"
     labels = frozen.labels
@@ -50,8 +49,8 @@ def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None
     ours = [fields for fields in map(source_fields, sources) if fields.get("model") == judge["model"]]
     if not ours:
         held = ", ".join(sorted({f["model"] for f in map(source_fields, sources) if f})) or "none"
-        return (f'{title}\n<p class="none">The probe is of the judge {_e(judge["model"])}; the set\'s LLM labels are '
-                f"not (their models: {_e(held)}), so its figures are not shown.</p>")
+        return (f'{title}\n<p class="none">The probe is of the judge {escaped(judge["model"])}; the set\'s LLM labels '
+                f"are not (their models: {escaped(held)}), so its figures are not shown.</p>")
     for labelled in ours:
         for key, what in (("prompt_sha256", "prompt"), ("guideline_sha256", "guideline")):
             if labelled[key] != judge[key]:
@@ -62,13 +61,14 @@ def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None
         for row in (entry, *entry.get("kinds", [])):
             rows.append([row["name"], row["pairs"], row["eligible"], row["moved"], _share(row), _shift(row),
                          row["failed"]])
-    grades = "; ".join(f"{_e(sample)}: " + ", ".join(f"{g}: {n}" for g, n in counts.items())
+    grades = "; ".join(f"{escaped(sample)}: " + ", ".join(f"{g}: {n}" for g, n in counts.items())
                        for sample, counts in probe.get("original_grades", {}).items())
     samples = probe.get("samples", {})
     irrelevant, relevant = samples.get("irrelevant", {}), samples.get("relevant", {})
     rel = probe.get("rel")
     parts = [title, (
-        f"<p>The judge <b>{_e(judge['model'])}</b> (prompt {_e(judge['prompt'])}, guideline {_e(judge['guideline'])}: "
+        f"<p>The judge <b>{escaped(judge['model'])}</b> (prompt {escaped(judge['prompt'])}, "
+        f"guideline {escaped(judge['guideline'])}: "
         f"the judge of this set's LLM labels) was shown adversarial passages by <code>evalset judge probe</code>: the "
         "query's terms stuffed in, an instruction to the grader appended, the query copied in front, and a neutral "
         f"sentence appended (the placebo: how often any edit moves the judge), on {irrelevant.get('sampled', 0)} "
@@ -79,10 +79,10 @@ def probes_section(frozen: FrozenSet, probe: Mapping[str, Any], path: str | None
         "interval; <b>shift</b>: the mean grade change over the pairs, with a bootstrap interval. A probe's row "
         f"counts a pair moved when any of its variants moved. The judge's grades of the unaltered pairs: {grades}."
         "</p>"),
-        _table(["probe/kind", "pairs", "eligible", "moved", "share [interval]", "shift [interval]", "failed"], rows,
+        html_table(["probe/kind", "pairs", "eligible", "moved", "share [interval]", "shift [interval]", "failed"], rows,
                numeric={1, 2, 3, 4, 5, 6}),
-        "<ul>" + "".join(f"<li>{_e(entry['verdict'])}</li>" for entry in probe["probes"]) + "</ul>",
-        *(f'<p class="none">{_e(note)}</p>' for note in probe.get("notes", [])),
+        "<ul>" + "".join(f"<li>{escaped(entry['verdict'])}</li>" for entry in probe["probes"]) + "</ul>",
+        *(f'<p class="none">{escaped(note)}</p>' for note in probe.get("notes", [])),
     ]
     return "\n".join(parts)
 

@@ -47,7 +47,7 @@ def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
     """The judgments changed between two versions, their contract differences, and how ``runs`` move: each
     run's score on each version under that version's own contract (headline metric, evaluation contract,
     weighting) and queries of ``split`` (the weighted mean)."""
-    old, new = load_set(old_path), load_set(new_path)
+    old, new = (load_set(path, check_headline=parse_measure) for path in (old_path, new_path))
     differ = contract_changes(old, new)
     revisions = grade_revisions(old.labels, new.labels)
     if not runs:
@@ -113,7 +113,7 @@ class UpstreamChanges:
 def upstream_changes(set_path: str | os.PathLike, labels_paths: list[str | os.PathLike]) -> UpstreamChanges:
     """The grades of the set version at ``set_path`` revised or withdrawn in the labels tables at ``labels_paths``
     (a later pull): the judgments are followed by their ``source``."""
-    frozen = load_set(set_path)
+    frozen = load_set(set_path, check_headline=parse_measure)
     later = pd.concat([read_labels(path) for path in labels_paths], ignore_index=True)
     return UpstreamChanges(f"{frozen.name} {frozen.version}", tuple(map(os.fspath, labels_paths)),
                            grade_revisions(frozen.labels, later))

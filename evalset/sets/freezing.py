@@ -5,7 +5,7 @@ weights, splits), ``labels.tsv`` (every raw judgment) and ``manifest.json``. It 
 beside it and renamed into place (a killed freeze leaves no version folder), made read-only, and never
 rewritten. ``SETS/NAME/versions.tsv`` records each version's manifest sha256, so that ``verify`` also catches an
 edited manifest; ``SETS/NAME/comparisons.jsonl`` (outside the frozen folders) logs every comparison made on a set
-(:mod:`evalset.stats.family`).
+(:mod:`evalset.stats.family`'s rule, :mod:`evalset.comparing.setlog`).
 
 Grades are merged per (query, document) by the rules of :mod:`evalset.judgments` (median, majority,
 annotator-priority, or crowd-kit's Dawid-Skene, one-coin, MACE, GLAD), over human annotators only unless LLM
@@ -60,6 +60,7 @@ from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
+from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
 from evalset.render import counted
 
@@ -220,6 +221,7 @@ def freeze(
     if not name or "/" in name or name.startswith("."):
         raise InputError(f"a set name is a plain folder name, got {name!r}")
     contract = contract or SetContract()
+    parse_measure(contract.headline)  # a contract made without evalset.sets.set_contract: its headline checked too
     merged_kinds = judgments_as_read = labels[labels["judged"]] if "judged" in labels else labels
     if not allow_llm:
         merged_kinds = judgments_as_read[judgments_as_read["kind"] == "human"]

@@ -13,6 +13,8 @@ Conventions
   sample's pool, and the pool's queries are the set's.
 - The built version is read back with the project's own readers (:func:`check_reads_back`) before it is
   renamed into place: a version that exists reads back as it was written.
+- A set's headline metric names a measure (:func:`set_contract`, and :func:`evalset.sets.freeze` for a contract
+  made elsewhere): an unknown one is refused with the measures known, as every ``-m`` is.
 """
 
 from __future__ import annotations
@@ -24,13 +26,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.annotations import grade_line, read_labels
 from evalset.io.guideline import Guideline
 from evalset.io.queries import read_queries
 from evalset.io.samplerecord import SampleRecord, refuse_ungraded, sampled_grades
+from evalset.io.setfolder import SetContract
 from evalset.io.trec import read_qrels
 from evalset.judgments import reading
+from evalset.metrics.measures import parse_measure
+
+
+def set_contract(evaluation: EvaluationContract | None = None, headline: str = DEFAULT_METRIC,
+                 weighting: str = "traffic") -> SetContract:
+    """The contract a set is frozen under, its headline checked first as a measure's spelling
+    (:func:`evalset.metrics.measures.parse_measure`), then its declared rules (:class:`SetContract`)."""
+    parse_measure(headline)
+    return SetContract(evaluation or EvaluationContract(), headline, weighting)
 
 
 def read_judgments(human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = ()) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The comparison family: which comparisons are planned, the Bonferroni count, and the comparison log.
+"""The comparison family: which comparisons are planned, and the Bonferroni count given the comparison log.
 
 The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :class:`ComparisonFamily`):
 
@@ -18,28 +18,32 @@ The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :c
   at`` (UTC time), appended by every comparison recorded (``compare --set`` records each one). ``report`` shows a
   set's planned comparisons at the size ``compare`` would use for them and records nothing (its planned
   comparisons are counted in the planned count already); ``plan`` looks ahead and uses the planned count alone.
+
+This module reads and writes no file: a family is given what the log holds (``made``: the distinct comparisons
+logged on the version and split) as data, and hands back what to log (:meth:`ComparisonFamily.log_record`); the
+log itself is read and appended through :mod:`evalset.io.comparisonlog` by its caller
+(:mod:`evalset.comparing.setlog`: :func:`~evalset.comparing.setlog.set_family`,
+:func:`~evalset.comparing.setlog.record_comparison`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
-from evalset.io.comparisonlog import ComparisonLog
 from evalset.params import POSITIVE_INT, check
 from evalset.stats.paired import Comparison, compare_paired
+
+Made = tuple[str, str, str]
+"""A comparison as the log counts it: (baseline, candidate, metric)."""
 
 
 class PlannedSet(Protocol):
     """What the family needs of a frozen set (:class:`evalset.io.setfolder.FrozenSet` is one)."""
-
-    @property
-    def path(self) -> Path: ...
 
     @property
     def planned(self) -> list[tuple[str, str]]: ...
@@ -50,22 +54,23 @@ class ComparisonFamily:
     """The family of comparisons a threshold is shared by (see the module docstring for the rule).
 
     ``planned_count`` is the planned count; ``planned`` the (baseline, candidate) pairs a set declared planned
-    (empty: every comparison is planned); ``log`` the set's comparison log (None without a set).
+    (empty: every comparison is planned); ``made`` the distinct comparisons the set's log holds on the version and
+    split (None: no log, without a set).
     """
 
     planned_count: int
     planned: tuple[tuple[str, str], ...] = ()
-    log: ComparisonLog | None = None
+    made: frozenset[Made] | None = None
 
     @classmethod
     def of(cls, asked: int, *, planned: int | None = None, frozen: PlannedSet | None = None,
-           split: str = "test") -> ComparisonFamily:
-        """The family of ``asked`` comparisons, on the set ``frozen`` (its planned list and its log on
-        ``split``) or on no set; ``planned`` (a positive integer) overrides the planned count."""
+           made: Iterable[Made] | None = None) -> ComparisonFamily:
+        """The family of ``asked`` comparisons, on the set ``frozen`` (its planned list) or on no set, given the
+        comparisons its log holds (``made``; None: no log); ``planned`` (a positive integer) overrides the planned
+        count."""
         planned = check("planned", planned, POSITIVE_INT) if planned is not None else None
         pairs = tuple(tuple(pair) for pair in frozen.planned) if frozen is not None else ()
-        log = ComparisonLog.of_set(frozen.path, split) if frozen is not None else None
-        return cls(planned or len(pairs) or asked, pairs, log)
+        return cls(planned or len(pairs) or asked, pairs, frozenset(made) if made is not None else None)
 
     def kind(self, baseline: str, candidate: str, exploratory: bool = False) -> str:
         """``planned`` or ``exploratory``."""
@@ -73,27 +78,36 @@ class ComparisonFamily:
         return "exploratory" if exploratory or unplanned else "planned"
 
     def size(self, baseline: str, candidate: str, metric: str) -> int:
-        """The Bonferroni count of this comparison, given what the log holds now."""
-        if self.log is None:
+        """The Bonferroni count of this comparison, given what the log holds (:attr:`made`)."""
+        if self.made is None:
             return self.planned_count
-        return max(self.planned_count, len(self.log.made() | {(baseline, candidate, metric)}))
+        return max(self.planned_count, len(self.made | {(baseline, candidate, metric)}))
+
+    def after(self, result: Comparison) -> ComparisonFamily:
+        """This family once ``result`` is logged: its comparison among :attr:`made` (the same family without a
+        log)."""
+        if self.made is None:
+            return self
+        return replace(self, made=self.made | {(result.baseline, result.candidate, result.metric)})
+
+    @staticmethod
+    def log_record(result: Comparison) -> dict[str, Any]:
+        """What the log records of ``result`` (its caller adds the time and the version and split)."""
+        return {"baseline": result.baseline, "candidate": result.candidate, "metric": result.metric,
+                "kind": result.kind, "permutation_p": result.permutation_p, "threshold": result.threshold}
 
     def compare(self, baseline: pd.Series, candidate: pd.Series, *, baseline_name: str, candidate_name: str,
                 metric: str, exploratory: bool = False, alpha: float = 0.05, permutations: int = 9999,
                 bootstrap_resamples: int = 9999, seed: int = DEFAULT_SEED, largest: int = 5,
-                record: bool = True, **options: Any) -> Comparison:
+                **options: Any) -> Comparison:
         """:func:`~evalset.stats.paired.compare_paired` at this family's threshold and kind (``options``: its
-        ``interval``, ``primary_test``, ``strata``, ``weighting``, ``split``); with a log and ``record``, the
-        comparison is appended to it."""
+        ``interval``, ``primary_test``, ``strata``, ``weighting``, ``split``). Nothing is logged: a caller that
+        records the comparison appends :meth:`log_record` to the log and goes on with :meth:`after`."""
         kind = self.kind(baseline_name, candidate_name, exploratory)
         result = compare_paired(baseline, candidate, baseline_name=baseline_name, candidate_name=candidate_name,
                                 metric=metric, planned=self.size(baseline_name, candidate_name, metric),
                                 exploratory=kind == "exploratory", alpha=alpha, permutations=permutations,
                                 bootstrap_resamples=bootstrap_resamples, seed=seed, largest=largest, **options)
-        if record and self.log is not None:
-            self.log.append({"baseline": baseline_name, "candidate": candidate_name, "metric": metric,
-                             "kind": result.kind, "permutation_p": result.permutation_p,
-                             "threshold": result.threshold, "at": _now()})
         return result
 
 
@@ -101,8 +115,3 @@ def bonferroni_threshold(alpha: float, size: int) -> float:
     """The family-wise threshold of one comparison among ``size``: ``alpha / size`` (the one formula; a family of
     ``size`` intervals each at level ``1 - alpha / size`` covers all its values at ``1 - alpha`` or more)."""
     return alpha / check("a family's comparisons", size, POSITIVE_INT)
-
-
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
-

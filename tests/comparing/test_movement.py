@@ -16,7 +16,8 @@ from evalset.comparing import compare_runs, query_movements
 from evalset.contract import EvaluationContract
 from evalset.evaluation import Evaluation
 from evalset.io.queries import read_queries
-from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame
 from tests.conftest import REPO
 
 DL19 = REPO / "data" / "dl19"

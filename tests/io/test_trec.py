@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.io.trec import expand_run_paths, read_qrels, read_run, run_from_frame, run_name, write_qrels, write_run
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import expand_run_paths, read_qrels, read_run, run_name, write_qrels, write_run
 
 
 def write(path, text, compress=False):

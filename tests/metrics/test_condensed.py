@@ -10,7 +10,8 @@ import pytrec_eval
 
 from evalset.contract import TIE_RULES, EvaluationContract
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame, read_qrels, read_run
 from evalset.metrics import evaluate
 from tests.support.doubles import ordered_as_doubles
 

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from evalset.contract import EvaluationContract
-from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame
 from evalset.metrics import Measure, evaluate, parse_measure, summarize
 
 QRELS = qrels_from_frame(pd.DataFrame({

@@ -15,7 +15,8 @@ import pytest
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame, read_qrels, read_run
 from evalset.metrics import Measure, evaluate, parse_measure, prepare_qrels
 from evalset.metrics.measures import measure_bounds
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame
 from evalset.metrics import MEASURES, Measure, MeasureKind, evaluate, measures, parse_measure
 from evalset.metrics.measures import known_measures, register
 

@@ -10,7 +10,8 @@ import pytrec_eval
 from sklearn.metrics import ndcg_score
 
 from evalset.contract import TIE_RULES, EvaluationContract
-from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame, read_qrels, read_run
 from evalset.metrics import evaluate, order_run
 from evalset.metrics.ranking import strict_ties
 

@@ -6,7 +6,8 @@ import pytest
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame
 from evalset.metrics import evaluate, expand_measures, prepare_qrels
 from evalset.metrics.relstring import relstrings
 from evalset.metrics.trec_eval_names import asks_relstring

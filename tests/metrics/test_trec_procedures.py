@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.io.trec import qrels_from_frame, read_qrels, read_run, run_from_frame
+from evalset.io.runframe import run_from_frame
+from evalset.io.trec import qrels_from_frame, read_qrels, read_run
 from evalset.metrics import Measure, evaluate, evaluate_file, parse_measure, prepare_qrels, trec_eval_name
 from evalset.metrics.trec_procedures import relevant_count
 

@@ -14,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from evalset.cli import main
 from evalset.errors import InputError
 from evalset.io.guideline import read_guideline
+from evalset.judgments.gold import gold_only_count
 from evalset.pooling import pair_id
 from evalset.quality import (
     GoldPolicy,
@@ -24,7 +25,7 @@ from evalset.quality import (
     score_annotators,
     split_gold,
 )
-from evalset.quality.gold import gold_only_count, kappa_against_gold
+from evalset.quality.gold import kappa_against_gold
 from tests.support.options import refusal
 
 REPO = Path(__file__).resolve().parents[2]

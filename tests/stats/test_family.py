@@ -1,4 +1,5 @@
-"""The comparison family: planned or exploratory, the Bonferroni count, the comparison log; from Python."""
+"""The comparison family: planned or exploratory, the Bonferroni count given the comparison log (the rule: pure,
+evalset.stats.family; the log read and appended: evalset.comparing.setlog); from Python."""
 
 import json
 from pathlib import Path
@@ -7,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from evalset.comparing import compare_runs
+from evalset.comparing.setlog import record_comparison, set_family
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
 from evalset.io.annotations import labels_from_file
@@ -48,19 +50,49 @@ def test_on_a_set_a_comparison_not_planned_is_exploratory(tmp_path):
 
 def test_the_count_is_the_larger_of_the_planned_and_the_distinct_comparisons_made_on_the_split(tmp_path):
     frozen = a_set(tmp_path, [("a", "b"), ("a", "c")])
-    family = ComparisonFamily.of(1, frozen=frozen, split="test")
     log = ComparisonLog.of_set(frozen.path, "test")
-    assert family.size("a", "b", "ndcg@10") == 2  # nothing made yet
+
+    def family(planned=None):
+        return set_family(1, planned=planned, frozen=frozen, split="test")
+
+    assert family().size("a", "b", "ndcg@10") == 2  # nothing made yet
     log.append(record("a", "d"))
     log.append(record("a", "d"))  # the same comparison twice counts once
-    assert family.size("a", "b", "ndcg@10") == 2  # {a:d, a:b}
+    assert family().size("a", "b", "ndcg@10") == 2  # {a:d, a:b}
     log.append(record("a", "b"))
-    assert family.size("a", "c", "ndcg@10") == 3  # {a:d, a:b, a:c}
-    assert family.size("a", "b", "ap") == 3  # another metric is another comparison
+    assert family().size("a", "c", "ndcg@10") == 3  # {a:d, a:b, a:c}
+    assert family().size("a", "b", "ap") == 3  # another metric is another comparison
     ComparisonLog.of_set(frozen.path, "dev").append(record("x", "y"))  # another split: another family
     ComparisonLog(log.path, "v2", "test").append(record("x", "y"))  # another version too
-    assert family.size("a", "c", "ndcg@10") == 3
-    assert ComparisonFamily.of(1, planned=5, frozen=frozen).size("a", "c", "ndcg@10") == 5
+    assert family().size("a", "c", "ndcg@10") == 3
+    assert family(planned=5).size("a", "c", "ndcg@10") == 5
+
+
+def test_the_family_is_pure_it_counts_the_comparisons_it_is_given_and_those_it_is_told_were_made():
+    made = {("a", "d", "ndcg@10"), ("a", "b", "ndcg@10")}
+    family = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[("a", "b"), ("a", "c")]), made=made)
+    assert family.size("a", "c", "ndcg@10") == 3 and family.made == frozenset(made)
+    result = SimpleNamespace(baseline="a", candidate="c", metric="ndcg@10", kind="planned", permutation_p=0.01,
+                             threshold=0.025)
+    after = family.after(result)
+    assert after.size("a", "e", "ndcg@10") == 4 and family.size("a", "e", "ndcg@10") == 3  # the family unchanged
+    assert ComparisonFamily.log_record(result) == {"baseline": "a", "candidate": "c", "metric": "ndcg@10",
+                                                   "kind": "planned", "permutation_p": 0.01, "threshold": 0.025}
+    assert ComparisonFamily.of(2).after(result).size("a", "e", "ndcg@10") == 2  # no log: nothing counted
+
+
+def test_a_recorded_comparison_is_appended_stamped_and_counted(tmp_path):
+    frozen = a_set(tmp_path, [("a", "b")])
+    result = SimpleNamespace(baseline="a", candidate="x", metric="ap", kind="exploratory", permutation_p=0.5,
+                             threshold=0.05)
+    family = record_comparison(set_family(1, frozen=frozen, split="dev"), result, frozen, "dev")
+    assert family.size("a", "b", "ap") == 2
+    [logged] = [json.loads(line) for line in ComparisonLog.of_set(frozen.path, "dev").path.read_text().splitlines()]
+    assert logged.pop("at").endswith("+00:00")
+    assert logged == {"version": "v1", "split": "dev", "baseline": "a", "candidate": "x", "metric": "ap",
+                      "kind": "exploratory", "permutation_p": 0.5, "threshold": 0.05}
+    unlogged = set_family(1)
+    assert record_comparison(unlogged, result, None) is unlogged  # no set: nothing written
 
 
 def test_a_malformed_log_line_names_the_file_and_line(tmp_path):

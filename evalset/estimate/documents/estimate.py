@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import EvaluationContract
+from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimators import Sample, estimate_measure
 from evalset.estimate.documents.sample import check_sample_size
@@ -328,7 +328,7 @@ class DocumentEstimate:
 
 
 def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFrame | None,
-                       runs: Mapping[str, pd.DataFrame], *, measures: Sequence[str] = ("ndcg@10",),
+                       runs: Mapping[str, pd.DataFrame], *, measures: Sequence[str] = (DEFAULT_METRIC,),
                        contract: EvaluationContract | None = None,
                        comparisons: Sequence[tuple[str, str]] | None = None, level: float = 0.95,
                        chosen: Collection[str] | None = None,
