@@ -64,3 +64,25 @@ def test_a_broken_link_fails_the_build(tmp_path):
     done = build(tmp_path / "site", config)
     assert done.returncode != 0
     assert "no-such-page.md" in done.stderr and "no-such-anchor" in done.stderr
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub and the site (mkdocs.yml: pymdownx's GitHub slugs) give a page's headings."""
+    from pymdownx.slugs import slugify
+
+    slug = slugify(case="lower")
+    text = re.sub(r"(?ms)^```.*?^```", "", page.read_text())
+    return {slug(title.strip(), "-") for title in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+
+
+def test_the_readmes_links_reach_a_file_and_its_heading():
+    """The README is not a page of the site, so the strict build does not check its links: this does."""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", (REPO / "README.md").read_text()):
+        if "://" in target:
+            continue
+        path, _, anchor = target.partition("#")
+        page = (REPO / path) if path else REPO / "README.md"
+        if not page.exists() or (anchor and page.suffix == ".md" and anchor not in anchors(page)):
+            broken.append(target)
+    assert broken == []
