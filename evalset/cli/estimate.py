@@ -48,7 +48,9 @@ class _EstimateGroup(click.Group):
        help="With --design documents --simulate: human judgments expected per simulated sample.")
 @click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
               "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
-              "planned comparisons apply; a set frozen with --sample is estimated by the document design.")
+              "planned comparisons apply; a set frozen with --sample is estimated by the document design. With "
+              "--design documents and --sample: a sample of the set's holes (estimate select --holes SET), the "
+              "set's judgments known, --human the drawn holes' grades, --llm every pair's.")
 @ruled(EstimateSpec, "split", "--split", help="With --set: the queries estimated.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help=f"A metric to estimate; repeatable [default: {DEFAULT_METRIC}].")

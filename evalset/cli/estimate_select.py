@@ -48,13 +48,17 @@ def parse_documents(value: str) -> tuple[int | None, float | None]:
 @click.option("--documents", metavar="B|P%", help="A document sample instead of a slice: B human judgments "
               "expected (an integer, below the pool's pairs) or P% of the pool's pairs, drawn over every query "
               "with known inclusion probabilities (the record: sample.tsv, sample.json).")
+@click.option("--holes", "frozen_set", type=click.Path(file_okay=False), metavar="SET",
+              help="With --documents: POOL_DIR holds the holes of runs on the frozen set SET (compare --set SET ... "
+              "--holes POOL_DIR); the set's judged pairs count as certain, and the record names the set.")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
               help="queries.tsv of `evalset sample`: the strata and their traffic shares.")
 @ruled(SELECT_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the draw.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
 @force_option()
-def select_command(pool_dir, size, per_stratum, fraction, documents, queries_path, seed, output, force):
+def select_command(pool_dir, size, per_stratum, fraction, documents, frozen_set, queries_path, seed, output,
+                   force):
     """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
     `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads.
 
@@ -72,6 +76,8 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, queries_pat
             raise InputError("--documents draws pairs, not queries: give it without --size, --per-stratum, "
                                    "--fraction or --queries")
         budget, share = parse_documents(documents)
+    elif frozen_set is not None:
+        raise InputError("--holes draws a sample of a set's holes: give it with --documents")
     elif sum(v is not None for v in (size, per_stratum, fraction)) != 1:
         raise click.UsageError("give one of --size, --per-stratum, --fraction or --documents")
     if Path(output).resolve() == Path(pool_dir).resolve():
@@ -79,12 +85,13 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, queries_pat
             raise InputError("-o: the sample's folder must not be the pool folder it is drawn from", output)
         raise click.BadParameter("the slice's folder must not be the pool folder it is cut from", param_hint="-o")
     names = RECORD_FILES if documents is not None else (RECORD_NAME,)
-    check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path},
+    check_outputs({}, {"POOL_DIR": pool_dir, "--queries": queries_path, "--holes": frozen_set},
                   folders={"-o": (output, (*POOL_FILES, *names))}, force=force)
     if documents is not None:
         from evalset.estimate.documents.select import select_document_pool
 
-        emit(select_document_pool(pool_dir, output, budget=budget, fraction=share, seed=seed, replace=force))
+        emit(select_document_pool(pool_dir, output, budget=budget, fraction=share, seed=seed, replace=force,
+                                  frozen_set=frozen_set))
         return
     from evalset.estimate import select_slice_pool
 

@@ -21,21 +21,35 @@ Conventions
 - Bad input is an :class:`~evalset.errors.InputError`: a run without a judged query, no hole in any run (nothing
   to judge), a budget of every hole or more (judge them all), a human grade for an undrawn hole or a pair outside
   the pool, a drawn hole without one, an LLM grade missing for a pair of the pool (the document design's checks).
+- **From the command line** (:func:`holes_estimate`: ``evalset estimate --design documents --set SET --sample
+  OUT``), the holes are the pool of ``compare --set ... --holes DIR`` and the sample the record of ``estimate
+  select DIR --documents B|P%`` (its own inclusion probabilities, the runs' ranks as priors): every pair of the
+  record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and every hole
+  of every run given must be in the record at its depth (a run pooled with other runs, or a set changed since,
+  leaves holes no one could draw: refused, naming the run). The verdicts are the document design's
+  (:func:`evalset.estimate.documents.modes.sample_report`), in the set's comparison family on the split.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from evalset.comparing.setlog import set_family
 from evalset.comparing.topk import graded_top_k
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
+from evalset.estimate.documents.modes import DocumentReport, read_judges, sample_report
 from evalset.estimate.documents.sample import poisson_sample
+from evalset.estimate.inputs import read_grades
+from evalset.evaluation import Evaluation
+from evalset.io.digests import file_sha256
+from evalset.io.samplerecord import read_sample
 from evalset.params import POSITIVE_INT, check, validate_params
 
 
@@ -110,3 +124,63 @@ def estimate_holes(holes: Holes, pairs: pd.DataFrame, hole_grades: pd.DataFrame,
     human.attrs["source"] = hole_grades.attrs.get("source", "the holes' grades")
     return estimate_documents(pairs, human, llm, runs, measures=measures, contract=contract,
                               comparisons=comparisons, level=level)
+
+
+def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathLike, sample_path: str | os.PathLike,
+                   human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = (), no_llm: bool = False,
+                   split: str = "test", metrics: Sequence[str] = (), pairs: Sequence[tuple[str, str]] = (),
+                   planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
+                   conflicting_grades: str = "refuse", options: ContractOptions | None = None,
+                   override_contract: bool = False, sources: Mapping[str, str] | None = None) -> DocumentReport:
+    """The runs' full-judgment estimate on the set at ``set_path`` (its ``split``, under its contract) from the
+    record at ``sample_path`` of a sample of its holes, the ``human`` grades of the drawn holes and the ``llm``
+    grades of every pair of the set and of the holes (module docstring, "From the command line")."""
+    evaluation = Evaluation.on_set(set_path, split, options, override_contract=override_contract)
+    frozen, contract = evaluation.frozen, evaluation.contract
+    if frozen.contract.weighting == "traffic" and evaluation.queries["stratum"].nunique() > 1:
+        raise InputError("the document design weights every query alike, but this set weights its strata by "
+                         "traffic: estimate each stratum's set apart", os.fspath(set_path))
+    record = read_sample(sample_path)
+    if record.source.get("set_manifest_sha256") != file_sha256(frozen.path / "manifest.json"):
+        drawn_for = record.source.get("set")
+        raise InputError(f"the sample was drawn for {'the set ' + drawn_for if drawn_for else 'no set'}, not this one: "
+                         "draw it from the holes' pool of this set with `evalset estimate select DIR --documents B "
+                         "--holes SET`", os.fspath(sample_path))
+    judged = evaluation.qrels[evaluation.qrels["grade"] >= 0][["query_id", "doc_id", "grade"]]
+    judged = judged.astype({"query_id": str, "doc_id": str}).reset_index(drop=True)
+    sampled_keys = pd.MultiIndex.from_frame(record.pairs[["query_id", "doc_id"]].astype(str))
+    known = sampled_keys.isin(pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
+    if known.any():
+        first = record.pairs.iloc[int(np.flatnonzero(known)[0])]
+        raise InputError(f"the sample holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
+                         f"{first['doc_id']} first): not a sample of its holes; draw it from the holes' pool "
+                         "(evalset compare --set SET ... --holes DIR, then estimate select DIR --documents)",
+                         os.fspath(sample_path))
+    holes = find_holes(judged, runs, record.depth, contract.ties)
+    open_ = pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]])
+    outside = holes.holes[~open_.isin(sampled_keys)]
+    if not outside.empty:
+        lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
+        shown = ", ".join(f"{name} ({count:,})" for name, count in lacking.items())
+        raise InputError(f"holes in the top {record.depth} that the sample could not draw (not in its pool): "
+                         f"{shown}; draw the sample from the holes' pool of these runs on this set",
+                         os.fspath(sample_path))
+    design = pd.concat([judged[["query_id", "doc_id"]].assign(pair_id="", prior=1.0, pi=1.0, sampled=True),
+                        record.pairs], ignore_index=True)
+    grades = read_grades(human, "human", conflicting_grades).qrels[["query_id", "doc_id", "grade"]]
+    both = pd.concat([judged, grades.astype({"query_id": str, "doc_id": str})], ignore_index=True)
+    judges = None if no_llm else read_judges(llm, conflicting_grades, design[["query_id", "doc_id"]])
+    pairs = list(pairs) or [pair for pair in frozen.planned if set(pair) <= set(runs)]
+    files = {"human": [os.fspath(evaluation.qrels_file), *map(os.fspath, human)], "llm": [os.fspath(p) for p in llm]}
+    report = sample_report(runs, replace(record, pairs=design), both, judges, record_path=os.fspath(sample_path),
+                           files=files, metrics=list(metrics) or [frozen.contract.headline], pairs=pairs,
+                           family=set_family(len(pairs), planned=planned, frozen=frozen, split=split),
+                           exploratory=exploratory, alpha=alpha, level=level, contract=contract,
+                           sources=sources, split=split)
+    per_run = {row.run: row.holes for row in holes.per_run.itertuples()}
+    report.settings.update(set=os.fspath(set_path), holes=per_run)
+    report.estimate.caveats.insert(0, (
+        f"holes: {int(record.pairs['sampled'].sum()):,} of the {len(record.pairs):,} in the sample's pool drawn and "
+        f"graded; the set's {len(judged):,} judgments on the {split} split known (pi 1); holes in each run's top "
+        f"{record.depth}: " + ", ".join(f"{name} {count:,}" for name, count in per_run.items())))
+    return report

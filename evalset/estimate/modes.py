@@ -25,6 +25,7 @@ from evalset.estimate.documents.modes import DocumentReport, document_estimate, 
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
+from evalset.estimate.holes import holes_estimate
 from evalset.estimate.inputs import ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.estimate.spec import EstimateSpec
@@ -88,6 +89,13 @@ def make_estimate(spec: EstimateSpec | None = None, *, progress: Callable[[Itera
 def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> DocumentReport | DocumentSimulation:
     """The document design (:mod:`evalset.estimate.documents.modes`): a set frozen with a sample, a sample record's
     estimate or a validation (the spec has checked which)."""
+    if spec.set_path and spec.sample_path:
+        named, sources = _read(spec.runs)
+        return holes_estimate(named, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
+                              llm=spec.llm, no_llm=spec.no_llm, split=spec.split, metrics=spec.metrics,
+                              pairs=spec.pairs, planned=spec.planned, exploratory=spec.exploratory, alpha=spec.alpha,
+                              level=spec.level, conflicting_grades=spec.conflicting_grades, options=spec.options,
+                              override_contract=spec.override_contract, sources=sources)
     if spec.set_path:
         frozen = load_set(spec.set_path, check_headline=parse_measure)
         if frozen.sample is None:

@@ -145,13 +145,19 @@ class EstimateSpec:
             raise InputError("give --runs: the run files or folders to estimate")
         if self.interval != "t":
             raise InputError(DOCUMENT_INTERVALS)
+        if self.set_path and self.sample_path:  # a sample of the set's holes (evalset.estimate.holes)
+            if any((self.draws is not None, self.budget is not None, self.slice_path, self.slice_size is not None)):
+                raise InputError("--set with --sample estimates from a sample of the set's holes: give no "
+                                 "--simulate, --budget, --slice or --slice-size")
+            self._check_grades()
+            return
         if self.set_path:
-            given = (self.sample_path, self.draws is not None, self.budget is not None, self.slice_path,
+            given = (self.draws is not None, self.budget is not None, self.slice_path,
                      self.slice_size is not None, self.llm, self.human, self.no_llm)
             if any(given):
                 raise InputError("a set frozen with a document sample holds its record and its grades: give the set "
-                                 "alone (no --sample, --simulate, --budget, --slice, --slice-size, --llm, --human or "
-                                 "--no-llm)")
+                                 "alone (no --simulate, --budget, --slice, --slice-size, --llm, --human or --no-llm), "
+                                 "or with --sample, a sample of its holes, and their grades")
             return
         if self.slice_path or self.slice_size is not None:
             raise InputError("the document design reads a sample record (--sample), not a slice: give no --slice or "
@@ -164,6 +170,9 @@ class EstimateSpec:
         if self.draws is not None and self.budget is None:
             raise InputError("--simulate needs --budget B with the document design: the human judgments expected "
                              "per simulated sample")
+        self._check_grades()
+
+    def _check_grades(self) -> None:
         if not self.human:
             raise InputError("the document design needs the human grades (--human): of the sampled pairs, or of "
                              "every pair with --simulate")

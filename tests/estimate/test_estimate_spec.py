@@ -97,8 +97,15 @@ RULES_BETWEEN = [
     ({**SAMPLE, "interval": "normal"},
      "the document design's intervals are its own (\"this set\" and \"new queries\"): give no --interval"),
     ({"runs": ("run",), "design": "documents", "set_path": "set", "budget": 100.0},
-     "a set frozen with a document sample holds its record and its grades: give the set alone (no --sample, "
-     "--simulate, --budget, --slice, --slice-size, --llm, --human or --no-llm)"),
+     "a set frozen with a document sample holds its record and its grades: give the set alone (no --simulate, "
+     "--budget, --slice, --slice-size, --llm, --human or --no-llm), or with --sample, a sample of its holes, and "
+     "their grades"),
+    ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "budget": 100.0},
+     "--set with --sample estimates from a sample of the set's holes: give no --simulate, --budget, --slice or "
+     "--slice-size"),
+    ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "llm": ("llm",)},
+     "the document design needs the human grades (--human): of the sampled pairs, or of every pair with "
+     "--simulate"),
     ({**SAMPLE, "slice_path": "slice.json"},
      "the document design reads a sample record (--sample), not a slice: give no --slice or --slice-size"),
     ({**SAMPLE, "draws": 10, "budget": 100.0},

@@ -17,6 +17,10 @@ Conventions
   ``pool.json`` (the sample's counts and the source pool's manifest), and the record ``sample.tsv`` /
   ``sample.json`` (:mod:`evalset.io.samplerecord`: every pooled pair's prior, ``pi`` and draw), which no command
   shows an annotator. Built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`).
+- **A sample of a set's holes** (``frozen_set``: the pool is ``compare --set SET ... --holes DIR``'s): the set's
+  judged pairs on the pool's queries are certain in the estimate (:mod:`evalset.estimate.holes`), so they count
+  toward the design's minimum; a pool holding a pair the set judges is refused (not the set's holes), and the
+  record's ``source`` names the set and its manifest's sha256, which the estimate checks.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ from evalset.io.poolfiles import (
     write_pool_folder,
 )
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
+from evalset.io.setfolder import load_set
+from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT, check, validate_params
 
 
@@ -85,9 +91,10 @@ def pool_depth(pool_dir: str | os.PathLike) -> int:
 
 @validate_params(DOCUMENT_SAMPLE_RULES)
 def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
-                     seed: int = DEFAULT_SEED, floor: float = PRIOR_FLOOR) -> SampleRecord:
+                     seed: int = DEFAULT_SEED, floor: float = PRIOR_FLOOR,
+                     frozen_set: str | os.PathLike | None = None) -> SampleRecord:
     """Draw the document sample of the pool in ``pool_dir`` (module docstring): ``budget`` judgments expected, or
-    ``fraction`` of the pool's pairs. Writes nothing."""
+    ``fraction`` of the pool's pairs; ``frozen_set``: the set whose holes the pool holds. Writes nothing."""
     if (budget is None) == (fraction is None):
         raise InputError("give one of a budget (expected human judgments) or a fraction of the pool's pairs")
     folder = Path(pool_dir)
@@ -107,12 +114,29 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     if not drawn.any():
         raise InputError(f"the draw (seed {seed}) took none of the {len(pairs):,} pairs: a budget of {expected:g} "
                          "is too small for anyone to grade; give a larger one")
-    check_sample_size(int(drawn.sum()), int(pairs["query_id"].nunique()),
+    certain, source = 0, {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
+    if frozen_set is not None:
+        certain = _judged_by_set(pairs, frozen_set, str(pool_tsv))
+        source.update(set=os.fspath(frozen_set), set_manifest_sha256=file_sha256(Path(frozen_set) / "manifest.json"))
+    check_sample_size(int(drawn.sum()) + certain, int(pairs["query_id"].nunique()),
                       f"drawn with seed {seed} at a budget of {expected:,.6g}: give a larger budget (a draw's size "
                       "varies around it)")
     table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
-    source = {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
     return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=PRIOR_POWER)
+
+
+def _judged_by_set(pairs: pd.DataFrame, frozen_set: str | os.PathLike, pool_tsv: str) -> int:
+    """The set's judged pairs on the pool's queries (certain in a holes estimate); a pool pair it judges is refused."""
+    qrels = load_set(frozen_set, check_headline=parse_measure).qrels
+    judged = qrels[qrels["grade"] >= 0].astype({"query_id": str, "doc_id": str})
+    keys = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]])
+    known = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str)).isin(keys)
+    if known.any():
+        first = pairs.iloc[int(np.flatnonzero(known)[0])]
+        raise InputError(f"the pool holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
+                         f"{first['doc_id']} first): not a pool of its holes (evalset compare --set SET ... --holes "
+                         "DIR writes one)", pool_tsv)
+    return int(judged["query_id"].isin(set(pairs["query_id"].astype(str))).sum())
 
 
 def write_document_pool(pool_dir: str | os.PathLike, record: SampleRecord, output: str | os.PathLike, *,
@@ -178,10 +202,10 @@ class DocumentSelection:
 
 
 def select_document_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *, budget: int | None = None,
-                         fraction: float | None = None, seed: int = DEFAULT_SEED,
-                         replace: bool = False) -> DocumentSelection:
+                         fraction: float | None = None, seed: int = DEFAULT_SEED, replace: bool = False,
+                         frozen_set: str | os.PathLike | None = None) -> DocumentSelection:
     """Draw the document sample of the pool in ``pool_dir`` (:func:`select_documents`) and write its folder as
     ``output`` (:func:`write_document_pool`)."""
-    record = select_documents(pool_dir, budget=budget, fraction=fraction, seed=seed)
+    record = select_documents(pool_dir, budget=budget, fraction=fraction, seed=seed, frozen_set=frozen_set)
     written = write_document_pool(pool_dir, record, output, replace=replace)
     return DocumentSelection(record, os.fspath(output), tuple(written))

@@ -1,0 +1,91 @@
+"""A frozen set and a new system, from the command line: a set judged from the depth-10 pool of DL19's eight BM25
+runs, a BERT re-ranker with 220 holes in its top 10, a quarter of its holes graded (NIST's grades standing in for
+the annotators), and its full-judgment score estimated; then the inputs that must be refused."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.io.poolfiles import read_pool_pairs
+from evalset.io.trec import read_qrels
+from tests.conftest import REPO
+
+DL19 = REPO / "data" / "dl19"
+RUNS = DL19 / "runs"
+LLM = DL19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"
+
+
+def cli(*args, code=0):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def nist_grades(pairs: pd.DataFrame, path: Path) -> Path:
+    """NIST's grades of ``pairs`` (``query_id, doc_id``), as the annotators' qrels."""
+    nist = read_qrels(DL19 / "nist.qrels")
+    wanted = nist.merge(pairs[["query_id", "doc_id"]].astype(str), on=["query_id", "doc_id"])
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in wanted[["query_id", "doc_id", "grade"]].itertuples(
+        index=False)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    root = tmp_path_factory.mktemp("holes")
+    cli("pool", *sorted(RUNS.glob("bm25*.run.gz")), "-k", 10, "-o", root / "bm25-pool")
+    set_qrels = nist_grades(read_pool_pairs(root / "bm25-pool" / "pool.tsv"), root / "bm25-pool.qrels")
+    cli("freeze", set_qrels, "--queries", DL19 / "topics.tsv", "--guideline", "relevance-v2", "--name", "bm25",
+        "--sets-dir", root / "sets", "--plan", "bm25base_p:idst_bert_p1")
+    frozen = root / "sets" / "bm25" / "v1"
+    runs = [RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz"]
+    cli("compare", "--set", frozen, *runs, "--holes", root / "holes")
+    cli("estimate", "select", root / "holes", "--documents", "25%", "--seed", 3, "--holes", frozen,
+        "-o", root / "sample")
+    drawn = nist_grades(read_pool_pairs(root / "sample" / "pool.tsv"), root / "sample.qrels")
+    every_hole = nist_grades(read_pool_pairs(root / "holes" / "pool.tsv"), root / "holes.qrels")
+    return root, frozen, runs, drawn, every_hole
+
+
+@pytest.mark.slow  # DL19 pooled, frozen, compared, sampled and estimated: about 2 s
+def test_a_quarter_of_the_holes_gives_the_score_every_hole_judged_would(workflow):
+    root, frozen, runs, drawn, every_hole = workflow
+    full = root / "full.qrels"
+    full.write_text((frozen / "qrels.txt").read_text() + every_hole.read_text())
+    truth = cli("score", "--qrels", full, *runs, "-m", "ndcg@10")
+    assert truth.splitlines()[1:3] == ["bm25base_p    0.5591   1.0000", "idst_bert_p1  0.8516   1.0000"]
+    out = cli("estimate", "--design", "documents", "--set", frozen, "--sample", root / "sample", "--human", drawn,
+              "--llm", LLM, "--runs", runs[0], "--runs", runs[1])
+    assert len(drawn.read_text().splitlines()) == 50  # of the 230 holes' pool
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines if line.startswith(("bm25base_p ", "idst_bert_p1 "))][:3] == [
+        ["bm25base_p", "0.5590"], ["idst_bert_p1", "0.8556"], ["idst_bert_p1", "-"]]
+    assert "  verdict      established: candidate better (\"this set\" interval at 0.95 excludes 0)" in lines
+
+
+@pytest.mark.slow
+def test_a_sample_that_does_not_match_the_set_or_the_runs_is_refused(workflow, tmp_path):
+    root, frozen, runs, drawn, _ = workflow
+    estimate = ["estimate", "--design", "documents", "--set", frozen, "--human", drawn, "--llm", LLM,
+                "--runs", runs[0], "--runs", runs[1]]
+    cli("estimate", "select", root / "holes", "--documents", "60%", "-o", tmp_path / "no-set")
+    assert "the sample was drawn for no set, not this one" in cli(*estimate, "--sample", tmp_path / "no-set", code=2)
+    out = cli(*estimate, "--sample", root / "sample", "--runs", RUNS / "p_bert.run.gz", code=2)
+    assert "holes in the top 10 that the sample could not draw (not in its pool): p_bert (" in out
+    assert "holds 791 pairs the set judges" in cli("estimate", "select", root / "bm25-pool", "--documents", "25%",
+                                                    "--holes", frozen, "-o", tmp_path / "x", code=2)
+    assert "--holes draws a sample of a set's holes: give it with --documents" in cli(
+        "estimate", "select", root / "holes", "--size", 3, "--holes", frozen, "-o", tmp_path / "y", code=2)
+    undrawn = tmp_path / "undrawn.qrels"
+    hole = next(line for line in (root / "holes.qrels").read_text().splitlines() if line not in drawn.read_text())
+    undrawn.write_text(drawn.read_text() + hole + "\n")
+    assert "which was not sampled (1 such grades)" in cli(*[undrawn if a == drawn else a for a in estimate],
+                                                          "--sample", root / "sample", code=2)
+    partial = tmp_path / "partial-llm.qrels"
+    partial.write_text("".join(line + "\n" for line in LLM.read_text().splitlines()
+                               if not line.startswith(drawn.read_text().split()[0] + " ")))
+    assert "the LLM must grade every pooled pair" in cli(*[partial if a == LLM else a for a in estimate],
+                                                         "--sample", root / "sample", code=2)
