@@ -187,6 +187,7 @@ class HolesPool:
     build: PoolBuild | None
     depth: int
     folder: str
+    set_path: str | None = None  # the frozen set compared on: a sample of its holes can be judged instead
 
     @property
     def pairs(self) -> int:
@@ -236,7 +237,8 @@ def holes_pool(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame], run_fil
     manifest = pool_manifest(pool, spec, run_files, missing)
     manifest["settles"] = [{key: value for key, value in c.to_dict().items() if key != "per_query"}
                            for c in comparisons]
-    return HolesPool(PoolBuild(pool, manifest, tasks, missing), depth, os.fspath(folder))
+    frozen = os.fspath(evaluation.frozen.path) if evaluation.frozen is not None else None
+    return HolesPool(PoolBuild(pool, manifest, tasks, missing), depth, os.fspath(folder), frozen)
 
 
 # ------------------------------------------------------------------------------------------------ printing
@@ -274,4 +276,7 @@ def format_holes(comparisons: Sequence[ComparisonHoles], pool: HolesPool | None 
                          "no pool written")
         else:
             lines.append(f"judge these {pool.pairs} documents ({pool.queries} queries) to settle {these}")
+            if pool.set_path is not None:
+                lines.append(f"or a sample of them, the runs' full-judgment scores estimated: evalset estimate select "
+                             f"{pool.folder} --documents 25% --holes {pool.set_path} -o SAMPLE (docs/reusability.md)")
     return "\n".join(lines).rstrip("\n")
