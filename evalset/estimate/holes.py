@@ -16,7 +16,7 @@ Conventions
   paid for already, and the graded holes), the difference estimator per query, "this set" and "new queries"
   intervals; without an LLM, Horvitz-Thompson's.
 - Unbiased where the measure is a sum over a query's documents (P@k, DCG@k): the expectation over every draw is
-  the score under full judgments (``tests/estimate/test_holes.py`` enumerates every draw of a small set). nDCG's
+  the score under full judgments (``tests/estimate/test_hole_sample.py`` enumerates every draw of a small set). nDCG's
   ideal is estimated too, so its estimate is a ratio's, unbiased to first order.
 - Bad input is an :class:`~evalset.errors.InputError`: a run without a judged query, no hole in any run (nothing
   to judge), a budget of every hole or more (judge them all), a human grade for an undrawn hole or a pair outside
