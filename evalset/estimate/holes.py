@@ -178,7 +178,8 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
                            exploratory=exploratory, alpha=alpha, level=level, contract=contract,
                            sources=sources, split=split)
     per_run = {row.run: row.holes for row in holes.per_run.itertuples()}
-    report.settings.update(set=os.fspath(set_path), holes=per_run)
+    report.settings.update(set=os.fspath(set_path), holes=per_run, known=len(judged),
+                           sampled=int(record.pairs["sampled"].sum()))
     report.estimate.caveats.insert(0, (
         f"holes: {int(record.pairs['sampled'].sum()):,} of the {len(record.pairs):,} in the sample's pool drawn and "
         f"graded; the set's {len(judged):,} judgments on the {split} split known (pi 1); holes in each run's top "

@@ -66,8 +66,10 @@ class DocumentReport:
 
     def to_text(self) -> str:
         s = self.settings
+        known = f", with the set's {s['known']:,} judgments" if "known" in s else ""  # a sample of a set's holes
         lines = [f"sample: {s['record']} (budget {s['budget']:,g} judgments expected; drawn and "
-                 f"human-graded {s['sampled']:,}); judges: {', '.join(s['judges']) or 'none (Horvitz-Thompson)'}",
+                 f"human-graded {s['sampled']:,}{known}); judges: "
+                 f"{', '.join(s['judges']) or 'none (Horvitz-Thompson)'}",
                  replace(self.estimate, caveats=[]).to_text()]
         for row in self.comparisons.itertuples():
             lines += ["", f"{row.candidate} vs {row.baseline} on {row.measure} ({row.kind}, threshold "
