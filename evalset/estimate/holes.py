@@ -73,12 +73,27 @@ class Holes:
         return "\n".join(lines)
 
 
+def judged_pairs(qrels: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, doc_id, grade`` (ids as text) of the pairs ``qrels`` judge: a grade >= 0, the last of repeats."""
+    judged = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str))
+    judged = judged[judged["grade"] >= 0].drop_duplicates(["query_id", "doc_id"], keep="last")
+    return judged[["query_id", "doc_id", "grade"]].reset_index(drop=True)
+
+
+def refuse_judged(pairs: pd.DataFrame, judged: pd.DataFrame, what: str, advice: str, source: str) -> None:
+    """Refuse ``pairs`` (``what``: "pool", "sample") holding a pair of ``judged``: not the set's holes."""
+    known = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str)).isin(
+        pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
+    if known.any():
+        first = pairs.iloc[int(np.flatnonzero(known)[0])]
+        raise InputError(f"the {what} holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
+                         f"{first['doc_id']} first): not a {what} of its holes{advice}", source)
+
+
 def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int, ties: str = "trec") -> Holes:
     """The holes of ``runs``' top ``depth`` against the judgments ``qrels`` (``query_id, doc_id, grade``)."""
     depth = check("depth", depth, POSITIVE_INT)
     top = graded_top_k(runs, qrels, depth, ties)
-    judged = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str))
-    judged = judged[judged["grade"] >= 0].drop_duplicates(["query_id", "doc_id"], keep="last")
     open_ = top[~top["judged"]]
     holes = (open_.groupby(["query_id", "doc_id"], sort=True)["system"]
              .agg(lambda names: ",".join(sorted(set(names)))).rename("runs").reset_index())
@@ -90,7 +105,7 @@ def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int
     if holes.empty:
         raise InputError(f"no run has a hole in its top {depth}: every pair is judged, nothing to sample; score the "
                          "runs on the set as it is")
-    return Holes(judged[["query_id", "doc_id", "grade"]].reset_index(drop=True), holes, per_run, depth)
+    return Holes(judged_pairs(qrels), holes, per_run, depth)
 
 
 @validate_params(DOCUMENT_SAMPLE_RULES)
@@ -146,19 +161,12 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
         raise InputError(f"the sample was drawn for {'the set ' + drawn_for if drawn_for else 'no set'}, not this one: "
                          "draw it from the holes' pool of this set with `evalset estimate select DIR --documents B "
                          "--holes SET`", os.fspath(sample_path))
-    judged = evaluation.qrels[evaluation.qrels["grade"] >= 0][["query_id", "doc_id", "grade"]]
-    judged = judged.astype({"query_id": str, "doc_id": str}).reset_index(drop=True)
-    sampled_keys = pd.MultiIndex.from_frame(record.pairs[["query_id", "doc_id"]].astype(str))
-    known = sampled_keys.isin(pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
-    if known.any():
-        first = record.pairs.iloc[int(np.flatnonzero(known)[0])]
-        raise InputError(f"the sample holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
-                         f"{first['doc_id']} first): not a sample of its holes; draw it from the holes' pool "
-                         "(evalset compare --set SET ... --holes DIR, then estimate select DIR --documents)",
-                         os.fspath(sample_path))
-    holes = find_holes(judged, runs, record.depth, contract.ties)
-    open_ = pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]])
-    outside = holes.holes[~open_.isin(sampled_keys)]
+    judged = judged_pairs(evaluation.qrels)
+    refuse_judged(record.pairs, judged, "sample", "; draw it from the holes' pool (evalset compare --set SET ... "
+                  "--holes DIR, then estimate select DIR --documents)", os.fspath(sample_path))
+    holes = find_holes(evaluation.qrels, runs, record.depth, contract.ties)
+    pooled = pd.MultiIndex.from_frame(record.pairs[["query_id", "doc_id"]].astype(str))
+    outside = holes.holes[~pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]]).isin(pooled)]
     if not outside.empty:
         lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
         shown = ", ".join(f"{name} ({count:,})" for name, count in lacking.items())
@@ -178,10 +186,10 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
                            exploratory=exploratory, alpha=alpha, level=level, contract=contract,
                            sources=sources, split=split)
     per_run = {row.run: row.holes for row in holes.per_run.itertuples()}
-    report.settings.update(set=os.fspath(set_path), holes=per_run, known=len(judged),
-                           sampled=int(record.pairs["sampled"].sum()))
+    drawn = int(record.pairs["sampled"].sum())
+    report.settings.update(set=os.fspath(set_path), holes=per_run, known=len(judged), sampled=drawn)
     report.estimate.caveats.insert(0, (
-        f"holes: {int(record.pairs['sampled'].sum()):,} of the {len(record.pairs):,} in the sample's pool drawn and "
-        f"graded; the set's {len(judged):,} judgments on the {split} split known (pi 1); holes in each run's top "
-        f"{record.depth}: " + ", ".join(f"{name} {count:,}" for name, count in per_run.items())))
+        f"holes: {drawn:,} of the {len(record.pairs):,} in the sample's pool drawn and graded; the set's "
+        f"{len(judged):,} judgments on the {split} split known (pi 1); holes in each run's top {record.depth}: "
+        + ", ".join(f"{name} {count:,}" for name, count in per_run.items())))
     return report

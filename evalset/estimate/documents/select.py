@@ -44,6 +44,7 @@ from evalset.estimate.documents.sample import (
     inclusion_probabilities,
     poisson_sample,
 )
+from evalset.estimate.holes import judged_pairs, refuse_judged
 from evalset.io.digests import file_sha256
 from evalset.io.files import read_tsv_with_header
 from evalset.io.poolfiles import (
@@ -127,15 +128,8 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
 
 def _judged_by_set(pairs: pd.DataFrame, frozen_set: str | os.PathLike, pool_tsv: str) -> int:
     """The set's judged pairs on the pool's queries (certain in a holes estimate); a pool pair it judges is refused."""
-    qrels = load_set(frozen_set, check_headline=parse_measure).qrels
-    judged = qrels[qrels["grade"] >= 0].astype({"query_id": str, "doc_id": str})
-    keys = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]])
-    known = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str)).isin(keys)
-    if known.any():
-        first = pairs.iloc[int(np.flatnonzero(known)[0])]
-        raise InputError(f"the pool holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
-                         f"{first['doc_id']} first): not a pool of its holes (evalset compare --set SET ... --holes "
-                         "DIR writes one)", pool_tsv)
+    judged = judged_pairs(load_set(frozen_set, check_headline=parse_measure).qrels)
+    refuse_judged(pairs, judged, "pool", " (evalset compare --set SET ... --holes DIR writes one)", pool_tsv)
     return int(judged["query_id"].isin(set(pairs["query_id"].astype(str))).sum())
 
 
