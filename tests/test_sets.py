@@ -666,3 +666,14 @@ def test_the_library_refuses_what_the_commands_refuse_before_reading_anything(ma
     with pytest.raises(InputError) as raised:
         make()
     assert str(raised.value) == message
+
+
+def test_a_sets_folder_given_for_a_version_names_its_latest_and_a_missing_path_is_no_set(dl19_set, tmp_path):
+    folder = dl19_set.parent
+    with pytest.raises(InputError, match=re.escape(f"a set's folder, not one of its versions: give {dl19_set} "
+                                                   "(its latest)")):
+        load_set(folder)
+    with pytest.raises(InputError, match="no such set version"):
+        load_set(tmp_path / "nope")
+    with pytest.raises(InputError, match=re.escape("not a frozen set (no manifest.json)")):
+        load_set(tmp_path)

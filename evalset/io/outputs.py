@@ -57,7 +57,7 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
     """
     written = [(option, os.fspath(path)) for option, path in _flatten(outputs, keep_empty=True)]
     given = [(option, path) for option, path in _flatten(inputs or {})]
-    read = [(option, file) for option, path in given for file in _files_of(os.fspath(path))]
+    read = [(option, os.fspath(path), file) for option, path in given for file in _files_of(os.fspath(path))]
     named_folders = [(option, os.fspath(folder)) for option, (folder, _) in (folders or {}).items()
                      if folder is not None]
     seen: list[tuple[str, str]] = []
@@ -68,11 +68,16 @@ def check_outputs(outputs: PathsByOption, inputs: PathsByOption | None = None, *
                                  "output its own path")
         seen.append((option, path))
         if os.path.exists(path):
-            for input_option, input_path in read:
+            for input_option, input_given, input_path in read:
                 if os.path.exists(input_path) and os.path.samefile(path, input_path):
-                    shown = input_path if input_path == path else f"{input_path}, the same file"
-                    raise InputError(f"{option} {path} is the input {input_option} {shown}: writing it would "
-                                     "destroy the input; choose another output path")
+                    if input_given != input_path:
+                        shown = f"a file of the input {input_option} {input_given}"
+                    elif input_path == path:
+                        shown = f"the input {input_option} {input_path}"
+                    else:
+                        shown = f"the input {input_option} {input_path}, the same file"
+                    raise InputError(f"{option} {path} is {shown}: writing it would destroy the input; choose "
+                                     "another output path")
     for option, path in [*written, *named_folders]:
         _refuse_where_nothing_may_be_written(option, path, given, adds_to_set)
     for option, path in written:

@@ -100,6 +100,13 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     try:
         return json.loads((path / "manifest.json").read_text())
     except FileNotFoundError:
+        if not path.exists():
+            raise InputError("no such set version", str(path)) from None
+        versions = sorted((child.name for child in path.iterdir() if (child / "manifest.json").is_file()),
+                          key=lambda name: (len(name), name))
+        if versions:
+            raise InputError(f"a set's folder, not one of its versions: give {path / versions[-1]} (its latest)",
+                             str(path)) from None
         raise InputError("not a frozen set (no manifest.json)", str(path)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"manifest.json is not valid JSON: {exc}", str(path / "manifest.json")) from None

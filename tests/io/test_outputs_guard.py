@@ -83,6 +83,16 @@ def test_nothing_is_written_in_a_sets_folder(set_folder, shared_data, name):
     assert not (set_folder / "report.html").exists()
 
 
+def test_a_file_of_an_input_folder_is_named_with_the_folder_given(tmp_path):
+    """The guard names the input as given (the folder, not the file it found there)."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.run").write_text("1 Q0 d1 1 2.0 a\n")
+    with pytest.raises(InputError) as refusal:
+        check_outputs({"-o": tmp_path / "runs" / "a.run"}, inputs={"RUNS": tmp_path / "runs"})
+    assert str(refusal.value) == (f"-o {tmp_path / 'runs' / 'a.run'} is a file of the input RUNS {tmp_path / 'runs'}: "
+                                  "writing it would destroy the input; choose another output path")
+
+
 def test_an_empty_report_path_is_one_line_not_an_os_error(set_folder, shared_data):
     run = shared_data / "dl19" / "runs" / "official_top100" / "bm25base_p.run.gz"
     result = CliRunner().invoke(main, ["report", str(set_folder / "v1"), "--runs", str(run), "-o", ""])
