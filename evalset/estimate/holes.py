@@ -45,6 +45,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, DOCUMENT_SAMPLE_RULES
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
 from evalset.estimate.documents.modes import DocumentReport, read_judges, sample_report
+from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import read_grades
 from evalset.evaluation import Evaluation
@@ -55,9 +56,10 @@ from evalset.params import POSITIVE_INT, check, validate_params
 
 @dataclass(frozen=True)
 class Holes:
-    """The set's judged pairs (``query_id, doc_id, grade``, grades >= 0), the runs' holes (``query_id, doc_id,
-    runs``: the runs that retrieve the pair in their top ``depth``, comma-separated) and per run its top-k pairs,
-    holes and the queries holding them (``run, pairs, holes, queries``)."""
+    """The set's judged pairs (``query_id, doc_id, grade, top``: ``top`` whether a run retrieves it in its top
+    ``depth``), the runs' holes (``query_id, doc_id, runs``: the runs that retrieve the pair in their top
+    ``depth``, comma-separated) and per run its top-k pairs, holes and the queries holding them (``run, pairs,
+    holes, queries``)."""
 
     judged: pd.DataFrame
     holes: pd.DataFrame
@@ -105,7 +107,20 @@ def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int
     if holes.empty:
         raise InputError(f"no run has a hole in its top {depth}: every pair is judged, nothing to sample; score the "
                          "runs on the set as it is")
-    return Holes(judged_pairs(qrels), holes, per_run, depth)
+    judged = judged_pairs(qrels)
+    shallow = pd.MultiIndex.from_frame(top.loc[top["judged"], ["query_id", "doc_id"]].astype(str))
+    judged["top"] = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]).isin(shallow)
+    return Holes(judged, holes, per_run, depth)
+
+
+def hole_strata(pairs: pd.DataFrame, holes: Holes) -> np.ndarray:
+    """Per pair of a design (``query_id, doc_id``) its calibration strata (:mod:`evalset.estimate.documents.rules`),
+    coarse to fine: whether a run retrieves it in its top k (a hole always), whether it is a hole."""
+    keys = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))
+    judged = holes.judged
+    hole = ~keys.isin(pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
+    top = keys.isin(pd.MultiIndex.from_frame(judged.loc[judged["top"], ["query_id", "doc_id"]])) | hole
+    return np.c_[top, hole].astype(np.int64)
 
 
 @validate_params(DOCUMENT_SAMPLE_RULES)
@@ -133,12 +148,12 @@ def estimate_holes(holes: Holes, pairs: pd.DataFrame, hole_grades: pd.DataFrame,
     """The runs' full-judgment means and paired differences from the set's judgments, the drawn holes' human
     grades (``hole_grades``: ``query_id, doc_id, grade`` of exactly the drawn holes) and the LLM's grades of every
     pair of the design (``llm``: ``query_id, doc_id, judge, grade``; ``None``: Horvitz-Thompson's estimator)."""
-    human = pd.concat([holes.judged, hole_grades[["query_id", "doc_id", "grade"]].astype({"query_id": str,
-                                                                                          "doc_id": str})],
-                      ignore_index=True)
+    drawn = hole_grades[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
+    human = pd.concat([holes.judged[["query_id", "doc_id", "grade"]], drawn], ignore_index=True)
     human.attrs["source"] = hole_grades.attrs.get("source", "the holes' grades")
     return estimate_documents(pairs, human, llm, runs, measures=measures, contract=contract,
-                              comparisons=comparisons, level=level)
+                              comparisons=comparisons, level=level, rules=HOLE_SAMPLE,
+                              strata=hole_strata(pairs, holes))
 
 
 def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathLike, sample_path: str | os.PathLike,
@@ -184,7 +199,7 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
                            files=files, metrics=list(metrics) or [frozen.contract.headline], pairs=pairs,
                            family=set_family(len(pairs), planned=planned, frozen=frozen, split=split),
                            exploratory=exploratory, alpha=alpha, level=level, contract=contract,
-                           sources=sources, split=split)
+                           sources=sources, split=split, rules=HOLE_SAMPLE, strata=hole_strata(design, holes))
     per_run = {row.run: row.holes for row in holes.per_run.itertuples()}
     drawn = int(record.pairs["sampled"].sum())
     report.settings.update(set=os.fspath(set_path), holes=per_run, known=len(judged), sampled=drawn)

@@ -68,6 +68,19 @@ def candidate_models(llm: np.ndarray, judges: tuple[str, ...] | None = None) -> 
                                for m in [*singles, total])]
 
 
+def stratified_models(models: list[Model], strata: np.ndarray, pseudo_count: float) -> list[Model]:
+    """Each of ``models`` with its finest cell split by the pairs' strata (``strata``: pairs x levels of codes,
+    coarse to fine), one level each with ``pseudo_count``: a pair learns from pairs of its judges' grades *and* of
+    its stratum, shrunk toward its judges' grades alone."""
+    strata = np.asarray(strata).reshape(len(models[0].levels[0][0]), -1)
+    split = []
+    for model in models:
+        finest = model.levels[-1][0]
+        levels = tuple((_codes(np.c_[finest, strata[:, :depth + 1]]), pseudo_count) for depth in range(strata.shape[1]))
+        split.append(Model(f"{model.name} by stratum", (*model.levels, *levels)))
+    return split
+
+
 class _Sums:
     """Per query, the 1/pi-weighted grade sums and counts of each cell of one coding over the sampled pairs."""
 

@@ -87,3 +87,22 @@ def test_with_no_sample_elsewhere_the_prediction_is_zero():
     only_query_0 = query == 0
     predicted, _ = calibrated_distribution(llm, query, 3, only_query_0, grade, pi, SCALE)
     assert predicted[:3].sum() == pytest.approx(0.0) and predicted[3:].sum(axis=1) == pytest.approx(np.ones(4))
+
+
+def test_split_by_stratum_a_hole_learns_from_the_holes_of_other_queries_shrunk_toward_its_judges_grade():
+    """stratified_models: the LLM grades 1 everywhere; the judged pairs (stratum 0) are grade 1, the holes
+    (stratum 1) grade 0. A hole of query 2 predicts from the other queries' sampled holes, shrunk toward the cell
+    of its judge's grade with the stratum's pseudo-count."""
+    from evalset.judgments.calibration import stratified_models
+
+    query = np.repeat([0, 1, 2], 4)
+    hole = np.tile([0, 0, 1, 1], 3)
+    llm = np.ones((12, 1), dtype=np.int64)
+    grade = np.where(hole == 1, 0, 1)
+    sampled, pi = np.ones(12, dtype=bool), np.ones(12)
+    models = stratified_models(candidate_models(llm), hole[:, None], pseudo_count=2.0)
+    assert [model.name for model in models] == ["judge 0 by stratum"]
+    predicted, _ = calibrated_distribution(llm, query, 3, sampled, grade, pi, np.array([0, 1]), models)
+    # the judge's cell over queries 0 and 1: 4 of 8 grade 1; the holes' cell: 4 holes, all 0 -> (4 * 1 + 2 * 0.5) / 6
+    assert predicted[10] == pytest.approx([5 / 6, 1 / 6])
+    assert predicted[8] == pytest.approx([1 / 6, 5 / 6])  # a judged pair: (4 * 0 + 2 * 0.5) / 6 of grade 0

@@ -62,11 +62,12 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimators import Sample, estimate_measure
+from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, STRATUM_PSEUDO_COUNT, DesignRules
 from evalset.estimate.documents.sample import check_sample_size
 from evalset.estimate.documents.variance import column_weights, columns_of, floor_variance, floored, sampled_variance
 from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
-from evalset.judgments.calibration import calibrated_distribution
+from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
 from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
 from evalset.render import json_safe, number, text_table
 from evalset.stats.verdicts import NO_VERDICT, bounded
@@ -82,7 +83,8 @@ sampled pairs of small pi dominate it) and "this set" is no longer the narrower 
 @dataclass(frozen=True)
 class DocumentPool:
     """What stays fixed across samples of one pool: its pairs and queries, the judges' grades, the runs (their
-    rankings as pool indexes made once per tie rule and ``unjudged`` convention a measure asks for)."""
+    rankings as pool indexes made once per tie rule and ``unjudged`` convention a measure asks for), the design's
+    rules (:mod:`evalset.estimate.documents.rules`) and, where they split the calibration, the pairs' strata."""
 
     pairs: pd.DataFrame
     query_ids: tuple[str, ...]
@@ -91,6 +93,8 @@ class DocumentPool:
     judges: tuple[str, ...]
     runs: Mapping[str, pd.DataFrame]
     contract: EvaluationContract
+    rules: DesignRules = DOCUMENT_SAMPLE
+    strata: np.ndarray | None = None
     _rankings: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -108,7 +112,7 @@ class DocumentPool:
         """The per-query estimates of ``terms``' measure (runs x queries), their linearised residuals (runs x
         pairs) and the queries each run's mean is over: ``answered`` (default every one) less, under
         ``undefined=skip``, the queries whose estimated normaliser is 0 (undefined; 0 under ``zero``)."""
-        values, z = estimate_measure(terms, self.ranking(terms.ranking), sample)
+        values, z = estimate_measure(terms, self.ranking(terms.ranking), sample, self.rules.normaliser_floor)
         answered = np.ones(values.shape, dtype=bool) if answered is None else answered
         if self.contract.undefined == "skip":
             answered = answered & ~np.isnan(values)
@@ -127,8 +131,12 @@ class DocumentPool:
             scale = np.union1d(np.concatenate(seen).astype(np.int64), [0])
         predicted = None
         if use_llm and self.llm is not None:
+            models = None
+            if self.rules.stratified:
+                models = stratified_models(candidate_models(self.llm, self.judges), self.strata,
+                                           STRATUM_PSEUDO_COUNT)
             predicted, _ = calibrated_distribution(self.llm, self.query, len(self.query_ids), sampled, grade, pi,
-                                                   scale)
+                                                   scale, models)
         return Sample(self.query, len(self.query_ids), pi, sampled, grade, np.asarray(scale), predicted)
 
 
@@ -143,8 +151,12 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
 
 
 def prepare_pool(pairs: pd.DataFrame, llm: pd.DataFrame | None, runs: Mapping[str, pd.DataFrame],
-                 contract: EvaluationContract | None = None) -> DocumentPool:
-    """The pool's fixed part, its judges' grades checked to cover every pooled pair (module docstring)."""
+                 contract: EvaluationContract | None = None, rules: DesignRules = DOCUMENT_SAMPLE,
+                 strata: np.ndarray | None = None) -> DocumentPool:
+    """The pool's fixed part, its judges' grades checked to cover every pooled pair (module docstring), under the
+    design's ``rules`` (``strata``: pairs x levels of stratum codes where they split the calibration)."""
+    if rules.stratified and strata is None:
+        raise ValueError(f"{rules.name}: its calibration is split by stratum; give the pairs' strata")
     contract = contract or EvaluationContract()
     _require(pairs, ["query_id", "doc_id"], "pairs")
     keys = pairs[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
@@ -168,7 +180,7 @@ def prepare_pool(pairs: pd.DataFrame, llm: pd.DataFrame | None, runs: Mapping[st
                                                                rows["doc_id"].astype(str)]))
             table = table[~table.index.duplicated()]
             grades[:, column] = table.reindex(index).to_numpy(dtype=np.int64)
-    return DocumentPool(keys, query_ids, query, grades, judges, dict(runs), contract)
+    return DocumentPool(keys, query_ids, query, grades, judges, dict(runs), contract, rules, strata)
 
 
 def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) -> tuple[np.ndarray, ...]:
@@ -189,7 +201,8 @@ def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) 
 def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np.ndarray, level: float,
                    pairs: Sequence[tuple[int, int]] = (), answered: np.ndarray | None = None,
                    query: np.ndarray | None = None,
-                   floor: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                   floor: tuple[np.ndarray, np.ndarray] | None = None,
+                   rules: DesignRules = DOCUMENT_SAMPLE) -> dict[str, np.ndarray]:
     """Means over queries of ``values`` (columns x queries) and of the paired differences (``pairs`` of column
     indexes: candidate minus baseline), with the standard errors and quantiles of both intervals (module
     docstring): ``z`` the linearised residuals (columns x pairs), ``factor`` each pair's ``(1 - pi) / pi^2`` where
@@ -197,11 +210,12 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
     of the quantity (:func:`evalset.estimate.documents.variance.column_weights`; ``None``: no floor);
     ``answered`` (columns x queries, with ``query``, each pair's query code): the queries each column's mean is
     over (a difference's: those both runs answered; default every one). ``z`` is the "this set" quantile per
-    column (Student's t on ``df_set`` degrees of freedom), ``t`` the "new queries" one."""
+    column (the design's ``rules``: Student's t on ``df_set`` degrees of freedom, or the normal's), ``t`` the "new
+    queries" one."""
     from scipy import stats
 
     if answered is not None and not answered.all():
-        return _masked_intervals(values, z, factor, pi, level, pairs, answered, query, floor)
+        return _masked_intervals(values, z, factor, pi, level, pairs, answered, query, floor, rules)
     queries = values.shape[1]
     used = np.flatnonzero(factor)  # the sampled pairs with pi < 1: the others add nothing
     per_query = columns_of(values, pairs)
@@ -209,26 +223,29 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
     estimate = per_query.mean(axis=1)
     if floor is not None:
         weights = columns_of(floor[0], pairs)
-        set_variance, df = floored(set_variance, df, *floor_variance(weights, floor[1], pi))
+        set_variance, df = floored(set_variance, df, *floor_variance(weights, floor[1], pi), rules.floor_share)
         alike = ~np.any(weights != 0, axis=1) & (np.arange(len(estimate)) >= len(values))
         estimate = np.where(alike, 0.0, estimate)  # two runs that weigh every pair alike: exactly 0
     student = float(stats.t.ppf(1 - (1 - level) / 2, queries - 1))
     return {"estimate": estimate, "se_set": np.sqrt(set_variance) / queries,
-            "se_new": per_query.std(axis=1, ddof=1) / np.sqrt(queries), "z": set_quantile(df, level),
+            "se_new": per_query.std(axis=1, ddof=1) / np.sqrt(queries), "z": set_quantile(df, level, rules),
             "t": np.full(len(per_query), student), "df_set": df}
 
 
-def set_quantile(df: np.ndarray, level: float) -> np.ndarray:
-    """"This set"'s quantile at ``level`` per column: Student's t on its ``df`` (the normal's where infinite)."""
+def set_quantile(df: np.ndarray, level: float, rules: DesignRules = DOCUMENT_SAMPLE) -> np.ndarray:
+    """"This set"'s quantile at ``level`` per column: Student's t on its ``df`` (the normal's where infinite), or
+    the normal's where the design's ``rules`` say so."""
     from scipy import stats
 
     upper = 1 - (1 - level) / 2
+    if rules.quantile == "normal":
+        return np.full(len(df), stats.norm.ppf(upper))
     return np.where(np.isfinite(df), stats.t.ppf(upper, np.where(np.isfinite(df), df, 1.0)), stats.norm.ppf(upper))
 
 
 def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np.ndarray, level: float,
                       pairs: Sequence[tuple[int, int]], answered: np.ndarray, query: np.ndarray,
-                      floor: tuple[np.ndarray, np.ndarray] | None) -> dict[str, np.ndarray]:
+                      floor: tuple[np.ndarray, np.ndarray] | None, rules: DesignRules) -> dict[str, np.ndarray]:
     """:func:`mean_intervals` with each column over its own queries (``answered``), one column at a time."""
     from scipy import stats
 
@@ -244,7 +261,8 @@ def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi:
         kept = per_query[mask]
         inside = mask[query]
         variance, df = sampled_variance((residual * inside)[None, used], factor[used], pi[used])
-        variance, df = floored(variance, df, *floor_variance((weight * inside)[None, :], spread, pi))
+        variance, df = floored(variance, df, *floor_variance((weight * inside)[None, :], spread, pi),
+                               rules.floor_share)
         alike = floor is not None and len(got["estimate"]) >= len(values) and not np.any(weight * inside)
         got["estimate"].append(0.0 if alike and count else float(kept.mean()) if count else math.nan)
         got["se_set"].append(math.sqrt(float(variance[0])) / count if count else math.nan)
@@ -252,7 +270,7 @@ def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi:
         got["se_new"].append(float(kept.std(ddof=1)) / math.sqrt(count) if count > 1 else math.nan)
         got["t"].append(float(stats.t.ppf(1 - (1 - level) / 2, count - 1)) if count > 1 else math.nan)
     result = {name: np.asarray(column, dtype=float) for name, column in got.items()}
-    return {**result, "z": set_quantile(result["df_set"], level)}
+    return {**result, "z": set_quantile(result["df_set"], level, rules)}
 
 
 def bounded_rows(table: pd.DataFrame, limits: tuple[float, float]) -> tuple[pd.DataFrame, list[str]]:
@@ -312,8 +330,8 @@ class DocumentEstimate:
     def to_text(self) -> str:
         s = self.settings
         lines = [f"document sample: {s['sampled']} human-graded of {s['pairs']} pooled pairs over {s['queries']} "
-                 f"queries ({s['estimator']}); level {s['level']:.4g}; this set: Student's t, within-query sampling "
-                 f"variance; new queries: Student's t on {s['queries'] - 1} df"]
+                 f"queries ({s['estimator']}); level {s['level']:.4g}; this set: {s['this_set']}; new queries: "
+                 f"Student's t on {s['queries'] - 1} df"]
         for measure, rows in self.table.groupby("measure", sort=False):
             header = [str(measure), "estimate", "this set", "new queries"]
             body = [[row.name, number(row.estimate, 4, sign=row.kind == "difference"),
@@ -332,15 +350,17 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
                        contract: EvaluationContract | None = None,
                        comparisons: Sequence[tuple[str, str]] | None = None, level: float = 0.95,
                        chosen: Collection[str] | None = None,
-                       sources: Mapping[str, object] | None = None) -> DocumentEstimate:
+                       sources: Mapping[str, object] | None = None, rules: DesignRules = DOCUMENT_SAMPLE,
+                       strata: np.ndarray | None = None) -> DocumentEstimate:
     """Run means and paired differences (``comparisons``, baseline and candidate; default every pair of runs)
     from a document sample (module docstring); ``llm=None``: Horvitz-Thompson's estimator, no judge. ``chosen``:
     the contract's conventions the user chose (the missing-queries rule; default: every one when ``contract`` is
-    given), ``sources``: run name -> its file, named when a run lacking queries is refused."""
+    given), ``sources``: run name -> its file, named when a run lacking queries is refused; ``rules`` the design's
+    (:mod:`evalset.estimate.documents.rules`; ``strata`` per pair where they split the calibration)."""
     given = contract
     contract = contract or EvaluationContract()
     parsed = [document_terms(m, contract) for m in measures]
-    pool = prepare_pool(pairs, llm, runs, contract)
+    pool = prepare_pool(pairs, llm, runs, contract, rules, strata)
     pi, sampled, grade = sample_arrays(pool, pairs, human)
     check_sample_size(int(sampled.sum()), len(pool.query_ids), source=pairs.attrs.get("source"))
     missing = pool_missing(pool, runs, contract, chosen_conventions(given, chosen), sources)
@@ -359,7 +379,7 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
     for measure in parsed:
         values, z, over = pool.estimate(measure, sample, answered)
         got = mean_intervals(values, z, sample.variance_factor, sample.pi, level, index, over, sample.query,
-                             pool.floor(measure, sample))
+                             pool.floor(measure, sample), pool.rules)
         ranges[str(measure)] = measure.bounds(sample.scale, pool.ranking(measure.ranking).depth)
         undefined = int((~over & answered).any(axis=0).sum())
         if undefined:
@@ -390,7 +410,8 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
                 "expected_sample": float(pi.sum()), "queries": len(pool.query_ids), "level": level,
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"difference estimator, calibrated LLM: {', '.join(pool.judges)}",
-                "judges": list(pool.judges), "contract": contract.to_dict(),
+                "judges": list(pool.judges), "design": rules.name, "this_set": rules.this_set,
+                "contract": contract.to_dict(),
                 "applied": {str(m): m.contract.to_dict() for m in parsed},
                 "ranges": {name: list(limits) for name, limits in ranges.items()}, "missing": missing.policy,
                 "lacking": {run: count for run, count in missing.counts.items() if count}}

@@ -34,7 +34,9 @@ Conventions
   biased the ideal up where a level's truth is 0 (a query without a pair of the top grade, whose judge still
   predicts some: ``E[max(c~, 0)] > 0``), 13% on DL19's query 104861: nDCG@10's run means were biased by
   -0.0069 at B = 2,150 and their "this set" interval covered 0.887; now -0.005 and 0.91 (the benchmark). A ratio:
-  its bias is small, measured in the tests. A normaliser of 0 makes the query undefined (NaN): the caller applies
+  its bias is small, measured in the tests. A sample of a set's holes, whose known judgments keep the ideal away
+  from 0, takes no floor (:mod:`evalset.estimate.documents.rules`). A normaliser of 0 makes the query undefined
+  (NaN): the caller applies
   the contract's ``undefined``.
 - **Linearised residuals** ``z`` (runs x pairs): the estimate of a query is, to first order, its value plus ``sum over
   pairs of z_d / pi_d`` over the sampled ones, so its sampling variance is estimated by ``sum over sampled d of (1 -
@@ -133,9 +135,12 @@ class Sample:
 
 
 
-def estimate_measure(terms: DocumentTerms, ranking: PoolRanking, sample: Sample) -> tuple[np.ndarray, np.ndarray]:
+def estimate_measure(terms: DocumentTerms, ranking: PoolRanking, sample: Sample,
+                     normaliser_floor: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The per-query estimates (runs x queries; NaN where the normaliser is 0) of the measure of ``terms`` and the
-    linearised residuals (runs x pairs) (module docstring); ``ranking`` is the pool's under ``terms.ranking``."""
+    linearised residuals (runs x pairs) (module docstring); ``ranking`` is the pool's under ``terms.ranking``;
+    ``normaliser_floor``: whether the estimated normaliser is held at the sampled pairs' own (the design's rule,
+    :mod:`evalset.estimate.documents.rules`)."""
     size = len(sample.pi)
     quantity = terms.quantity(sample.scale)
     estimated, residual = sample.estimated(quantity)
@@ -148,7 +153,7 @@ def estimate_measure(terms: DocumentTerms, ranking: PoolRanking, sample: Sample)
     if terms.form.normaliser == "none":
         return numerator, z
     depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
-    normaliser, slope_residual = _normaliser(terms, sample, depth)
+    normaliser, slope_residual = _normaliser(terms, sample, depth, normaliser_floor)
     value = terms.ratio(numerator, normaliser)
     centre = np.nan_to_num(terms.ratio(point_numerator, point_normaliser(terms, sample, depth)) if pairwise
                            else value)
@@ -164,9 +169,10 @@ def scattered(slope: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:
     return table[:, :size]
 
 
-def _normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per query the estimated normaliser, never below the sampled pairs' own (module docstring), and per pair its
-    linearised residual ``sum_j step_j s_j e_j`` (0 on a query whose ideal is held at the sampled pairs')."""
+def _normaliser(terms: DocumentTerms, sample: Sample, depth: int, floored: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per query the estimated normaliser, never below the sampled pairs' own when ``floored`` (module docstring),
+    and per pair its linearised residual ``sum_j step_j s_j e_j`` (0 on a query whose ideal is held at the sampled
+    pairs')."""
     normaliser, floor = np.zeros(sample.queries), np.zeros(sample.queries)
     slope_residual = np.zeros(len(sample.pi))
     for indicator, step in terms.levels(sample.scale):
@@ -174,6 +180,8 @@ def _normaliser(terms: DocumentTerms, sample: Sample, depth: int) -> tuple[np.nd
         normaliser += step * terms.area(count, depth)
         floor += step * terms.area(seen, depth)
         slope_residual += step * _secant(terms, count, sd, depth)[sample.query] * residual[:-1]
+    if not floored:
+        return normaliser, slope_residual
     held = (floor > normaliser) & (terms.form.normaliser == "ideal")
     return np.maximum(floor, normaliser), np.where(held[sample.query], 0.0, slope_residual)
 

@@ -45,6 +45,7 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
+from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, DesignRules
 from evalset.estimate.documents.simulate import DocumentSimulation, simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
@@ -182,19 +183,20 @@ def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human:
                   metrics: Sequence[str], pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
                   exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
                   contract: EvaluationContract | None = None, chosen: Collection[str] | None = None,
-                  sources: Mapping[str, str] | None = None, split: str | None = None) -> DocumentReport:
+                  sources: Mapping[str, str] | None = None, split: str | None = None,
+                  rules: DesignRules = DOCUMENT_SAMPLE, strata: np.ndarray | None = None) -> DocumentReport:
     """The estimate of ``runs`` from a read ``record``, one ``human`` grade per sampled pair (``query_id, doc_id,
     grade``) and the ``judges``' grades of every pooled pair (:func:`read_judges`' frame; ``None``:
     Horvitz-Thompson), with the verdicts of ``pairs`` under ``family``; ``record_path`` and ``files`` (``human``,
     ``llm``: the files read) name the inputs in the settings and in errors; ``split``: a set's (its dev split's
-    comparisons are exploratory)."""
+    comparisons are exploratory); ``rules`` and ``strata``: the design's (:func:`estimate_documents`)."""
     frame = record.frame()
     frame.attrs["source"] = record_path
     human = human.copy()
     human.attrs["source"] = ", ".join(files["human"])
     estimate = estimate_documents(frame, human, judges, runs, measures=_checked_measures(metrics, contract),
                                   contract=contract, comparisons=list(pairs), level=level, chosen=chosen,
-                                  sources=sources)
+                                  sources=sources, rules=rules, strata=strata)
     settings = {"record": record_path, "budget": float(record.budget), "sampled": estimate.settings["sampled"],
                 "judges": estimate.settings["judges"], **files, "alpha": alpha, "planned": family.planned_count,
                 "exploratory": exploratory}

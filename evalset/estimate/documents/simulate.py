@@ -173,7 +173,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
         for measure, tally in zip(parsed, tallies, strict=True):
             values, z, answered = pool.estimate(measure, sample)
             tally.add(mean_intervals(values, z, sample.variance_factor, pi, level, index, answered, sample.query,
-                                     pool.floor(measure, sample)))
+                                     pool.floor(measure, sample), pool.rules))
     queries = len(pool.query_ids)
     slice_size = max(2, round(budget / (len(pairs) / queries)))
     rows = []

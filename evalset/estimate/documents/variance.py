@@ -22,7 +22,8 @@ Conventions
   ideal of the point values' grade counts instead gave the near-identical copy below an interval excluding 0 in
   7.5% of the draws at B = 2,150, against 0.5%). Two runs weigh every pair alike only when their
   per-query values are the same function of the grades: their difference is then exactly 0 (below).
-- **The floor's share.** The column's variance is ``max(V, FLOOR_SHARE F)`` (:data:`FLOOR_SHARE`, a quarter: the
+- **The floor's share.** The column's variance is ``max(V, s F)``, ``s`` the design's share
+  (:mod:`evalset.estimate.documents.rules`; a document sample's a quarter: the
   standard error never below half the floor's): the floor only catches an estimate far below what the column could
   vary by (no separating pair drawn, or only dull ones); taken whole (``max(V, F)``) it adds to every column's width,
   the estimate being right on average: on DL19 (Llama-3-70B, 200 draws) ``F`` was 1.2-1.3x the mean of ``V`` for
@@ -50,9 +51,6 @@ import numpy as np
 
 from evalset.estimate.documents.estimators import Sample, point_normaliser, scattered
 from evalset.metrics.documents import DocumentTerms, PoolRanking
-
-FLOOR_SHARE = 0.25
-"""The share of the floor a column's variance is never taken below (module docstring)."""
 
 
 def pair_variance(sample: Sample, values: np.ndarray) -> np.ndarray:
@@ -113,11 +111,12 @@ def floor_variance(weights: np.ndarray, spread: np.ndarray, pi: np.ndarray) -> t
     return terms.sum(axis=1), _satterthwaite(terms, odds[None, :] * terms)
 
 
-def floored(variance: np.ndarray, df: np.ndarray, floor: np.ndarray,
-            floor_df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The column's variance never below :data:`FLOOR_SHARE` of its floor, with the degrees of freedom of the one
-    taken (module docstring)."""
-    low = FLOOR_SHARE * floor
+def floored(variance: np.ndarray, df: np.ndarray, floor: np.ndarray, floor_df: np.ndarray,
+            share: float) -> tuple[np.ndarray, np.ndarray]:
+    """The column's variance never below ``share`` of its floor (the design's:
+    :attr:`evalset.estimate.documents.rules.DesignRules.floor_share`), with the degrees of freedom of the one taken
+    (module docstring)."""
+    low = share * floor
     taken = low > variance
     return np.where(taken, low, variance), np.where(taken, floor_df, df)
 

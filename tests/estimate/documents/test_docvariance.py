@@ -10,7 +10,7 @@ from scipy import stats
 from evalset.contract import EvaluationContract
 from evalset.estimate.documents.estimate import mean_intervals
 from evalset.estimate.documents.estimators import _secant
-from evalset.estimate.documents.variance import FLOOR_SHARE
+from evalset.estimate.documents.rules import DOCUMENT_SAMPLE
 from evalset.metrics.decomposition import discount_area as ideal_area
 from evalset.metrics.documents import document_terms
 
@@ -33,7 +33,7 @@ def intervals(pairs):
 def test_runs_that_agree_on_every_drawn_pair_but_differ_on_undrawn_ones_get_the_floors_width():
     got = intervals([(0, 1)])
     # the sampled terms of b - a are 0; the floor: pairs 2 and 3, (1 - pi) / pi * w^2 * v = 1 * 0.25 * 0.25 each
-    floor = FLOOR_SHARE * 2 * 0.25 * 0.25
+    floor = DOCUMENT_SAMPLE.floor_share * 2 * 0.25 * 0.25
     assert got["estimate"][3] == 0.0
     assert got["se_set"][3] == pytest.approx(np.sqrt(floor))
     # the floor's degrees of freedom: 2 (sum e)^2 / sum (1 - pi) / pi e^2 = 2 * 0.125^2 / (2 * 0.0625^2) = 4
@@ -75,3 +75,15 @@ def test_a_difference_of_runs_weighing_every_pair_alike_is_exactly_zero_not_a_ro
     got = mean_intervals(values, z, FACTOR, PI, 0.95, [(0, 1)], floor=(WEIGHTS[[0, 2]], SPREAD))
     assert values[1, 0] - values[0, 0] != 0.0
     assert got["estimate"][2] == 0.0 and got["se_set"][2] == 0.0
+
+
+def test_a_sample_of_a_sets_holes_takes_the_whole_floor_on_the_normal_quantile():
+    """The hole design's rule (evalset/estimate/documents/rules.py): max(V, F), whatever the degrees of freedom."""
+    from evalset.estimate.documents.rules import HOLE_SAMPLE
+
+    got = mean_intervals(np.array([[0.6], [0.6], [0.6]]), WEIGHTS * np.array([0.3, -0.2, 0.0, 0.0])[None, :], FACTOR,
+                         PI, 0.95, [(0, 1)], floor=(WEIGHTS, SPREAD), rules=HOLE_SAMPLE)
+    assert got["se_set"][3] == pytest.approx(np.sqrt(2 * 0.25 * 0.25))  # the whole floor, not a quarter
+    assert got["z"][3] == pytest.approx(stats.norm.ppf(0.975))  # not t on its 4 degrees of freedom
+    assert HOLE_SAMPLE.this_set == "normal, within-query sampling variance never below its floor"
+    assert DOCUMENT_SAMPLE.this_set == "Student's t, within-query sampling variance never below 0.25 of its floor"
