@@ -279,5 +279,7 @@ SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": 
 """evalset.estimate.select_slice (an interval needs two queries of the slice, two of each stratum)."""
 DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fraction": PROBABILITY, "seed": SEED}
 """evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
+HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
+"""evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
 SCORE_RULES: dict[str, Constraint] = {"trec_eval_version": Choice(TREC_EVAL_VERSIONS), "max_retrieved": POSITIVE_INT}
 """evalset.scoring.score_runs."""

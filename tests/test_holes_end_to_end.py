@@ -89,3 +89,47 @@ def test_a_sample_that_does_not_match_the_set_or_the_runs_is_refused(workflow, t
                                if not line.startswith(drawn.read_text().split()[0] + " ")))
     assert "the LLM must grade every pooled pair" in cli(*[partial if a == LLM else a for a in estimate],
                                                          "--sample", root / "sample", code=2)
+
+
+@pytest.mark.slow  # DL19 pooled and frozen (the module's fixture), two samples sized and one estimated
+def test_a_sample_sized_for_a_precision_reaches_it_on_the_run_with_holes(workflow, tmp_path):
+    """estimate select --precision 0.01: the BM25 run has no hole (nothing to judge, said), the re-ranker's 230
+    holes are drawn at 70.1%; the estimate's "this set" interval then has a standard error of 0.0097 (half-width
+    0.0190 / 1.96), within 0.01, and holds the every-hole score (0.8516)."""
+    root, frozen, runs, _, _ = workflow
+    sized = tmp_path / "sized"
+    out = cli("estimate", "select", root / "holes", "--holes", frozen, "--precision", 0.01, *[x for run in runs
+              for x in ("--runs", run)], "--llm", LLM, "-m", "ndcg@10", "-m", "P(rel=2)@10", "--seed", 3, "-o", sized)
+    assert out.splitlines()[:4] == [
+        "230 pairs in the pool; budget 161.211 judgments expected; drawn 165 (seed 3)",
+        "sized per run for a standard error of 0.01 (predicted before any hole is graded; a hole takes the largest "
+        "share of the runs retrieving it):",
+        "  bm25base_p: no hole in its top 10: nothing to judge",
+        "  idst_bert_p1: 70.1% of its 230 holes"]
+    record = pd.read_json(sized / "sample.json", typ="series")
+    assert record["source"]["precision"] == 0.01
+    assert record["source"]["runs"]["idst_bert_p1"]["se"] == pytest.approx(0.01)
+    drawn = nist_grades(read_pool_pairs(sized / "pool.tsv"), tmp_path / "sized.qrels")
+    lines = cli("estimate", "--design", "documents", "--set", frozen, "--sample", sized, "--human", drawn,
+                "--llm", LLM, "--runs", runs[0], "--runs", runs[1]).splitlines()
+    row = next(line.split() for line in lines if line.startswith("idst_bert_p1 "))
+    assert row[:4] == ["idst_bert_p1", "0.8574", "[0.8384,", "0.8763]"]
+
+
+@pytest.mark.slow
+def test_a_precision_the_holes_cannot_reach_or_runs_that_do_not_match_the_pool_are_refused(workflow, tmp_path):
+    root, frozen, runs, _, _ = workflow
+    base = ["estimate", "select", root / "holes", "--holes", frozen, "--llm", LLM, "-o", tmp_path / "s"]
+    both = ["--runs", runs[0], "--runs", runs[1]]
+    assert cli(*base, *both, "--precision", 0.0001, code=2) == (
+        "evalset: error: a precision of 0.0001 cannot be reached by a sample of the holes: every run needs 95% of its "
+        "holes or more (100% the least); judge the holes' pool itself, or give a looser precision\n")
+    assert cli(*base, "--runs", RUNS / "p_bert.run.gz", "--precision", 0.01, code=2).startswith(
+        f"evalset: error: {root / 'holes' / 'pool.tsv'}: 78 pairs of the pool are not holes of the runs given in "
+        "their top 10 (156493 8273011 first)")
+    assert cli(*base, *both, "--runs", RUNS / "p_bert.run.gz", "--precision", 0.01, code=2).endswith(
+        "holes of the runs given that the pool lacks: p_bert (88); pool these runs' holes (compare --set SET ... "
+        "--holes DIR) and draw from that pool\n")
+    assert "give one of --documents (a budget) or --precision" in cli(*base, *both, "--precision", 0.01,
+                                                                      "--documents", 20, code=2)
+    assert not (tmp_path / "s").exists()

@@ -125,17 +125,25 @@ def hole_strata(pairs: pd.DataFrame, holes: Holes) -> np.ndarray:
 
 @validate_params(DOCUMENT_SAMPLE_RULES)
 def draw_holes(holes: Holes, *, fraction: float | None = None, budget: int | None = None,
-               seed: int = DEFAULT_SEED) -> pd.DataFrame:
+               probabilities: np.ndarray | None = None, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """The design's pairs (module docstring): ``query_id, doc_id, pi, sampled, hole``, the judged pairs first
-    (``pi`` 1, sampled) then every hole with its inclusion probability and draw."""
-    if (budget is None) == (fraction is None):
-        raise InputError("give one of a budget (expected human judgments of holes) or a fraction of the holes")
+    (``pi`` 1, sampled) then every hole with its inclusion probability and draw: one for every hole (``fraction``,
+    or ``budget`` / holes) or each its own (``probabilities``, in the holes' order:
+    :func:`evalset.estimate.holesizing.hole_probabilities`)."""
+    if sum(given is not None for given in (fraction, budget, probabilities)) != 1:
+        raise InputError("give one of a budget (expected human judgments of holes), a fraction of the holes or "
+                         "their inclusion probabilities")
     count = len(holes.holes)
     if budget is not None and budget >= count:
         raise InputError(f"a budget of {budget:,} judgments for {count:,} holes: judge them all (the holes' pool) "
                          "rather than a sample")
-    pi = fraction if fraction is not None else budget / count
-    drawn = poisson_sample(np.full(count, pi), seed)
+    if probabilities is not None:
+        pi = np.asarray(probabilities, dtype=np.float64)
+        if pi.shape != (count,) or not ((pi > 0) & (pi <= 1)).all():
+            raise ValueError(f"one inclusion probability in (0, 1] per hole ({count}), got {pi.shape}")
+    else:
+        pi = np.full(count, fraction if fraction is not None else budget / count)
+    drawn = poisson_sample(pi, seed)
     judged = holes.judged[["query_id", "doc_id"]].assign(pi=1.0, sampled=True, hole=False)
     open_ = holes.holes[["query_id", "doc_id"]].assign(pi=pi, sampled=drawn, hole=True)
     return pd.concat([judged, open_], ignore_index=True)

@@ -26,6 +26,7 @@ Conventions
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
 from evalset.errors import InputError
 from evalset.estimate.documents.sample import (
     PRIOR_FLOOR,
@@ -45,6 +46,7 @@ from evalset.estimate.documents.sample import (
     poisson_sample,
 )
 from evalset.estimate.holes import judged_pairs, refuse_judged
+from evalset.estimate.holesizing import sized_probabilities
 from evalset.io.digests import file_sha256
 from evalset.io.files import read_tsv_with_header
 from evalset.io.poolfiles import (
@@ -60,6 +62,7 @@ from evalset.io.poolfiles import (
 )
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
 from evalset.io.setfolder import load_set
+from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT, check, validate_params
 
@@ -90,14 +93,22 @@ def pool_depth(pool_dir: str | os.PathLike) -> int:
     return check("depth", manifest["depth"], POSITIVE_INT, path)
 
 
-@validate_params(DOCUMENT_SAMPLE_RULES)
+@validate_params({**DOCUMENT_SAMPLE_RULES, **HOLE_SIZING_RULES})
 def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, fraction: float | None = None,
                      seed: int = DEFAULT_SEED, floor: float = PRIOR_FLOOR,
-                     frozen_set: str | os.PathLike | None = None) -> SampleRecord:
+                     frozen_set: str | os.PathLike | None = None, precision: float | None = None,
+                     runs: Sequence[str | os.PathLike] = (), llm: Sequence[str | os.PathLike] = (),
+                     measures: Sequence[str] = ()) -> SampleRecord:
     """Draw the document sample of the pool in ``pool_dir`` (module docstring): ``budget`` judgments expected, or
-    ``fraction`` of the pool's pairs; ``frozen_set``: the set whose holes the pool holds. Writes nothing."""
-    if (budget is None) == (fraction is None):
-        raise InputError("give one of a budget (expected human judgments) or a fraction of the pool's pairs")
+    ``fraction`` of the pool's pairs; ``frozen_set``: the set whose holes the pool holds, and then ``precision``
+    instead: the holes of each of the ``runs`` (files or folders) drawn for that standard error of its mean on
+    ``measures``, sized from the ``llm`` grades (:mod:`evalset.estimate.holesizing`). Writes nothing."""
+    if sum(given is not None for given in (budget, fraction, precision)) != 1:
+        raise InputError("give one of a budget (expected human judgments), a fraction of the pool's pairs or a "
+                         "precision (with the set whose holes the pool holds)")
+    if precision is not None and (frozen_set is None or not runs or not llm):
+        raise InputError("a precision sizes the sample of a set's holes per run: give the set (--holes), the runs "
+                         "whose holes the pool holds (--runs) and the LLM's grades of their pairs (--llm)")
     folder = Path(pool_dir)
     pool_tsv = folder / PAIRS_FILE
     pairs = read_pool_pairs(pool_tsv)
@@ -108,14 +119,22 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                          "all (all of them is no sample: push the pool itself)")
     sources = read_pool_sources(folder / SOURCES_FILE)
     depth = pool_depth(folder)
-    expected = float(budget) if budget is not None else fraction * len(pairs)
-    prior = document_prior(pairs, sources, depth, floor, PRIOR_POWER)
-    pi = inclusion_probabilities(prior, expected)
+    certain, source = 0, {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
+    if precision is not None:
+        named = {name: read_run(path) for name, path in expand_run_paths(runs).items()}
+        pi, sized = sized_probabilities(pairs, frozen_set, named, llm, precision=precision, depth=depth,
+                                        measures=measures, source=str(pool_tsv))
+        prior, expected, power = pi, float(pi.sum()), 1.0
+        source.update(precision=precision, runs={row.run: {"holes": int(row.holes), "fraction": float(row.fraction),
+                                                            "se": float(row.se)} for row in sized.itertuples()})
+    else:
+        expected = float(budget) if budget is not None else fraction * len(pairs)
+        prior, power = document_prior(pairs, sources, depth, floor, PRIOR_POWER), PRIOR_POWER
+        pi = inclusion_probabilities(prior, expected)
     drawn = poisson_sample(pi, seed)
     if not drawn.any():
         raise InputError(f"the draw (seed {seed}) took none of the {len(pairs):,} pairs: a budget of {expected:g} "
                          "is too small for anyone to grade; give a larger one")
-    certain, source = 0, {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
     if frozen_set is not None:
         certain = _judged_by_set(pairs, frozen_set, str(pool_tsv))
         source.update(set=os.fspath(frozen_set), set_manifest_sha256=file_sha256(Path(frozen_set) / "manifest.json"))
@@ -123,7 +142,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                       f"drawn with seed {seed} at a budget of {expected:,.6g}: give a larger budget (a draw's size "
                       "varies around it)")
     table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
-    return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=PRIOR_POWER)
+    return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=power)
 
 
 def _judged_by_set(pairs: pd.DataFrame, frozen_set: str | os.PathLike, pool_tsv: str) -> int:
@@ -180,11 +199,19 @@ class DocumentSelection:
         f, record = self.figures(), self.record
         share = "" if record.fraction is None else f" ({record.fraction:.4g} of the pairs)"
         q = f["per_query"]
+        if "precision" in record.source:
+            how = [f"sized per run for a standard error of {record.source['precision']:g} (predicted before any hole "
+                   "is graded; a hole takes the largest share of the runs retrieving it):"]
+            how += [f"  {name}: " + (f"{row['fraction']:.1%} of its {row['holes']:,} holes" if row["holes"] else
+                                     f"no hole in its top {record.depth}: nothing to judge")
+                    for name, row in record.source["runs"].items()]
+        else:
+            how = [f"pi = 1 for {f['certain']:,} pairs; smallest pi {f['smallest_pi']:.4f} (priors: the runs' ranks "
+                   f"within depth {record.depth}, power {record.prior_power:g}, floor {record.floor:g})"]
         return "\n".join([
             f"{f['pairs']:,} pairs in the pool; budget {record.budget:,.6g} judgments expected{share}; drawn "
             f"{f['drawn']:,} (seed {record.seed})",
-            f"pi = 1 for {f['certain']:,} pairs; smallest pi {f['smallest_pi']:.4f} (priors: the runs' ranks within "
-            f"depth {record.depth}, power {record.prior_power:g}, floor {record.floor:g})",
+            *how,
             f"drawn per query ({f['queries']} queries): min {q['min']}, median {q['median']:g}, max {q['max']}",
             f"wrote {self.folder}: pool.tsv and tasks.jsonl hold the drawn pairs (push them as they are); "
             f"{TABLE_NAME} and {RECORD_NAME} are the record (every pooled pair's pi), never shown to annotators"])
@@ -195,11 +222,10 @@ class DocumentSelection:
                 "written": list(self.written)}
 
 
-def select_document_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *, budget: int | None = None,
-                         fraction: float | None = None, seed: int = DEFAULT_SEED, replace: bool = False,
-                         frozen_set: str | os.PathLike | None = None) -> DocumentSelection:
-    """Draw the document sample of the pool in ``pool_dir`` (:func:`select_documents`) and write its folder as
-    ``output`` (:func:`write_document_pool`)."""
-    record = select_documents(pool_dir, budget=budget, fraction=fraction, seed=seed, frozen_set=frozen_set)
+def select_document_pool(pool_dir: str | os.PathLike, output: str | os.PathLike, *, replace: bool = False,
+                         **options: Any) -> DocumentSelection:
+    """Draw the document sample of the pool in ``pool_dir`` (:func:`select_documents`, which takes ``options``)
+    and write its folder as ``output`` (:func:`write_document_pool`)."""
+    record = select_documents(pool_dir, **options)
     written = write_document_pool(pool_dir, record, output, replace=replace)
     return DocumentSelection(record, os.fspath(output), tuple(written))
