@@ -399,7 +399,7 @@ NOT_PARAMETERS = {  # what these modules check looks like a parameter's rule and
     "evalset.metrics.measures": "a measure's name looked up in its registry (the message offers close spellings)",
     "evalset.metrics.trec_eval_names": "a trec_eval measure family looked up in its table of defaults",
     "evalset.compat.ir_measures": "an ir_measures measure looked up in its table of counterparts",
-    "evalset.comparing.holes": "the judgments' largest grade (data: a hole cannot be filled relevant without one)",
+    "evalset.pooling.graded": "the judgments' largest grade (data: a hole cannot be filled relevant without one)",
 }
 
 

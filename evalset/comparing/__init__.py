@@ -4,7 +4,8 @@ a comparison (``--holes`` and ``--why``) what the judgments do not know and why 
 - :mod:`evalset.comparing.spec`: what a comparison is asked (:class:`CompareSpec`), its rules declared once.
 - :mod:`evalset.comparing.compare`: the comparisons in their family, with the per-query values they rest on.
 - :mod:`evalset.comparing.setlog`: a set's comparison family, its log read (and, for ``compare``, appended).
-- :mod:`evalset.comparing.topk`: the top k of the runs compared, each document with its grade (or unjudged).
+- :func:`depth_of` and :func:`graded_top_k` (from :mod:`evalset.pooling.graded`): the top k of the runs compared,
+  each document with its grade (or unjudged).
 - :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
   over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.
 - :mod:`evalset.comparing.explain`: both added to ``compare``'s comparisons, printed and as JSON;
@@ -24,7 +25,7 @@ _EXPORTS = {
     "evalset.comparing.many": ("ManyComparisons", "PairVerdict", "compare_many"),
     "evalset.comparing.movement": ("MOVEMENT_CLASSES", "QueryMovements", "query_movements"),
     "evalset.comparing.spec": ("CompareSpec",),
-    "evalset.comparing.topk": ("depth_of", "graded_top_k"),
+    "evalset.pooling.graded": ("depth_of", "graded_top_k"),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

@@ -35,7 +35,6 @@ import pandas as pd
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
 from evalset.comparing.setlog import record_comparison, set_family
 from evalset.comparing.spec import CompareSpec
-from evalset.comparing.topk import depth_of
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
 from evalset.evaluation.values import Runs
@@ -43,6 +42,7 @@ from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
 from evalset.params import settings_of
+from evalset.pooling.graded import depth_of
 from evalset.render import number
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import has_strata, query_weights

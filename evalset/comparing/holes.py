@@ -3,7 +3,7 @@ per-query difference, whether the verdict could flip, and the pool folder that s
 
 Conventions
 -----------
-- The *holes* of a comparison are, per judged query, the unjudged documents (:mod:`evalset.comparing.topk`) in
+- The *holes* of a comparison are, per judged query, the unjudged documents (:mod:`evalset.pooling.graded`) in
   the baseline's or the candidate's top k. k is the metric's cutoff (``ndcg@10``: 10) unless a depth is given;
   a metric without cutoff (``ap``, ``ndcg``) needs the depth.
 - A hole filled *relevant* gets the top grade: the largest grade of the set's scale on a set, the largest
@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.comparing.topk import depth_of, graded_top_k
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
@@ -50,31 +49,13 @@ from evalset.io.queries import read_queries
 from evalset.metrics import parse_measure
 from evalset.metrics.ranking import strict_ties
 from evalset.pooling import PoolBuild, PoolSpec, attach_texts, build_pool, pool_manifest
+from evalset.pooling.graded import depth_of, filled_qrels, graded_top_k, top_grade
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.paired import Comparison, permutation_p_value
 
 FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_only")
 """The fills scored (see the module docstring)."""
-
-
-def top_grade(evaluation: Evaluation) -> int:
-    """The grade a hole filled relevant gets: the top of the set's scale, or the largest grade of the qrels."""
-    scale = (evaluation.frozen.manifest.get("scale") or {}) if evaluation.frozen is not None else {}
-    grade = max(int(g) for g in scale) if scale else int(evaluation.grades.max())
-    if grade < 1:
-        raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", evaluation.source)
-    return grade
-
-
-def filled_qrels(qrels: pd.DataFrame, holes: pd.DataFrame, relevant: np.ndarray, grade: int) -> pd.DataFrame:
-    """``qrels`` with the ``holes`` (``query_id, doc_id``) added: at ``grade`` where ``relevant``, else 0 (a
-    hole's negative-grade line, if any, is replaced)."""
-    keys = pd.MultiIndex.from_frame(holes[["query_id", "doc_id"]].astype(str))
-    known = pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)])
-    added = holes[["query_id", "doc_id"]].astype(str).assign(grade=np.where(relevant, grade, 0).astype(np.int64))
-    kept = qrels[~known.isin(keys)][["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
-    return pd.concat([kept, added], ignore_index=True)
 
 
 def _outcome(mean: float, p: float, threshold: float) -> str:

@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 
 from evalset.comparing.setlog import set_family
-from evalset.comparing.topk import graded_top_k
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
@@ -52,6 +51,7 @@ from evalset.evaluation import Evaluation
 from evalset.io.digests import file_sha256
 from evalset.io.samplerecord import read_sample
 from evalset.params import POSITIVE_INT, check, validate_params
+from evalset.pooling.graded import graded_top_k
 
 
 @dataclass(frozen=True)

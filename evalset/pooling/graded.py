@@ -1,4 +1,5 @@
-"""The top k of the runs compared, each document with its grade: what holes and movements are read from.
+"""The runs' top k graded, each document judged or a hole, and the holes filled: what judged@k's depth, the holes
+of a comparison or a score, movements and a sample of a set's holes are read from.
 
 Conventions
 -----------
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from evalset.contract import DEFAULT_HOLES_DEPTH
 from evalset.errors import InputError
+from evalset.evaluation import Evaluation
 from evalset.metrics import Measure
 from evalset.metrics.ranking import strict_ties
 from evalset.params import POSITIVE_INT, check
@@ -53,3 +56,22 @@ def graded_top_k(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, depth: i
     grades = grades.drop_duplicates(["query_id", "doc_id"], keep="last")[["query_id", "doc_id", "grade"]]
     top = top.merge(grades, on=["query_id", "doc_id"], how="left", validate="many_to_one")
     return top.assign(judged=top["grade"].fillna(-1).to_numpy() >= 0)
+
+
+def top_grade(evaluation: Evaluation) -> int:
+    """The grade a hole filled relevant gets: the top of the set's scale, or the largest grade of the qrels."""
+    scale = (evaluation.frozen.manifest.get("scale") or {}) if evaluation.frozen is not None else {}
+    grade = max(int(g) for g in scale) if scale else int(evaluation.grades.max())
+    if grade < 1:
+        raise InputError("no grade above 0 in the judgments: a hole cannot be filled relevant", evaluation.source)
+    return grade
+
+
+def filled_qrels(qrels: pd.DataFrame, holes: pd.DataFrame, relevant: np.ndarray, grade: int) -> pd.DataFrame:
+    """``qrels`` with the ``holes`` (``query_id, doc_id``) added: at ``grade`` where ``relevant``, else 0 (a
+    hole's negative-grade line, if any, is replaced)."""
+    keys = pd.MultiIndex.from_frame(holes[["query_id", "doc_id"]].astype(str))
+    known = pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)])
+    added = holes[["query_id", "doc_id"]].astype(str).assign(grade=np.where(relevant, grade, 0).astype(np.int64))
+    kept = qrels[~known.isin(keys)][["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
+    return pd.concat([kept, added], ignore_index=True)
