@@ -133,3 +133,25 @@ def test_a_precision_the_holes_cannot_reach_or_runs_that_do_not_match_the_pool_a
     assert "give one of --documents (a budget) or --precision" in cli(*base, *both, "--precision", 0.01,
                                                                       "--documents", 20, code=2)
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+def test_score_on_the_set_says_each_runs_holes_and_what_they_could_cost(workflow, tmp_path):
+    """score --set: BM25 has no hole in its top 10, the re-ranker 230 of 430; with every one of them at grade 3 it
+    would score what `score --qrels` gives on the set's qrels plus those 230 pairs at grade 3."""
+    root, frozen, runs, _, _ = workflow
+    lines = cli("score", "--set", frozen, *runs).splitlines()
+    start = lines.index("holes: the pairs of each run's top 10 the set does not judge (counted not relevant above)")
+    assert lines[start + 1:start + 4] == [
+        "run           holes               ndcg@10 as judged  every hole grade 3",
+        "bm25base_p    0 of 430            0.6741             0.6741",
+        "idst_bert_p1  230 of 430 (53.5%)  0.5582             0.9053"]
+    assert lines[start + 4].startswith("a run's full-judgment score lies between the two; estimate it from a graded "
+                                       f"sample of its holes: evalset compare --set {frozen} BASELINE RUN")
+    holes = read_pool_pairs(root / "holes" / "pool.tsv")
+    filled = tmp_path / "filled.qrels"
+    filled.write_text((frozen / "qrels.txt").read_text() + "".join(
+        f"{q} 0 {d} 3\n" for q, d in holes[["query_id", "doc_id"]].itertuples(index=False)))
+    # the set weights by traffic over one stratum: the plain mean is the same
+    assert cli("score", "--qrels", filled, runs[1], "-m", "ndcg@10").splitlines()[1].split()[:2] == [
+        "idst_bert_p1", "0.9053"]

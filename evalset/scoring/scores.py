@@ -9,6 +9,8 @@ Conventions
 - A mean is over the defined queries (:mod:`evalset.stats.strata`); on a set, means also come per stratum and
   across strata, and the score table shows the traffic-weighted mean when the set weights by traffic.
 - An undefined value prints as ``undef`` (:data:`evalset.render.UNDEFINED`), is ``null`` in JSON and empty in TSV.
+- On a set, each run's holes (the pairs of its headline's top k the set does not judge) and what they could cost
+  follow the table (:mod:`evalset.scoring.holes`).
 - Comparisons are made in the family of :mod:`evalset.stats.family` (on a set: logged, and counted in the
   threshold).
 - ``--format trec_eval`` (:meth:`RunScores.to_trec_eval`) prints what ``trec_eval [-q] -m ...`` prints for the
@@ -39,6 +41,7 @@ from evalset.evaluation.values import Runs
 from evalset.metrics import Measure, trec_eval_name
 from evalset.params import validate_params
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
+from evalset.scoring.holes import RunHoles, run_holes
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
 
@@ -50,10 +53,12 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
+    holes: RunHoles | None = None  # on a set: each run's holes in its headline's top k
 
     def to_text(self) -> str:
-        """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it."""
-        table = _score_table(self)
+        """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it; on a
+        set, each run's holes after it."""
+        table = _score_table(self) + ("\n\n" + self.holes.to_text() if self.holes is not None else "")
         return table + "\n\n" + _per_query_table(self) if self.show_per_query else table
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,7 +129,8 @@ def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), 
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
                               trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    return RunScores(values, summaries, per_query)
+    holes = run_holes(evaluation, runs, values) if evaluation.frozen is not None else None
+    return RunScores(values, summaries, per_query, holes)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:
@@ -187,6 +193,8 @@ def _document(scores: RunScores) -> dict[str, Any]:
         document["set"] = {"path": str(evaluation.frozen.path), "split": evaluation.split,
                            "weighting": evaluation.frozen.contract.weighting,
                            "contract_overridden": list(evaluation.overridden)}
+    if scores.holes is not None:
+        document["holes"] = scores.holes.to_dict()
     if scores.show_per_query:
         document["per_query"] = [{"run": row.run, "query_id": row.query_id, "metric": row.metric,
                                   "value": json_safe(row.value)} for row in scores.per_query.long().itertuples()]
