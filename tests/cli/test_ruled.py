@@ -18,6 +18,7 @@ def owners() -> dict[str, list]:
     from evalset.agreement.recheck import recheck
     from evalset.estimate import select_slice
     from evalset.estimate.documents.select import select_documents
+    from evalset.estimate.holesizing import size_holes
     from evalset.evaluation import Evaluation
     from evalset.io.annotations import settle_repeats
     from evalset.io.setfolder import SetContract, select_split
@@ -42,6 +43,7 @@ def owners() -> dict[str, list]:
         "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
         "FREEZE_RULES": [freeze], "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
         "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs], "DOCUMENT_SAMPLE_RULES": [select_documents],
+        "HOLE_SIZING_RULES": [select_documents, size_holes],
     }
 
 
