@@ -45,16 +45,17 @@ class RunHoles:
     set_path: str
 
     def to_text(self) -> str:
+        if not self.table["holes"].any():
+            return f"holes: none; the set judges every pair of each run's top {self.depth}"
         rows = [[row.run, f"{row.holes:,} of {row.pairs:,}" + (f" ({row.holes / row.pairs:.1%})" if row.holes else ""),
                  number(row.judged), number(row.filled)] for row in self.table.itertuples()]
         lines = [f"holes: the pairs of each run's top {self.depth} the set does not judge (counted not relevant "
                  "above)", *text_table([["run", "holes", f"{self.measure} as judged",
                                          f"every hole grade {self.grade}"], *rows])]
-        if self.table["holes"].any():
-            lines.append(f"a run's full-judgment score lies between the two; estimate it from a graded sample of its "
-                         f"holes: evalset compare --set {self.set_path} BASELINE RUN --holes DIR, then evalset "
-                         f"estimate select DIR --holes {self.set_path} --precision 0.01 --runs RUN --llm LLM -o "
-                         "SAMPLE (docs/reusability.md)")
+        lines.append(f"a run's full-judgment score lies between the two; estimate it from a graded sample of its "
+                     f"holes: evalset compare --set {self.set_path} BASELINE RUN --holes DIR, then evalset estimate "
+                     f"select DIR --holes {self.set_path} --precision 0.01 --runs RUN --llm LLM -o SAMPLE "
+                     "(docs/reusability.md)")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
