@@ -10,7 +10,7 @@ from evalset.cli.agreement import agreement_command
 from evalset.cli.compare import compare
 from evalset.cli.estimate import estimate
 from evalset.cli.estimate_select import select_command
-from evalset.cli.sets import freeze
+from evalset.cli.freeze import freeze
 from evalset.comparing import explain_comparisons, holes_pool
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.estimate import estimate_runs, select_from_pool, select_slice

@@ -2,6 +2,8 @@
 runs, a BERT re-ranker with 220 holes in its top 10, a quarter of its holes graded (NIST's grades standing in for
 the annotators), and its full-judgment score estimated; then the inputs that must be refused."""
 
+import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -155,3 +157,40 @@ def test_score_on_the_set_says_each_runs_holes_and_what_they_could_cost(workflow
     # the set weights by traffic over one stratum: the plain mean is the same
     assert cli("score", "--qrels", filled, runs[1], "-m", "ndcg@10").splitlines()[1].split()[:2] == [
         "idst_bert_p1", "0.9053"]
+
+
+@pytest.mark.slow
+def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workflow, tmp_path):
+    """freeze LABELS --sample SAMPLE (a sample of a set's holes): the set's next version holds its 791 judgments and
+    the 165 drawn holes' grades, records the sample's design, verifies; the re-ranker then has 65 holes, not 230."""
+    root, frozen, runs, _, _ = workflow
+    sets = tmp_path / "sets"
+    shutil.copytree(frozen.parent, sets / "bm25")
+    base = sets / "bm25" / "v1"
+    for path in (base, *base.iterdir()):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    sized = tmp_path / "sized"
+    cli("estimate", "select", root / "holes", "--holes", base, "--precision", 0.01, "--runs", runs[0], "--runs",
+        runs[1], "--llm", LLM, "-m", "ndcg@10", "-m", "P(rel=2)@10", "--seed", 3, "-o", sized)
+    drawn = nist_grades(read_pool_pairs(sized / "pool.tsv"), tmp_path / "drawn.qrels")
+    part = tmp_path / "part.qrels"
+    part.write_text("".join(drawn.read_text().splitlines(keepends=True)[:100]))
+    assert cli("freeze", part, "--sample", sized, code=2) == (
+        f"evalset: error: {part}: the sampled pair 1129237 128989 has no human grade (65 such pairs): every sampled "
+        "pair must be graded, or the sample is no longer random\n")
+    assert cli("freeze", drawn, "--sample", sized, "--queries", DL19 / "topics.tsv", code=2).endswith(
+        "give no --queries\n")
+    assert cli("freeze", drawn, "--sample", sized).splitlines() == [
+        f"froze {sets / 'bm25' / 'v2'}: 956 judgments over 43 queries from 956 labels by 2 annotators (merge: median; "
+        "0 pairs judged more than once, 0 adjudicated)",
+        "note: added the graded sample of v1's holes (165 of 230 drawn); its record is the manifest's hole_sample "
+        "and holes.tsv"]
+    grown = sets / "bm25" / "v2"
+    assert cli("verify", grown) == f"OK {grown}: every file matches its manifest hash\n"
+    manifest = json.loads((grown / "manifest.json").read_text())
+    assert manifest["parent"] == "v1" and manifest["hole_sample"]["source"]["precision"] == 0.01
+    assert manifest["hole_sample"]["source"]["runs"]["idst_bert_p1"]["fraction"] == pytest.approx(0.701, abs=1e-3)
+    assert manifest["planned_comparisons"] == [["bm25base_p", "idst_bert_p1"]]
+    assert "idst_bert_p1  65 of 430 (15.1%)" in cli("score", "--set", grown, *runs)
+    assert cli("freeze", drawn, "--sample", sized, code=2).startswith(
+        f"evalset: error: {sized}: {sets / 'bm25' / 'v2'} exists: the sample is frozen already")

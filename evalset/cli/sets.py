@@ -1,86 +1,14 @@
-"""The ``evalset freeze``, ``verify`` and ``diff`` commands: frozen set versions."""
+"""The ``evalset verify`` and ``diff`` commands: frozen set versions checked and compared."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.guideline import guideline_option
-from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.cli.ruled import ruled
-from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES, SPLIT_RULES
-
-
-@click.command()
-@click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--llm-labels", multiple=True, type=click.Path(dir_okay=False),
-              help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
-@click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
-              help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
-@guideline_option("The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.",
-                  "guideline_path", required=True)
-@click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
-@click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
-              help="Folder holding the sets.")
-@ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
-       help="Version number [default: the next one].")
-@ruled(FREEZE_RULES, "merge", "--merge", default="median",
-       help="How the grades of one pair are merged (ties and large gaps are unresolved); the last four are "
-            "crowd-kit's models (pip install 'evalset[quality]').")
-@click.option("--exclude-annotator", "excluded", multiple=True, metavar="NAME",
-              help="Leave this annotator's labels out of the merge (kept in labels.tsv, counted); repeatable.")
-@click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
-@click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
-@ruled(FREEZE_RULES, "max_gap", "--max-gap", default=2,
-       help="Grades of one pair further apart than this are unresolved.")
-@click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
-@conflicting_grades_option
-@click.option("--headline", default=DEFAULT_METRIC, show_default=True, help="The set's headline metric.")
-@ruled(SET_CONTRACT_RULES, "weighting", "--weighting", default="traffic",
-       help="Means across strata: by traffic share, or every query alike.")
-@click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
-              help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
-@click.option("--sample", "sample_path", type=click.Path(exists=True),
-              help="The document sample the human labels were drawn by (sample.json of `estimate select --documents`, "
-                   "or its folder): recorded in the set, whose estimates then use it.")
-@evaluation_options
-def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
-           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract):
-    """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
-
-    Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
-    block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
-    read-only, and never rewritten.
-    """
-    from evalset.io.annotations import labels_from_file
-    from evalset.io.digests import file_sha256
-    from evalset.io.guideline import read_guideline
-    from evalset.io.outputs import check_outputs
-    from evalset.io.queries import read_queries
-    from evalset.io.samplerecord import read_sample
-    from evalset.sets import freeze as freeze_set
-    from evalset.sets import set_contract
-    from evalset.sets.inputs import read_judgments
-
-    check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
-                  {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
-                   "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
-                  adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
-    judgments = read_judgments(labels, llm_labels)
-    planned = run_pairs(plans, "--plan")
-    recorded = set_contract(contract.applied_to()[0], headline, weighting)
-    inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
-    emit(freeze_set(
-        judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
-        contract=recorded, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
-        priority=[p.strip() for p in priority.split(",")] if priority else None,
-        adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
-        conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
-        sample=read_sample(sample_path) if sample_path else None,
-    ))
+from evalset.contract import SPLIT_RULES
 
 
 @click.command()

@@ -95,7 +95,8 @@ def record_texts(record: SampleRecord, version: str) -> dict[str, str]:
                                     ensure_ascii=False) + "\n"}
 
 
-def _record_path(path: str | os.PathLike) -> Path:
+def record_file(path: str | os.PathLike) -> Path:
+    """The record's ``sample.json``: ``path`` itself, or the one in the folder ``path`` (or beside its table)."""
     path = Path(path)
     if path.is_dir():
         return path / RECORD_NAME
@@ -154,7 +155,7 @@ def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
 def read_sample(path: str | os.PathLike) -> SampleRecord:
     """Read a document sample's record: a ``sample.json`` (with its ``sample.tsv`` beside it), or the folder
     holding both; every check of the module docstring."""
-    record_path = _record_path(path)
+    record_path = record_file(path)
     if Path(path).is_dir() and not record_path.exists():
         raise InputError(f"no {RECORD_NAME} here: not the folder of a document sample (the -o folder of `evalset "
                          "estimate select --documents`)", os.fspath(path))
@@ -204,7 +205,7 @@ def _check_folder_pairs(pool_tsv: Path, pairs: pd.DataFrame) -> None:
 def check_source(record: SampleRecord, pool_dir: str | os.PathLike, record_path: str | os.PathLike) -> None:
     """Refuse a record that was not drawn from the pool in ``pool_dir`` (the sha256 of its ``pool.tsv`` differs),
     naming ``sample.json``'s line of the hash."""
-    path = _record_path(record_path)
+    path = record_file(record_path)
     pool_tsv = Path(pool_dir) / "pool.tsv"
     check_file(str(pool_tsv))
     recorded = record.source.get("pool_sha256")

@@ -3,7 +3,8 @@
 A version ``SETS/NAME/vN/`` holds ``qrels.txt``, ``queries.tsv``, ``labels.tsv`` and ``manifest.json``
 (:data:`SET_FILES`), and when it was frozen with a document sample (``freeze --sample``) the sample's record,
 ``sample.tsv`` and ``sample.json`` (:data:`SAMPLE_FILES`, :mod:`evalset.io.samplerecord`: every pooled pair's
-``pi`` and whether it was drawn); ``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a
+``pi`` and whether it was drawn), or when it added a graded sample of its parent's holes :data:`HOLES_FILE`;
+``SETS/NAME/versions.tsv`` records each version's manifest sha256. Writing a
 version is :func:`evalset.sets.freeze`'s; this module reads and checks one.
 
 A set's headline metric is a measure's spelling, which only the metrics room parses (``io`` is below it): this
@@ -38,6 +39,10 @@ from evalset.params import Constraint, check_fields, validate_params
 SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 SAMPLE_FILES = RECORD_FILES
 """A version's files when it was frozen with a document sample, beside :data:`SET_FILES`."""
+HOLES_FILE = "holes.tsv"
+"""A version's file when it added the graded sample of its parent's holes (``freeze --sample`` of ``estimate select
+--holes``): the sample's table, every pooled hole's ``pi`` and draw; the rest of its record is the manifest's
+``hole_sample``."""
 HeadlineCheck = Callable[[str], object]
 """A check of a headline's spelling, raising :class:`InputError` (a ``ValueError``) for one that names no measure."""
 
@@ -183,8 +188,11 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
             problems.append(f"{file}: missing")
         elif file_sha256(file) != digest:
             problems.append(f"{file}: content changed (sha256 differs from the manifest)")
-    sampled = [name for name in SAMPLE_FILES if name in listed]
-    if ("sample" in manifest or sampled) and len(sampled) < len(SAMPLE_FILES):
+    sampled = [name for name in SAMPLE_FILES if name in listed] + [HOLES_FILE] * (HOLES_FILE in listed)
+    if "hole_sample" in manifest and HOLES_FILE not in listed:
+        problems.append(f"{path / 'manifest.json'}: records a sample of holes but no hash of {HOLES_FILE}")
+    if ("sample" in manifest or set(sampled) & set(SAMPLE_FILES)) and len(set(sampled) & set(SAMPLE_FILES)) < len(
+            SAMPLE_FILES):
         problems.append(f"{path / 'manifest.json'}: records a document sample but no hash of "
                         f"{', '.join(n for n in SAMPLE_FILES if n not in sampled)}")
     extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES and p.name not in sampled)

@@ -54,8 +54,8 @@ from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
-from evalset.io.samplerecord import SampleRecord, record_texts
-from evalset.io.setfolder import SAMPLE_FILES, SET_FILES, SetContract
+from evalset.io.samplerecord import TABLE_NAME, SampleRecord, record_texts
+from evalset.io.setfolder import HOLES_FILE, SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
 from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
@@ -142,6 +142,11 @@ class FrozenVersion:
             lines.append(f"note: recorded the document sample ({sample['counts']['drawn']:,} of "
                          f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}): "
                          "estimate --set and report estimate from it")
+        holes = self.manifest.get("hole_sample")
+        if holes:
+            counts = holes["counts"]
+            lines.append(f"note: added the graded sample of {self.manifest['parent']}'s holes ({counts['drawn']:,} of "
+                         f"{counts['pairs']:,} drawn); its record is the manifest's hole_sample and holes.tsv")
         if merged["llm_labels_left_out"] and sample:
             lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv as the estimates' "
                          "judges, not merged (a set frozen with a document sample merges human grades only)")
@@ -201,6 +206,7 @@ def freeze(
     queries_source: str | None = None,
     exclude_annotators: list[str] | None = None,
     sample: SampleRecord | None = None,
+    hole_sample: SampleRecord | None = None,
 ) -> FrozenVersion:
     """Freeze labels into ``sets_dir/name/vN`` and return that version (see the module docstring).
 
@@ -213,8 +219,9 @@ def freeze(
     :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
     renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
     labels stay in ``labels.tsv``; the manifest counts those left out). ``sample``: the document sample the human
-    labels were drawn by, checked against them and recorded (module docstring). ``version``, ``merge`` and
-    ``max_gap`` are checked first (:data:`evalset.contract.FREEZE_RULES`).
+    labels were drawn by, checked against them and recorded (module docstring); ``hole_sample``: the sample of the
+    parent's holes whose grades this version adds (:func:`evalset.sets.holes.freeze_hole_sample`), its table and
+    record kept. ``version``, ``merge`` and ``max_gap`` are checked first (:data:`evalset.contract.FREEZE_RULES`).
     """
     from evalset.sets.inputs import check_labels, check_queries, check_reads_back, check_sample
 
@@ -282,11 +289,15 @@ def freeze(
         if sample is not None:
             for file, text in record_texts(sample, __version__).items():
                 (build / file).write_text(text, encoding="utf-8")
+        if hole_sample is not None:
+            (build / HOLES_FILE).write_text(record_texts(hole_sample, __version__)[TABLE_NAME], encoding="utf-8")
         check_reads_back(build, merged.qrels, queries, stand)
         manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
                              merged, settled, labels, queries, planned, agreement, inputs, build)
         if sample is not None:
             manifest["sample"] = sample.to_dict()
+        if hole_sample is not None:
+            manifest["hole_sample"] = {**hole_sample.to_dict(), "pairs": HOLES_FILE}
         if parent is not None:
             changes = grade_revisions(read_labels(set_dir / parent / "labels.tsv"), stand)["change"].value_counts()
             manifest["revised_since_parent"] = {"revised": int(changes.get("revised", 0)),
@@ -361,7 +372,7 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
                    "judged_queries": int(merged.qrels["query_id"].nunique()),
                    "per_stratum": per_stratum},
         "inputs": inputs or {},
-        "files": {f: file_sha256(build / f) for f in (*SET_FILES, *SAMPLE_FILES)
+        "files": {f: file_sha256(build / f) for f in (*SET_FILES, *SAMPLE_FILES, HOLES_FILE)
                   if f != "manifest.json" and (build / f).exists()},
     }
 
