@@ -86,6 +86,8 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, frozen_set,
     from evalset.io.slicerecord import RECORD_NAME
 
     pairs = documents is not None or precision is not None
+    if precision is None and (runs or llm_paths or metrics):
+        raise InputError("--runs, --llm and --metric size a sample of a set's holes: give them with --precision")
     if pairs:
         if any(v is not None for v in (size, per_stratum, fraction, queries_path)):
             raise InputError(f"{'--documents' if documents else '--precision'} draws pairs, not queries: give it "
