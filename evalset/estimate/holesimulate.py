@@ -149,12 +149,13 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
                    fractions: FractionRule | None = None, draws: int = 500, seed: int = DEFAULT_SEED,
                    measures: Sequence[str] = MEASURES, contract: EvaluationContract | None = None,
                    level: float = 0.95, progress: Callable[[Iterable], Iterable] = iter,
-                   chosen: Collection[str] | None = None,
-                   sources: Mapping[str, object] | None = None) -> HoleSimulation:
+                   chosen: Collection[str] | None = None, sources: Mapping[str, object] | None = None,
+                   left_out: Collection[str] | None = None) -> HoleSimulation:
     """Leave each group of ``runs`` out of the pool of the full judgments ``qrels`` and estimate each of its runs
     from ``draws`` samples of its holes (module docstring); ``llm`` (``query_id, doc_id, judge, grade`` of every
-    pair ``qrels`` judge; ``None``: Horvitz-Thompson's estimator), ``groups`` run -> group, ``progress`` wraps
-    the runs (group by group)."""
+    pair ``qrels`` judge; ``None``: Horvitz-Thompson's estimator), ``groups`` run -> group, ``left_out`` the
+    groups left out in turn (default every one; the pool is every run's), ``progress`` wraps the runs (group by
+    group)."""
     if (fraction is None) == (fractions is None):
         raise InputError("give one of a fraction of each run's holes or a rule giving each run its fraction")
     chosen = chosen_conventions(contract, chosen)
@@ -175,9 +176,9 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
     scored = per_query_values(Evaluation.on_qrels(full, contract), runs, spellings)
     first = {name: float(scored.column(name, spellings[0]).reindex(query_ids).mean()) for name in names}
     unique = unique_contributions(pool_of_runs(runs, qrels, depth, contract.ties).top, owner)
-    frozen = reduced_qrels(qrels, unique, sorted(set(owner.values())))
-    rows, notes, unjudged = [], [], 0
-    order = sorted(names, key=lambda name: (owner[name], name))
+    frozen = reduced_qrels(qrels, unique, _left_out(owner, left_out))
+    order = sorted((name for name in names if owner[name] in frozen), key=lambda name: (owner[name], name))
+    rows, notes, unjudged = [], [], set()
     best_of = {group: max(sorted(n for n in names if owner[n] != group), key=lambda n: first[n])
                for group in frozen}
     frozen_scores = {group: per_query_values(Evaluation.on_qrels(frozen[group], contract),
@@ -190,7 +191,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         holes = find_holes(frozen[group], pair, depth, contract.ties, empty_ok=True)
         hole_keys = pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]])
         judged = hole_keys.isin(keys)
-        unjudged += int((~judged).sum())
+        unjudged |= set(zip(holes.holes["query_id"][~judged], holes.holes["doc_id"][~judged], strict=True))
         kept = holes.holes[judged].reset_index(drop=True)
         pairs = pd.concat([holes.judged[["query_id", "doc_id"]], kept[["query_id", "doc_id"]]], ignore_index=True)
         pool = prepare_pool(pairs, llm, pair, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
@@ -219,13 +220,13 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         raise InputError(f"no run of any group has a hole in its top {depth} on the set without its group: every "
                          "pair is judged, nothing to simulate")
     if unjudged:
-        notes.append(f"note: {unjudged:,} holes in the runs' top {depth} are judged by no line of the full "
-                     "judgments either: no grade to draw; left out of the designs, they score as the truth scores "
-                     "them (unjudged)")
+        notes.append(f"note: {len(unjudged):,} {'hole' if len(unjudged) == 1 else 'holes'} in the runs' top "
+                     f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
+                     "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
     notes.append(f"note: a coverage over {draws} draws is within about {2 * np.sqrt(0.95 * 0.05 / draws):.3f} of "
                  "the rate (two Monte Carlo errors at 0.95)")
     settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
-                "groups": len(frozen), "runs": len(names), "holes": int(per_run.drop_duplicates("run")["holes"].sum()),
+                "groups": len(frozen), "runs": len(order), "holes": int(per_run.drop_duplicates("run")["holes"].sum()),
                 "queries": len(query_ids), "measures": spellings, "judges": [] if llm is None else
                 sorted(llm["judge"].unique()), "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 "calibrated LLM: " + ", ".join(sorted(llm["judge"].unique())), "design": HOLE_SAMPLE.name,
@@ -251,6 +252,15 @@ def _owners(names: Sequence[str], groups: Mapping[str, str]) -> dict[str, str]:
         raise InputError(f"the runs are of {len(set(owner.values()))} group: leaving a group out needs runs of at "
                          "least 2 groups (the best run outside the group is compared)", source)
     return owner
+
+
+def _left_out(owner: Mapping[str, str], left_out: Collection[str] | None) -> list[str]:
+    """The groups left out in turn, sorted: ``left_out`` (each with a run given), default every one."""
+    every = sorted(set(owner.values()))
+    unknown = sorted(set(left_out or ()) - set(every))
+    if unknown:
+        raise InputError(f"no run of the group {unknown[0]} to leave out (groups: {', '.join(every)})")
+    return every if left_out is None else sorted(set(left_out))
 
 
 def _llm_of(llm: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
