@@ -33,21 +33,22 @@ Conventions
   difference, the difference of the truths. The **frozen-only error** is the run's score on the frozen set (also
   the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
   other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
-- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in :attr:`HoleSimulation
-  .per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over the draws), the RMSE,
-  the coverage of "this set"'s interval (the share of draws holding the truth, within :data:`TOLERANCE`), its
-  mean width, the frozen-only error. The summary (:attr:`HoleSimulation.table`), per measure and kind: the runs,
-  the mean share drawn, the mean and worst RMSE (and its run), the coverage's least (and its run), mean and
-  largest, the runs covering under :data:`COVERAGE_CARE`, the mean width, the frozen-only RMSE over the runs.
+- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in
+  :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over
+  the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
+  :data:`TOLERANCE`), its mean width, the frozen-only error. The summary (:attr:`HoleSimulation.table`), per
+  measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and its run), the coverage's least
+  (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the mean width, the frozen-only
+  RMSE over the runs.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
-- Bad input is one :class:`~evalset.errors.InputError`: a run without a group (naming the groups' ``attrs
-  ["source"]``), runs of fewer than 2 groups, a pair ``qrels`` judge without an LLM grade (the first named, before
-  any draw), no run of any group with a hole, a fraction outside (0, 1), both or neither of ``fraction`` and
-  ``fractions``. A query a run lacks follows the missing-queries rule (:class:`evalset.estimate.inputs.Missing`):
-  refused unless chosen, ``zero`` scores it 0 (a note), ``skip`` is refused (a simulation's truths are over every
-  query).
+- Bad input is one :class:`~evalset.errors.InputError`: a run without a group (naming the groups' source,
+  their ``attrs["source"]``), runs of fewer than 2 groups, a pair ``qrels`` judge without an LLM grade (the first
+  named, before any draw), no run of any group with a hole, a fraction outside (0, 1), both or neither of
+  ``fraction`` and ``fractions``, a group to leave out without a run given. A query a run lacks follows the
+  missing-queries rule (:class:`evalset.estimate.inputs.Missing`): refused unless chosen, ``zero`` scores it 0 (a
+  note), ``skip`` is refused (a simulation's truths are over every query).
 """
 
 from __future__ import annotations
