@@ -19,12 +19,12 @@ from evalset.evaluation import Evaluation
 from evalset.io.groups import read_groups
 from evalset.io.runframe import run_from_frame
 from evalset.io.trec import read_runs
+from evalset.pooling.contributions import pool_of_runs
 from evalset.reusability import (
     analyse_reusability,
     unique_contributions,
     verdict,
 )
-from evalset.reusability.contributions import pool_of_runs
 from tests.conftest import REPO
 
 LOG3 = math.log2(3)

@@ -70,6 +70,15 @@ class _EstimateGroup(click.Group):
 @ruled(EstimateSpec, "slice_size", "--slice-size", metavar="N",
        help="With --simulate: human-graded queries per simulated slice.")
 @ruled(EstimateSpec, "seed", "--seed", help="Seed of the simulated slices.")
+@click.option("--groups", "groups_path", type=click.Path(dir_okay=False), help="With --design documents --set SET "
+              "--simulate R: simulate a sample of the set's holes, each group of --runs left out of its pool in turn "
+              "(the set's judgments as the full ones). A TSV with a header giving each run's group: the columns run "
+              "and group, or runid and participant (TREC's run_metadata.tsv), or the two columns of a two-column "
+              "file (the run, then its group).")
+@ruled(EstimateSpec, "holes_fraction", "--holes-fraction", metavar="P", percent=True,
+       help="With --groups: the share of each run's holes a simulated sample draws.")
+@ruled(EstimateSpec, "depth", "--depth", metavar="K",
+       help="With --groups: the depth of the set's pool and of each run's holes [default: 10].")
 @conflicting_grades_option
 @set_evaluation_options
 @click.option("--other-judge", is_flag=True, help="With --set --llm: estimate with LLM labels of another judge than "
@@ -80,7 +89,8 @@ class _EstimateGroup(click.Group):
 @click.pass_context
 def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
-             other_judge, override_contract, output_format, sample_path, no_llm, budget, ensemble):
+             other_judge, override_contract, output_format, sample_path, no_llm, budget, ensemble, groups_path,
+             holes_fraction, depth):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -89,6 +99,8 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
 
     --design documents: humans grade a document sample of every query (`estimate select --documents`), the LLM
     judges every pooled pair; give --sample, --human and --llm (or --no-llm); validate with --simulate R --budget B.
+    With --set SET --simulate R --groups FILE --holes-fraction P: each group left out of the set's pool in turn, R
+    samples of its runs' holes estimated against the set's judgments (bias, RMSE, coverage per run).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -97,12 +109,13 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
         metrics=metrics, pairs=run_pairs(comparisons, "--compare"), planned=planned, exploratory=exploratory,
         alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
         conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract, design=design,
-        sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge, ensemble=ensemble)
+        sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge, ensemble=ensemble,
+        groups_path=groups_path, holes_fraction=holes_fraction, depth=depth)
     from tqdm import tqdm
 
     from evalset.estimate import make_estimate
 
-    unit = "sample" if design == "documents" else "slice"
+    unit = "run" if groups_path else "sample" if design == "documents" else "slice"
     result = make_estimate(spec, progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None,
                                                              file=sys.stderr, leave=False))
     emit(result, output_format)

@@ -22,10 +22,10 @@ from evalset.params import Choice, Interval, Length
 class RuleType(click.ParamType):
     """A click type built from a declared rule (:mod:`evalset.params`): the option refuses, in the library's words
     and naming the option, what the library would refuse (``Invalid value for '--seed': must be a non-negative
-    integer, got -1``)."""
+    integer, got -1``). With ``percent``, a number may also be given as a percentage (``25%`` is 0.25)."""
 
-    def __init__(self, rule: Interval | Length, separator: str | None = None):
-        self.rule, self.separator = rule, separator
+    def __init__(self, rule: Interval | Length, separator: str | None = None, percent: bool = False):
+        self.rule, self.separator, self.percent = rule, separator, percent
         self.name = "text" if isinstance(rule, Length) else "integer" if rule.kind is int else "number"
 
     def convert(self, value, param, ctx):
@@ -38,13 +38,19 @@ class RuleType(click.ParamType):
             if value not in self.rule:
                 self.fail(f"must be {self.rule}, got {value!r}", param, ctx)
             return value
+        given, rule = value, f"{self.rule}{', or a percentage (25%)' if self.percent else ''}"
         if isinstance(value, str):
             try:
-                value = int(value.strip()) if self.rule.kind is int else float(value)
+                text = value.strip()
+                if self.percent and text.endswith("%"):
+                    value = float(text[:-1]) / 100
+                else:
+                    value = int(text) if self.rule.kind is int else float(value)
             except ValueError:
-                self.fail(f"must be {self.rule}, got {value!r}", param, ctx)
+                self.fail(f"must be {rule}, got {given!r}", param, ctx)
         if value not in self.rule:
-            self.fail(f"must be {self.rule}, got {value}", param, ctx)
+            percentage = self.percent and isinstance(given, str) and given.strip().endswith("%")
+            self.fail(f"must be {rule}, got {given.strip() if percentage else value}", param, ctx)
         return self.rule.kind(value)
 
 
@@ -68,20 +74,21 @@ class RuledOption(click.Option):
         self.rule_owner, self.rule_name = rule_owner, rule_name
 
 
-def ruled(owner, name: str, *decls: str, separator: str | None = None, **attrs):
+def ruled(owner, name: str, *decls: str, separator: str | None = None, percent: bool = False, **attrs):
     """``click.option(*decls)`` for the parameter ``name`` of ``owner`` (module docstring): its type is the declared
     rule, its help ends with the rule, and its default is the library's unless given here (a rules mapping has no
     defaults: give ``default``). With ``separator`` a number rule's option takes a list in one value (``--sizes
-    20,50,100``: a tuple, each value by the rule)."""
+    20,50,100``: a tuple, each value by the rule); with ``percent`` a fraction's may be a percentage (``25%``)."""
     rules = owner if isinstance(owner, dict) else owner.RULES
     rule = rules[name]
     if isinstance(rule, Choice):
         attrs["type"] = RuleChoice(rule)
     else:
-        attrs["type"] = RuleType(rule, separator)
+        attrs["type"] = RuleType(rule, separator, percent)
         text, bracket, default = attrs.get("help", "").partition(" [default")
         each = "each " if separator is not None else ""
-        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {each}{rule}{bracket}{default}"
+        shares = ", or a percentage (25%)" if percent else ""
+        attrs["help"] = f"{text.rstrip().removesuffix('.')}: {each}{rule}{shares}{bracket}{default}"
         if not bracket:
             attrs["help"] += "."
     if "default" not in attrs and not any(attrs.get(key) for key in ("multiple", "is_flag", "required")):

@@ -92,8 +92,10 @@ def refuse_judged(pairs: pd.DataFrame, judged: pd.DataFrame, what: str, advice: 
                          f"{first['doc_id']} first): not a {what} of its holes{advice}", source)
 
 
-def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int, ties: str = "trec") -> Holes:
-    """The holes of ``runs``' top ``depth`` against the judgments ``qrels`` (``query_id, doc_id, grade``)."""
+def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int, ties: str = "trec", *,
+               empty_ok: bool = False) -> Holes:
+    """The holes of ``runs``' top ``depth`` against the judgments ``qrels`` (``query_id, doc_id, grade``); with
+    ``empty_ok``, runs without a hole give holes without a row (a simulation's run judged in full), not a refusal."""
     depth = check("depth", depth, POSITIVE_INT)
     top = graded_top_k(runs, qrels, depth, ties)
     open_ = top[~top["judged"]]
@@ -104,7 +106,7 @@ def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int
         "pairs": [int((top["system"] == name).sum()) for name in runs],
         "holes": [int((open_["system"] == name).sum()) for name in runs],
         "queries": [int(open_.loc[open_["system"] == name, "query_id"].nunique()) for name in runs]})
-    if holes.empty:
+    if holes.empty and not empty_ok:
         raise InputError(f"no run has a hole in its top {depth}: every pair is judged, nothing to sample; score the "
                          "runs on the set as it is")
     judged = judged_pairs(qrels)

@@ -2,7 +2,10 @@
 (``set_path``), from LLM grades and the human grades of a drawn slice (``slice_path``), or the validation on fully
 human-graded data (``draws`` random slices of ``slice_size`` queries). With ``design="documents"`` (default
 ``"queries"``: the slice), the document design's estimate from a sample record (``sample_path``) or its
-validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.documents.modes`.
+validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.documents.modes`; with a set,
+``draws`` and ``groups_path``, the simulation of a sample of the set's holes, each group of runs left out of its
+pool in turn (:func:`evalset.estimate.holesimulate.simulate_holes`: the set's judgments on its ``split`` are the
+full ones; the LLM files, one judge each, must grade every pair the set judges).
 
 Defaults (those of the command): the metric is :data:`~evalset.contract.DEFAULT_METRIC`, or on a set its headline;
 a validation estimates the first metric only. The pairs default to none, on a set to its planned comparisons whose
@@ -21,14 +24,17 @@ from typing import Any
 
 from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
-from evalset.estimate.documents.modes import DocumentReport, document_estimate, document_validation
+from evalset.estimate.documents.modes import DocumentReport, document_estimate, document_validation, read_judges
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.holes import holes_estimate
+from evalset.estimate.holes import holes_estimate, judged_pairs
+from evalset.estimate.holesimulate import MEASURES, HoleSimulation, simulate_holes
 from evalset.estimate.inputs import ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.estimate.spec import EstimateSpec
+from evalset.evaluation import Evaluation
+from evalset.io.groups import read_run_groups
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
 from evalset.io.trec import expand_run_paths, read_run
@@ -41,7 +47,7 @@ FilePath = str | os.PathLike
 
 
 def make_estimate(spec: EstimateSpec | None = None, *, progress: Callable[[Iterable], Iterable] = iter,
-                  **options: Any) -> Estimate | Simulation | DocumentReport | DocumentSimulation:
+                  **options: Any) -> Estimate | Simulation | DocumentReport | DocumentSimulation | HoleSimulation:
     """The estimate of ``spec.runs`` (files or folders) on a set, or from ``llm`` and ``human`` grade files (labels
     or qrels) and a slice record, or the validation of ``draws`` slices (module docstring); the settings are
     ``spec``, or the :class:`~evalset.estimate.spec.EstimateSpec` of keyword ``options`` (``runs=``, ``llm=``, ...),
@@ -86,9 +92,12 @@ def make_estimate(spec: EstimateSpec | None = None, *, progress: Callable[[Itera
                          **common)
 
 
-def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> DocumentReport | DocumentSimulation:
+def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
+               ) -> DocumentReport | DocumentSimulation | HoleSimulation:
     """The document design (:mod:`evalset.estimate.documents.modes`): a set frozen with a sample, a sample record's
-    estimate or a validation (the spec has checked which)."""
+    estimate, a validation, or the simulation of a sample of a set's holes (the spec has checked which)."""
+    if spec.groups_path:
+        return _hole_simulation(spec, progress)
     if spec.set_path and spec.sample_path:
         named, sources = _read(spec.runs)
         return holes_estimate(named, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
@@ -115,6 +124,24 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> 
                                    **common)
     return document_estimate(named, sample_path=spec.sample_path, pairs=spec.pairs, planned=spec.planned,
                              exploratory=spec.exploratory, alpha=spec.alpha, **common)
+
+
+def _hole_simulation(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> HoleSimulation:
+    """Each group of ``spec.runs`` left out of the set's pool in turn, its runs' holes sampled (module docstring)."""
+    evaluation = Evaluation.on_set(spec.set_path, spec.split, spec.options, override_contract=spec.override_contract)
+    if evaluation.weighted and evaluation.queries["stratum"].nunique() > 1:
+        raise InputError("the document design weights every query alike, but this set weights its strata by "
+                         "traffic: simulate each stratum's set apart", os.fspath(spec.set_path))
+    groups = read_run_groups(spec.groups_path)
+    named, sources = _read(spec.runs)
+    llm = None
+    if not spec.no_llm:
+        llm = read_judges(spec.llm, spec.conflicting_grades, judged_pairs(evaluation.qrels)[["query_id", "doc_id"]])
+    depth = {} if spec.depth is None else {"depth": spec.depth}
+    return simulate_holes(named, evaluation.qrels, llm, groups, fraction=spec.holes_fraction, draws=spec.draws,
+                          seed=spec.seed, measures=spec.metrics or MEASURES, contract=evaluation.contract,
+                          level=spec.level, progress=progress, chosen=tuple(spec.options.given()), sources=sources,
+                          **depth)
 
 
 def _read(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:

@@ -7,6 +7,9 @@ Conventions
   columns are ignored.
 - A run named twice is refused (with both lines), even with the same group; an empty run or group is refused;
   a file with no run is refused.
+- Read without naming the columns (:func:`read_run_groups`), the file's columns are ``run`` and ``group``, else
+  ``runid`` and ``participant`` (TREC's ``run_metadata.tsv``), else a file of two columns is the run, then its
+  group; any other header is refused. The Series' ``attrs["source"]`` is the file, for the refusals of its users.
 """
 
 from __future__ import annotations
@@ -31,4 +34,23 @@ def read_groups(path: str | os.PathLike, run_column: str = "run", group_column: 
     frame = pd.DataFrame({"run": frame[run_column].str.strip(), "group": frame[group_column].str.strip()})
     refuse_blank(frame, ["run", "group"], line_numbers, path)
     refuse_repeats(frame, ["run"], line_numbers, path, "run")
-    return pd.Series(frame["group"].to_numpy(), index=pd.Index(frame["run"].to_numpy(), name="run"), name="group")
+    groups = pd.Series(frame["group"].to_numpy(), index=pd.Index(frame["run"].to_numpy(), name="run"), name="group")
+    groups.attrs["source"] = path
+    return groups
+
+
+GROUP_COLUMNS = (("run", "group"), ("runid", "participant"))
+"""The columns :func:`read_run_groups` looks for, in order: evalset's names, then TREC's ``run_metadata.tsv``'s."""
+
+
+def read_run_groups(path: str | os.PathLike) -> pd.Series:
+    """The group of each run (:func:`read_groups`), its columns found by their names (module docstring)."""
+    path = os.fspath(path)
+    header = read_tsv_with_header(path, [])[2]
+    named = [pair for pair in GROUP_COLUMNS if set(pair) <= set(header)]
+    if named:
+        return read_groups(path, *named[0])
+    if len(header) == 2:
+        return read_groups(path, *header)
+    raise InputError(f"a group file's header names run and group, or runid and participant, or two columns; got "
+                     f"{', '.join(header)}", path, 1)

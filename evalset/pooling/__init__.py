@@ -6,6 +6,9 @@
   judging order, per-system statistics (the conventions are in its docstring).
 - :mod:`evalset.pooling.folder`: the pool specification (TOML or options), building from it, writing the folder,
   the summary.
+- :mod:`evalset.pooling.contributions`: the depth-k pool of the runs that made a set, what each run (or group)
+  alone contributed to it, the qrels without those contributions (reusability's leave-out, the hole sample's
+  leave-one-group-out simulation); imported by name, not loaded with the package.
 """
 
 from evalset.pooling.folder import (

@@ -6,12 +6,13 @@ runs: a participant, a team) out of the depth-k pool in turn, removing the judgm
 contributed, and rescoring it shows what a new system like it would lose (Zobel 1998; Buckley, Dimmick,
 Soboroff & Voorhees 2007; NIST's ``gloo-eval.pl``).
 
-- :mod:`~evalset.reusability.contributions`: the pool, the unique contributions, the reduced qrels, the checks.
+- :mod:`evalset.pooling.contributions` (below the estimate stage, which leaves groups out too): the pool, the
+  unique contributions, the reduced qrels, the checks.
 - :mod:`~evalset.reusability.leave_out`: rescoring, ranks, tau and tau_AP, the verdict, its text and JSON.
 - :mod:`~evalset.reusability.plot`: the plot.
 """
 
-from evalset.reusability.contributions import (
+from evalset.pooling.contributions import (
     POOL_RUN_MAX_HOLES,
     PoolOfRuns,
     contribution_counts,

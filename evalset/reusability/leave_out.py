@@ -4,7 +4,7 @@ Conventions
 -----------
 - A run's score is the mean of the metric as ``evalset score`` prints it (:meth:`evalset.evaluation.PerQuery.mean`:
   over the defined queries; on a set weighted by traffic, the traffic-weighted mean), with the full qrels and
-  with its owner's reduced qrels (:mod:`evalset.reusability.contributions`).
+  with its owner's reduced qrels (:mod:`evalset.pooling.contributions`).
 - ``drop`` = full - reduced; ``relative_drop`` = drop / full (undefined when full is 0).
 - ``rank_full`` is the run's rank among all runs by their full scores (1 is best; equal scores share the better
   rank). ``rank_reduced`` is its rank when it (with the other runs of its group) is scored on the reduced qrels
@@ -38,14 +38,14 @@ from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_q
 from evalset.evaluation.values import Runs
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.params import validate_params
-from evalset.render import json_safe, number, text_table
-from evalset.reusability.contributions import (
+from evalset.pooling.contributions import (
     PoolOfRuns,
     contribution_counts,
     pool_of_runs,
     reduced_qrels,
     unique_contributions,
 )
+from evalset.render import json_safe, number, text_table
 from evalset.speed.parallel import parallel_map
 from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
 
@@ -214,7 +214,7 @@ def analyse_reusability(evaluation: Evaluation, runs: Runs, depth: int, metric: 
     frame or file, or files and folders of runs: a file is named when its run is refused).
 
     ``metric`` defaults to the set's headline (ndcg@10 on qrels). The runs given are the pool (see
-    :mod:`evalset.reusability.contributions` for the checks); a run lacking judged queries is refused unless the
+    :mod:`evalset.pooling.contributions` for the checks); a run lacking judged queries is refused unless the
     contract's ``missing`` was chosen (module docstring). ``depth`` is checked first
     (:data:`evalset.contract.REUSABILITY_RULES`)."""
     metric = metric or evaluation.headline

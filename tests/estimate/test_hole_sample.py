@@ -100,7 +100,7 @@ def test_on_dl19_a_quarter_of_a_left_out_groups_holes_puts_its_runs_within_a_hun
     a quarter of their holes graded (NIST standing in for the annotators) and Llama-3-70B's grades of every pair
     put them within 0.0064 (RMSE over 20 draws of the six runs), the 95% intervals covering 118 of the 120 truths."""
     from evalset.io.trec import read_qrels, read_run
-    from evalset.reusability.contributions import pool_of_runs, reduced_qrels, unique_contributions
+    from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
     from tests.conftest import REPO
 
     dl19 = REPO / "data" / "dl19"

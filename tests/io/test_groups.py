@@ -3,7 +3,7 @@
 import pytest
 
 from evalset.errors import InputError
-from evalset.io.groups import read_groups
+from evalset.io.groups import read_groups, read_run_groups
 
 
 def write(tmp_path, text):
@@ -33,3 +33,11 @@ def test_bad_group_files_are_refused_naming_the_line(tmp_path, text, message):
 def test_one_column_for_both_is_refused(tmp_path):
     with pytest.raises(InputError, match="one column"):
         read_groups(write(tmp_path, "run\tgroup\nA\tG\n"), "run", "run")
+
+
+def test_the_columns_are_found_by_their_names_or_a_two_column_file_is_run_then_group(tmp_path):
+    trec = read_run_groups(write(tmp_path, "runid\ttype\tparticipant\nA\tauto\tG1\nB\tmanual\tG2\n"))
+    assert trec.to_dict() == {"A": "G1", "B": "G2"} and trec.attrs["source"].endswith("groups.tsv")
+    assert read_run_groups(write(tmp_path, "system\tteam\nA\tG1\n")).to_dict() == {"A": "G1"}
+    with pytest.raises(InputError, match="names run and group, or runid and participant, or two columns; got a, b, c"):
+        read_run_groups(write(tmp_path, "a\tb\tc\nA\tG1\tx\n"))

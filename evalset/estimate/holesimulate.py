@@ -1,0 +1,350 @@
+"""Does a sample of a frozen set's holes estimate the next system's full-judgment score? Leave-one-group-out on
+fully judged data: each group of runs in turn is left out of the set's pool, its runs become new systems with
+holes, and many seeded samples of their holes are estimated by the hole sample's design
+(:mod:`evalset.estimate.holes`) and held against the full judgments.
+
+Conventions
+-----------
+- **The set without a group.** ``qrels`` are the full judgments; ``groups`` maps each run to its group (a
+  participant, a team). For each group ``G`` the frozen set is ``qrels`` without the pairs only ``G``'s runs
+  brought into the depth-``depth`` pool of the runs given (:func:`evalset.pooling.contributions.reduced_qrels`;
+  the runs given are the pool and are checked as ``evalset reusability`` checks them). Each run ``R`` of ``G`` is
+  then a new system on that set.
+- **A run's design** (the hole sample's, :mod:`evalset.estimate.holes`, design "run"): the runs are ``R`` and the
+  best run outside ``G`` (the highest true mean of the first measure; the first by name on a tie), so that ``R``'s
+  mean, the best run's and the difference ``R - best`` are estimated; the holes are those of the two runs' top
+  ``depth`` (:func:`~evalset.estimate.holes.find_holes`; the best run, in the pool, has none the full judgments
+  judge). The pool is the frozen set's judged pairs (``pi`` 1, their grades known) then the holes, each drawn with
+  one inclusion probability: ``fraction``, or the run's own from ``fractions`` (a hook: given the run's holes and
+  its prepared design, :class:`HoleDesign`, it returns run -> fraction). The pool is prepared once per run under
+  :data:`~evalset.estimate.documents.rules.HOLE_SAMPLE` with :func:`~evalset.estimate.holes.hole_strata` (its
+  stratum "top": the judged pairs in the top k of the two runs); per draw the design's own steps
+  (:meth:`~evalset.estimate.documents.estimate.DocumentPool.sample`, ``estimate``, ``floor``,
+  :func:`~evalset.estimate.documents.estimate.mean_intervals`), the estimate and "this set"'s interval clipped to
+  the measure's range as the estimate clips them. A drawn hole's human grade is its grade in ``qrels``.
+- **Seeds.** Draw ``i`` of run ``R`` is :func:`~evalset.estimate.documents.sample.poisson_sample` of its holes (in
+  the order query, document) with the ``i``-th of ``generator(seed, crc32(R)).integers(2**32, size=draws)``
+  (:func:`evalset.seeds.generator`): a run's draws depend on the seed and its name, not on the other runs given.
+  The same inputs give byte-identical output.
+- **A hole no one judged** (in the top k, graded by no line of ``qrels``) has no grade to draw: it is left out of
+  the design, where it scores as the truth scores it (unjudged), and counted in a note.
+- **The truth** of a run is its mean over the design's queries under the full ``qrels`` from the evaluation room
+  (:func:`evalset.evaluation.per_query_values`, the contract's conventions), never from the design's code; of the
+  difference, the difference of the truths. The **frozen-only error** is the run's score on the frozen set (also
+  the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
+  other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
+- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in
+  :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over
+  the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
+  :data:`TOLERANCE`), its mean width, the frozen-only error. The summary (:attr:`HoleSimulation.table`), per
+  measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and its run), the coverage's least
+  (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the mean width, the frozen-only
+  RMSE over the runs.
+- **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
+  estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
+  out of the coverage, width and share figures.
+- Bad input is one :class:`~evalset.errors.InputError`: a run without a group (naming the groups' source,
+  their ``attrs["source"]``), runs of fewer than 2 groups, a pair ``qrels`` judge without an LLM grade (the first
+  named, before any draw), no run of any group with a hole, a fraction outside (0, 1), both or neither of
+  ``fraction`` and ``fractions``, a group to leave out without a run given. A query a run lacks follows the
+  missing-queries rule (:class:`evalset.estimate.inputs.Missing`): refused unless chosen, ``zero`` scores it 0 (a
+  note), ``skip`` is refused (a simulation's truths are over every query).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.errors import InputError
+from evalset.estimate.documents.estimate import DocumentPool, mean_intervals, prepare_pool
+from evalset.estimate.documents.rules import HOLE_SAMPLE
+from evalset.estimate.documents.sample import poisson_sample
+from evalset.estimate.holes import Holes, find_holes, hole_strata, judged_pairs
+from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
+from evalset.evaluation import Evaluation, PerQuery, per_query_values
+from evalset.io.samplerecord import refuse_ungraded
+from evalset.metrics.documents import DocumentTerms, document_terms
+from evalset.params import DEPTH, PROBABILITY, RESAMPLES, SEED, check, validate_params
+from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
+from evalset.render import json_safe, number, text_table
+from evalset.seeds import generator
+
+MEASURES = ("ndcg@10", "P(rel=2)@10")
+"""The measures by default: nDCG@10 and precision at 10 counting grades 2 and up (DL19's binary relevance)."""
+COVERAGE_CARE = 0.94
+"""A run's coverage under this is counted (0.95 nominal, less about one Monte Carlo error at 500 draws, 0.0097)."""
+TOLERANCE = 1e-9
+"""An interval covers a truth equal to an end up to rounding (a hole-free column's interval has width 0)."""
+RULES = {"depth": DEPTH, "fraction": PROBABILITY, "draws": RESAMPLES, "seed": SEED, "level": PROBABILITY}
+"""The parameters' rules of :func:`simulate_holes`."""
+
+
+@dataclass(frozen=True)
+class HoleDesign:
+    """A run's design, as a per-run fraction rule is handed it: the run, its group and the best run beside it, the
+    prepared pool (pairs: the set's judged pairs then the holes; its rules, strata and judges), ``known`` each
+    pair's grade where the set knows it (0 for a hole), ``hole`` which pairs are holes, the measures, the scale."""
+
+    group: str
+    run: str
+    best: str
+    pool: DocumentPool
+    known: np.ndarray
+    hole: np.ndarray
+    measures: tuple[DocumentTerms, ...]
+    scale: np.ndarray
+
+
+FractionRule = Callable[[Holes, HoleDesign], Mapping[str, float]]
+"""A per-run fraction: given a run's holes and its design, run -> the share of its holes each draw takes."""
+
+
+@dataclass(frozen=True)
+class HoleSimulation:
+    """The summary (one row per measure and kind), the per-run rows, the settings and the caveats (module
+    docstring)."""
+
+    table: pd.DataFrame
+    per_run: pd.DataFrame
+    settings: dict[str, Any]
+    caveats: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        s = self.settings
+        share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else "each run's fraction"
+        lines = [f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
+                 f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
+                 f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; difference: the run minus the best "
+                 "run outside its group"]
+        header = ["measure", "kind", "runs", "share", "RMSE", "worst RMSE", "coverage min", "mean", "max",
+                  f"< {COVERAGE_CARE:g}", "width", "frozen-only RMSE"]
+        rows = [[row.measure, row.kind, f"{row.runs} ({row.with_holes})", number(row.share, 3), number(row.rmse, 4),
+                 f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}",
+                 f"{number(row.coverage_min, 3)} {row.coverage_min_run}", number(row.coverage_mean, 3),
+                 number(row.coverage_max, 3), row.below, number(row.width, 4), number(row.frozen_rmse, 4)]
+                for row in self.table.itertuples()]
+        lines += text_table([header, *rows])
+        lines.append("runs: all (those with a hole, over which coverage, share and width are)")
+        for (measure, kind), rows in self.per_run.groupby(["measure", "kind"], sort=False):
+            low = rows[rows["coverage"] < COVERAGE_CARE].sort_values(["coverage", "run"])
+            if len(low):
+                lines.append(f"under {COVERAGE_CARE:g}: {measure} {kind}: " + ", ".join(
+                    f"{row.run} {number(row.coverage, 3)} ({row.holes} holes)" for row in low.itertuples()))
+        return "\n".join([*lines, *self.caveats])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": json_safe(self.settings), "rows": json_safe(self.table.to_dict(orient="records")),
+                "per_run": json_safe(self.per_run.to_dict(orient="records")), "notes": self.caveats}
+
+
+@validate_params(RULES)
+def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
+                   groups: Mapping[str, str], *, depth: int = 10, fraction: float | None = None,
+                   fractions: FractionRule | None = None, draws: int = 500, seed: int = DEFAULT_SEED,
+                   measures: Sequence[str] = MEASURES, contract: EvaluationContract | None = None,
+                   level: float = 0.95, progress: Callable[[Iterable], Iterable] = iter,
+                   chosen: Collection[str] | None = None, sources: Mapping[str, object] | None = None,
+                   left_out: Collection[str] | None = None) -> HoleSimulation:
+    """Leave each group of ``runs`` out of the pool of the full judgments ``qrels`` and estimate each of its runs
+    from ``draws`` samples of its holes (module docstring); ``llm`` (``query_id, doc_id, judge, grade`` of every
+    pair ``qrels`` judge; ``None``: Horvitz-Thompson's estimator), ``groups`` run -> group, ``left_out`` the
+    groups left out in turn (default every one; the pool is every run's), ``progress`` wraps the runs (group by
+    group)."""
+    if (fraction is None) == (fractions is None):
+        raise InputError("give one of a fraction of each run's holes or a rule giving each run its fraction")
+    chosen = chosen_conventions(contract, chosen)
+    contract = contract or EvaluationContract()
+    parsed = tuple(document_terms(m, contract) for m in measures)
+    names = [str(name) for name in runs]
+    owner = _owners(names, groups)
+    full = judged_pairs(qrels).sort_values(["query_id", "doc_id"], ignore_index=True)
+    llm = None if llm is None else _llm_of(llm, full)
+    keys = pd.MultiIndex.from_frame(full[["query_id", "doc_id"]])
+    grade_of = pd.Series(full["grade"].to_numpy(dtype=np.int64), index=keys)
+    query_ids = sorted(full["query_id"].unique())
+    missing = refuse_skip(missing_rule(query_values(runs, full, query_ids, "p@1", contract, chosen), query_ids,
+                                       sources))
+    scale = np.union1d(full["grade"].to_numpy(dtype=np.int64), [0] if llm is None else
+                       np.union1d(llm["grade"].to_numpy(dtype=np.int64), [0]))
+    spellings = [str(terms) for terms in parsed]
+    scored = per_query_values(Evaluation.on_qrels(full, contract), runs, spellings)
+    first = {name: float(scored.column(name, spellings[0]).reindex(query_ids).mean()) for name in names}
+    unique = unique_contributions(pool_of_runs(runs, qrels, depth, contract.ties).top, owner)
+    frozen = reduced_qrels(qrels, unique, _left_out(owner, left_out))
+    order = sorted((name for name in names if owner[name] in frozen), key=lambda name: (owner[name], name))
+    rows, notes, unjudged = [], [], set()
+    best_of = {group: max(sorted(n for n in names if owner[n] != group), key=lambda n: first[n])
+               for group in frozen}
+    frozen_scores = {group: per_query_values(Evaluation.on_qrels(frozen[group], contract),
+                                             {n: runs[n] for n in (best_of[group], *_members(order, owner, group))},
+                                             spellings) for group in frozen}
+    for name in progress(order):
+        group = owner[name]
+        best = best_of[group]
+        pair = {best: runs[best], name: runs[name]}
+        holes = find_holes(frozen[group], pair, depth, contract.ties, empty_ok=True)
+        hole_keys = pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]])
+        judged = hole_keys.isin(keys)
+        unjudged |= set(zip(holes.holes["query_id"][~judged], holes.holes["doc_id"][~judged], strict=True))
+        kept = holes.holes[judged].reset_index(drop=True)
+        pairs = pd.concat([holes.judged[["query_id", "doc_id"]], kept[["query_id", "doc_id"]]], ignore_index=True)
+        pool = prepare_pool(pairs, llm, pair, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
+        hole = np.r_[np.zeros(len(holes.judged), bool), np.ones(len(kept), bool)]
+        known = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(kept), np.int64)]
+        truth = {t: _means(scored, t, [best, name], pool.query_ids) for t in spellings}
+        base = {t: _means(frozen_scores[group], t, [best, name], pool.query_ids) for t in spellings}
+        facts = {"group": group, "run": name, "best": best, "holes": len(kept)}
+        if not len(kept):
+            notes.append(f"note: {name} ({group}) has no hole in its top {depth} on the set without its group: its "
+                         "estimate is the set's own score (no draw); its error counts in the RMSE, and it is left "
+                         "out of the coverage, width and share figures")
+            rows += [_row(facts, t, kind, truth[t], base[t], None) for t in spellings for kind in ("run", "difference")]
+            continue
+        design = HoleDesign(group, name, best, pool, known, hole, parsed, scale)
+        share = fraction if fractions is None else fractions(holes, design)[name]
+        share = check(f"the fraction of {name}'s holes", share, PROBABILITY)
+        grades = known.copy()
+        grades[hole] = grade_of.reindex(pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64)
+        seeds = generator(seed, zlib.crc32(name.encode())).integers(2 ** 32, size=draws)
+        drawn = _draws(replace(design, known=grades), share, seeds, level)
+        rows += [_row({**facts, "fraction": share}, t, kind, truth[t], base[t], drawn, column)
+                 for t in spellings for column, kind in enumerate(("run", "difference"))]
+    per_run = pd.DataFrame(rows)
+    if not (per_run["holes"] > 0).any():
+        raise InputError(f"no run of any group has a hole in its top {depth} on the set without its group: every "
+                         "pair is judged, nothing to simulate")
+    if unjudged:
+        notes.append(f"note: {len(unjudged):,} {'hole' if len(unjudged) == 1 else 'holes'} in the runs' top "
+                     f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
+                     "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
+    notes.append(f"note: a coverage over {draws} draws is within about {2 * np.sqrt(0.95 * 0.05 / draws):.3f} of "
+                 "the rate (two Monte Carlo errors at 0.95)")
+    settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
+                "groups": len(frozen), "runs": len(order), "holes": int(per_run.drop_duplicates("run")["holes"].sum()),
+                "queries": len(query_ids), "measures": spellings, "judges": [] if llm is None else
+                sorted(llm["judge"].unique()), "estimator": "Horvitz-Thompson, no LLM" if llm is None else
+                "calibrated LLM: " + ", ".join(sorted(llm["judge"].unique())), "design": HOLE_SAMPLE.name,
+                "this_set": HOLE_SAMPLE.this_set, "contract": contract.to_dict(),
+                "best": {group: best_of[group] for group in sorted(frozen)}}
+    return HoleSimulation(_summary(per_run), per_run, settings, [*missing.notes(), *notes])
+
+
+def _members(order: Sequence[str], owner: Mapping[str, str], group: str) -> list[str]:
+    """The runs of ``group``, in ``order``."""
+    return [name for name in order if owner[name] == group]
+
+
+def _owners(names: Sequence[str], groups: Mapping[str, str]) -> dict[str, str]:
+    """Run -> group for every run given; a run without one refused, naming the groups' source."""
+    source = getattr(groups, "attrs", {}).get("source")
+    given = {str(run): str(group) for run, group in dict(groups).items()}
+    lacking = [name for name in names if name not in given]
+    if lacking:
+        raise InputError(f"run {lacking[0]} has no group ({len(lacking)} such runs): give every run's group", source)
+    owner = {name: given[name] for name in names}
+    if len(set(owner.values())) < 2:
+        raise InputError(f"the runs are of {len(set(owner.values()))} group: leaving a group out needs runs of at "
+                         "least 2 groups (the best run outside the group is compared)", source)
+    return owner
+
+
+def _left_out(owner: Mapping[str, str], left_out: Collection[str] | None) -> list[str]:
+    """The groups left out in turn, sorted: ``left_out`` (each with a run given), default every one."""
+    every = sorted(set(owner.values()))
+    unknown = sorted(set(left_out or ()) - set(every))
+    if unknown:
+        raise InputError(f"no run of the group {unknown[0]} to leave out (groups: {', '.join(every)})")
+    return every if left_out is None else sorted(set(left_out))
+
+
+def _llm_of(llm: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
+    """The LLM grades of the judged pairs, each judge checked to grade every one (the first missing named)."""
+    source = str(llm.attrs.get("source", "llm"))
+    missing = [c for c in ("query_id", "doc_id", "judge", "grade") if c not in llm.columns]
+    if missing:
+        raise InputError(f"the LLM grades lack the column(s) {', '.join(missing)}", source)
+    llm = llm.assign(query_id=llm["query_id"].astype(str), doc_id=llm["doc_id"].astype(str),
+                     judge=llm["judge"].astype(str))
+    for judge, rows in llm.groupby("judge", sort=True):
+        refuse_ungraded(full, rows, f"judge {judge}", source)
+    inside = pd.MultiIndex.from_frame(llm[["query_id", "doc_id"]]).isin(
+        pd.MultiIndex.from_frame(full[["query_id", "doc_id"]]))
+    return llm[inside].reset_index(drop=True)
+
+
+def _means(scored: PerQuery, measure: str, names: Sequence[str], query_ids: Sequence[str]) -> np.ndarray:
+    """The runs' means of ``measure`` over ``query_ids`` (undefined queries left out, as a score does), then the
+    difference of the second minus the first."""
+    means = [float(scored.column(name, measure).reindex(list(query_ids)).mean()) for name in names]
+    return np.array([means[1], means[1] - means[0]])
+
+
+def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float) -> dict[str, Any]:
+    """Per measure the clipped estimates and "this set" ends of the run's mean and of the difference (draws x 2),
+    and the share of the holes each draw took (module docstring)."""
+    pool, hole = design.pool, design.hole
+    pi = np.where(hole, fraction, 1.0)
+    uniform = np.full(int(hole.sum()), fraction)
+    limits = {}
+    for terms in design.measures:
+        low, high = terms.bounds(design.scale, pool.ranking(terms.ranking).depth)
+        limits[str(terms)] = (np.array([low, low - high]), np.array([high, high - low]))
+    got = {str(terms): np.empty((3, len(seeds), 2)) for terms in design.measures}
+    shares = np.empty(len(seeds))
+    for draw, draw_seed in enumerate(seeds):
+        drawn = poisson_sample(uniform, int(draw_seed))
+        sampled = ~hole
+        sampled[hole] = drawn
+        shares[draw] = drawn.mean()
+        sample = pool.sample(pi, sampled, np.where(sampled, design.known, 0), design.scale)
+        for terms in design.measures:
+            values, z, answered = pool.estimate(terms, sample)
+            columns = mean_intervals(values, z, sample.variance_factor, pi, level, [(0, 1)], answered, sample.query,
+                                     pool.floor(terms, sample), pool.rules)
+            centre, half = columns["estimate"][1:], (columns["z"] * columns["se_set"])[1:]
+            low, high = limits[str(terms)]
+            got[str(terms)][:, draw] = np.clip([centre, centre - half, centre + half], low, high)
+    return {"values": got, "shares": shares}
+
+
+def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, frozen: np.ndarray,
+         drawn: dict[str, Any] | None, column: int | None = None) -> dict[str, Any]:
+    """One per-run row (module docstring); ``drawn`` None: a run without a hole, estimated as the set scores it."""
+    at = 0 if kind == "run" else 1
+    error = float(frozen[at] - truth[at])
+    row = {**facts, "fraction": facts.get("fraction", np.nan), "measure": measure, "kind": kind,
+           "name": facts["run"] if kind == "run" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at])}
+    if drawn is None:
+        return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "rmse": abs(error),
+                "coverage": np.nan, "width": np.nan, "frozen_error": error}
+    estimate, low, high = drawn["values"][measure][:, :, column]
+    errors = estimate - truth[at]
+    covered = (low - TOLERANCE <= truth[at]) & (truth[at] <= high + TOLERANCE)
+    return {**row, "share": float(drawn["shares"].mean()), "mean_estimate": float(estimate.mean()),
+            "bias": float(errors.mean()), "rmse": float(np.sqrt(np.mean(errors ** 2))),
+            "coverage": float(covered.mean()), "width": float(np.mean(high - low)), "frozen_error": error}
+
+
+def _summary(per_run: pd.DataFrame) -> pd.DataFrame:
+    """One row per measure and kind over the runs (module docstring)."""
+    rows = []
+    for (measure, kind), runs in per_run.groupby(["measure", "kind"], sort=False):
+        drawn = runs[runs["holes"] > 0]
+        worst = runs.loc[runs["rmse"].idxmax()]
+        least = drawn.loc[drawn["coverage"].idxmin()]
+        rows.append({"measure": measure, "kind": kind, "runs": len(runs), "with_holes": len(drawn),
+                     "share": float(drawn["share"].mean()), "rmse": float(runs["rmse"].mean()),
+                     "rmse_worst": float(worst["rmse"]), "rmse_worst_run": worst["run"],
+                     "bias_mean": float(runs["bias"].abs().mean()), "coverage_min": float(least["coverage"]),
+                     "coverage_min_run": least["run"], "coverage_mean": float(drawn["coverage"].mean()),
+                     "coverage_max": float(drawn["coverage"].max()),
+                     "below": int((drawn["coverage"] < COVERAGE_CARE).sum()), "width": float(drawn["width"].mean()),
+                     "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2)))})
+    return pd.DataFrame(rows)

@@ -1,0 +1,243 @@
+"""The hole sample's leave-one-group-out simulation (evalset.estimate.holesimulate): on a small set whose figures are
+worked by hand (a run without a hole, every hole drawn, a per-run fraction), its determinism, its refusals, the
+command, and TREC DL 2019 with groups left out."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.errors import InputError
+from evalset.estimate.holesimulate import simulate_holes
+from evalset.metrics import evaluate
+from tests.support.options import refusal
+
+QUERIES = ["q1", "q2", "q3", "q4"]
+
+
+def run(docs: list[str]) -> pd.DataFrame:
+    """A run ranking ``docs`` on every query."""
+    rows = [(q, d, float(10 - i)) for q in QUERIES for i, d in enumerate(docs)]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+# Three groups; at depth 3 group A alone brought d5 and d6 into the pool and C alone d4, while B's run b1 shares
+# every pair of its top 3 with another group: it has no hole. d7 and d8 are judged deeper.
+RUNS = {"a1": run(["d1", "d3", "d5"]), "a2": run(["d2", "d5", "d6"]), "b1": run(["d1", "d2", "d3"]),
+        "c1": run(["d1", "d2", "d4"])}
+GROUPS = {"a1": "A", "a2": "A", "b1": "B", "c1": "C"}
+GRADES = {"q1": [2, 0, 1, 2, 3, 0, 1, 0], "q2": [1, 1, 0, 0, 2, 1, 0, 2], "q3": [0, 2, 2, 1, 0, 0, 1, 1],
+          "q4": [3, 0, 1, 0, 1, 2, 0, 0]}
+QRELS = pd.DataFrame([(q, f"d{i + 1}", g) for q, grades in GRADES.items() for i, g in enumerate(grades)],
+                     columns=["query_id", "doc_id", "grade"])
+NOISY = QRELS.assign(judge="llm", grade=[2, 1, 1, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 1, 0, 2, 0, 2, 2, 0, 0, 1, 1, 1,
+                                         3, 0, 2, 0, 1, 2, 0, 1])
+MEASURES = ["p@3", "ndcg@3"]
+
+
+def simulate(**options):
+    settings = {"depth": 3, "fraction": 0.5, "draws": 50, "seed": 1, "measures": MEASURES, **options}
+    return simulate_holes(RUNS, QRELS, settings.pop("llm", NOISY), settings.pop("groups", GROUPS), **settings)
+
+
+def rows(result) -> pd.DataFrame:
+    return result.per_run.set_index(["run", "measure", "kind"])
+
+
+def test_a_run_without_a_hole_is_said_its_error_the_frozen_one_and_left_out_of_coverage():
+    result = simulate()
+    table = rows(result)
+    assert table.loc[("b1", "p@3", "run"), ["holes", "best", "truth", "bias", "rmse"]].tolist() == [
+        0, "a1", pytest.approx(2 / 3), 0.0, 0.0]
+    assert np.isnan(table.loc[("b1", "ndcg@3", "run"), "coverage"])
+    assert ("note: b1 (B) has no hole in its top 3 on the set without its group: its estimate is the set's own "
+            "score (no draw)") in result.to_text()
+    summary = result.table.set_index(["measure", "kind"])
+    assert summary.loc[("p@3", "run"), ["runs", "with_holes"]].tolist() == [4, 3]
+    # by hand: without A's pairs a1 loses d5 (relevant on q1, q2, q4), a2 loses d5 and d6 (5 relevant pairs)
+    assert table.loc[("a1", "p@3", "run"), ["holes", "best", "truth", "frozen_error"]].tolist() == [
+        4, "b1", pytest.approx(0.75), pytest.approx(-0.25)]
+    assert table.loc[("a2", "p@3", "difference"), "frozen_error"] == pytest.approx(-5 / 12)
+    assert table.loc[("c1", "p@3", "run"), ["holes", "best"]].tolist() == [4, "a1"]
+    assert table.loc[("a1", "p@3", "run"), ["share", "rmse", "coverage"]].tolist() == pytest.approx(
+        [0.48, 0.03934, 1.0], abs=1e-5)
+    assert summary.loc[("p@3", "run"), ["rmse_worst_run", "coverage_min_run", "coverage_min", "below"]].tolist() == [
+        "c1", "c1", 0.92, 1]
+    assert summary.loc[("ndcg@3", "run"), ["rmse_worst_run", "coverage_min", "below"]].tolist() == ["a1", 1.0, 0]
+
+
+def test_with_every_hole_drawn_the_estimate_is_the_score_on_the_set_and_the_runs_holes():
+    """P@3 sums over documents: every hole drawn, it is the truth. nDCG@3's ideal under the full judgments also
+    counts a2's hole d6 (relevant on q2 and q4), which a1's design never holds: a1's estimate is its nDCG@3 on
+    the judgments without d6, 0.033 over the truth, a bias no draw removes."""
+    result = simulate(fraction=0.999999, draws=20)
+    table = rows(result)
+    drawn = result.per_run[result.per_run["holes"] > 0]
+    assert drawn["share"].tolist() == [1.0] * len(drawn)
+    assert drawn.loc[drawn["measure"] == "p@3", "rmse"].max() < 1e-6
+    local = float(evaluate(RUNS["a1"], QRELS[QRELS["doc_id"] != "d6"], ["ndcg@3"])["ndcg@3"].mean())
+    truth = float(evaluate(RUNS["a1"], QRELS, ["ndcg@3"])["ndcg@3"].mean())
+    assert table.loc[("a1", "ndcg@3", "run"), ["truth", "mean_estimate"]].tolist() == pytest.approx(
+        [truth, local], abs=1e-6)
+    assert local - truth == pytest.approx(0.0331, abs=1e-4)
+    assert table.loc[("a1", "ndcg@3", "run"), "coverage"] == 0.0
+    assert table.loc[("a2", "ndcg@3", "run"), "rmse"] < 1e-6  # a2 holds every hole of its group
+
+
+def test_a_fraction_rule_gives_each_run_its_own_share():
+    asked = {}
+
+    def by_run(holes, design):
+        asked[design.run] = (len(holes.holes), int(design.hole.sum()), design.best, len(design.known))
+        return {design.run: {"a1": 0.25, "a2": 0.75, "c1": 0.5}[design.run]}
+
+    result = simulate(fraction=None, fractions=by_run, draws=40)
+    assert asked == {"a1": (4, 4, "b1", 28), "a2": (8, 8, "b1", 32), "c1": (4, 4, "a1", 32)}
+    shares = result.per_run.drop_duplicates("run").set_index("run")
+    assert shares["fraction"].dropna().to_dict() == {"a1": 0.25, "a2": 0.75, "c1": 0.5}
+    assert shares.loc[["a1", "a2", "c1"], "share"].tolist() == pytest.approx([0.25, 0.75, 0.5], abs=0.08)
+    assert result.to_text().startswith("leave-one-group-out: 40 draws of each run's fraction (3 groups, 4 runs, "
+                                       "16 holes in their top 3, 4 queries; seed 1; calibrated LLM: llm)")
+
+
+def test_the_same_inputs_give_byte_identical_output_and_another_seed_other_draws():
+    first, again, other = simulate(), simulate(), simulate(seed=2)
+    assert first.to_text() == again.to_text()
+    assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
+    assert json.dumps(first.to_dict()) != json.dumps(other.to_dict())
+    document = json.loads(json.dumps(first.to_dict(), allow_nan=False))
+    assert len(document["per_run"]) == 16 and document["rows"][0]["measure"] == "p@3"
+
+
+def test_without_an_llm_it_is_horvitz_thompsons_estimate():
+    result = simulate(llm=None)
+    assert result.settings["estimator"] == "Horvitz-Thompson, no LLM"
+    assert rows(result).loc[("a1", "p@3", "run"), ["bias", "rmse"]].tolist() == pytest.approx([-0.0033, 0.15],
+                                                                                              abs=1e-4)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("no group", "groups.tsv: run c1 has no group (1 such runs): give every run's group"),
+    ("one group", "the runs are of 1 group: leaving a group out needs runs of at least 2 groups"),
+    ("llm misses a pair", "llm.qrels: judge llm has no grade of the pooled pair q2 d7 (1 such pairs)"),
+    ("no hole", "no run of any group has a hole in its top 3 on the set without its group"),
+    ("no fraction", "give one of a fraction of each run's holes or a rule giving each run its fraction"),
+    ("every hole", "fraction must be a number in (0, 1), got 1.0"),
+    ("unknown group", "no run of the group D to leave out (groups: A, B, C)"),
+])
+def test_bad_inputs_are_one_input_error_naming_what_is_wrong(case, message):
+    groups = pd.Series(GROUPS)
+    groups.attrs["source"] = "groups.tsv"
+    llm = NOISY[~((NOISY["query_id"] == "q2") & (NOISY["doc_id"] == "d7"))].copy()
+    llm.attrs["source"] = "llm.qrels"
+    options = {
+        "no group": {"groups": groups.drop("c1")}, "one group": {"groups": dict.fromkeys(GROUPS, "A")},
+        "llm misses a pair": {"llm": llm}, "no fraction": {"fraction": None}, "every hole": {"fraction": 1.0},
+        "unknown group": {"left_out": ["A", "D"]}}.get(case, {})
+    if case == "no hole":
+        same = {name: run(["d1", "d2", "d3"]) for name in RUNS}
+        with pytest.raises(InputError) as error:
+            simulate_holes(same, QRELS, NOISY, GROUPS, depth=3, fraction=0.5, draws=2, measures=MEASURES)
+    else:
+        with pytest.raises(InputError) as error:
+            simulate(**options)
+    assert str(error.value).startswith(message)
+    assert "\n" not in str(error.value)
+
+
+@pytest.fixture(scope="module")
+def small_set(tmp_path_factory):
+    """The small set frozen (its qrels the full judgments), its runs, groups and LLM grades as files."""
+    root = tmp_path_factory.mktemp("holesim")
+    (root / "full.qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in QRELS.itertuples(index=False)))
+    (root / "llm.qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g, _ in NOISY.itertuples(index=False)))
+    (root / "topics.tsv").write_text("".join(f"{q}\tquery {q}\n" for q in QUERIES))
+    (root / "groups.tsv").write_text("runid\tparticipant\ttype\n" + "".join(
+        f"{name}\t{group}\tauto\n" for name, group in GROUPS.items() if name != "c1"))
+    (root / "runs").mkdir()
+    for name, frame in RUNS.items():
+        (root / "runs" / f"{name}.run").write_text("".join(
+            f"{q} Q0 {d} {rank} {score} {name}\n"
+            for rank, (q, d, score) in enumerate(frame.itertuples(index=False), start=1)))
+    frozen = CliRunner().invoke(main, ["freeze", str(root / "full.qrels"), "--queries", str(root / "topics.tsv"),
+                                       "--guideline", "relevance-v2", "--name", "small", "--sets-dir",
+                                       str(root / "sets")])
+    assert frozen.exit_code == 0, frozen.output
+    (root / "all.tsv").write_text("run\tgroup\n" + "".join(f"{n}\t{g}\n" for n, g in GROUPS.items()))
+    return root
+
+
+def command(root, *more: str) -> list[str]:
+    return ["estimate", "--design", "documents", "--set", str(root / "sets" / "small" / "v1"), "--runs",
+            str(root / "runs"), "--llm", str(root / "llm.qrels"), "--simulate", "30", "-m", "p@3", "-m", "ndcg@3",
+            "--depth", "3", *more]
+
+
+def test_the_command_prints_the_table_and_its_json_is_the_same_each_time(small_set):
+    text = CliRunner().invoke(main, command(small_set, "--groups", str(small_set / "all.tsv"),
+                                            "--holes-fraction", "50%"))
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith("leave-one-group-out: 30 draws of 50% of each run's holes (3 groups, 4 runs, 16 "
+                                  "holes in their top 3, 4 queries; seed 20191; calibrated LLM: llm.qrels)")
+    assert "note: b1 (B) has no hole in its top 3" in text.stdout
+    outputs = [CliRunner().invoke(main, command(small_set, "--groups", str(small_set / "all.tsv"),
+                                                "--holes-fraction", "0.5", "--format", "json")) for _ in range(2)]
+    assert outputs[0].exit_code == 0 and outputs[0].stdout == outputs[1].stdout
+    assert json.loads(outputs[0].stdout)["settings"]["fraction"] == 0.5
+
+
+@pytest.mark.parametrize("case", ["no group", "percentage", "no set", "no fraction", "a sample too"])
+def test_bad_command_lines_are_one_line_exit_2(small_set, case):
+    groups = str(small_set / "groups.tsv")
+    if case == "percentage":
+        assert refusal(["estimate"], "--holes-fraction", "150%") == (
+            "must be a number in (0, 1), or a percentage (25%), got 150%")
+        return
+    args, message = {
+        "no group": (command(small_set, "--groups", groups, "--holes-fraction", "25%"),
+                     f"{groups}: run c1 has no group (1 such runs): give every run's group"),
+        "no set": (["estimate", "--design", "documents", "--runs", "r", "--simulate", "5", "--groups", groups,
+                    "--holes-fraction", "25%", "--llm", "l"],
+                   "--groups, --holes-fraction and --depth simulate a sample of a set's holes: give them with "
+                   "--design documents --set SET --simulate R"),
+        "no fraction": (command(small_set, "--groups", groups), "--groups needs --holes-fraction P"),
+        "a sample too": (command(small_set, "--groups", groups, "--holes-fraction", "25%", "--budget", "10"),
+                         "the simulation of a set's hole sample takes the set's judgments as the full ones"),
+    }[case]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"evalset: error: {message}"), result.output
+
+
+@pytest.mark.slow  # DL19's 37 runs read and pooled, 2 groups' 7 runs x 20 draws
+def test_on_dl19_two_groups_left_out():
+    """TU-Vienna and TUA1 left out of DL19's depth-10 pool: TU-Vienna's holes and frozen-only errors are those of
+    tests/estimate/test_hole_sample.py (found there by other code), TUA1's one run has no hole."""
+    from evalset.io.groups import read_run_groups
+    from evalset.io.trec import read_qrels, read_run
+    from tests.conftest import REPO
+
+    dl19 = REPO / "data" / "dl19"
+    runs = {path.name.removesuffix(".run.gz"): read_run(path) for path in sorted((dl19 / "runs").glob("*.run.gz"))}
+    llm = read_qrels(dl19 / "llm_labels" / "llama-3-70b.fourprompts.qrels").assign(judge="llama-3-70b")
+    result = simulate_holes(runs, read_qrels(dl19 / "nist.qrels"), llm, read_run_groups(dl19 / "run_metadata.tsv"),
+                            fraction=0.25, draws=20, seed=55, left_out=["TU-Vienna", "TUA1"])
+    table = rows(result)
+    ndcg = result.per_run[(result.per_run["measure"] == "ndcg@10") & (result.per_run["kind"] == "run")]
+    assert ndcg.set_index("run")["holes"].to_dict() == {
+        "TUW19-p1-f": 56, "TUW19-p1-re": 40, "TUW19-p2-f": 38, "TUW19-p2-re": 32, "TUW19-p3-f": 57, "TUW19-p3-re": 40,
+        "TUA1-1": 0}
+    assert set(ndcg["best"]) == {"idst_bert_p1"}
+    assert table.loc[("TUW19-p3-f", "ndcg@10", "run"), "frozen_error"] == pytest.approx(-0.0424, abs=1e-4)
+    assert table.loc[("TUA1-1", "ndcg@10", "run"), ["bias", "rmse"]].tolist() == [0.0, 0.0]
+    summary = result.table.set_index(["measure", "kind"])
+    assert summary.loc[("ndcg@10", "run"), ["runs", "with_holes"]].tolist() == [7, 6]
+    # a quarter of the holes: the RMSE a fifth of the frozen set's (20 draws: a figure, not a rate)
+    assert summary.loc[("ndcg@10", "run"), ["rmse", "frozen_rmse"]].tolist() == pytest.approx([0.00571, 0.02604],
+                                                                                               abs=1e-5)
+    assert summary.loc[("p(rel=2)@10", "run"), ["rmse", "coverage_mean"]].tolist() == pytest.approx(
+        [0.00824, 0.98333], abs=1e-5)
