@@ -77,6 +77,9 @@ class _EstimateGroup(click.Group):
               "file (the run, then its group).")
 @ruled(EstimateSpec, "holes_fraction", "--holes-fraction", metavar="P", percent=True,
        help="With --groups: the share of each run's holes a simulated sample draws.")
+@ruled(EstimateSpec, "holes_precision", "--holes-precision", metavar="SE",
+       help="With --groups, instead of --holes-fraction: each run's share sized for this standard error of its mean "
+       "(as estimate select --precision sizes it).")
 @ruled(EstimateSpec, "depth", "--depth", metavar="K",
        help="With --groups: the depth of the set's pool and of each run's holes [default: 10].")
 @conflicting_grades_option
@@ -90,7 +93,7 @@ class _EstimateGroup(click.Group):
 def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, split, metrics, comparisons, planned,
              exploratory, alpha, level, interval, draws, slice_size, seed, conflicting_grades, contract,
              other_judge, override_contract, output_format, sample_path, no_llm, budget, ensemble, groups_path,
-             holes_fraction, depth):
+             holes_fraction, holes_precision, depth):
     """Estimate each run's mean (and paired differences) from LLM grades on every query, corrected by human
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
@@ -110,7 +113,7 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
         alpha=alpha, level=level, interval=interval, draws=draws, slice_size=slice_size, seed=seed,
         conflicting_grades=conflicting_grades, options=contract, override_contract=override_contract, design=design,
         sample_path=sample_path, no_llm=no_llm, budget=budget, other_judge=other_judge, ensemble=ensemble,
-        groups_path=groups_path, holes_fraction=holes_fraction, depth=depth)
+        groups_path=groups_path, holes_fraction=holes_fraction, holes_precision=holes_precision, depth=depth)
     from tqdm import tqdm
 
     from evalset.estimate import make_estimate

@@ -67,11 +67,12 @@ from evalset.estimate.documents.estimate import DocumentPool, mean_intervals, pr
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.holes import Holes, find_holes, hole_strata, judged_pairs
+from evalset.estimate.holesizing import shares, unit_variances
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.io.samplerecord import refuse_ungraded
 from evalset.metrics.documents import DocumentTerms, document_terms
-from evalset.params import DEPTH, PROBABILITY, RESAMPLES, SEED, check, validate_params
+from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED, check, validate_params
 from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
@@ -104,6 +105,19 @@ class HoleDesign:
 
 FractionRule = Callable[[Holes, HoleDesign], Mapping[str, float]]
 """A per-run fraction: given a run's holes and its design, run -> the share of its holes each draw takes."""
+
+
+def sized_by(precision: float) -> FractionRule:
+    """The fraction rule of ``estimate select --precision`` (:mod:`evalset.estimate.holesizing`): each run's share
+    for ``precision``, predicted from its design before any hole is drawn."""
+    precision = check("precision", precision, POSITIVE_NUMBER)
+
+    def rule(holes: Holes, design: HoleDesign) -> Mapping[str, float]:
+        unit = unit_variances(design.pool, design.known, design.hole, design.measures, design.scale)
+        count = holes.per_run.set_index("run")["holes"].reindex(design.pool.names).fillna(0).to_numpy()
+        return dict(zip(design.pool.names, shares(unit, count, precision)["fraction"], strict=True))
+
+    return rule
 
 
 @dataclass(frozen=True)

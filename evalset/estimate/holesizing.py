@@ -29,12 +29,12 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, HOLE_SIZING_RULES, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.documents.estimate import prepare_pool
+from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.modes import read_judges
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.holes import Holes, find_holes, hole_strata
 from evalset.evaluation import Evaluation
-from evalset.metrics.documents import document_terms
+from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import validate_params
 
 MIN_FRACTION = 0.05
@@ -53,26 +53,40 @@ def size_holes(holes: Holes, llm: pd.DataFrame, runs: Mapping[str, pd.DataFrame]
     contract = contract or EvaluationContract()
     judged = holes.judged[["query_id", "doc_id"]]
     pairs = pd.concat([judged, holes.holes[["query_id", "doc_id"]]], ignore_index=True)
-    certain = np.arange(len(pairs)) < len(judged)
     pool = prepare_pool(pairs, llm, runs, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
-    grade = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(holes.holes), dtype=np.int64)]
-    sample = pool.sample(np.where(certain, 1.0, 0.5), certain, grade)
-    names = pool.names
-    unit = np.zeros(len(names))  # S^2 per run: the variance of its mean is (1 - f) / f S^2
-    for measure in measures:
-        weights, spread = pool.floor(document_terms(measure, contract), sample)
-        per_run = (weights[:, ~certain] ** 2 * spread[~certain][None, :]).sum(axis=1) / len(pool.query_ids) ** 2
-        unit = np.maximum(unit, per_run)
-    count = holes.per_run.set_index("run")["holes"].reindex(names).fillna(0).astype(int).to_numpy()
-    fraction = np.where(count > 0, np.clip(unit / (unit + precision ** 2), MIN_FRACTION, 1.0), 0.0)
-    se = np.sqrt(np.divide((1 - fraction) * unit, fraction, out=np.zeros(len(names)), where=fraction > 0))
-    sized = pd.DataFrame({"run": names, "holes": count, "fraction": fraction, "se": se})
+    known = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(holes.holes), dtype=np.int64)]
+    unit = unit_variances(pool, known, np.arange(len(pairs)) >= len(judged),
+                          [document_terms(m, contract) for m in measures])
+    count = holes.per_run.set_index("run")["holes"].reindex(pool.names).fillna(0).astype(int).to_numpy()
+    sized = pd.DataFrame({"run": pool.names, "holes": count, **shares(unit, count, precision)})
     with_holes = sized[sized["holes"] > 0]
     if not with_holes.empty and (with_holes["fraction"] >= JUDGE_ALL).all():
         raise InputError(f"a precision of {precision:g} cannot be reached by a sample of the holes: every run needs "
                          f"{JUDGE_ALL:.0%} of its holes or more ({with_holes['fraction'].min():.0%} the least); "
                          "judge the holes' pool itself, or give a looser precision")
     return sized
+
+
+def unit_variances(pool: DocumentPool, known: np.ndarray, hole: np.ndarray,
+                   measures: Sequence[DocumentTerms], scale: np.ndarray | None = None) -> np.ndarray:
+    """Per run of ``pool`` (the set's judged pairs, ``known`` their grades, and the ``hole`` pairs) the variance
+    ``S^2`` of its mean per unit of ``(1 - f) / f`` (module docstring), the largest over ``measures``: the LLM
+    calibrated on the set's pairs alone (no hole graded)."""
+    sample = pool.sample(np.where(hole, 0.5, 1.0), ~hole, np.where(hole, 0, known), scale)
+    unit = np.zeros(len(pool.names))
+    for terms in measures:
+        weights, spread = pool.floor(terms, sample)
+        per_run = (weights[:, hole] ** 2 * spread[hole][None, :]).sum(axis=1) / len(pool.query_ids) ** 2
+        unit = np.maximum(unit, per_run)
+    return unit
+
+
+def shares(unit: np.ndarray, holes: np.ndarray, precision: float) -> dict[str, np.ndarray]:
+    """Per run: the ``fraction`` of its holes for ``precision`` given its ``unit`` variance (never below
+    :data:`MIN_FRACTION`; 0 without a hole) and the ``se`` predicted at it."""
+    fraction = np.where(holes > 0, np.clip(unit / (unit + precision ** 2), MIN_FRACTION, 1.0), 0.0)
+    se = np.sqrt(np.divide((1 - fraction) * unit, fraction, out=np.zeros(len(unit)), where=fraction > 0))
+    return {"fraction": fraction, "se": se}
 
 
 def hole_probabilities(holes: Holes, sized: pd.DataFrame) -> np.ndarray:

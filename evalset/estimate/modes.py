@@ -29,7 +29,7 @@ from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
 from evalset.estimate.holes import holes_estimate, judged_pairs
-from evalset.estimate.holesimulate import MEASURES, HoleSimulation, simulate_holes
+from evalset.estimate.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
 from evalset.estimate.inputs import ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.estimate.spec import EstimateSpec
@@ -138,10 +138,11 @@ def _hole_simulation(spec: EstimateSpec, progress: Callable[[Iterable], Iterable
     if not spec.no_llm:
         llm = read_judges(spec.llm, spec.conflicting_grades, judged_pairs(evaluation.qrels)[["query_id", "doc_id"]])
     depth = {} if spec.depth is None else {"depth": spec.depth}
+    sized = {} if spec.holes_precision is None else {"fractions": sized_by(spec.holes_precision)}
     return simulate_holes(named, evaluation.qrels, llm, groups, fraction=spec.holes_fraction, draws=spec.draws,
                           seed=spec.seed, measures=spec.metrics or MEASURES, contract=evaluation.contract,
                           level=spec.level, progress=progress, chosen=tuple(spec.options.given()), sources=sources,
-                          **depth)
+                          **depth, **sized)
 
 
 def _read(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:

@@ -45,8 +45,9 @@ WAYS = ("give --runs and one of: --set; --llm, --human and --slice (an estimate)
 DOCUMENT_INTERVALS = ("the document design's intervals are its own (\"this set\" and \"new queries\"): give no "
                       "--interval")
 """The refusal of ``--interval`` where the document design estimates (its design, or a set frozen with a sample)."""
-HOLE_SIMULATION = ("--groups, --holes-fraction and --depth simulate a sample of a set's holes: give them with --design "
-                   "documents --set SET --simulate R (--groups and --holes-fraction required)")
+HOLE_SIMULATION = ("--groups, --holes-fraction, --holes-precision and --depth simulate a sample of a set's holes: give "
+                   "them with --design documents --set SET --simulate R (--groups and one of --holes-fraction or "
+                   "--holes-precision required)")
 """Where the simulation of a set's hole sample's options go."""
 
 
@@ -78,11 +79,12 @@ class EstimateSpec:
     other_judge, ensemble
         Estimate a set with another judge's LLM labels; combine the LLM files' judges into one calibrated on the
         human slice.
-    groups_path, holes_fraction, depth
+    groups_path, holes_fraction, holes_precision, depth
         With the document design, a set and ``draws``: the simulation of a sample of the set's holes
         (:mod:`evalset.estimate.holesimulate`): the runs' groups (a TSV, :func:`evalset.io.groups.read_run_groups`),
         each left out of the set's depth-``depth`` pool (None: the library's, 10) in turn, and the share of each
-        run's holes a simulated sample draws.
+        run's holes a simulated sample draws, or the standard error each run's share is sized for
+        (:mod:`evalset.estimate.holesizing`).
     """
 
     runs: Sequence[FilePath] = ()
@@ -112,13 +114,14 @@ class EstimateSpec:
     ensemble: bool = False
     groups_path: FilePath | None = None
     holes_fraction: float | None = None
+    holes_precision: float | None = None
     depth: int | None = None
 
     RULES: ClassVar[dict] = {"design": Choice(ESTIMATE_DESIGNS), "split": Choice(SPLITS), "planned": POSITIVE_INT,
                              "alpha": PROBABILITY, "level": PROBABILITY, "interval": Choice(PPI_INTERVALS),
                              "draws": RESAMPLES, "slice_size": POSITIVE_INT, "seed": NON_NEGATIVE_INT,
                              "conflicting_grades": Choice(CONFLICTING_GRADES), "budget": POSITIVE_NUMBER,
-                             "holes_fraction": PROBABILITY, "depth": DEPTH}
+                             "holes_fraction": PROBABILITY, "holes_precision": POSITIVE_NUMBER, "depth": DEPTH}
 
     def __post_init__(self) -> None:
         for name in ("runs", "llm", "human", "metrics"):
@@ -141,7 +144,7 @@ class EstimateSpec:
             self._check_slice_design()
 
     def _check_slice_design(self) -> None:
-        if self.groups_path or self.holes_fraction is not None or self.depth is not None:
+        if self.groups_path or self._hole_options:
             raise InputError(HOLE_SIMULATION)
         if self.sample_path or self.no_llm or self.budget is not None:
             raise InputError("--sample, --no-llm and --budget go with the document design (--design documents)")
@@ -163,7 +166,7 @@ class EstimateSpec:
         if self.groups_path:
             self._check_hole_simulation()
             return
-        if self.holes_fraction is not None or self.depth is not None:
+        if self._hole_options:
             raise InputError(HOLE_SIMULATION)
         if self.set_path and self.sample_path:  # a sample of the set's holes (evalset.estimate.holes)
             if any((self.draws is not None, self.budget is not None, self.slice_path, self.slice_size is not None)):
@@ -201,12 +204,16 @@ class EstimateSpec:
             raise InputError("the simulation of a set's hole sample takes the set's judgments as the full ones and "
                              "compares each run with the best run outside its group: give no --sample, --budget, "
                              "--slice, --slice-size, --human, --compare, --planned or --exploratory")
-        if self.holes_fraction is None:
-            raise InputError("--groups needs --holes-fraction P: the share of each run's holes a simulated sample "
-                             "draws (0.25 or 25%)")
+        if (self.holes_fraction is None) == (self.holes_precision is None):
+            raise InputError("--groups needs one of --holes-fraction P (the share of each run's holes a simulated "
+                             "sample draws: 0.25 or 25%) or --holes-precision SE (each run's share sized for it)")
         if bool(self.llm) == self.no_llm:
             raise InputError("give the LLM grades of every pair the set judges (--llm), or --no-llm for "
                              "Horvitz-Thompson's estimator: one of them")
+
+    @property
+    def _hole_options(self) -> bool:
+        return any(value is not None for value in (self.holes_fraction, self.holes_precision, self.depth))
 
     def _check_grades(self) -> None:
         if not self.human:
