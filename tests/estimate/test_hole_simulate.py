@@ -241,3 +241,20 @@ def test_on_dl19_two_groups_left_out():
                                                                                                abs=1e-5)
     assert summary.loc[("p(rel=2)@10", "run"), ["rmse", "coverage_mean"]].tolist() == pytest.approx(
         [0.00824, 0.98333], abs=1e-5)
+
+
+def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
+    """--holes-precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
+    without the run's group, the run and the best run beside it)."""
+    from evalset.estimate.holes import find_holes
+    from evalset.estimate.holesimulate import sized_by
+    from evalset.estimate.holesizing import size_holes
+    from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
+
+    result = rows(simulate(fraction=None, fractions=sized_by(0.1), draws=20))
+    frozen = reduced_qrels(QRELS, unique_contributions(pool_of_runs(RUNS, QRELS, 3).top, GROUPS), ["A"])["A"]
+    pair = {"b1": RUNS["b1"], "a1": RUNS["a1"]}
+    sized = size_holes(find_holes(frozen, pair, 3), NOISY, pair, precision=0.1, measures=MEASURES)
+    expected = sized.set_index("run").loc["a1", "fraction"]
+    assert 0.05 < expected < 1
+    assert result.loc[("a1", "p@3", "run"), "fraction"] == pytest.approx(expected)
