@@ -117,6 +117,7 @@ def sized_by(precision: float) -> FractionRule:
         count = holes.per_run.set_index("run")["holes"].reindex(design.pool.names).fillna(0).to_numpy()
         return dict(zip(design.pool.names, shares(unit, count, precision)["fraction"], strict=True))
 
+    rule.text = f"each run's share of its holes sized for a standard error of {precision:g}"
     return rule
 
 
@@ -132,7 +133,7 @@ class HoleSimulation:
 
     def to_text(self) -> str:
         s = self.settings
-        share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else "each run's fraction"
+        share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else s["fractions"]
         lines = [f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
                  f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
                  f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; difference: the run minus the best "
@@ -241,6 +242,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
     notes.append(f"note: a coverage over {draws} draws is within about {2 * np.sqrt(0.95 * 0.05 / draws):.3f} of "
                  "the rate (two Monte Carlo errors at 0.95)")
     settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
+                "fractions": None if fractions is None else getattr(fractions, "text", "each run's fraction"),
                 "groups": len(frozen), "runs": len(order), "holes": int(per_run.drop_duplicates("run")["holes"].sum()),
                 "queries": len(query_ids), "measures": spellings, "judges": [] if llm is None else
                 sorted(llm["judge"].unique()), "estimator": "Horvitz-Thompson, no LLM" if llm is None else
@@ -261,7 +263,7 @@ def _owners(names: Sequence[str], groups: Mapping[str, str]) -> dict[str, str]:
     given = {str(run): str(group) for run, group in dict(groups).items()}
     lacking = [name for name in names if name not in given]
     if lacking:
-        raise InputError(f"run {lacking[0]} has no group ({len(lacking)} such runs): give every run's group", source)
+        raise InputError(f"run {lacking[0]} has no group ({len(lacking)} such {'run' if len(lacking) == 1 else 'runs'}): give every run's group", source)
     owner = {name: given[name] for name in names}
     if len(set(owner.values())) < 2:
         raise InputError(f"the runs are of {len(set(owner.values()))} group: leaving a group out needs runs of at "

@@ -198,12 +198,12 @@ def test_bad_command_lines_are_one_line_exit_2(small_set, case):
         return
     args, message = {
         "no group": (command(small_set, "--groups", groups, "--holes-fraction", "25%"),
-                     f"{groups}: run c1 has no group (1 such runs): give every run's group"),
+                     f"{groups}: run c1 has no group (1 such run): give every run's group"),
         "no set": (["estimate", "--design", "documents", "--runs", "r", "--simulate", "5", "--groups", groups,
                     "--holes-fraction", "25%", "--llm", "l"],
-                   "--groups, --holes-fraction and --depth simulate a sample of a set's holes: give them with "
-                   "--design documents --set SET --simulate R"),
-        "no fraction": (command(small_set, "--groups", groups), "--groups needs --holes-fraction P"),
+                   "--groups, --holes-fraction, --holes-precision and --depth simulate a sample of a set's holes: "
+                   "give them with --design documents --set SET --simulate R"),
+        "no fraction": (command(small_set, "--groups", groups), "--groups needs one of --holes-fraction P"),
         "a sample too": (command(small_set, "--groups", groups, "--holes-fraction", "25%", "--budget", "10"),
                          "the simulation of a set's hole sample takes the set's judgments as the full ones"),
     }[case]
