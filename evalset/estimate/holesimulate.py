@@ -263,7 +263,8 @@ def _owners(names: Sequence[str], groups: Mapping[str, str]) -> dict[str, str]:
     given = {str(run): str(group) for run, group in dict(groups).items()}
     lacking = [name for name in names if name not in given]
     if lacking:
-        raise InputError(f"run {lacking[0]} has no group ({len(lacking)} such {'run' if len(lacking) == 1 else 'runs'}): give every run's group", source)
+        such = "1 such run" if len(lacking) == 1 else f"{len(lacking)} such runs"
+        raise InputError(f"run {lacking[0]} has no group ({such}): give every run's group", source)
     owner = {name: given[name] for name in names}
     if len(set(owner.values())) < 2:
         raise InputError(f"the runs are of {len(set(owner.values()))} group: leaving a group out needs runs of at "
