@@ -120,7 +120,7 @@ def test_without_an_llm_it_is_horvitz_thompsons_estimate():
 
 
 @pytest.mark.parametrize("case, message", [
-    ("no group", "groups.tsv: run c1 has no group (1 such runs): give every run's group"),
+    ("no group", "groups.tsv: run c1 has no group (1 such run): give every run's group"),
     ("one group", "the runs are of 1 group: leaving a group out needs runs of at least 2 groups"),
     ("llm misses a pair", "llm.qrels: judge llm has no grade of the pooled pair q2 d7 (1 such pairs)"),
     ("no hole", "no run of any group has a hole in its top 3 on the set without its group"),
