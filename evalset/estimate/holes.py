@@ -5,16 +5,19 @@ known).
 
 Conventions
 -----------
-- A run's **holes** are the pairs of its top k (:func:`evalset.comparing.graded_top_k`: the contract's tie rule;
-  its judged queries only) that the set does not judge: no grade, or a negative one (pooled, not judged). ``k``
-  is the depth given (the measure's cutoff, usually). A hole retrieved by several runs is one pair.
+- A run's **holes** are the pairs of its top k (:func:`evalset.pooling.graded.graded_top_k`: the contract's tie
+  rule; its judged queries only) that the set does not judge: no grade, or a negative one (pooled, not judged).
+  ``k`` is the depth given (the measure's cutoff, usually). A hole retrieved by several runs is one pair.
 - The **design**: every judged pair of the set is in the sample for certain (``pi`` 1, its grade the set's); each
   hole is drawn by a seeded Poisson draw (:func:`evalset.estimate.documents.sample.poisson_sample`, the uniforms
   in the holes' order: query, then document id) with one inclusion probability, ``fraction`` or ``budget`` /
-  holes. Its estimate is the document design's (:func:`evalset.estimate.documents.estimate.estimate_documents`):
-  the LLM's grades of every pair calibrated on the sampled pairs of the other queries (the set's own judgments,
-  paid for already, and the graded holes), the difference estimator per query, "this set" and "new queries"
-  intervals; without an LLM, Horvitz-Thompson's.
+  holes, or each its own (sized per run for a precision: :mod:`evalset.estimate.holesizing`). Its estimate is the
+  document design's (:func:`evalset.estimate.documents.estimate.estimate_documents`) under the hole sample's rules
+  (:data:`evalset.estimate.documents.rules.HOLE_SAMPLE`: the LLM calibrated by stratum, judged in a run's top k,
+  judged deeper, hole, by :func:`hole_strata`; no floor on nDCG's estimated ideal; "this set"'s variance the larger
+  of the sampled one and its floor, on the normal quantile): the LLM's grades of every pair calibrated on the
+  sampled pairs of the other queries (the set's own judgments, paid for already, and the graded holes), the
+  difference estimator per query, "this set" and "new queries" intervals; without an LLM, Horvitz-Thompson's.
 - Unbiased where the measure is a sum over a query's documents (P@k, DCG@k): the expectation over every draw is
   the score under full judgments (``tests/estimate/test_hole_sample.py`` enumerates every draw of a small set). nDCG's
   ideal is estimated too, so its estimate is a ratio's, unbiased to first order.
