@@ -151,16 +151,18 @@ def calibrated_distribution(llm: np.ndarray, query: np.ndarray, queries: int, sa
     fitted = [_Fitted(model, overall, make) for model in models]
     choice = np.zeros(queries, dtype=np.int64)
     if len(models) > 1 and len(rows):
-        cumulative = (grade_index[:, None] >= np.arange(1, len(scale))[None, :]).astype(float)  # sampled x levels
         cost = (1.0 - pi[rows]) / pi[rows] if cost is None else np.asarray(cost, dtype=np.float64)[rows]
         # Leaving out a query without a sample changes nothing: one such query stands for them all.
         with_sample = np.unique(sample_query)
         without = np.setdiff1d(np.arange(queries), with_sample)
-        left = np.concatenate([with_sample, without[:1]])[:, None]  # left-out x sampled: the row's query and the
-        elsewhere = sample_query[None, :] != left                    # pair's own are left out
+        left = np.concatenate([with_sample, without[:1]])[:, None]  # left-out x scored: the row's query and the
+        scored = cost > 0  # a pair of no cost adds nothing to an error (a set's pair judged for certain): not scored
+        scored_rows, scored_query, cost = rows[scored], sample_query[scored], cost[scored]
+        elsewhere = scored_query[None, :] != left  # the pair's own query is left out too
+        cumulative = (grade_index[scored][:, None] >= np.arange(1, len(scale))[None, :]).astype(float)  # x levels
         errors = []
         for model in fitted:
-            p = model.predict(np.broadcast_to(rows, (len(left), len(rows))), left, sample_query[None, :])
+            p = model.predict(np.broadcast_to(scored_rows, (len(left), len(scored_rows))), left, scored_query[None, :])
             above = np.cumsum(p[..., ::-1], axis=-1)[..., ::-1][..., 1:]  # P(grade >= j), j = scale[1:]
             loss = ((cumulative[None] - above) ** 2).sum(axis=-1) * cost[None, :]
             errors.append(np.where(elsewhere, loss, 0.0).sum(axis=1))
