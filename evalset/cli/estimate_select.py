@@ -61,7 +61,8 @@ def parse_documents(value: str) -> tuple[int | None, float | None]:
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="With --precision: the runs whose holes POOL_DIR holds (files or folders); repeatable.")
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),
-              help="With --precision: an LLM's grades of every pair of the set and of the holes (qrels or labels).")
+              help="With --precision: an LLM's grades of every pair of the set and of the holes (qrels or labels; "
+                   "one judge a file, repeatable).")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="With --precision: the measures each run is sized for (default the set's headline); repeatable.")
 @click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
