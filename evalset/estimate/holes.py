@@ -69,6 +69,11 @@ class Holes:
     per_run: pd.DataFrame
     depth: int
 
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """``query_id, doc_id`` of a design's pairs: the set's judged pairs, then the holes."""
+        return pd.concat([self.judged[["query_id", "doc_id"]], self.holes[["query_id", "doc_id"]]], ignore_index=True)
+
     def to_text(self) -> str:
         lines = [f"holes: the pairs of each run's top {self.depth} the set does not judge"]
         for row in self.per_run.itertuples():
@@ -126,6 +131,15 @@ def hole_strata(pairs: pd.DataFrame, holes: Holes) -> np.ndarray:
     hole = ~keys.isin(pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
     top = keys.isin(pd.MultiIndex.from_frame(judged.loc[judged["top"], ["query_id", "doc_id"]])) | hole
     return np.c_[top, hole].astype(np.int64)
+
+
+def holes_outside(holes: Holes, pairs: pd.DataFrame) -> str:
+    """The runs whose holes ``pairs`` (``query_id, doc_id``: a pool, a sample's) lack, each with its count of them
+    (``"name (count), ..."``), or ``""`` when every hole is there."""
+    pooled = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))
+    outside = holes.holes[~pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]]).isin(pooled)]
+    lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
+    return ", ".join(f"{name} ({count:,})" for name, count in lacking.items())
 
 
 @validate_params(DOCUMENT_SAMPLE_RULES)
@@ -193,11 +207,8 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
     refuse_judged(record.pairs, judged, "sample", "; draw it from the holes' pool (evalset compare --set SET ... "
                   "--holes DIR, then estimate select DIR --documents)", os.fspath(sample_path))
     holes = find_holes(evaluation.qrels, runs, record.depth, contract.ties)
-    pooled = pd.MultiIndex.from_frame(record.pairs[["query_id", "doc_id"]].astype(str))
-    outside = holes.holes[~pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]]).isin(pooled)]
-    if not outside.empty:
-        lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
-        shown = ", ".join(f"{name} ({count:,})" for name, count in lacking.items())
+    shown = holes_outside(holes, record.pairs)
+    if shown:
         raise InputError(f"holes in the top {record.depth} that the sample could not draw (not in its pool): "
                          f"{shown}; draw the sample from the holes' pool of these runs on this set",
                          os.fspath(sample_path))

@@ -32,7 +32,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.modes import read_judges
 from evalset.estimate.documents.rules import HOLE_SAMPLE
-from evalset.estimate.holes import Holes, find_holes, hole_strata
+from evalset.estimate.holes import Holes, find_holes, hole_strata, holes_outside
 from evalset.evaluation import Evaluation
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import validate_params
@@ -51,11 +51,10 @@ def size_holes(holes: Holes, llm: pd.DataFrame, runs: Mapping[str, pd.DataFrame]
     """Per run (``run, holes, fraction, se``: ``se`` the predicted standard error at that fraction, the largest
     over ``measures``) the share of its holes to draw for ``precision`` (module docstring)."""
     contract = contract or EvaluationContract()
-    judged = holes.judged[["query_id", "doc_id"]]
-    pairs = pd.concat([judged, holes.holes[["query_id", "doc_id"]]], ignore_index=True)
+    pairs = holes.pairs
     pool = prepare_pool(pairs, llm, runs, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
     known = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(holes.holes), dtype=np.int64)]
-    unit = unit_variances(pool, known, np.arange(len(pairs)) >= len(judged),
+    unit = unit_variances(pool, known, np.arange(len(pairs)) >= len(holes.judged),
                           [document_terms(m, contract) for m in measures])
     count = holes.per_run.set_index("run")["holes"].reindex(pool.names).fillna(0).astype(int).to_numpy()
     sized = pd.DataFrame({"run": pool.names, "holes": count, **shares(unit, count, precision)})
@@ -114,14 +113,11 @@ def sized_probabilities(pool_pairs: pd.DataFrame, frozen_set: str | os.PathLike,
         first = keys[int(np.flatnonzero(foreign)[0])]
         raise InputError(f"{int(foreign.sum()):,} pairs of the pool are not holes of the runs given in their top "
                          f"{depth} ({first[0]} {first[1]} first): give the runs whose holes the pool holds", source)
-    outside = holes.holes[~hole_keys.isin(keys)]
-    if not outside.empty:
-        lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
-        raise InputError("holes of the runs given that the pool lacks: " + ", ".join(
-            f"{name} ({count:,})" for name, count in lacking.items()) + "; pool these runs' holes (compare --set "
-            "SET ... --holes DIR) and draw from that pool", source)
-    design = pd.concat([holes.judged[["query_id", "doc_id"]], holes.holes[["query_id", "doc_id"]]], ignore_index=True)
-    judges = read_judges(llm, "refuse", design)
+    lacking = holes_outside(holes, pool_pairs)
+    if lacking:
+        raise InputError(f"holes of the runs given that the pool lacks: {lacking}; pool these runs' holes (compare "
+                         "--set SET ... --holes DIR) and draw from that pool", source)
+    judges = read_judges(llm, "refuse", holes.pairs)
     sized = size_holes(holes, judges, runs, precision=precision, measures=list(measures) or [evaluation.headline],
                        contract=evaluation.contract)
     per_hole = pd.Series(hole_probabilities(holes, sized), index=hole_keys)
