@@ -52,5 +52,6 @@ def read_run_groups(path: str | os.PathLike) -> pd.Series:
         return read_groups(path, *named[0])
     if len(header) == 2:
         return read_groups(path, *header)
+    got = ", ".join(header) if any(header) else "no header (an empty file)"
     raise InputError(f"a group file's header names run and group, or runid and participant, or two columns; got "
-                     f"{', '.join(header)}", path, 1)
+                     f"{got}", path, 1)
