@@ -2,9 +2,10 @@
 
 A result is a frozen dataclass that renders itself: ``to_text()`` (the table format), ``to_dict()`` (``--format
 json``, a documented contract), ``to_tsv()`` where a command offers TSV, ``to_trec_eval()`` where it offers
-trec_eval's layout, and ``notes``: lines for stderr about what
-was left out or should be checked. Notes come after the result unless the command says they come first (warnings
-about its inputs, said before a long result). JSON is UTF-8 as it is (no ``\\u`` escapes), indented by 2.
+trec_eval's layout, and ``notes``: lines for stderr about what was left out or should be checked (and
+``format_notes(output_format)`` where some belong to one format only). Notes come after the result unless the
+command says they come first (warnings about its inputs, said before a long result). JSON is UTF-8 as it is (no
+``\\u`` escapes), indented by 2.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
     """Print ``result`` in ``output_format`` (``table``, ``json``, ``tsv`` or ``trec_eval``) on stdout, or with
     ``output`` write it to that file instead (atomically), and its notes on stderr."""
     notes = list(getattr(result, "notes", ()))
-    if output_format == "trec_eval":
-        notes += getattr(result, "trec_eval_notes", [])
+    if hasattr(result, "format_notes"):
+        notes += result.format_notes(output_format)
     if notes_first:
         for note in notes:
             click.echo(note, err=True)

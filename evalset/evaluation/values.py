@@ -32,7 +32,7 @@ from evalset.io.runstream import first_query_ids
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, expand_measures, parse_measure
 from evalset.metrics.relstring import relstrings
-from evalset.metrics.trec_eval_names import asks_relstring
+from evalset.metrics.trec_eval_names import asked_lines, asks_relstring
 from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
 
 Run = RunLike | str | os.PathLike
@@ -48,6 +48,7 @@ class PerQuery:
     measures: dict[str, Measure]
     tables: dict[str, pd.DataFrame]
     relstrings: dict[str, pd.Series] = field(default_factory=dict)  # trec_eval's, when asked (metrics/relstring)
+    trec_eval_lines: tuple[str, ...] = ()  # trec_eval's runid and num_q, when asked (metrics/trec_eval_names)
 
     @property
     def runs(self) -> list[str]:
@@ -88,11 +89,11 @@ class PerQuery:
         return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
 
 
-def metric_spellings(metrics: Sequence[str], judged: bool = True) -> dict[str, Measure]:
-    """Spelling as given -> Measure (a trec_eval nickname or ``NAME.PARAMS`` spelled out as its measures:
-    :mod:`evalset.metrics.trec_eval_names`); with ``judged``, judged@k beside every nDCG@k (pool bias made
-    visible)."""
-    given = {text: parse_measure(text) for text in expand_measures(metrics)}
+def metric_spellings(metrics: Sequence[str], judged: bool = True, trec_eval_version: int = 10) -> dict[str, Measure]:
+    """Spelling as given -> Measure (a trec_eval nickname, as that ``trec_eval_version`` has it, or ``NAME.PARAMS``
+    spelled out as its measures: :mod:`evalset.metrics.trec_eval_names`); with ``judged``, judged@k beside every
+    nDCG@k (pool bias made visible)."""
+    given = {text: parse_measure(text) for text in expand_measures(metrics, trec_eval_version)}
     spelled: dict[str, Measure] = {}
     for text, measure in given.items():
         spelled[text] = measure
@@ -113,7 +114,7 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     if not named:
         raise InputError("no run to score")
-    spelled = metric_spellings(metrics or (evaluation.headline,), judged)
+    spelled = metric_spellings(metrics or (evaluation.headline,), judged, trec_eval_version)
     measures = list(spelled.values())
     files = {name: run for name, run in named.items() if isinstance(run, str | os.PathLike)}
     frames = {name: run_frame(run, f"run {name}") for name, run in named.items() if name not in files}
@@ -128,7 +129,7 @@ def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] 
         rank = reads_ranks(evaluation.contract.ties)
         pictures = {name: relstrings(frames[name] if name in frames else read_run(files[name], rank=rank),
                                      evaluation.prepared, **version) for name in named}
-    return PerQuery(evaluation, spelled, tables, pictures)
+    return PerQuery(evaluation, spelled, tables, pictures, asked_lines(metrics))
 
 
 def _refuse_runs_without_judged_queries(evaluation: Evaluation, tables: Mapping[str, pd.DataFrame],

@@ -130,15 +130,33 @@ def _read_fields(path: str, layout: Layout, numbers: dict[str, pa.DataType]) -> 
         raise InputError(f"cannot read: {exc}", path) from exc
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# Python's int() and float() also take "1_000", " 1" and "١", which arrow's cast (and trec_eval) do not
+
+
+def _as_integer(text: str) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
+
+
 def _as_finite_float(text: str) -> float:
-    value = float(text)
+    value = float(text) if _DECIMAL.fullmatch(text) else float("nan")
     if not np.isfinite(value):
         raise ValueError(text)
     return value
 
 
 def _cast(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
-    cast = pc.cast(values, target)
+    """``values`` as numbers of ``target``: an integer may carry a ``+`` sign (C's ``atol`` reads it, arrow's cast
+    does not); a float must be finite."""
+    try:
+        cast = pc.cast(values, target)
+    except pa.ArrowInvalid:
+        if not pa.types.is_integer(target):
+            raise
+        cast = pc.cast(pc.replace_substring_regex(values, r"^\+", ""), target)
     if pa.types.is_floating(target) and not pc.all(pc.is_finite(cast)).as_py():
         raise pa.ArrowInvalid("non-finite value")
     return cast
@@ -155,7 +173,7 @@ def _typed_columns(table: pa.Table, path: str, layout: Layout,
             return _typed_columns(_fields_by_line(path, layout), path, layout, types)
     for name, target in types.items():
         integer = pa.types.is_integer(target)
-        convert = int if integer else _as_finite_float
+        convert = _as_integer if integer else _as_finite_float
         for row, value in enumerate(table[name].to_pylist()):
             try:
                 convert(value)

@@ -5,6 +5,8 @@ Conventions
 -----------
 - A comment line is one whose first non-blank character is ``#`` (trec_eval 10.0 reads them so, in runs and in
   qrels): skipped like a blank line, counted, and the other lines keep their numbers in the file.
+- Fields are split at ASCII whitespace (C's ``isspace``, as trec_eval reads them): white space at either end of a
+  line is no field, and a non-breaking space is part of an id.
 - Blank lines are skipped; a line with the wrong number of fields is refused with its number and text.
 """
 
@@ -52,10 +54,11 @@ def split_lines(lines: pa.Array, layout: Layout, path: str, first_line: int = 1)
     """Whitespace-split ``lines`` (one string per line, the first being line ``first_line`` of ``path``) into
     ``layout``'s kept fields and ``line_no``; raises InputError on a malformed line. Blank lines and comment lines
     are skipped, the comment lines counted in the table's schema metadata (:func:`comment_lines`)."""
-    fields = pc.utf8_split_whitespace(lines)
+    trimmed = pc.ascii_trim_whitespace(lines)
+    fields = pc.ascii_split_whitespace(trimmed)
     counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False).copy()
-    counts[pc.equal(pc.utf8_trim_whitespace(lines), "").to_numpy(zero_copy_only=False)] = 0  # blank lines
-    comment = pc.starts_with(pc.utf8_ltrim_whitespace(lines), "#").to_numpy(zero_copy_only=False)
+    counts[pc.equal(trimmed, "").to_numpy(zero_copy_only=False)] = 0  # blank lines
+    comment = pc.starts_with(trimmed, "#").to_numpy(zero_copy_only=False)
     counts[comment] = 0
     width = len(layout.fields)
     allowed = counts >= width if layout.extra_fields else counts == width

@@ -52,8 +52,8 @@ set_p                   relevant documents retrieved / documents retrieved (0 wh
 iprec@r                 interpolated precision at recall r: the highest precision at or below the rank where   R = 0
                         recall reaches r, r read as a count of relevant documents as trec_eval 9 or 10 does
 11pt_avg                the mean of iprec@r at r = 0.0, 0.1, ..., 1.0                                          R = 0
-infap                   inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; on the     R = 0
-                        ranking as given, never condensed (trec_eval's m_infap.c, with its smoothing eps)
+infap                   inferred AP (Yilmaz & Aslam): documents graded < 0 are pooled but unjudged; condensed  R = 0
+                        as the others (trec_eval's -J), trec_eval's m_infap.c with its smoothing eps
 gm_ap                   AP; its summary over queries is geometric: exp mean log max(v, 0.00001) (gm_map)       R = 0
 gm_bpref                bpref; its summary geometric as gm_ap's                                                R = 0
 rprec_mult@m            relevant documents in the top c / c, c = (long) (m R + 0.9) (Rprec_mult_0.20)          R = 0
@@ -231,7 +231,7 @@ register(MeasureKind(
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.cutoff))
 register(MeasureKind(
     "recall", "share of the relevant documents retrieved", cutoff="optional", defined_without_relevant=False,
-    aliases=("r", "set_recall"), trec_eval=("set_recall", "recall"), params=BINARY,
+    aliases=("r", "set_recall", "setr"), trec_eval=("set_recall", "recall"), params=BINARY,
     compute=lambda x: x.per_query(x.rows.expected_relevant) / x.relevant))
 register(MeasureKind(
     "rr", "reciprocal rank", cutoff="optional", defined_without_relevant=False, aliases=("mrr", "recip_rank"),
@@ -303,7 +303,7 @@ register(MeasureKind(
     compute=trec_procedures.eleven_point_average))
 register(MeasureKind(
     "infap", "inferred AP (qrels grade < 0: pooled, unjudged)", cutoff="none", defined_without_relevant=False,
-    trec_eval=("infAP", None), params=("rel",), condensed=False, pooled=True, compute=trec_procedures.infap))
+    trec_eval=("infAP", None), params=("rel",), pooled=True, compute=trec_procedures.infap))
 
 
 @dataclass(frozen=True, order=True)

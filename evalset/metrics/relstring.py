@@ -4,10 +4,10 @@ not a number): the evaluation room computes it beside the measures when it is as
 (:func:`evalset.evaluation.per_query_values`) and ``--format trec_eval`` prints it.
 
 Conventions (trec_eval 10.0's ``m_relstring.c`` and ``form_res_rels.c``): the ranking is the engine's (the
-contract's tie rule, a repeated document once, ``max_retrieved``), as given (never condensed); one character a
-document, the grade's digit (``>`` above 9), ``-`` for a document without a qrels line and ``.`` for one with a
-negative grade (pooled, not judged); :data:`RELSTRING_LENGTH` documents (trec_eval's default); a judged query the run
-lacks has the empty string.
+contract's tie rule, a repeated document once, ``max_retrieved``), condensed under ``unjudged="condensed"``
+(trec_eval's ``-J``: only judged documents, ranks closed up); one character a document, the grade's digit (``>``
+above 9), ``-`` for a document without a qrels line and ``.`` for one with a negative grade (pooled, not judged);
+:data:`RELSTRING_LENGTH` documents (trec_eval's default); a judged query the run lacks has the empty string.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ def relstrings(run: pd.DataFrame, prepared: PreparedQrels, trec_eval_version: in
                         single_precision=trec_eval_version == 9)
     match, repeated = match_qrels(ordered, prepared)
     query_code, match = ordered.query_code[~repeated], match[~repeated]
-    shown = position_in_group(query_code) < min(RELSTRING_LENGTH, max_retrieved or RELSTRING_LENGTH)
+    if max_retrieved is not None:
+        within = position_in_group(query_code) < max_retrieved
+        query_code, match = query_code[within], match[within]
+    if prepared.contract.unjudged == "condensed":
+        judged = match >= 0
+        judged[judged] = prepared.grade[match[judged]] >= 0
+        query_code, match = query_code[judged], match[judged]
+    shown = position_in_group(query_code) < RELSTRING_LENGTH
     query_code, match = query_code[shown], match[shown]
     grade = np.where(match >= 0, prepared.grade[np.maximum(match, 0)], 0)
     characters = np.where(match < 0, "-", np.where(grade < 0, ".", np.where(grade > 9, ">", grade.astype(str))))

@@ -7,8 +7,10 @@ Conventions (trec_eval 10.0's ``measures.c`` and ``m_*.c``):
 - A nickname stands for its measures, each with trec_eval's default parameters (:data:`DEFAULT_PARAMETERS`,
   :data:`IN_TREC_EVALS_CONVENTION`):
   ``all_trec`` for every measure trec_eval computes from a qrels file and a run, ``official`` for the main ones,
-  ``set`` for those of the unranked set. ``runid`` and ``num_q`` are not measures: ``--format trec_eval`` prints
-  them for every run.
+  ``set`` for those of the unranked set.
+- ``runid`` and ``num_q`` are not measures but lines of trec_eval's output (the run's name, the queries scored):
+  :func:`expand_measures` leaves them out and :func:`asked_lines` says which were asked for, by name or by a
+  nickname (all three hold both), so that ``--format trec_eval`` prints them where trec_eval would.
 - ``NAME.PARAMS``: the name is everything before the first period, the parameters a comma-separated list after it
   (trec_eval's ``-m`` rule); for a family of cutoffs or levels each parameter is one measure (``P.5,10`` is
   ``P_5`` and ``P_10``). A family without such a list, or a parameter evalset does not read, is refused by name.
@@ -46,17 +48,21 @@ DEFAULT_PARAMETERS: dict[str, tuple[str, ...]] = {
 ``FAMILY_VALUE`` as trec_eval prints it."""
 
 NICKNAMES: dict[str, tuple[str, ...]] = {
-    "official": ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 "iprec_at_recall", "P"),
-    "set": ("num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P", "set_map",
-            "set_F"),
-    "all_trec": ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
-                 "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut",
-                 "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
-                 "num_nonrel_judged_ret"),
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
 }
-"""trec_eval 10's nicknames (``measures.c``), ``runid`` and ``num_q`` aside."""
+"""trec_eval 10's nicknames (``measures.c``)."""
+
+NOT_IN_TREC_EVAL_9 = ("unj", "rbp", "rbp_resid")
+"""The families trec_eval 10 added to ``all_trec`` (trec_eval 9.0.8, which pytrec_eval builds, has none of them):
+under ``trec_eval_version=9`` the nickname leaves them out."""
 
 IN_TREC_EVALS_CONVENTION = {"rbp": "rbp(p=0.9)"}
 """A nickname's measure whose name evalset gives its own convention, spelled in trec_eval's (its rbp's p is 0.9;
@@ -64,16 +70,19 @@ evalset's ``rbp`` is 0.8, ir_measures')."""
 
 RELSTRING = "relstring"
 """trec_eval's picture of a ranking, asked for with the measures (module docstring)."""
+LINES = ("runid", "num_q")
+"""trec_eval's lines that are no measure, in the order it prints them (module docstring)."""
+NOT_MEASURES = (RELSTRING, *LINES)
 
 _PARAMETERS = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.(.+)$")
 
 
-def expand_measures(texts: Iterable[str]) -> list[str]:
+def expand_measures(texts: Iterable[str], trec_eval_version: int = 10) -> list[str]:
     """``texts`` (``-m`` values) with each trec_eval nickname and ``NAME.PARAMS`` spelled out as measures, in the
-    order given, each once (module docstring)."""
+    order given, each once (module docstring); a nickname holds what that ``trec_eval_version``'s holds."""
     expanded: list[str] = []
     for text in texts:
-        for spelling in _expanded(text.strip()):
+        for spelling in _expanded(text.strip(), trec_eval_version):
             if spelling not in expanded:
                 expanded.append(spelling)
     return expanded
@@ -81,14 +90,26 @@ def expand_measures(texts: Iterable[str]) -> list[str]:
 
 def asks_relstring(texts: Iterable[str]) -> bool:
     """Whether ``texts`` ask for trec_eval's relstring, by name or by a nickname."""
-    return any(text.strip() == RELSTRING or RELSTRING in NICKNAMES.get(text.strip(), ()) for text in texts)
+    return RELSTRING in _asked(texts)
 
 
-def _expanded(text: str) -> list[str]:
+def asked_lines(texts: Iterable[str]) -> tuple[str, ...]:
+    """trec_eval's lines that are no measure (:data:`LINES`) that ``texts`` ask for, by name or by a nickname, in
+    trec_eval's order."""
+    asked = _asked(texts)
+    return tuple(line for line in LINES if line in asked)
+
+
+def _asked(texts: Iterable[str]) -> set[str]:
+    return {name for text in texts for name in (text.strip(), *NICKNAMES.get(text.strip(), ()))}
+
+
+def _expanded(text: str, trec_eval_version: int) -> list[str]:
     if text in NICKNAMES:
+        left_out = NOT_MEASURES + (NOT_IN_TREC_EVAL_9 if trec_eval_version == 9 else ())
         return [IN_TREC_EVALS_CONVENTION.get(spelling, spelling) for family in NICKNAMES[text]
-                if family != RELSTRING for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
-    if text == RELSTRING:
+                if family not in left_out for spelling in _family(family, DEFAULT_PARAMETERS.get(family))]
+    if text in NOT_MEASURES:
         return []
     match = _PARAMETERS.match(text)
     if not match or (match.group(1) not in DEFAULT_PARAMETERS and match.group(1) not in NICKNAMES["all_trec"]):

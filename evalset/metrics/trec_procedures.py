@@ -18,8 +18,9 @@ document retrieved; a recall level is printed by trec_eval as ``%3.2f`` (``iprec
 level itself used unrounded), in both versions.
 
 Inferred AP (Yilmaz & Aslam, CIKM 2006). A qrels grade below 0 marks a document pooled but not judged; a document
-not in the qrels is outside the pool. For the relevant document at 0-based position j (of the ranking as the run
-gave it, never condensed), with a relevant, n judged non-relevant and u pooled-but-unjudged documents above it::
+not in the qrels is outside the pool. For the relevant document at 0-based position j (of the ranking, condensed
+under ``unjudged="condensed"`` as trec_eval's ``-J`` condenses it), with a relevant, n judged non-relevant and u
+pooled-but-unjudged documents above it::
 
     term = 1                                                                   if j = 0
     term = 1/(j+1) + j/(j+1) * ((a + n + u)/j) * ((a + eps)/(a + n + 2 eps))   otherwise, eps = 0.00001

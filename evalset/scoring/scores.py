@@ -75,10 +75,20 @@ class RunScores:
         measure asked has a trec_eval name, :class:`~evalset.errors.InputError` (the output would say nothing)."""
         return _trec_eval(self)
 
-    @property
-    def trec_eval_notes(self) -> list[str]:
-        """The notes on stderr beside :meth:`to_trec_eval`: the measures asked that trec_eval has not (judged@k
-        aside), so that none is left out unsaid; a level printed as another's (trec_eval's two decimals)."""
+    def format_notes(self, output_format: str) -> list[str]:
+        """The notes on stderr that belong to one output format: beside :meth:`to_trec_eval`, the measures asked
+        that trec_eval has not (judged@k aside) and a level printed as another's (trec_eval's two decimals); in
+        the others, trec_eval's lines asked for that only its layout prints (relstring, runid, num_q)."""
+        if output_format != "trec_eval":
+            shown = ["relstring (with --per-query)"] * bool(self.per_query.relstrings) + list(
+                self.per_query.trec_eval_lines)
+            return [f"note: trec_eval's lines that are no measure are printed by --format trec_eval only: "
+                    f"{', '.join(shown)}"] if shown else []
+        pictures = ["note: trec_eval's relstring (each ranking's top 10 as grades, not a measure) is printed per "
+                    "query only: add --per-query"] if self.per_query.relstrings and not self.show_per_query else []
+        return pictures + self._trec_eval_notes()
+
+    def _trec_eval_notes(self) -> list[str]:
         left_out = [text + (f" (trec_eval's is {m.name}({', '.join(f'{k}={v!r}' for k, v in m.kind.trec_eval_params)}))"
                             if m.kind.trec_eval_params else "")
                     for text, m in self.measures.items() if trec_eval_name(m) is None and m.name != "judged"]
@@ -240,7 +250,7 @@ def _trec_eval_line(name: str, query: str, value: object) -> str:
 def _trec_eval(scores: RunScores) -> str:
     measures = _trec_eval_measures(scores)
     pictures = scores.per_query.relstrings  # trec_eval's relstring, after the P lines
-    if not measures and not pictures:
+    if not measures and not pictures and not scores.per_query.trec_eval_lines:
         raise InputError(f"none of the measures asked ({', '.join(scores.measures)}) has a trec_eval name: "
                          "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
                          "use --rel-level N with map, P_10, ...)")
@@ -259,7 +269,8 @@ def _trec_eval(scores: RunScores) -> str:
                     at = sum(not is_undefined(columns[text].loc[query]) for text in up_to_p)
                     query_lines.insert(at, _trec_eval_line("relstring", query, f"'{pictures[run].loc[query]}'"))
                 lines += query_lines
-        lines += [_trec_eval_line("runid", "all", run), _trec_eval_line("num_q", "all", len(table))]
+        asked = {"runid": run, "num_q": len(table)}
+        lines += [_trec_eval_line(name, "all", asked[name]) for name in scores.per_query.trec_eval_lines]
         means = {text: scores.summaries[run][text].mean if text in summary_only else _running_mean(columns[text])
                  for _, text in measures}
         lines += [_trec_eval_line(name, "all", f"{columns[text].sum():.0f}" if text in counts else f"{mean:.4f}")
@@ -277,6 +288,4 @@ def _running_mean(values: pd.Series) -> float:
 
 
 def _notes(scores: RunScores) -> list[str]:
-    relstring = ["note: trec_eval's relstring (each ranking's top 10 as grades, not a measure) is printed by "
-                 "--format trec_eval --per-query only"] if scores.per_query.relstrings else []
-    return input_notes(scores.per_query) + relstring
+    return input_notes(scores.per_query)

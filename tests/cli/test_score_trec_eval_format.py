@@ -66,7 +66,8 @@ def metric_options(names: tuple[str, ...]) -> list[str]:
 )
 def test_output_equals_trec_eval_fixture_byte_for_byte(fixtures, tmp_path, expected, qrels, results, options):
     run = run_named_standard(fixtures, results, tmp_path)
-    ours = score("--qrels", fixtures / qrels, run, *metric_options(BOTH_HAVE), "--format", "trec_eval", *options)
+    ours = score("--qrels", fixtures / qrels, run, *metric_options(("runid", "num_q", *BOTH_HAVE)), "--format",
+                 "trec_eval", *options)
     truth = expected_lines(fixtures / expected, PRINTED)
     assert ours == truth
     assert len(ours.splitlines()) == (4 if "--per-query" in options else 1) * (len(BOTH_HAVE)) + 2
@@ -76,7 +77,8 @@ def test_official_measures_of_out_test(fixtures, tmp_path):
     # trec_eval's default measures (no -m), those evalset has, asked in another order: printed in trec_eval's
     official = ("P_1000", "P_5", "recip_rank", "bpref", "Rprec", "map", *(f"P_{k}" for k in CUTOFFS[1:-1]))
     run = run_named_standard(fixtures, "results.test", tmp_path)
-    ours = score("--qrels", fixtures / "qrels.test", run, *metric_options(official), "--format", "trec_eval",
+    ours = score("--qrels", fixtures / "qrels.test", run, *metric_options(("runid", "num_q", *official)), "--format",
+                 "trec_eval",
                  *TREC_EVAL_DEFAULTS)
     assert ours == expected_lines(fixtures / "out.test", {"runid", "num_q", *official})
 
@@ -92,15 +94,14 @@ def test_layout_order_and_what_is_left_out(tmp_path):
                  "--per-query")
     # nDCG@10 of query 10: (1 + 2/log2 3) / (2 + 1/log2 3) = 0.8597, and 2 / (2 + 1/log2 3) = 0.7602
     # trec_eval's measure order (P before ndcg_cut), query ids sorted as strings ("10" < "9"), query 77 ignored;
-    # judged@10 (beside nDCG@10) and rr@5 have no trec_eval name and are not printed; one block per run
+    # judged@10 (beside nDCG@10) and rr@5 have no trec_eval name and are not printed; one block per run; runid and
+    # num_q only when asked, as trec_eval -m P.5 -m ndcg_cut.10 prints them
     assert ours.splitlines() == [
         "P_5                   \t10\t0.4000", "ndcg_cut_10           \t10\t0.8597",
         "P_5                   \t9\t0.2000", "ndcg_cut_10           \t9\t1.0000",
-        "runid                 \tall\tmine", "num_q                 \tall\t2",
         "P_5                   \tall\t0.3000", "ndcg_cut_10           \tall\t0.9299",
         "P_5                   \t10\t0.2000", "ndcg_cut_10           \t10\t0.7602",
         "P_5                   \t9\t0.0000", "ndcg_cut_10           \t9\t0.0000",
-        "runid                 \tall\tother", "num_q                 \tall\t2",
         "P_5                   \tall\t0.1000", "ndcg_cut_10           \tall\t0.3801",
     ]
 
@@ -111,8 +112,7 @@ def test_an_undefined_value_is_not_printed(tmp_path):
     run = tmp_path / "r.run"
     run.write_text("1 Q0 a 1 2 t\n2 Q0 b 1 2 t\n")
     ten = score("--qrels", qrels, run, "-m", "map", "--format", "trec_eval", "--per-query")
-    assert ten.splitlines() == ["map                   \t1\t1.0000", "runid                 \tall\tr",
-                                "num_q                 \tall\t2", "map                   \tall\t1.0000"]
+    assert ten.splitlines() == ["map                   \t1\t1.0000", "map                   \tall\t1.0000"]
 
 
 def test_a_measure_trec_eval_has_not_is_said_on_stderr_and_none_at_all_is_refused(tmp_path):
@@ -141,8 +141,10 @@ def invoke_score(fixtures: Path, *args: str):
 def test_trec_evals_own_spellings_of_a_request_give_its_lines(fixtures):
     listed = invoke_score(fixtures, "-m", "P.5,10", "-m", "set_recall", "--format", "trec_eval")
     assert listed.exit_code == 0
-    assert [line.split("\t")[0].strip() for line in listed.stdout.splitlines()] == [
-        "runid", "num_q", "P_5", "P_10", "set_recall"]
+    assert [line.split("\t")[0].strip() for line in listed.stdout.splitlines()] == ["P_5", "P_10", "set_recall"]
+    lines = invoke_score(fixtures, "-m", "P.5", "-m", "num_q", "-m", "runid", "--format", "trec_eval")
+    assert lines.stdout.splitlines() == ["runid                 \tall\tresults.test", "num_q                 \tall\t3",
+                                         "P_5                   \tall\t0.2667"]  # trec_eval: runid STANDARD, its tag
     cut = invoke_score(fixtures, "-m", "num_ret", "--max-retrieved", "100", "--format", "trec_eval")
     assert cut.stdout.splitlines()[-1] == "num_ret               \tall\t300"
     assert "note: results.test: 1200 documents beyond --max-retrieved left out" in cut.stderr

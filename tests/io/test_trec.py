@@ -1,6 +1,7 @@
 """Readers and writers for TREC runs and qrels: values, formats, and errors that name the file and line."""
 
 import gzip
+import re
 
 import pandas as pd
 import pytest
@@ -146,3 +147,49 @@ def test_a_json_run_from_a_pipe_is_named_stdin_or_as_given_never_by_a_piece_of_i
                                 input='{"1037798": {"d1": 2.0, "d2": 1.0}, "8635981": {"d3": 1.0}}')
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1].split() == [name, "1.0000"]
+
+
+# --- the files trec_eval 10 reads (issue 73): white space at either end of a line, a + sign
+def test_a_qrels_line_ending_in_a_tab_reads_as_trec_eval_reads_it(tmp_path):
+    # a public toolkit's test qrels: `2\t0\tdoc2_9\t0\t`
+    path = write(tmp_path / "q.txt", "2\t0\tdoc2_9\t0\t\n2\t0\tdoc2_1\t1\t\n 3 0 d 2 \n")
+    assert read_qrels(path).to_dict("list") == {"query_id": ["2", "2", "3"], "doc_id": ["doc2_9", "doc2_1", "d"],
+                                                "grade": [0, 1, 2]}
+
+
+def test_a_run_line_starting_with_a_space_is_not_shifted(tmp_path):
+    path = write(tmp_path / "a.run", " 1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1.5 t \t\n")
+    assert read_run(path)[["query_id", "doc_id", "rank", "score"]].values.tolist() == [["1", "d1", 1, 2.5],
+                                                                                        ["1", "d2", 2, 1.5]]
+
+
+def test_signed_and_exponent_numbers_read_as_c_reads_them(tmp_path):
+    run = read_run(write(tmp_path / "a.run", "1 Q0 d1 +1 +2.5e1 t\n1 Q0 d2 -0 -1.5E-3 t\n"))
+    assert run[["rank", "score"]].values.tolist() == [[1, 25.0], [0, -0.0015]]
+    assert read_qrels(write(tmp_path / "q.txt", "1 0 d1 +2\n1 0 d2 -1\n"))["grade"].tolist() == [2, -1]
+
+
+def test_a_non_breaking_space_is_part_of_an_id_as_in_trec_eval(tmp_path):
+    # C's isspace is ASCII: trec_eval reads `d\u00a01` as one id; a line-by-line parse (runs of spaces) agrees
+    run = read_run(write(tmp_path / "a.run", "1  Q0 d\u00a01 1 2.5 t\n"))
+    assert run["doc_id"].tolist() == ["d\u00a01"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1 Q0 d1 1 0x1p3 t\n", "score must be a finite number, found '0x1p3'"),
+    ("1 Q0 d1 1 inf t\n", "score must be a finite number, found 'inf'"),
+    ("1 Q0 d1 1 2.5x t\n", "score must be a finite number, found '2.5x'"),
+    ("1 Q0 d1 1 1_0 t\n", "score must be a finite number, found '1_0'"),
+])
+def test_what_c_reads_and_evalset_refuses_names_the_line(tmp_path, text, message):
+    # trec_eval's atof reads a hex float, inf and a number's prefix; evalset refuses them (docs: departures)
+    with pytest.raises(InputError, match=message) as error:
+        read_run(write(tmp_path / "a.run", "1 Q0 d0 1 3 t\n" + text))
+    assert error.value.line == 2
+
+
+@pytest.mark.parametrize("grade", ["1.0", "++1", "1_0", "two"])
+def test_a_grade_that_is_no_integer_is_refused_where_atol_reads_a_prefix(tmp_path, grade):
+    with pytest.raises(InputError, match=re.escape(f"grade must be an integer, found {grade!r}")) as error:
+        read_qrels(write(tmp_path / "q.txt", f"1 0 a 1\n1 0 b {grade}\n"))
+    assert error.value.line == 2

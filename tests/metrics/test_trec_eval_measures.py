@@ -114,7 +114,7 @@ def test_score_format_trec_eval_prints_trec_eval_s_lines(shared_data, tmp_path, 
     fixtures = shared_data / "trec_eval"
     run = tmp_path / "STANDARD"  # trec_eval prints the run's tag as runid, evalset the run's name
     run.write_bytes((fixtures / results).read_bytes())
-    asked = [part for name in NAMES for part in ("-m", "rbp(p=0.9)" if name == "rbp" else name)]
+    asked = [part for name in ("runid", "num_q", *NAMES) for part in ("-m", "rbp(p=0.9)" if name == "rbp" else name)]
     result = CliRunner().invoke(main, ["score", "--qrels", str(fixtures / qrels), str(run), *asked, "--per-query",
                                        "--undefined", "zero", *options, "--format", "trec_eval"])
     assert result.exit_code == 0, result.output

@@ -10,7 +10,7 @@ from evalset.io.runframe import run_from_frame
 from evalset.io.trec import qrels_from_frame
 from evalset.metrics import evaluate, expand_measures, prepare_qrels
 from evalset.metrics.relstring import relstrings
-from evalset.metrics.trec_eval_names import asks_relstring
+from evalset.metrics.trec_eval_names import asked_lines, asks_relstring
 
 
 def test_a_parameter_list_is_one_measure_per_value_in_the_order_given_each_once():
@@ -29,6 +29,26 @@ def test_relstring_is_asked_for_beside_the_measures_never_as_one():
     assert "relstring" not in expand_measures(["all_trec"]) and expand_measures(["relstring", "map"]) == ["map"]
     assert asks_relstring(["all_trec"]) and asks_relstring([" relstring"])
     assert not asks_relstring(["official", "map"])
+
+
+def test_runid_and_num_q_are_lines_asked_by_name_or_nickname_never_measures():
+    assert expand_measures(["num_q", "runid", "map"]) == ["map"]
+    assert asked_lines(["map", "P.10"]) == ()
+    assert asked_lines(["num_q"]) == ("num_q",) and asked_lines([" num_q", "runid"]) == ("runid", "num_q")
+    assert all(asked_lines([nickname]) == ("runid", "num_q") for nickname in ("all_trec", "official", "set"))
+
+
+def test_trec_eval_9s_all_trec_has_no_unj_rbp_or_rbp_resid():
+    ten, nine = expand_measures(["all_trec"]), expand_measures(["all_trec"], trec_eval_version=9)
+    assert sorted(set(ten) - set(nine)) == ["rbp(p=0.9)", "rbp_resid", "unj_10", "unj_20", "unj_5"]
+    assert set(nine) < set(ten)
+
+
+def test_set_r_is_recall_without_a_cutoff_as_in_ir_measures():
+    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "grade": [1, 1]}))
+    run = run_from_frame(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]}))
+    assert evaluate(run, qrels, ["SetR"]).to_dict("list") == evaluate(run, qrels, ["set_recall"]).to_dict("list") == {
+        "recall": [0.5]}
 
 
 @pytest.mark.parametrize(("text", "message"), [

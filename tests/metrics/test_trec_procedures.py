@@ -48,7 +48,7 @@ def test_trec_eval_10_fixtures_byte_for_byte(shared_data, tmp_path, expected, qr
     fixtures = shared_data / "trec_eval"
     run = tmp_path / "STANDARD"  # trec_eval prints the run's tag as runid
     shutil.copyfile(fixtures / results, run)
-    asked = [part for name in reversed(ALL) for part in ("-m", name)]  # printed in trec_eval's order all the same
+    asked = [part for name in (*reversed(ALL), "num_q", "runid") for part in ("-m", name)]  # in trec_eval's order
     ours = score("--qrels", fixtures / qrels, run, *asked, "--format", "trec_eval", *options)
     assert ours == fixture_lines(fixtures / expected, {"runid", "num_q", *ALL})
     assert len(ours.splitlines()) == (4 if "--per-query" in options else 1) * len(ALL) + 2
@@ -75,8 +75,8 @@ def test_trec_eval_9_is_its_own_count_on_the_fixtures(shared_data, tmp_path):
     asked = ("iprec@0.1", "iprec@0.6", "11pt_avg")
     args = ("--qrels", fixtures / "qrels.test", run, *(p for m in asked for p in ("-m", m)), "--format", "trec_eval",
             *TREC_EVAL)
-    nine = score(*args, "--trec-eval-version", "9").splitlines()[2:]
-    ten = score(*args).splitlines()[2:]
+    nine = score(*args, "--trec-eval-version", "9").splitlines()
+    ten = score(*args).splitlines()
     assert [line.split("\t")[2] for line in nine] == ["0.3884", "0.0822", "0.1958"]
     assert [line.split("\t")[2] for line in ten] == ["0.3885", "0.0858", "0.1962"]
 
@@ -168,8 +168,11 @@ def test_infap_by_hand_with_pooled_unjudged_and_unpooled_documents():
                                            "grade": [1, -1, 0, 2, 1]}))
     eps = 0.00001
     expected = (1 + 1 / 5 + 4 / 5 * (3 / 4) * (1 + eps) / (2 + 2 * eps)) / 3
-    for contract in (EvaluationContract(), EvaluationContract(unjudged="condensed")):  # never condensed
-        assert evaluate(run, qrels, ["infap"], contract).loc["q", "infap"] == pytest.approx(expected, abs=1e-15)
+    assert evaluate(run, qrels, ["infap"]).loc["q", "infap"] == pytest.approx(expected, abs=1e-15)
+    # condensed (trec_eval's -J): u and out leave, r2 is at j = 2 with a = 1, n = 1, u = 0
+    condensed = (1 + 1 / 3 + 2 / 3 * (2 / 2) * (1 + eps) / (2 + 2 * eps)) / 3
+    assert evaluate(run, qrels, ["infap"], EvaluationContract(unjudged="condensed")).loc["q", "infap"] == \
+        pytest.approx(condensed, abs=1e-15)
     # at rel=2 only r2 is relevant (R = 1): j = 4, a = 0, n = 2 (r1 and n), u = 1
     at_2 = (1 / 5 + 4 / 5 * (3 / 4) * eps / (2 + 2 * eps)) / 1
     assert evaluate(run, qrels, ["infAP(rel=2)"]).loc["q", "infap(rel=2)"] == pytest.approx(at_2, abs=1e-15)
