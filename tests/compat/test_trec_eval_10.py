@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.trec_eval10 import Comparison, compare
+from tests.support.trec_eval10 import Comparison, compare, departure
 
 pytestmark = pytest.mark.slow
 
@@ -55,24 +55,6 @@ CONFIGURATIONS = {
 }
 
 
-def summary_num_rel_ignores_l(line: str, qrels: Path, flags: list[str]) -> bool:
-    """trec_eval 10.0's ``num_rel all`` under ``-c``: every qrels line with a grade above 0, whatever ``-l``
-    (m_num_rel.c), where its per-query lines (and evalset) count the grades at least ``-l``."""
-    name, query, value = line.split("\t")
-    if name.strip() != "num_rel" or query != "all" or "-c" not in flags:
-        return False
-    return int(value) == sum(int(row.split()[3]) > 0 for row in qrels.read_text().splitlines())
-
-
-KNOWN = {"num_rel all under -c": "trec_eval 10.0's summary num_rel under -c counts every grade above 0, ignoring -l"}
-
-
-def classify(their: str, our: str, qrels: Path, flags: list[str]) -> str | None:
-    if our and their and summary_num_rel_ignores_l(their, qrels, flags):
-        return "num_rel all under -c"
-    return None
-
-
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
 def test_every_line_equals_trec_eval_10s_or_is_a_known_trec_eval_behaviour(trec_eval_10, inputs, configuration,
                                                                             record_property):
@@ -83,7 +65,7 @@ def test_every_line_equals_trec_eval_10s_or_is_a_known_trec_eval_behaviour(trec_
     known: dict[str, int] = {}
     unexplained = []
     for run, their, our in comparison.differing:
-        kind = classify(their, our, qrels, flags)
+        kind = departure(their, our, [], qrels, flags)
         if kind is None:
             unexplained.append((run, their, our))
         else:

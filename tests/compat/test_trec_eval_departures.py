@@ -126,3 +126,39 @@ def test_a_grade_that_is_no_integer_is_refused_where_trec_eval_reads_its_prefix(
     ours = evalset_score("--qrels", qrels, run, "-m", "P.1", "--format", "trec_eval")
     assert ours.exit_code == 2 and ours.stderr == f"evalset: error: {qrels}:2: grade must be an integer, found " \
                                                   f"{grade!r}\n"
+
+
+@pytest.mark.parametrize(("text", "theirs_read"), [
+    ("# one\n# two x y\n1 0 a 1\n", "a judgment of query #"),  # it skips one comment line at a time
+    ("1 0 a 1\n# last\n", "a crash"),  # it reads past its buffer after a comment that ends the file
+    (" # indented\n1 0 a 1\n", "a malformed line"),
+    ("1 0 a 1\n\n", "a malformed line"),
+])
+def test_every_comment_and_blank_line_of_qrels_is_skipped_where_trec_eval_skips_some(trec_eval_10, tmp_path, text,
+                                                                                   theirs_read):
+    qrels = write(tmp_path, "qrels", text)
+    run = write(tmp_path, "r", "1 Q0 a 1 2 t\n")
+    theirs = trec_eval(trec_eval_10, "-c", "-q", "-m", "num_rel", qrels, run)
+    if theirs_read == "a judgment of query #":
+        assert theirs.returncode == 0 and "num_rel               \t#\t0\n" in theirs.stdout
+    elif theirs_read == "a crash":
+        assert theirs.returncode < 0  # SIGSEGV
+    else:
+        assert theirs.returncode == 2 and "Malformed line" in theirs.stderr
+    ours = evalset_score("--qrels", qrels, run, "-m", "num_rel", "--per-query", "--format", "trec_eval", "--missing",
+                         "zero")
+    assert ours.stdout == "num_rel               \t1\t1\nnum_rel               \tall\t1\n"
+
+
+def test_a_first_query_with_only_negative_grades_is_scored_where_trec_eval_exits_4(trec_eval_10, tmp_path):
+    qrels = write(tmp_path, "qrels", "a 0 d1 1\n9 0 d2 -1\n")  # "9" < "a": evaluated first, nothing judged
+    run = write(tmp_path, "r", "a Q0 d1 1 1 t\n9 Q0 d1 1 1 t\n")
+    theirs = trec_eval(trec_eval_10, "-q", "-m", "num_ret", qrels, run)
+    assert theirs.returncode == 4 and theirs.stderr == "trec_eval: Can't calculate measure 'num_ret'\n"
+    ours = evalset_score("--qrels", qrels, run, "-m", "num_ret", "--per-query", "--format", "trec_eval",
+                         *TREC_EVAL_CONTRACT)
+    assert ours.stdout == ("num_ret               \t9\t1\nnum_ret               \ta\t1\n"
+                           "num_ret               \tall\t2\n")
+    later = write(tmp_path, "later", "a 0 d1 1\nb 0 d2 -1\n")  # such a query evaluated second: it reads it
+    run_b = write(tmp_path, "r_b", "a Q0 d1 1 1 t\nb Q0 d1 1 1 t\n")
+    assert trec_eval(trec_eval_10, "-q", "-m", "num_ret", later, run_b).returncode == 0

@@ -3,7 +3,9 @@ folder), and a line-by-line comparison of its output with ``evalset score --form
 
 A configuration is trec_eval's flags; evalset is given the same conventions as options: ``-q`` is
 ``--per-query``, ``-lN`` ``--rel-level N``, ``-c`` ``--missing zero`` (without it ``--missing skip``), ``-MN``
-``--max-retrieved N``; always ``--undefined zero`` (trec_eval has no undefined value) and ``-m all_trec``.
+``--max-retrieved N``, ``-J`` ``--unjudged condensed``; always ``--undefined zero`` (trec_eval has no undefined
+value) and ``-m all_trec``. :func:`departure` names a differing line that is one of trec_eval 10.0's own
+behaviours (../shared/tools/README.md) or a departure of evalset's table (docs/coming-from.md).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ def build(folder: Path) -> Path | str:
 
 def trec_eval_lines(binary: Path, qrels: Path, run: Path, flags: Sequence[str]) -> list[str]:
     done = subprocess.run([str(binary), "-q", "-m", "all_trec", *flags, str(qrels), str(run)], capture_output=True,
-                          text=True, check=True)
+                          text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"trec_eval {' '.join(flags)} exited {done.returncode}: {done.stderr.strip()}")
     return done.stdout.splitlines()
 
 
@@ -55,6 +59,8 @@ def evalset_arguments(flags: Sequence[str]) -> list[str]:
             arguments += ["--rel-level", flag[2:]]
         elif flag.startswith("-M"):
             arguments += ["--max-retrieved", flag[2:]]
+        elif flag == "-J":
+            arguments += ["--unjudged", "condensed"]
         elif flag != "-c":
             raise ValueError(f"no evalset option for trec_eval's {flag}")
     return arguments
@@ -96,6 +102,29 @@ class Comparison:
         parts = [f"{kind}: {self.equal[kind]:,} of {self.compared[kind]:,} lines equal" for kind in ("per query",
                                                                                                    "all")]
         return "; ".join(parts)
+
+
+def departure(their: str, our: str, theirs: list[str], qrels: Path, flags: Sequence[str]) -> str | None:
+    """The known behaviour a differing line shows (a key of :data:`DEPARTURES`), or None; ``theirs``: all of
+    trec_eval's lines of the run."""
+    name, query, value = (their or our).split("\t")
+    name = name.strip()
+    if their and our and name == "num_rel" and query == "all" and "-c" in flags:
+        grades = [line.split() for line in qrels.read_text().splitlines()]
+        if int(value) == sum(int(fields[3]) > 0 for fields in grades if len(fields) == 4 and fields[0][0] != "#"):
+            return "num_rel all under -c"
+    nothing_left = query == "all" or f"num_ret               \t{query}\t0" in theirs
+    if "-J" in flags and our and their.endswith("\t  -nan") and name.startswith(("iprec", "11pt")) and nothing_left:
+        return "-nan where -J leaves nothing"
+    return None
+
+
+DEPARTURES = {
+    "num_rel all under -c": "trec_eval 10.0's summary num_rel under -c counts every grade above 0, ignoring -l",
+    "-nan where -J leaves nothing": "under -J a query whose condensed ranking is empty: trec_eval 10.0 prints -nan "
+                                    "(0/0) for iprec_at_recall and 11pt_avg and their means, evalset 0",
+}
+"""The differing lines a comparison accepts, each shown on its own in tests/compat/test_trec_eval_departures.py."""
 
 
 def _keyed(lines: list[str]) -> dict[tuple[str, str], str]:
