@@ -34,6 +34,9 @@ UndefinedPolicy = Literal["skip", "zero"]
 UNDEFINED_POLICIES: tuple[str, ...] = ("skip", "zero")
 UnjudgedPolicy = Literal["nonrelevant", "condensed"]
 UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
+TREC_EVAL_VERSIONS = (9, 10)
+"""The trec_eval versions whose rules iprec@r, 11pt_avg, ties and ``all_trec`` follow
+(evalset.metrics.trec_procedures)."""
 
 # The defaults shared by the library and the command line: a library function's default and the value its option
 # shows are these names, never a second literal.
@@ -112,6 +115,13 @@ class EvaluationContract:
         on the condensed list it would be 1 whenever the run retrieved k judged documents and say nothing, while
         on the run's ranking it says how many holes the condensed score stepped over. A manifest written before
         this convention existed has no ``unjudged`` key and reads as ``nonrelevant``, the only convention then.
+    trec_eval_version
+        The trec_eval whose rules the measures follow where its versions differ: 9 (and pytrec_eval, which builds
+        9.0.8) or 10. A recall level of ``iprec@r`` and ``11pt_avg`` is a count of relevant documents, r*R + 0.9
+        truncated in 9, r*R rounded half away from zero in 10; under ``ties=trec``, 9 compares scores as 32-bit
+        floats (two scores 7e-7 apart can tie), 10 as doubles; 10's ``all_trec`` adds ``unj``, ``rbp`` and
+        ``rbp_resid``. Every other measure is the same in both. A manifest written before this convention could
+        be chosen has no such key and reads as 10, the only rule then.
 
     ============  =====================================  ==================================
     convention    values (default first)                 trec_eval
@@ -122,6 +132,8 @@ class EvaluationContract:
     missing       zero, skip                             skip (``-c``: zero)
     undefined     skip, zero                             zero
     unjudged      nonrelevant, condensed                 nonrelevant (``-J``: condensed)
+    trec_eval_    10, 9                                  the version it is
+    version
     ============  =====================================  ==================================
     """
 
@@ -131,10 +143,11 @@ class EvaluationContract:
     missing: MissingPolicy = "zero"
     undefined: UndefinedPolicy = "skip"
     unjudged: UnjudgedPolicy = "nonrelevant"
+    trec_eval_version: int = 10
 
     RULES: ClassVar[dict] = {"rel_level": POSITIVE_INT, "gain": Choice(GAINS), "ties": Choice(TIE_RULES),
                              "missing": Choice(MISSING_POLICIES), "undefined": Choice(UNDEFINED_POLICIES),
-                             "unjudged": Choice(UNJUDGED_POLICIES)}
+                             "unjudged": Choice(UNJUDGED_POLICIES), "trec_eval_version": Choice(TREC_EVAL_VERSIONS)}
 
     def __post_init__(self) -> None:
         check_fields(self, self.RULES)  # numpy's rel_level as int
@@ -153,7 +166,8 @@ class EvaluationContract:
 @dataclass(frozen=True)
 class ContractOptions:
     """The contract options a user gave (``None``: not given), as one value: what ``--rel-level``, ``--gain``,
-    ``--ties``, ``--missing``, ``--undefined`` and ``--unjudged`` build, passed whole to the evaluation room.
+    ``--ties``, ``--missing``, ``--undefined``, ``--unjudged`` and ``--trec-eval-version`` build, passed whole to the
+    evaluation room.
 
     On qrels they change the default contract; on a frozen set an option that contradicts the set's recorded
     contract is refused unless overridden, and the override is said (:meth:`applied_to`).
@@ -165,6 +179,7 @@ class ContractOptions:
     missing: MissingPolicy | None = None
     undefined: UndefinedPolicy | None = None
     unjudged: UnjudgedPolicy | None = None
+    trec_eval_version: int | None = None
 
     def __post_init__(self) -> None:
         check_fields(self, EvaluationContract.RULES)
@@ -218,8 +233,6 @@ LOG_FORMATS = ("tsv", "csv", "jsonl", "parquet")
 COUNT_BY = ("submissions", "users")
 ENGINES = ("auto", "pandas", "duckdb", "spark")
 STRUCTURED_OUTPUT = ("auto", "on", "off")
-TREC_EVAL_VERSIONS = (9, 10)
-"""The trec_eval versions whose rules iprec@r, 11pt_avg and ties follow (evalset.metrics.trec_procedures)."""
 GOLD_RATE_MAX = 0.5
 """The largest share of gold tasks a push mixes in (evalset.quality.gold)."""
 SECONDS = Interval(float, 0, 86_400, closed="right")
@@ -281,5 +294,5 @@ DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fractio
 """evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
 HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
 """evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
-SCORE_RULES: dict[str, Constraint] = {"trec_eval_version": Choice(TREC_EVAL_VERSIONS), "max_retrieved": POSITIVE_INT}
+SCORE_RULES: dict[str, Constraint] = {"max_retrieved": POSITIVE_INT}
 """evalset.scoring.score_runs."""

@@ -178,16 +178,34 @@ def dl19_set(tmp_path_factory, shared_data):
     return sets / "dl19" / "v1"
 
 
+@pytest.fixture(scope="module")
+def dl19_set_9(tmp_path_factory, shared_data):
+    """DL19 frozen under trec_eval 9's rules, as NIST published its figures (scores compared as 32-bit floats)."""
+    sets = tmp_path_factory.mktemp("sets")
+    result = invoke("freeze", shared_data / "dl19" / "qrels.txt", "--queries", shared_data / "dl19" / "topics.tsv",
+                    "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", sets, "--trec-eval-version", "9")
+    assert result.exit_code == 0, result.output
+    return sets / "dl19" / "v1"
+
+
 @pytest.mark.slow
-def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set, shared_data):
+def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set_9, dl19_set, shared_data):
     nist = json.loads((shared_data / "dl19" / "nist_summaries.json").read_text())
     runs = sorted((shared_data / "dl19" / "runs" / "official_full").glob("*.run.gz"))
-    # NIST published them with trec_eval 9 (scores compared as 32-bit floats: TUA1-1's map 0.4723, 0.4724 under 10)
-    result = invoke("score", "--set", dl19_set, *runs, "-m", "ndcg@10", "-m", "map", "-m", "P_100", "--format", "json",
-                    "--trec-eval-version", "9")
+    # NIST published them with trec_eval 9 (TUA1-1's map 0.4723, 0.4724 under 10): the set records the version, and
+    # a command on it follows it without being told
+    assert json.loads((dl19_set_9 / "manifest.json").read_text())["contract"]["trec_eval_version"] == 9
+    result = invoke("score", "--set", dl19_set_9, *runs, "-m", "ndcg@10", "-m", "map", "-m", "P_100", "--format",
+                    "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["contract"]["rel_level"] == 1 and document["set"]["split"] == "test"
+    assert document["contract"]["trec_eval_version"] == 9
+    assert f"{document['runs']['TUA1-1']['map']['mean']:.4f}" == "0.4723"
+    ten = json.loads(invoke("score", "--set", dl19_set, runs[0], "-m", "map", "--format", "json").stdout)
+    assert ten["contract"]["trec_eval_version"] == 10
+    refused = invoke("score", "--set", dl19_set, runs[0], "--trec-eval-version", "9")
+    assert refused.exit_code == 2 and "trec_eval_version=9 (set: 10); add --override-contract" in refused.output
     for name, scores in document["runs"].items():
         published = nist[name]["trec_eval"]
         assert scores["ndcg@10"]["weighted_mean"] == pytest.approx(published["ndcg_cut_10"], abs=5e-5)

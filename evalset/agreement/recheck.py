@@ -12,7 +12,8 @@ the pairs              those with a human grade and a grade of both judges; the 
 the figures            unweighted and quadratic Cohen's kappa of each judge against the humans (the human grade the
                        reference), as scikit-learn's ``cohen_kappa_score``; with runs, Kendall's tau between the system
                        ranking under the humans' grades and under the judge's, each run's mean over the queries
-                       defined under all three grades (the judges' grades on the same pairs as the humans')
+                       defined under all three grades (the judges' grades on the same pairs as the humans'), under
+                       the contract (its ``trec_eval_version`` too); the means are kept (``run_means``)
 the interval           paired, over queries: ``resamples`` bootstrap resamples of the queries (with replacement; the
                        draws of :func:`evalset.agreement.kappa.query_draws`, seeded), both judges' figures computed on
                        each resample, the percentile interval of the difference at ``level``; resamples where a figure
@@ -124,6 +125,7 @@ class Recheck:
     left_out: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     tau_queries: int = 0
+    run_means: dict[str, dict[str, float]] = field(default_factory=dict)  # human, old, new -> run -> its mean
 
     @property
     def verdict(self) -> str:
@@ -167,7 +169,7 @@ class Recheck:
         return json_safe({
             "old": {"name": self.names[0], **self.old.to_dict()}, "new": {"name": self.names[1], **self.new.to_dict()},
             "changed": self.old.changes(self.new), "pairs": self.pairs, "queries": self.queries,
-            "left_out": self.left_out, "runs": self.runs, "tau_queries": self.tau_queries,
+            "left_out": self.left_out, "runs": self.runs, "tau_queries": self.tau_queries, "run_means": self.run_means,
             "figures": [{"figure": c.figure, "old": c.old, "new": c.new, "difference": c.difference, "low": c.low,
                          "high": c.high, "direction": c.direction, "decision": c.decision.to_dict(),
                          "undefined_resamples": c.undefined}
@@ -238,15 +240,15 @@ def recheck(grades: pd.DataFrame, *, scale: Sequence[int] = DEFAULT_SCALE, prima
                          "the same calibration pairs")
     _check_scale(table, scale)
     figures, queries = _kappa_changes(table, scale, resamples, level, seed)
-    runs_used, tau_queries = 0, 0
+    runs_used, tau_queries, run_means = 0, 0, {}
     if runs:
-        change, tau_queries = _tau_change(table, runs, measure, contract or EvaluationContract(), resamples, level,
-                                          seed)
+        change, tau_queries, run_means = _tau_change(table, runs, measure, contract or EvaluationContract(),
+                                                     resamples, level, seed)
         figures.append(change)
         runs_used = len(runs)
     primary = figures[-1].figure if primary == "tau" else primary  # the tau's name holds its measure
     return Recheck(identity[names[0]], identity[names[1]], (names[0], names[1]), len(table), queries,
-                   tuple(figures), primary, level, resamples, seed, left_out, runs_used, tau_queries)
+                   tuple(figures), primary, level, resamples, seed, left_out, runs_used, tau_queries, run_means)
 
 
 def _identity(grades: pd.DataFrame, name: str) -> JudgeIdentity:
@@ -304,8 +306,9 @@ def _kappa_changes(table: pd.DataFrame, scale: Sequence[int], resamples: int, le
 
 
 def _tau_change(table: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: str, contract: EvaluationContract,
-                resamples: int, level: float, seed: int) -> tuple[FigureChange, int]:
-    """Kendall's tau of each judge's system ranking with the humans', and the paired bootstrap of its change."""
+                resamples: int, level: float, seed: int) -> tuple[FigureChange, int, dict[str, dict[str, float]]]:
+    """Kendall's tau of each judge's system ranking with the humans', the paired bootstrap of its change, the queries
+    it is over and each run's mean under each grades."""
     if len(runs) < 2:
         raise InputError(f"a system-ranking tau needs 2 or more runs, got {len(runs)}")
     parsed = parse_measure(measure)
@@ -325,8 +328,10 @@ def _tau_change(table: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: 
     differences = np.array([kendall_tau(means["human"][b], means["new"][b])[0]
                             - kendall_tau(means["human"][b], means["old"][b])[0] for b in range(resamples)])
     interval = percentile_interval(differences, (1 - level) / 2, resamples)
+    run_means = {label: dict(zip(names, matrix.mean(axis=0).tolist(), strict=True))
+                 for label, matrix in matrices.items()}
     return FigureChange(f"tau ({parsed})", point["old"], point["new"], interval.low, interval.high,
-                        interval.undefined, level, resamples, len(common)), len(common)
+                        interval.undefined, level, resamples, len(common)), len(common), run_means
 
 
 def recheck_files(judge_paths: Sequence[str | os.PathLike], human_paths: Sequence[str | os.PathLike], *,

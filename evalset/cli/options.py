@@ -14,7 +14,7 @@ def apply_options(command, options):
     return functools.reduce(lambda decorated, option: option(decorated), reversed(options), command)
 
 
-CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudged")
+CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudged", "trec_eval_version")
 
 
 def evaluation_options(command, with_set: bool = False):
@@ -46,6 +46,8 @@ def evaluation_options(command, with_set: bool = False):
               help="A retrieved document without a judgment counts as not relevant, or is removed from the ranking "
                    "before scoring so that ranks close up (condensed lists, trec_eval -J; judged@k stays on the "
                    f"ranking as given) {default('nonrelevant')}."),
+        ruled(EvaluationContract, "trec_eval_version", "--trec-eval-version", default=None,
+              help=f"The trec_eval whose rules iprec@r, 11pt_avg, ties and all_trec follow {default('10')}."),
     ])
 
 

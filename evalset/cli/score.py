@@ -38,18 +38,11 @@ class _MetricOption(click.Option):
 @format_option(SCORE_FORMATS,
                help="Output format (the JSON and TSV layouts are a documented contract; trec_eval: what trec_eval -m "
                     "prints for the measures asked, for each run).")
-@ruled(SCORE_RULES, "trec_eval_version", "--trec-eval-version", default=10,
-       help="The trec_eval whose rules iprec@r, 11pt_avg and ties follow: a recall level r is a count of "
-            "relevant documents, r*R + 0.9 truncated in 9 (and pytrec_eval, which builds 9.0.8), r*R rounded "
-            "half away from zero in 10 (they differ when r*R has a fraction in [0.1, 0.5), e.g. R = 4 at "
-            "r = 0.3); under --ties trec, 9 compares scores as 32-bit floats (two scores 7e-7 apart can tie), "
-            "10 as doubles. Every other measure is the same in both (trec_eval 10 also reads # comment lines "
-            "and adds rbp and unj_k).")
 @ruled(SCORE_RULES, "max_retrieved", "--max-retrieved", default=None,
        help="Score each ranking's first N documents only (trec_eval's -M; a repeated document counted once; "
             "the documents left out are counted in a note).")
 def score(qrels_path, runs, metrics, contract, set_path, split, override_contract, per_query, output_format,
-          trec_eval_version, max_retrieved):
+          max_retrieved):
     """Score RUN files (TREC format, .gz allowed) against QRELS or a frozen set.
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
@@ -59,6 +52,5 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.scoring import score_runs
 
-    emit(score_runs(evaluation, runs, metrics, per_query=per_query, trec_eval_version=trec_eval_version,
-                    max_retrieved=max_retrieved),
+    emit(score_runs(evaluation, runs, metrics, per_query=per_query, max_retrieved=max_retrieved),
          output_format)

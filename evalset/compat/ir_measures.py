@@ -51,6 +51,7 @@ A new row of :data:`COUNTERPARTS` adds a measure of evalset's registry (:mod:`ev
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,7 +60,6 @@ import pandas as pd
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.metrics import Measure, evaluate, parse_measure, prepare_qrels
-from evalset.metrics.trec_procedures import check_trec_eval_version
 
 try:
     import ir_measures
@@ -99,14 +99,13 @@ class EvalsetEvaluator(providers.Evaluator):
     evalset's engine (:func:`evalset.metrics.evaluate`)."""
 
     def __init__(self, measures: list[ir_measures.Measure], qrels: pd.DataFrame, trec_eval_version: int):
-        self._prepared = prepare_qrels(qrels, CONTRACT, "<ir_measures qrels>")
+        contract = replace(CONTRACT, trec_eval_version=trec_eval_version)
+        self._prepared = prepare_qrels(qrels, contract, "<ir_measures qrels>")
         super().__init__(measures, set(self._prepared.query_ids))
         self._ours = {measure: evalset_measure(measure) for measure in measures}
-        self._trec_eval_version = trec_eval_version
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
-        table = evaluate(_run_frame(run), self._prepared, list(dict.fromkeys(self._ours.values())),
-                         trec_eval_version=self._trec_eval_version)
+        table = evaluate(_run_frame(run), self._prepared, list(dict.fromkeys(self._ours.values())))
         columns = [(measure, table[str(ours)].tolist()) for measure, ours in self._ours.items()]
         for row, query_id in enumerate(table.index):
             for measure, values in columns:
@@ -126,7 +125,7 @@ class EvalsetProvider(providers.Provider):
 
     def __init__(self, trec_eval_version: int = 9):
         super().__init__()
-        self.trec_eval_version = check_trec_eval_version(trec_eval_version)
+        self.trec_eval_version = replace(CONTRACT, trec_eval_version=trec_eval_version).trec_eval_version  # checked
 
     def supports(self, measure: ir_measures.Measure) -> bool:
         """Whether evalset computes ``measure``: a row of :data:`COUNTERPARTS` that evalset's parser takes with its

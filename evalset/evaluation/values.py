@@ -104,31 +104,28 @@ def metric_spellings(metrics: Sequence[str], judged: bool = True, trec_eval_vers
 
 
 def per_query_values(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, judged: bool = False,
-                     stream: bool | None = None, trec_eval_version: int = 10,
-                     max_retrieved: int | None = None) -> PerQuery:
+                     stream: bool | None = None, max_retrieved: int | None = None) -> PerQuery:
     """Score ``runs`` (name -> file, frame or run held in Python: :func:`evalset.io.frames.run_frame`; or files and
     folders of runs) per query on ``metrics`` (default: the headline), against the evaluation's prepared qrels.
-    ``stream`` forces streaming either way; ``trec_eval_version`` (9 or 10): whose rules the measures defined by
-    trec_eval's procedure follow, and ``max_retrieved``, where each ranking ends (trec_eval's ``-M``):
-    :func:`evalset.metrics.evaluate`'s."""
+    ``stream`` forces streaming either way; ``max_retrieved``, where each ranking ends (trec_eval's ``-M``):
+    :func:`evalset.metrics.evaluate`'s. The trec_eval version whose rules the measures follow is the contract's."""
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     if not named:
         raise InputError("no run to score")
-    spelled = metric_spellings(metrics or (evaluation.headline,), judged, trec_eval_version)
+    spelled = metric_spellings(metrics or (evaluation.headline,), judged, evaluation.contract.trec_eval_version)
     measures = list(spelled.values())
     files = {name: run for name, run in named.items() if isinstance(run, str | os.PathLike)}
     frames = {name: run_frame(run, f"run {name}") for name, run in named.items() if name not in files}
-    version = {"trec_eval_version": trec_eval_version, "max_retrieved": max_retrieved}
-    tables = evaluate_runs(frames, evaluation.prepared, measures, **version) if frames else {}
+    tables = evaluate_runs(frames, evaluation.prepared, measures, max_retrieved=max_retrieved) if frames else {}
     if files:
-        tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, **version)
+        tables |= evaluate_run_files(files, evaluation.prepared, measures, stream=stream, max_retrieved=max_retrieved)
     tables = {name: tables[name] for name in named}
     _refuse_runs_without_judged_queries(evaluation, tables, {**named, **frames})
     pictures = {}
     if asks_relstring(metrics):  # read again: a picture of each ranking, not a measure (evalset.metrics.relstring)
         rank = reads_ranks(evaluation.contract.ties)
         pictures = {name: relstrings(frames[name] if name in frames else read_run(files[name], rank=rank),
-                                     evaluation.prepared, **version) for name in named}
+                                     evaluation.prepared, max_retrieved) for name in named}
     return PerQuery(evaluation, spelled, tables, pictures, asked_lines(metrics))
 
 

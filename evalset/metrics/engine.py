@@ -37,7 +37,6 @@ from evalset.metrics.decomposition import gain as grade_gain
 from evalset.metrics.measures import Measure, parse_measure
 from evalset.metrics.prepared import MeasureInput, PreparedQrels, Rows, prepare_qrels
 from evalset.metrics.ranking import OrderedRun, order_run, position_in_group
-from evalset.metrics.trec_procedures import check_trec_eval_version
 from evalset.params import POSITIVE_INT, check
 from evalset.speed.keys import join, join_keys
 from evalset.speed.strings import take_rows
@@ -79,13 +78,13 @@ def _selected_rows(query_code: np.ndarray, score: np.ndarray | None, judged: np.
 
 
 def _rows(run: pd.DataFrame, prepared: PreparedQrels, pooled: bool = False,
-          trec_eval_version: int = 10, max_retrieved: int | None = None) -> tuple[Rows, dict[str, int]]:
+          max_retrieved: int | None = None) -> tuple[Rows, dict[str, int]]:
     """The rows that can contribute, with their statistics and the call's notes; ``pooled``: count
     :attr:`Rows.pooled_above` too (a measure of :attr:`MeasureKind.pooled` asks); under trec_eval 9 the scores
     are compared in single precision (:func:`~evalset.metrics.ranking.order_run`); ``max_retrieved``: each
     ranking ends there (its first documents, a repeated one once)."""
     contract = prepared.contract
-    ordered = order_run(run, contract.ties, dedupe=False, single_precision=trec_eval_version == 9)
+    ordered = order_run(run, contract.ties, dedupe=False, single_precision=contract.trec_eval_version == 9)
     match, repeated = match_qrels(ordered, prepared)
     query_code = ordered.query_code
     expected = contract.ties == "expected"
@@ -205,10 +204,10 @@ def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
-def _measure_values(measure: Measure, rows: Rows, prepared: PreparedQrels, trec_eval_version: int) -> np.ndarray:
+def _measure_values(measure: Measure, rows: Rows, prepared: PreparedQrels) -> np.ndarray:
     kind = measure.kind
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = kind.compute(MeasureInput(measure, rows, prepared, trec_eval_version))
+        values = kind.compute(MeasureInput(measure, rows, prepared))
     if kind.defined_without_relevant:
         return values
     return np.where(prepared.num_relevant > 0, values, np.nan)
@@ -219,7 +218,6 @@ def evaluate(
     qrels: pd.DataFrame | PreparedQrels,
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
-    trec_eval_version: int = 10,
     max_retrieved: int | None = None,
 ) -> pd.DataFrame:
     """Score one run per query.
@@ -234,12 +232,10 @@ def evaluate(
     measures
         :class:`Measure` objects or their spellings (``"ndcg@10"``).
     contract
-        The conventions (default :class:`EvaluationContract`); ignored when ``qrels`` is prepared.
-    trec_eval_version
-        9 or 10: the rules of that trec_eval: the measures defined by its procedure (``iprec@r`` and
-        ``11pt_avg`` read a recall level as a count of relevant documents differently:
-        :mod:`evalset.metrics.trec_procedures`), and under ``ties=trec`` the precision scores are compared in
-        (9: single, 10: double; :func:`~evalset.metrics.ranking.order_run`).
+        The conventions (default :class:`EvaluationContract`), among them ``trec_eval_version``, whose rules the
+        measures defined by trec_eval's procedure and the tie rule ``trec`` follow
+        (:mod:`evalset.metrics.trec_procedures`, :func:`~evalset.metrics.ranking.order_run`); ignored when
+        ``qrels`` is prepared.
     max_retrieved
         Score each ranking's first ``max_retrieved`` documents only (trec_eval's ``-M``; a repeated document
         counted once, before the cut); the documents left out are counted in ``attrs["beyond_max_retrieved"]``.
@@ -261,7 +257,6 @@ def evaluate(
     contract = prepared.contract
     run = run_frame(run, rank=reads_ranks(contract.ties))  # ir_measures' and pytrec_eval's shapes: evalset.io.frames
     measures = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
-    trec_eval_version = check_trec_eval_version(trec_eval_version)
     if max_retrieved is not None:
         max_retrieved = check("max_retrieved", max_retrieved, POSITIVE_INT)
         if contract.ties == "expected":
@@ -269,15 +264,13 @@ def evaluate(
                              "use it with ties trec, run or docid, not expected")
     under = {m: m.contract(contract) for m in measures}  # a measure's own parameters override the contract
     pooled = {under[m] for m in measures if m.kind.pooled}
-    rules = {"trec_eval_version": trec_eval_version, "max_retrieved": max_retrieved}
-    rows_under = {c: _rows(run, prepared.under(c), c in pooled, **rules) for c in dict.fromkeys(under.values())}
+    rows_under = {c: _rows(run, prepared.under(c), c in pooled, max_retrieved) for c in dict.fromkeys(under.values())}
     if contract not in rows_under:  # the notes are the call's: from rows that condense as the contract does
         same = [found for c, found in rows_under.items() if c.unjudged == contract.unjudged]
-        rows_under[contract] = same[0] if same else _rows(run, prepared, **rules)
+        rows_under[contract] = same[0] if same else _rows(run, prepared, max_retrieved=max_retrieved)
     rows, stats = rows_under[contract]
     table = pd.DataFrame(
-        {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m]), trec_eval_version)
-         for m in measures},
+        {str(m): _measure_values(m, rows_under[under[m]][0], prepared.under(under[m])) for m in measures},
         index=pd.Index(prepared.query_ids, name="query_id"),
     )
     if contract.undefined == "zero":

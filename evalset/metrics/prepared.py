@@ -152,14 +152,17 @@ class MeasureAsked(Protocol):
 @dataclass(frozen=True)
 class MeasureInput:
     """What a measure's computation (:attr:`evalset.metrics.measures.MeasureKind.compute`) reads: the measure,
-    the run's rows that can contribute (:class:`Rows`, in evaluation order), the prepared qrels and the trec_eval
-    version whose rules a measure defined by trec_eval's procedure follows
+    the run's rows that can contribute (:class:`Rows`, in evaluation order) and the prepared qrels, whose contract
+    names the trec_eval version a measure defined by trec_eval's procedure follows
     (:mod:`evalset.metrics.trec_procedures`)."""
 
     measure: MeasureAsked
     rows: Rows
     prepared: PreparedQrels
-    trec_eval_version: int = 10
+
+    @property
+    def trec_eval_version(self) -> int:
+        return self.prepared.contract.trec_eval_version
 
     @property
     def cutoff(self) -> int | None:

@@ -23,11 +23,10 @@ RELSTRING_LENGTH = 10
 """The documents a relstring shows (trec_eval's ``relstring.10``)."""
 
 
-def relstrings(run: pd.DataFrame, prepared: PreparedQrels, trec_eval_version: int = 10,
-               max_retrieved: int | None = None) -> pd.Series:
+def relstrings(run: pd.DataFrame, prepared: PreparedQrels, max_retrieved: int | None = None) -> pd.Series:
     """Each judged query's relstring (indexed by the prepared qrels' query ids; module docstring)."""
     ordered = order_run(run, strict_ties(prepared.contract.ties), dedupe=False,
-                        single_precision=trec_eval_version == 9)
+                        single_precision=prepared.contract.trec_eval_version == 9)
     match, repeated = match_qrels(ordered, prepared)
     query_code, match = ordered.query_code[~repeated], match[~repeated]
     if max_retrieved is not None:

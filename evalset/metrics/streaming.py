@@ -96,8 +96,7 @@ _EMPTY_RUN = pd.DataFrame({"query_id": pd.Series([], dtype=object), "doc_id": pd
 
 
 def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepared: PreparedQrels,
-                    measures: Iterable[Measure | str], trec_eval_version: int = 10,
-                    max_retrieved: int | None = None) -> pd.DataFrame:
+                    measures: Iterable[Measure | str], max_retrieved: int | None = None) -> pd.DataFrame:
     """:func:`~evalset.metrics.engine.evaluate` of a run given as blocks of whole queries (no query in two blocks),
     each with its distinct query ids (as :func:`evalset.io.runstream.query_blocks` gives them): the same table and
     ``attrs``."""
@@ -110,8 +109,7 @@ def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepar
     release_unused()  # what reading and preparing the qrels left: the blocks' peaks do not stack on it
 
     def score(run: pd.DataFrame, queries: np.ndarray) -> None:
-        table = evaluate(run, restrict_qrels(prepared, queries, by_query), measures,
-                         trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)
+        table = evaluate(run, restrict_qrels(prepared, queries, by_query), measures, max_retrieved=max_retrieved)
         values[queries] = table[columns].to_numpy()
         for key, count in table.attrs.items():
             counts[key] = counts.get(key, 0) + count
@@ -137,33 +135,30 @@ def evaluate_blocks(blocks: Iterable[tuple[Sequence[str], pd.DataFrame]], prepar
 
 def evaluate_file(path: str | os.PathLike, prepared: PreparedQrels, measures: Iterable[Measure | str], *,
                   stream: bool | None = None, block_bytes: int | None = None,
-                  trec_eval_version: int = 10, max_retrieved: int | None = None) -> pd.DataFrame:
+                  max_retrieved: int | None = None) -> pd.DataFrame:
     """:func:`~evalset.metrics.engine.evaluate` of a run file: streamed when big (or ``stream``), else read whole;
     the same values either way (see the module's conventions). ``block_bytes``: the text read at a time when
-    streaming (default :data:`evalset.io.runstream.STREAM_BLOCK_BYTES`); ``trec_eval_version`` and
-    ``max_retrieved``: evaluate's."""
+    streaming (default :data:`evalset.io.runstream.STREAM_BLOCK_BYTES`); ``max_retrieved``: evaluate's."""
     measures = list(measures)
     rank = reads_ranks(prepared.contract.ties)
     if stream if stream is not None else runstream.streams(path):
         try:
             blocks = runstream.query_blocks(path, block_bytes or runstream.STREAM_BLOCK_BYTES, rank=rank)
-            return evaluate_blocks(blocks, prepared, measures, trec_eval_version, max_retrieved)
+            return evaluate_blocks(blocks, prepared, measures, max_retrieved)
         except runstream.RunNotGrouped:
             pass  # not grouped by query: read whole
-    return evaluate(read_run(path, rank=rank), prepared, measures, trec_eval_version=trec_eval_version,
-                    max_retrieved=max_retrieved)
+    return evaluate(read_run(path, rank=rank), prepared, measures, max_retrieved=max_retrieved)
 
 
 def evaluate_run_files(paths: Mapping[str, str | os.PathLike], qrels: pd.DataFrame | PreparedQrels,
                        measures: Iterable[Measure | str], contract: EvaluationContract | None = None, *,
                        stream: bool | None = None, block_bytes: int | None = None,
-                       trec_eval_version: int = 10, max_retrieved: int | None = None) -> dict[str, pd.DataFrame]:
+                       max_retrieved: int | None = None) -> dict[str, pd.DataFrame]:
     """:func:`evaluate_file` for several named run files against the same qrels (prepared once), side by side on
     a thread per core; the tables in the order given."""
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels, contract)
     measures = list(measures)
     tables = parallel_map(lambda path: evaluate_file(path, prepared, measures, stream=stream, block_bytes=block_bytes,
-                                                     trec_eval_version=trec_eval_version,
                                                      max_retrieved=max_retrieved), list(paths.values()))
     return dict(zip(paths, tables, strict=True))
 
@@ -173,7 +168,6 @@ def evaluate_runs(
     qrels: pd.DataFrame | PreparedQrels,
     measures: Iterable[Measure | str],
     contract: EvaluationContract | None = None,
-    trec_eval_version: int = 10,
     max_retrieved: int | None = None,
 ) -> dict[str, pd.DataFrame]:
     """:func:`~evalset.metrics.engine.evaluate` for several named runs against the same qrels (indexed once), side
@@ -181,6 +175,6 @@ def evaluate_runs(
     after the other."""
     prepared = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels_frame(qrels), contract)
     measures = list(measures)
-    tables = parallel_map(lambda run: evaluate(run, prepared, measures, trec_eval_version=trec_eval_version,
-                                               max_retrieved=max_retrieved), list(runs.values()))
+    tables = parallel_map(lambda run: evaluate(run, prepared, measures, max_retrieved=max_retrieved),
+                          list(runs.values()))
     return dict(zip(runs, tables, strict=True))

@@ -35,21 +35,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalset.contract import TREC_EVAL_VERSIONS
 from evalset.errors import InputError
 from evalset.metrics.prepared import MeasureInput
-from evalset.params import check
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The recall levels of 11pt_avg (trec_eval's, as its C literals)."""
 INFAP_EPSILON = 0.00001
 """trec_eval's INFAP_EPSILON (trec_eval.h)."""
-
-
-def check_trec_eval_version(version: object) -> int:
-    """``version`` if it is one of :data:`TREC_EVAL_VERSIONS`, else one InputError line."""
-    check("trec_eval version", version, TREC_EVAL_VERSIONS)
-    return int(version)  # type: ignore[arg-type]
 
 
 def relevant_count(recall: float, relevant: np.ndarray, version: int) -> np.ndarray:

@@ -129,15 +129,14 @@ per-query ``relstring`` (:mod:`evalset.metrics.relstring`) comes after ``P``."""
 
 @validate_params(SCORE_RULES)
 def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), *, per_query: bool = False,
-               stream: bool | None = None, trec_eval_version: int = 10, max_retrieved: int | None = None) -> RunScores:
+               stream: bool | None = None, max_retrieved: int | None = None) -> RunScores:
     """Score ``runs`` (name -> file or frame, or files and folders of runs) on ``metrics`` (default: the set's
     headline, else :data:`DEFAULT_METRICS`), judged@k beside every nDCG@k; ``per_query``: print every query's
-    value too; ``trec_eval_version`` (9 or 10, whose rules iprec@r, 11pt_avg and ties follow) and
-    ``max_retrieved`` (where each ranking ends, trec_eval's ``-M``): :func:`evalset.metrics.evaluate`'s, checked
-    first (:data:`evalset.contract.SCORE_RULES`)."""
+    value too; ``max_retrieved`` (where each ranking ends, trec_eval's ``-M``): :func:`evalset.metrics.evaluate`'s,
+    checked first (:data:`evalset.contract.SCORE_RULES`). The trec_eval version is the evaluation's contract's."""
     default = (evaluation.headline,) if evaluation.frozen else DEFAULT_METRICS
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
-                              trec_eval_version=trec_eval_version, max_retrieved=max_retrieved)
+                              max_retrieved=max_retrieved)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
     holes = run_holes(evaluation, runs, values) if evaluation.frozen is not None else None
     return RunScores(values, summaries, per_query, holes)

@@ -234,3 +234,28 @@ def test_agreement_with_runs_prints_the_favouritism_of_each_llm_against_each_hum
     without = json.loads(invoke("agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--bootstrap", 20,
                                 "--format", "json").output)
     assert without["favouritism"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("folder", "measure", "pytrec"), [("official_top100", "ndcg@10", "ndcg_cut_10"),
+                                                           ("official_full", "ap", "map")])
+def test_under_trec_eval_version_9_the_runs_means_are_pytrec_evals_as_it_computes_them(dl19, folder, measure,
+                                                                                         pytrec):
+    # pytrec_eval builds trec_eval 9: its scores tie as 32-bit floats, and --trec-eval-version 9 gives its numbers
+    # as they are; the default, 10, compares doubles (TUA1-1's AP moves from 0.4723 to 0.4724)
+    runs = sorted((dl19["root"] / "runs" / folder).glob("*.run.gz"))
+    args = ["agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--bootstrap", 20, "--format", "json",
+            "-m", measure, *[a for run in runs for a in ("--runs", run)]]
+    nine = json.loads(invoke(*args, "--trec-eval-version", "9").output)["favouritism"]["pairs"][0]["rows"]
+    ten = {row["run"]: row for row in json.loads(invoke(*args).output)["favouritism"]["pairs"][0]["rows"]}
+    evaluator = {side: pytrec_eval.RelevanceEvaluator(_qrels(path), {pytrec.replace("_cut_", "_cut.")})
+                 for side, path in (("human", dl19["human"]), ("llm", dl19["llm"][JUDGES[0]]))}
+    moved = set()
+    for row in nine:
+        run = _run(next(path for path in runs if path.name == f"{row['run']}.run.gz"))
+        for side in ("human", "llm"):
+            scores = evaluator[side].evaluate(run)
+            assert row[f"{side}_mean"] == pytest.approx(np.mean([v[pytrec] for v in scores.values()]), abs=1e-9)
+            if abs(ten[row["run"]][f"{side}_mean"] - row[f"{side}_mean"]) > 1e-9:
+                moved.add(row["run"])
+    assert len(nine) == len(runs) and moved == ({"TUA1-1"} if measure == "ap" else set())

@@ -228,3 +228,39 @@ def test_the_recheck_refuses_what_the_command_refuses(given, message):
     with pytest.raises(InputError) as raised:
         recheck(pd.DataFrame(), **given)
     assert str(raised.value) == message
+
+
+@pytest.mark.slow
+def test_under_trec_eval_version_9_the_tau_ranks_pytrec_evals_means(tmp_path):
+    # the run means the tau ranks, under --trec-eval-version 9, are pytrec_eval's (trec_eval 9: scores tie as 32-bit
+    # floats), to 1e-9; under 10 (doubles) TUA1-1's AP under the humans' grades moves (0.407725 -> 0.407733)
+    import pytrec_eval
+
+    table = _table()
+    runs = [path for path in RUNS if path.name in ("TUA1-1.run.gz", "ICT-BERT2.run.gz", "UNH_bm25.run.gz")]
+    args = ["judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json", "-m", "ap",
+            *[a for run in runs for a in ("--runs", run)]]
+    nine = json.loads(invoke(*args, "--trec-eval-version", "9").output)["run_means"]
+    ten = json.loads(invoke(*args).output)["run_means"]
+    per_query = {}
+    for label in ("human", "old", "new"):
+        qrels = {}
+        for row in table.itertuples():
+            qrels.setdefault(row.query_id, {})[row.doc_id] = int(getattr(row, label))
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
+        defined = {query for query, grades in qrels.items() if max(grades.values()) >= 1}
+        per_query[label] = {name: {q: v["map"] for q, v in evaluator.evaluate(run_dict(read_runs([path])[name]))
+                                   .items() if q in defined} for name, path in
+                            ((path.name.removesuffix(".run.gz"), path) for path in runs)}
+    for label in ("human", "old", "new"):
+        for name, values in per_query[label].items():
+            common = set.intersection(*(set(per_query[other][name]) for other in ("human", "old", "new")))
+            assert nine[label][name] == pytest.approx(np.mean([values[q] for q in common]), abs=1e-9)
+            assert (abs(ten[label][name] - nine[label][name]) > 1e-9) == (name == "TUA1-1" and label == "human")
+
+
+def run_dict(run: pd.DataFrame) -> dict[str, dict[str, float]]:
+    nested: dict[str, dict[str, float]] = {}
+    for query, doc, score in run[["query_id", "doc_id", "score"]].itertuples(index=False):
+        nested.setdefault(query, {})[doc] = float(score)
+    return nested

@@ -198,7 +198,7 @@ def test_iprec_is_trec_eval_9s_as_pytrec_eval_unless_told_10():
     assert rows(evalset_provider.iter_calc(measures, qrels, run)) == pytest.approx(expected, abs=1e-12)
     ten = compat.EvalsetProvider(trec_eval_version=10)
     assert rows(ten.iter_calc(measures, qrels, run)) == pytest.approx({**expected, ("q", "IPrec@0.3"): 1.0})
-    with pytest.raises(InputError, match=r"^trec_eval version must be one of 9, 10, got 8$"):
+    with pytest.raises(InputError, match=r"^trec_eval_version must be one of 9, 10, got 8$"):
         compat.EvalsetProvider(trec_eval_version=8)
 
 

@@ -277,8 +277,8 @@ def pytrec_differences(collection: Collection, tally: Tally) -> list[tuple[str, 
                                                 **configuration).evaluate(run)
         contract = EvaluationContract(rel_level=configuration["relevance_level"], missing="skip", undefined="zero",
                                       unjudged="condensed" if configuration.get("judged_docs_only_flag")
-                                      else "nonrelevant")
-        ours = evaluate(run_frame, qrels_frame, list(spelled.values()), contract, trec_eval_version=9)
+                                      else "nonrelevant", trec_eval_version=9)
+        ours = evaluate(run_frame, qrels_frame, list(spelled.values()), contract)
         for query, values in theirs.items():
             for name, their in values.items():
                 if name not in spelled:

@@ -149,6 +149,7 @@ def test_the_contract_records_the_convention_and_an_old_record_reads_as_the_defa
     assert EvaluationContract.from_dict(contract.to_dict()) == contract
     old = {"rel_level": 1, "gain": "linear", "ties": "trec", "missing": "zero", "undefined": "skip"}
     assert EvaluationContract.from_dict(old).unjudged == "nonrelevant"
-    assert list(EvaluationContract().to_dict()) == [*old, "unjudged"]
+    assert list(EvaluationContract().to_dict()) == [*old, "unjudged", "trec_eval_version"]
+    assert EvaluationContract.from_dict(old).trec_eval_version == 10  # the only rule before it could be chosen
     with pytest.raises(InputError, match="unjudged must be one of nonrelevant, condensed, got 'ignored'"):
         EvaluationContract(unjudged="ignored")

@@ -31,18 +31,19 @@ def dl19(shared_data):
     }
 
 
-def nist_prepared(dl19, summary):
+def nist_prepared(dl19, summary, version=10):
     """The qrels under NIST's conventions for one summary: its relevance level, trec_eval's averaging."""
-    contract = EvaluationContract(rel_level=LEVELS[summary], missing="skip", undefined="zero")
+    contract = EvaluationContract(rel_level=LEVELS[summary], missing="skip", undefined="zero",
+                                  trec_eval_version=version)
     return prepare_qrels(dl19["qrels"], contract)
 
 
 @pytest.mark.parametrize("summary", list(LEVELS))
 def test_every_measure_of_the_9_full_depth_runs(dl19, summary):
     assert len(dl19["full"]) == 9
-    prepared = nist_prepared(dl19, summary)
+    prepared = nist_prepared(dl19, summary, version=9)
     for path in dl19["full"]:
-        per_query = evaluate(read_run(path), prepared, NIST_TO_OURS.values(), trec_eval_version=9)
+        per_query = evaluate(read_run(path), prepared, NIST_TO_OURS.values())
         assert len(per_query) == 43
         published = dl19["summaries"][run_name(path)][summary]
         assert set(published) == set(NIST_TO_OURS)
@@ -65,9 +66,8 @@ def test_trec_eval_10_compares_scores_as_doubles_and_moves_tua1_1s_map(dl19):
     """TUA1-1, query 148538: two documents whose scores differ by 7.1e-7 tie as 32-bit floats (trec_eval 9) and
     not as doubles (trec_eval 10); its AP is 0.3911 under 9 and 0.3915 under 10, and the run's map 0.4723 and
     0.4724 (what both trec_evals print)."""
-    prepared = nist_prepared(dl19, "trec_eval")
     run = read_run(next(path for path in dl19["full"] if run_name(path) == "TUA1-1"))
-    nine, ten = (evaluate(run, prepared, ["ap"], trec_eval_version=version)["ap"] for version in (9, 10))
+    nine, ten = (evaluate(run, nist_prepared(dl19, "trec_eval", version), ["ap"])["ap"] for version in (9, 10))
     assert f"{nine['148538']:.4f}" == "0.3911" and f"{ten['148538']:.4f}" == "0.3915"
     assert f"{nine.mean():.4f}" == "0.4723" and f"{ten.mean():.4f}" == "0.4724"
     assert (nine.drop("148538") == ten.drop("148538")).all()

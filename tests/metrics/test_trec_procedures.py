@@ -96,7 +96,7 @@ def test_trec_eval_9_equals_pytrec_eval_per_query_on_dl19_runs_also_with_pooled_
     runs = [read_run(path) for path in sorted((REPO / "data/dl19/runs").glob("*.run.gz"))[::4]]
     ours_asked = [*(f"iprec@{level}" for level in LEVELS), "11pt_avg", "infap", "iprec(rel=2)@0.3", "infap(rel=2)",
                   "11pt_avg(rel=2)", "iprec(judged_only=True)@0.3"]
-    trec = EvaluationContract(missing="skip", undefined="zero")
+    trec = EvaluationContract(missing="skip", undefined="zero", trec_eval_version=9)
     checked = 0
     for judgments in (qrels, hidden):
         nested = as_dict(judgments.astype({"grade": int}), "grade")
@@ -106,7 +106,7 @@ def test_trec_eval_9_equals_pytrec_eval_per_query_on_dl19_runs_also_with_pooled_
         judged = pytrec_eval.RelevanceEvaluator(nested, {"iprec_at_recall"}, judged_docs_only_flag=True)
         prepared = prepare_qrels(judgments, trec)
         for run in runs:
-            ours = evaluate(run, prepared, ours_asked, trec_eval_version=9)
+            ours = evaluate(run, prepared, ours_asked)
             nested_run = as_dict(run, "score")
             one, two, only = at_1.evaluate(nested_run), at_2.evaluate(nested_run), judged.evaluate(nested_run)
             theirs = pd.DataFrame({
@@ -139,8 +139,8 @@ def test_trec_eval_9_and_10_read_a_recall_level_differently_by_hand():
     # (c = 1: 1). At r = 0.5 (2.0) both take c = 2; at r = 0.9 (3.6) both c = 4: 4/6.
     run, qrels = hand_run([1, 3, 5, 6], 8)
     asked = ["iprec@0.3", "iprec@0.5", "iprec@0.9", "iprec@0.0"]
-    nine = evaluate(run, qrels, asked, trec_eval_version=9).loc["q"].tolist()
-    ten = evaluate(run, qrels, asked, trec_eval_version=10).loc["q"].tolist()
+    nine = evaluate(run, qrels, asked, EvaluationContract(trec_eval_version=9)).loc["q"].tolist()
+    ten = evaluate(run, qrels, asked, EvaluationContract(trec_eval_version=10)).loc["q"].tolist()
     assert nine == pytest.approx([2 / 3, 2 / 3, 4 / 6, 1.0])
     assert ten == pytest.approx([1.0, 2 / 3, 4 / 6, 1.0])
     four = np.array([4.0])
@@ -197,8 +197,8 @@ def test_expected_ties_and_an_unknown_version_are_refused():
     run, qrels = hand_run([1], 2)
     with pytest.raises(InputError, match=r"iprec@0\.5 has no expectation over tied orders"):
         evaluate(run, qrels, ["iprec@0.5"], EvaluationContract(ties="expected"))
-    with pytest.raises(InputError, match="trec_eval version must be one of 9, 10, got 8"):
-        evaluate(run, qrels, ["ap"], trec_eval_version=8)
+    with pytest.raises(InputError, match="trec_eval_version must be one of 9, 10, got 8"):
+        evaluate(run, qrels, ["ap"], EvaluationContract(trec_eval_version=8))
     result = CliRunner().invoke(main, ["score", "--qrels", "q", "r", "--trec-eval-version", "8"])
     assert result.exit_code == 2 and "'8' is not one of '9', '10'" in result.output
 
@@ -206,9 +206,10 @@ def test_expected_ties_and_an_unknown_version_are_refused():
 def test_a_streamed_run_scores_as_a_whole_one_under_either_version(tmp_path):
     qrels = read_qrels(REPO / "data/dl19/nist.qrels")
     qrels.loc[np.random.default_rng(5).random(len(qrels)) < 0.3, "grade"] = -1
-    prepared, path = prepare_qrels(qrels), REPO / "data/dl19/runs/TUA1-1.run.gz"
+    path = REPO / "data/dl19/runs/TUA1-1.run.gz"
     asked = ["iprec@0.3", "11pt_avg", "infap"]
     for version in (9, 10):
-        whole = evaluate(read_run(path), prepared, asked, trec_eval_version=version)
-        streamed = evaluate_file(path, prepared, asked, stream=True, block_bytes=20_000, trec_eval_version=version)
+        prepared = prepare_qrels(qrels, EvaluationContract(trec_eval_version=version))
+        whole = evaluate(read_run(path), prepared, asked)
+        streamed = evaluate_file(path, prepared, asked, stream=True, block_bytes=20_000)
         pd.testing.assert_frame_equal(whole, streamed, check_exact=True)
