@@ -231,14 +231,15 @@ def test_the_recheck_refuses_what_the_command_refuses(given, message):
 
 
 @pytest.mark.slow
-def test_under_trec_eval_version_9_the_tau_ranks_pytrec_evals_means(tmp_path):
+@pytest.mark.parametrize(("measure", "pytrec"), [("ndcg@10", "ndcg_cut_10"), ("ap", "map")])
+def test_under_trec_eval_version_9_the_tau_ranks_pytrec_evals_means(measure, pytrec):
     # the run means the tau ranks, under --trec-eval-version 9, are pytrec_eval's (trec_eval 9: scores tie as 32-bit
     # floats), to 1e-9; under 10 (doubles) TUA1-1's AP under the humans' grades moves (0.407725 -> 0.407733)
     import pytrec_eval
 
     table = _table()
     runs = [path for path in RUNS if path.name in ("TUA1-1.run.gz", "ICT-BERT2.run.gz", "UNH_bm25.run.gz")]
-    args = ["judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json", "-m", "ap",
+    args = ["judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json", "-m", measure,
             *[a for run in runs for a in ("--runs", run)]]
     nine = json.loads(invoke(*args, "--trec-eval-version", "9").output)["run_means"]
     ten = json.loads(invoke(*args).output)["run_means"]
@@ -247,16 +248,17 @@ def test_under_trec_eval_version_9_the_tau_ranks_pytrec_evals_means(tmp_path):
         qrels = {}
         for row in table.itertuples():
             qrels.setdefault(row.query_id, {})[row.doc_id] = int(getattr(row, label))
-        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {pytrec.replace("_cut_", "_cut.")})
         defined = {query for query, grades in qrels.items() if max(grades.values()) >= 1}
-        per_query[label] = {name: {q: v["map"] for q, v in evaluator.evaluate(run_dict(read_runs([path])[name]))
+        per_query[label] = {name: {q: v[pytrec] for q, v in evaluator.evaluate(run_dict(read_runs([path])[name]))
                                    .items() if q in defined} for name, path in
                             ((path.name.removesuffix(".run.gz"), path) for path in runs)}
     for label in ("human", "old", "new"):
         for name, values in per_query[label].items():
             common = set.intersection(*(set(per_query[other][name]) for other in ("human", "old", "new")))
             assert nine[label][name] == pytest.approx(np.mean([values[q] for q in common]), abs=1e-9)
-            assert (abs(ten[label][name] - nine[label][name]) > 1e-9) == (name == "TUA1-1" and label == "human")
+            moved = abs(ten[label][name] - nine[label][name]) > 1e-9
+            assert moved == (name == "TUA1-1" and label == "human" and measure == "ap")
 
 
 def run_dict(run: pd.DataFrame) -> dict[str, dict[str, float]]:

@@ -162,3 +162,34 @@ def test_a_first_query_with_only_negative_grades_is_scored_where_trec_eval_exits
     later = write(tmp_path, "later", "a 0 d1 1\nb 0 d2 -1\n")  # such a query evaluated second: it reads it
     run_b = write(tmp_path, "r_b", "a Q0 d1 1 1 t\nb Q0 d1 1 1 t\n")
     assert trec_eval(trec_eval_10, "-q", "-m", "num_ret", later, run_b).returncode == 0
+
+
+# --- what agrees, byte for byte (issue 73's "Must show")
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec_eval"
+
+
+@pytest.mark.parametrize(("qrels", "results", "flags"), [
+    ("qrels.test", "results.test", []), ("qrels.rel_level", "results.test", ["-l2"]),
+    ("qrels.test", "results.trunc", ["-c"]),
+])
+def test_map_and_p_10_per_query_are_trec_evals_byte_for_byte_on_its_fixtures(trec_eval_10, qrels, results, flags):
+    theirs = trec_eval(trec_eval_10, "-q", "-m", "map", "-m", "P.10", *flags, FIXTURES / qrels, FIXTURES / results)
+    options = {"-l2": ["--rel-level", "2"], "-c": ["--missing", "zero"]}
+    ours = evalset_score("--qrels", FIXTURES / qrels, FIXTURES / results, "-m", "map", "-m", "P_10", "--per-query",
+                         "--format", "trec_eval", "--missing", "skip", "--undefined", "zero",
+                         *[option for flag in flags for option in options[flag]])
+    assert theirs.returncode == 0 and ours.exit_code == 0
+    assert ours.stdout == theirs.stdout and len(theirs.stdout.splitlines()) > 2
+
+
+@pytest.mark.parametrize("ties", ["trec", "run"])
+def test_the_shapes_that_were_refused_read_as_trec_eval_reads_them(trec_eval_10, tmp_path, ties):
+    # a qrels line ending in a tab (a toolkit's test qrels), a run line starting with a space, + signs in a grade,
+    # a rank and a score, an exponent: each once refused, now trec_eval's values
+    qrels = write(tmp_path, "qrels", "2\t0\tdoc2_9\t0\t\n2\t0\tdoc2_1\t+1\t\n3 0 d 2 \n")
+    run = write(tmp_path, "tag", " 2 Q0 doc2_1 +1 +2.5e0 tag\n2 Q0 doc2_9 +2 1E0 tag\t\n3 Q0 d 1 1 tag\n")
+    theirs = trec_eval(trec_eval_10, "-q", "-m", "all_trec", qrels, run)
+    ours = evalset_score("--qrels", qrels, run, "-m", "all_trec", "--per-query", "--format", "trec_eval", "--ties",
+                         ties, *TREC_EVAL_CONTRACT)
+    assert theirs.returncode == 0 and ours.exit_code == 0, ours.output
+    assert ours.stdout == theirs.stdout
