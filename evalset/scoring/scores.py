@@ -58,17 +58,25 @@ class RunScores:
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it; on a
         set, each run's holes after it."""
+        self._refuse_no_measure()
         table = _score_table(self) + ("\n\n" + self.holes.to_text() if self.holes is not None else "")
         return table + "\n\n" + _per_query_table(self) if self.show_per_query else table
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset score --format json`` (a documented contract)."""
+        self._refuse_no_measure()
         return _document(self)
 
     def to_tsv(self) -> str:
         """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``show_per_query`` the long
         per-query table ``run, query_id, metric, value`` (an undefined value is empty)."""
+        self._refuse_no_measure()
         return _tsv(self)
+
+    def _refuse_no_measure(self) -> None:
+        if not self.measures:
+            raise InputError("no measure asked: relstring, runid and num_q are lines of trec_eval's output, printed "
+                             "by --format trec_eval; add a measure (-m) for this format")
 
     def to_trec_eval(self) -> str:
         """What ``trec_eval -m ...`` prints for each run (``-q`` with ``show_per_query``): module docstring. When no

@@ -158,3 +158,13 @@ def test_two_levels_trec_eval_prints_under_one_name_are_refused_and_a_rounded_le
     assert one.exit_code == 0 and "iprec_at_recall_0.12  \tall\t" in one.stdout
     assert ("note: iprec@0.123456789 is printed as iprec_at_recall_0.12, trec_eval's name for it (its level with two "
             "decimals)") in one.stderr
+
+
+def test_trec_evals_lines_alone_are_refused_in_a_format_that_has_no_place_for_them(fixtures):
+    for output_format in ("table", "json", "tsv"):
+        alone = invoke_score(fixtures, "-m", "num_q", "-m", "runid", "--format", output_format)
+        assert alone.exit_code == 2 and alone.stdout == ""
+        assert "no measure asked: relstring, runid and num_q are lines of trec_eval's output" in alone.stderr
+    beside = invoke_score(fixtures, "-m", "num_q", "-m", "map")
+    assert beside.exit_code == 0 and "map" in beside.stdout
+    assert "note: trec_eval's lines that are no measure are printed by --format trec_eval only: num_q" in beside.stderr
