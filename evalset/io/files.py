@@ -389,12 +389,17 @@ def json_objects(path: str) -> Iterator[tuple[int, dict]]:
             yield number, record
 
 
-def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[str]], list[int], list[str]]:
+def read_tsv_with_header(path: str, required: Iterable[str],
+                         quoted: bool | None = True) -> tuple[list[list[str]], list[int], list[str]]:
+    """The rows of a tab-separated file with a header naming ``required``, and each row's line number. ``quoted``:
+    True, a field may be quoted as the csv module writes it; False, a quote is text like any other character; None,
+    a line is split at every tab unless only the csv module's quoting gives it the header's width (a field with a
+    tab, in a file pandas wrote)."""
     check_file(path)
     rows, line_numbers = [], []
     try:
         with open_file(path, "rt", encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle, delimiter="\t")
+            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
             header = [name.strip() for name in next(reader, [])]
             missing = [name for name in required if name not in header]
             if missing:
@@ -402,6 +407,8 @@ def read_tsv_with_header(path: str, required: Iterable[str]) -> tuple[list[list[
             for row in reader:
                 if not any(field.strip() for field in row):
                     continue
+                if quoted is None and len(row) != len(header):
+                    row = next(csv.reader(["\t".join(row)], delimiter="\t"))
                 if len(row) != len(header):
                     raise InputError(f"expected {len(header)} tab-separated fields, found {len(row)}", path,
                                      reader.line_num)

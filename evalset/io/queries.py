@@ -4,7 +4,9 @@ and lists of queries.
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -34,8 +36,9 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     A JSON file (first character ``{``) keeps only the id and the text (BEIR's ``metadata`` is not a query's
     field); ``-`` or a pipe is read once (:func:`evalset.io.files.local_file`).
 
-    A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, quoted as
-    pandas/csv write it, all columns kept as strings); anything else is a headerless topics file, split at
+    A file whose first field is ``query_id`` is a ``queries.tsv`` (a header, tab separated, never quoted, all
+    columns kept as strings: :func:`write_queries`; a file pandas wrote with its quoting reads as written too);
+    anything else is a headerless topics file, split at
     the first tab. Returns a frame with ``query_id`` and ``query`` first, in file order, with each row's line
     number in ``frame.attrs["line_numbers"]`` (for error messages downstream). A file without a query, an empty query id
     or query text, a line with the wrong number of fields, or a repeated query id is refused with its line; so
@@ -45,8 +48,8 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     path = local_file(os.fspath(path))
     kind = content_kind(path)
     if kind == "queries-tsv":
-        rows, line_numbers, columns = read_tsv_with_header(path, required=("query_id", "query"))
-        frame = pd.DataFrame(rows, columns=columns, dtype=object)
+        rows, line_numbers, columns = read_tsv_with_header(path, required=("query_id", "query"), quoted=None)
+        frame = pd.DataFrame([[unquoted(field) for field in row] for row in rows], columns=columns, dtype=object)
     elif kind == "json":
         frame, line_numbers = _queries_jsonl(path)
     else:
@@ -150,16 +153,35 @@ def read_query_list(path: str | os.PathLike) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path) from None
     if lines and "\t" in lines[0] and "query" in lines[0].split("\t"):
-        position = lines[0].split("\t").index("query")
-        return [fields[position] for line in lines[1:] if len(fields := line.split("\t")) > position]
+        rows, _, header = read_tsv_with_header(path, required=("query",), quoted=None)  # read as read_queries does
+        return [unquoted(row[header.index("query")]) for row in rows]
     return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def write_queries(queries: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write ``queries.tsv`` (atomically): the columns of ``QUERIES_COLUMNS``, tab separated, with a header.
+_OLD_QUOTED = re.compile(r'"((?:[^"]|"")*""(?:[^"]|"")*)"')
+"""A field as the csv module quoted it in a ``queries.tsv`` written before 2026-12-06: wrapped in quotes, its own
+quotes doubled (it was quoted only because it held one)."""
 
-    A field holding a quote (``"new york" hotels``) is quoted as the csv module does, so that
-    :func:`read_queries` (and ``pandas.read_csv(sep="\\t")``) reads every query back unchanged.
-    """
+
+def unquoted(field: str) -> str:
+    """A ``queries.tsv`` field as written: itself, or, in the csv module's quoting of an older file, its text."""
+    match = _OLD_QUOTED.fullmatch(field)
+    return match.group(1).replace('""', '"') if match else field
+
+
+def write_queries(queries: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``queries.tsv`` (atomically): the columns of ``QUERIES_COLUMNS``, tab separated, with a header, never
+    quoted: a query holds no tab or line break (``sample`` makes them spaces), so each field is its text as it is,
+    read back unchanged by :func:`read_queries` and ``pandas.read_csv(sep="\\t", quoting=csv.QUOTE_NONE)``. A
+    field with a tab or a line break, or one a reader would take for an older file's quoting (``"a ""b"" c"``), is
+    refused naming its query."""
+    columns = queries.loc[:, list(QUERIES_COLUMNS)]
+    texts = columns.astype(str)
+    for name in texts:
+        bad = texts[name].str.contains(r"[\t\r\n]") | texts[name].map(lambda text: unquoted(text) != text)
+        if bad.any():
+            row = texts[bad].iloc[0]
+            raise InputError(f"query {row['query_id']}: its {name} {quoted(row[name])} holds a tab or a line break, or "
+                             "reads as an older file's quoting: queries.tsv writes each field as it is")
     with atomic_path(path) as tmp:
-        queries.loc[:, list(QUERIES_COLUMNS)].to_csv(tmp, sep="\t", index=False, lineterminator="\n")
+        columns.to_csv(tmp, sep="\t", index=False, lineterminator="\n", quoting=csv.QUOTE_NONE)

@@ -187,3 +187,15 @@ def test_a_sample_of_no_query_is_refused(excite, tmp_path, count, message):
 ])
 def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
     assert refusal(["sample"], option, value) == said
+
+
+def test_a_new_sample_excluding_an_earlier_one_shares_no_query_with_it_quotes_included(excite, tmp_path):
+    # issue 74: a query holding " (three of the demo's 60) was written CSV-quoted and read back with its quotes
+    # doubled, so --exclude never matched it and it was sampled again. Every query sampled, then excluded: none left
+    first = tmp_path / "first.tsv"
+    everything = ["--per-stratum", "head=196,torso=573,tail=1317"]
+    assert run(excite, *EXCITE_ARGS, *everything, "-o", str(first)).exit_code == 0
+    earlier = pd.read_csv(first, sep="\t", quoting=3, dtype=str, keep_default_na=False)  # 3: csv.QUOTE_NONE
+    assert len(earlier) == 2086 and earlier["query"].str.contains('"').sum() > 0
+    again = run(excite, *EXCITE_ARGS, "--per-stratum", "20", "--exclude", str(first), "-o", str(tmp_path / "b.tsv"))
+    assert again.exit_code == 2 and "excluded 3,952)" in again.output  # every kept submission
