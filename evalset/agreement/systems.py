@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
-from evalset.evaluation import Evaluation, per_query_values
+from evalset.evaluation import Evaluation, per_query_values, refuse_geometric
 from evalset.metrics import Measure, parse_measure
 from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
 
@@ -28,6 +28,7 @@ from evalset.stats.rankings import kendall_tau, system_ranks, tau_ap
 def per_query_scores(grades: pd.DataFrame, runs: Mapping[str, pd.DataFrame], measure: Measure,
                      contract: EvaluationContract) -> pd.DataFrame:
     """One annotator's grades (``query_id, doc_id, grade``) as qrels: per-query scores, queries x runs."""
+    refuse_geometric(str(measure), "agreement's system rankings")
     return per_query_values(Evaluation.on_qrels(grades, contract), runs, [str(measure)]).values(str(measure))
 
 

@@ -45,7 +45,7 @@ from evalset.params import settings_of
 from evalset.pooling.graded import depth_of
 from evalset.render import number
 from evalset.stats.paired import Comparison
-from evalset.stats.strata import has_strata, query_weights
+from evalset.stats.strata import from_summary_scale, has_strata, query_weights
 from evalset.stats.verdicts import Holes
 
 
@@ -112,6 +112,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 permutations=spec.permutations, seed=spec.seed, interval=spec.interval,
                                 primary_test=spec.primary_test, strata=strata,
                                 weighting=weighting, split=evaluation.split)
+        result = with_geometric_means(result, values, strata)
         family = record_comparison(family, result, evaluation.frozen, evaluation.split)
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
@@ -156,10 +157,25 @@ def _headline_weights(values: PerQuery, result: Comparison, strata: pd.DataFrame
 
 
 def _paired(values: PerQuery, baseline: str, candidate: str, metric: str) -> pd.DataFrame:
-    """The two runs' values on the queries both were scored on (all of them, unless ``missing = skip``)."""
-    frame = pd.DataFrame({"baseline": values.column(baseline, metric), "candidate": values.column(candidate, metric)})
+    """The two runs' values on the queries both were scored on (all of them, unless ``missing = skip``), on the
+    scale a comparison takes (:meth:`~evalset.evaluation.PerQuery.analysed`: a geometric measure's logs)."""
+    frame = pd.DataFrame({"baseline": values.analysed(baseline, metric),
+                          "candidate": values.analysed(candidate, metric)})
     return frame[frame.index.isin(values.column(baseline, metric).index)
                  & frame.index.isin(values.column(candidate, metric).index)]
+
+
+def with_geometric_means(result: Comparison, values: PerQuery, strata: pd.DataFrame | None) -> Comparison:
+    """``result`` with, for a measure summarised geometrically (its values compared as logs), each side's summary
+    over the compared queries on the headline's weights; any other ``result`` as it is."""
+    if values.measures[result.metric].kind.summary != "geometric":
+        return result
+    compared = _paired(values, result.baseline, result.candidate, result.metric).dropna()
+    weights = _headline_weights(values, result, strata)
+    mean = (lambda column: float(weights.reindex(column.index.astype(str)).to_numpy() @ column.to_numpy())) \
+        if weights is not None else (lambda column: float(column.mean()))
+    return replace(result, geometric_means={side: from_summary_scale(mean(compared[side]), "geometric")
+                                            for side in ("baseline", "candidate")})
 
 
 def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: str, candidate: str,

@@ -127,8 +127,8 @@ def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result:
     masks = {"none": np.zeros(len(holes), bool), "all": np.ones(len(holes), bool), "baseline": in_b,
              "candidate": in_c, "baseline_only": in_b & ~in_c, "candidate_only": in_c & ~in_b}
     def differences(scored: PerQuery) -> pd.Series:
-        candidate = scored.column(result.candidate, result.metric)
-        return candidate - scored.column(result.baseline, result.metric).reindex(candidate.index)
+        candidate = scored.analysed(result.candidate, result.metric)
+        return candidate - scored.analysed(result.baseline, result.metric).reindex(candidate.index)
 
     table = pd.DataFrame({"difference": differences(values).dropna()})
     for name in FILLS:

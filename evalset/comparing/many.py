@@ -69,7 +69,7 @@ from evalset.stats.multiple import (
     pair_matrix,
     two_way_anova,
 )
-from evalset.stats.strata import query_weights
+from evalset.stats.strata import GEOMETRIC_FLOOR, from_summary_scale, query_weights
 from evalset.stats.verdicts import ESTABLISHED, Evidence, Holes, decide
 
 CORRECTION_NAMES = {"tukey": "randomised Tukey HSD (max-statistic permutation test, Carterette 2012)",
@@ -245,8 +245,15 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                      f"{len(unjudged)} of {len(names)} runs" + ("; accepted (--accept-holes): the verdicts are as "
                                                                "judged" if accept_holes else ""))
     grades_note = unusual_grades_note(evaluation)
+    summary = measure.kind.summary  # a geometric measure's matrix holds logs: its means and bounds shown as summaries
+    if summary == "geometric":
+        notes.append(f"note: {metric} is a geometric mean: the runs are compared on log(max(value, "
+                     f"{GEOMETRIC_FLOOR:g})) per query; its means and ranges are geometric, its differences log ratios")
+    bounds = {name: (from_summary_scale(low, summary), from_summary_scale(high, summary))
+              for name, (low, high) in bounds.items()}
     return ManyComparisons(
-        metric=metric, runs=names, means=[float(m) for m in means], judged_measure=judged_measure, judged=judged,
+        metric=metric, runs=names, means=[from_summary_scale(float(m), summary) for m in means],
+        judged_measure=judged_measure, judged=judged,
         letters=compact_letters(different) if baseline is None else None, pairs=verdicts,
         adjusted=pd.DataFrame(pair_matrix(adjusted, pairs, len(names)), index=names, columns=names),
         raw=None if raw is None else pd.DataFrame(pair_matrix(raw, pairs, len(names)), index=names, columns=names),
@@ -272,7 +279,7 @@ def _matrix(values: PerQuery, metric: str,
             strata: pd.DataFrame | None) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
     """The queries x runs values on the queries every run defines, the per-query weights (traffic with
     ``strata``, else uniform), and the notes."""
-    frame = values.values(metric)
+    frame = values.analysed_values(metric)
     absent = frame.index[~np.all([frame.index.isin(values.tables[name].index) for name in values.runs], axis=0)]
     undefined = frame.index[frame.isna().any(axis=1) & ~frame.index.isin(absent)]
     kept = frame.drop(index=absent.union(undefined))
@@ -304,7 +311,7 @@ def _holes(evaluation: Evaluation, frames: Mapping[str, pd.DataFrame], metric: s
     with_holes = {name: frames[name] for name in matrix.columns if name in systems}
 
     def weighted_mean(scored: PerQuery, name: str) -> float:
-        values = scored.column(name, metric).reindex(queries).fillna(matrix[name])
+        values = scored.analysed(name, metric).reindex(queries).fillna(matrix[name])
         return float(weights @ values.to_numpy(np.float64))
 
     none = evaluation.with_qrels(filled_qrels(evaluation.qrels, keys, np.zeros(len(keys), bool), grade))

@@ -200,8 +200,8 @@ def query_movements(values: PerQuery, runs: Mapping[str, pd.DataFrame], result: 
     pair = {result.baseline: runs[result.baseline], result.candidate: runs[result.candidate]}
 
     def both(scored: PerQuery) -> pd.DataFrame:
-        return pd.DataFrame({"baseline": scored.column(result.baseline, result.metric),
-                             "candidate": scored.column(result.candidate, result.metric)})
+        return pd.DataFrame({"baseline": scored.analysed(result.baseline, result.metric),
+                             "candidate": scored.analysed(result.candidate, result.metric)})
 
     scored = both(values)
     defined = scored.dropna()

@@ -39,7 +39,14 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, missing_queries, per_query_values, unusual_grades_note
+from evalset.evaluation import (
+    Evaluation,
+    PerQuery,
+    missing_queries,
+    per_query_values,
+    refuse_geometric,
+    unusual_grades_note,
+)
 from evalset.io.annotations import grade_line
 from evalset.judgments import reading
 from evalset.judgments.ensemble import ensemble_grades
@@ -170,6 +177,7 @@ def query_values(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, query_id
     """The runs scored per query on ``metric`` under the ``qrels`` of ``query_ids`` (the evaluation room's
     :func:`~evalset.evaluation.per_query_values`), the conventions ``chosen`` recorded for the missing-queries rule
     (default: every one)."""
+    refuse_geometric(metric, "an estimate")
     used = Evaluation.on_qrels(qrels[qrels["query_id"].isin(set(query_ids))], contract)
     if chosen is not None:
         used = replace(used, given=tuple(chosen))

@@ -11,7 +11,7 @@ from evalset.evaluation.grades import unusual_grades, unusual_grades_note
 from evalset.evaluation.missing import judged_count, missing_notes, missing_queries
 from evalset.evaluation.notes import input_notes
 from evalset.evaluation.scope import Evaluation
-from evalset.evaluation.values import PerQuery, metric_spellings, per_query_values
+from evalset.evaluation.values import PerQuery, metric_spellings, per_query_values, refuse_geometric
 
 __all__ = ["Evaluation", "PerQuery", "input_notes", "judged_count", "metric_spellings", "missing_notes",
-           "missing_queries", "per_query_values", "unusual_grades", "unusual_grades_note"]
+           "missing_queries", "per_query_values", "refuse_geometric", "unusual_grades", "unusual_grades_note"]

@@ -33,7 +33,7 @@ from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, evaluate_run_files, evaluate_runs, expand_measures, parse_measure
 from evalset.metrics.relstring import relstrings
 from evalset.metrics.trec_eval_names import asked_lines, asks_relstring
-from evalset.stats.strata import MeanSummary, mean_summary, stratified_summary
+from evalset.stats.strata import MeanSummary, mean_summary, on_summary_scale, stratified_summary
 
 Run = RunLike | str | os.PathLike
 Runs = Mapping[str, Run] | Sequence[str | os.PathLike]
@@ -62,6 +62,16 @@ class PerQuery:
         """``metric``'s values of every run: queries x runs."""
         return pd.DataFrame({run: self.column(run, metric) for run in self.tables})
 
+    def analysed(self, run: str, metric: str) -> pd.Series:
+        """One run's values of ``metric`` on the scale a statistic over queries takes (a comparison's mean, test
+        and interval): the values, or for a measure summarised geometrically (gm_ap, gm_bpref) their logs,
+        log(max(v, 0.00001)), whose mean is the log of the summary (:func:`evalset.stats.strata.on_summary_scale`)."""
+        return on_summary_scale(self.column(run, metric), self.measures[metric].kind.summary)
+
+    def analysed_values(self, metric: str) -> pd.DataFrame:
+        """:meth:`analysed` of every run: queries x runs."""
+        return pd.DataFrame({run: self.analysed(run, metric) for run in self.tables})
+
     def summary(self, run: str, metric: str) -> MeanSummary:
         """The mean over defined queries; on a set also per stratum and across strata (module docstring)."""
         values, rule = self.column(run, metric), self.measures[metric].kind.summary  # gm_ap: geometric
@@ -87,6 +97,16 @@ class PerQuery:
             long = renamed.reset_index().melt(id_vars="query_id", var_name="metric", value_name="value")
             parts.append(long.assign(run=name))
         return pd.concat(parts, ignore_index=True)[["run", "query_id", "metric", "value"]]
+
+
+def refuse_geometric(metric: str, stage: str) -> None:
+    """Refuse a measure summarised geometrically (gm_ap, gm_bpref) in a ``stage`` whose figures are arithmetic
+    means of per-query values (one line naming where it is taken)."""
+    measure = parse_measure(metric)
+    if measure.kind.summary == "geometric":
+        raise InputError(f"{metric} is a geometric mean over queries; {stage} rests on arithmetic means of "
+                         f"per-query values: use {measure.name.removeprefix('gm_')} here, or compare {metric} (it "
+                         "tests the runs on log(max(value, 0.00001)) per query)")
 
 
 def metric_spellings(metrics: Sequence[str], judged: bool = True, trec_eval_version: int = 10) -> dict[str, Measure]:

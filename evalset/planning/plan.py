@@ -259,7 +259,7 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
     metric = metric or evaluation.headline
     values = per_query_values(evaluation, runs, [metric])
     lacking = missing_queries(values, runs)
-    tables = {name: values.column(name, metric).to_frame(metric) for name in values.runs}
+    tables = {name: values.analysed(name, metric).to_frame(metric) for name in values.runs}  # gm_ap: logs
     names = list(tables)
     chosen = list(dict.fromkeys(comparisons)) or (evaluation.frozen.planned if evaluation.frozen else []) or \
         [(names[0], name) for name in names[1:]]
@@ -270,8 +270,11 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
                                     skipped=evaluation.contract.missing == "skip")
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
         _refuse_degenerate_pilot(group["difference"].dropna().to_numpy(dtype=np.float64), baseline, candidate)
+    geometric = [f"note: {metric} is a geometric mean: its differences (and --delta) are of log(max(value, 0.00001)) "
+                 "per query, log ratios, as compare tests it"] if values.measures[metric].kind.summary == "geometric" \
+        else []
     return replace(plan_power(differences, metric=metric, planned=family.planned_count, **settings),
-                   notes=missing_notes(values, lacking, "left out of its comparisons"))
+                   notes=missing_notes(values, lacking, "left out of its comparisons") + geometric)
 
 
 def make_plan(evaluation: Evaluation | None, spec: PlanSpec | None = None, *, progress: Callable | None = None,

@@ -47,7 +47,7 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.comparing import ManyComparisons
-from evalset.comparing.compare import holes_policy, what_it_rests_on
+from evalset.comparing.compare import holes_policy, what_it_rests_on, with_geometric_means
 from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
@@ -66,7 +66,7 @@ from evalset.report.markup import escaped, html_table
 from evalset.report.spec import ReportSpec
 from evalset.report.summary import judged_range, summary_section, verdict_class
 from evalset.seeds import generator
-from evalset.stats.strata import has_strata, score_interval, stratified_summary
+from evalset.stats.strata import from_summary_scale, has_strata, score_interval, stratified_summary
 from evalset.stats.verdicts import ESTABLISHED, EXPLORATORY, NO_VERDICT, NOT_ESTABLISHED, css_class
 
 
@@ -96,8 +96,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], spec: ReportSpe
     lacking = missing_queries(values, {**runs, **(files or {})})
     notes = [*missing_notes(values, lacking, "left out of its score and comparisons"),
              *(f"note: the set's contract overridden: {said}" for said in evaluation.overridden)]
-    tables = values.tables
-    scores = _scores(tables, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
+    scores = _scores(values, str(headline), str(judged), queries, frozen.contract.weighting, level, resamples, seed)
     comparisons = _comparisons(frozen, values, runs, str(headline), seed, permutations, resamples, alpha, largest)
     many, many_note = many_runs(evaluation, runs, str(headline), permutations=permutations, seed=seed, alpha=alpha)
     matrix, note = None, ""
@@ -136,17 +135,20 @@ def _grades(qrels: pd.DataFrame, scale: Mapping[str, str]) -> pd.DataFrame:
                          "judgments": [int(counts.get(g, 0)) for g in grades]})
 
 
-def _scores(tables: dict[str, pd.DataFrame], headline: str, judged: str, queries: pd.DataFrame, weighting: str,
+def _scores(values: PerQuery, headline: str, judged: str, queries: pd.DataFrame, weighting: str,
             level: float, resamples: int, seed: int) -> pd.DataFrame:
-    rows = []
-    for name, table in tables.items():
-        summary = stratified_summary(table[headline], queries, weighting)
-        estimate, low, high = score_interval(table[headline], queries, weighting, level=level,
-                                             resamples=resamples, rng=generator(seed))
+    """Each run's mean of the headline with its interval, on the scale of its summary (a geometric mean's
+    interval is taken on the logs and shown as geometric means)."""
+    rows, rule = [], values.measures[headline].kind.summary
+    for name in values.runs:
+        analysed = values.analysed(name, headline)
+        summary = stratified_summary(analysed, queries, weighting)
+        interval = score_interval(analysed, queries, weighting, level=level, resamples=resamples, rng=generator(seed))
+        estimate, low, high = (from_summary_scale(value, rule) for value in interval)
         rows.append({"run": name, "mean": estimate, "ci_low": low, "ci_high": high,
                      "defined": summary.defined, "undefined": summary.undefined,
-                     "judged": float(table[judged].mean()),
-                     **{f"stratum:{s}": v.mean for s, v in summary.strata.items()}})
+                     "judged": float(values.column(name, judged).mean()),
+                     **{f"stratum:{s}": from_summary_scale(v.mean, rule) for s, v in summary.strata.items()}})
     return pd.DataFrame(rows).set_index("run")
 
 
@@ -166,7 +168,7 @@ def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.Data
         if absent:
             out.append(PlannedComparison(baseline, candidate, note="run not given: " + ", ".join(absent)))
             continue
-        base, cand = tables[baseline][headline], tables[candidate][headline]
+        base, cand = values.analysed(baseline, headline), values.analysed(candidate, headline)  # gm_ap: logs
         common = base.index.intersection(cand.index)
         note = "" if len(common) == len(base) == len(cand) else (
             f"{len(base.index.symmetric_difference(cand.index))} queries scored by one run only were left out")
@@ -175,7 +177,8 @@ def _comparisons(frozen: FrozenSet, values: PerQuery, runs: Mapping[str, pd.Data
                                 bootstrap_resamples=resamples, largest=largest, strata=strata,
                                 weighting=frozen.contract.weighting if stratified else "uniform",
                                 split=evaluation.split)
-        result, _ = what_it_rests_on(result, values, runs, depth_of(measure, None), policy, strata, read=read)
+        result, _ = what_it_rests_on(with_geometric_means(result, values, strata), values, runs,
+                                     depth_of(measure, None), policy, strata, read=read)
         differences = (cand.loc[common] - base.loc[common]).dropna().sort_values(kind="stable")
         out.append(PlannedComparison(baseline, candidate, result, differences, note))
     return out

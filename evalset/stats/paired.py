@@ -59,7 +59,7 @@ from evalset.stats.resampling import (
     permutation_p_value,
     permutation_p_values,
 )
-from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
+from evalset.stats.strata import GEOMETRIC_FLOOR, INTERVAL_METHODS, query_weights, score_interval
 from evalset.stats.verdicts import ESTABLISHED, Evidence, decide
 
 __all__ = ["DEFAULT_SEED", "FLIP_CHUNK", "Comparison", "bootstrap_interval", "compare_paired", "permutation_p_value",
@@ -114,6 +114,7 @@ class Comparison:
     missing: dict[str, Any] | None = None
     evidence: Evidence | None = None
     rule: str = ""
+    geometric_means: dict[str, float] | None = None  # a geometric measure's summaries; its values are logs
 
     def decided(self, **evidence: Any) -> Comparison:
         """This comparison with its evidence changed (e.g. ``holes``) and its verdict decided again."""
@@ -389,6 +390,10 @@ def _text(result: Comparison) -> str:
         judged = result.judged_at_k
         lines.append(f"  judged@{judged['k']:<11}baseline {number(judged['baseline'])}, "
                      f"candidate {number(judged['candidate'])}")
+    if result.geometric_means:
+        means = result.geometric_means
+        lines.append(f"  geometric means   baseline {number(means['baseline'])}, candidate {number(means['candidate'])}"
+                     f" (tested on log(max(value, {GEOMETRIC_FLOOR:g})) per query: the differences are log ratios)")
     weighted = " traffic-weighted" if traffic else ""
     lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}{weighted}   "
                  f"median {number(result.median_difference, sign=True)}")

@@ -91,6 +91,19 @@ GEOMETRIC_FLOOR = 0.00001
 """The least value a geometric summary takes a query's value as (trec_eval's MIN_GEO_MEAN: gm_map, gm_bpref)."""
 
 
+def on_summary_scale(values: pd.Series, rule: str = "mean") -> pd.Series:
+    """``values`` on the scale whose arithmetic mean gives their summary under ``rule``: themselves, or for
+    ``geometric`` log(max(v, GEOMETRIC_FLOOR)) (undefined values stay undefined)."""
+    if rule != "geometric":
+        return values
+    return np.log(np.maximum(values, GEOMETRIC_FLOOR))
+
+
+def from_summary_scale(value: float, rule: str = "mean") -> float:
+    """A mean on :func:`on_summary_scale`'s scale as the summary itself: exp of it for ``geometric``."""
+    return float(np.exp(value)) if rule == "geometric" else value
+
+
 def _mean(values: pd.Series, rule: str = "mean") -> float:
     """The summary of the defined ``values`` under ``rule`` (:attr:`evalset.metrics.MeasureKind.summary`): their
     mean, or ``geometric``: exp(mean(log(max(v, GEOMETRIC_FLOOR)))), trec_eval's geometric mean (gm_map)."""
