@@ -7,10 +7,11 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
-from evalset.cli.judge_endpoint import endpoint_options, judge_settings, service_errors
+from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
 from evalset.cli.judge_ensemble import ensemble_command
 from evalset.cli.judge_probe import probe_command
 from evalset.cli.judge_recheck import recheck_command
+from evalset.cli.options import force_option
 from evalset.cli.ruled import ruled
 from evalset.contract import JUDGE_JOB_RULES
 
@@ -39,9 +40,10 @@ def judge_group():
 @ruled(JUDGE_JOB_RULES, "limit", "--limit", default=None, help="Judge only the first N pairs in judging order.")
 @click.option("--batch", is_flag=True, help="Use the Batch API (upload, poll, collect) instead of live requests.")
 @ruled(JUDGE_JOB_RULES, "poll_seconds", "--poll", "poll_seconds", default=30.0, help="Batch poll interval (s).")
+@force_option(folder=False)
 @endpoint_options
-def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, model, base_url, concurrency, rpm,
-                  tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path, journal_path,
+def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, force, model, base_url, concurrency,
+                  rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path, journal_path,
                   failures_path, retry_failed, price_in, price_out, seed, progress):
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY).
 
@@ -49,17 +51,14 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     when no pair asked was judged. Pairs the endpoint did not answer are asked again by the next run.
     """
     from evalset.errors import ServiceError
-    from evalset.io.outputs import check_outputs
     from evalset.judge import job
     from evalset.judge.prompt import DEFAULT_TEMPLATE
 
     settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
                               max_tokens, seed, retry_failed)
     default_journal, default_failures = job.default_paths(output)
-    check_outputs({"-o": output, "--journal": journal_path or default_journal,
-                   "--failures": failures_path or default_failures},
-                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path},
-                  resumes=True)  # a job resumes from its journal and rewrites its labels
+    check_job_outputs(output, journal_path or default_journal, failures_path or default_failures,
+                      {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path}, force)
     result = service_errors(lambda: job.judge_pool(
         pool_dir, guideline_path, output, settings, limit=limit, template_path=template_path or DEFAULT_TEMPLATE,
         journal_path=journal_path, failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,

@@ -85,3 +85,17 @@ def service_errors(run: Callable[[], Any]) -> Any:
         raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
     except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
         raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
+
+
+def check_job_outputs(output: str, journal: str, failures: str, inputs: dict[str, str | None],
+                      force: bool) -> None:
+    """Refuse, before any call, a job's outputs that would destroy something (:func:`evalset.io.outputs.
+    check_outputs`): the labels or report, its journal and its failures table. A job rewrites its own outputs only
+    when it resumes, that is when its journal is there; an output file that exists without it is another file (a
+    run, another model's labels) and is kept unless ``force``."""
+    import os
+
+    from evalset.io.outputs import check_outputs
+
+    check_outputs({"-o": output, "--journal": journal, "--failures": failures}, inputs, force=force,
+                  resumes=os.path.isfile(journal))

@@ -6,7 +6,8 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
-from evalset.cli.judge_endpoint import endpoint_options, judge_settings, service_errors
+from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
+from evalset.cli.options import force_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import PROBE_RULES, EvaluationContract
 
@@ -24,17 +25,17 @@ from evalset.contract import PROBE_RULES, EvaluationContract
        help="A grade >= this is relevant (a variant that reaches it 'rose').")
 @ruled(PROBE_RULES, "resamples", "--resamples", default=9999, help="Bootstrap resamples per interval.")
 @format_option(help="What is printed (the JSON is written to --output either way).")
+@force_option(folder=False)
 @endpoint_options
-def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resamples, output_format, model, base_url,
-                  concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path,
-                  journal_path, failures_path, retry_failed, price_in, price_out, seed, progress):
+def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resamples, output_format, force, model,
+                  base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
+                  template_path, journal_path, failures_path, retry_failed, price_in, price_out, seed, progress):
     """Probe the judge with adversarial passages: query terms stuffed into the passage, an instruction to the
     grader appended, the query copied in front, on pairs the humans graded 0; and the passage cut to its first
     sentence on pairs they graded relevant (the control). Each variant is graded as `evalset judge` grades, beside
     the unaltered pair; the report gives per probe the share of pairs whose grade rose to relevant and the mean
     grade shift, with their intervals. --seed seeds the sample, the variants and the intervals.
     """
-    from evalset.io.outputs import check_outputs
     from evalset.judge import probing
     from evalset.judge.prompt import DEFAULT_TEMPLATE
     from evalset.judgments.reading import read_grades
@@ -42,10 +43,9 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resam
     settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
                               max_tokens, seed, retry_failed)
     default_journal, default_failures = probing.default_paths(output)
-    check_outputs({"-o": output, "--journal": journal_path or default_journal,
-                   "--failures": failures_path or default_failures},
-                  {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--human": human_path,
-                   "--template": template_path}, resumes=True)  # resumed from its journal
+    check_job_outputs(output, journal_path or default_journal, failures_path or default_failures,
+                      {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--human": human_path,
+                       "--template": template_path}, force)
     human = read_grades([(human_path, "human")], kind="human").judgments
     emit(service_errors(lambda: probing.probe_pool(
         pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size, rel=rel, seed=seed,

@@ -32,17 +32,21 @@ class ComparisonLog:
 
     def made(self) -> set[tuple[str, str, str]]:
         """The distinct (baseline, candidate, metric) comparisons logged on this version and split."""
+        return {(record["baseline"], record["candidate"], record["metric"]) for record in self.records()}
+
+    def records(self) -> list[dict[str, Any]]:
+        """The comparisons logged on this version and split, in the order they were made."""
         if not self.path.exists():
-            return set()
-        made = set()
+            return []
+        records = []
         for number, line in enumerate(self.path.read_text().splitlines(), 1):
             try:
                 record = json.loads(line)
                 if record.get("version") == self.version and record.get("split") == self.split:
-                    made.add((record["baseline"], record["candidate"], record["metric"]))
-            except (json.JSONDecodeError, KeyError, AttributeError) as exc:
+                    records.append(record | {key: record[key] for key in ("baseline", "candidate", "metric")})
+            except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
                 raise InputError(f"not a comparison record: {exc}", str(self.path), number) from None
-        return made
+        return records
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one comparison (``baseline, candidate, metric`` and what else it records), stamped with this

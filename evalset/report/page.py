@@ -52,6 +52,7 @@ from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
+from evalset.io.comparisonlog import ComparisonLog
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
 from evalset.params import settings_of
@@ -114,6 +115,7 @@ def collect(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], spec: ReportSpe
         strata=_strata(queries, qrels), grades=_grades(qrels, frozen.manifest.get("scale", {})), scores=scores,
         comparisons=comparisons, agreement=matrix, agreement_note=note, estimate=estimate,
         estimate_note=estimate_note, many=many, many_note=many_note, notes=notes,
+        logged=ComparisonLog.of_set(frozen.path, split).records(),
         settings={**spec.settings(), "runs": len(runs)},
     )
 
@@ -344,6 +346,7 @@ def _comparisons_section(data: ReportData) -> str:
             parts.append(f'<p class="none">Not shown: {escaped(comparison.note)}.</p></div>')
             continue
         parts.append(f'<p>Verdict: <span class="{verdict_class(result)}">{escaped(result.verdict)}</span></p>')
+        parts.append(f'<p class="meta">Threshold: {result.threshold:.4g} = {escaped(result.family)}</p>')
         if result.hole_bound:
             parts.append(f'<p class="meta">Holes: {escaped(result.hole_bound["text"])}</p>')
         if comparison.note:
@@ -369,7 +372,21 @@ def _comparisons_section(data: ReportData) -> str:
         else:
             parts.append('<p class="none">The candidate loses on no query.</p>')
         parts.append("</div>")
-    return "\n".join(parts)
+    return "\n".join([*parts, _log_section(data)])
+
+
+def _log_section(data: ReportData) -> str:
+    """The comparisons the set's log holds on this version and split, each said counted in the family or not
+    (:mod:`evalset.stats.family`: on a set with planned comparisons, the exploratory looks are not)."""
+    title = f"<h3>The comparison log ({data.frozen.path.parent.name}/comparisons.jsonl, {data.split} split)</h3>"
+    if not data.logged:
+        return f'{title}\n<p class="none">No comparison logged on this version and split.</p>'
+    planned = set(data.frozen.planned)
+    rows = [[r["baseline"], r["candidate"], r["metric"], r.get("kind", ""), number(r.get("permutation_p")),
+             "no: exploratory" if planned and (r["baseline"], r["candidate"]) not in planned else "yes",
+             r.get("at", "")] for r in data.logged]
+    return title + "\n" + html_table(["baseline", "candidate", "metric", "kind", "permutation p",
+                                      "counted in the family", "at"], rows, {4})
 
 
 def build_report(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], **options: Any) -> str:

@@ -8,11 +8,15 @@ The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :c
 - **Planned or exploratory**: with a set that records planned comparisons, a (baseline, candidate) not among them
   is exploratory; ``exploratory=True`` (``--exploratory``) makes any comparison exploratory. An exploratory
   comparison is reported, never established.
-- **The family size** of a comparison, the Bonferroni count: without a set, the planned count; with a set, the
-  larger of the planned count and the number of distinct (baseline, candidate, metric) comparisons in the set's
-  log for that version and split, this one included, so that repeated peeking at the test queries is paid for.
-  The threshold is ``alpha / size`` (:func:`bonferroni_threshold`, also the level of a family of intervals, as
-  agreement's favouritism uses it over the runs).
+- **The family size** of a comparison, the Bonferroni count: without a set, the planned count. On a set that
+  records planned comparisons, the planned count too: its planned comparisons were fixed at freeze time, before
+  any score, and an exploratory look (logged, listed by ``report``) is never established, so it can make no
+  planned verdict less sure and is never counted. On a set that records none, every comparison can be
+  established: the larger of the planned count and the number of distinct (baseline, candidate, metric)
+  comparisons in the set's log for that version and split, this one included, so that repeated peeking at the
+  test queries is paid for. The threshold is ``alpha / size`` (:func:`bonferroni_threshold`, also the level of a
+  family of intervals, as agreement's favouritism uses it over the runs); :meth:`ComparisonFamily.basis` says
+  where the size comes from, and every comparison prints it.
 - **The log** is ``SETS/NAME/comparisons.jsonl``, beside the frozen version folders (which are never rewritten):
   one JSON object per line with ``version, split, baseline, candidate, metric, kind, permutation_p, threshold,
   at`` (UTC time), appended by every comparison recorded (``compare --set`` records each one). ``report`` shows a
@@ -61,6 +65,7 @@ class ComparisonFamily:
     planned_count: int
     planned: tuple[tuple[str, str], ...] = ()
     made: frozenset[Made] | None = None
+    given: bool = False  # the planned count was given (--planned N), not the set's or the comparisons asked
 
     @classmethod
     def of(cls, asked: int, *, planned: int | None = None, frozen: PlannedSet | None = None,
@@ -70,7 +75,8 @@ class ComparisonFamily:
         count."""
         planned = check("planned", planned, POSITIVE_INT) if planned is not None else None
         pairs = tuple(tuple(pair) for pair in frozen.planned) if frozen is not None else ()
-        return cls(planned or len(pairs) or asked, pairs, frozenset(made) if made is not None else None)
+        return cls(planned or len(pairs) or asked, pairs, frozenset(made) if made is not None else None,
+                   planned is not None)
 
     def kind(self, baseline: str, candidate: str, exploratory: bool = False) -> str:
         """``planned`` or ``exploratory``."""
@@ -78,10 +84,28 @@ class ComparisonFamily:
         return "exploratory" if exploratory or unplanned else "planned"
 
     def size(self, baseline: str, candidate: str, metric: str) -> int:
-        """The Bonferroni count of this comparison, given what the log holds (:attr:`made`)."""
-        if self.made is None:
+        """The Bonferroni count of this comparison, given what the log holds (:attr:`made`; module docstring)."""
+        if self.made is None or self.planned:
             return self.planned_count
-        return max(self.planned_count, len(self.made | {(baseline, candidate, metric)}))
+        return max(self.planned_count, self._logged(baseline, candidate, metric))
+
+    def _logged(self, baseline: str, candidate: str, metric: str) -> int:
+        return len((self.made or frozenset()) | {(baseline, candidate, metric)})
+
+    def basis(self, baseline: str, candidate: str, metric: str) -> str:
+        """Where this comparison's Bonferroni count comes from, in words (``size`` first)."""
+        size = self.size(baseline, candidate, metric)
+        if self.made is not None and not self.planned and size > self.planned_count:
+            return (f"{size}: the distinct comparisons in the set's log on this version and split, this one included "
+                    "(the set plans none, so every comparison made on it counts)")
+        if self.given:
+            return f"{size}: --planned {size}"
+        if self.planned:
+            logged = sum((b, c) not in self.planned for b, c, _ in self.made or ())
+            looks = f"; the {logged} exploratory looks in its log are not counted (never established)" if logged \
+                else ""
+            return f"{size}: the set's planned comparisons{looks}"
+        return f"{size}: the comparisons asked"
 
     def after(self, result: Comparison) -> ComparisonFamily:
         """This family once ``result`` is logged: its comparison among :attr:`made` (the same family without a
@@ -108,7 +132,7 @@ class ComparisonFamily:
                                 metric=metric, planned=self.size(baseline_name, candidate_name, metric),
                                 exploratory=kind == "exploratory", alpha=alpha, permutations=permutations,
                                 bootstrap_resamples=bootstrap_resamples, seed=seed, largest=largest, **options)
-        return result
+        return replace(result, family=f"{alpha:g} / {self.basis(baseline_name, candidate_name, metric)}")
 
 
 def bonferroni_threshold(alpha: float, size: int) -> float:

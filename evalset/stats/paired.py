@@ -115,6 +115,7 @@ class Comparison:
     evidence: Evidence | None = None
     rule: str = ""
     geometric_means: dict[str, float] | None = None  # a geometric measure's summaries; its values are logs
+    family: str = ""  # the threshold's alpha / N, and where N comes from (evalset.stats.family)
 
     def decided(self, **evidence: Any) -> Comparison:
         """This comparison with its evidence changed (e.g. ``holes``) and its verdict decided again."""
@@ -424,6 +425,8 @@ def _text(result: Comparison) -> str:
         lines.append(f"  holes             {result.hole_bound['text']}")
     if result.tests_disagree:
         lines.append(f"  tests disagree    {result.tests_disagree}")
+    if result.family:
+        lines.append(f"  threshold         {result.threshold:.4g} = {result.family}")
     lines.append(f"  verdict           {result.verdict}")
     if result.largest_losses:
         lines.append("  largest losses    " + ", ".join(

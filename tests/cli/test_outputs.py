@@ -212,3 +212,17 @@ def test_an_output_beside_its_inputs_is_written_as_before(work):
                     "--plot", work / "kappa.png", "-o", work / "report.txt", "--bootstrap", "0")
     assert result.exit_code == 0, result.output
     assert all((work / name).stat().st_size > 0 for name in ("dis.tsv", "kappa.png", "report.txt"))
+
+
+@pytest.mark.parametrize("command", [["judge", "grade"], ["judge", "probe", "--human", "a.qrels"]])
+def test_a_judging_job_keeps_a_file_that_is_not_its_own(work, command):
+    # issue 74: judge -o FILE and judge probe -o FILE replaced any existing file (a run, another model's labels)
+    # with exit 0; a job rewrites its output only when it resumes, that is when its journal is beside it
+    arguments = [a if a != "a.qrels" else work / a for a in command]
+    run = work / RUNS[0].name
+    before = digest(run)
+    refused = invoke(*arguments, work / "pool", "--guideline", GUIDELINE, "-o", run, "--model", "m",
+                     "--base-url", "http://127.0.0.1:9/v1")
+    assert refused.exit_code == 2
+    assert refused.output == f"evalset: error: -o {run}: exists; give --force to replace it, or choose a new path\n"
+    assert digest(run) == before

@@ -110,11 +110,17 @@ def test_planned_comparisons_are_decided_at_the_threshold_compare_would_use(shar
     assert (first["threshold"], first["verdict"], first["permutation_p"]) == (
         shown.threshold, shown.verdict, shown.permutation_p)
     assert shown.established
-    # the log now holds the peek and the first: the second comparison's family is 3, for both commands alike
+    # the log now holds the peek and the first: the exploratory peek is never counted (issue 74), the family stays
+    # the 2 planned comparisons, for both commands alike, and the report lists what the log holds
     again = collect(frozen, dl19_runs, **FAST)
     second = compare(*PLANNED[1])
-    assert second["threshold"] == again.comparisons[1].result.threshold == pytest.approx(0.05 / 3)
-    assert second["verdict"] == again.comparisons[1].result.verdict and not again.comparisons[1].result.established
+    assert second["threshold"] == again.comparisons[1].result.threshold == 0.025
+    assert second["verdict"] == again.comparisons[1].result.verdict
+    assert second["family"] == ("0.05 / 2: the set's planned comparisons; the 1 exploratory looks in its log are not "
+                                "counted (never established)")
+    assert [(r["candidate"], r["metric"]) for r in again.logged] == [("p_bert", "ndcg@10"), ("idst_bert_p1", "ndcg@10")]
+    page = render_html(again)
+    assert "<td>bm25base_p</td><td>p_bert</td><td>ndcg@10</td><td></td>" in page and "no: exploratory" in page
 
 
 def test_differences_and_largest_losses_are_per_query_candidate_minus_baseline(dl19_data, dl19_set, dl19_runs):
