@@ -102,8 +102,8 @@ class ComparisonFamily:
             return f"{size}: --planned {size}"
         if self.planned:
             logged = sum((b, c) not in self.planned for b, c, _ in self.made or ())
-            looks = f"; the {logged} exploratory looks in its log are not counted (never established)" if logged \
-                else ""
+            looks = f"; {logged} looks off the plan in its log are not counted (a look decides nothing)" \
+                if logged else ""
             return f"{size}: the set's planned comparisons{looks}"
         return f"{size}: the comparisons asked"
 

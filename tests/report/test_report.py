@@ -116,8 +116,8 @@ def test_planned_comparisons_are_decided_at_the_threshold_compare_would_use(shar
     second = compare(*PLANNED[1])
     assert second["threshold"] == again.comparisons[1].result.threshold == 0.025
     assert second["verdict"] == again.comparisons[1].result.verdict
-    assert second["family"] == ("0.05 / 2: the set's planned comparisons; the 1 exploratory looks in its log are not "
-                                "counted (never established)")
+    assert second["family"] == ("0.05 / 2: the set's planned comparisons; 1 looks off the plan in its log are not "
+                                "counted (a look decides nothing)")
     assert [(r["candidate"], r["metric"]) for r in again.logged] == [("p_bert", "ndcg@10"), ("idst_bert_p1", "ndcg@10")]
     page = render_html(again)
     assert "<td>bm25base_p</td><td>p_bert</td><td>ndcg@10</td><td></td>" in page and "no: exploratory" in page

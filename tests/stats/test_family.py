@@ -57,8 +57,8 @@ def test_on_a_set_that_plans_its_comparisons_the_count_is_theirs_whatever_the_lo
         log.append(record("a", candidate))
     family = set_family(1, frozen=frozen, split="test")
     assert family.size("a", "b", "ndcg@10") == family.size("a", "c", "ap") == 2
-    assert family.basis("a", "b", "ndcg@10") == ("2: the set's planned comparisons; the 4 exploratory looks in its "
-                                                 "log are not counted (never established)")
+    assert family.basis("a", "b", "ndcg@10") == ("2: the set's planned comparisons; 4 looks off the plan in its log "
+                                                 "are not counted (a look decides nothing)")
     assert set_family(1, planned=5, frozen=frozen, split="test").basis("a", "b", "ndcg@10") == "5: --planned 5"
 
 
