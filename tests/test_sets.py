@@ -695,3 +695,31 @@ def test_a_sets_folder_given_for_a_version_names_its_latest_and_a_missing_path_i
         load_set(tmp_path / "nope")
     with pytest.raises(InputError, match=re.escape("not a frozen set (no manifest.json)")):
         load_set(tmp_path)
+
+
+def test_a_copied_or_renamed_version_verifies_says_what_it_is_a_copy_of_and_blocks_no_output(dl19_set, tmp_path,
+                                                                                         shared_data, monkeypatch):
+    # issue 74: `cp -r sets/dl19/v1 ~/backup-v1` made every output below ~ refused ("lies in the set folder ~")
+    # and the copy failed verify ("manifest.json names dl19/v1, but the folder is ...")
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copytree(dl19_set, home / "backup-v1")
+    alone = invoke("verify", home / "backup-v1")
+    assert alone.exit_code == 3, alone.output  # UNVERIFIED: copied without versions.tsv, as before
+    assert alone.output.startswith(f"UNVERIFIED {home / 'backup-v1'}: every file matches its manifest hash (a copy "
+                                   "of dl19/v1, moved or renamed: its content is what counts), but")
+    whole = tmp_path / "shared" / "dl19-2026"  # the whole set folder copied under another name: versions.tsv along
+    shutil.copytree(dl19_set.parent, whole)
+    verified = invoke("verify", whole / "v1")
+    assert verified.exit_code == 0 and verified.output.startswith(f"OK {whole / 'v1'}: every file matches its "
+                                                                  "manifest hash (a copy of dl19/v1")
+    run = shared_data / "dl19" / "runs" / "official_full" / "p_bert.run.gz"
+    assert invoke("score", "--set", home / "backup-v1", run, "-m", "p@10").exit_code == 0
+    (home / "project").mkdir()
+    monkeypatch.chdir(home / "project")
+    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+                     "--per-stratum", "5", "-o", home / "project" / "out" / "q.tsv")
+    assert sampled.exit_code == 0, sampled.output
+    inside = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+                    "--per-stratum", "5", "-o", whole / "q.tsv")
+    assert inside.exit_code == 2 and "lies in the set folder" in inside.output  # a set's folder is still guarded

@@ -132,12 +132,13 @@ class _Group(click.Group):
             message = exc.format_message() if isinstance(exc, click.UsageError) else exc
             click.echo(f"evalset: error: {message}", err=True)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             # Ctrl-C: not a bug (exit 1) nor click's "Aborted!"; the status shells use for SIGINT, no traceback.
             # Files are written atomically, so an interrupted command leaves no half-written output.
             with contextlib.suppress(OSError, ValueError):
                 sys.stdout.flush()
-            click.echo("evalset: interrupted", err=True)
+            said = f": {exc.args[0]}" if exc.args and isinstance(exc.args[0], str) else ""  # what a run can resume
+            click.echo(f"evalset: interrupted{said}", err=True)
             sys.exit(INTERRUPTED)
         finally:
             files = sys.modules.get("evalset.io.files")  # loaded only by a command that read a file

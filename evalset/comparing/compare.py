@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from evalset.comparing.holes import ComparisonHoles, comparison_holes
-from evalset.comparing.setlog import record_comparison, set_family
+from evalset.comparing.setlog import record_comparison, refuse_unlogged, set_family
 from evalset.comparing.spec import CompareSpec
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
@@ -89,6 +89,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     (a queries file or frame with ``stratum`` and ``stratum_share``) stratifies a comparison on qrels.
     """
     spec = settings_of(CompareSpec, spec, {"metric": metric, **options} if metric else options)
+    refuse_unlogged(evaluation.frozen, evaluation.split)
     metric, depth = spec.metric or evaluation.headline, spec.depth
     measure = parse_measure(metric)
     k = depth_of(measure, depth)

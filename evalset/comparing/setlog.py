@@ -43,6 +43,13 @@ def set_family(asked: int, *, planned: int | None = None, frozen: LoggedSet | No
     return ComparisonFamily.of(asked, planned=planned, frozen=frozen, made=made)
 
 
+def refuse_unlogged(frozen: LoggedSet | None, split: str = "test") -> None:
+    """Refuse, before a comparison is made, a set whose log cannot take it (:meth:`ComparisonLog.
+    refuse_unwritable`); nothing without a set."""
+    if frozen is not None:
+        ComparisonLog.of_set(frozen.path, split).refuse_unwritable()
+
+
 def record_comparison(family: ComparisonFamily, result: Comparison, frozen: LoggedSet | None,
                       split: str = "test") -> ComparisonFamily:
     """Append ``result`` to the log of the set ``frozen`` on ``split`` (nothing without a set) and return the

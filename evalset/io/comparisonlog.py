@@ -4,6 +4,7 @@ and appends it, :mod:`evalset.comparing.setlog`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -48,8 +49,24 @@ class ComparisonLog:
                 raise InputError(f"not a comparison record: {exc}", str(self.path), number) from None
         return records
 
+    def refuse_unwritable(self) -> None:
+        """Refuse, before any work, a log that cannot be appended to (a set on a read-only share): one line
+        naming it and what to do."""
+        target = self.path if self.path.exists() else self.path.parent
+        if not os.access(target, os.W_OK):
+            raise InputError("cannot be written (read-only, or not yours): compare --set logs every comparison it "
+                             "makes beside the set; copy the set folder somewhere writable (a copy verifies: "
+                             "evalset verify) and compare there", str(self.path))
+
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one comparison (``baseline, candidate, metric`` and what else it records), stamped with this
-        log's version and split."""
-        with open(self.path, "a") as handle:
-            handle.write(json.dumps({"version": self.version, "split": self.split, **record}, sort_keys=True) + "\n")
+        log's version and split; a failed write (a full disk) is one line naming the log."""
+        line = json.dumps({"version": self.version, "split": self.split, **record}, sort_keys=True) + "\n"
+        size = self.path.stat().st_size if self.path.exists() else None
+        try:
+            with open(self.path, "a") as handle:
+                handle.write(line)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # nothing half-written: the log as it was
+                os.truncate(self.path, size) if size is not None else os.unlink(self.path)
+            raise InputError(f"cannot log the comparison: {exc.strerror or exc}", str(self.path)) from None

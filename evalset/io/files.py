@@ -4,10 +4,9 @@ inputs that can be read only once (stdin, pipes: copied once, :func:`local_file`
 write succeeded; a folder of several files built aside and renamed the same way; a disk that refuses the write is
 a :class:`~evalset.errors.ServiceError` naming the target).
 
-Text is read as ``utf-8-sig``: a UTF-8 byte order mark (as Excel and some editors write) is not part of the
-first line, so it never shows in a column name or a first id. Every reader in :mod:`evalset.io` goes through
-these, so a missing file, a folder, a non-UTF-8 line or a malformed line is refused the same way everywhere:
-:class:`~evalset.errors.InputError` naming the file and line.
+Text is read as ``utf-8-sig``: a UTF-8 byte order mark (as Excel and some editors write) is not part of the first
+line, so it never shows in a column name or a first id. Every reader in :mod:`evalset.io` goes through these, so a
+missing file, a folder, a non-UTF-8 line or a malformed line is refused the same way everywhere (InputError).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import csv
+import errno
 import gzip
 import json
 import os
@@ -276,7 +276,12 @@ def folder_built_aside(folder: str | os.PathLike, *, replace: bool = False) -> I
         _remove_stale(target)
         build = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-{os.getpid()}-", dir=target.parent))
     try:
-        yield build
+        try:
+            yield build
+        except OSError as exc:  # a disk refusing the block's writes (pyarrow's errors name no file)
+            if exc.errno not in DISK_REFUSALS and str(build) not in str(exc.filename):
+                raise
+            raise _write_refused(folder, exc) from exc
         with writing_to(folder):
             umask = os.umask(0)
             os.umask(umask)
@@ -324,6 +329,9 @@ def writing_to(path: str | os.PathLike) -> Iterator[None]:
         yield
     except OSError as exc:
         raise _write_refused(path, exc) from exc
+
+
+DISK_REFUSALS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO)  # whatever file (pyarrow names none)
 
 
 def _write_refused(path: str | os.PathLike, exc: OSError) -> ServiceError:

@@ -150,11 +150,13 @@ def _refuse_where_nothing_may_be_written(option: str, path: str, inputs: list[tu
 
 
 def _is_set_folder(folder: str) -> bool:
-    """A set's folder (``sets/NAME/``): one holding ``versions.tsv`` or a frozen version."""
+    """A set's folder (``sets/NAME/``): one holding ``versions.tsv``, or a frozen version whose manifest names the
+    folder (a version copied anywhere, ``~/backup-v1``, makes no folder above it a set's)."""
     if os.path.isfile(os.path.join(folder, "versions.tsv")):
         return True
     try:
-        return any(entry.is_dir() and _is_set_version(entry.path) for entry in os.scandir(folder))
+        return any(entry.is_dir() and _set_version_name(entry.path) == os.path.basename(folder)
+                   for entry in os.scandir(folder))
     except OSError:
         return False
 
@@ -183,15 +185,22 @@ def _check_folder(option: str, folder: str, names: set[str], inputs: list[tuple[
 
 
 def _is_set_version(folder: str) -> bool:
+    return _set_version_name(folder) is not None
+
+
+def _set_version_name(folder: str) -> str | None:
+    """The set name a frozen version's manifest records (None: ``folder`` is no set version)."""
     manifest = os.path.join(folder, "manifest.json")
     if not os.path.isfile(manifest):
-        return False
+        return None
     try:
         with open(manifest, encoding="utf-8") as handle:
             record = json.load(handle)
     except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and {"name", "version", "files", "contract"} <= set(record)
+        return None
+    if not (isinstance(record, dict) and {"name", "version", "files", "contract"} <= set(record)):
+        return None
+    return str(record["name"])
 
 
 def _flatten(paths: PathsByOption, keep_empty: bool = False) -> Iterator[tuple[str, str | os.PathLike]]:

@@ -120,13 +120,14 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _recorded_digest(path: Path) -> str | None:
-    """The manifest sha256 that ``versions.tsv`` beside the version records for it (the last line), or None."""
+    """The manifest sha256 that ``versions.tsv`` beside the version records for it (the last line), or None; a
+    version folder renamed is looked up by the version its manifest names."""
     log = path.parent / "versions.tsv"
     if not log.is_file():
         return None
     recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
                 if line.count("\t") >= 2}
-    return recorded.get(path.name)
+    return recorded.get(path.name) or recorded.get(str(_read_manifest(path).get("version", "")))
 
 
 def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = None) -> str | None:
@@ -158,13 +159,16 @@ class Verification:
     path: str
     problems: tuple[str, ...]
     unverified: str | None
+    copy_of: str | None = None  # NAME/VERSION its manifest names, when its folders are named otherwise
 
     def to_text(self) -> str:
         if self.problems:
             return "\n".join(f"FAILED {problem}" for problem in self.problems)
+        moved = (f" (a copy of {self.copy_of}, moved or renamed: its content is what counts)"
+                 if self.copy_of else "")
         if self.unverified:
-            return f"UNVERIFIED {self.path}: every file matches its manifest hash, but {self.unverified}"
-        return f"OK {self.path}: every file matches its manifest hash"
+            return f"UNVERIFIED {self.path}: every file matches its manifest hash{moved}, but {self.unverified}"
+        return f"OK {self.path}: every file matches its manifest hash{moved}"
 
 
 def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
@@ -197,9 +201,8 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
                         f"{', '.join(n for n in SAMPLE_FILES if n not in sampled)}")
     extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES and p.name not in sampled)
     problems += [f"{path / name}: not part of the frozen set" for name in extra]
-    if manifest.get("version") != path.name or manifest.get("name") != path.parent.name:
-        problems.append(f"{path / 'manifest.json'}: names {manifest.get('name')}/{manifest.get('version')}, "
-                        f"but the folder is {path.parent.name}/{path.name}")
+    named = f"{manifest.get('name')}/{manifest.get('version')}"
+    copy_of = named if named != f"{path.parent.name}/{path.name}" else None  # a set moved, shared or restored
     actual = file_sha256(path / "manifest.json")
     recorded = _recorded_digest(path)
     if recorded is not None and recorded != actual:
@@ -212,7 +215,7 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
         SetContract.from_dict(manifest.get("contract", {}), check_headline)
     except (ValueError, TypeError) as exc:
         problems.append(f"{path / 'manifest.json'}: invalid contract: {exc}")
-    return Verification(given, tuple(problems), unverified_manifest(path, manifest_sha256))
+    return Verification(given, tuple(problems), unverified_manifest(path, manifest_sha256), copy_of)
 
 
 def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str | None = None, *,

@@ -12,10 +12,16 @@ each answer, so a process killed at any moment (SIGKILL included) loses at most 
 
 Batch jobs submitted with ``--batch`` are recorded too, so a restarted run polls the batch it already submitted
 instead of paying for a second one.
+
+A run that stops early says what the journal holds and that the same command resumes from it: Ctrl-C (the
+``KeyboardInterrupt`` carries the line), a write the disk refuses (a :class:`~evalset.errors.ServiceError`). A
+journal this run created and that holds nothing when it closes (nothing was asked: a dead endpoint, a disk that
+refused the first write) is removed, so that no empty journal is left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -63,6 +69,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike, model: str, prompt_sha256: str, guideline_sha256: str):
         self.path = os.fspath(path)
         self.key = (model, prompt_sha256, guideline_sha256)
+        self._created = not os.path.exists(self.path)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -72,17 +79,50 @@ class Journal:
             if getattr(exc, "sqlite_errorname", None) == "SQLITE_NOTADB":
                 raise InputError(f"not a journal (SQLite): {exc}", self.path) from exc
             if isinstance(exc, sqlite3.OperationalError):  # a missing or read-only folder, a full disk
+                self._remove_if_new()
                 raise ServiceError(f"cannot open the journal {self.path}: {exc}") from exc
             raise
 
     def __enter__(self) -> Journal:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, traceback: object) -> None:
+        held = self._held()
         self.close()
+        resumes = f"{held:,} answers are in it: the same command resumes from them"
+        if isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt(f"{held:,} answers are in the journal {self.path}: the same command resumes "
+                                    "from them") from exc
+        if isinstance(exc, sqlite3.OperationalError):  # a write refused mid-run: a full disk
+            raise ServiceError(f"cannot write the journal {self.path}: {exc}; {resumes} once it can be written") \
+                from exc
+
+    def _held(self) -> int:
+        """This key's answers in the journal (0 when it cannot be read any more)."""
+        try:
+            return len(self.answers())
+        except sqlite3.Error:
+            return 0
 
     def close(self) -> None:
+        empty = self._created and self._empty()
         self._db.close()
+        if empty:
+            self._remove_if_new()
+
+    def _empty(self) -> bool:
+        try:
+            return not any(self._db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+                           for table in ("answers", "batches"))
+        except sqlite3.Error:
+            return False
+
+    def _remove_if_new(self) -> None:
+        """Remove the journal's files when this run created them (and the SQLite files beside it)."""
+        if self._created:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path + suffix)
 
     def answers(self) -> dict[str, Answer]:
         """Every final answer under this key, by pair id (a grade, or answers the model gave that were unusable)."""

@@ -48,7 +48,7 @@ import pandas as pd
 
 from evalset import __version__
 from evalset.contract import FREEZE_RULES
-from evalset.errors import InputError
+from evalset.errors import InputError, ServiceError
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
 from evalset.io.files import writing_to
@@ -269,6 +269,7 @@ def freeze(
     if agreement is None and labels["annotator"].nunique() > 1:
         agreement = agreement_summary(labels, guideline.grades)
     set_dir = Path(sets_dir) / name
+    new_set = not set_dir.exists()
     with writing_to(set_dir):
         set_dir.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(set_dir)
@@ -279,8 +280,12 @@ def freeze(
         raise InputError(f"version v{number} exists and a frozen version is never rewritten", str(target))
     parent = f"v{max(v for v in existing if v < number)}" if any(v < number for v in existing) else None
 
-    with writing_to(set_dir):
-        build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
+    try:
+        with writing_to(target):
+            build = Path(tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=set_dir))
+    except ServiceError:
+        _remove_new_set(set_dir, new_set)
+        raise
     try:
         stand = labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable")
         write_qrels(merged.qrels, build / "qrels.txt")
@@ -306,8 +311,12 @@ def freeze(
             (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
             _make_read_only(build)
             os.rename(build, target)  # atomic; fails if the version appeared meanwhile
-    except BaseException:
+    except BaseException as exc:
         _remove_folder(build)
+        _remove_new_set(set_dir, new_set)
+        if isinstance(exc, ServiceError | OSError):  # the disk refused: name the version, not the build
+            cause = exc.__cause__ if isinstance(exc, ServiceError) and exc.__cause__ is not None else exc
+            raise ServiceError(f"cannot write {target}: {getattr(cause, 'strerror', None) or cause}") from exc
         raise
     digest = file_sha256(target / "manifest.json")
     try:
@@ -317,6 +326,13 @@ def freeze(
         _remove_folder(target)  # a version the record of versions does not hold could never be verified
         raise
     return FrozenVersion(target, manifest)
+
+
+def _remove_new_set(set_dir: Path, new_set: bool) -> None:
+    """Remove a set's folder this freeze made, when it failed before the folder held anything."""
+    if new_set:
+        with contextlib.suppress(OSError):
+            set_dir.rmdir()
 
 
 def _remove_folder(folder: Path) -> None:

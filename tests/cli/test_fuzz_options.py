@@ -35,6 +35,7 @@ import re
 import shutil
 import signal
 import stat
+import subprocess
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -554,3 +555,83 @@ def test_hostile_option_values_give_exit_0_or_one_line_naming_the_option_and_har
     fuzz()
     record_property("fuzz", f"{words}: {counts['cases']} cases, {counts['refused']} refused (exit 2), "
                             "0 tracebacks")
+
+
+# ------------------------------------------------------------------------------------ a hostile file system (issue 74)
+# Every base invocation again, on a disk that is full, with the set on a read-only mount, and with a version of the
+# set copied beside the outputs (``backup-v1``: a backup, or a set shared by copying): the same property, no
+# traceback, exit 0 or one line. The set's commands also on it, and on the copy in place of the set.
+ON_THE_SET = {"compare --set": ("compare", f"--set sets/dl19/v1 {TWO_RUNS} --permutations 200"),
+              "score --set": ("score", "--set sets/dl19/v1 runs -m ndcg@10")}
+ENVIRONMENTS = ("full disk", "read-only set", "copied set")
+
+
+@contextlib.contextmanager
+def mounted(*arguments: str, target: Path):
+    """``mount ARGUMENTS TARGET`` for the block (unmounted after); skipped, saying why, where this process may not
+    mount (CI and the developers' machines run as root)."""
+    done = subprocess.run(["mount", *arguments, str(target)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here ({done.stderr.strip()[:120]}): a hostile file system needs root")
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+def fill(folder: Path) -> None:
+    """Fill the file system of ``folder`` to the last byte."""
+    for name, chunk in (("filler", 1 << 16), ("filler-tail", 1)):  # then the last partial block
+        handle = open(folder / name, "wb", buffering=0)  # noqa: SIM115 (closing it may fail too: the disk is full)
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * chunk)
+        with contextlib.suppress(OSError):
+            handle.close()
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_command_on_a_full_disk_a_read_only_set_or_a_copied_set_gives_one_line_and_harms_no_file(
+        environment, inputs, server, tmp_path, record_property):
+    invocations = {words: (words, BASES[words].args) for words in BASES} | ON_THE_SET
+    size = sum(path.stat().st_size for path in inputs.parent.rglob("*") if path.is_file()) + (4 << 20)
+    counts = Counter()
+    for name, (words, args) in invocations.items():
+        command = LEAVES[words]
+        case = tmp_path / name.replace(" ", "-")
+        case.mkdir()
+        with contextlib.ExitStack() as stack:
+            if environment == "full disk":
+                stack.enter_context(mounted("-t", "tmpfs", "-o", f"size={size}", "tmpfs", target=case))
+            shutil.copytree(inputs.parent, case, symlinks=True, dirs_exist_ok=True)
+            work = case / "work"
+            if environment == "copied set":
+                shutil.copytree(work / "sets" / "dl19" / "v1", work / "backup-v1")
+                args = args.replace("sets/dl19/v1", "backup-v1")
+            elif environment == "read-only set":
+                stack.enter_context(mounted("--bind", str(work / "sets"), target=work / "sets"))
+                subprocess.run(["mount", "-o", "remount,bind,ro", str(work / "sets")], check=True)
+            else:
+                fill(case)
+            values = parse_base(command, args.format(server=server).split())
+            outputs = declared_outputs(words, values)
+            outcome = run_case(command_line(words, command, values), case, outputs, _env(server),
+                               service_line=None)
+        remove(case)
+        counts[outcome.status] += 1
+        shown = f"{environment}: evalset {words} {args}"
+        assert outcome.exception is None or isinstance(outcome.exception, SystemExit), f"{shown}\n{outcome.exception!r}"
+        assert outcome.status in {0, 2, *BASES[words].statuses}, f"{shown}\nexit {outcome.status}: {outcome.output}"
+        if outcome.status == 2:
+            lines = outcome.output.splitlines()
+            assert len(lines) == 1 and lines[0].startswith("evalset: error: "), f"{shown}\n{outcome.output}"
+        if BASES[words].service or environment != "full disk":
+            pass  # a service's refusal may leave its journal; the other environments write where they may
+        else:
+            assert outcome.changed == [] or outcome.status == 0, f"{shown}\nchanged: {outcome.changed}"
+        if environment == "read-only set" and name == "compare --set":
+            assert "comparisons.jsonl: cannot be written" in outcome.output, outcome.output
+        if environment == "copied set" and not BASES[words].service:
+            assert outcome.status in {0, *BASES[words].statuses}, f"{shown}\n{outcome.output}"
+    record_property("fuzz", f"{environment}: {sum(counts.values())} commands, {counts[2]} refused in one line, "
+                            f"{counts[0]} succeeded, 0 tracebacks")

@@ -319,3 +319,64 @@ def test_failures_are_final_until_retry_failed_asks_them_again(pool_dir, tasks, 
     assert list(first.failures["pair_id"]) == [tasks[0]["pair_id"]] and len(first.labels) == 5
     assert again.stats.requests == 0 and len(again.failures) == 1
     assert retried.stats.requests == 1 and len(retried.labels) == 6 and retried.failures.empty
+
+
+# ------------------------------------------------------------------------------------------------ stopping early
+# (issue 74): a run that stops says what the journal holds and that the same command resumes; nothing asked leaves
+# no journal behind
+def test_nothing_asked_leaves_no_empty_journal_behind(pool_dir, tmp_path):
+    result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                       "-o", str(tmp_path / "labels.tsv"), "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2 and "nothing was asked" in result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_how_many_answers_the_journal_holds_and_the_same_command_resumes(pool_dir, tasks, tmp_path):
+    limit = 60
+    command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
+               "--guideline", str(GUIDELINE), "--model", "judge-test", "-o", str(tmp_path / "labels.tsv"),
+               "--limit", str(limit), "--concurrency", "2"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with JudgeServer(Behaviour(latency=0.05)) as server:
+        command += ["--base-url", server.base_url]
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        deadline = time.monotonic() + 60
+        while len(server.chat_records()) < limit // 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        with sqlite3.connect(tmp_path / "labels.tsv.journal.sqlite") as db:
+            held = db.execute("SELECT count(*) FROM answers").fetchone()[0]
+        assert process.returncode == 130 and 0 < held < limit
+        assert stderr.splitlines()[-1] == (f"evalset: interrupted: {held} answers are in the journal "
+                                           f"{tmp_path / 'labels.tsv.journal.sqlite'}: the same command resumes "
+                                           "from them")
+        finished = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert len(read_labels(tmp_path / "labels.tsv")) == limit
+
+
+@pytest.mark.slow
+def test_a_disk_that_fills_mid_run_is_one_line_saying_what_the_journal_holds(pool_dir, tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    try:
+        (disk / "filler").write_bytes(b"\0" * (80 << 10))  # leaves room for the journal's first answers only
+        with JudgeServer() as server:
+            result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
+                                               "-o", str(disk / "labels.tsv"), "--base-url", server.base_url])
+        journal = disk / "labels.tsv.journal.sqlite"
+        with sqlite3.connect(journal) as db:
+            held = db.execute("SELECT count(*) FROM answers").fetchone()[0]
+        assert result.exit_code == 2 and held > 0
+        assert result.output == (f"evalset: error: cannot write the journal {journal}: database or disk is full; "
+                                 f"{held} answers are in it: the same command resumes from them once it can be "
+                                 "written\n")
+        assert not (disk / "labels.tsv").exists()  # nothing half-written
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
