@@ -723,3 +723,24 @@ def test_a_copied_or_renamed_version_verifies_says_what_it_is_a_copy_of_and_bloc
     inside = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
                     "--per-stratum", "5", "-o", whole / "q.tsv")
     assert inside.exit_code == 2 and "lies in the set folder" in inside.output  # a set's folder is still guarded
+
+
+def test_a_set_with_no_test_query_is_said_at_sample_and_freeze_and_its_error_names_the_splits(tmp_path, shared_data):
+    # issue 74: sample's default --holdout 0 puts every query in dev; freeze said nothing and score --set then
+    # failed "no queries in split 'test'"
+    queries = tmp_path / "queries.tsv"
+    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+                     "--per-stratum", "3", "-o", queries)
+    assert "warning: no query is in the test split (--holdout 0, the default)" in sampled.output
+    ids = [line.split("\t")[0] for line in queries.read_text().splitlines()[1:]]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{query} 0 d{i} {i % 2}\n" for query in ids for i in range(2)))
+    frozen = invoke("freeze", qrels, "--queries", queries, "--guideline", GUIDELINE, "--name", "s", "--sets-dir",
+                    tmp_path / "sets")
+    assert frozen.exit_code == 0 and "warning: no query is in the test split" in frozen.output
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"{query} Q0 d1 1 1 r\n" for query in ids))
+    refused = invoke("score", "--set", tmp_path / "sets" / "s" / "v1", run)
+    assert refused.exit_code == 2 and refused.output.endswith(
+        "the set has no queries in split 'test' (its splits: dev): give --split dev or --split all\n")
+    assert invoke("score", "--set", tmp_path / "sets" / "s" / "v1", run, "--split", "dev").exit_code == 0

@@ -278,5 +278,7 @@ def select_split(queries: pd.DataFrame, split: str) -> pd.DataFrame:
         return queries
     chosen = queries[queries["split"] == split]
     if chosen.empty:
-        raise InputError(f"the set has no queries in split {split!r} (splits: {sorted(queries['split'].unique())})")
+        held = sorted(queries["split"].unique())
+        raise InputError(f"the set has no queries in split {split!r} (its splits: {', '.join(held)}): give --split "
+                         f"{' or --split '.join([*held, 'all'])}")
     return chosen

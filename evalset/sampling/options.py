@@ -185,6 +185,16 @@ class SampleResult:
     counts: QueryCounts
     manifest: dict
 
+    @property
+    def notes(self) -> list[str]:
+        """A sample with no query in the test split (``holdout`` 0): said, since a set frozen from it scores its
+        test split by default and would find none."""
+        if len(self.queries) and not (self.queries["split"] == "test").any():
+            return ["warning: no query is in the test split (--holdout 0, the default): every sampled query is dev; "
+                    "a set frozen from it is scored with --split dev or --split all, or give --holdout (e.g. 0.5: "
+                    "that share of each stratum's sample held out for test)"]
+        return []
+
     def to_text(self) -> str:
         counts, manifest = self.counts, self.manifest
         dropped = ", ".join(f"{reason} {n:,}" for reason, n in counts.dropped.items() if n) or "none"

@@ -132,6 +132,11 @@ class FrozenVersion:
                          f"--conflicting-grades {merged['conflicting_grades']}")
         lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
                   for annotator, left_out in merged.get("excluded_labels", {}).items()]
+        in_test = sum(stratum["splits"].get("test", 0) for stratum in counts.get("per_stratum", {}).values())
+        if not in_test:
+            lines.append("warning: no query is in the test split (the sample's --holdout was 0?): score, compare and "
+                         "report on the set read the test split by default; give them --split dev or --split all, "
+                         "or sample again with --holdout (the share of each stratum held out for test)")
         revised = self.manifest.get("revised_since_parent")
         if revised and (revised["revised"] or revised["withdrawn"]):
             lines.append(f"note: since {self.manifest['parent']}, {revised['revised']} of its grades were revised "
