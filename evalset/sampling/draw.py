@@ -41,6 +41,17 @@ def check_per_stratum(per_stratum: int | Mapping[str, int]) -> int | Mapping[str
     return per_stratum
 
 
+def _refuse_unknown_strata(per_stratum: int | Mapping[str, int], strata: list[str]) -> None:
+    """Refuse a per-stratum count of a name that is no stratum (``foo=2``): a typo would sample nothing there."""
+    if isinstance(per_stratum, int):
+        return
+    known = {*strata, *(stratum.rsplit("/", 1)[-1] for stratum in strata)}
+    unknown = [name for name in per_stratum if name not in known]
+    if unknown:
+        raise InputError(f"--per-stratum names {', '.join(map(repr, unknown))}, which is no stratum of this log "
+                         f"(its strata: {', '.join(strata)})")
+
+
 def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
     if isinstance(per_stratum, int):
         count = per_stratum
@@ -66,6 +77,7 @@ def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *,
     """
     check_per_stratum(per_stratum)
     summary = counts.summary
+    _refuse_unknown_strata(per_stratum, list(summary["stratum"]))
     wanted = {row.stratum: _count_for(row.stratum, per_stratum) for row in summary.itertuples()}
     for row in summary.itertuples():
         if wanted[row.stratum] > row.distinct_queries:

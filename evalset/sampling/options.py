@@ -188,12 +188,19 @@ class SampleResult:
     @property
     def notes(self) -> list[str]:
         """A sample with no query in the test split (``holdout`` 0): said, since a set frozen from it scores its
-        test split by default and would find none."""
+        test split by default and would find none; a timestamp column read without a window: its values are not
+        checked (only a window parses them)."""
+        notes = []
         if len(self.queries) and not (self.queries["split"] == "test").any():
-            return ["warning: no query is in the test split (--holdout 0, the default): every sampled query is dev; "
-                    "a set frozen from it is scored with --split dev or --split all, or give --holdout (e.g. 0.5: "
-                    "that share of each stratum's sample held out for test)"]
-        return []
+            notes.append("warning: no query is in the test split (--holdout 0, the default): every sampled query is "
+                         "dev; a set frozen from it is scored with --split dev or --split all, or give --holdout "
+                         "(e.g. 0.5: that share of each stratum's sample held out for test)")
+        window = self.manifest.get("window", {})
+        if self.manifest.get("columns", {}).get("timestamp") and window.get("since") is None and \
+                window.get("until") is None:
+            notes.append("note: the timestamp column is read only for a time window (--since, --until): without "
+                         "one its values are neither parsed nor checked")
+        return notes
 
     def to_text(self) -> str:
         counts, manifest = self.counts, self.manifest

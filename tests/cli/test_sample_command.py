@@ -199,3 +199,28 @@ def test_a_new_sample_excluding_an_earlier_one_shares_no_query_with_it_quotes_in
     assert len(earlier) == 2086 and earlier["query"].str.contains('"').sum() > 0
     again = run(excite, *EXCITE_ARGS, "--per-stratum", "20", "--exclude", str(first), "-o", str(tmp_path / "b.tsv"))
     assert again.exit_code == 2 and "excluded 3,952)" in again.output  # every kept submission
+
+
+# --- what a new user tripped on (issue 74 item 7)
+def test_a_column_position_in_a_log_read_with_a_header_is_refused_naming_the_first_line(excite, tmp_path):
+    result = run(excite, "--query", "3", "--per-stratum", "5", "-o", str(tmp_path / "q.tsv"))
+    assert result.exit_code == 2
+    assert result.output == (f"evalset: error: {excite}:1: --query 3 is a column position, and the log is read with a "
+                             "header line (its first line would be the names: '2A9EABFB35F5B954', '970916105432', "
+                             "'+md foods +proteins'): give --no-header for a file without one, or name the column\n")
+
+
+def test_a_per_stratum_count_of_no_stratum_is_refused_naming_it(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "head=5,foo=2", "-o", str(tmp_path / "q.tsv"))
+    assert result.exit_code == 2
+    assert result.output == ("evalset: error: --per-stratum names 'foo', which is no stratum of this log (its strata: "
+                             "head, torso, tail)\n")
+
+
+def test_a_timestamp_column_without_a_window_is_said_to_be_unchecked(excite, tmp_path):
+    result = run(excite, *EXCITE_ARGS, "--per-stratum", "5", "-o", str(tmp_path / "q.tsv"))
+    assert ("note: the timestamp column is read only for a time window (--since, --until): without one its values "
+            "are neither parsed nor checked") in result.stderr
+    windowed = run(excite, *EXCITE_ARGS, "--per-stratum", "5", "--since", "1997-09-16", "--timestamp-format",
+                   "%y%m%d%H%M%S", "-o", str(tmp_path / "w.tsv"))
+    assert windowed.exit_code == 0 and "timestamp column is read only" not in windowed.stderr
