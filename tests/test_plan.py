@@ -224,6 +224,25 @@ def test_a_stratified_frozen_set_plans_its_planned_comparisons_per_stratum(tmp_p
         assert row["queries_needed"] == queries_needed_by_hand(row["sd"], 0.02, 0.8, 0.025)
 
 
+def test_a_set_whose_planned_comparisons_name_runs_not_given_plans_the_others_and_names_the_rest(tmp_path,
+                                                                                                   shared_data):
+    # issue 74: plan --help's own example failed on the demo's set (bm25base_p:idst_bert_p1 planned, not given)
+    root = shared_data / "dl19"
+    runs = root / "runs" / "official_top100"
+    assert invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name",
+                  "dl19", "--sets-dir", tmp_path / "sets", "--plan", "bm25base_p:idst_bert_p1", "--plan",
+                  "bm25base_p:bm25tuned_p").exit_code == 0
+    result = invoke("plan", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
+                    runs / "bm25tuned_p.run.gz", "--resamples", "20", "--sizes", "43", "--format", "json")
+    assert result.exit_code == 0, result.output
+    pilot = json.loads(result.stdout)["pilot"]
+    assert {r["candidate"] for r in pilot["comparisons"]} == {"bm25tuned_p"} and pilot["planned"] == 2
+    assert ("note: the set's planned comparison bm25base_p:idst_bert_p1 is not in this plan: run idst_bert_p1 not "
+            "given") in result.stderr
+    none = invoke("plan", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "p_bert.run.gz", runs / "runid3.run.gz")
+    assert none.exit_code == 2 and "none of the set's planned comparisons" in none.output
+
+
 def test_a_comparison_naming_a_run_not_given_is_refused(shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"

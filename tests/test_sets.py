@@ -744,3 +744,42 @@ def test_a_set_with_no_test_query_is_said_at_sample_and_freeze_and_its_error_nam
     assert refused.exit_code == 2 and refused.output.endswith(
         "the set has no queries in split 'test' (its splits: dev): give --split dev or --split all\n")
     assert invoke("score", "--set", tmp_path / "sets" / "s" / "v1", run, "--split", "dev").exit_code == 0
+
+
+def test_freeze_echoes_its_plan_and_compare_names_the_nearest_planned_comparison(tmp_path, shared_data):
+    # issue 74: a typo in freeze --plan silently made the real comparison exploratory forever
+    root = shared_data / "dl19"
+    frozen = invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE,
+                    "--name", "dl19", "--sets-dir", tmp_path / "sets", "--plan", "bm25base_p:idst_bert_p11")
+    assert ("planned comparisons: bm25base_p:idst_bert_p11 (compare decides these; any other is exploratory)"
+            in frozen.output)
+    runs = root / "runs" / "official_full"
+    compared = invoke("compare", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
+                      runs / "idst_bert_p1.run.gz", "--permutations", "200")
+    assert compared.exit_code == 0
+    assert ("note: idst_bert_p1 vs bm25base_p is exploratory: the set plans bm25base_p:idst_bert_p11; the nearest is "
+            "bm25base_p:idst_bert_p11 (a typo at freeze? the plan cannot change: freeze a new version)"
+            in compared.stderr)
+
+
+def test_unresolved_pairs_are_shown_with_every_grade_counted_and_written_as_an_adjudication_template(tmp_path):
+    # issue 74: freeze listed 6 rows of one annotator's grade for 394 pairs, with no "and 388 more"
+    (tmp_path / "queries.tsv").write_text("q1\tone\nq2\ttwo\n")
+    pairs = [("q1", f"d{i}") for i in range(5)] + [("q2", f"d{i}") for i in range(4)]
+    (tmp_path / "a.qrels").write_text("".join(f"{q} 0 {d} 0\n" for q, d in pairs))
+    (tmp_path / "b.qrels").write_text("".join(f"{q} 0 {d} 3\n" for q, d in pairs))
+    args = [tmp_path / "a.qrels", tmp_path / "b.qrels", "--queries", tmp_path / "queries.tsv", "--guideline",
+            GUIDELINE, "--name", "s", "--sets-dir", tmp_path / "sets"]
+    refused = invoke("freeze", *args)
+    template = tmp_path / "sets" / "s-adjudication.tsv"
+    assert refused.exit_code == 2
+    assert refused.output.splitlines() == [
+        f"evalset: error: 9 pairs have unresolved disagreement (the 9 pairs are in {template}: fill its grade column "
+        "and give it to --adjudication), and freeze again:",
+        *(f"  {q} {d}: a 0, b 3" for q, d in pairs[:6]), "  ... and 3 more pairs"]
+    rows = template.read_text().splitlines()
+    assert len(rows) == 10 and rows[1] == "q1\td0\tadjudicator\thuman\t\tadjudication\t\tgrades: a 0, b 3"
+    template.write_text("\n".join([rows[0], *(row.replace("\thuman\t\t", "\thuman\t2\t") for row in rows[1:])]))
+    frozen = invoke("freeze", *args, "--adjudication", template)
+    assert frozen.exit_code == 0, frozen.output
+    assert read_qrels(tmp_path / "sets" / "s" / "v1" / "qrels.txt")["grade"].tolist() == [2] * 9

@@ -115,6 +115,8 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 weighting=weighting, split=evaluation.split)
         result = with_geometric_means(result, values, strata)
         family = record_comparison(family, result, evaluation.frozen, evaluation.split)
+        if result.kind == "exploratory" and family.planned and (baseline, name) not in family.planned:
+            notes.append(_not_planned(baseline, name, family.planned))
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
             notes.append(f"{name} vs {baseline}: {missing['text']}")
@@ -177,6 +179,17 @@ def with_geometric_means(result: Comparison, values: PerQuery, strata: pd.DataFr
         if weights is not None else (lambda column: float(column.mean()))
     return replace(result, geometric_means={side: from_summary_scale(mean(compared[side]), "geometric")
                                             for side in ("baseline", "candidate")})
+
+
+def _not_planned(baseline: str, candidate: str, planned: tuple[tuple[str, str], ...]) -> str:
+    """The note of a comparison a set did not plan: its planned ones, and the nearest by name (a typo at freeze)."""
+    import difflib
+
+    names = [f"{b}:{c}" for b, c in planned]
+    near = difflib.get_close_matches(f"{baseline}:{candidate}", names, n=1, cutoff=0.8)
+    said = f"; the nearest is {near[0]} (a typo at freeze? the plan cannot change: freeze a new version)" \
+        if near else ""
+    return (f"note: {candidate} vs {baseline} is exploratory: the set plans {', '.join(names)}{said}")
 
 
 def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: str, candidate: str,

@@ -265,16 +265,26 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
         [(names[0], name) for name in names[1:]]
     if not chosen:
         raise InputError("nothing to compare: give two or more runs, or --compare BASELINE:CANDIDATE")
+    left = []  # the set's planned comparisons whose runs were not given: the plan is of the others, and says so
+    if not comparisons and evaluation.frozen is not None and evaluation.frozen.planned:
+        given = [pair for pair in chosen if set(pair) <= set(names)]
+        left = [f"note: the set's planned comparison {b}:{c} is not in this plan: run "
+                f"{', '.join(name for name in (b, c) if name not in names)} not given" for b, c in chosen
+                if (b, c) not in given]
+        if not given:
+            raise InputError(f"none of the set's planned comparisons ({', '.join(f'{b}:{c}' for b, c in chosen)}) "
+                             f"has both its runs among those given ({', '.join(names)}): give them, or --compare "
+                             "BASELINE:CANDIDATE")
+        chosen = given
     family = set_family(len(chosen), planned=planned, frozen=evaluation.frozen, split=evaluation.split)
     differences = pilot_differences(tables, metric, chosen, evaluation.queries,
                                     skipped=evaluation.contract.missing == "skip")
     for (baseline, candidate), group in differences.groupby(["baseline", "candidate"], sort=False):
         _refuse_degenerate_pilot(group["difference"].dropna().to_numpy(dtype=np.float64), baseline, candidate)
-    geometric = [f"note: {metric} is a geometric mean: its differences (and --delta) are of log(max(value, 0.00001)) "
-                 "per query, log ratios, as compare tests it"] if values.measures[metric].kind.summary == "geometric" \
-        else []
+    geometric = [f"note: {metric} is a geometric mean: its differences (and --delta) are log ratios, as compare "
+                 "tests it"] * (values.measures[metric].kind.summary == "geometric")
     return replace(plan_power(differences, metric=metric, planned=family.planned_count, **settings),
-                   notes=missing_notes(values, lacking, "left out of its comparisons") + geometric)
+                   notes=missing_notes(values, lacking, "left out of its comparisons") + geometric + left)
 
 
 def make_plan(evaluation: Evaluation | None, spec: PlanSpec | None = None, *, progress: Callable | None = None,

@@ -132,6 +132,10 @@ class FrozenVersion:
                          f"--conflicting-grades {merged['conflicting_grades']}")
         lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
                   for annotator, left_out in merged.get("excluded_labels", {}).items()]
+        planned = self.manifest.get("planned_comparisons") or []
+        if planned:  # echoed: a typo in a run's name would make the real comparison exploratory forever
+            lines.append(f"planned comparisons: {', '.join(f'{b}:{c}' for b, c in planned)} (compare decides these; "
+                         "any other is exploratory)")
         in_test = sum(stratum["splits"].get("test", 0) for stratum in counts.get("per_stratum", {}).values())
         if not in_test:
             lines.append("warning: no query is in the test split (the sample's --holdout was 0?): score, compare and "
@@ -265,9 +269,7 @@ def freeze(
     merged = merge_grades(labels, merge, allow_llm=allow_llm, max_gap=max_gap, priority=priority,
                           adjudication=adjudication, exclude=exclude_annotators or ())
     if merged.counts["unresolved"]:
-        sample = merged.unresolved.head(6).to_string(index=False)
-        raise InputError(f"{merged.counts['unresolved']} pairs have unresolved disagreement; grade them in an "
-                         f"adjudication file (--adjudication) and freeze again:\n{sample}")
+        raise InputError(_unresolved_said(merged.unresolved, Path(sets_dir) / f"{name}-adjudication.tsv"))
     if merged.qrels.empty:
         raise InputError(f"no judgment to freeze: the {len(labels)} labels are all LLM labels (kind llm), which "
                          "are merged only with --allow-llm")
@@ -331,6 +333,26 @@ def freeze(
         _remove_folder(target)  # a version the record of versions does not hold could never be verified
         raise
     return FrozenVersion(target, manifest)
+
+
+def _unresolved_said(unresolved: pd.DataFrame, template: Path) -> str:
+    """The pairs a merge left unresolved, each with every grade it got (the first few, and how many more), and the
+    whole list written as an adjudication template (a labels table whose grades are to be filled), unless a file
+    is there already."""
+    pairs = unresolved.groupby(["query_id", "doc_id"], sort=True)
+    said_grades = [", ".join(f"{row.annotator} {row.grade}" for row in rows.itertuples()) for _, rows in pairs]
+    said = [f"  {query} {doc}: {grades}" for (query, doc), grades in zip(pairs.groups, said_grades, strict=True)]
+    more = f"\n  ... and {len(said) - 6:,} more pairs" if len(said) > 6 else ""
+    if template.exists():
+        where = f"{template} exists and is kept: remove it for a new template"
+    else:
+        filled = pd.DataFrame([{"query_id": query, "doc_id": doc, "annotator": "adjudicator", "kind": "human",
+                                "grade": "", "source": "adjudication", "labeled_at": "", "comment": "grades: " + grades}
+                               for (query, doc), grades in zip(pairs.groups, said_grades, strict=True)])
+        write_labels(filled, template)
+        where = f"the {len(said):,} pairs are in {template}: fill its grade column and give it to --adjudication"
+    return (f"{len(said):,} pairs have unresolved disagreement ({where}), and freeze again:\n" + "\n".join(said[:6])
+            + more)
 
 
 def _remove_new_set(set_dir: Path, new_set: bool) -> None:
