@@ -268,6 +268,7 @@ GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_M
 GOLD_POLICY_RULES: dict[str, Constraint] = {"min_gold": POSITIVE_INT, "min_kappa": Interval(float, -1, 1)}
 """evalset.quality.GoldPolicy."""
 JUDGE_SETTINGS_RULES: dict[str, Constraint] = {
+    "model": Length(1, 400),  # an empty name would label every grade ``llm:``
     "concurrency": Interval(int, 1, 1_000), "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": SECONDS,
     "max_retries": NON_NEGATIVE_INT, "max_invalid": NON_NEGATIVE_INT, "backoff_base": SECONDS,
     "backoff_cap": SECONDS, "structured": Choice(STRUCTURED_OUTPUT), "max_tokens": POSITIVE_INT, "seed": SEED,

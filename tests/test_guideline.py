@@ -185,7 +185,7 @@ def test_a_command_takes_a_shipped_guidelines_name_and_names_a_missing_file(tmp_
     assert result.exit_code == 0, result.output  # the option checks that the file exists: the name found it
     missing = CliRunner().invoke(main, ["judge", "ensemble", str(labels), "--human", str(labels), "--guideline",
                                         "relevance-v9", "-o", str(tmp_path / "out.tsv")])
-    assert missing.exit_code == 2 and "'relevance-v9' does not exist" in missing.output
+    assert missing.exit_code == 2 and "no guideline shipped with evalset is named 'relevance-v9'" in missing.output
     blank = CliRunner().invoke(main, ["freeze", str(labels), "--queries", str(labels), "--guideline", " ", "--name",
                                       "x", "--sets-dir", str(tmp_path / "sets")])
     assert blank.exit_code == 2  # the blank path's rule holds for the guideline's option too

@@ -12,9 +12,15 @@ class GuidelinePath(click.Path):
     name = "guideline"
 
     def convert(self, value, param, ctx):
-        from evalset.io.guideline import guideline_file
+        import os
 
-        return super().convert(guideline_file(value), param, ctx)
+        from evalset.io.guideline import guideline_file, shipped_guidelines
+
+        path = guideline_file(value)
+        if not os.path.exists(path) and (self.exists or "/" not in str(value)):
+            self.fail(f"no such file, and no guideline shipped with evalset is named {value!r} (shipped: "
+                      f"{', '.join(shipped_guidelines())})", param, ctx)
+        return super().convert(path, param, ctx)
 
 
 def guideline_option(text: str, dest: str | None = None, required: bool = False, exists: bool = False):

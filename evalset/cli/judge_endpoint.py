@@ -24,7 +24,7 @@ def endpoint_options(function: Command) -> Command:
     """The options of a job that asks the endpoint: the model, the endpoint, the client's pace and patience, the
     journal and failures files, the prices of the cost line."""
     options = [
-        click.option("--model", required=True, help="Model name, as the endpoint knows it."),
+        ruled(JUDGE_SETTINGS_RULES, "model", "--model", required=True, help="Model name, as the endpoint knows it."),
         click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
         setting("concurrency", "--concurrency", default=8, help="Requests in flight."),
         setting("rpm", "--rpm", default=None, help="Client-side limit of requests per minute."),

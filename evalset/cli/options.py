@@ -7,7 +7,7 @@ import functools
 import click
 
 from evalset.cli.ruled import ruled
-from evalset.contract import DEFAULT_SCALE, REPEATS_RULES, SPLIT_RULES, EvaluationContract
+from evalset.contract import DEFAULT_SCALE, REPEATS_RULES, SPLIT_RULES, EvaluationContract, reads_ranks
 
 
 def apply_options(command, options):
@@ -135,12 +135,12 @@ def parse_scale(text: str) -> list[int]:
 
 
 def evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs=()):
-    """The :class:`evalset.evaluation.Evaluation` of the options shared by score, compare and plan; the first big
-    file of ``runs`` is read while the library loads (:func:`evalset.io.runtext.read_ahead`). Options given together
-    are the command line's to check (a usage error); an option that contradicts a set's contract is an InputError."""
+    """The Evaluation of score's, compare's and plan's options (a run read ahead while the library loads)."""
     if bool(qrels_path) == bool(set_path):
         raise click.UsageError("give either --qrels or --set")
-    from evalset.contract import reads_ranks
+    if stray := [f"--{name.replace('_', '-')}" for name in ("split", "override_contract") if not set_path and
+                 click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]:
+        raise click.UsageError(f"{' and '.join(stray)}: only with --set (a frozen set's split, its contract)")
     from evalset.io.runtext import read_ahead
     read_ahead(runs, rank=reads_ranks(contract.ties))
     from evalset.evaluation import Evaluation

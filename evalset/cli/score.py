@@ -47,7 +47,8 @@ def score(qrels_path, runs, metrics, contract, set_path, split, override_contrac
 
     Means are over queries where the measure is defined; the number of defined and undefined queries is
     printed with each mean. With --set, results come per stratum with the traffic-weighted mean across
-    strata, on the test split by default. A run's name is its file name without extensions.
+    strata, on the test split by default. A run's name is its file name without extensions; a folder stands for
+    every file in it but hidden ones, so keep only runs there (a README beside them is read as a run, and refused).
     """
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.scoring import score_runs

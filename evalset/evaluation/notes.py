@@ -21,11 +21,10 @@ def input_notes(values: PerQuery, missing: bool = True) -> list[str]:
     analysis that says what it did with them (:func:`evalset.evaluation.missing_notes`)."""
     counted = values.evaluation.read_attrs
     collapsed = counted.get("collapsed_duplicates")
-    of_qrels = [f"{collapsed} repeated qrels lines collapsed"] if collapsed else []
+    notes = [f"note: the qrels: {collapsed} repeated lines collapsed"] if collapsed else []  # the judgments', no run's
     said = {key: text for key, text in LEFT_OUT.items() if missing or key != "missing_queries"}
-    notes = []
     for name, table in values.tables.items():
-        parts = [f"{table.attrs[key]} {text}" for key, text in said.items() if table.attrs.get(key)] + of_qrels
+        parts = [f"{table.attrs[key]} {text}" for key, text in said.items() if table.attrs.get(key)]
         if parts:
             notes.append(f"note: {name}: " + "; ".join(parts))
     unusual = unusual_grades_note(values.evaluation)

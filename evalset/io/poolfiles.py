@@ -96,6 +96,9 @@ def read_tasks(path: str | os.PathLike, limit: int | None = None) -> pd.DataFram
     has an empty ``pair_id``, or repeats a ``pair_id`` is refused with its line.
     """
     path = os.fspath(path)
+    if not os.path.exists(path) and os.path.isfile(os.path.join(os.path.dirname(path), "pool.tsv")):
+        raise InputError("no such file: the pool was made without the texts (no --corpus): pool again with --corpus "
+                         "and --queries for the tasks an annotator or a judge reads", path)
     check_file(path)
     if limit is not None and limit < 0:
         raise InputError(f"limit must be >= 0, got {limit}", path)

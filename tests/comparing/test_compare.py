@@ -299,7 +299,7 @@ def test_compare_says_what_score_says_of_its_inputs(tmp_path, shared_data):
     runs = [str(tmp_path / "a.run"), str(tmp_path / "dup.run")]
     said = {command: CliRunner().invoke(main, [command, "--qrels", str(tmp_path / "q.qrels"), *runs]).stderr
             for command in ("score", "compare")}
-    expected = ["note: a: 2 repeated qrels lines collapsed",
-                "note: dup: 3 repeated documents counted once; 2 repeated qrels lines collapsed"]
+    expected = ["note: the qrels: 2 repeated lines collapsed",  # once, the judgments' (issue 74: not a run's)
+                "note: dup: 3 repeated documents counted once"]
     assert said["score"].splitlines() == expected
     assert said["compare"].splitlines()[:2] == expected

@@ -91,7 +91,7 @@ def test_a_qrels_line_repeated_is_collapsed_where_trec_eval_refuses_the_qrels(tr
     assert theirs.returncode == 4 and "duplicate docs a" in theirs.stderr
     ours = evalset_score("--qrels", qrels, run, "-m", "num_rel", "--format", "trec_eval", *TREC_EVAL_CONTRACT)
     assert ours.exit_code == 0 and ours.stdout == "num_rel               \tall\t1\n"
-    assert "1 repeated qrels lines collapsed" in ours.stderr
+    assert "note: the qrels: 1 repeated lines collapsed" in ours.stderr
 
 
 def test_a_run_that_shares_no_query_with_the_qrels_is_refused_where_trec_eval_c_prints_zeros(trec_eval_10, tmp_path,
