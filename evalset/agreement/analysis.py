@@ -372,6 +372,11 @@ def agreement_report(
     """
     if "file" not in grades:
         grades = grades.assign(file="<DataFrame>")
+    annotators = list(dict.fromkeys(grades["annotator"]))
+    if len(annotators) < 2:
+        raise InputError(f"agreement compares two annotators or more, and the grades hold {len(annotators)} "
+                         f"({', '.join(map(str, annotators)) or 'none'}): give another annotator's grades of the same "
+                         "pairs")
     kept, scale_counts = apply_scale(grades, scale, out_of_scale)
     if kept.empty:
         raise InputError("no grades to compare: the inputs hold no judgment" + (" on the scale" if len(grades) else ""))

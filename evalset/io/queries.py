@@ -69,9 +69,9 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     refuse_blank(frame, ("query_id", "query"), line_numbers, path)
     refuse_repeats(frame, ["query_id"], line_numbers, path, "query id")
     _refuse_bad_splits(frame, line_numbers, path)
+    _refuse_conflicting_shares(frame, line_numbers, path)  # before their sum: it names the line that differs
     if "stratum_share" in frame:
         stratum_shares(frame, path, line_numbers)
-    _refuse_conflicting_shares(frame, line_numbers, path)
     ordered = ["query_id", "query", *[c for c in frame.columns if c not in ("query_id", "query")]]
     frame = frame[ordered].astype(str).reset_index(drop=True)
     frame.attrs["line_numbers"] = line_numbers
@@ -107,6 +107,10 @@ def _refuse_bad_splits(frame: pd.DataFrame, line_numbers: list[int], path: str) 
                          line_numbers[row])
 
 
+SHARE_TOLERANCE = 0.01
+"""How far from 1 the strata's traffic shares may sum (shares are written rounded)."""
+
+
 def stratum_shares(frame: pd.DataFrame, source: str | None = None,
                    line_numbers: list[int] | None = None) -> pd.Series:
     """The ``stratum_share`` column as numbers, or one error naming the first query (and its line, when
@@ -121,6 +125,10 @@ def stratum_shares(frame: pd.DataFrame, source: str | None = None,
         line = line_numbers[row] if line_numbers is not None else None
         raise InputError(f"query {frame['query_id'].iloc[row]}: a stratum and a traffic share (stratum_share) >= 0 "
                          f"are needed, got {frame['stratum_share'].iloc[row]!r}", source, line)
+    total = float(shares.groupby(frame["stratum"].astype(str)).first().sum()) if "stratum" in frame else 1.0
+    if abs(total - 1) > SHARE_TOLERANCE:  # a share is of the whole traffic: renormalising a typo would hide it
+        raise InputError(f"the strata's traffic shares sum to {total:.4g}, not 1: fix stratum_share (each "
+                         "stratum's share of the whole traffic)", source)
     return shares
 
 

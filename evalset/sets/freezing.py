@@ -108,6 +108,7 @@ class FrozenVersion:
 
     path: Path
     manifest: dict[str, Any]
+    same_as_parent: bool = False  # its judgments, queries, labels and contract are its parent's
 
     def to_text(self) -> str:
         counts, merged = self.manifest["counts"], self.manifest["merge"]
@@ -132,6 +133,9 @@ class FrozenVersion:
                          f"--conflicting-grades {merged['conflicting_grades']}")
         lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
                   for annotator, left_out in merged.get("excluded_labels", {}).items()]
+        if self.same_as_parent:
+            lines.append(f"note: {self.path.name} holds the same qrels, queries, labels and contract as "
+                         f"{self.manifest['parent']}: nothing changed since (evalset diff shows none)")
         planned = self.manifest.get("planned_comparisons") or []
         if planned:  # echoed: a typo in a run's name would make the real comparison exploratory forever
             lines.append(f"planned comparisons: {', '.join(f'{b}:{c}' for b, c in planned)} (compare decides these; "
@@ -285,6 +289,9 @@ def freeze(
     target = set_dir / f"v{number}"
     if target.exists():
         raise InputError(f"version v{number} exists and a frozen version is never rewritten", str(target))
+    if existing and number < existing[-1]:  # a version's parent is the one before it: versions only grow
+        raise InputError(f"--version {number} comes before the latest version, v{existing[-1]}: versions only grow "
+                         f"(give --version {existing[-1] + 1} or more, or none)", str(set_dir))
     parent = f"v{max(v for v in existing if v < number)}" if any(v < number for v in existing) else None
 
     try:
@@ -332,7 +339,18 @@ def freeze(
     except BaseException:
         _remove_folder(target)  # a version the record of versions does not hold could never be verified
         raise
-    return FrozenVersion(target, manifest)
+    return FrozenVersion(target, manifest, parent is not None and _same_files(set_dir / parent, manifest))
+
+
+def _same_files(parent: Path, manifest: dict[str, Any]) -> bool:
+    """Whether a new version's qrels, queries, labels and contract are those of its ``parent`` version."""
+    try:
+        before = json.loads((parent / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    same = all(before.get("files", {}).get(f) == manifest["files"].get(f) for f in ("qrels.txt", "queries.tsv",
+                                                                                 "labels.tsv"))
+    return same and before.get("contract") == manifest.get("contract")
 
 
 def _unresolved_said(unresolved: pd.DataFrame, template: Path) -> str:

@@ -324,15 +324,16 @@ def test_no_grade_at_all_is_refused_and_one_annotator_has_no_pairs(tmp_path):
     assert result.exit_code == 2 and f"{empty}: no judgments in this file" in result.output
     (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--bootstrap", "10")
-    assert alone.exit_code == 0, alone.output
-    report = json.loads(alone.output)
-    assert report["pairs"] == [] and report["alpha_ordinal"] is None
-    assert report["calibration"]["human_range_note"] == "human range unknown: no human annotator"
+    assert alone.exit_code == 2  # issue 74: it exited 0 with empty tables
+    assert alone.output == ("evalset: error: agreement compares two annotators or more, and the grades hold 1 "
+                            "(judge): give another annotator's grades of the same pairs\n")
 
 
 def test_a_lone_human_makes_the_human_range_unknown_for_one_human_not_for_none(tmp_path):
     (tmp_path / "nist.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
-    alone = invoke("agreement", "--human", tmp_path / "nist.txt", "--format", "json", "--bootstrap", "10")
+    (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 1\n")
+    alone = invoke("agreement", tmp_path / "judge.qrels", "--human", tmp_path / "nist.txt", "--format", "json",
+                   "--bootstrap", "10")
     assert alone.exit_code == 0, alone.output
     calibration = json.loads(alone.output)["calibration"]
     assert calibration["humans"] == ["nist"]

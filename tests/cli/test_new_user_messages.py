@@ -64,3 +64,17 @@ def test_the_help_says_what_a_runs_folder_may_hold_and_a_readme_there_is_refused
     (tmp_path / "runs" / "README.md").write_text("# my runs\nbm25 tuned on dev\n")
     result = invoke("score", "--qrels", DL19 / "nist.qrels", tmp_path / "runs")
     assert result.exit_code == 2 and "README.md" in result.output
+
+
+def test_freeze_says_an_unchanged_version_and_refuses_a_version_before_the_latest(tmp_path):
+    args = [DL19 / "nist.qrels", "--queries", DL19 / "topics.tsv", "--guideline", "relevance-v2", "--name", "s",
+            "--sets-dir", tmp_path]
+    assert invoke("freeze", *args).exit_code == 0
+    again = invoke("freeze", *args)
+    assert again.exit_code == 0 and ("note: v2 holds the same qrels, queries, labels and contract as v1: nothing "
+                                     "changed since (evalset diff shows none)") in again.output
+    (tmp_path / "s" / "v5").mkdir()  # a later version (a folder is enough to count)
+    earlier = invoke("freeze", *args, "--version", "3")
+    assert earlier.exit_code == 2 and earlier.output == (
+        f"evalset: error: {tmp_path / 's'}: --version 3 comes before the latest version, v5: versions only grow "
+        "(give --version 6 or more, or none)\n")

@@ -273,8 +273,10 @@ def test_queries_with_strata_stratify_a_comparison_on_qrels_as_the_set_does(stra
 @pytest.mark.parametrize("content, line, message", [
     ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\tx\n", ":2",
      "query 156493: a stratum and a traffic share (stratum_share) >= 0 are needed, got 'x'"),
-    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t0.5\n", "",
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t1\n", "",
      "42 judged queries have no stratum here (e.g. 1037798, 104861, 1063750)"),
+    ("query_id\tquery\tstratum\tstratum_share\n156493\tq\tshort\t0.5\n", "",  # issue 74: renormalised silently
+     "the strata's traffic shares sum to 0.5, not 1: fix stratum_share (each stratum's share of the whole traffic)"),
 ])
 def test_strata_that_cannot_weigh_the_comparison_are_one_line_naming_the_file(tmp_path, content, line, message):
     (tmp_path / "q.tsv").write_text(content)
