@@ -14,9 +14,9 @@ Batch jobs submitted with ``--batch`` are recorded too, so a restarted run polls
 instead of paying for a second one.
 
 A run that stops early says what the journal holds and that the same command resumes from it: Ctrl-C (the
-``KeyboardInterrupt`` carries the line), a write the disk refuses (a :class:`~evalset.errors.ServiceError`). A
-journal this run created and that holds nothing when it closes (nothing was asked: a dead endpoint, a disk that
-refused the first write) is removed, so that no empty journal is left behind.
+``KeyboardInterrupt`` carries the line), a write the disk refuses (a :class:`~evalset.errors.ServiceError`); a
+journal it created that holds nothing then (nothing was asked: a dead endpoint, a disk that refused the first
+write) is removed, so that no empty journal is left behind. A run that ends keeps its journal beside its tables.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Journal:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, traceback: object) -> None:
         held = self._held()
-        self.close()
+        self.close(remove_empty=exc is not None)
         resumes = f"{held:,} answers are in it: the same command resumes from them"
         if isinstance(exc, KeyboardInterrupt):
             raise KeyboardInterrupt(f"{held:,} answers are in the journal {self.path}: the same command resumes "
@@ -104,8 +104,10 @@ class Journal:
         except sqlite3.Error:
             return 0
 
-    def close(self) -> None:
-        empty = self._created and self._empty()
+    def close(self, remove_empty: bool = False) -> None:
+        """Close; with ``remove_empty`` (a run that stopped early) a journal it created and that holds nothing goes
+        too, while a run that ends keeps its journal, empty or not, beside the tables it wrote."""
+        empty = remove_empty and self._created and self._empty()
         self._db.close()
         if empty:
             self._remove_if_new()

@@ -37,7 +37,7 @@ from tests.conftest import PROPERTY_PROFILE
 from tests.support.trec_eval10 import Comparison, departure, evalset_lines, trec_eval_lines
 
 QUICK = 10
-EXAMPLES = {"quick": QUICK, "full": 100}[PROPERTY_PROFILE]
+EXAMPLES = {"quick": QUICK, "full": 60}[PROPERTY_PROFILE]
 """Generated collections a run of the suite compares (each under every configuration): the quick tier's bounded
 profile (the self-test's too), and the full suite's."""
 DIFFERENTIAL = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
