@@ -256,7 +256,13 @@ def format_holes(comparisons: Sequence[ComparisonHoles], pool: HolesPool | None 
             lines.append(f"no holes: every document in the top {pool.depth} is judged; {these} cannot move, "
                          "no pool written")
         else:
-            lines.append(f"judge these {pool.pairs} documents ({pool.queries} queries) to settle {these}")
+            counted = {query for c in comparisons for query in c.per_query.loc[c.per_query["holes"] > 0, "query_id"]}
+            per_query = pool.build.pool.pairs_per_query
+            outside = per_query[~per_query.index.astype(str).isin({str(q) for q in counted}) & (per_query > 0)]
+            aside = (f", {int(outside.sum())} of them in {len(outside)} quer{'y' if len(outside) == 1 else 'ies'} no "
+                     "comparison counts (undefined there: no relevant document), judged all the same"
+                     if len(outside) else "")
+            lines.append(f"judge these {pool.pairs} documents ({pool.queries} queries) to settle {these}{aside}")
             if pool.set_path is not None:
                 lines.append(f"or a sample of them, sized for each run, the runs' full-judgment scores estimated: "
                              f"evalset estimate select {pool.folder} --holes {pool.set_path} --precision 0.01 "

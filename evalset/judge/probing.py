@@ -51,6 +51,7 @@ from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.job import PROGRESS_DELAY, judge_tasks
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
 from evalset.params import validate_params
+from evalset.pooling.examples import refuse_worked_examples
 from evalset.render import json_safe
 from evalset.seeds import generator
 from evalset.stats.paired import bootstrap_interval
@@ -221,6 +222,8 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
         raise InputError("the pool has no tasks.jsonl (no passage texts): build it with a corpus (evalset pool "
                          "--corpus)", os.fspath(pool_dir))
     by_id = {task["pair_id"]: task for task in read_tasks(tasks_path).to_dict("records")}
+    refuse_worked_examples(guideline, by_id, pool_dir, "being probed", "the judge would read its grade in its "
+                           "prompt")  # the rule of every reader of a guideline beside a pool (judge's, push's)
     notes = () if chosen["relevant"] else (f"no pair of the pool has every human grade >= {rel}: the truncation "
                                            "control is not run",)
     top = max(guideline.grades)

@@ -78,3 +78,11 @@ def test_freeze_says_an_unchanged_version_and_refuses_a_version_before_the_lates
     assert earlier.exit_code == 2 and earlier.output == (
         f"evalset: error: {tmp_path / 's'}: --version 3 comes before the latest version, v5: versions only grow "
         "(give --version 6 or more, or none)\n")
+
+
+def test_a_grade_too_large_for_err_does_not_advise_a_gain_that_cannot_help(tmp_path):
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("19335 0 1017759 2000\n19335 0 1082489 0\n")
+    result = invoke("score", "--qrels", qrels, RUN, "-m", "err@10")
+    assert result.exit_code == 2
+    assert "(--gain linear helps every measure but err, which is on 2^grade - 1 whatever --gain)" in result.output

@@ -226,3 +226,16 @@ def test_a_guideline_whose_worked_examples_grade_pairs_of_the_pool_is_refused_be
         f"example{'s' * (len(more) != 1)} too: the judge would read its grade in its prompt; use a guideline whose "
         "examples are outside the pool\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_judge_probe_refuses_the_same_guideline_as_judge(pool_dir, tmp_path, no_openai_env):
+    # issue 74: judge probe accepted relevance-v1.md on a pool holding its worked examples, which judge refuses
+    human = tmp_path / "human.qrels"
+    human.write_text("".join(f"{q} 0 {d} 0\n" for q, d in (line.split("\t")[1:3] for line in
+                                                          (pool_dir / "pool.tsv").read_text().splitlines()[1:])))
+    result = CliRunner().invoke(main, ["judge", "probe", str(pool_dir), "--guideline", "relevance-v1", "--human",
+                                       str(human), "--model", "m", "-o", str(tmp_path / "probe.json"), "--base-url",
+                                       dead_url()])
+    assert result.exit_code == 2, result.output
+    assert ("is a pair of the pool" in result.output and "being probed" in result.output
+            and "the judge would read its grade in its prompt" in result.output)
