@@ -45,13 +45,16 @@ class JudgeResult:
     def to_text(self) -> str:
         stats, price_in, price_out = self.stats, self.price_in, self.price_out
         rate = stats.requests / stats.seconds if stats.seconds else 0.0
+        errors = (stats.rate_limited + stats.server_errors + stats.timeouts + stats.connection_errors
+                  + stats.invalid_answers)
         lines = [
             f"pairs {stats.pairs:,}: judged {len(self.labels):,}, failed {len(self.failures):,} "
             f"({stats.already_answered:,} answered by an earlier run, taken from the journal)",
             f"this run: judged {stats.judged:,}, failed {stats.failed:,}, requests {stats.requests:,} "
-            f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} (429: {stats.rate_limited:,}, "
-            f"5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, connection errors: "
-            f"{stats.connection_errors:,}, invalid answers: {stats.invalid_answers:,})",
+            f"({rate:.1f}/s over {stats.seconds:.1f} s), retries {stats.retries:,} after {errors:,} errors (429: "
+            f"{stats.rate_limited:,}, 5xx: {stats.server_errors:,}, timeouts: {stats.timeouts:,}, connection "
+            f"errors: {stats.connection_errors:,}, invalid answers: {stats.invalid_answers:,}; an error past a "
+            "pair's last retry ends the pair)",
             f"tokens: {stats.prompt_tokens:,} in, {stats.completion_tokens:,} out",
         ]
         if stats.unanswered:

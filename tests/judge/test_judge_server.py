@@ -126,6 +126,13 @@ def test_with_429s_500s_malformed_and_off_scale_answers_every_pair_ends_judged_o
     assert faults["rate_limit"] == result.stats.rate_limited > 0
     assert faults["timeout"] == result.stats.timeouts > 0
     assert faults["malformed"] > 0 and faults["out_of_scale"] > 0
+    # issue 74: the breakdown is of the errors met, the retries fewer by those that ended a pair
+    stats = result.stats
+    errors = (stats.rate_limited + stats.server_errors + stats.timeouts + stats.connection_errors
+              + stats.invalid_answers)
+    ended = sum(1 for reason in reasons.values() if reason.startswith(("gave up", "invalid answer")))
+    assert stats.retries == errors - ended
+    assert f"retries {stats.retries:,} after {errors:,} errors (429: {stats.rate_limited:,}," in result.to_text()
 
 
 def test_retry_after_is_honoured(pool_dir, tasks, tmp_path):
