@@ -183,6 +183,7 @@ def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workf
     assert cli("freeze", drawn, "--sample", sized).splitlines() == [
         f"froze {sets / 'bm25' / 'v2'}: 956 judgments over 43 queries from 956 labels by 2 annotators (merge: median; "
         "0 pairs judged more than once, 0 adjudicated)",
+        "planned comparisons: bm25base_p:idst_bert_p1 (compare decides these; any other is exploratory)",
         "note: added the graded sample of v1's holes (165 of 230 drawn); its record is the manifest's hole_sample "
         "and holes.tsv"]
     grown = sets / "bm25" / "v2"
