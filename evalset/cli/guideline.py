@@ -14,10 +14,10 @@ class GuidelinePath(click.Path):
     def convert(self, value, param, ctx):
         import os
 
-        from evalset.io.guideline import guideline_file, shipped_guidelines
+        from evalset.io.guideline import guideline_file, names_a_guideline, shipped_guidelines
 
         path = guideline_file(value)
-        if not os.path.exists(path) and (self.exists or "/" not in str(value)):
+        if not os.path.exists(path) and (self.exists or names_a_guideline(value)):
             self.fail(f"no such file, and no guideline shipped with evalset is named {value!r} (shipped: "
                       f"{', '.join(shipped_guidelines())})", param, ctx)
         return super().convert(path, param, ctx)

@@ -115,7 +115,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 weighting=weighting, split=evaluation.split)
         result = with_geometric_means(result, values, strata)
         family = record_comparison(family, result, evaluation.frozen, evaluation.split)
-        if result.kind == "exploratory" and family.planned and (baseline, name) not in family.planned:
+        if family.kind(baseline, name) == "exploratory":  # not among the set's planned comparisons
             notes.append(_not_planned(baseline, name, family.planned))
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:

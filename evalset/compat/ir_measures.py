@@ -98,8 +98,7 @@ class EvalsetEvaluator(providers.Evaluator):
     """Scores runs against qrels prepared once (:func:`evalset.metrics.prepare_qrels`), each run in one call of
     evalset's engine (:func:`evalset.metrics.evaluate`)."""
 
-    def __init__(self, measures: list[ir_measures.Measure], qrels: pd.DataFrame, trec_eval_version: int):
-        contract = replace(CONTRACT, trec_eval_version=trec_eval_version)
+    def __init__(self, measures: list[ir_measures.Measure], qrels: pd.DataFrame, contract: EvaluationContract):
         self._prepared = prepare_qrels(qrels, contract, "<ir_measures qrels>")
         super().__init__(measures, set(self._prepared.query_ids))
         self._ours = {measure: evalset_measure(measure) for measure in measures}
@@ -125,7 +124,7 @@ class EvalsetProvider(providers.Provider):
 
     def __init__(self, trec_eval_version: int = 9):
         super().__init__()
-        self.trec_eval_version = replace(CONTRACT, trec_eval_version=trec_eval_version).trec_eval_version  # checked
+        self.contract = replace(CONTRACT, trec_eval_version=trec_eval_version)  # the version checked by its rule
 
     def supports(self, measure: ir_measures.Measure) -> bool:
         """Whether evalset computes ``measure``: a row of :data:`COUNTERPARTS` that evalset's parser takes with its
@@ -143,7 +142,7 @@ class EvalsetProvider(providers.Provider):
         if refused:
             raise InputError(f"the evalset provider does not compute {', '.join(refused)}; it computes "
                              f"{', '.join(COUNTERPARTS)} (evalset.compat.ir_measures)")
-        return EvalsetEvaluator(measures, _qrels_frame(qrels), self.trec_eval_version)
+        return EvalsetEvaluator(measures, _qrels_frame(qrels), self.contract)
 
     def install_instructions(self) -> str:
         return "pip install 'evalset[ir-measures]'"

@@ -123,10 +123,16 @@ def guideline_file(value: str | os.PathLike) -> str:
     """A guideline's file: ``value`` when it names a file, else the shipped guideline it names (``relevance-v2``, as
     ``evalset/guidelines/relevance-v2.md``), else ``value`` (its reader then says it is missing)."""
     value = os.fspath(value)
-    if os.path.exists(value) or os.sep in value or "/" in value:
+    if os.path.exists(value) or not names_a_guideline(value):
         return value
     shipped = SHIPPED / f"{value.removesuffix('.md')}.md"
     return str(shipped) if shipped.is_file() else value
+
+
+def names_a_guideline(value: str | os.PathLike) -> bool:
+    """Whether ``value`` is a name (``relevance-v2``) rather than a path: it holds no folder separator."""
+    value = os.fspath(value)
+    return os.sep not in value and "/" not in value
 
 
 def read_guideline(path: str | os.PathLike) -> Guideline:

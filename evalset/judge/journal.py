@@ -87,7 +87,7 @@ class Journal:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, traceback: object) -> None:
-        held = self._held()
+        held = self._held() if exc is not None else 0  # said only when the run stopped early
         self.close(remove_empty=exc is not None)
         resumes = f"{held:,} answers are in it: the same command resumes from them"
         if isinstance(exc, KeyboardInterrupt):

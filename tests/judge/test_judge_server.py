@@ -263,19 +263,27 @@ def test_a_batch_submitted_before_a_crash_is_collected_not_submitted_again(pool_
     assert len(result.labels) == 12 and result.stats.batches == []
 
 
+def judge_command(pool_dir, out, limit: int, concurrency: int, server) -> tuple[list[str], dict[str, str]]:
+    """``evalset judge`` as its own process (its command line and environment), to be stopped by a signal."""
+    command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
+               "--guideline", str(GUIDELINE), "--model", "judge-test", "-o", str(out), "--limit", str(limit),
+               "--concurrency", str(concurrency), "--base-url", server.base_url]
+    return command, {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def wait_for_requests(server, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(server.chat_records()) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @pytest.mark.slow
 def test_killed_with_sigkill_half_way_the_restart_asks_only_unanswered_pairs(pool_dir, tasks, tmp_path):
     limit = 120
-    command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
-               "--guideline", str(GUIDELINE), "--model", "judge-test", "-o", str(tmp_path / "killed.tsv"),
-               "--limit", str(limit), "--concurrency", "4"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     with JudgeServer(Behaviour(latency=0.02)) as server:
-        command += ["--base-url", server.base_url]
+        command, env = judge_command(pool_dir, tmp_path / "killed.tsv", limit, 4, server)
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while len(server.chat_records()) < limit // 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for_requests(server, limit // 2)
         process.send_signal(signal.SIGKILL)
         process.wait()
         assert process.returncode == -signal.SIGKILL
@@ -341,17 +349,11 @@ def test_nothing_asked_leaves_no_empty_journal_behind(pool_dir, tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_says_how_many_answers_the_journal_holds_and_the_same_command_resumes(pool_dir, tasks, tmp_path):
     limit = 60
-    command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
-               "--guideline", str(GUIDELINE), "--model", "judge-test", "-o", str(tmp_path / "labels.tsv"),
-               "--limit", str(limit), "--concurrency", "2"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     with JudgeServer(Behaviour(latency=0.05)) as server:
-        command += ["--base-url", server.base_url]
+        command, env = judge_command(pool_dir, tmp_path / "labels.tsv", limit, 2, server)
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
-        deadline = time.monotonic() + 60
-        while len(server.chat_records()) < limit // 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for_requests(server, limit // 3)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
         with sqlite3.connect(tmp_path / "labels.tsv.journal.sqlite") as db:
