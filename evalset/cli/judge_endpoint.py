@@ -82,7 +82,8 @@ def service_errors(run: Callable[[], Any]) -> Any:
     try:
         return run()
     except JudgeAborted as exc:
-        raise ServiceError(f"the endpoint refused the job ({exc}); answers so far are in the journal") from exc
+        kept = "answers so far are in the journal" if exc.asked else "nothing was asked"
+        raise ServiceError(f"the endpoint refused the job ({exc}); {kept}") from exc
     except openai.APIError as exc:  # the batch path's upload/create/poll, after the client's own retries
         raise ServiceError(f"{type(exc).__name__}: {blank_key(str(exc))}; answers so far are in the journal") from exc
 

@@ -39,7 +39,12 @@ CONNECT_WAITS = (0.5, 1.0, 2.0)  # waits between the probe's attempts to connect
 
 
 class JudgeAborted(ServiceError):
-    """The endpoint refused the whole job (bad key, unknown model or route, a batch failed as a whole)."""
+    """The endpoint refused the whole job (bad key, unknown model or route, a batch failed as a whole);
+    ``asked``: whether a pair had been asked (the check before the first pair asks none)."""
+
+    def __init__(self, message: str, asked: bool = True):
+        super().__init__(message)
+        self.asked = asked
 
 
 class EndpointUnreachable(ServiceError):
@@ -99,7 +104,7 @@ async def check_endpoint(client: openai.AsyncOpenAI, model: str, timeout: float,
     try:
         listed = await _request(client, "get", "/models", None, timeout, endpoint)
     except openai.AuthenticationError as error:
-        raise JudgeAborted(_refusal(error, endpoint, message)) from None
+        raise JudgeAborted(_refusal(error, endpoint, message), asked=False) from None
     except (openai.APIStatusError, openai.APIResponseValidationError):
         listed = None  # no /models route, a key that may not list models, a server error: ask the model itself
     names = [item.get("id") for item in listed.get("data", []) if isinstance(item, dict)] \
@@ -112,13 +117,16 @@ async def check_endpoint(client: openai.AsyncOpenAI, model: str, timeout: float,
         answer = await _request(client, "post", "/chat/completions", body, timeout, endpoint)
     except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
         listing = f"; it lists {len(names)} models: {', '.join(map(str, names[:5]))}" if names else ""
-        raise JudgeAborted(_refusal(error, endpoint, message) + listing) from None
+        if error.status_code == 404 and not names:  # a bare 404: often a URL without the API's root path
+            listing = (f"; {endpoint.url} ({endpoint.origin}) has no chat completions route or no model {model}: is "
+                       "it the API's root (for example .../v1), and is --model right?")
+        raise JudgeAborted(_refusal(error, endpoint, message) + listing, asked=False) from None
     except (openai.APIStatusError, openai.APIResponseValidationError) as error:
         status = getattr(error, "status_code", "?")
         return f"{endpoint.url} answered a one-token request for {model} with HTTP {status}; starting anyway"
     if not (isinstance(answer, dict) and isinstance(answer.get("choices"), list)):
         raise JudgeAborted(f"{endpoint.url} ({endpoint.origin}) answered a chat request with something that is "
-                           f"not a chat completion: is it the API's root (for example .../v1)?")
+                           f"not a chat completion: is it the API's root (for example .../v1)?", asked=False)
     return f"{endpoint.url} answered a one-token request for {model}"
 
 

@@ -121,10 +121,19 @@ class PoolBuild:
     tasks: pd.DataFrame | None
     missing_text: pd.DataFrame | None
 
+    @property
+    def nothing_left(self) -> bool:
+        """Every pair of the top-k union is already judged (``exclude_judged``): nothing to judge, nothing written."""
+        return self.pool.pairs.empty
+
     def to_text(self) -> str:
         """What ``evalset pool`` prints before the files it wrote: the counts, the per-system figures, and a
-        warning naming pairs without text."""
+        warning naming pairs without text; or that nothing is left to judge."""
         pool, counts = self.pool, self.manifest["counts"]
+        if self.nothing_left:
+            judged = self.manifest["inputs"]["exclude_judged"]["path"]
+            return (f"nothing left to judge: all {counts['candidates']:,} pairs of the top-k union (depth {pool.depth},"
+                    f" {counted(len(pool.systems), 'run')}) are already judged in {judged}; no pool written")
         lines = [f"pooled {counted(counts['pairs'], 'pair', grouped=True)} over "
                  f"{counted(counts['queries'], 'query', 'queries', grouped=True)} from "
                  f"{counted(len(pool.systems), 'run')} "
@@ -141,11 +150,9 @@ class PoolBuild:
         return "\n".join(lines)
 
 
-def _empty_pool_cause(pool, judged: str | None) -> str:
+def _empty_pool_cause(pool) -> str:
     if pool.candidates == 0:
         return "nothing to pool: the runs have no document in their top k"
-    if pool.judged_excluded == pool.candidates:
-        return f"nothing to pool: all {pool.candidates:,} pairs of the top-k union are already judged in {judged}"
     return f"nothing to pool: {pool.candidates:,} pairs in the top-k union, none kept"
 
 
@@ -168,8 +175,8 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
     except UnknownQueriesError as exc:
         line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
         raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
-    if pool.pairs.empty:
-        raise InputError(_empty_pool_cause(pool, spec.exclude_judged), spec.spec_file)
+    if pool.pairs.empty and not (pool.candidates and pool.judged_excluded == pool.candidates):
+        raise InputError(_empty_pool_cause(pool), spec.spec_file)
     tasks = missing = None
     if spec.corpus:
         corpus = read_corpus(spec.corpus, doc_ids=pool.pairs["doc_id"].unique())
@@ -231,7 +238,9 @@ def write_pool(build: PoolBuild, folder: str | os.PathLike, *, replace: bool = F
     """Write ``pool.tsv``, ``pool_sources.tsv``, ``pool.json`` and (with tasks) ``tasks.jsonl`` as ``folder``
     (:func:`~evalset.io.poolfiles.write_pool_folder`: built aside and renamed into place, never half-written nor
     mixed with an earlier pool's files); an existing non-empty ``folder`` is refused unless ``replace``. Returns
-    the paths written.
+    the paths written. A build with nothing left to judge (:attr:`PoolBuild.nothing_left`) writes nothing.
     """
+    if build.nothing_left:
+        return []
     return write_pool_folder(folder, build.manifest, pairs=build.pool.pairs[["pair_id", "query_id", "doc_id", "order"]],
                              sources=build.pool.sources, tasks=build.tasks, replace=replace)

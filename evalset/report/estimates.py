@@ -92,9 +92,12 @@ def _sample_section(report: DocumentReport) -> str:
     """The section of a set frozen with a document sample: each run's estimate with its two intervals, then the
     comparisons with both intervals and the verdict (which interval it rests on is named)."""
     table, s, level = report.estimate.table, report.estimate.settings, report.estimate.settings["level"]
+    no_text = report.settings.get("no_text")
+    left_out = f" ({no_text:,} pooled pair(s) without text left out of the draw: unjudged)" if no_text else ""
     parts = ["<h2>Estimates from the document sample (humans on a sample of every query's pairs, the LLM on all)"
              "</h2>", (
-        f"<p>{s['sampled']:,} of the {s['pairs']:,} pooled pairs over {s['queries']} queries were drawn at random, "
+        f"<p>{s['sampled']:,} of the {s['pairs']:,} pooled pairs{left_out} over {s['queries']} queries were drawn at "
+        "random, "
         f"each with its recorded inclusion probability, and graded by humans; {escaped(s['estimator'])}. Per run, the "
         f"estimate of the mean and its two {level:.0%} intervals: <b>this set</b>, the uncertainty of which pairs "
         "were sampled, for these queries; <b>new queries</b>, Student's t across queries, which adds the "

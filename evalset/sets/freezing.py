@@ -152,8 +152,10 @@ class FrozenVersion:
                          "them)")
         sample = self.manifest.get("sample")
         if sample:
+            no_text = len(sample["source"].get("no_text", []))
+            left_out = f"; {no_text:,} pair(s) without text left out: unjudged" if no_text else ""
             lines.append(f"note: recorded the document sample ({sample['counts']['drawn']:,} of "
-                         f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}): "
+                         f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}{left_out}): "
                          "estimate --set and report estimate from it")
         holes = self.manifest.get("hole_sample")
         if holes:

@@ -90,10 +90,12 @@ def test_pool_with_an_empty_queries_file_is_refused_and_writes_nothing(tmp_path,
     assert not (tmp_path / "pool").exists()
 
 
-def test_pool_where_every_pair_is_judged_says_so(tmp_path, dl19):
+def test_pool_where_every_pair_is_judged_says_nothing_is_left_exit_0_and_writes_nothing(tmp_path, dl19):
     result = invoke("pool", *dl19["runs"], "-k", 1, "-o", tmp_path / "pool", "--exclude-judged", dl19["qrels"])
-    assert result.exit_code == 2
-    assert "nothing to pool: all" in result.stderr and "already judged" in result.stderr
+    assert result.exit_code == 0, result.output  # a judge-the-holes script with no hole left succeeded
+    assert result.stdout.startswith("nothing left to judge: all ") and "no pool written" in result.stdout
+    assert "already judged in " + str(dl19["qrels"]) in result.stdout
+    assert not (tmp_path / "pool").exists()
 
 
 @pytest.mark.parametrize("content", ["", "query_id\tdoc_id\tannotator\tkind\tgrade\tsource\tlabeled_at\tcomment\n"])

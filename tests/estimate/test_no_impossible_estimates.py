@@ -34,9 +34,9 @@ RUNS = ("ms_duet_passage", "bm25base_p", "UNH_exDL_bm25")
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    """The pool, a sample of 250 judgments expected drawn with seed 3 (265 pairs), its human qrels (NIST's grades of
-    the drawn pairs) and the judge's qrels of every pooled pair."""
-    return drawn_sample(tmp_path_factory.mktemp("thin"), 250, 3)
+    """The pool, a sample of 250 judgments expected drawn with seed 3 over every pooled pair, as it was drawn then
+    (265 pairs), its human qrels (NIST's grades of the drawn pairs) and the judge's qrels of every pooled pair."""
+    return drawn_sample(tmp_path_factory.mktemp("thin"), 250, 3, whole_pool=True)
 
 
 def runs_args(*names):
@@ -118,7 +118,7 @@ def test_select_draws_no_sample_below_the_minimum(data, tmp_path):
     result = invoke("estimate", "select", data["root"] / "pool", "--documents", 100, "--seed", 3, "-o",
                     tmp_path / "small")
     assert result.exit_code == 2 and not (tmp_path / "small").exists()
-    assert result.output.strip() == (
-        "evalset: error: a document sample of 107 drawn pairs over 43 queries (2.49 a query) is too small for the "
+    assert result.output.strip() == (  # its frame: the 2,494 pairs with text
+        "evalset: error: a document sample of 108 drawn pairs over 43 queries (2.51 a query) is too small for the "
         "design's estimators: they need at least 3 a query on average (129 here); drawn with seed 3 at a budget of "
         "100: give a larger budget (a draw's size varies around it)")

@@ -1,8 +1,9 @@
 """A set frozen with its document sample (`evalset freeze --sample`), on TREC DL 2019: the depth-10 pool of the 37
-official runs (2,495 pairs), a sample of 300 judgments expected, NIST's grades of the drawn pairs as the human
-labels, Llama-3-70B's grades of every pooled pair as the LLM labels. The set records which pairs were drawn and
-their pi; `estimate --set` and the report estimate from it exactly as `estimate --design documents` does from the
-files; labels that do not match the sample are refused, one line, exit 2, no version written."""
+official runs (2,495 pairs; the 2,494 with text are the sample's frame), a sample of 300 judgments expected, NIST's
+grades of the drawn pairs as the human labels, Llama-3-70B's grades of every pooled pair as the LLM labels. The set
+records which pairs were drawn and their pi; `estimate --set` and the report estimate from it exactly as `estimate
+--design documents` does from the files; labels that do not match the sample are refused, one line, exit 2, no
+version written."""
 
 import json
 import os
@@ -46,11 +47,12 @@ def test_the_version_holds_the_record_and_verifies(data):
     assert table == (data["sample"] / "sample.tsv").read_text()  # every pooled pair's pi, as drawn
     manifest = json.loads((version / "manifest.json").read_text())
     drawn = len(data["drawn"])
-    assert manifest["sample"]["counts"] == {"pairs": 2495, "drawn": drawn, "certain": manifest["sample"]["counts"][
+    assert manifest["sample"]["counts"] == {"pairs": 2494, "drawn": drawn, "certain": manifest["sample"]["counts"][
         "certain"], "queries": 43}
     assert (manifest["sample"]["budget"], manifest["sample"]["seed"]) == (300, 5)
     assert {"sample.tsv", "sample.json"} <= set(manifest["files"])
-    assert f"note: recorded the document sample ({drawn:,} of 2,495 pooled pairs drawn, budget 300)" in data["freeze"]
+    assert (f"note: recorded the document sample ({drawn:,} of 2,494 pooled pairs drawn, budget 300; 1 pair(s) "
+            "without text left out: unjudged)") in data["freeze"]
     assert invoke("verify", version).output.startswith("OK ")
     frozen = load_set(version)
     assert frozen.sample is not None and int(frozen.sample.pairs["sampled"].sum()) == drawn
@@ -104,7 +106,8 @@ def test_the_report_shows_each_runs_estimate_with_both_intervals(data):
     assert (f'[{number(comparison.set_low, sign=True)}, {number(comparison.set_high, sign=True)}]</td>'
             f'<td class="num">[{number(comparison.new_low, sign=True)}, {number(comparison.new_high, sign=True)}]'
             f'</td><td>{comparison.verdict}</td>') in page.replace("&quot;", '"')
-    assert re.search(r"<p>\d+ of the 2,495 pooled pairs over 43 queries were drawn at random", page)
+    assert re.search(r"<p>\d+ of the 2,494 pooled pairs \(1 pooled pair\(s\) without text left out of the draw: "
+                     r"unjudged\) over 43 queries were drawn at random", page)
 
 
 def _refused(data, tmp_path, *labels, queries="data/dl19/topics.tsv"):

@@ -98,8 +98,8 @@ def test_a_server_that_needs_a_key_stops_the_run_before_the_first_pair_saying_th
         assert server.chat_records() == [] and [r.path for r in server.records] == ["/v1/models"]
     assert result.exit_code == 2
     assert result.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 401: Incorrect API key "
-                                          "provided: unused; OPENAI_API_KEY is not set); answers so far are in the "
-                                          "journal"]  # "unused": the placeholder sent when no key is set
+                                          "provided: unused; OPENAI_API_KEY is not set); nothing was asked"]
+    # "unused": the placeholder sent when no key is set
 
 
 @pytest.mark.slow
@@ -114,8 +114,41 @@ def test_the_model_is_checked_once_before_the_first_pair(pool_dir, tmp_path, no_
     assert unknown.exit_code == 2
     assert unknown.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 404: The model "
                                            "`gpt-nope` does not exist or you do not have access to it.; it lists 1 "
-                                           "models: judge-test); answers so far are in the journal"]
+                                           "models: judge-test); nothing was asked"]
     assert len(probe) == 1 and probe[0].body["max_completion_tokens"] == 1  # one one-token request, no pair
+
+
+def test_a_server_answering_a_bare_404_is_refused_naming_the_url_and_asking_for_the_apis_root(pool_dir, tmp_path,
+                                                                                             no_openai_env):
+    """A web server at the address (no OpenAI API there: every path a bare 404) is not "cannot connect": the line
+    names the URL and asks whether it is the API's root; nothing is asked, no journal is left."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class NotFound(BaseHTTPRequestHandler):
+        def answer(self):
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        result = judge_cli(pool_dir, tmp_path / "labels.tsv", "--model", "m", "--limit", "3", "--base-url", url)
+    finally:
+        server.shutdown()
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"evalset: error: the endpoint refused the job (HTTP 404: Error code: 404; {url} (--base-url) has no chat "
+        "completions route or no model m: is it the API's root (for example .../v1), and is --model right?); "
+        "nothing was asked"]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_endpoint_without_a_models_route_is_checked_with_one_small_request(pool_dir, tasks, tmp_path):

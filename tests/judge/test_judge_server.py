@@ -187,7 +187,7 @@ def test_the_key_comes_from_the_environment_and_is_never_written(pool_dir, tmp_p
                                             "-o", str(tmp_path / "other.tsv"), "--limit", "5"])
     assert refused.exit_code == 2 and "sk-wrong" not in refused.output
     assert refused.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 401: Incorrect API "
-                                           "key provided: ***); answers so far are in the journal"]
+                                           "key provided: ***); nothing was asked"]
     assert secret not in result.output
     for path in tmp_path.iterdir():
         assert secret.encode() not in path.read_bytes(), path
@@ -202,7 +202,7 @@ def test_an_endpoint_that_refuses_the_batch_job_is_one_line_and_exit_2(pool_dir,
         assert server.files == {} and server.batches == {}  # nothing uploaded, nothing submitted
     assert refused.exit_code == 2, refused.output
     assert refused.output.splitlines() == ["evalset: error: the endpoint refused the job (HTTP 401: Incorrect API key "
-                                           "provided: ***); answers so far are in the journal"]  # the key blanked
+                                           "provided: ***); nothing was asked"]  # the key blanked
 
 
 def test_a_journal_the_disk_refuses_is_one_line_naming_it(pool_dir, tmp_path):

@@ -68,8 +68,10 @@ class DocumentReport:
     def to_text(self) -> str:
         s = self.settings
         known = f", with the set's {s['known']:,} judgments" if "known" in s else ""  # a sample of a set's holes
+        no_text = (f"; {s['no_text']:,} pooled pair(s) without text left out of the draw: unjudged"
+                   if s.get("no_text") else "")
         lines = [f"sample: {s['record']} (budget {s['budget']:,g} judgments expected; drawn and "
-                 f"human-graded {s['sampled']:,}{known}); judges: "
+                 f"human-graded {s['sampled']:,}{known}{no_text}); judges: "
                  f"{', '.join(s['judges']) or 'none (Horvitz-Thompson)'}",
                  replace(self.estimate, caveats=[]).to_text()]
         for row in self.comparisons.itertuples():
@@ -198,6 +200,7 @@ def sample_report(runs: Mapping[str, pd.DataFrame], record: SampleRecord, human:
                                   contract=contract, comparisons=list(pairs), level=level, chosen=chosen,
                                   sources=sources, rules=rules, strata=strata)
     settings = {"record": record_path, "budget": float(record.budget), "sampled": estimate.settings["sampled"],
+                "no_text": len(record.source.get("no_text", [])),
                 "judges": estimate.settings["judges"], **files, "alpha": alpha, "planned": family.planned_count,
                 "exploratory": exploratory}
     return DocumentReport(estimate, _comparisons(estimate, pairs, family, exploratory, alpha, split), settings)

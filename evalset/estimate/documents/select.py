@@ -12,6 +12,11 @@ Conventions
   (:func:`~evalset.estimate.documents.sample.check_sample_size`: at least
   :data:`~evalset.estimate.documents.sample.MINIMUM_PER_QUERY` drawn pairs a query on average, over 2 queries or more),
   before anyone grades it: the estimate would refuse it.
+- **A pair without text** (``pool.json``'s ``missing_text``: the corpus had none, so ``tasks.jsonl`` does not hold
+  it and neither an annotator nor ``evalset judge`` can grade it) is left out of the draw's frame: the record does
+  not hold it, so the estimate counts it as it counts any document outside the pool, unjudged (0, or under
+  ``unjudged=condensed`` out of the ranking), as trec_eval counts a pair nobody judged. The record's ``source``
+  lists those pairs' ids (``no_text``), and the draw and the estimate say how many.
 - The written folder holds the pool's files restricted to the drawn pairs, lines kept in the pool's order:
   ``pool.tsv``, ``pool_sources.tsv``, ``tasks.jsonl`` (``push`` and ``judge`` read these as they are),
   ``pool.json`` (the sample's counts and the source pool's manifest), and the record ``sample.tsv`` /
@@ -111,15 +116,18 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                          "whose holes the pool holds (--runs) and the LLM's grades of their pairs (--llm)")
     folder = Path(pool_dir)
     pool_tsv = folder / PAIRS_FILE
-    pairs = read_pool_pairs(pool_tsv)
+    pairs, no_text = _with_text(read_pool_pairs(pool_tsv), folder)
     if pairs.empty:
-        raise InputError("the pool has no pair: nothing to draw a sample from", str(pool_tsv))
+        raise InputError("the pool has no pair" + (" with text" if no_text else "") + ": nothing to draw a sample "
+                         "from", str(pool_tsv))
     if budget is not None and budget >= len(pairs):
         raise InputError(f"a budget of {budget:,} judgments for a pool of {len(pairs):,} pairs: give fewer than "
                          "all (all of them is no sample: push the pool itself)")
     sources = read_pool_sources(folder / SOURCES_FILE)
     depth = pool_depth(folder)
     certain, source = 0, {"pool": os.fspath(pool_dir), "pool_sha256": file_sha256(pool_tsv)}
+    if no_text:
+        source["no_text"] = no_text
     if precision is not None:
         named = {name: read_run(path) for name, path in expand_run_paths(runs).items()}
         pi, sized = sized_probabilities(pairs, frozen_set, named, llm, precision=precision, depth=depth,
@@ -143,6 +151,14 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                       "varies around it)")
     table = pairs[["pair_id", "query_id", "doc_id"]].assign(prior=prior, pi=pi, sampled=drawn)
     return SampleRecord(expected, fraction, seed, depth, floor, source, table, prior_power=power)
+
+
+def _with_text(pairs: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, list[str]]:
+    """The pool's pairs but those ``pool.json`` lists without text, and those pairs' ids (module docstring)."""
+    listed = read_pool_manifest(folder).get("missing_text") or []
+    no_text = {str(row["pair_id"]) for row in listed if isinstance(row, dict) and "pair_id" in row}
+    left_out = pairs["pair_id"].astype(str).isin(no_text).to_numpy()
+    return pairs[~left_out].reset_index(drop=True), pairs.loc[left_out, "pair_id"].astype(str).tolist()
 
 
 def _judged_by_set(pairs: pd.DataFrame, frozen_set: str | os.PathLike, pool_tsv: str) -> int:
@@ -208,8 +224,13 @@ class DocumentSelection:
         else:
             how = [f"pi = 1 for {f['certain']:,} pairs; smallest pi {f['smallest_pi']:.4f} (priors: the runs' ranks "
                    f"within depth {record.depth}, power {record.prior_power:g}, floor {record.floor:g})"]
+        no_text = len(record.source.get("no_text", []))
+        if no_text:
+            how.append(f"left out {no_text:,} pooled pair(s) without text (pool.json): nobody can grade them, so "
+                       "they count as unjudged, as a document outside the pool")
         return "\n".join([
-            f"{f['pairs']:,} pairs in the pool; budget {record.budget:,.6g} judgments expected{share}; drawn "
+            f"{f['pairs']:,} pairs in the pool{' with text' if no_text else ''}; budget {record.budget:,.6g} "
+            f"judgments expected{share}; drawn "
             f"{f['drawn']:,} (seed {record.seed})",
             *how,
             f"drawn per query ({f['queries']} queries): min {q['min']}, median {q['median']:g}, max {q['max']}",

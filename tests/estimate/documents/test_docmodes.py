@@ -1,9 +1,9 @@
 """`evalset estimate --design documents` as a user runs it, on TREC DL 2019: the depth-10 pool of the 37 official
 runs (2,495 pairs), a document sample of 1,000 judgments expected drawn by `estimate select --documents`, NIST's
-grades of the drawn pairs as the human labels, Llama-3-70B's grades of every pooled pair as the judge (the one
-pooled pair NIST did not judge counts 0 for both, as the issue's pool does). The truth is the runs' means under
-NIST's grades of the whole pool (the estimator with every pair sampled at pi = 1). Bad input is one line, exit 2,
-nothing written."""
+grades of the drawn pairs as the human labels, Llama-3-70B's grades of every pooled pair as the judge (the pool's one
+pair without text, which NIST did not judge either, is left out of the draw: unjudged). The truth is the runs' means
+under NIST's grades of the whole pool (the estimator with every pair sampled at pi = 1). Bad input is one line, exit
+2, nothing written."""
 
 import re
 
@@ -44,7 +44,7 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
     lines = result.output.splitlines()
     drawn = len(data["drawn"])
     assert lines[0] == (f"sample: {data['sample']} (budget 1,000 judgments expected; drawn and human-graded "
-                        f"{drawn:,}); judges: llm.qrels")
+                        f"{drawn:,}; 1 pooled pair(s) without text left out of the draw: unjudged); judges: llm.qrels")
     rows = _rows(result.output)
     assert len(rows) == 37 + 2
     pairs = pd.DataFrame(data["keys"], columns=["query_id", "doc_id"]).assign(pi=1.0, sampled=True)
@@ -59,13 +59,13 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
     covered_new = sum(rows[n][3] <= truth[n] <= rows[n][4] for n in runs)
     set_width = np.mean([rows[n][2] - rows[n][1] for n in runs])
     new_width = np.mean([rows[n][4] - rows[n][3] for n in runs])
-    # measured (this draw, seed 1): |error| at most 0.0344, 0.0081 on average; "this set" and "new queries" cover
-    # all 37 truths; mean widths 0.0568 (0.0521 under the clamped counts of nDCG's ideal, 0.0589 before nDCG's secant
-    # counted its whole window) and 0.1439
-    assert np.abs(error).max() < 0.036 and np.abs(error).mean() < 0.01
-    assert covered_set == 37 and covered_new == 37
-    assert 0.0563 < set_width < 0.0573 and 0.1434 < new_width < 0.1444
-    difference = rows["p_exp_rm3_bert - bm25base_p"]  # truth +0.2432: in [+0.2084, +0.2765]
+    # measured (this draw, seed 1, the pair without text left out of the frame): |error| at most 0.0249, 0.0100 on
+    # average; "this set" covers 36 of the 37 truths (1.85 misses expected at 0.95), "new queries" all 37; mean
+    # widths 0.0468 and 0.1441 (before the pair was left out, another draw: 0.0344, 0.0081, 37, 37, 0.0568, 0.1439)
+    assert np.abs(error).max() < 0.027 and np.abs(error).mean() < 0.0105
+    assert covered_set >= 36 and covered_new == 37
+    assert 0.0463 < set_width < 0.0473 and 0.1436 < new_width < 0.1446
+    difference = rows["p_exp_rm3_bert - bm25base_p"]  # truth +0.2432: in [+0.1997, +0.2867]
     assert difference[1] <= truth["p_exp_rm3_bert - bm25base_p"] <= difference[2]
     assert "  verdict      established: candidate better (\"this set\" interval at 0.975 excludes 0)" in lines
     assert "TUW19-p3-f vs idst_bert_p1 on ndcg@10 (planned, threshold 0.025: intervals at level 0.975)" in lines
@@ -104,7 +104,7 @@ def test_the_simulation_prints_both_designs_at_one_budget(data):
                     "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("3 document samples of 1000 expected of 2495 pairs (43 queries, 3 runs, seed ")
+    assert lines[0].startswith("3 document samples of 1000 expected of 2494 pairs (43 queries, 3 runs, seed ")
     assert "beside: the query slice of 17 queries (PPI++)" in lines[0]
     assert [line.split()[:2] for line in lines[2:4]] == [["ndcg@10", "means"], ["ndcg@10", "differences"]]
 
@@ -139,7 +139,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
         (f"the LLM has no grade of the pooled pair {keys[-1][0]} {keys[-1][1]} (1 such pairs)", str(partial)):
             ("--sample", sample, "--human", human, "--llm", partial),
         ("pi", "zero"): ("--sample", zero, "--human", human, "--llm", llm),
-        ("the budget must be above 0 and below the 2,495 graded pairs", str(data["full"])):
+        ("the budget must be above 0 and below the 2,494 graded pairs", str(data["full"])):
             ("--simulate", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
         ("not a slice: give no --slice or --slice-size", ""):
             ("--sample", sample, "--slice", sample, "--human", human, "--llm", llm),

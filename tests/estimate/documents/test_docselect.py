@@ -1,6 +1,7 @@
-"""`evalset estimate select --documents` on TREC DL 2019: the depth-10 pool of the 37 official runs (2,495 pairs),
-a sample of 1,000 judgments expected. The record's pi are the design's (recomputed here from pool_sources.tsv), the
-folder is what push and judge read, the draw is seeded; bad input is one line, exit 2, nothing written."""
+"""`evalset estimate select --documents` on TREC DL 2019: the depth-10 pool of the 37 official runs (2,495 pairs, one
+without text: the frame is the 2,494 others), a sample of 1,000 judgments expected. The record's pi are the design's
+(recomputed here from pool_sources.tsv), the folder is what push and judge read, the draw is seeded; bad input is one
+line, exit 2, nothing written."""
 
 import json
 import shutil
@@ -17,6 +18,7 @@ from evalset.io.poolfiles import TASK_FIELDS, read_pool_pairs, read_tasks
 from evalset.io.samplerecord import read_sample, sample_frame
 from evalset.labelstudio.pull import known_pairs
 from evalset.labelstudio.push import pool_tasks
+from evalset.pooling.pool import pair_id
 
 BUDGET = 1000
 
@@ -42,9 +44,11 @@ def drawn(pool, tmp_path_factory):
 
 
 def _reference_pi(pool, budget):
-    """The design computed here from the pool's files: per pair, the sum of (1/log2(rank + 1)) ** 0.25 over the runs
-    that rank it in their top 10, floored at 0.3; then min(1, c * prior) summing to the budget."""
+    """The design computed here from the pool's files: per pair that has a task (a text to grade), the sum of
+    (1/log2(rank + 1)) ** 0.25 over the runs that rank it in their top 10, floored at 0.3; then min(1, c * prior)
+    summing to the budget."""
     pairs = pd.read_csv(pool / "pool.tsv", sep="\t", dtype=str).assign(order=lambda f: f["order"].astype(int))
+    pairs = pairs[pairs["pair_id"].isin(set(read_tasks(pool / "tasks.jsonl")["pair_id"]))]
     pairs = pairs.sort_values("order").reset_index(drop=True)
     sources = pd.read_csv(pool / "pool_sources.tsv", sep="\t", dtype={"query_id": str, "doc_id": str})
     sources = sources[sources["rank"] <= 10]
@@ -55,24 +59,27 @@ def _reference_pi(pool, budget):
 
 
 @pytest.mark.slow
-def test_the_record_holds_every_pooled_pair_with_the_designs_pi_summing_to_the_budget(pool, drawn):
+def test_the_record_holds_every_pooled_pair_with_text_with_the_designs_pi_summing_to_the_budget(pool, drawn):
     folder, output = drawn
     record = read_sample(folder)
     pairs, prior, pi = _reference_pi(pool, BUDGET)
-    assert record.pairs["pair_id"].tolist() == pairs["pair_id"].tolist()  # every pair, in judging order
+    assert record.pairs["pair_id"].tolist() == pairs["pair_id"].tolist()  # every pair with text, in judging order
+    assert record.source["no_text"] == [pair_id("87181", "8732212")]  # the pool's one pair without text
     np.testing.assert_allclose(record.pairs["prior"], prior, rtol=1e-12)
     np.testing.assert_allclose(record.pairs["pi"], pi, rtol=1e-12)
     assert abs(record.pairs["pi"].sum() - BUDGET) < 1e-9
     assert record.pairs["sampled"].tolist() == poisson_sample(record.pairs["pi"].to_numpy(), 1).tolist()
     assert (record.seed, record.depth, record.budget, record.floor, record.prior_power) == (1, 10, BUDGET, 0.3, 0.25)
     frame = sample_frame(folder, pool)  # drawn from this pool: its hash matches
-    assert list(frame.columns) == ["query_id", "doc_id", "pi", "sampled"] and len(frame) == 2495
+    assert list(frame.columns) == ["query_id", "doc_id", "pi", "sampled"] and len(frame) == 2494
     drawn_count = int(frame["sampled"].sum())
     per_query = frame.groupby("query_id")["sampled"].sum()
-    assert output.splitlines()[:3] == [
-        f"2,495 pairs in the pool; budget 1,000 judgments expected; drawn {drawn_count:,} (seed 1)",
+    assert output.splitlines()[:4] == [
+        f"2,494 pairs in the pool with text; budget 1,000 judgments expected; drawn {drawn_count:,} (seed 1)",
         f"pi = 1 for {int((frame['pi'] == 1).sum())} pairs; smallest pi {frame['pi'].min():.4f} (priors: the runs' "
         "ranks within depth 10, power 0.25, floor 0.3)",
+        "left out 1 pooled pair(s) without text (pool.json): nobody can grade them, so they count as unjudged, as a "
+        "document outside the pool",
         f"drawn per query (43 queries): min {per_query.min()}, median {per_query.median():g}, max {per_query.max()}"]
     assert abs(drawn_count - BUDGET) < 4 * np.sqrt((pi * (1 - pi)).sum())  # Poisson: the budget in expectation
 
@@ -88,10 +95,10 @@ def test_the_folder_is_the_drawn_pairs_as_push_and_judge_read_them(pool, drawn):
         line for line in source_lines[1:] if line.split("\t")[0] in set(chosen))]
     with_text = set(read_tasks(pool / "tasks.jsonl")["pair_id"])
     tasks = read_tasks(folder / "tasks.jsonl")  # what `evalset judge` reads
-    assert tasks["pair_id"].tolist() == [p for p in chosen if p in with_text]
+    assert tasks["pair_id"].tolist() == chosen and set(chosen) <= with_text  # every drawn pair can be graded
     pushed = pool_tasks(folder)  # what `evalset push` sends: pool.tsv and tasks.jsonl, in judging order
     assert pushed["pair_id"].tolist() == tasks["pair_id"].tolist()
-    assert pushed.attrs["without_text"] == len(chosen) - len(tasks)
+    assert pushed.attrs["without_text"] == 0
     keys = {key for line in (folder / "tasks.jsonl").read_text().splitlines() for key in json.loads(line)}
     assert keys == set(TASK_FIELDS)  # no prior, pi or sampled in a task
     bare = folder.parent / "bare"
@@ -126,8 +133,8 @@ def test_the_same_seed_gives_the_same_files_and_another_seed_another_sample(pool
     result = invoke("estimate", "select", pool, "--documents", "10%", "--seed", 1, "-o", share)
     assert result.exit_code == 0, result.output
     record = read_sample(share)
-    assert record.fraction == 0.1 and abs(record.pairs["pi"].sum() - 249.5) < 1e-9
-    assert "budget 249.5 judgments expected (0.1 of the pairs)" in result.output
+    assert record.fraction == 0.1 and abs(record.pairs["pi"].sum() - 249.4) < 1e-9  # of the 2,494 with text
+    assert "budget 249.4 judgments expected (0.1 of the pairs)" in result.output
 
 
 @pytest.mark.slow
@@ -138,8 +145,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
         shutil.copy(pool / name, no_sources / name)
     out = tmp_path / "out"
     cases = [
-        ((pool, "--documents", 2495), "a budget of 2,495 judgments for a pool of 2,495 pairs"),
-        ((pool, "--documents", 3000), "a budget of 3,000 judgments for a pool of 2,495 pairs"),
+        ((pool, "--documents", 2494), "a budget of 2,494 judgments for a pool of 2,494 pairs"),
+        ((pool, "--documents", 3000), "a budget of 3,000 judgments for a pool of 2,494 pairs"),
         ((pool, "--documents", 0), "Invalid value for '--documents': budget must be a positive integer, got 0"),
         ((pool, "--documents", -5), "Invalid value for '--documents': budget must be a positive integer, got -5"),
         ((pool, "--documents", "12.5"), "give a number of judgments (1000) or a percentage"),
@@ -149,7 +156,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
         ((pool, "--documents", 100, "--fraction", 0.5), "--documents draws pairs, not queries"),
         ((no_sources, "--documents", 100), "pool_sources.tsv: no such file: the document sample's priors need"),
         ((drawn[0], "--documents", 100), "pool.json: no pool depth"),
-        ((pool, "--documents", 100, "--seed", 3), "a document sample of 107 drawn pairs over 43 queries (2.49 a "
+        ((pool, "--documents", 100, "--seed", 3), "a document sample of 108 drawn pairs over 43 queries (2.51 a "
                                                   "query) is too small for the design's estimators: they need at "
                                                   "least 3 a query on average (129 here); drawn with seed 3 at a "
                                                   "budget of 100: give a larger budget"),
