@@ -165,9 +165,9 @@ class EvaluationContract:
 
 @dataclass(frozen=True)
 class ContractOptions:
-    """The contract options a user gave (``None``: not given), as one value: what ``--rel-level``, ``--gain``,
-    ``--ties``, ``--missing``, ``--undefined``, ``--unjudged`` and ``--trec-eval-version`` build, passed whole to the
-    evaluation room.
+    """The contract settings a user gave (``None``: not given), as one value: what ``-c/--contract NAME=VALUE``
+    builds (``rel_level``, ``gain``, ``ties``, ``missing``, ``undefined``, ``unjudged``, ``trec_eval_version``),
+    passed whole to the evaluation room.
 
     On qrels they change the default contract; on a frozen set an option that contradicts the set's recorded
     contract is refused unless overridden, and the override is said (:meth:`applied_to`).

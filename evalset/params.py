@@ -107,6 +107,9 @@ MAX_RESAMPLES = 1_000_000
 resamples of a thousand queries already hold a billion numbers) for a gain no interval shows."""
 RESAMPLES = Interval(int, 1, MAX_RESAMPLES)
 """A count of bootstrap resamples or permutations."""
+QUERY_COUNT = Interval(int, 1, 100_000_000)
+"""A number of queries a plan is asked about: at most a hundred million (beyond about 9e18 numpy's integers
+overflow, and no set is judged at that size)."""
 DEPTH = Interval(int, 1, 1_000_000)
 """The depth of a pool, the top k of every run: at most a million documents a query (no run ranks more; beyond
 about 9e18, the cutoff of the measure judged@k overflows numpy's integers)."""

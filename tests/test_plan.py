@@ -263,14 +263,14 @@ def test_a_pilot_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(
     refused = invoke(*args)
     assert refused.exit_code == 2
     assert refused.output == (
-        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero (they "
-        "score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give -c missing=zero (they "
+        "score 0, as a system that returned nothing) or -c missing=skip (they are left out of the comparison)\n")
     base = ndcg_at_10_by_hand(runs / "bm25base_p.run.gz", root / "qrels.txt")
     tuned = ndcg_at_10_by_hand(lacking, root / "qrels.txt")  # a query the run lacks: 0
-    for missing, kept, said in (("zero", list(base), "scored 0 (--missing zero)"),
+    for missing, kept, said in (("zero", list(base), "scored 0 (-c missing=zero)"),
                                 ("skip", [q for q in base if q not in lacked],
-                                 "left out of its comparisons (--missing skip)")):
-        result = invoke(*args, "--missing", missing, "--format", "json")
+                                 "left out of its comparisons (-c missing=skip)")):
+        result = invoke(*args, "-c", f"missing={missing}", "--format", "json")
         assert result.exit_code == 0, result.output
         pilot = json.loads(result.stdout)["pilot"]
         row = pilot["comparisons"][0]

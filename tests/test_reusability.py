@@ -336,12 +336,12 @@ def test_a_pool_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(t
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2
     assert refused.output == (
-        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero (they "
-        "score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+        f"evalset: error: {lacking}: run bm25tuned_p lacks 2 of the 43 judged queries: give -c missing=zero (they "
+        "score 0, as a system that returned nothing) or -c missing=skip (they are left out of the comparison)\n")
     full = {}
-    for missing, said in (("zero", "scored 0 (--missing zero)"),
-                          ("skip", "left out of its means (--missing skip)")):
-        result = CliRunner().invoke(main, [*args, "--missing", missing, "--format", "json"])
+    for missing, said in (("zero", "scored 0 (-c missing=zero)"),
+                          ("skip", "left out of its means (-c missing=skip)")):
+        result = CliRunner().invoke(main, [*args, "-c", f"missing={missing}", "--format", "json"])
         assert result.exit_code == 0, result.output
         document = json.loads(result.stdout)
         note = f"note: run bm25tuned_p lacks 2 of the 43 judged queries: {said}"

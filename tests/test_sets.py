@@ -183,7 +183,7 @@ def dl19_set_9(tmp_path_factory, shared_data):
     """DL19 frozen under trec_eval 9's rules, as NIST published its figures (scores compared as 32-bit floats)."""
     sets = tmp_path_factory.mktemp("sets")
     result = invoke("freeze", shared_data / "dl19" / "qrels.txt", "--queries", shared_data / "dl19" / "topics.tsv",
-                    "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", sets, "--trec-eval-version", "9")
+                    "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", sets, "-c", "trec_eval_version=9")
     assert result.exit_code == 0, result.output
     return sets / "dl19" / "v1"
 
@@ -204,7 +204,7 @@ def test_scoring_the_frozen_dl19_set_reproduces_nist(dl19_set_9, dl19_set, share
     assert f"{document['runs']['TUA1-1']['map']['mean']:.4f}" == "0.4723"
     ten = json.loads(invoke("score", "--set", dl19_set, runs[0], "-m", "map", "--format", "json").stdout)
     assert ten["contract"]["trec_eval_version"] == 10
-    refused = invoke("score", "--set", dl19_set, runs[0], "--trec-eval-version", "9")
+    refused = invoke("score", "--set", dl19_set, runs[0], "-c", "trec_eval_version=9")
     assert refused.exit_code == 2 and "trec_eval_version=9 (set: 10); add --override-contract" in refused.output
     for name, scores in document["runs"].items():
         published = nist[name]["trec_eval"]
@@ -221,9 +221,9 @@ def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_
     with pytest.raises(InputError) as refused_here:
         Evaluation.on_set(dl19_set, options=ContractOptions(rel_level=2, gain="linear"))
     assert str(refused_here.value) == message
-    refused = invoke("score", "--set", dl19_set, run, "--rel-level", "2")
+    refused = invoke("score", "--set", dl19_set, run, "-c", "rel_level=2")
     assert refused.exit_code == 2 and refused.output == f"evalset: error: {message}\n"
-    allowed = invoke("score", "--set", dl19_set, run, "-m", "p@10", "--rel-level", "2", "--override-contract")
+    allowed = invoke("score", "--set", dl19_set, run, "-m", "p@10", "-c", "rel_level=2", "--override-contract")
     assert allowed.exit_code == 0 and "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in allowed.output
     assert "0.6488" in allowed.output  # NIST passages-eval P_10 of p_bert
     overridden = Evaluation.on_set(dl19_set, options=ContractOptions(rel_level=2), override_contract=True)
@@ -234,7 +234,7 @@ def test_a_contradicting_option_needs_override_and_is_reported(dl19_set, shared_
 def test_a_condensed_set_records_the_convention_and_scores_under_it(tmp_path, shared_data):
     root = shared_data / "dl19"
     result = invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE,
-                    "--name", "j", "--sets-dir", tmp_path, "--unjudged", "condensed")
+                    "--name", "j", "--sets-dir", tmp_path, "-c", "unjudged=condensed")
     assert result.exit_code == 0, result.output
     frozen = load_set(tmp_path / "j" / "v1")
     assert frozen.manifest["contract"]["unjudged"] == "condensed"
@@ -245,7 +245,7 @@ def test_a_condensed_set_records_the_convention_and_scores_under_it(tmp_path, sh
                                "--format", "json").stdout)
     assert scored["contract"]["unjudged"] == "condensed"
     assert scored["runs"]["p_bert"]["ap"]["mean"] == pytest.approx(expected, abs=1e-12)
-    refused = invoke("score", "--set", tmp_path / "j" / "v1", run_file, "--unjudged", "nonrelevant")
+    refused = invoke("score", "--set", tmp_path / "j" / "v1", run_file, "-c", "unjudged=nonrelevant")
     assert refused.output == ("evalset: error: these options contradict the set's contract: unjudged=nonrelevant "
                               "(set: condensed); add --override-contract to score anyway\n")
 
@@ -586,9 +586,9 @@ def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_ow
     root = shared_data / "dl19"
     common = ["--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name", "c", "--sets-dir", tmp_path]
     assert invoke("freeze", root / "qrels.txt", *common).exit_code == 0
-    assert invoke("freeze", root / "qrels.txt", *common, "--gain", "exponential", "--rel-level", "2",
+    assert invoke("freeze", root / "qrels.txt", *common, "-c", "gain=exponential", "-c", "rel_level=2",
                   "--headline", "p@10").exit_code == 0
-    assert invoke("freeze", root / "qrels.txt", *common, "--gain", "exponential").exit_code == 0
+    assert invoke("freeze", root / "qrels.txt", *common, "-c", "gain=exponential").exit_code == 0
     run_file = root / "runs" / "official_full" / "p_bert.run.gz"
     run, qrels = read_run(run_file), read_qrels(root / "qrels.txt")
     ndcg = evaluate(run, qrels, ["ndcg@10"])["ndcg@10"].mean()

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import click
 
 from evalset import __version__
-from evalset.cli import interrupt
+from evalset.cli import interrupt, vocabulary
 from evalset.errors import InputError, ServiceError
 
 INTERRUPTED = 130
@@ -129,7 +129,7 @@ class _Group(click.Group):
             if ctx.params.get("debug"):
                 raise
             # a command's usage error is one line too (click's would be four), naming the option
-            message = exc.format_message() if isinstance(exc, click.UsageError) else exc
+            message = (vocabulary.moved(exc) or exc.format_message()) if isinstance(exc, click.UsageError) else exc
             click.echo(f"evalset: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt as exc:

@@ -29,14 +29,15 @@ from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEF
 @conflicting_grades_option
 @ruled(AGREEMENT_RULES, "kappa", "--kappa", default="quadratic",
        help="The kappa of the matrix, heatmap and calibration verdict.")
-@ruled(AGREEMENT_RULES, "resamples", "--bootstrap", "resamples", default=1000,
+@ruled(AGREEMENT_RULES, "resamples", "--resamples", default=1000,
        help="Query resamples (0: no bootstrap interval).")
-@ruled(AGREEMENT_RULES, "level", "--confidence", default=0.95, help="Two-sided interval level.")
+@ruled(AGREEMENT_RULES, "level", "--level", default=0.95, help="Two-sided interval level.")
 @ruled(AGREEMENT_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the bootstrap.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
               help="A run file or a folder of runs (repeatable): compare system rankings under each annotator, "
                    "and the runs each LLM judge inflates beyond the others (favouritism).")
-@click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
+@click.option("-m", "--metric", "measure", default=DEFAULT_METRIC, show_default=True,
+              help="Metric of the system rankings.")
 @evaluation_options
 @click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
@@ -58,7 +59,7 @@ from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEF
 @click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
               help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
 @force_option(folder=False)
-def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, confidence,
+def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, level,
                       seed, run_paths, measure, contract, queries, corpus,
                       disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot,
                       ensemble, force):
@@ -76,7 +77,7 @@ def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflictin
                    "--queries": queries, "--corpus": corpus}, force=force)
     result = agreement.analyse_agreement(
         inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
-        kappa=kappa, resamples=resamples, level=confidence, seed=seed, runs=run_paths, measure=measure,
+        kappa=kappa, resamples=resamples, level=level, seed=seed, runs=run_paths, measure=measure,
         contract=contract.applied_to()[0], queries=queries, corpus=corpus, top=top, pairs=pairs,
         annotator_quality=quality_wanted, ensemble=ensemble)
     if disagreements_path:

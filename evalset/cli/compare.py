@@ -66,7 +66,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     says when they disagree. Beside every difference: both runs' judged@k; when unjudged documents of the top
     k could flip the verdict, it is withheld (--accept-holes keeps it). A design that cannot support a verdict
     (too few queries or sign flips, a stratum of one query) says why it gives none. A judged query missing from
-    a run is an error unless --missing zero|skip. On a stratified set the verdict is on the set's weighting,
+    a run is an error unless -c missing=zero|skip. On a stratified set the verdict is on the set's weighting,
     with each stratum's difference. On the dev split every comparison is exploratory. The rules: docs/compare.md,
     "How a verdict is decided".
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to

@@ -7,7 +7,7 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
-from evalset.cli.options import force_option
+from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import PROBE_RULES, EvaluationContract
 
@@ -21,13 +21,12 @@ from evalset.contract import PROBE_RULES, EvaluationContract
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The probe's report (JSON).")
 @ruled(PROBE_RULES, "size", "--size", default=200,
        help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
-@ruled(PROBE_RULES, "rel", "--rel-level", "rel", default=EvaluationContract().rel_level,
-       help="A grade >= this is relevant (a variant that reaches it 'rose').")
+@contract_option(("rel_level",))
 @ruled(PROBE_RULES, "resamples", "--resamples", default=9999, help="Bootstrap resamples per interval.")
 @format_option(help="What is printed (the JSON is written to --output either way).")
 @force_option(folder=False)
 @endpoint_options
-def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resamples, output_format, force, model,
+def probe_command(pool_dir, guideline_path, human_path, output, size, contract, resamples, output_format, force, model,
                   base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
                   template_path, journal_path, failures_path, retry_failed, price_in, price_out, seed, progress):
     """Probe the judge with adversarial passages: query terms stuffed into the passage, an instruction to the
@@ -48,6 +47,7 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, rel, resam
                        "--template": template_path}, force)
     human = read_grades([(human_path, "human")], kind="human").judgments
     emit(service_errors(lambda: probing.probe_pool(
-        pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size, rel=rel, seed=seed,
+        pool_dir, guideline_path, human, output, settings, human_source=human_path, size=size,
+        rel=contract.get("rel_level", EvaluationContract().rel_level), seed=seed,
         resamples=resamples, template_path=template_path or DEFAULT_TEMPLATE, journal_path=journal_path,
         failures_path=failures_path, progress=progress, price_in=price_in, price_out=price_out)), output_format)

@@ -23,26 +23,27 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
 @click.option("--old", help="The old judge's name, when the first judge in LABELS is not the old one.")
 @click.option("--runs", "run_paths", multiple=True, type=click.Path(exists=True),
               help="Run files or folders (repeatable): add the change of the system-ranking tau.")
-@click.option("-m", "--measure", default=DEFAULT_METRIC, show_default=True, help="Measure of the system rankings.")
+@click.option("-m", "--metric", "measure", default=DEFAULT_METRIC, show_default=True,
+              help="Metric of the system rankings.")
 @evaluation_options
 @ruled(RECHECK_RULES, "primary", "--primary", default="quadratic kappa", help="The figure the verdict rests on.")
 @guideline_option("Guideline: its scale.", exists=True)
 @click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
 @conflicting_grades_option
-@ruled(RECHECK_RULES, "resamples", "--bootstrap", "resamples", default=1000,
+@ruled(RECHECK_RULES, "resamples", "--resamples", default=1000,
        help="Query resamples of the paired interval.")
-@ruled(RECHECK_RULES, "level", "--confidence", default=0.95, help="Two-sided interval level.")
+@ruled(RECHECK_RULES, "level", "--level", default=0.95, help="Two-sided interval level.")
 @ruled(RECHECK_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the bootstrap.")
 @format_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @force_option(folder=False)
 def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline, scale,
-                    conflicting_grades, resamples, confidence, seed, output_format, output, force):
+                    conflicting_grades, resamples, level, seed, output_format, output, force):
     """Is the new version of an LLM judge better than the old? LABELS hold both versions' grades of the same
     calibration pairs (labels of `evalset judge`, whose source names model, prompt and guideline, or one qrels
     file per judge); the change of their kappas with the humans (and of the system-ranking tau with --runs), with a
     paired bootstrap interval over queries, and a verdict: better, worse or not distinguishable, or an abstention
-    and why (too few --bootstrap resamples for the --confidence, a zero-width interval, fewer than 2 queries)."""
+    and why (too few --resamples for the --level, a zero-width interval, fewer than 2 queries)."""
     from evalset.agreement.recheck import recheck_files
     from evalset.io.outputs import check_outputs
 
@@ -51,5 +52,5 @@ def recheck_command(labels, human_paths, old, run_paths, measure, contract, prim
                                    "--guideline": guideline}, force=force)
     emit(recheck_files(labels, human_paths, run_paths=run_paths, conflicting_grades=conflicting_grades,
                        scale=grades_scale, primary=primary, measure=measure, contract=contract.applied_to()[0],
-                       resamples=resamples, level=confidence, seed=seed, old=old),
+                       resamples=resamples, level=level, seed=seed, old=old),
          output_format, output=output)

@@ -7,6 +7,7 @@ import functools
 import click
 
 from evalset.cli.ruled import ruled
+from evalset.cli.settings_option import settings_option
 from evalset.contract import DEFAULT_SCALE, REPEATS_RULES, SPLIT_RULES, EvaluationContract, reads_ranks
 
 
@@ -14,47 +15,42 @@ def apply_options(command, options):
     return functools.reduce(lambda decorated, option: option(decorated), reversed(options), command)
 
 
-CONTRACT_OPTIONS = ("rel_level", "gain", "ties", "missing", "undefined", "unjudged", "trec_eval_version")
+CONTRACT_SETTINGS = {
+    "rel_level": "binary measures count a document relevant from this grade",
+    "gain": "nDCG's gain, the grade or 2^grade - 1",
+    "ties": "the order of equal scores: trec (doc id descending), run (the run's), docid (ascending), expected "
+            "(the expectation over tied orders)",
+    "missing": "a judged query absent from a run scores 0, or is skipped as trec_eval does (a command that prints a "
+               "verdict refuses such a run until it is chosen)",
+    "undefined": "a query with no relevant document is left out of the mean, or scores 0 as trec_eval does",
+    "unjudged": "a retrieved document without a judgment is not relevant, or condensed out of the ranking "
+                "(trec_eval -J)",
+    "trec_eval_version": "whose rules iprec@r, 11pt_avg, ties and all_trec follow",
+}
+"""The evaluation contract's settings (:class:`evalset.contract.EvaluationContract`) and what each means."""
+CONTRACT_OPTIONS = tuple(CONTRACT_SETTINGS)
 
 
 def evaluation_options(command, with_set: bool = False):
-    """The evaluation-contract options, given to the command as one ``contract`` (:class:`evalset.contract.
-    ContractOptions`); ``with_set``: the command has --set, whose contract is the default."""
-    def default(value: str) -> str:
-        return f"[default: {value}, or the set's with --set]" if with_set else f"[default: {value}]"
-
+    """``-c/--contract NAME=VALUE``: the evaluation contract's settings, each by its rule, given to the command as
+    one ``contract`` (:class:`evalset.contract.ContractOptions`); ``with_set``: the command has --set, whose contract
+    is the default."""
     @functools.wraps(command)
     def collapsed(*args, **kwargs):
         from evalset.contract import ContractOptions
 
-        contract = ContractOptions(**{name: kwargs.pop(name) for name in CONTRACT_OPTIONS})
-        return command(*args, contract=contract, **kwargs)
+        return command(*args, contract=ContractOptions(**kwargs.pop("contract")), **kwargs)
 
-    return apply_options(collapsed, [
-        ruled(EvaluationContract, "rel_level", "--rel-level", default=None,
-              help=f"Binary measures count a document relevant when grade >= this {default('1')}."),
-        ruled(EvaluationContract, "gain", "--gain", default=None,
-              help=f"nDCG gain: the grade, or 2^grade - 1 {default('linear')}."),
-        ruled(EvaluationContract, "ties", "--ties", default=None,
-              help="Tie rule for equal scores: trec (doc id descending), run (the run's order), docid (ascending), "
-                   f"expected (expectation over tied orders) {default('trec')}."),
-        missing_option(f" {default('zero')}; a command that prints a verdict refuses such a run until it is chosen."),
-        ruled(EvaluationContract, "undefined", "--undefined", default=None,
-              help=f"A query with no relevant document is left out of the mean, or scores 0 as trec_eval does "
-                   f"{default('skip')}."),
-        ruled(EvaluationContract, "unjudged", "--unjudged", default=None,
-              help="A retrieved document without a judgment counts as not relevant, or is removed from the ranking "
-                   "before scoring so that ranks close up (condensed lists, trec_eval -J; judged@k stays on the "
-                   f"ranking as given) {default('nonrelevant')}."),
-        ruled(EvaluationContract, "trec_eval_version", "--trec-eval-version", default=None,
-              help=f"The trec_eval whose rules iprec@r, 11pt_avg, ties and all_trec follow {default('10')}."),
-    ])
+    return contract_option(CONTRACT_OPTIONS, ", or the set's" if with_set else "")(collapsed)
 
 
-def missing_option(more: str):
-    """--missing, one name and help wherever runs are scored; ``more`` ends the help (its default, or a refusal)."""
-    return ruled(EvaluationContract, "missing", "--missing", default=None,
-                 help="A judged query absent from a run scores 0, or is skipped as trec_eval does" + more)
+def contract_option(names: tuple[str, ...] = CONTRACT_OPTIONS, default_note: str = "",
+                    defaults: dict[str, str] | None = None):
+    """The ``-c/--contract`` option of the contract settings ``names``: a dict of those given (``defaults``: a
+    command's own, as text)."""
+    return settings_option(EvaluationContract, {name: CONTRACT_SETTINGS[name] for name in names}, "-c", "--contract",
+                           "contract", help="An evaluation convention, NAME=VALUE", default_note=default_note,
+                           defaults=defaults)
 
 
 def conflicting_grades_option(command):

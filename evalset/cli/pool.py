@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import force_option
+from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import ruled
 from evalset.contract import POOL_SPEC_RULES
 
@@ -17,7 +17,7 @@ from evalset.contract import POOL_SPEC_RULES
 @click.option("-o", "--output", type=click.Path(file_okay=False),
               help="Folder for pool.tsv and the rest. Required unless --spec gives the output.")
 @click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
-@ruled(POOL_SPEC_RULES, "ties", "--ties", default=None, help="Tie rule of the ranking (default trec, as scoring).")
+@contract_option(("ties",), defaults={"ties": "trec, as scoring; or the spec's"})
 @ruled(POOL_SPEC_RULES, "seed", "--seed", default=None, help="Seed of the blind judging order (default 0).")
 @click.option("--queries", type=click.Path(), help="queries.tsv or topics file: pool only these queries.")
 @click.option("--exclude-judged", type=click.Path(), help="Qrels or labels: leave judged pairs out.")
@@ -26,7 +26,7 @@ from evalset.contract import POOL_SPEC_RULES
 @click.option("--corpus", type=click.Path(), help="Document texts (JSONL or TSV, .gz ok) for tasks.jsonl.")
 @click.option("--spec", type=click.Path(), help="A pool specification (TOML) holding the same options.")
 @force_option()
-def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judged, budget, corpus, spec, force):
+def pool_command(runs, depth, output, depths, contract, seed, queries, exclude_judged, budget, corpus, spec, force):
     """Pool the top K of several runs into blind judging pairs (judge-the-holes with --exclude-judged)."""
     from evalset import pooling
     from evalset.io.outputs import check_outputs
@@ -38,7 +38,8 @@ def pool_command(runs, depth, output, depths, ties, seed, queries, exclude_judge
             raise click.BadParameter(f"expected NAME=K, got {item!r}", param_hint="--system-depth")
         per_system[name] = int(k)
     base = pooling.PoolSpec.from_toml(spec) if spec else pooling.PoolSpec()
-    settings = base.with_overrides(runs=runs, depth=depth, output=output, depths=per_system, ties=ties, seed=seed,
+    settings = base.with_overrides(runs=runs, depth=depth, output=output, depths=per_system,
+                                   ties=contract.get("ties"), seed=seed,
                                    queries=queries, exclude_judged=exclude_judged, budget=budget, corpus=corpus)
     if not settings.output:
         raise click.UsageError("no output folder (give -o DIR or `output` in the spec)")

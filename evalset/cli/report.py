@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import force_option, missing_option
+from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import ruled
 from evalset.report.spec import ReportSpec
 
@@ -26,16 +26,16 @@ from evalset.report.spec import ReportSpec
             "threshold may need more, else the comparison abstains).")
 @ruled(ReportSpec, "permutations", "--permutations", help="Sign flips per comparison.")
 @ruled(ReportSpec, "seed", "--seed", help="Seed of every resampling.")
-@missing_option("; without it a run lacking judged queries is refused.")
+@contract_option(("missing",), defaults={"missing": "none: a run lacking judged queries is refused"})
 @force_option(folder=False)
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
-                   seed, missing, force):
+                   seed, contract, force):
     """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
     judgments per grade, judged@k per run), the agreement heatmap, the headline score of every run with a BCa
     bootstrap interval over queries, and each planned comparison: per-query differences, verdict, largest losses.
-    A judged query missing from a run is an error unless --missing zero|skip.
+    A judged query missing from a run is an error unless -c missing=zero|skip.
     """
     from evalset.io.outputs import check_outputs
     from evalset.report.output import write_report
@@ -45,5 +45,6 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
         raise click.UsageError("give the runs with --runs RUN [RUN ...]")
     check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
                                    "--probes": probes_path}, force=force)
-    spec = ReportSpec(split=split, seed=seed, resamples=resamples, permutations=permutations, missing=missing)
+    spec = ReportSpec(split=split, seed=seed, resamples=resamples, permutations=permutations,
+                      missing=contract.get("missing"))
     emit(write_report(set_path, paths, output, spec, agreement_path=agreement_path, probes_path=probes_path))

@@ -34,7 +34,7 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
     only it contributed to the top --depth pool are removed, and it is rescored: the drop, its rank before and
     after, judged@k after, and the relevant documents only it found; then the largest and mean drop, Kendall's
     tau and tau_AP between the rankings, the runs whose rank changes, and a verdict. A judged query missing from a
-    run is an error unless --missing zero|skip.
+    run is an error unless -c missing=zero|skip.
     """
     from evalset import reusability as library
     from evalset.io.groups import read_groups

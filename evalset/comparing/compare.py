@@ -15,8 +15,8 @@ Conventions
   else at :data:`~evalset.contract.DEFAULT_HOLES_DEPTH` (TREC's usual pool depth; a set records no pool depth),
   and the output says which.
 - **Missing queries.** A judged query absent from a run is refused (:class:`~evalset.errors.InputError` naming the
-  run and the count) unless the contract's ``missing`` was chosen explicitly (``--missing zero``: they score 0;
-  ``--missing skip``: they are left out of that comparison); then each comparison says how many.
+  run and the count) unless the contract's ``missing`` was chosen explicitly (``-c missing=zero``: they score 0;
+  ``-c missing=skip``: they are left out of that comparison); then each comparison says how many.
 - **Strata.** On a set with strata (or given ``strata``: ``query_id, stratum, stratum_share``), each stratum's
   difference is reported and the headline is on the set's weighting (traffic or uniform; given strata: traffic),
   as :func:`evalset.stats.paired.compare_paired` computes it.
@@ -199,7 +199,7 @@ def _missing_record(evaluation: Evaluation, lacking: dict[str, int], baseline: s
         return None
     policy = evaluation.contract.missing
     said = " and ".join(f"{run} lacks {lacking[run]}" for run in (baseline, candidate) if lacking[run])
-    effect = "scored 0 (--missing zero)" if policy == "zero" else "left out of this comparison (--missing skip)"
+    effect = "scored 0 (-c missing=zero)" if policy == "zero" else "left out of this comparison (-c missing=skip)"
     return {"policy": policy, **counts, "text": f"{said} of the {judged} judged queries: {effect}"}
 
 

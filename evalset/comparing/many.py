@@ -270,7 +270,7 @@ def _with_missing(evaluation: Evaluation, missing: str | None) -> Evaluation:
     check("missing", missing, MISSING_POLICIES)
     if missing != evaluation.contract.missing and evaluation.frozen is not None:
         raise InputError(f"missing={missing} contradicts the set's contract (missing={evaluation.contract.missing}): "
-                         "give it when the evaluation is made (--missing with --override-contract)")
+                         "give it when the evaluation is made (-c missing=... with --override-contract)")
     chosen = replace(evaluation, given=tuple(dict.fromkeys((*evaluation.given, "missing"))))
     return chosen.with_contract(missing=missing) if missing != evaluation.contract.missing else chosen
 

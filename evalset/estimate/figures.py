@@ -107,7 +107,7 @@ def estimate_columns(human: pd.DataFrame, llm: pd.DataFrame, record: SliceRecord
     ``degenerate, clipped``, ``named``); ``bounds`` the measure's range (``difference``: the columns are paired
     differences). A PPI++ estimate or interval outside the range is clipped to it, ``clipped``, and ``named``
     (:func:`evalset.stats.verdicts.bounded`; ``""``: nothing). ``left_out``: column -> queries left out of its
-    estimate (``--missing skip``: those its runs lack), each such column estimated on the others."""
+    estimate (``-c missing=skip``: those its runs lack), each such column estimated on the others."""
     groups: dict[frozenset[str], list[str]] = {}
     for column in human.columns:
         groups.setdefault(frozenset((left_out or {}).get(column, ())), []).append(column)

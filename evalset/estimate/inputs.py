@@ -197,8 +197,8 @@ class Missing:
 
     def notes(self) -> list[str]:
         """One line per run that lacks queries: the count and what became of them."""
-        how = ("they score 0 (--missing zero)" if self.policy == "zero" else
-               "left out of its estimate and its comparisons (--missing skip)")
+        how = ("they score 0 (-c missing=zero)" if self.policy == "zero" else
+               "left out of its estimate and its comparisons (-c missing=skip)")
         return [f"note: {run} lacks {count} of the {self.queries} queries of the set: {how}"
                 for run, count in self.counts.items() if count]
 
@@ -220,11 +220,11 @@ def missing_rule(values: PerQuery, query_ids: Sequence[str], sources: Mapping[st
 
 
 def refuse_skip(missing: Missing) -> Missing:
-    """``missing`` unless a run lacks queries under ``--missing skip``, which a simulation refuses: its columns and
+    """``missing`` unless a run lacks queries under ``-c missing=skip``, which a simulation refuses: its columns and
     their truths are over every query of the set."""
     if missing.left_out:
         run = next(iter(missing.left_out))
         raise InputError(f"run {run} lacks {missing.counts[run]} of the {missing.queries} queries: a simulation scores "
-                         "every run on every query, so give --missing zero (they score 0); --missing skip is for an "
+                         "every run on every query, so give -c missing=zero (they score 0); -c missing=skip is for an "
                          "estimate")
     return missing

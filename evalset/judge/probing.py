@@ -213,8 +213,8 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
     resolve_endpoint(settings.base_url)
     guideline, template = read_guideline(guideline_path), read_template(template_path)
     if rel not in guideline.grades[1:]:
-        raise InputError(f"the relevance level (--rel-level) must be a grade of the guideline's scale above its lowest "
-                         f"({', '.join(map(str, guideline.grades))}), got {rel}", os.fspath(guideline_path))
+        raise InputError(f"the relevance level (-c rel_level) must be a grade of the guideline's scale above its "
+                         f"lowest ({', '.join(map(str, guideline.grades))}), got {rel}", os.fspath(guideline_path))
     pool_dir = Path(pool_dir)
     chosen, samples = human_samples(read_pool_pairs(pool_dir / PAIRS_FILE), human, rel, size, seed, human_source)
     tasks_path = pool_dir / TASKS_FILE

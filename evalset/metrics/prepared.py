@@ -94,8 +94,8 @@ def _indexed(query_ids: pd.Index, query_code: np.ndarray, doc_id: pa.ChunkedArra
         row = int(np.argmax(grade))
         raise InputError(f"grade {grade[row]} (query {query_ids[query_code[row]]}, document "
                          f"{doc_id[row].as_py()}) cannot be scored with exponential gain: 2^grade - 1 "
-                         f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (--gain linear helps every measure but "
-                         "err, which is on 2^grade - 1 whatever --gain)", source)
+                         f"overflows; grades up to {MAX_EXPONENTIAL_GRADE} can (-c gain=linear helps every measure but "
+                         "err, which is on 2^grade - 1 whatever the gain)", source)
     count = len(query_ids)
     # each temporary freed when done (10M judgments: 10-80 MiB apiece): the peak is what is alive at once
     relevant = grade >= contract.rel_level

@@ -56,7 +56,7 @@ def relevant_count(recall: float, relevant: np.ndarray, version: int) -> np.ndar
 
 def _refuse_expected_ties(x: MeasureInput) -> None:
     if x.prepared.contract.ties == "expected":
-        raise InputError(f"{x.measure} has no expectation over tied orders: score it with --ties trec, run or docid")
+        raise InputError(f"{x.measure} has no expectation over tied orders: score it with -c ties=trec, run or docid")
 
 
 def _starts(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

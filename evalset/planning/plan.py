@@ -7,7 +7,7 @@ Conventions
   the queries where both are defined (queries undefined for either are counted and left out, as
   :func:`evalset.stats.paired.compare_paired` does). ``sd`` is their standard deviation with ddof 1.
 - A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
-  count) unless the contract's ``missing`` was chosen (``--missing zero``: it scores 0; ``--missing skip``: it is
+  count) unless the contract's ``missing`` was chosen (``-c missing=zero``: it scores 0; ``-c missing=skip``: it is
   left out of that run's comparisons); a note then says how many.
 - The comparisons: those given, else the set's planned ones, else the first run against each other run.
 - The threshold is Bonferroni's ``alpha / planned``, the planned count of the comparison family
@@ -64,7 +64,7 @@ def pilot_differences(tables: Mapping[str, pd.DataFrame], metric: str, compariso
     ``queries`` (optional, with ``query_id, stratum``) gives each query its stratum, else every query is in
     stratum ``all``. Returns ``baseline, candidate, query_id, stratum, difference`` with NaN where either run
     is undefined on the query. Both runs of a comparison are scored on the same queries, unless ``skipped``
-    (``--missing skip`` left out the queries a run lacks): then it is on the queries both were scored on.
+    (``-c missing=skip`` left out the queries a run lacks): then it is on the queries both were scored on.
     """
     parts = []
     for baseline, candidate in comparisons:

@@ -29,6 +29,7 @@ from evalset.params import (
     POSITIVE_INT,
     POSITIVE_NUMBER,
     PROBABILITY,
+    QUERY_COUNT,
     RESAMPLES,
     Choice,
     Interval,
@@ -94,7 +95,7 @@ class PlanSpec:
     output_tokens: int = 10
 
     RULES: ClassVar[dict] = {"planned": POSITIVE_INT, "delta": POSITIVE_NUMBER, "power": PROBABILITY,
-                             "alpha": PROBABILITY, "at": POSITIVE_INT, "sizes": POSITIVE_INT, "resamples": RESAMPLES,
+                             "alpha": PROBABILITY, "at": QUERY_COUNT, "sizes": QUERY_COUNT, "resamples": RESAMPLES,
                              "permutations": RESAMPLES, "seed": NON_NEGATIVE_INT, "depths": POSITIVE_INT,
                              "prompt_tokens": NON_NEGATIVE_INT, "tokenizer": Choice(TOKENIZERS),
                              "seconds_per_judgment": POSITIVE_NUMBER, "annotators": POSITIVE_INT,

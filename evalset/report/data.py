@@ -50,5 +50,5 @@ class ReportData:
     many: ManyComparisons | None = None  # every pair of the runs at once (evalset.report.many)
     many_note: str = ""
     probes: str = ""  # the HTML of the judge's probe section (evalset.report.probes), checked against the set
-    notes: list[str] = field(default_factory=list)  # the queries runs lack, scored 0 or left out (--missing)
+    notes: list[str] = field(default_factory=list)  # the queries runs lack, scored 0 or left out (-c missing)
     logged: list[dict[str, Any]] = field(default_factory=list)  # the set's comparison log on the version and split

@@ -33,7 +33,7 @@ def set_estimates(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split: st
                   options: ContractOptions | None = None,
                   sources: Mapping[str, str] | None = None) -> tuple[Estimate | DocumentReport | None, str]:
     """The set's estimates (:func:`evalset.estimate.frozen.set_estimate`, under the report's contract ``options``:
-    its ``--missing``), or ``None`` and why there are none when the set has an LLM-graded part or a document
+    its ``-c missing``), or ``None`` and why there are none when the set has an LLM-graded part or a document
     sample but no estimate can be made."""
     try:
         return set_estimate(frozen, runs, split=split, alpha=alpha, level=level, options=options,

@@ -3,7 +3,7 @@ does (:func:`evalset.comparing.compare_many`: the randomised Tukey HSD, the set'
 by mean, their letter groups and the pairs the holes could flip. The groups are drawn beside the scores, in the
 page's one plot of the ranking (:func:`evalset.report.plots.ranking_plot`).
 
-A judged query missing from a run follows the ``missing`` the report was given (``--missing``): without it the
+A judged query missing from a run follows the ``missing`` the report was given (``-c missing``): without it the
 report has refused such a run before (:func:`evalset.evaluation.missing_queries`), as ``compare --all`` does.
 """
 

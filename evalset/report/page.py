@@ -31,7 +31,7 @@ What the page shows, on the queries of one split of the set, the answers first:
 No table is wider than its column: each sits in a box that scrolls sideways on a screen narrower than it.
 
 A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
-count) unless the report is told the contract's ``missing`` (``--missing zero``: it scores 0; ``--missing skip``:
+count) unless the report is told the contract's ``missing`` (``-c missing=zero``: it scores 0; ``-c missing=skip``:
 it is left out of the run's score and comparisons; one that differs from the set's contract overrides it); the page
 then says how many. Resamples too few to place the ends of a score's interval at its level
 (:func:`~evalset.stats.verdicts.minimum_resamples`) are refused.

@@ -18,8 +18,8 @@ Conventions
   *with care* when tau >= :data:`TAU_CARE` and the largest relative change <= :data:`DROP_CARE`; else the set is
   *biased* for such a system. A rise is never read as "holds": at best "with care".
 - A judged query absent from a run is refused (:func:`evalset.evaluation.missing_queries`: the run, its file, the
-  count) unless the contract's ``missing`` was chosen (``--missing zero``: it scores 0 in both scores;
-  ``--missing skip``: it is left out of the run's means); a note then says how many.
+  count) unless the contract's ``missing`` was chosen (``-c missing=zero``: it scores 0 in both scores;
+  ``-c missing=skip``: it is left out of the run's means); a note then says how many.
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ def _trec_eval(scores: RunScores) -> str:
     if not measures and not pictures and not scores.per_query.trec_eval_lines:
         raise InputError(f"none of the measures asked ({', '.join(scores.measures)}) has a trec_eval name: "
                          "--format trec_eval would print no value (a measure's own parameters are not trec_eval's: "
-                         "use --rel-level N with map, P_10, ...)")
+                         "use -c rel_level=N with map, P_10, ...)")
     counts = {text for _, text in measures if scores.measures[text].kind.count}  # integers, summed for "all"
     summary_only = {text for _, text in measures if scores.measures[text].kind.summary == "geometric"}  # gm_map
     printed = [(name, text) for name, text in measures if text not in summary_only]

@@ -64,8 +64,13 @@ from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
 from evalset.render import counted
 
+MAX_NAME_BYTES = 200
+"""A set name's longest (UTF-8 bytes): a folder name, and SETS/NAME-adjudication.tsv's, within a file system's 255."""
+
 
 # ------------------------------------------------------------------------------------------------- queries
+
+
 def as_queries_table(queries: pd.DataFrame) -> pd.DataFrame:
     """Queries in the ``queries.tsv`` shape: a topics file (``query_id, query`` only) becomes one stratum
     ``all`` with traffic share 1, weight 1/n, every query in the test split."""
@@ -240,8 +245,9 @@ def freeze(
     """
     from evalset.sets.inputs import check_labels, check_queries, check_reads_back, check_sample
 
-    if not name or "/" in name or name.startswith("."):
-        raise InputError(f"a set name is a plain folder name, got {name!r}")
+    if not name or "/" in name or name.startswith(".") or len(name.encode()) > MAX_NAME_BYTES:
+        shown = name if len(name) <= 60 else f"{name[:60]}... ({len(name.encode()):,} bytes)"
+        raise InputError(f"a set name (--name) is a plain folder name of at most {MAX_NAME_BYTES} bytes, got {shown!r}")
     contract = contract or SetContract()
     parse_measure(contract.headline)  # a contract made without evalset.sets.set_contract: its headline checked too
     merged_kinds = judgments_as_read = labels[labels["judged"]] if "judged" in labels else labels

@@ -215,7 +215,7 @@ def test_every_human_against_every_llm_and_one_query_gives_no_interval():
 def test_agreement_with_runs_prints_the_favouritism_of_each_llm_against_each_human(dl19, tmp_path):
     runs = [dl19["runs"] / f"{name}.run.gz" for name in ("UNH_bm25", "bm25base_p", "idst_bert_p1", "runid3",
                                                           "srchvrs_ps_run1")]
-    args = ["agreement", "--human", dl19["human"], *dl19["llm"].values(), "--bootstrap", 20,
+    args = ["agreement", "--human", dl19["human"], *dl19["llm"].values(), "--resamples", 20,
             *[a for run in runs for a in ("--runs", run)]]
     text = invoke(*args)
     assert text.exit_code == 0, text.output
@@ -231,7 +231,7 @@ def test_agreement_with_runs_prints_the_favouritism_of_each_llm_against_each_hum
         for row in pair["rows"]:
             gap = scores[pair["llm"]][row["run"]] - scores["qrels"][row["run"]]  # every query defined under both
             assert row["gap"] == pytest.approx(gap, abs=1e-12)
-    without = json.loads(invoke("agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--bootstrap", 20,
+    without = json.loads(invoke("agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--resamples", 20,
                                 "--format", "json").output)
     assert without["favouritism"] is None
 
@@ -241,12 +241,12 @@ def test_agreement_with_runs_prints_the_favouritism_of_each_llm_against_each_hum
                                                            ("official_full", "ap", "map")])
 def test_under_trec_eval_version_9_the_runs_means_are_pytrec_evals_as_it_computes_them(dl19, folder, measure,
                                                                                          pytrec):
-    # pytrec_eval builds trec_eval 9: its scores tie as 32-bit floats, and --trec-eval-version 9 gives its numbers
+    # pytrec_eval builds trec_eval 9: its scores tie as 32-bit floats, and -c trec_eval_version=9 gives its numbers
     # as they are; the default, 10, compares doubles (TUA1-1's AP moves from 0.4723 to 0.4724)
     runs = sorted((dl19["root"] / "runs" / folder).glob("*.run.gz"))
-    args = ["agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--bootstrap", 20, "--format", "json",
+    args = ["agreement", "--human", dl19["human"], dl19["llm"][JUDGES[0]], "--resamples", 20, "--format", "json",
             "-m", measure, *[a for run in runs for a in ("--runs", run)]]
-    nine = json.loads(invoke(*args, "--trec-eval-version", "9").output)["favouritism"]["pairs"][0]["rows"]
+    nine = json.loads(invoke(*args, "-c", "trec_eval_version=9").output)["favouritism"]["pairs"][0]["rows"]
     ten = {row["run"]: row for row in json.loads(invoke(*args).output)["favouritism"]["pairs"][0]["rows"]}
     evaluator = {side: pytrec_eval.RelevanceEvaluator(_qrels(path), {pytrec.replace("_cut_", "_cut.")})
                  for side, path in (("human", dl19["human"]), ("llm", dl19["llm"][JUDGES[0]]))}

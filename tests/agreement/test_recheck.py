@@ -128,14 +128,14 @@ def test_judges_that_share_no_pair_with_the_humans_are_refused(tmp_path):
 
 
 def test_the_command_prints_the_verdict_and_its_json_has_every_figure(tmp_path):
-    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 200, "--format", "json")
+    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 200, "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert [f["figure"] for f in document["figures"]] == ["kappa", "quadratic kappa"]
     assert document["figures"][1]["direction"] == "better"
     assert document["old"]["name"] == "llama-3-8b.baseline"
     assert document["pairs"] == 9260
-    text = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 200, "--primary", "kappa")
+    text = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 200, "--primary", "kappa")
     assert "verdict: the new judge (llama-3-70b.fourprompts) is better than the old" in text.output
     assert "on kappa: +0.038" in text.output
 
@@ -144,19 +144,19 @@ def test_the_command_prints_the_verdict_and_its_json_has_every_figure(tmp_path):
 # interval cannot support (issue 48): the decision is evalset.stats.verdicts.decide's
 def test_one_resample_gives_no_verdict_and_says_why():
     """One resample: a zero-width "interval" [0.1331, 0.1331] that used to conclude "better"."""
-    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 1)
+    result = invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 1)
     assert result.exit_code == 0, result.output
     assert "quadratic kappa  0.3221  0.4611     +0.139  [0.1331, 0.1331]" in result.output
     assert result.output.endswith(
         "verdict: no verdict: 1 resamples cannot place the ends of a 0.95 interval (none falls beyond them); give at "
         "least 40; the new judge (llama-3-70b.fourprompts) against the old (llama-3-8b.baseline) on quadratic kappa: "
         "+0.139 [0.1331, 0.1331]\n")
-    document = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 39,
+    document = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 39,
                                  "--format", "json").output)
     assert [f["direction"] for f in document["figures"]] == ["no verdict", "no verdict"]
     assert document["figures"][1]["decision"]["rule"] == "too few resamples"
     assert document["verdict"].startswith("no verdict: 39 resamples cannot place the ends of a 0.95 interval")
-    enough = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 40,
+    enough = json.loads(invoke("judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 40,
                                "--format", "json").output)
     assert enough["figures"][1]["direction"] == "better"
     assert enough["figures"][1]["decision"] == {
@@ -204,10 +204,10 @@ def test_a_grade_off_the_scale_is_refused_with_its_file_and_line_and_the_advice_
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
-    ("--bootstrap", 0, "must be an integer in [1, 1000000], got 0"),
-    ("--bootstrap", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
-    ("--confidence", 1, "must be a number in (0, 1), got 1.0"),
-    ("--confidence", "inf", "must be a number in (0, 1), got inf"),
+    ("--resamples", 0, "must be an integer in [1, 1000000], got 0"),
+    ("--resamples", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
+    ("--level", 1, "must be a number in (0, 1), got 1.0"),
+    ("--level", "inf", "must be a number in (0, 1), got inf"),
     ("--seed", -1, "must be a non-negative integer, got -1"),
     ("--seed", "x", "must be a non-negative integer, got 'x'"),
     ("--primary", "alpha", not_one_of("alpha", "quadratic kappa", "kappa", "tau")),
@@ -233,15 +233,15 @@ def test_the_recheck_refuses_what_the_command_refuses(given, message):
 @pytest.mark.slow
 @pytest.mark.parametrize(("measure", "pytrec"), [("ndcg@10", "ndcg_cut_10"), ("ap", "map")])
 def test_under_trec_eval_version_9_the_tau_ranks_pytrec_evals_means(measure, pytrec):
-    # the run means the tau ranks, under --trec-eval-version 9, are pytrec_eval's (trec_eval 9: scores tie as 32-bit
+    # the run means the tau ranks, under -c trec_eval_version=9, are pytrec_eval's (trec_eval 9: scores tie as 32-bit
     # floats), to 1e-9; under 10 (doubles) TUA1-1's AP under the humans' grades moves (0.407725 -> 0.407733)
     import pytrec_eval
 
     table = _table()
     runs = [path for path in RUNS if path.name in ("TUA1-1.run.gz", "ICT-BERT2.run.gz", "UNH_bm25.run.gz")]
-    args = ["judge", "recheck", OLD, NEW, "--human", NIST, "--bootstrap", 20, "--format", "json", "-m", measure,
+    args = ["judge", "recheck", OLD, NEW, "--human", NIST, "--resamples", 20, "--format", "json", "-m", measure,
             *[a for run in runs for a in ("--runs", run)]]
-    nine = json.loads(invoke(*args, "--trec-eval-version", "9").output)["run_means"]
+    nine = json.loads(invoke(*args, "-c", "trec_eval_version=9").output)["run_means"]
     ten = json.loads(invoke(*args).output)["run_means"]
     per_query = {}
     for label in ("human", "old", "new"):

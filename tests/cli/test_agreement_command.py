@@ -161,7 +161,7 @@ def test_dl19_matrix_and_calibration(dl19_study):
 @pytest.mark.slow
 def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_atomically(dl19, tmp_path):
     out = tmp_path / "out"
-    args = ["agreement", "--human", dl19["qrels"], *dl19["llm"], "--bootstrap", "50", "--format", "json",
+    args = ["agreement", "--human", dl19["qrels"], *dl19["llm"], "--resamples", "50", "--format", "json",
             "--queries", dl19["topics"], "--corpus", dl19["corpus"], "--top", "5"]
     result = invoke(*args, "-o", out / "report.json", "--plot", out / "kappa.png",
                     "--disagreements", out / "disagreements.tsv")
@@ -200,7 +200,7 @@ def test_no_items_in_common_and_a_constant_annotator_are_reported_not_crashing(t
         rows.append(("q1", f"d{i}", "constant", "llm", 2))
         rows.append(("q2", f"d{i}", "elsewhere", "llm", i % 3))
     labels = write_labels(tmp_path / "labels.tsv", rows)
-    result = invoke("agreement", labels, "--format", "json", "--bootstrap", "50")
+    result = invoke("agreement", labels, "--format", "json", "--resamples", "50")
     assert result.exit_code == 0, result.output
     pairs = {(p["a"], p["b"]): p for p in json.loads(result.output)["pairs"]}
     apart = pairs[("ann", "elsewhere")]
@@ -210,7 +210,7 @@ def test_no_items_in_common_and_a_constant_annotator_are_reported_not_crashing(t
     assert constant["n"] == 12 and constant["raw_agreement"] == pytest.approx(3 / 12)
     assert constant["kappa"] == 0.0 and constant["kappa_quadratic"] == 0.0  # at chance, as scikit-learn says
     assert "constant gave one grade only" in constant["notes"][0]
-    table = invoke("agreement", labels, "--bootstrap", "50")
+    table = invoke("agreement", labels, "--resamples", "50")
     assert table.exit_code == 0 and "undef" in table.output and "no item in common" in table.output
 
 
@@ -283,7 +283,7 @@ def test_conflicting_grades_option_settles_and_counts_in_agreement(conflicting_i
     refused = invoke("agreement", *conflicting_inputs)
     assert refused.exit_code == 2 and "1 more pairs are graded differently by one annotator" in refused.output
     result = invoke("agreement", *conflicting_inputs, "--conflicting-grades", rule, "--format", "json",
-                    "--bootstrap", "10")
+                    "--resamples", "10")
     assert result.exit_code == 0, result.output
     assert result.stderr == f"note: 2 conflicting judgments settled by --conflicting-grades {rule}\n"
     report = json.loads(result.stdout)
@@ -312,7 +312,7 @@ def test_negative_qrels_grades_are_unjudged_not_out_of_scale(tmp_path):
     (tmp_path / "nist.txt").write_text("q1 0 d1 1\nq1 0 d2 -1\nq1 0 d3 0\nq1 0 d4 2\n")
     (tmp_path / "judge.txt").write_text("q1 0 d1 1\nq1 0 d2 3\nq1 0 d3 0\nq1 0 d4 1\n")
     result = invoke("agreement", "--human", tmp_path / "nist.txt", tmp_path / "judge.txt", "--format", "json",
-                    "--bootstrap", "10")
+                    "--resamples", "10")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["annotators"][0]["unjudged"] == 1 and report["pairs"][0]["n"] == 3
@@ -323,7 +323,7 @@ def test_no_grade_at_all_is_refused_and_one_annotator_has_no_pairs(tmp_path):
     result = invoke("agreement", empty)
     assert result.exit_code == 2 and f"{empty}: no judgments in this file" in result.output
     (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
-    alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--bootstrap", "10")
+    alone = invoke("agreement", tmp_path / "judge.qrels", "--format", "json", "--resamples", "10")
     assert alone.exit_code == 2  # issue 74: it exited 0 with empty tables
     assert alone.output == ("evalset: error: agreement compares two annotators or more, and the grades hold 1 "
                             "(judge): give another annotator's grades of the same pairs\n")
@@ -333,7 +333,7 @@ def test_a_lone_human_makes_the_human_range_unknown_for_one_human_not_for_none(t
     (tmp_path / "nist.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     (tmp_path / "judge.qrels").write_text("q1 0 d1 1\nq1 0 d2 1\n")
     alone = invoke("agreement", tmp_path / "judge.qrels", "--human", tmp_path / "nist.txt", "--format", "json",
-                   "--bootstrap", "10")
+                   "--resamples", "10")
     assert alone.exit_code == 0, alone.output
     calibration = json.loads(alone.output)["calibration"]
     assert calibration["humans"] == ["nist"]
@@ -341,13 +341,13 @@ def test_a_lone_human_makes_the_human_range_unknown_for_one_human_not_for_none(t
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
-    ("--bootstrap", -1, "must be an integer in [0, 1000000], got -1"),
-    ("--bootstrap", HUGE, f"must be an integer in [0, 1000000], got {HUGE}"),
-    ("--bootstrap", "x", "must be an integer in [0, 1000000], got 'x'"),
-    ("--confidence", 0, "must be a number in (0, 1), got 0.0"),
-    ("--confidence", 1, "must be a number in (0, 1), got 1.0"),
-    ("--confidence", "nan", "must be a number in (0, 1), got nan"),
-    ("--confidence", "inf", "must be a number in (0, 1), got inf"),
+    ("--resamples", -1, "must be an integer in [0, 1000000], got -1"),
+    ("--resamples", HUGE, f"must be an integer in [0, 1000000], got {HUGE}"),
+    ("--resamples", "x", "must be an integer in [0, 1000000], got 'x'"),
+    ("--level", 0, "must be a number in (0, 1), got 0.0"),
+    ("--level", 1, "must be a number in (0, 1), got 1.0"),
+    ("--level", "nan", "must be a number in (0, 1), got nan"),
+    ("--level", "inf", "must be a number in (0, 1), got inf"),
     ("--seed", -1, "must be a non-negative integer, got -1"),
     ("--seed", "1.5", "must be a non-negative integer, got '1.5'"),
     ("--top", -1, "must be a non-negative integer, got -1"),

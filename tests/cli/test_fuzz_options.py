@@ -113,10 +113,10 @@ BASES = {
     "judge probe": Base("pool --guideline guideline.md --human nist.qrels --model m -o probe.json "
                         "--base-url {server}/v1 --max-retries 0", ("output", "journal_path", "failures_path"),
                         service=True),
-    "judge recheck": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels --bootstrap 50 -o recheck.txt",
+    "judge recheck": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels --resamples 50 -o recheck.txt",
                           ("output",)),
     "judge ensemble": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels -o ensemble.tsv", ("output",)),
-    "agreement": Base("nist.qrels llm/flan.qrels llm/llama.qrels --human nist --bootstrap 20 -o agreement.txt "
+    "agreement": Base("nist.qrels llm/flan.qrels llm/llama.qrels --human nist --resamples 20 -o agreement.txt "
                       "--disagreements disagreements.tsv",
                       ("output", "disagreements_path", "plot", "confusion_plot")),
     "freeze": Base("nist.qrels --queries topics.tsv --guideline guideline.md --name new", ("sets_dir",)),

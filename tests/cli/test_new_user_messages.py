@@ -85,4 +85,4 @@ def test_a_grade_too_large_for_err_does_not_advise_a_gain_that_cannot_help(tmp_p
     qrels.write_text("19335 0 1017759 2000\n19335 0 1082489 0\n")
     result = invoke("score", "--qrels", qrels, RUN, "-m", "err@10")
     assert result.exit_code == 2
-    assert "(--gain linear helps every measure but err, which is on 2^grade - 1 whatever --gain)" in result.output
+    assert "(-c gain=linear helps every measure but err, which is on 2^grade - 1 whatever the gain)" in result.output

@@ -145,7 +145,7 @@ def test_agreement_with_a_good_disagreements_and_a_bad_plot_writes_nothing(plot,
     (work / "a-file").write_text("not a folder\n")
     plot_path = work / "a-file" / "kappa.png" if plot == "unwritable" else work / plot
     result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "dis.tsv",
-                    "--plot", plot_path, "-o", work / "report.txt", "--bootstrap", "0")
+                    "--plot", plot_path, "-o", work / "report.txt", "--resamples", "0")
     assert result.exit_code == 2
     if plot == "unwritable":
         assert result.output == (f"evalset: error: --plot {plot_path}: cannot write there, {work / 'a-file'} is "
@@ -209,7 +209,7 @@ def test_pool_into_head_prints_its_first_line_and_writes_the_pool(tmp_path):
 def test_an_output_beside_its_inputs_is_written_as_before(work):
     """Outputs in the folder of the inputs, and an output that does not exist yet, are fine."""
     result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "dis.tsv",
-                    "--plot", work / "kappa.png", "-o", work / "report.txt", "--bootstrap", "0")
+                    "--plot", work / "kappa.png", "-o", work / "report.txt", "--resamples", "0")
     assert result.exit_code == 0, result.output
     assert all((work / name).stat().st_size > 0 for name in ("dis.tsv", "kappa.png", "report.txt"))
 

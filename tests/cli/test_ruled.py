@@ -88,7 +88,8 @@ def test_every_ruled_option_shows_its_owners_default_or_none():
 
 def test_a_choice_gives_the_value_as_declared_and_a_mapping_needs_a_default():
     command = main.get_command(click.Context(main), "score")
-    version = next(param for param in command.params if param.name == "trec_eval_version")
-    assert version.type.convert("9", version, None) == 9 and version.default is None  # the contract's, or the set's
+    contract = next(param for param in command.params if param.name == "contract")
+    assert contract.type.convert("trec_eval_version=9", contract, None) == ("trec_eval_version", 9)
+    assert contract.callback(None, contract, ()) == {}  # none given: the contract's, or the set's
     with pytest.raises(TypeError, match="give its default"):
         ruled({"depth": POSITIVE_INT}, "depth", "--depth")

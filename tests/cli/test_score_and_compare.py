@@ -40,7 +40,7 @@ def test_score_json_follows_the_output_contract(dl19):
 
 def test_score_unjudged_condensed_is_in_the_contract_and_the_notes(dl19):
     run = dl19["runs"]["bm25base_p"]
-    condensed = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--unjudged", "condensed",
+    condensed = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "-c", "unjudged=condensed",
                        "--format", "json")
     assert condensed.exit_code == 0, condensed.output
     document = json.loads(condensed.stdout)
@@ -50,9 +50,9 @@ def test_score_unjudged_condensed_is_in_the_contract_and_the_notes(dl19):
     default = json.loads(invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--format", "json").stdout)
     assert "unjudged_removed" not in default["notes"]["bm25base_p"]
     assert document["runs"]["bm25base_p"]["ap"]["mean"] > default["runs"]["bm25base_p"]["ap"]["mean"]
-    table = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "--unjudged", "condensed").output
+    table = invoke("score", "--qrels", dl19["qrels"], run, "-m", "ap", "-c", "unjudged=condensed").output
     assert "contract: rel_level=1 gain=linear ties=trec missing=zero undefined=skip unjudged=condensed" in table
-    refused = invoke("score", "--qrels", dl19["qrels"], run, "--unjudged", "skip")
+    refused = invoke("score", "--qrels", dl19["qrels"], run, "-c", "unjudged=skip")
     assert refused.exit_code == 2 and "'skip' is not one of 'nonrelevant', 'condensed'" in refused.output
 
 
@@ -65,7 +65,7 @@ def test_score_tsv_per_query_columns(dl19):
 
 
 def test_score_table_names_runs_and_contract(dl19):
-    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], "-m", "p@10", "--rel-level", "2")
+    result = invoke("score", "--qrels", dl19["qrels"], dl19["runs"]["bm25base_p"], "-m", "p@10", "-c", "rel_level=2")
     assert result.exit_code == 0
     assert "bm25base_p" in result.output and "rel_level=2" in result.output
     assert result.output.splitlines()[1].split() == ["bm25base_p", "0.4116"]  # NIST's passages-eval P_10
@@ -125,8 +125,8 @@ def test_a_mean_over_no_defined_query_prints_as_undef(tmp_path):
     ("--max-retrieved", 0, "must be a positive integer, got 0"),
     ("--max-retrieved", "1e3", "must be a positive integer, got '1e3'"),
     ("--max-retrieved", "inf", "must be a positive integer, got 'inf'"),
-    ("--trec-eval-version", 8, not_one_of("8", "9", "10")),
-    ("--trec-eval-version", "x", not_one_of("x", "9", "10")),
+    ("-c", "trec_eval_version=8", "trec_eval_version: " + not_one_of("8", "9", "10")),
+    ("-c", "trec_eval_version=x", "trec_eval_version: " + not_one_of("x", "9", "10")),
     ("--format", "csv", not_one_of("csv", "table", "tsv", "json", "trec_eval")),
     ("--split", "train", not_one_of("train", "test", "dev", "all")),
 ])

@@ -31,8 +31,8 @@ def streamed(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options", [["--format", "json", "--per-query"], ["-m", "ap", "-m", "ndcg@5", "--ties",
-                                                                               "expected", "--per-query"]])
+@pytest.mark.parametrize("options", [["--format", "json", "--per-query"], ["-m", "ap", "-m", "ndcg@5", "-c",
+                                                                               "ties=expected", "--per-query"]])
 def test_score_streamed_prints_what_score_whole_prints(dl19, monkeypatch, options):
     qrels, runs = dl19
     whole = invoke("score", "--qrels", qrels, *runs, *options)
@@ -74,7 +74,7 @@ def test_a_bad_line_in_the_middle_of_a_streamed_run_prints_no_result(dl19, tmp_p
 @pytest.mark.slow
 @pytest.mark.parametrize("stream", [True, False])
 def test_the_rank_field_is_read_only_under_the_tie_rule_that_uses_it(dl19, tmp_path, monkeypatch, stream):
-    """trec_eval never reads a run's rank field: scoring reads it only under --ties run (streamed or read whole)."""
+    """trec_eval never reads a run's rank field: scoring reads it only under -c ties=run (streamed or read whole)."""
     qrels, runs = dl19
     if stream:
         monkeypatch.setattr(runstream, "STREAM_ABOVE_BYTES", 0)
@@ -86,7 +86,7 @@ def test_the_rank_field_is_read_only_under_the_tie_rule_that_uses_it(dl19, tmp_p
     assert scored.exit_code == reference.exit_code == 0, scored.output
     assert scored.stdout == reference.stdout
     assert scored.stdout.splitlines()[1].split()[1] == "0.5058"  # bm25base_p's nDCG@10, trec_eval's figure
-    refused = invoke("score", "--qrels", qrels, odd, "--ties", "run")
+    refused = invoke("score", "--qrels", qrels, odd, "-c", "ties=run")
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr == f"evalset: error: {odd}:{line}: rank must be an integer, found 'x'\n"
 

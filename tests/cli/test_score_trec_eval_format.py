@@ -2,8 +2,8 @@
 
 trec_eval's defaults, and the contract options that give its numbers: relevance level 1 (``-l``, evalset's default
 too); a query of the run absent from the qrels is ignored (evalset too); a judged query absent from the run is
-skipped (``--missing skip``; ``-c`` is ``--missing zero``); a query with no relevant document scores 0
-(``--undefined zero``); neither cuts a ranking unless asked (``-M N`` is ``--max-retrieved N``). trec_eval prints
+skipped (``-c missing=skip``; ``-c`` is ``-c missing=zero``); a query with no relevant document scores 0
+(``-c undefined=zero``); neither cuts a ranking unless asked (``-M N`` is ``--max-retrieved N``). trec_eval prints
 the run's tag (``STANDARD``) as ``runid`` and evalset the run's name: the run file is copied to a file named
 ``STANDARD``.
 """
@@ -23,7 +23,7 @@ BOTH_HAVE = ("map", "Rprec", "bpref", "recip_rank", "recall", "ndcg", *(f"P_{k}"
              *(f"map_cut_{k}" for k in CUTOFFS), "success_1", "success_5", "success_10",
              "num_ret", "num_rel", "num_rel_ret", "set_P", "set_F")  # counts: integers, summed in "all"
 PRINTED = {"runid", "num_q", "set_recall", *BOTH_HAVE} - {"recall"}
-TREC_EVAL_DEFAULTS = ("--missing", "skip", "--undefined", "zero")
+TREC_EVAL_DEFAULTS = ("-c", "missing=skip", "-c", "undefined=zero")
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +57,10 @@ def metric_options(names: tuple[str, ...]) -> list[str]:
     ("expected", "qrels", "results", "options"),
     [
         ("out.test.aq", "qrels.test", "results.test", ["--per-query", *TREC_EVAL_DEFAULTS]),
-        ("out.test.aql", "qrels.rel_level", "results.test", ["--per-query", "--rel-level", "2",
+        ("out.test.aql", "qrels.rel_level", "results.test", ["--per-query", "-c", "rel_level=2",
                                                              *TREC_EVAL_DEFAULTS]),
         # -c: a judged query absent from the run (results.trunc has no 303) scores 0 and counts in num_q
-        ("out.test.aqc", "qrels.test", "results.trunc", ["--per-query", "--missing", "zero", "--undefined", "zero"]),
+        ("out.test.aqc", "qrels.test", "results.trunc", ["--per-query", "-c", "missing=zero", "-c", "undefined=zero"]),
         ("out.test.a", "qrels.test", "results.test", TREC_EVAL_DEFAULTS),  # no -q: the "all" lines only
     ],
 )

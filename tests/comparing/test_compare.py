@@ -104,7 +104,7 @@ def test_the_text_says_judged_at_k_the_bound_and_why_the_verdict_is_withheld(bm2
 
 @pytest.mark.parametrize("option, said", [
     (("--accept-holes",), "not bounded (--accept-holes): the verdict counts the unjudged documents as not relevant"),
-    (("--unjudged", "condensed"), "not bounded (unjudged = condensed): the verdict rests on the judged documents "
+    (("-c", "unjudged=condensed"), "not bounded (unjudged = condensed): the verdict rests on the judged documents "
                                   "only"),
 ])
 def test_accepting_the_holes_keeps_the_verdict_as_judged_and_says_so(bm25_pool_qrels, option, said):
@@ -137,21 +137,21 @@ def test_a_run_missing_judged_queries_is_refused_naming_the_run_and_the_count(la
     result = invoke("compare", "--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", lacking_run)
     assert result.exit_code == 2
     assert result.output.splitlines() == [
-        f"evalset: error: {lacking_run}: run bm25tuned_missing lacks 2 of the 43 judged queries: give --missing zero "
-        "(they score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)"]
+        f"evalset: error: {lacking_run}: run bm25tuned_missing lacks 2 of the 43 judged queries: give -c missing=zero "
+        "(they score 0, as a system that returned nothing) or -c missing=skip (they are left out of the comparison)"]
 
 
 def test_on_a_set_the_missing_advice_names_the_sets_policy_and_the_override_the_other_needs(strata_set,
                                                                                           lacking_run):
-    """Issue 51: on a missing=zero set the refusal advised --missing skip, which the set's contract then refused."""
+    """Issue 51: on a missing=zero set the refusal advised -c missing=skip, which the set's contract then refused."""
     path, _, _ = strata_set
     refused = invoke("compare", "--set", path, "--split", "all", RUNS / "bm25base_p.run.gz", lacking_run)
     assert refused.exit_code == 2
     assert refused.output.splitlines() == [
-        f"evalset: error: {lacking_run}: run bm25tuned_missing lacks 2 of the 43 judged queries: give --missing zero "
-        "(the set's contract: they score 0, as a system that returned nothing), or --missing skip with "
+        f"evalset: error: {lacking_run}: run bm25tuned_missing lacks 2 of the 43 judged queries: give -c missing=zero "
+        "(the set's contract: they score 0, as a system that returned nothing), or -c missing=skip with "
         "--override-contract (they are left out of the comparison; the output says the contract was overridden)"]
-    for advised in (["--missing", "zero"], ["--missing", "skip", "--override-contract"]):
+    for advised in (["-c", "missing=zero"], ["-c", "missing=skip", "--override-contract"]):
         followed = invoke("compare", "--set", path, "--split", "all", RUNS / "bm25base_p.run.gz", lacking_run,
                           *advised, "--permutations", "99")
         assert followed.exit_code == 0, followed.output
@@ -159,7 +159,7 @@ def test_on_a_set_the_missing_advice_names_the_sets_policy_and_the_override_the_
 
 def test_missing_zero_gives_the_old_figures_with_a_note_and_says_the_tests_disagree(lacking_run):
     result = CliRunner().invoke(main, ["compare", "--qrels", str(DL19 / "nist.qrels"), str(RUNS / "bm25base_p.run.gz"),
-                                       str(lacking_run), "--missing", "zero", "--format", "json"])
+                                       str(lacking_run), "-c", "missing=zero", "--format", "json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)[0]
     assert round(document["mean_difference"], 4) == -0.0318 and round(document["permutation_p"], 3) == 0.107
@@ -168,9 +168,9 @@ def test_missing_zero_gives_the_old_figures_with_a_note_and_says_the_tests_disag
                                                                                              abs=1e-4)
     assert document["missing"] == {"policy": "zero", "baseline": 0, "candidate": 2,
                                    "text": "bm25tuned_missing lacks 2 of the 43 judged queries: scored 0 "
-                                           "(--missing zero)"}
+                                           "(-c missing=zero)"}
     assert ("bm25tuned_missing vs bm25base_p: bm25tuned_missing lacks 2 of the 43 judged queries: scored 0 "
-            "(--missing zero)") in result.stderr
+            "(-c missing=zero)") in result.stderr
     assert document["tests_disagree"].startswith("the BCa interval says significant, the permutation test and the "
                                                  "paired t-test do not: the differences are skewed")
     assert document["tests_disagree"].endswith("a difference is established only where the permutation test, the "
@@ -180,7 +180,7 @@ def test_missing_zero_gives_the_old_figures_with_a_note_and_says_the_tests_disag
 
 def test_missing_skip_leaves_the_queries_out_of_the_comparison(lacking_run):
     document = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", lacking_run,
-                            "--missing", "skip")
+                            "-c", "missing=skip")
     qrels, base = plain_qrels(DL19 / "nist.qrels"), plain_run(RUNS / "bm25base_p.run.gz")
     tuned = plain_run(lacking_run)
     a, b = ndcg10(qrels, base), ndcg10(qrels, tuned)
@@ -191,7 +191,7 @@ def test_missing_skip_leaves_the_queries_out_of_the_comparison(lacking_run):
 
 def test_the_t_test_can_be_the_primary_test_and_the_interval_percentile(lacking_run):
     document = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", lacking_run,
-                            "--missing", "zero", "--test", "t", "--interval", "percentile")
+                            "-c", "missing=zero", "--test", "t", "--interval", "percentile")
     assert document["primary_test"] == "t" and document["ci_method"] == "percentile"
     assert document["verdict"] == f"not established (t-test p = {document['ttest_p']:.4g} >= 0.05)"
     assert document["rule"] == "p at threshold"

@@ -69,7 +69,7 @@ def test_many_runs_at_once_rank_by_the_geometric_mean(evaluation):
 
 @pytest.mark.parametrize(("command", "stage"), [
     (["agreement", "--human", NIST, "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels", "--runs", RUNS["TUA1-1"],
-      "--runs", RUNS["bm25base_p"], "-m", "gm_ap", "--bootstrap", "20"], "agreement's system rankings"),
+      "--runs", RUNS["bm25base_p"], "-m", "gm_ap", "--resamples", "20"], "agreement's system rankings"),
 ])
 def test_a_stage_of_arithmetic_means_refuses_a_geometric_measure_in_one_line(command, stage):
     refused = invoke(*command)

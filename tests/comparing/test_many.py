@@ -127,15 +127,15 @@ def test_a_judged_query_missing_from_a_run_is_refused_until_a_policy_is_given(sh
     path, dropped = short_run
     refused = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99)
     assert refused.exit_code == 2
-    assert "run bm25tuned_short lacks 3 of the 43 judged queries: give --missing zero (they score 0" in refused.output
-    zero = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99, "--missing",
-                  "zero")
+    assert "run bm25tuned_short lacks 3 of the 43 judged queries: give -c missing=zero (they score 0" in refused.output
+    zero = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99, "-c",
+                  "missing=zero")
     assert zero.exit_code == 0 and "(43 queries)" in zero.stdout
-    assert "note: run bm25tuned_short lacks 3 of the 43 judged queries: scored 0 (--missing zero)" in zero.stderr
-    skip = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99, "--missing",
-                  "skip", "--format", "json")
+    assert "note: run bm25tuned_short lacks 3 of the 43 judged queries: scored 0 (-c missing=zero)" in zero.stderr
+    skip = invoke("compare", "--qrels", QRELS, "--all", FEW[0], path, FEW[2], "--permutations", 99, "-c",
+                  "missing=skip", "--format", "json")
     assert skip.exit_code == 0 and json.loads(skip.stdout)["settings"]["queries"] == 40
-    assert "left out for every run (--missing skip)" in skip.stderr
+    assert "left out for every run (-c missing=skip)" in skip.stderr
     skipped = per_query_values(Evaluation.on_qrels(QRELS), {"base": FEW[0]}).column("base", "ndcg@10")
     assert json.loads(skip.stdout)["means"]["bm25base_p"] == pytest.approx(skipped.drop(dropped).mean())
     with pytest.raises(InputError, match="lacks 3 of the 43"):

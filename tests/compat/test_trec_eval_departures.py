@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 
-TREC_EVAL_CONTRACT = ["--missing", "skip", "--undefined", "zero"]
+TREC_EVAL_CONTRACT = ["-c", "missing=skip", "-c", "undefined=zero"]
 
 
 def trec_eval(binary: Path, *arguments: object) -> subprocess.CompletedProcess:
@@ -54,8 +54,8 @@ def test_an_empty_condensed_ranking_scores_0_where_trec_eval_prints_nan(trec_eva
     run = write(tmp_path, "r", "1 Q0 a 1 2 t\n2 Q0 x 1 2 t\n")  # query 2 retrieved nothing judged
     asked = ["-m", "iprec_at_recall.0,1", "-m", "11pt_avg"]
     theirs = trec_eval(trec_eval_10, "-q", "-J", *asked, qrels, run).stdout.splitlines()
-    ours = evalset_score("--qrels", qrels, run, *asked, "--per-query", "--format", "trec_eval", "--unjudged",
-                         "condensed", *TREC_EVAL_CONTRACT).stdout.splitlines()
+    ours = evalset_score("--qrels", qrels, run, *asked, "--per-query", "--format", "trec_eval", "-c",
+                         "unjudged=condensed", *TREC_EVAL_CONTRACT).stdout.splitlines()
     differing = [(their, our) for their, our in zip(theirs, ours, strict=True) if their != our]
     assert differing == [
         ("iprec_at_recall_0.00  \t2\t  -nan", "iprec_at_recall_0.00  \t2\t0.0000"),  # lround(0 * R) = 0: 0 / 0
@@ -70,7 +70,7 @@ def test_num_rel_all_under_c_counts_the_grades_at_the_level_where_trec_eval_coun
     run = write(tmp_path, "r", "1 Q0 a 1 2 t\n")
     theirs = trec_eval(trec_eval_10, "-q", "-c", "-l2", "-m", "num_rel", qrels, run).stdout
     ours = evalset_score("--qrels", qrels, run, "-m", "num_rel", "--per-query", "--format", "trec_eval",
-                         "--rel-level", "2", "--missing", "zero", "--undefined", "zero").stdout
+                         "-c", "rel_level=2", "-c", "missing=zero", "-c", "undefined=zero").stdout
     assert theirs == "num_rel               \t1\t1\nnum_rel               \tall\t2\n"  # its own lines sum to 1
     assert ours == "num_rel               \t1\t1\nnum_rel               \tall\t1\n"
 
@@ -99,7 +99,7 @@ def test_a_run_that_shares_no_query_with_the_qrels_is_refused_where_trec_eval_c_
     run = write(tmp_path, "r", "3 Q0 a 1 2 t\n")
     theirs = trec_eval(trec_eval_10, "-c", "-m", "map", qrels, run)
     assert theirs.returncode == 0 and theirs.stdout == "map                   \tall\t0.0000\n"
-    ours = evalset_score("--qrels", qrels, run, "-m", "map", "--format", "trec_eval", "--missing", "zero")
+    ours = evalset_score("--qrels", qrels, run, "-m", "map", "--format", "trec_eval", "-c", "missing=zero")
     assert ours.exit_code == 2 and "run r shares no query with the judgments" in ours.stderr
 
 
@@ -145,8 +145,8 @@ def test_every_comment_and_blank_line_of_qrels_is_skipped_where_trec_eval_skips_
         assert theirs.returncode < 0  # SIGSEGV
     else:
         assert theirs.returncode == 2 and "Malformed line" in theirs.stderr
-    ours = evalset_score("--qrels", qrels, run, "-m", "num_rel", "--per-query", "--format", "trec_eval", "--missing",
-                         "zero")
+    ours = evalset_score("--qrels", qrels, run, "-m", "num_rel", "--per-query", "--format", "trec_eval", "-c",
+                         "missing=zero")
     assert ours.stdout == "num_rel               \t1\t1\nnum_rel               \tall\t1\n"
 
 
@@ -174,10 +174,11 @@ FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tre
 ])
 def test_map_and_p_10_per_query_are_trec_evals_byte_for_byte_on_its_fixtures(trec_eval_10, qrels, results, flags):
     theirs = trec_eval(trec_eval_10, "-q", "-m", "map", "-m", "P.10", *flags, FIXTURES / qrels, FIXTURES / results)
-    options = {"-l2": ["--rel-level", "2"], "-c": ["--missing", "zero"]}
+    contract = {"missing": "skip", "undefined": "zero"} | dict(
+        {"-l2": ("rel_level", "2"), "-c": ("missing", "zero")}[flag] for flag in flags)
     ours = evalset_score("--qrels", FIXTURES / qrels, FIXTURES / results, "-m", "map", "-m", "P_10", "--per-query",
-                         "--format", "trec_eval", "--missing", "skip", "--undefined", "zero",
-                         *[option for flag in flags for option in options[flag]])
+                         "--format", "trec_eval", *[arg for key, value in contract.items() for arg in
+                                                    ("-c", f"{key}={value}")])
     assert theirs.returncode == 0 and ours.exit_code == 0
     assert ours.stdout == theirs.stdout and len(theirs.stdout.splitlines()) > 2
 
@@ -189,7 +190,7 @@ def test_the_shapes_that_were_refused_read_as_trec_eval_reads_them(trec_eval_10,
     qrels = write(tmp_path, "qrels", "2\t0\tdoc2_9\t0\t\n2\t0\tdoc2_1\t+1\t\n3 0 d 2 \n")
     run = write(tmp_path, "tag", " 2 Q0 doc2_1 +1 +2.5e0 tag\n2 Q0 doc2_9 +2 1E0 tag\t\n3 Q0 d 1 1 tag\n")
     theirs = trec_eval(trec_eval_10, "-q", "-m", "all_trec", qrels, run)
-    ours = evalset_score("--qrels", qrels, run, "-m", "all_trec", "--per-query", "--format", "trec_eval", "--ties",
-                         ties, *TREC_EVAL_CONTRACT)
+    ours = evalset_score("--qrels", qrels, run, "-m", "all_trec", "--per-query", "--format", "trec_eval", "-c",
+                         f"ties={ties}", *TREC_EVAL_CONTRACT)
     assert theirs.returncode == 0 and ours.exit_code == 0, ours.output
     assert ours.stdout == theirs.stdout

@@ -1,7 +1,7 @@
 """A differential property: on generated collections shaped as real ones and as hostile ones, every line of
 ``evalset score --per-query --format trec_eval -m all_trec`` equals the real trec_eval 10.0's (built from
 ../shared/tools) under each configuration (plain, ``-c``, ``-l2``, ``-c -l2``, ``-M5``, ``-J``, ``-c -J``), and under
-``--trec-eval-version 9`` every per-query value equals pytrec_eval's (trec_eval 9.0.8) to 1e-9.
+``-c trec_eval_version=9`` every per-query value equals pytrec_eval's (trec_eval 9.0.8) to 1e-9.
 
 The shapes: grades -1 to 4, queries without a relevant document or with only negative grades, queries in the run
 but not the qrels and the reverse, ranks from 0 or 1 and out of score order, heavy ties, scores that tie as 32-bit
@@ -255,7 +255,7 @@ PYTREC_CONFIGURATIONS = ({"relevance_level": 1}, {"relevance_level": 2}, {"relev
 
 
 def pytrec_differences(collection: Collection, tally: Tally) -> list[tuple[str, str, float, float]]:
-    """Per-query values under ``--trec-eval-version 9`` that differ from pytrec_eval's by more than 1e-9 (query,
+    """Per-query values under ``-c trec_eval_version=9`` that differ from pytrec_eval's by more than 1e-9 (query,
     measure, pytrec_eval's, evalset's); pytrec_eval reads dicts, so repeats are gone and a run lacks no judged query
     it evaluates (trec_eval 9 skips it)."""
     import pandas as pd
@@ -308,7 +308,7 @@ def test_every_value_under_version_9_equals_pytrec_evals_on_generated_collection
 
     every_value_equal()
     record_property("compatibility", f"differential, pytrec_eval (trec_eval 9) per-query values under "
-                                     f"--trec-eval-version 9: {tally.collections:,} generated collections x "
+                                     f"-c trec_eval_version=9: {tally.collections:,} generated collections x "
                                      f"{len(PYTREC_CONFIGURATIONS)} configurations; {tally.lines['per query']:,} "
                                      f"values compared; accepted: {dict(tally.accepted) or 'none'}")
     assert tally.lines["per query"] > 0

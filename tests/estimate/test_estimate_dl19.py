@@ -264,16 +264,16 @@ def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_sco
     folder, human_path, _ = sliced
     part = _frozen_part(human_path, tmp_path)
     runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
-    refused = invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "2")
+    refused = invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2")
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr == ("evalset: error: these options contradict the set's contract: rel_level=2 (set: 1); "
                               "add --override-contract to score anyway\n")
-    same = invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "1", "--format", "json")
+    same = invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=1", "--format", "json")
     assert same.exit_code == 0 and not any("OVERRIDDEN" in note for note in json.loads(same.stdout)["notes"])
-    overridden = json.loads(invoke("estimate", "--set", part, *runs, "-m", "p@10", "--rel-level", "2",
+    overridden = json.loads(invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2",
                                    "--override-contract", "--format", "json").stdout)
     from_files = json.loads(invoke("estimate", *runs, "--llm", LLAMA_70B, "--human", human_path, "--slice", folder,
-                                   "-m", "p@10", "--rel-level", "2", "--format", "json").stdout)
+                                   "-m", "p@10", "-c", "rel_level=2", "--format", "json").stdout)
     assert overridden["settings"]["contract"]["rel_level"] == 2
     assert overridden["runs"] == from_files["runs"]
     assert "CONTRACT OVERRIDDEN: rel_level=2 (set: 1)" in overridden["notes"]

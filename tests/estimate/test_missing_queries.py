@@ -1,6 +1,6 @@
 """Issue 48: a judged query a run lacks is no silent zero in `evalset estimate`, under either design. The one rule of
 every analysis (:func:`evalset.evaluation.missing_queries`): refused, one line naming the run's file and the count,
-unless `--missing zero` (they score 0) or `--missing skip` (they are left out of that run's estimate and of its
+unless `-c missing=zero` (they score 0) or `-c missing=skip` (they are left out of that run's estimate and of its
 comparisons); chosen, the output says how many.
 
 On TREC DL 2019 (NIST's grades as the humans, Llama-3-70B's as the judge) bm25tuned_p without two of the queries
@@ -58,18 +58,18 @@ def test_the_slice_design_refuses_a_run_lacking_queries_unless_chosen(sliced):
     refused = slice_estimate(sliced)
     assert refused.exit_code == 2
     assert refused.output == (f"evalset: error: {run}: run bm25tuned_p lacks 2 of the 43 judged queries: give "
-                              "--missing zero (they score 0, as a system that returned nothing) or --missing skip "
+                              "-c missing=zero (they score 0, as a system that returned nothing) or -c missing=skip "
                               "(they are left out of the comparison)\n")
 
 
 def test_the_slice_design_scores_them_zero_or_leaves_them_out_and_says_so(sliced):
-    zero = slice_estimate(sliced, "--missing", "zero", "--format", "json")
-    skip = slice_estimate(sliced, "--missing", "skip", "--format", "json")
+    zero = slice_estimate(sliced, "-c", "missing=zero", "--format", "json")
+    skip = slice_estimate(sliced, "-c", "missing=skip", "--format", "json")
     assert zero.exit_code == 0 and skip.exit_code == 0, (zero.output, skip.output)
     zero, skip = json.loads(zero.output), json.loads(skip.output)
-    assert "note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 (--missing zero)" in zero["notes"]
+    assert "note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 (-c missing=zero)" in zero["notes"]
     assert ("note: bm25tuned_p lacks 2 of the 43 queries of the set: left out of its estimate and its comparisons "
-            "(--missing skip)") in skip["notes"]
+            "(-c missing=skip)") in skip["notes"]
     tuned = {name: next(r for r in document["runs"] if r["run"] == "bm25tuned_p")
              for name, document in (("zero", zero), ("skip", skip))}
     # the 8 slice queries it answered sum to 3.2586: over the 10 with two zeros, or over the 8
@@ -82,7 +82,7 @@ def test_the_slice_design_scores_them_zero_or_leaves_them_out_and_says_so(sliced
     assert base["skip"]["estimate"] == base["zero"]["estimate"] and base["skip"]["n"] == 10  # the other run: all
     (difference,) = skip["comparisons"]
     assert (difference["n"], difference["N"], difference["rule"]) == (8, 33, "interval holds 0")
-    text = slice_estimate(sliced, "--missing", "skip").output.splitlines()
+    text = slice_estimate(sliced, "-c", "missing=skip").output.splitlines()
     assert next(line for line in text if line.startswith("bm25tuned_p ")).split()[1:4] == [
         "0.4073", "[0.2794,", "0.5352]"]  # the human-only mean of its 8 queries, said beside it
     assert "(8 q)" in next(line for line in text if line.startswith("bm25tuned_p "))
@@ -105,15 +105,15 @@ def test_the_document_design_follows_the_same_rule(sample):
     refused = document_estimate(sample)
     assert refused.exit_code == 2
     assert refused.output == (f"evalset: error: {sample['run']}: run bm25tuned_p lacks 2 of the 43 judged queries: "
-                              "give --missing zero (they score 0, as a system that returned nothing) or --missing "
-                              "skip (they are left out of the comparison)\n")
-    zero = document_estimate(sample, "--missing", "zero", "--format", "json")
-    skip = document_estimate(sample, "--missing", "skip", "--format", "json")
+                              "give -c missing=zero (they score 0, as a system that returned nothing) or -c "
+                              "missing=skip (they are left out of the comparison)\n")
+    zero = document_estimate(sample, "-c", "missing=zero", "--format", "json")
+    skip = document_estimate(sample, "-c", "missing=skip", "--format", "json")
     assert zero.exit_code == 0 and skip.exit_code == 0, (zero.output, skip.output)
     zero, skip = json.loads(zero.output), json.loads(skip.output)
-    assert "note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 (--missing zero)" in zero["notes"]
+    assert "note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 (-c missing=zero)" in zero["notes"]
     assert ("note: bm25tuned_p lacks 2 of the 43 queries of the set: left out of its estimate and its comparisons "
-            "(--missing skip)") in skip["notes"]
+            "(-c missing=skip)") in skip["notes"]
     rows = {name: {r["name"]: r for r in document["rows"]} for name, document in (("zero", zero), ("skip", skip))}
     # the same per-query estimates: the 41 it answered summed over 43 queries, or averaged over 41; this draw leaves
     # one query without an estimated gain (undefined, left out of every mean): 42 and 40
@@ -132,10 +132,10 @@ def test_a_validation_scores_them_zero_only_when_chosen(sliced):
     run = sliced[2]
     common = ("estimate", "--runs", BASELINE, "--runs", run, "--human", NIST, "--llm", LLAMA)
     assert invoke(*common, "--simulate", 5, "--slice-size", 10).exit_code == 2
-    zero = invoke(*common, "--simulate", 5, "--slice-size", 10, "--missing", "zero")
+    zero = invoke(*common, "--simulate", 5, "--slice-size", 10, "-c", "missing=zero")
     assert zero.exit_code == 0 and ("note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 "
-                                    "(--missing zero)") in zero.output
-    skip = invoke(*common, "--simulate", 5, "--slice-size", 10, "--missing", "skip")
-    assert skip.exit_code == 2 and "--missing skip is for an estimate" in skip.output
+                                    "(-c missing=zero)") in zero.output
+    skip = invoke(*common, "--simulate", 5, "--slice-size", 10, "-c", "missing=skip")
+    assert skip.exit_code == 2 and "-c missing=skip is for an estimate" in skip.output
     documents = invoke(*common, "--design", "documents", "--simulate", 2, "--budget", 500)
     assert documents.exit_code == 2 and "run bm25tuned_p lacks 2 of the 43 judged queries" in documents.output

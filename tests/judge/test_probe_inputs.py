@@ -81,8 +81,8 @@ def test_human_grades_without_a_grade_0_pair_of_the_pool_are_refused(pool_dir, t
 
 def test_a_relevance_level_off_the_guidelines_scale_is_refused(pool_dir, nist_zero, tmp_path):
     human = qrels_of(tmp_path / "human.qrels", nist_zero, 0)
-    refused(probe(pool_dir, human, tmp_path / "p.json", "--rel-level", 4),
-            "the relevance level (--rel-level) must be a grade of the guideline's scale above its lowest", "got 4")
+    refused(probe(pool_dir, human, tmp_path / "p.json", "-c", "rel_level=4"),
+            "the relevance level (-c rel_level) must be a grade of the guideline's scale above its lowest", "got 4")
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
@@ -90,8 +90,8 @@ def test_a_relevance_level_off_the_guidelines_scale_is_refused(pool_dir, nist_ze
     ("--size", "nan", "must be a positive integer, got 'nan'"),
     ("--resamples", -1, "must be an integer in [1, 1000000], got -1"),
     ("--resamples", HUGE, f"must be an integer in [1, 1000000], got {HUGE}"),
-    ("--rel-level", 0, "must be a positive integer, got 0"),
-    ("--rel-level", "x", "must be a positive integer, got 'x'"),
+    ("-c", "rel_level=0", "rel_level: must be a positive integer, got 0"),
+    ("-c", "rel_level=x", "rel_level: must be a positive integer, got 'x'"),
     ("--format", "tsv", not_one_of("tsv", "table", "json")),
 ])
 def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):

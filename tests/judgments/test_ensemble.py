@@ -62,7 +62,7 @@ def test_a_querys_own_human_grades_never_reach_its_prediction():
 
 @pytest.mark.slow
 def test_agreement_adds_the_ensemble_as_an_annotator_whose_kappa_is_scikit_learns(tmp_path):
-    result = invoke("agreement", NIST, *JUDGES, "--human", "nist", "--ensemble", "--bootstrap", 0,
+    result = invoke("agreement", NIST, *JUDGES, "--human", "nist", "--ensemble", "--resamples", 0,
                     "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)

@@ -100,9 +100,9 @@ def test_every_measure_was_compared():
 
 
 @pytest.mark.parametrize(("expected", "qrels", "results", "options"), [
-    ("out.test.aq", "qrels.test", "results.test", ["--missing", "skip"]),
-    ("out.test.aql", "qrels.rel_level", "results.test", ["--rel-level", "2", "--missing", "skip"]),
-    ("out.test.aqc", "qrels.test", "results.trunc", ["--missing", "zero"]),
+    ("out.test.aq", "qrels.test", "results.test", ["-c", "missing=skip"]),
+    ("out.test.aql", "qrels.rel_level", "results.test", ["-c", "rel_level=2", "-c", "missing=skip"]),
+    ("out.test.aqc", "qrels.test", "results.trunc", ["-c", "missing=zero"]),
 ])
 def test_score_format_trec_eval_prints_trec_eval_s_lines(shared_data, tmp_path, expected, qrels, results, options):
     """``evalset score --format trec_eval --per-query`` with the measures in trec_eval's spelling (and rbp(p=0.9))
@@ -116,7 +116,7 @@ def test_score_format_trec_eval_prints_trec_eval_s_lines(shared_data, tmp_path, 
     run.write_bytes((fixtures / results).read_bytes())
     asked = [part for name in ("runid", "num_q", *NAMES) for part in ("-m", "rbp(p=0.9)" if name == "rbp" else name)]
     result = CliRunner().invoke(main, ["score", "--qrels", str(fixtures / qrels), str(run), *asked, "--per-query",
-                                       "--undefined", "zero", *options, "--format", "trec_eval"])
+                                       "-c", "undefined=zero", *options, "--format", "trec_eval"])
     assert result.exit_code == 0, result.output
     printed = {"runid", "num_q", *NAMES}
     truth = "".join(line for line in (fixtures / expected).read_text().splitlines(keepends=True)

@@ -24,7 +24,7 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 REPO = Path(__file__).resolve().parents[2]
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 ALL = [*(f"iprec_at_recall_{level:.2f}" for level in LEVELS), "11pt_avg", "infAP"]
-TREC_EVAL = ("--missing", "skip", "--undefined", "zero")
+TREC_EVAL = ("-c", "missing=skip", "-c", "undefined=zero")
 
 
 def score(*args: object) -> str:
@@ -41,8 +41,8 @@ def fixture_lines(path: Path, names: set[str]) -> str:
 @pytest.mark.parametrize(("expected", "qrels", "results", "options"), [
     ("out.test.a", "qrels.test", "results.test", TREC_EVAL),
     ("out.test.aq", "qrels.test", "results.test", ("--per-query", *TREC_EVAL)),
-    ("out.test.aql", "qrels.rel_level", "results.test", ("--per-query", "--rel-level", "2", *TREC_EVAL)),
-    ("out.test.aqc", "qrels.test", "results.trunc", ("--per-query", "--missing", "zero", "--undefined", "zero")),
+    ("out.test.aql", "qrels.rel_level", "results.test", ("--per-query", "-c", "rel_level=2", *TREC_EVAL)),
+    ("out.test.aqc", "qrels.test", "results.trunc", ("--per-query", "-c", "missing=zero", "-c", "undefined=zero")),
 ])
 def test_trec_eval_10_fixtures_byte_for_byte(shared_data, tmp_path, expected, qrels, results, options):
     fixtures = shared_data / "trec_eval"
@@ -75,7 +75,7 @@ def test_trec_eval_9_is_its_own_count_on_the_fixtures(shared_data, tmp_path):
     asked = ("iprec@0.1", "iprec@0.6", "11pt_avg")
     args = ("--qrels", fixtures / "qrels.test", run, *(p for m in asked for p in ("-m", m)), "--format", "trec_eval",
             *TREC_EVAL)
-    nine = score(*args, "--trec-eval-version", "9").splitlines()
+    nine = score(*args, "-c", "trec_eval_version=9").splitlines()
     ten = score(*args).splitlines()
     assert [line.split("\t")[2] for line in nine] == ["0.3884", "0.0822", "0.1958"]
     assert [line.split("\t")[2] for line in ten] == ["0.3885", "0.0858", "0.1962"]
@@ -199,7 +199,7 @@ def test_expected_ties_and_an_unknown_version_are_refused():
         evaluate(run, qrels, ["iprec@0.5"], EvaluationContract(ties="expected"))
     with pytest.raises(InputError, match="trec_eval_version must be one of 9, 10, got 8"):
         evaluate(run, qrels, ["ap"], EvaluationContract(trec_eval_version=8))
-    result = CliRunner().invoke(main, ["score", "--qrels", "q", "r", "--trec-eval-version", "8"])
+    result = CliRunner().invoke(main, ["score", "--qrels", "q", "r", "-c", "trec_eval_version=8"])
     assert result.exit_code == 2 and "'8' is not one of '9', '10'" in result.output
 
 

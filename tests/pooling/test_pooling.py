@@ -363,7 +363,7 @@ def test_a_zero_depth_for_one_run_is_refused(dl19, tmp_path):
     ("--budget", 0, "must be a positive integer, got 0"),
     ("--budget", "nan", "must be a positive integer, got 'nan'"),
     ("--seed", -1, "must be a non-negative integer, got -1"),
-    ("--ties", "random", not_one_of("random", "trec", "run", "docid", "expected")),
+    ("-c", "ties=random", "ties: " + not_one_of("random", "trec", "run", "docid", "expected")),
 ])
 def test_an_option_off_its_rule_is_refused_naming_it(option, value, said):
     assert refusal(["pool"], option, value) == said

@@ -389,17 +389,17 @@ def test_a_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(dl19_s
     result = _report(dl19_set, lacking_run, tmp_path / "r.html")
     assert result.exit_code == 2
     assert result.output == (
-        f"evalset: error: {lacking_run}: run bm25tuned_p lacks 2 of the 43 judged queries: give --missing zero "
-        "(they score 0, as a system that returned nothing) or --missing skip (they are left out of the comparison)\n")
+        f"evalset: error: {lacking_run}: run bm25tuned_p lacks 2 of the 43 judged queries: give -c missing=zero "
+        "(they score 0, as a system that returned nothing) or -c missing=skip (they are left out of the comparison)\n")
     assert not (tmp_path / "r.html").exists()
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("missing", "said", "mean"), [
-    ("zero", "scored 0 (--missing zero)", 0.4734),
-    ("skip", "left out of its score and comparisons (--missing skip)", 0.4965)])
+    ("zero", "scored 0 (-c missing=zero)", 0.4734),
+    ("skip", "left out of its score and comparisons (-c missing=skip)", 0.4965)])
 def test_missing_zero_or_skip_is_accepted_and_said_on_the_page(dl19_set, lacking_run, tmp_path, missing, said, mean):
-    result = _report(dl19_set, lacking_run, tmp_path / "r.html", "--missing", missing)
+    result = _report(dl19_set, lacking_run, tmp_path / "r.html", "-c", f"missing={missing}")
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text()
     assert f'<p class="none">note: run bm25tuned_p lacks 2 of the 43 judged queries: {said}</p>' in page

@@ -186,7 +186,7 @@ def test_a_stratified_set_shows_each_stratum_and_the_traffic_weighted_estimate(s
 
 @pytest.mark.slow
 def test_the_missing_queries_rule_the_report_was_given_holds_for_its_estimates_too(sliced, runs):
-    """A run lacking two queries of the slice: refused by the report unless --missing is chosen, and then the
+    """A run lacking two queries of the slice: refused by the report unless -c missing=is chosen, and then the
     estimates follow the same choice (they said "no estimate could be made" before)."""
     frozen, record, *_ = sliced
     lacking = [record.slice[0], record.slice[1]]

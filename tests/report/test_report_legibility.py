@@ -47,7 +47,7 @@ def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     llm = sorted(str(path) for path in (DL19 / "llm_labels").glob("*.qrels"))
     _cli("agreement", str(DL19 / "nist.qrels"), *llm, "--human", "nist", "--guideline", GUIDELINE, "--runs",
-         str(DL19 / "runs"), "--format", "json", "--bootstrap", "0", "-o", str(out / "agreement.json"))
+         str(DL19 / "runs"), "--format", "json", "--resamples", "0", "-o", str(out / "agreement.json"))
     _cli("freeze", str(DL19 / "nist.qrels"), *[a for path in llm for a in ("--llm-labels", path)], "--queries",
          str(DL19 / "topics.tsv"), "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", str(out / "sets"),
          "--plan", "bm25base_p:idst_bert_p1", "--plan", "bm25base_p:bm25tuned_p")

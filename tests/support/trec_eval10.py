@@ -2,10 +2,10 @@
 folder), and a line-by-line comparison of its output with ``evalset score --format trec_eval``.
 
 A configuration is trec_eval's flags; evalset is given the same conventions as options: ``-q`` is
-``--per-query``, ``-lN`` ``--rel-level N``, ``-c`` ``--missing zero`` (without it ``--missing skip``), ``-MN``
-``--max-retrieved N``, ``-J`` ``--unjudged condensed``; always ``--undefined zero`` (trec_eval has no undefined
-value) and ``-m all_trec``. :func:`departure` names a differing line that is one of trec_eval 10.0's own
-behaviours (../shared/tools/README.md) or a departure of evalset's table (docs/coming-from.md).
+``--per-query``, ``-lN`` ``-c rel_level=N``, trec_eval's ``-c`` ``-c missing=zero`` (without it ``-c
+missing=skip``), ``-MN`` ``--max-retrieved N``, ``-J`` ``-c unjudged=condensed``; always ``-c undefined=zero``
+(trec_eval has no undefined value) and ``-m all_trec``. :func:`departure` names a differing line that is one of
+trec_eval 10.0's own behaviours (../shared/tools/README.md) or a departure of evalset's table (docs/coming-from.md).
 """
 
 from __future__ import annotations
@@ -52,15 +52,15 @@ def trec_eval_lines(binary: Path, qrels: Path, run: Path, flags: Sequence[str]) 
 
 def evalset_arguments(flags: Sequence[str]) -> list[str]:
     """evalset's options for trec_eval's ``flags`` (module docstring)."""
-    arguments = ["--per-query", "--format", "trec_eval", "-m", "all_trec", "--undefined", "zero",
-                 "--missing", "zero" if "-c" in flags else "skip"]
+    arguments = ["--per-query", "--format", "trec_eval", "-m", "all_trec", "-c", "undefined=zero",
+                 "-c", "missing=zero" if "-c" in flags else "missing=skip"]
     for flag in flags:
         if flag.startswith("-l"):
-            arguments += ["--rel-level", flag[2:]]
+            arguments += ["-c", f"rel_level={flag[2:]}"]
         elif flag.startswith("-M"):
             arguments += ["--max-retrieved", flag[2:]]
         elif flag == "-J":
-            arguments += ["--unjudged", "condensed"]
+            arguments += ["-c", "unjudged=condensed"]
         elif flag != "-c":
             raise ValueError(f"no evalset option for trec_eval's {flag}")
     return arguments

@@ -324,7 +324,7 @@ class DocumentEstimate:
     missing: Missing | None = None
 
     def left_out(self, baseline: str, candidate: str) -> frozenset[str]:
-        """The queries left out of the paired difference (under ``--missing skip``: those either run lacks)."""
+        """The queries left out of the paired difference (under ``-c missing=skip``: those either run lacks)."""
         return self.missing.of_pair(baseline, candidate) if self.missing is not None else frozenset()
 
     def to_text(self) -> str:

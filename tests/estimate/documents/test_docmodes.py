@@ -150,7 +150,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
         ("rr does not decompose over a query's documents, so a document sample cannot estimate it", "   "):
             ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
         ("ap cannot be estimated from a document sample under ties=expected", "     "):
-            ("--sample", sample, "--human", human, "--llm", llm, "-m", "map", "--ties", "expected"),
+            ("--sample", sample, "--human", human, "--llm", llm, "-m", "map", "-c", "ties=expected"),
         ("its own (\"this set\" and \"new queries\"): give no --interval", "    "):
             ("--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
     }

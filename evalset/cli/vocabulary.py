@@ -1,0 +1,53 @@
+"""The command line's vocabulary: the spellings that changed, each refused with one line naming the new one.
+
+An option renamed or folded into another is not kept as a hidden alias: a script that used it stops with
+``evalset: error: --missing is now -c missing=VALUE ...`` (exit 2), so that nothing runs under a meaning the user
+did not choose. The README's changelog holds the same table (``tests/cli/test_vocabulary.py`` checks both).
+"""
+
+from __future__ import annotations
+
+import click
+
+RENAMED = {
+    "--rel-level": "-c rel_level=N",
+    "--gain": "-c gain=linear|exponential",
+    "--ties": "-c ties=trec|run|docid|expected",
+    "--missing": "-c missing=zero|skip",
+    "--undefined": "-c undefined=skip|zero",
+    "--unjudged": "-c unjudged=nonrelevant|condensed",
+    "--trec-eval-version": "-c trec_eval_version=9|10",
+    "--measure": "-m/--metric",
+    "--bootstrap": "--resamples",
+    "--confidence": "--level",
+}
+"""An old option -> its new spelling."""
+
+
+def moved(error: click.UsageError) -> str | None:
+    """The line for an old spelling click did not know (:data:`RENAMED`), else None."""
+    if isinstance(error, click.NoSuchOption) and error.option_name in RENAMED:
+        name, new = error.option_name, RENAMED[error.option_name]
+        why = ("--contract, one option for the evaluation contract's settings; --help lists them"
+               if new.startswith("-c ") else "one spelling for one concept on every command")
+        return f"{name} is now {new} ({why})"
+    return None
+
+
+def runnable_commands(group: click.Group, path: tuple[str, ...] = ()) -> dict[str, click.Command]:
+    """Every command a user can run, by its words (``judge probe``): a group that runs on its own (``estimate``)
+    too. Loads every command's module."""
+    context = click.Context(group)
+    found: dict[str, click.Command] = {}
+    if path and (not isinstance(group, click.Group) or group.invoke_without_command):
+        found[" ".join(path)] = group
+    if isinstance(group, click.Group):
+        for name in group.list_commands(context):
+            found |= runnable_commands(group.get_command(context, name), (*path, name))
+    return found
+
+
+def options_of(command: click.Command) -> list[click.Option]:
+    """The options a user sees in ``--help`` (not ``--help`` itself)."""
+    return [param for param in command.params
+            if isinstance(param, click.Option) and not param.hidden and param.name != "help"]

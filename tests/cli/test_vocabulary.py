@@ -1,0 +1,79 @@
+"""The command line's vocabulary (issue 75): one spelling per concept, an old spelling refused in one line naming
+the new one, and a surface that only shrinks.
+
+The surface is counted by click's introspection of every runnable command (a group that runs on its own, such as
+``estimate``, counts as one): options a user sees in ``--help``, and their distinct long names."""
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalset.cli import main
+from evalset.cli.options import CONTRACT_OPTIONS
+from evalset.cli.vocabulary import RENAMED, options_of, runnable_commands
+from evalset.contract import EvaluationContract
+
+COMMANDS = runnable_commands(main)
+SURFACE = {"plan": 32, "estimate": 30, "judge probe": 26, "compare": 26, "judge grade": 24, "agreement": 24,
+           "sample": 23, "freeze": 18, "judge recheck": 15, "push": 14, "pull": 13, "reusability": 13,
+           "estimate select": 13, "pool": 11, "report": 10, "score": 9, "judge ensemble": 6, "verify": 2, "diff": 2}
+"""Each command's options as of this change (before: 38 plan, 35 estimate, 32 compare, 30 agreement, ...)."""
+DISTINCT = 148  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
+
+
+def test_the_surface_only_shrinks():
+    counts = {path: len(options_of(command)) for path, command in COMMANDS.items()}
+    grown = {path: (count, SURFACE.get(path)) for path, count in counts.items() if count > SURFACE.get(path, 20)}
+    assert not grown, f"commands with more options than before (now, then): {grown}"
+    names = {max(option.opts, key=len) for command in COMMANDS.values() for option in options_of(command)}
+    assert len(names) <= DISTINCT, sorted(names)
+    assert set(counts) == set(SURFACE)  # a new command starts at 20 options at most
+
+
+@pytest.mark.parametrize("old", sorted(RENAMED))
+def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(old):
+    new = RENAMED[old]
+    option = "--contract" if new.startswith("-c ") else new.split("/")[-1]
+    why = ("--contract, one option for the evaluation contract's settings; --help lists them" if option == "--contract"
+           else "one spelling for one concept on every command")
+    offered = [path for path, command in COMMANDS.items()
+               if any(option in opt.opts for opt in options_of(command))]
+    assert offered, option
+    for path in offered:
+        result = CliRunner().invoke(main, [*path.split(), old, "x"])
+        assert result.exit_code == 2, (path, result.output)
+        assert result.output.splitlines() == [f"evalset: error: {old} is now {new} ({why})"], path
+
+
+def test_no_command_offers_an_old_spelling_and_every_contract_setting_is_spelt_one_way():
+    for path, command in COMMANDS.items():
+        spelled = {opt for option in options_of(command) for opt in option.opts}
+        assert not spelled & set(RENAMED), path
+        for option in options_of(command):
+            if option.name == "contract":
+                assert option.opts == ["-c", "--contract"], path
+    assert set(CONTRACT_OPTIONS) == set(EvaluationContract.RULES)
+    assert {new.split("=")[0].removeprefix("-c ") for new in RENAMED.values() if "=" in new} == set(CONTRACT_OPTIONS)
+
+
+def test_the_readmes_changelog_holds_every_renamed_spelling():
+    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    rows = dict(re.findall(r"^\| `([^`]+)`[^|]* \| `([^`]+)` \|$", readme.split("## Changelog")[1], re.MULTILINE))
+    assert {old.split()[0]: new.replace("\\|", "|") for old, new in rows.items()} == RENAMED
+
+
+def test_a_contract_setting_is_checked_by_the_contracts_own_rule_naming_it():
+    def said(*args):
+        result = CliRunner().invoke(main, ["score", *args])
+        assert result.exit_code == 2
+        return result.output.strip()
+
+    prefix = "evalset: error: Invalid value for '-c' / '--contract': "
+    assert said("-c", "rel_level=0") == prefix + "rel_level: must be a positive integer, got 0"
+    assert said("-c", "ties=random") == prefix + ("ties: 'random' is not one of 'trec', 'run', 'docid', "
+                                                  "'expected'.")
+    assert said("-c", "tie=run") == prefix + ("expected NAME=VALUE, NAME one of rel_level, gain, ties, missing, "
+                                              "undefined, unjudged, trec_eval_version; got 'tie=run'")
+    assert said("-c", "ties=run", "-c", "ties=trec") == prefix + "ties given twice (run, trec)"
