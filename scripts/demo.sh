@@ -86,9 +86,10 @@ step "compare (on the frozen set): the two planned comparisons against the BM25 
   data/dl19/runs/bm25tuned_p.run.gz | tee "$out/compare.txt"
 
 step "plan (the frozen set as a pilot): queries needed to settle bm25tuned_p against bm25base_p, and the cost"
-"$evalset" plan --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz \
-  --compare bm25base_p:bm25tuned_p --pool "$out/pool" --seconds-per-judgment 30 --annotators 3 \
-  --plot "$out/power.png" | tee "$out/plan.txt"
+"$evalset" plan power --set "$set_path" data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz \
+  --compare bm25base_p:bm25tuned_p --plot "$out/power.png" | tee "$out/plan.txt"
+needed=$(grep -o -- '--n-queries [0-9]*' "$out/plan.txt" | head -1)  # the queries the comparison needs
+"$evalset" plan cost --pool "$out/pool" $needed --seconds-per-judgment 30 --annotators 3 | tee "$out/cost.txt"
 
 step "report (the frozen set and the runs -> $out/report.html): one self-contained HTML page"
 "$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement.json" -o "$out/report.html"

@@ -53,6 +53,6 @@ def test_the_default_metric_is_the_one_every_command_and_function_falls_back_to(
     assert default(estimate_runs, "metrics") == default(simulate, "metrics") == (DEFAULT_METRIC,)
     assert default(compare_paired, "metric") == DEFAULT_METRIC
     assert Evaluation(SetContract().evaluation, None).headline == SetContract().headline == DEFAULT_METRIC
-    for command in (["estimate"], ["compare"], ["plan"], ["reusability"]):
+    for command in (["estimate"], ["compare"], ["plan", "power"], ["reusability"]):
         text = " ".join(CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output.split())
         assert f"[default: {DEFAULT_METRIC}" in text, command

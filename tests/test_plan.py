@@ -173,10 +173,11 @@ def test_dl19_bm25_base_vs_tuned_equals_a_computation_by_hand(shared_data):
     differences = [tuned[q] - base[q] for q in base]
     sd, delta = statistics.stdev(differences), abs(statistics.fmean(differences))
 
-    result = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
+    result = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz",
+                    runs / "bm25tuned_p.run.gz",
                     "--sizes", "43", "--resamples", "100", "--format", "json")
     assert result.exit_code == 0, result.output
-    row = json.loads(result.stdout)["pilot"]["comparisons"][0]
+    row = json.loads(result.stdout)["comparisons"][0]
     assert row["n"] == len(differences) == 43
     assert row["sd"] == pytest.approx(sd, abs=1e-12)
     assert row["delta"] == pytest.approx(delta, abs=1e-12)
@@ -186,7 +187,8 @@ def test_dl19_bm25_base_vs_tuned_equals_a_computation_by_hand(shared_data):
     assert round(sd, 4) == 0.0480 and round(delta, 4) == 0.0085
     assert row["queries_needed"] == 253 and round(row["detectable_at_43"], 4) == 0.0210
 
-    table = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
+    table = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz",
+                   runs / "bm25tuned_p.run.gz",
                    "--sizes", "43", "--resamples", "100")
     assert "bm25tuned_p vs bm25base_p  all      43       -0.0085    0.0480  0.0085  253" in table.stdout
     assert "detectable at 43" in table.stdout and "0.0210" in table.stdout
@@ -205,11 +207,11 @@ def test_a_stratified_frozen_set_plans_its_planned_comparisons_per_stratum(tmp_p
                     "--name", "dl19", "--sets-dir", tmp_path / "sets", "--plan", "bm25base_p:bm25tuned_p",
                     "--plan", "bm25base_p:p_bert")
     assert frozen.exit_code == 0, frozen.output
-    result = invoke("plan", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
+    result = invoke("plan", "power", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
                     runs / "bm25tuned_p.run.gz", runs / "p_bert.run.gz", "--delta", "0.02", "--sizes", "43",
                     "--resamples", "50", "--format", "json")
     assert result.exit_code == 0, result.output
-    pilot = json.loads(result.stdout)["pilot"]
+    pilot = json.loads(result.stdout)
     assert pilot["planned"] == 2 and pilot["threshold"] == pytest.approx(0.025)
     base = ndcg_at_10_by_hand(runs / "bm25base_p.run.gz", root / "qrels.txt")
     tuned = ndcg_at_10_by_hand(runs / "bm25tuned_p.run.gz", root / "qrels.txt")
@@ -232,21 +234,22 @@ def test_a_set_whose_planned_comparisons_name_runs_not_given_plans_the_others_an
     assert invoke("freeze", root / "qrels.txt", "--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name",
                   "dl19", "--sets-dir", tmp_path / "sets", "--plan", "bm25base_p:idst_bert_p1", "--plan",
                   "bm25base_p:bm25tuned_p").exit_code == 0
-    result = invoke("plan", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
+    result = invoke("plan", "power", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "bm25base_p.run.gz",
                     runs / "bm25tuned_p.run.gz", "--resamples", "20", "--sizes", "43", "--format", "json")
     assert result.exit_code == 0, result.output
-    pilot = json.loads(result.stdout)["pilot"]
+    pilot = json.loads(result.stdout)
     assert {r["candidate"] for r in pilot["comparisons"]} == {"bm25tuned_p"} and pilot["planned"] == 2
     assert ("note: the set's planned comparison bm25base_p:idst_bert_p1 is not in this plan: run idst_bert_p1 not "
             "given") in result.stderr
-    none = invoke("plan", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "p_bert.run.gz", runs / "runid3.run.gz")
+    none = invoke("plan", "power", "--set", tmp_path / "sets" / "dl19" / "v1", runs / "p_bert.run.gz",
+                  runs / "runid3.run.gz")
     assert none.exit_code == 2 and "none of the set's planned comparisons" in none.output
 
 
 def test_a_comparison_naming_a_run_not_given_is_refused(shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"
-    result = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
+    result = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
                     "--compare", "bm25base_p:nope")
     assert result.exit_code == 2 and "names run 'nope', which was not given" in result.output
 
@@ -258,7 +261,7 @@ def test_a_pilot_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(
     lacking = tmp_path / "bm25tuned_p.run.gz"
     with gzip.open(runs / "bm25tuned_p.run.gz", "rt") as source, gzip.open(lacking, "wt") as target:
         target.writelines(line for line in source if line.split()[0] not in lacked)
-    args = ["plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", lacking, "--sizes", "43",
+    args = ["plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", lacking, "--sizes", "43",
             "--resamples", "20"]
     refused = invoke(*args)
     assert refused.exit_code == 2
@@ -272,7 +275,7 @@ def test_a_pilot_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(
                                  "left out of its comparisons (-c missing=skip)")):
         result = invoke(*args, "-c", f"missing={missing}", "--format", "json")
         assert result.exit_code == 0, result.output
-        pilot = json.loads(result.stdout)["pilot"]
+        pilot = json.loads(result.stdout)
         row = pilot["comparisons"][0]
         differences = [tuned[q] - base[q] for q in kept]
         assert (row["n"], row["undefined"]) == (len(kept), 0)
@@ -286,15 +289,15 @@ def test_a_pilot_run_lacking_judged_queries_is_refused_unless_missing_is_chosen(
 # ------------------------------------------------------------------------------------------------- the budget
 def test_the_budget_of_the_dl19_37_run_pool_equals_the_pool_sizes(shared_data):
     root = shared_data / "dl19"
-    result = invoke("plan", "--pool-runs", root / "runs" / "official_top100", "-k", "10", "-k", "20",
+    result = invoke("plan", "cost", root / "runs" / "official_top100", "-k", "10", "-k", "20",
                     "--seconds-per-judgment", "30", "--annotators", "3", "--overlap", "2", "--n-queries", "100",
                     "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    pools = {p["depth"]: p for p in document["budget"]["pools"]}
+    pools = {p["depth"]: p for p in document["pools"]}
     assert pools[10]["pairs"] == 2495 and pools[20]["pairs"] == 4926
     assert pools[10]["systems"] == 37 and pools[10]["queries"] == 43
-    rows = {(r["depth"], r["queries"]): r for r in document["budget"]["rows"]}
+    rows = {(r["depth"], r["queries"]): r for r in document["rows"]}
     assert rows[(10, 43)]["exact"] and rows[(10, 43)]["pairs"] == 2495
     assert rows[(10, 43)]["judgments"] == 2 * 2495
     assert rows[(10, 43)]["annotator_hours"] == pytest.approx(2495 * 2 * 30 / 3600)
@@ -311,10 +314,10 @@ def test_llm_cost_from_a_pool_folder_counts_the_tasks_tokens(tmp_path, shared_da
     tasks = [json.loads(line) for line in (tmp_path / "pool" / "tasks.jsonl").read_text().splitlines()]
     by_hand = sum(math.ceil(len(t["query"] + "\n" + t["text"]) / 4) for t in tasks) / len(tasks) + 300
 
-    result = invoke("plan", "--pool", tmp_path / "pool", "--price-in", "2.5", "--price-out", "10",
+    result = invoke("plan", "cost", "--pool", tmp_path / "pool", "--price-in", "2.5", "--price-out", "10",
                     "--prompt-tokens", "300", "--output-tokens", "20", "--tokenizer", "chars", "--format", "json")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)["budget"]
+    document = json.loads(result.stdout)
     assert document["pools"][0]["pairs"] == 2495 and document["pools"][0]["tasks_with_text"] == 2494
     assert document["pools"][0]["tokens_per_task"] == pytest.approx(by_hand)
     row = document["rows"][0]
@@ -322,15 +325,16 @@ def test_llm_cost_from_a_pool_folder_counts_the_tasks_tokens(tmp_path, shared_da
 
 
 def test_a_slices_pool_folder_is_costed_from_its_pairs_and_its_source_pools_depth(tmp_path, shared_data):
-    """A slice's pool.json records no pairs per query nor depth: `plan --pool SLICE` was a KeyError traceback."""
+    """A slice's pool.json records no pairs per query nor depth: `plan --pool SLICE` was a KeyError traceback (now
+    `plan cost --pool SLICE`)."""
     root = shared_data / "dl19"
     runs = [root / "runs" / "official_top100" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
     assert invoke("pool", *runs, "-k", "10", "-o", tmp_path / "pool").exit_code == 0
     assert invoke("estimate", "select", tmp_path / "pool", "--size", "5", "-o", tmp_path / "slice").exit_code == 0
     pairs = pd.read_csv(tmp_path / "slice" / "pool.tsv", sep="\t", dtype=str)
-    result = invoke("plan", "--pool", tmp_path / "slice", "--format", "json")
+    result = invoke("plan", "cost", "--pool", tmp_path / "slice", "--format", "json")
     assert result.exit_code == 0, result.output
-    pool = json.loads(result.stdout)["budget"]["pools"][0]
+    pool = json.loads(result.stdout)["pools"][0]
     assert (pool["depth"], pool["queries"], pool["pairs"]) == (10, 5, len(pairs)) and pool["systems"] == 2
 
 
@@ -345,7 +349,8 @@ def test_budget_settings_are_checked():
 def test_the_plot_is_a_png(tmp_path, shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"
-    result = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
+    result = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz",
+                    runs / "bm25tuned_p.run.gz",
                     "--sizes", "20,43,100", "--resamples", "50", "--plot", tmp_path / "power.png")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "power.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -354,23 +359,44 @@ def test_the_plot_is_a_png(tmp_path, shared_data):
 def test_same_inputs_give_byte_identical_json(shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"
-    args = ("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
-            "--sizes", "20,43", "--resamples", "30", "-k", "10", "--format", "json")
+    args = ("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz",
+            "--sizes", "20,43", "--resamples", "30", "--format", "json")
     first, second = invoke(*args), invoke(*args)
     assert first.exit_code == 0, first.output
     assert first.stdout == second.stdout
-    assert json.loads(first.stdout)["budget"]["pools"][0]["systems"] == 2  # pooled: the pilot runs by default
+    cost = ("plan", "cost", runs / "bm25base_p.run.gz", runs / "bm25tuned_p.run.gz", "-k", "10", "--format", "json")
+    assert invoke(*cost).stdout == invoke(*cost).stdout
+    assert json.loads(invoke(*cost).stdout)["pools"][0]["systems"] == 2
 
 
 def test_bad_plan_requests_are_refused_with_one_line(tmp_path, shared_data):
     root = shared_data / "dl19"
     runs = root / "runs" / "official_top100"
-    one_run = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz")
+    one_run = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz")
     assert one_run.exit_code == 2 and "nothing to compare" in one_run.output
     (tmp_path / "topics.tsv").write_text("nope\tno such query\n")
-    unknown = invoke("plan", "--pool-runs", runs / "bm25base_p.run.gz", "-k", "10",
+    unknown = invoke("plan", "cost", runs / "bm25base_p.run.gz", "-k", "10",
                      "--queries", tmp_path / "topics.tsv")
     assert unknown.exit_code == 2 and "in no run: nope" in unknown.output
-    negative = invoke("plan", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz", runs / "p_bert.run.gz",
+    negative = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz",
+                      runs / "p_bert.run.gz",
                       "--delta", "-0.01")
     assert negative.exit_code == 2 and "Invalid value for '--delta': must be a number > 0, got -0.01" in negative.output
+
+
+def test_the_old_plan_is_refused_naming_its_two_commands(shared_data):
+    root = shared_data / "dl19"
+    for args in (("--qrels", root / "qrels.txt", root / "runs" / "official_top100"), (root / "qrels.txt",)):
+        result = invoke("plan", *args)
+        assert result.exit_code == 2
+        assert result.output.startswith("evalset: error: plan is now two commands: `evalset plan power RUNS...")
+        assert len(result.output.splitlines()) == 1
+
+
+def test_the_power_plan_names_the_cost_command_of_the_queries_needed(shared_data):
+    root = shared_data / "dl19"
+    runs = root / "runs" / "official_top100"
+    result = invoke("plan", "power", "--qrels", root / "qrels.txt", runs / "bm25base_p.run.gz",
+                    runs / "bm25tuned_p.run.gz", "--sizes", "43", "--resamples", "20")
+    assert result.output.splitlines()[-1] == ("what judging them costs: evalset plan cost --pool POOL (or RUNS -k K) "
+                                              "--n-queries 253")

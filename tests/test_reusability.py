@@ -301,13 +301,14 @@ def test_a_run_sharing_no_query_is_refused_with_the_cause():
         analyse_reusability(Evaluation.on_qrels(DL19_QRELS), runs, 10)
 
 
-@pytest.mark.parametrize("command", ["reusability", "compare", "plan"])
+@pytest.mark.parametrize("command", ["reusability", "compare", "plan power"])
 def test_a_command_reading_one_metric_refuses_two(command):
     from click.testing import CliRunner
 
     from evalset.cli import main
 
-    result = CliRunner().invoke(main, [command, "--qrels", str(DL19_QRELS), str(DL19_RUNS / "bm25base_p.run.gz"),
+    result = CliRunner().invoke(main, [*command.split(), "--qrels", str(DL19_QRELS),
+                                       str(DL19_RUNS / "bm25base_p.run.gz"),
                                        str(DL19_RUNS / "bm25tuned_p.run.gz"), "-m", "ndcg@10", "-m", "ap"])
     assert result.exit_code == 2
     assert "this command reads one metric, got 2 (ndcg@10, ap)" in result.output

@@ -85,8 +85,8 @@ COMMANDS = {
     "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human slice (PPI++).",
                       "evalset estimate --runs data/dl19/runs --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels "
                       "--human data/dl19/nist.qrels --simulate 1000 --slice-size 10", "docs/estimate.md"),
-    "plan": Entry("plan", "plan_command", "How many queries and judgments a set needs, and their cost.",
-                  "evalset plan --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
+    "plan": Entry("plan", "plan_group", "How many queries a comparison needs (power); what judging costs (cost).",
+                  "evalset plan power --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                   "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),
     "report": Entry("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs.",
                     "evalset report sets/dl19/v1 --runs data/dl19/runs -o report.html", "docs/report.md"),

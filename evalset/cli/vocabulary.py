@@ -24,8 +24,20 @@ RENAMED = {
 """An old option -> its new spelling."""
 
 
+SPLIT = {
+    "plan": "plan is now two commands: `evalset plan power RUNS... --qrels|--set ...` (the queries a comparison "
+            "needs, from a pilot) and `evalset plan cost RUNS... -k K | --pool DIR ...` (what judging them costs)",
+}
+"""A command that became several, by its name -> the line that names them."""
+
+
 def moved(error: click.UsageError) -> str | None:
-    """The line for an old spelling click did not know (:data:`RENAMED`), else None."""
+    """The line for an old spelling click did not know (:data:`RENAMED`), or for a command that became several
+    given the old way (:data:`SPLIT`), else None."""
+    command = error.ctx.command if error.ctx is not None else None
+    if isinstance(command, click.Group) and command.name in SPLIT and not isinstance(
+            error, click.exceptions.NoArgsIsHelpError):  # the group alone shows its help
+        return SPLIT[command.name]
     if isinstance(error, click.NoSuchOption) and error.option_name in RENAMED:
         name, new = error.option_name, RENAMED[error.option_name]
         why = ("--contract, one option for the evaluation contract's settings; --help lists them"

@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,9 +35,12 @@ from evalset.contract import TOKENIZERS
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
 from evalset.io.poolfiles import MANIFEST_FILE, PAIRS_FILE, TASKS_FILE, read_pool_manifest, read_pool_pairs, read_tasks
-from evalset.params import check, rules_of, validate_params
-from evalset.planning.spec import PlanSpec, check_overlap
+from evalset.io.queries import read_queries
+from evalset.io.trec import read_runs
+from evalset.params import check, rules_of, settings_of, validate_params
+from evalset.planning.spec import CostSpec, check_overlap
 from evalset.pooling import stack_top_k
+from evalset.pooling.pool import UnknownQueriesError
 from evalset.render import text_table
 
 CHARS_PER_TOKEN = 4
@@ -73,7 +77,7 @@ def pool_pairs_from_runs(runs: Mapping[str, pd.DataFrame], depths: Sequence[int]
     answered = set(top.queries.to_pylist())
     unanswered = [q for q in wanted or [] if q not in answered]
     if unanswered:  # as `evalset pool` does: an id no run has is almost always an id mismatch
-        raise InputError(f"{len(unanswered)} query id(s) to pool are in no run: {', '.join(unanswered[:5])}")
+        raise UnknownQueriesError(unanswered)
     pairs = {}
     for depth in depths:
         keep = top.rank <= depth
@@ -135,13 +139,13 @@ def pool_sizes(runs: Mapping[str, pd.DataFrame], depths: Sequence[int], *, pool_
                tokenizer: str = "auto") -> list[PoolSize]:
     """The pools to cost: a pool folder's, or the ``runs`` pooled at each of ``depths`` (over the ``queries``
     when given, else every query of the runs; with ``corpus`` and the queries' texts, the tokens per task); one or
-    the other (:class:`~evalset.planning.spec.PlanSpec`)."""
+    the other (:class:`~evalset.planning.spec.CostSpec`)."""
     if pool_folder:
         return [pool_size_from_folder(pool_folder, prompt_tokens=prompt_tokens, tokenizer=tokenizer)]
     if not depths:
         return []
     if corpus and queries is None:
-        raise InputError("--corpus needs the query texts too: give --queries (or --set)")
+        raise InputError("--corpus needs the query texts too: give --queries")
     pairs = pool_pairs_from_runs(runs, list(depths), query_ids=None if queries is None else queries["query_id"])
     sizes = []
     for depth, frame in pairs.items():
@@ -177,7 +181,7 @@ def count_tokens(texts: Iterable[str], tokenizer: str = "auto") -> tuple[np.ndar
     return counts, f"estimated: ceil(characters / {CHARS_PER_TOKEN})"
 
 
-@validate_params(rules_of(PlanSpec, "seconds_per_judgment", "annotators", "overlap", "price_in", "price_out",
+@validate_params(rules_of(CostSpec, "seconds_per_judgment", "annotators", "overlap", "price_in", "price_out",
                           "output_tokens"))
 def judging_budget(sizes: Sequence[PoolSize], query_counts: Iterable[int] = (), *,
                    seconds_per_judgment: float | None = None, annotators: int = 1, overlap: int = 1,
@@ -258,3 +262,48 @@ def pool_size_dict(size: PoolSize) -> dict:
     return {"depth": size.depth, "source": size.source, "systems": size.systems, "queries": size.queries,
             "pairs": size.pairs, "tokens_per_task": size.tokens_per_task, "tasks_with_text": size.tasks_with_text,
             "tokenizer": size.tokenizer, "pairs_per_query": {str(q): int(n) for q, n in size.pairs_per_query.items()}}
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """What ``evalset plan cost`` finds: the pools' sizes, the judging budget at each number of queries, the cost
+    settings behind it, and notes for the user."""
+
+    pools: list[PoolSize]
+    budget: pd.DataFrame
+    costs: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The budget as ``evalset plan cost`` prints it."""
+        return "\n".join(budget_lines(self.budget, self.pools, **self.costs))
+
+    def to_dict(self) -> dict:
+        """The JSON of ``evalset plan cost --format json``: the settings, the rows and the pools."""
+        from evalset.render import json_safe
+
+        return {"settings": self.costs, "rows": json_safe(self.budget.to_dict("records")),
+                "pools": [pool_size_dict(size) for size in self.pools]}
+
+
+def make_cost_plan(spec: CostSpec | None = None, **options: Any) -> CostPlan:
+    """``evalset plan cost``: the pairs of a pool folder, or of the runs pooled at each depth, and what judging
+    them costs at the pool's queries and every ``at`` number of queries (module docstring). The settings are
+    ``spec``, or the :class:`~evalset.planning.spec.CostSpec` of keyword ``options``, which refuses settings no
+    plan can have."""
+    spec = settings_of(CostSpec, spec, options)
+    queries = read_queries(spec.queries_path) if spec.queries_path else None
+    try:
+        pools = pool_sizes(read_runs(spec.runs) if spec.depths else {}, spec.depths, pool_folder=spec.pool_folder,
+                           queries=queries, corpus=spec.corpus, prompt_tokens=spec.prompt_tokens,
+                           tokenizer=spec.tokenizer)
+    except UnknownQueriesError as exc:
+        raise exc.in_file(queries, spec.queries_path) from None
+    costs = {"seconds_per_judgment": spec.seconds_per_judgment, "annotators": spec.annotators,
+             "overlap": spec.overlap, "price_in": spec.price_in, "price_out": spec.price_out,
+             "output_tokens": spec.output_tokens}
+    notes = []
+    if spec.price_in is not None and all(size.tokens_per_task is None for size in pools):
+        notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
+                     "with tasks.jsonl")
+    return CostPlan(pools, judging_budget(pools, spec.at, **costs), costs, notes)

@@ -15,8 +15,9 @@ Conventions
   comparisons planned here). A plan looks ahead: the comparisons already in the set's log do not count.
 - ``delta`` is the smallest difference worth finding; when none is given it is the pilot's observed mean
   difference (its absolute value).
-- The formula and the simulation are :mod:`evalset.stats.power`'s; the budget is
-  :mod:`evalset.planning.budget`'s, at the pilot's size, every ``at`` size and the queries each comparison needs.
+- The formula and the simulation are :mod:`evalset.stats.power`'s. What judging a number of queries costs is
+  another job (``evalset plan cost``, :mod:`evalset.planning.budget`): the plan prints the command that costs the
+  queries each comparison needs.
 - Printed: an undefined number is ``undef``; an infinite number of queries needed (a zero delta) is ``never``.
 """
 
@@ -36,11 +37,9 @@ from evalset.contract import DEFAULT_POWER, DEFAULT_SEED, SIMULATION_PERMUTATION
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values
 from evalset.io.files import atomic_path
-from evalset.io.queries import read_queries
-from evalset.io.trec import expand_run_paths, read_runs
+from evalset.io.trec import expand_run_paths
 from evalset.params import rules_of, settings_of, validate_params
-from evalset.planning import budget
-from evalset.planning.spec import PlanSpec
+from evalset.planning.spec import PowerSpec
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.stats.power import (
     MAX_SIMULATED,
@@ -122,7 +121,7 @@ class PowerPlan:
         return _power_document(self)
 
 
-@validate_params(rules_of(PlanSpec, "delta", "power", "alpha", "planned", "at", "sizes", "resamples", "permutations",
+@validate_params(rules_of(PowerSpec, "delta", "power", "alpha", "planned", "at", "sizes", "resamples", "permutations",
                           "seed"))
 def plan_power(differences: pd.DataFrame, *, metric: str, delta: float | None = None, power: float = DEFAULT_POWER,
                alpha: float = 0.05, planned: int | None = None, at: Sequence[int] = (),
@@ -230,26 +229,6 @@ def default_sizes(pilot: int, needed: float, points: int = 8) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------------------ the plan
-@dataclass(frozen=True)
-class Plan:
-    """What ``evalset plan`` finds: the power plan of the pilot (None without runs), the pools' sizes, the
-    judging budget (None without a pool) with the cost settings behind it, and notes for the user."""
-
-    power: PowerPlan | None
-    pools: list[budget.PoolSize]
-    budget: pd.DataFrame | None
-    costs: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    def to_text(self) -> str:
-        """The plan as printed: the power plan, then the judging budget."""
-        return _plan_text(self)
-
-    def to_dict(self) -> dict:
-        """The JSON of ``evalset plan --format json``: ``pilot`` (the power plan) and ``budget``."""
-        return _plan_document(self)
-
-
 def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | os.PathLike],
                comparisons: Sequence[tuple[str, str]] = (), metric: str | None = None, *, planned: int | None = None,
                **settings: Any) -> PowerPlan:
@@ -287,40 +266,17 @@ def pilot_plan(evaluation: Evaluation, runs: Mapping[str, pd.DataFrame | str | o
                    notes=missing_notes(values, lacking, "left out of its comparisons") + geometric + left)
 
 
-def make_plan(evaluation: Evaluation | None, spec: PlanSpec | None = None, *, progress: Callable | None = None,
-              **options: Any) -> Plan:
-    """The pilot's power plan (with ``spec.runs``, files or folders, scored by ``evaluation``) and the judging
-    budget (of a pool folder, or of the runs pooled at ``depths``: ``pool_runs``, default the pilot's) at the
-    pilot's size, every ``at`` size and the queries each comparison needs. The settings are ``spec``, or the
-    :class:`~evalset.planning.spec.PlanSpec` of keyword ``options`` (``runs=``, ``depths=``, ...), which refuses
-    settings no plan can have. The query texts for the LLM cost come from ``queries_path``, else from the set;
-    ``progress`` wraps the simulated sizes (e.g. ``tqdm``)."""
-    spec = settings_of(PlanSpec, spec, options)
-    named = expand_run_paths(spec.runs) if spec.runs else {}
-    power_plan = None
-    if named:
-        if evaluation is None:
-            raise InputError("a pilot's runs are scored on qrels or on a set: give --qrels or --set")
-        power_plan = pilot_plan(evaluation, named, spec.comparisons, spec.metric, planned=spec.planned,
-                                delta=spec.delta, power=spec.power, alpha=spec.alpha, at=spec.at, sizes=spec.sizes,
-                                resamples=spec.resamples, permutations=spec.permutations, seed=spec.seed,
-                                progress=progress)
-    queries = read_queries(spec.queries_path) if spec.queries_path else (
-        evaluation.queries if evaluation is not None and evaluation.frozen is not None else None)
-    pooled = read_runs(spec.pool_runs or spec.runs) if spec.depths else {}
-    pools = budget.pool_sizes(pooled, spec.depths, pool_folder=spec.pool_folder, queries=queries, corpus=spec.corpus,
-                              prompt_tokens=spec.prompt_tokens, tokenizer=spec.tokenizer)
-    needed = [] if power_plan is None else [int(n) for n in power_plan.rows.loc[
-        power_plan.rows["stratum"] == ALL_QUERIES, "queries_needed"] if math.isfinite(n)]
-    costs = {"seconds_per_judgment": spec.seconds_per_judgment, "annotators": spec.annotators,
-             "overlap": spec.overlap, "price_in": spec.price_in, "price_out": spec.price_out,
-             "output_tokens": spec.output_tokens}
-    table = budget.judging_budget(pools, [*spec.at, *needed], **costs) if pools else None
-    notes = [] if power_plan is None else [*power_plan.notes, *small_pilot_notes(power_plan)]
-    if spec.price_in is not None and all(size.tokens_per_task is None for size in pools):
-        notes.append("note: no LLM cost without the tasks' texts: give --corpus and --queries, or a pool folder "
-                     "with tasks.jsonl")
-    return Plan(power_plan, pools, table, costs, notes)
+def make_power_plan(evaluation: Evaluation, spec: PowerSpec | None = None, *, progress: Callable | None = None,
+                    **options: Any) -> PowerPlan:
+    """``evalset plan power``: the power plan of the pilot's runs (``spec.runs``, files or folders) scored by
+    ``evaluation``, its notes (missing queries, a small pilot). The settings are ``spec``, or the
+    :class:`~evalset.planning.spec.PowerSpec` of keyword ``options`` (``runs=``, ``delta=``, ...), which refuses
+    settings no plan can have; ``progress`` wraps the simulated sizes (e.g. ``tqdm``)."""
+    spec = settings_of(PowerSpec, spec, options)
+    result = pilot_plan(evaluation, expand_run_paths(spec.runs), spec.comparisons, spec.metric, planned=spec.planned,
+                        delta=spec.delta, power=spec.power, alpha=spec.alpha, at=spec.at, sizes=spec.sizes,
+                        resamples=spec.resamples, permutations=spec.permutations, seed=spec.seed, progress=progress)
+    return replace(result, notes=[*result.notes, *small_pilot_notes(result)])
 
 
 # ------------------------------------------------------------------------------------------------ the plot
@@ -418,6 +374,11 @@ def _power_lines(plan: PowerPlan) -> list[str]:
                      for r in group.itertuples()}
             curve.append([str(n), *[cells.get(c, "") for c in comparisons]])
         lines += text_table(curve)
+    needed = sorted({int(n) for n in plan.rows.loc[plan.rows["stratum"] == ALL_QUERIES, "queries_needed"]
+                     if math.isfinite(n)})
+    if needed:
+        lines += ["", "what judging them costs: evalset plan cost --pool POOL (or RUNS -k K) "
+                  + " ".join(f"--n-queries {n}" for n in needed)]
     return lines
 
 
@@ -433,18 +394,3 @@ def _power_document(plan: PowerPlan) -> dict:
                            "sign_batch": SIGN_BATCH, "method": "bootstrap of the pilot's queries shifted to mean "
                            "delta; two-sided paired permutation test by random sign flips"},
             "comparisons": records(plan.rows), "curve": records(plan.curve), "notes": plan.notes}
-
-
-def _plan_document(plan: Plan) -> dict:
-    return {"pilot": None if plan.power is None else plan.power.to_dict(),
-            "budget": None if plan.budget is None else {
-                "settings": plan.costs, "rows": records(plan.budget),
-                "pools": [budget.pool_size_dict(size) for size in plan.pools]}}
-
-
-def _plan_text(plan: Plan) -> str:
-    lines = [] if plan.power is None else _power_lines(plan.power)
-    if plan.budget is not None:
-        lines += ["", *budget.budget_lines(plan.budget, plan.pools, **plan.costs)] if lines else \
-            budget.budget_lines(plan.budget, plan.pools, **plan.costs)
-    return "\n".join(lines)

@@ -173,8 +173,7 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
                           depths=spec.depths, ties=spec.ties, seed=spec.seed, budget=spec.budget,
                           query_ids=None if queries is None else queries["query_id"], judged=judged)
     except UnknownQueriesError as exc:
-        line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(exc.query_ids[0])]
-        raise InputError(f"query id {exc.query_ids[0]} is in no run ({exc})", spec.queries, line) from None
+        raise exc.in_file(queries, spec.queries) from None
     if pool.pairs.empty and not (pool.candidates and pool.judged_excluded == pool.candidates):
         raise InputError(_empty_pool_cause(pool), spec.spec_file)
     tasks = missing = None

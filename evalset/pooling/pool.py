@@ -28,6 +28,7 @@ Conventions
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -81,6 +82,12 @@ class UnknownQueriesError(InputError):
     def __init__(self, query_ids: list[str]):
         self.query_ids = query_ids
         super().__init__(f"{len(query_ids)} query id(s) to pool are in no run: {', '.join(query_ids[:5])}")
+
+    def in_file(self, queries: pd.DataFrame, path: str | os.PathLike) -> InputError:
+        """This error naming the queries file ``path`` and the line of the first unknown id (``queries`` as
+        :func:`evalset.io.queries.read_queries` read it, its line numbers in ``attrs``)."""
+        line = queries.attrs["line_numbers"][queries["query_id"].tolist().index(self.query_ids[0])]
+        return InputError(f"query id {self.query_ids[0]} is in no run ({self})", os.fspath(path), line)
 
 
 @dataclass(frozen=True)

@@ -21,21 +21,21 @@ def invoke(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-@pytest.mark.parametrize("command", ["score", "compare", "plan"])
+@pytest.mark.parametrize("command", ["score", "compare", "plan power"])
 def test_empty_qrels_are_refused_at_the_door(tmp_path, dl19, command):
     empty = tmp_path / "empty.qrels"
     empty.write_text("")
-    result = invoke(command, "--qrels", empty, *dl19["runs"])
+    result = invoke(*command.split(), "--qrels", empty, *dl19["runs"])
     assert result.exit_code == 2
     assert result.stderr.strip() == f"evalset: error: {empty}: no judgments: the qrels are empty, blank or comments " \
                                     "only (expected lines `qid 0 docid grade`)"
 
 
-@pytest.mark.parametrize("command", ["score", "compare", "plan"])
+@pytest.mark.parametrize("command", ["score", "compare", "plan power"])
 def test_runs_that_share_no_query_with_the_qrels_are_refused(tmp_path, dl19, command):
     other = tmp_path / "other.qrels"
     other.write_text("".join(f"x{line}" for line in Path(dl19["qrels"]).read_text().splitlines(keepends=True)))
-    result = invoke(command, "--qrels", other, *dl19["runs"])
+    result = invoke(*command.split(), "--qrels", other, *dl19["runs"])
     assert result.exit_code == 2, result.output
     assert "run bm25base_p shares no query with the judgments" in result.stderr
     assert "nan" not in result.output
@@ -65,7 +65,8 @@ def test_good_qrels_get_no_grade_note(dl19):
 def test_plan_on_identical_runs_is_refused(tmp_path, dl19):
     twin = tmp_path / "twin.run.gz"
     twin.write_bytes(Path(dl19["runs"][0]).read_bytes())
-    result = invoke("plan", "--qrels", dl19["qrels"], dl19["runs"][0], twin, "--resamples", 20, "--permutations", 20)
+    result = invoke("plan", "power", "--qrels", dl19["qrels"], dl19["runs"][0], twin, "--resamples", 20,
+                    "--permutations", 20)
     assert result.exit_code == 2
     assert "twin vs bm25base_p: the runs score the same on every query (are they one run?)" in result.stderr
 
@@ -75,7 +76,7 @@ def test_plan_on_a_two_query_pilot_warns_loudly(tmp_path, dl19):
     first_two = sorted({line.split()[0] for line in lines})[:2]
     small = tmp_path / "small.qrels"
     small.write_text("\n".join(line for line in lines if line.split()[0] in first_two) + "\n")
-    result = invoke("plan", "--qrels", small, *dl19["runs"], "--resamples", 20, "--permutations", 20)
+    result = invoke("plan", "power", "--qrels", small, *dl19["runs"], "--resamples", 20, "--permutations", 20)
     assert result.exit_code == 0, result.output
     assert "WARNING: p_bert vs bm25base_p: the pilot has only 2 queries" in result.stderr
 

@@ -127,7 +127,8 @@ BASES = {
     "reusability": Base("--qrels nist.qrels runs -k 3", ("plot",)),
     "estimate": Base("--runs runs --llm llm/llama.qrels --human slice-human.qrels --slice slice"),
     "estimate select": Base("pool --size 3 -o new-slice", ("output",)),
-    "plan": Base(f"--qrels nist.qrels {TWO_RUNS} --resamples 20 --permutations 20 --sizes 4,8", ("plot",)),
+    "plan power": Base(f"--qrels nist.qrels {TWO_RUNS} --resamples 20 --permutations 20 --sizes 4,8", ("plot",)),
+    "plan cost": Base(f"{TWO_RUNS} -k 5 --n-queries 100"),
     "report": Base("sets/dl19/v1 --runs runs -o report.html --resamples 50 --permutations 50", ("output",)),
 }
 

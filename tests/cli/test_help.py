@@ -32,8 +32,8 @@ def test_commands_without_set_do_not_offer_the_sets_defaults():
 
 def test_the_planned_threshold_follows_alpha_and_required_unless_options_say_so():
     assert "alpha/N" in help_text("compare") and "0.05/N" not in help_text("compare")
-    for command in ("score", "compare", "plan"):
-        assert "Required unless --set." in help_text(command)
+    for command in (("score",), ("compare",), ("plan", "power")):
+        assert "Required unless --set." in help_text(*command)
     pool = help_text("pool")
     assert "Required unless --spec gives the depth: an integer in [1, 1000000]." in pool
     assert "Required unless --spec gives the output." in pool

@@ -93,7 +93,8 @@ CASES = {
         ["freeze", "{w}/sets/dl/versions.tsv", "--queries", "{w}/topics.tsv", "--guideline", "{w}/guideline.md",
          "--name", "dl", "--sets-dir", "{o}/sets"], "sets/dl/versions.tsv", "--sets-dir", "LABELS"),
     "plan --plot onto the pilot qrels": (
-        ["plan", "--qrels", "{w}/pilot.png", f"{{w}}/{RUNS[0].name}", f"{{w}}/{RUNS[1].name}", "--plot", "OUT"],
+        ["plan", "power", "--qrels", "{w}/pilot.png", f"{{w}}/{RUNS[0].name}", f"{{w}}/{RUNS[1].name}", "--plot",
+         "OUT"],
         "pilot.png", "--plot", "--qrels"),
     "report -o onto a run": (["report", "SET", f"{{w}}/{RUNS[0].name}", "-o", "OUT"], RUNS[0].name, "-o", "RUN"),
 }
@@ -156,7 +157,7 @@ def test_agreement_with_a_good_disagreements_and_a_bad_plot_writes_nothing(plot,
 
 
 def test_plan_refuses_a_plot_that_is_not_png_before_scoring(work):
-    result = invoke("plan", "--qrels", DL19 / "nist.qrels", *RUNS, "--plot", work / "power.svg")
+    result = invoke("plan", "power", "--qrels", DL19 / "nist.qrels", *RUNS, "--plot", work / "power.svg")
     assert result.exit_code == 2 and "give a file name ending in .png" in result.output
 
 

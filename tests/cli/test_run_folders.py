@@ -57,9 +57,9 @@ def test_two_files_with_one_run_name_are_refused_naming_both(folder, shared_data
 
 
 def test_plan_takes_a_folder_of_pilot_runs(folder, shared_data):
-    document = json.loads(invoke("plan", "--qrels", shared_data / "dl19" / "qrels.txt", folder, "--resamples", "20",
-                                 "--permutations", "99", "--format", "json"))
-    comparisons = {(row["baseline"], row["candidate"]) for row in document["pilot"]["comparisons"]}
+    document = json.loads(invoke("plan", "power", "--qrels", shared_data / "dl19" / "qrels.txt", folder,
+                                 "--resamples", "20", "--permutations", "99", "--format", "json"))
+    comparisons = {(row["baseline"], row["candidate"]) for row in document["comparisons"]}
     assert comparisons == {("bm25base_p", "idst_bert_p1"), ("bm25base_p", "p_bert")}
 
 
