@@ -161,8 +161,9 @@ def test_score_on_the_set_says_each_runs_holes_and_what_they_could_cost(workflow
 
 @pytest.mark.slow
 def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workflow, tmp_path):
-    """freeze LABELS --sample SAMPLE (a sample of a set's holes): the set's next version holds its 791 judgments and
-    the 165 drawn holes' grades, records the sample's design, verifies; the re-ranker then has 65 holes, not 230."""
+    """freeze grow LABELS --sample SAMPLE (a sample of a set's holes): the set's next version holds its 791 judgments
+    and the 165 drawn holes' grades, records the sample's design, verifies; the re-ranker then has 65 holes, not 230.
+    The other freeze, of a new set, refuses the sample naming freeze grow."""
     root, frozen, runs, _, _ = workflow
     sets = tmp_path / "sets"
     shutil.copytree(frozen.parent, sets / "bm25")
@@ -175,12 +176,14 @@ def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workf
     drawn = nist_grades(read_pool_pairs(sized / "pool.tsv"), tmp_path / "drawn.qrels")
     part = tmp_path / "part.qrels"
     part.write_text("".join(drawn.read_text().splitlines(keepends=True)[:100]))
-    assert cli("freeze", part, "--sample", sized, code=2) == (
+    assert cli("freeze", "grow", part, "--sample", sized, code=2) == (
         f"evalset: error: {part}: the sampled pair 1129237 128989 has no human grade (65 such pairs): every sampled "
         "pair must be graded, or the sample is no longer random\n")
-    assert cli("freeze", drawn, "--sample", sized, "--queries", DL19 / "topics.tsv", code=2).endswith(
-        "give no --queries\n")
-    assert cli("freeze", drawn, "--sample", sized).splitlines() == [
+    assert cli("freeze", drawn, "--sample", sized, "--queries", DL19 / "topics.tsv", "--guideline", "relevance-v2",
+               "--name", "other", "--sets-dir", sets, code=2) == (
+        f"evalset: error: a sample of the holes of the set {base}: it grows that set (evalset freeze grow LABELS "
+        "--sample SAMPLE), it does not start a new one\n")
+    assert cli("freeze", "grow", drawn, "--sample", sized).splitlines() == [
         f"froze {sets / 'bm25' / 'v2'}: 956 judgments over 43 queries from 956 labels by 2 annotators (merge: median; "
         "0 pairs judged more than once, 0 adjudicated)",
         "planned comparisons: bm25base_p:idst_bert_p1 (compare decides these; any other is exploratory)",
@@ -193,5 +196,5 @@ def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workf
     assert manifest["hole_sample"]["source"]["runs"]["idst_bert_p1"]["fraction"] == pytest.approx(0.701, abs=1e-3)
     assert manifest["planned_comparisons"] == [["bm25base_p", "idst_bert_p1"]]
     assert "idst_bert_p1  65 of 430 (15.1%)" in cli("score", "--set", grown, *runs)
-    assert cli("freeze", drawn, "--sample", sized, code=2).startswith(
+    assert cli("freeze", "grow", drawn, "--sample", sized, code=2).startswith(
         f"evalset: error: {sized}: {sets / 'bm25' / 'v2'} exists: the sample is frozen already")

@@ -65,7 +65,7 @@ COMMANDS = {
                        "Agreement of annotators and LLM judges, and of their rankings.",
                        "evalset agreement data/dl19/nist.qrels data/dl19/llm_labels/*.qrels --human nist "
                        "--guideline guidelines/relevance-v2.md", "docs/agreement.md"),
-    "freeze": Entry("freeze", "freeze", "Freeze labels into a versioned, read-only set with its contract.",
+    "freeze": Entry("freeze", "freeze_group", "Freeze labels into a versioned, read-only set; grow it by its holes.",
                     "evalset freeze data/dl19/nist.qrels --queries data/dl19/topics.tsv "
                     "--guideline guidelines/relevance-v2.md --name dl19", "docs/freeze.md"),
     "verify": Entry("sets", "verify", "Check every file of a frozen set version against its manifest.",

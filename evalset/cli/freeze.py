@@ -1,5 +1,5 @@
-"""The ``evalset freeze`` command: labels frozen into a versioned, read-only set; or a set grown by the graded
-sample of its holes."""
+"""The ``evalset freeze`` commands: ``freeze LABELS`` (``freeze set``) freezes labels into a versioned, read-only
+set; ``freeze grow`` adds the graded sample of a set's holes as the set's next version."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from evalset.cli.default_group import DefaultCommandGroup
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
@@ -14,16 +15,21 @@ from evalset.cli.ruled import ruled
 from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
 
 
-@click.command()
+@click.group("freeze", cls=DefaultCommandGroup, default="set")
+def freeze_group():
+    """Freeze labels into a versioned, read-only set (`evalset freeze LABELS`, i.e. `freeze set`), or grow a set by
+    the graded sample of its holes (`freeze grow`)."""
+
+
+@freeze_group.command("set")
 @click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--llm-labels", multiple=True, type=click.Path(dir_okay=False),
               help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
-@click.option("--queries", "queries_path", type=click.Path(dir_okay=False),
-              help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split). "
-                   "Required, but with a sample of a set's holes (the set's).")
-@guideline_option("The labeling guideline: its scale validates every grade; its sha256 goes in the manifest. "
-                  "Required, but with a sample of a set's holes (the set's).", "guideline_path")
-@click.option("--name", help="The set's name: sets-dir/NAME/vN. Required, but with a sample of a set's holes.")
+@click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
+              help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
+@guideline_option("The labeling guideline: its scale validates every grade; its sha256 goes in the manifest.",
+                  "guideline_path", required=True)
+@click.option("--name", required=True, help="The set's name: sets-dir/NAME/vN.")
 @click.option("--sets-dir", default="sets", show_default=True, type=click.Path(file_okay=False),
               help="Folder holding the sets.")
 @ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
@@ -46,8 +52,7 @@ from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @click.option("--sample", "sample_path", type=click.Path(exists=True),
               help="The document sample the human labels were drawn by (sample.json of `estimate select --documents`, "
-                   "or its folder): recorded in the set, whose estimates then use it. A sample of a set's holes "
-                   "(estimate select --holes SET): LABELS grade its drawn holes, added to the next version of SET.")
+                   "or its folder): recorded in the set, whose estimates then use it.")
 @evaluation_options
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
            allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract):
@@ -55,7 +60,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
-    read-only, and never rewritten. With --sample of a set's holes, the next version of that set adds LABELS.
+    read-only, and never rewritten. A set grown by the graded sample of its holes: `evalset freeze grow`.
     """
     from evalset.io.annotations import labels_from_file
     from evalset.io.digests import file_sha256
@@ -67,47 +72,42 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.sets import set_contract
     from evalset.sets.inputs import read_judgments
 
-    record = read_sample(sample_path) if sample_path else None
-    if record is not None and "set" in record.source:
-        return _freeze_holes(labels, record, sample_path, guideline_path, version_number, locals())
-    for option, value in (("--queries", queries_path), ("--guideline", guideline_path), ("--name", name)):
-        if value is None:
-            raise click.UsageError(f"Missing option '{option}'.")
     check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
                    "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
                   adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
     judgments = read_judgments(labels, llm_labels)
-    planned = run_pairs(plans, "--plan")
     recorded = set_contract(contract.applied_to()[0], headline, weighting)
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     emit(freeze_set(
         judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
         contract=recorded, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
         priority=[p.strip() for p in priority.split(",")] if priority else None,
-        adjudication=labels_from_file(adjudication) if adjudication else None, planned=planned, inputs=inputs,
-        conflicting_grades=conflicting_grades, queries_source=queries_path, exclude_annotators=list(excluded),
-        sample=record,
+        adjudication=labels_from_file(adjudication) if adjudication else None, planned=run_pairs(plans, "--plan"),
+        inputs=inputs, conflicting_grades=conflicting_grades, queries_source=queries_path,
+        exclude_annotators=list(excluded), sample=read_sample(sample_path) if sample_path else None,
     ))
 
 
-def _freeze_holes(labels, record, sample_path, guideline_path, version_number, given) -> None:
-    """``freeze LABELS --sample HOLES``: the next version of the set the sample was drawn for (the options the set
-    fixes refused)."""
-    from evalset.errors import InputError
+@freeze_group.command("grow")
+@click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--sample", "sample_path", required=True, type=click.Path(exists=True),
+              help="The sample of a set's holes LABELS grade (the -o folder of `estimate select --holes SET`, or its "
+                   "sample.json): the set it was drawn for grows by them.")
+@guideline_option("The guideline the holes were graded by [default: the set's].", "guideline_path")
+@ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
+       help="Version number [default: the next one].")
+def grow(labels, sample_path, guideline_path, version_number):
+    """Add LABELS, the grades of the drawn holes of a set (`estimate select --holes SET`), to the set as its next
+    version: its queries, name, contract and plan kept, the sample recorded beside the grades."""
     from evalset.io.digests import file_sha256
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
-    from evalset.io.samplerecord import record_file
+    from evalset.io.samplerecord import read_sample, record_file
     from evalset.sets.holes import freeze_hole_sample, hole_sample_set
     from evalset.sets.inputs import read_judgments
 
-    fixed = [option for option, key in (("--queries", "queries_path"), ("--name", "name"), ("--llm-labels",
-             "llm_labels"), ("--plan", "plans"), ("--allow-llm", "allow_llm"), ("--adjudication", "adjudication"))
-             if given[key]] + [f"--{option.replace('_', '-')}" for option in given["contract"].given()]
-    if fixed:
-        raise InputError(f"a sample of a set's holes adds to the set it was drawn for, with its queries, name, "
-                         f"contract and plan: give no {', '.join(fixed)}", sample_path)
+    record = read_sample(sample_path)
     base = hole_sample_set(record, sample_path)
     check_outputs({"--sample": base.parent / "versions.tsv"}, {"LABELS": labels, "--sample": sample_path,
                   "--guideline": guideline_path}, adds_to_set=base.parent, resumes=True)

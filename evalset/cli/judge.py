@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from evalset.cli.default_group import DefaultCommandGroup
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
@@ -16,16 +17,7 @@ from evalset.cli.ruled import ruled
 from evalset.contract import JUDGE_JOB_RULES
 
 
-class _JudgeGroup(click.Group):
-    """``evalset judge POOL_DIR ...`` is ``evalset judge grade POOL_DIR ...``: grading is the group's default."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = ["grade", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group("judge", cls=_JudgeGroup)
+@click.group("judge", cls=DefaultCommandGroup, default="grade")
 def judge_group():
     """Grade a pool with an LLM (`evalset judge POOL_DIR`, i.e. `judge grade`), probe the judge with adversarial
     passages (`judge probe`), compare two versions of a judge against the humans (`judge recheck`), or combine

@@ -37,8 +37,8 @@ def hole_sample_set(record: SampleRecord, record_path: str) -> Path:
     """The set version a sample of holes was drawn for, checked unchanged since (module docstring)."""
     drawn_for = record.source.get("set")
     if drawn_for is None:
-        raise InputError("a document sample, not a sample of a set's holes: freeze it as the set's sample "
-                         "(freeze --sample with --queries, --guideline and --name)", record_path)
+        raise InputError("a document sample, not a sample of a set's holes: freeze it as a new set's sample "
+                         "(evalset freeze LABELS --sample SAMPLE --queries Q --guideline G --name N)", record_path)
     path = Path(drawn_for)
     if not (path / "manifest.json").is_file():
         raise InputError(f"the sample was drawn for the set {drawn_for}, which is not here", record_path)

@@ -118,7 +118,11 @@ def _files(labels: pd.DataFrame) -> str | None:
 def check_sample(labels: pd.DataFrame, queries: pd.DataFrame, sample: SampleRecord) -> None:
     """Refuse labels that do not match the document ``sample`` they were drawn by (module docstring), naming the
     labels' file: a human label of an unsampled pair or outside the pool, a sampled pair without one, a pooled
-    pair an LLM judge did not grade, a pool query the queries do not hold."""
+    pair an LLM judge did not grade, a pool query the queries do not hold; a sample of a set's holes (it grows that
+    set: :func:`evalset.sets.holes.freeze_hole_sample`)."""
+    if "set" in sample.source:
+        raise InputError(f"a sample of the holes of the set {sample.source['set']}: it grows that set (evalset freeze "
+                         "grow LABELS --sample SAMPLE), it does not start a new one")
     outside = sorted(set(sample.pairs["query_id"]) - set(queries["query_id"].astype(str)))
     if outside:
         raise InputError(f"{len(outside)} queries of the document sample are not in the queries file (e.g. "

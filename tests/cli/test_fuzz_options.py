@@ -119,7 +119,8 @@ BASES = {
     "agreement": Base("nist.qrels llm/flan.qrels llm/llama.qrels --human nist --resamples 20 -o agreement.txt "
                       "--disagreements disagreements.tsv",
                       ("output", "disagreements_path", "plot", "confusion_plot")),
-    "freeze": Base("nist.qrels --queries topics.tsv --guideline guideline.md --name new", ("sets_dir",)),
+    "freeze set": Base("nist.qrels --queries topics.tsv --guideline guideline.md --name new", ("sets_dir",)),
+    "freeze grow": Base("holes.qrels --sample holes-sample"),
     "verify": Base("sets/dl19/v1", statuses=frozenset({1, 3})),  # FAILED, UNVERIFIED
     "diff": Base("sets/dl19/v1 sets/dl19/v2 --runs runs"),
     "score": Base("--qrels nist.qrels runs -m ndcg@10"),
@@ -155,9 +156,11 @@ def declared_outputs(words: str, values: dict[str, object]) -> list[Output]:
         journal, failures = (job if words == "judge grade" else probing).default_paths(values["output"])
         paths += [Output(str(values.get("journal_path") or journal), kept=True),  # opened before the endpoint
                   Output(str(values.get("failures_path") or failures))]
-    if words == "freeze":  # a new version in sets-dir/NAME, listed in its versions.tsv
+    if words == "freeze set":  # a new version in sets-dir/NAME, listed in its versions.tsv
         folder = Path(str(values.get("sets_dir", "sets")), str(values.get("name")))
         paths = [Output(str(folder / "versions.tsv")), Output(str(folder), new=True)]
+    if words == "freeze grow":  # the next version of the set the holes were drawn for
+        paths = [Output("sets/dl19/versions.tsv"), Output("sets/dl19", new=True)]
     if words == "compare" and values.get("set_path"):  # every comparison on a set is added to its log
         paths.append(Output(str(Path(str(values["set_path"])).parent / "comparisons.jsonl")))
     return paths
@@ -316,7 +319,8 @@ def hostile(param: click.Parameter, paths: list[str]) -> st.SearchStrategy:
 def build_inputs(root: Path) -> None:
     """Six DL19 queries: their topics, NIST's and two LLM judges' qrels, three runs cut to them, the passages they
     name, the Excite log, the guideline; then (by the command line) a pool, a frozen set of two versions
-    (``sets/dl19/v1``, ``v2`` with LLM labels beside) and a slice of three queries with the humans' grades of it."""
+    (``sets/dl19/v1``, ``v2`` with LLM labels beside), a slice of three queries with the humans' grades of it, and
+    a sample of half the holes of v2 in two runs' top 30 (``holes-sample``) with grades of its drawn holes."""
     topics = (DL19 / "topics.tsv").read_text().splitlines(keepends=True)[:QUERIES]
     queries = {line.split("\t")[0] for line in topics}
     (root / "topics.tsv").write_text("".join(topics))
@@ -341,11 +345,16 @@ def build_inputs(root: Path) -> None:
                      "freeze nist.qrels --queries topics.tsv --guideline guideline.md --name dl19",
                      "freeze nist.qrels --llm-labels llm/llama.qrels --queries topics.tsv --guideline guideline.md "
                      "--name dl19",
-                     "estimate select pool --size 3 --seed 3 -o slice"):
+                     "estimate select pool --size 3 --seed 3 -o slice",
+                     f"compare --set sets/dl19/v2 {TWO_RUNS} --depth 30 --holes holes --exploratory",
+                     "estimate select holes --holes sets/dl19/v2 --documents 50% --seed 1 -o holes-sample"):
             result = CliRunner().invoke(main, line.split())
             assert result.exit_code == 0, (line, result.output)
     sliced = set(json.loads((root / "slice" / "slice.json").read_text())["slice"])
     _cut(root / "nist.qrels", root / "slice-human.qrels", sliced)
+    drawn = [line.split("\t")[1:3] for line in (root / "holes-sample" / "pool.tsv").read_text().splitlines()[1:]]
+    (root / "holes.qrels").write_text("".join(f"{query} 0 {doc} {index % 3}\n" for index, (query, doc) in
+                                              enumerate(drawn)))
 
 
 def _cut(source: Path, target: Path, queries: set[str]) -> list[str]:

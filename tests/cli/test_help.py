@@ -24,9 +24,9 @@ def test_the_commands_are_listed_in_pipeline_order_with_whole_one_line_summaries
 
 
 def test_commands_without_set_do_not_offer_the_sets_defaults():
-    for command in ("freeze", "agreement"):
-        assert "or the set's" not in help_text(command)
-        assert "rel_level=N [1]" in help_text(command)
+    for command in (("freeze", "set"), ("agreement",)):
+        assert "or the set's" not in help_text(*command)
+        assert "rel_level=N [1]" in help_text(*command)
     assert "rel_level=N [1, or the set's]" in help_text("score")
 
 
