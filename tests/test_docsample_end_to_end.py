@@ -122,7 +122,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     llm_labels = tmp_path / "llm-labels.tsv"
     with JudgeServer(Behaviour(grades=told)) as server:
         cli("judge", pool, "--guideline", GUIDELINE, "--model", "judge-test", "-o", llm_labels, "--base-url",
-            server.base_url, "--concurrency", 16, "--no-progress", env={"OPENAI_API_KEY": "sk-test"})
+            server.base_url, "-s", "concurrency=16", "--no-progress", env={"OPENAI_API_KEY": "sk-test"})
         assert len(server.chat_records()) == len(pooled)
     assert {(r.query_id, r.doc_id): r.grade for r in read_labels(llm_labels).itertuples()} == llm_grades
 

@@ -116,7 +116,7 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
     llm_labels = tmp_path / "llm-labels.tsv"
     with JudgeServer(Behaviour(grades=told)) as server:
         cli("judge", pool, "--guideline", GUIDELINE, "--model", "judge-test", "-o", llm_labels, "--base-url",
-            server.base_url, "--concurrency", 16, "--no-progress", env={"OPENAI_API_KEY": "sk-test"})
+            server.base_url, "-s", "concurrency=16", "--no-progress", env={"OPENAI_API_KEY": "sk-test"})
         assert len(server.chat_records()) == 399
     judged = read_labels(llm_labels)
     assert {(r.query_id, r.doc_id): r.grade for r in judged.itertuples()} == llm_grades

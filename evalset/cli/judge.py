@@ -34,9 +34,8 @@ def judge_group():
 @ruled(JUDGE_JOB_RULES, "poll_seconds", "--poll", "poll_seconds", default=30.0, help="Batch poll interval (s).")
 @force_option(folder=False)
 @endpoint_options
-def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, force, model, base_url, concurrency,
-                  rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens, template_path, journal_path,
-                  failures_path, retry_failed, price_in, price_out, seed, progress):
+def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, force, model, base_url, client,
+                  template_path, journal_path, failures_path, retry_failed, price_in, price_out, progress):
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY).
 
     The endpoint is checked once before the first pair. Exit 2 when it refuses the job or cannot be reached, and
@@ -46,8 +45,7 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
     from evalset.judge import job
     from evalset.judge.prompt import DEFAULT_TEMPLATE
 
-    settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
-                              max_tokens, seed, retry_failed)
+    settings = judge_settings(model, base_url, client, retry_failed)
     default_journal, default_failures = job.default_paths(output)
     check_job_outputs(output, journal_path or default_journal, failures_path or default_failures,
                       {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--template": template_path}, force)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evalset.cli.ruled import ruled
+from evalset.cli.settings_option import settings_option
 from evalset.contract import JUDGE_SETTINGS_RULES, PRICE_RULES
 
 if TYPE_CHECKING:  # annotations only: a command module loads no library until run
@@ -20,23 +21,31 @@ if TYPE_CHECKING:  # annotations only: a command module loads no library until r
     Command = Callable[..., Any]
 
 
+CLIENT_SETTINGS = {
+    "concurrency": "requests in flight",
+    "rpm": "a client-side limit of requests per minute",
+    "tpm": "a client-side limit of tokens per minute (estimated, chars/4)",
+    "timeout": "seconds per request",
+    "max_retries": "retries of a pair after a 429, a 5xx or a timeout",
+    "max_invalid": "re-asks of a pair after an unparsable or off-scale answer, before it is a failure",
+    "structured": "structured output (JSON schema); auto falls back to the strict parser on a 400",
+    "max_tokens": "max_completion_tokens of the answer (none: the server's)",
+    "seed": "the seed of the backoff jitter",
+}
+"""The client's settings a user may set with ``-s/--client`` (:class:`evalset.judge.client.JudgeSettings`)."""
+CLIENT_DEFAULTS = {"concurrency": 8, "rpm": None, "tpm": None, "timeout": 60.0, "max_retries": 6, "max_invalid": 2,
+                   "structured": "auto", "max_tokens": None, "seed": 0}
+"""JudgeSettings' defaults, shown in the help (tests/cli/test_ruled.py holds them to the class's)."""
+
+
 def endpoint_options(function: Command) -> Command:
     """The options of a job that asks the endpoint: the model, the endpoint, the client's pace and patience, the
     journal and failures files, the prices of the cost line."""
     options = [
         ruled(JUDGE_SETTINGS_RULES, "model", "--model", required=True, help="Model name, as the endpoint knows it."),
         click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
-        setting("concurrency", "--concurrency", default=8, help="Requests in flight."),
-        setting("rpm", "--rpm", default=None, help="Client-side limit of requests per minute."),
-        setting("tpm", "--tpm", default=None, help="Client-side limit of tokens per minute (estimated, chars/4)."),
-        setting("timeout", "--timeout", default=60.0, help="Seconds per request."),
-        setting("max_retries", "--max-retries", default=6, help="Retries of a pair after a 429, a 5xx or a timeout."),
-        setting("max_invalid", "--max-invalid", default=2,
-                help="Re-asks of a pair after an unparsable or off-scale answer, before it is a failure."),
-        setting("structured", "--structured", default="auto",
-                help="Structured output (JSON schema); auto falls back to the strict parser on a 400."),
-        setting("max_tokens", "--max-tokens", default=None,
-                help="max_completion_tokens for the answer (default: the server's)."),
+        settings_option(JUDGE_SETTINGS_RULES, CLIENT_SETTINGS, "-s", "--client", "client",
+                        help="The client's pace and patience, NAME=VALUE", defaults=CLIENT_DEFAULTS),
         click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
                      help="Prompt template (default: the shipped relevance-judge-v1)."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
@@ -47,7 +56,6 @@ def endpoint_options(function: Command) -> Command:
         ruled(PRICE_RULES, "price_in", "--price-in", default=None,
               help="Price per million input tokens (for the cost line)."),
         ruled(PRICE_RULES, "price_out", "--price-out", default=None, help="Price per million output tokens."),
-        setting("seed", "--seed", default=0, help="Seed of the backoff jitter."),
         click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
     ]
     for option in reversed(options):
@@ -55,21 +63,12 @@ def endpoint_options(function: Command) -> Command:
     return function
 
 
-def setting(name: str, *decls: str, **attrs: Any) -> Callable[[Command], Command]:
-    """The option of the client's setting ``name``, by its rule (:data:`evalset.contract.JUDGE_SETTINGS_RULES`, the
-    rules of :class:`evalset.judge.client.JudgeSettings`)."""
-    return ruled(JUDGE_SETTINGS_RULES, name, *decls, **attrs)
-
-
-def judge_settings(model: str, base_url: str | None, concurrency: int, rpm: int | None, tpm: int | None,
-                   timeout: float, max_retries: int, max_invalid: int, structured: str, max_tokens: int | None,
-                   seed: int, retry_failed: bool) -> JudgeSettings:
-    """The client's settings from the endpoint options (each checked by :attr:`JudgeSettings.RULES`)."""
+def judge_settings(model: str, base_url: str | None, client: dict, retry_failed: bool) -> JudgeSettings:
+    """The client's settings from the endpoint options (``client``: the ``-s/--client`` settings given; each checked
+    by :attr:`JudgeSettings.RULES`)."""
     from evalset.judge.client import JudgeSettings
 
-    return JudgeSettings(model=model, base_url=base_url, concurrency=concurrency, rpm=rpm, tpm=tpm, timeout=timeout,
-                         max_retries=max_retries, max_invalid=max_invalid, structured=structured,
-                         max_tokens=max_tokens, seed=seed, retry_failed=retry_failed)
+    return JudgeSettings(model=model, base_url=base_url, retry_failed=retry_failed, **client)
 
 
 def service_errors(run: Callable[[], Any]) -> Any:

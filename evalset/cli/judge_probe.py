@@ -23,12 +23,13 @@ from evalset.contract import PROBE_RULES, EvaluationContract
        help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
 @contract_option(("rel_level",))
 @ruled(PROBE_RULES, "resamples", "--resamples", default=9999, help="Bootstrap resamples per interval.")
+@ruled(PROBE_RULES, "seed", "--seed", default=0, help="Seed of the sample, the variants and the intervals.")
 @format_option(help="What is printed (the JSON is written to --output either way).")
 @force_option(folder=False)
 @endpoint_options
-def probe_command(pool_dir, guideline_path, human_path, output, size, contract, resamples, output_format, force, model,
-                  base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured, max_tokens,
-                  template_path, journal_path, failures_path, retry_failed, price_in, price_out, seed, progress):
+def probe_command(pool_dir, guideline_path, human_path, output, size, contract, resamples, seed, output_format, force,
+                  model, base_url, client, template_path, journal_path, failures_path, retry_failed, price_in,
+                  price_out, progress):
     """Probe the judge with adversarial passages: query terms stuffed into the passage, an instruction to the
     grader appended, the query copied in front, on pairs the humans graded 0; and the passage cut to its first
     sentence on pairs they graded relevant (the control). Each variant is graded as `evalset judge` grades, beside
@@ -39,8 +40,7 @@ def probe_command(pool_dir, guideline_path, human_path, output, size, contract, 
     from evalset.judge.prompt import DEFAULT_TEMPLATE
     from evalset.judgments.reading import read_grades
 
-    settings = judge_settings(model, base_url, concurrency, rpm, tpm, timeout, max_retries, max_invalid, structured,
-                              max_tokens, seed, retry_failed)
+    settings = judge_settings(model, base_url, client, retry_failed)
     default_journal, default_failures = probing.default_paths(output)
     check_job_outputs(output, journal_path or default_journal, failures_path or default_failures,
                       {"POOL_DIR": pool_dir, "--guideline": guideline_path, "--human": human_path,

@@ -45,9 +45,9 @@ def evaluation_options(command, with_set: bool = False):
 
 
 def contract_option(names: tuple[str, ...] = CONTRACT_OPTIONS, default_note: str = "",
-                    defaults: dict[str, str] | None = None):
+                    defaults: dict[str, object] | None = None):
     """The ``-c/--contract`` option of the contract settings ``names``: a dict of those given (``defaults``: a
-    command's own, as text)."""
+    command's own)."""
     return settings_option(EvaluationContract, {name: CONTRACT_SETTINGS[name] for name in names}, "-c", "--contract",
                            "contract", help="An evaluation convention, NAME=VALUE", default_note=default_note,
                            defaults=defaults)

@@ -17,7 +17,7 @@ from evalset.contract import POOL_SPEC_RULES
 @click.option("-o", "--output", type=click.Path(file_okay=False),
               help="Folder for pool.tsv and the rest. Required unless --spec gives the output.")
 @click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
-@contract_option(("ties",), defaults={"ties": "trec, as scoring; or the spec's"})
+@contract_option(("ties",), ", or the spec's")
 @ruled(POOL_SPEC_RULES, "seed", "--seed", default=None, help="Seed of the blind judging order (default 0).")
 @click.option("--queries", type=click.Path(), help="queries.tsv or topics file: pool only these queries.")
 @click.option("--exclude-judged", type=click.Path(), help="Qrels or labels: leave judged pairs out.")

@@ -26,7 +26,7 @@ from evalset.report.spec import ReportSpec
             "threshold may need more, else the comparison abstains).")
 @ruled(ReportSpec, "permutations", "--permutations", help="Sign flips per comparison.")
 @ruled(ReportSpec, "seed", "--seed", help="Seed of every resampling.")
-@contract_option(("missing",), defaults={"missing": "none: a run lacking judged queries is refused"})
+@contract_option(("missing",), defaults={"missing": None})
 @force_option(folder=False)
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
                    seed, contract, force):

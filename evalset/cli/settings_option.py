@@ -1,6 +1,8 @@
 """A repeatable ``NAME=VALUE`` option for the fields of a settings class, each value by the field's declared rule
-(:mod:`evalset.cli.ruled`): one option for settings a command rarely needs (``-c/--contract``), read from their owner,
-never restated."""
+(:mod:`evalset.cli.ruled`): one option for settings a command rarely needs (``-c/--contract``, the judge's
+``-s/--client``), read from their owner, never restated. Where the owner lives in a module a command may not load
+before it runs (openai), its rules mapping is the owner and the defaults are given here
+(``tests/cli/test_ruled.py`` holds them to the owner's, as it holds :func:`~evalset.cli.ruled.ruled`'s)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ from evalset.params import Choice
 
 
 class SettingType(click.ParamType):
-    """``NAME=VALUE`` for one of ``names``, fields of the settings class ``owner``: the value converted and checked
-    by the field's declared rule (as :func:`ruled` builds it), in the library's words, naming the setting."""
+    """``NAME=VALUE`` for one of ``names``, fields of a settings class whose declared rules are ``rules``: the value
+    converted and checked by the field's rule (as :func:`ruled` builds it), in the library's words, naming it."""
 
     name = "NAME=VALUE"
 
-    def __init__(self, owner, names: tuple[str, ...]):
-        self.owner, self.names = owner, names
+    def __init__(self, rules: dict, names: tuple[str, ...]):
+        self.rules, self.names = rules, names
 
     def convert(self, value, param, ctx):
         if isinstance(value, tuple):
@@ -26,7 +28,7 @@ class SettingType(click.ParamType):
         key = key.strip().replace("-", "_")
         if not equals or key not in self.names:
             self.fail(f"expected NAME=VALUE, NAME one of {', '.join(self.names)}; got {value!r}", param, ctx)
-        rule = self.owner.RULES[key]
+        rule = self.rules[key]
         converter = RuleChoice(rule) if isinstance(rule, Choice) else RuleType(rule)
         try:
             return key, converter.convert(text.strip(), param, ctx)
@@ -34,12 +36,25 @@ class SettingType(click.ParamType):
             self.fail(f"{key}: {exc.message}", param, ctx)
 
 
+class SettingsOption(click.Option):
+    """An option built by :func:`settings_option`: it remembers the owner of its rules and the defaults it shows."""
+
+    def __init__(self, *args, rule_owner=None, shown_defaults: dict | None = None, **attrs):
+        super().__init__(*args, **attrs)
+        self.rule_owner, self.shown_defaults = rule_owner, shown_defaults or {}
+
+
 def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, default_note: str = "",
-                    defaults: dict[str, str] | None = None):
-    """A repeatable ``NAME=VALUE`` option for the fields of the settings class ``owner`` that ``meanings`` names
-    (each by its declared rule, :class:`SettingType`), given to the command as a dict of the settings given; a
-    setting given twice is refused. The help is ``help``, then each setting's values, its library default (with
-    ``default_note``, such as "or the set's"; ``defaults``: a command's own, as text) and its meaning."""
+                    defaults: dict[str, object] | None = None):
+    """A repeatable ``NAME=VALUE`` option for the fields of the settings class ``owner`` (or of the owner of the
+    rules mapping ``owner``, with every default in ``defaults``) that ``meanings`` names, each by its declared rule
+    (:class:`SettingType`), given to the command as a dict of the settings given; a setting given twice is refused.
+    The help is ``help``, then each setting's values, its default (the library's, with ``default_note`` such as
+    "or the set's"; or a command's own in ``defaults``; ``none``: no value, the library decides) and its meaning."""
+    rules = owner if isinstance(owner, dict) else owner.RULES
+    shown_defaults = {name: (defaults or {})[name] if name in (defaults or {}) else library_default(owner, name)
+                      for name in meanings}
+
     def collect(ctx: click.Context, param: click.Parameter, values: tuple[tuple[str, object], ...]) -> dict:
         given: dict = {}
         for key, value in values:
@@ -49,10 +64,11 @@ def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, def
         return given
 
     def shown(name: str) -> str:
-        rule = owner.RULES[name]
+        rule = rules[name]
         values = "|".join(map(str, rule.values)) if isinstance(rule, Choice) else "N"
-        default = (defaults or {}).get(name, f"{library_default(owner, name)}{default_note}")
-        return f"{name}={values} [{default}]: {meanings[name]}"
+        default = "none" if shown_defaults[name] is None else shown_defaults[name]
+        return f"{name}={values} [{default}{'' if name in (defaults or {}) else default_note}]: {meanings[name]}"
 
-    return click.option(*decls, multiple=True, type=SettingType(owner, tuple(meanings)), callback=collect,
+    return click.option(*decls, cls=SettingsOption, rule_owner=owner, shown_defaults=shown_defaults, multiple=True,
+                        type=SettingType(rules, tuple(meanings)), callback=collect,
                         help=f"{help} (repeatable). " + "; ".join(map(shown, meanings)) + ".")

@@ -17,11 +17,23 @@ RENAMED = {
     "--undefined": "-c undefined=skip|zero",
     "--unjudged": "-c unjudged=nonrelevant|condensed",
     "--trec-eval-version": "-c trec_eval_version=9|10",
+    "--concurrency": "-s concurrency=N",
+    "--rpm": "-s rpm=N",
+    "--tpm": "-s tpm=N",
+    "--timeout": "-s timeout=N",
+    "--max-retries": "-s max_retries=N",
+    "--max-invalid": "-s max_invalid=N",
+    "--structured": "-s structured=auto|on|off",
+    "--max-tokens": "-s max_tokens=N",
     "--measure": "-m/--metric",
     "--bootstrap": "--resamples",
     "--confidence": "--level",
 }
 """An old option -> its new spelling."""
+RENAMED_IN = {"grade": {"--seed": "-s seed=N"}}
+"""An old option of one command (by its name) -> its new spelling there (``--seed`` stays elsewhere)."""
+SETTINGS_OPTIONS = {"-c": "--contract, one option for the evaluation contract's settings; --help lists them",
+                    "-s": "--client, one option for the client's pace and patience; --help lists them"}
 
 
 SPLIT = {
@@ -38,12 +50,14 @@ def moved(error: click.UsageError) -> str | None:
     if isinstance(command, click.Group) and command.name in SPLIT and not isinstance(
             error, click.exceptions.NoArgsIsHelpError):  # the group alone shows its help
         return SPLIT[command.name]
-    if isinstance(error, click.NoSuchOption) and error.option_name in RENAMED:
-        name, new = error.option_name, RENAMED[error.option_name]
-        why = ("--contract, one option for the evaluation contract's settings; --help lists them"
-               if new.startswith("-c ") else "one spelling for one concept on every command")
-        return f"{name} is now {new} ({why})"
-    return None
+    if not isinstance(error, click.NoSuchOption):
+        return None
+    renamed = RENAMED | RENAMED_IN.get(command.name if command is not None else "", {})
+    if error.option_name not in renamed:
+        return None
+    name, new = error.option_name, renamed[error.option_name]
+    why = SETTINGS_OPTIONS.get(new.split()[0], "one spelling for one concept on every command")
+    return f"{name} is now {new} ({why})"
 
 
 def runnable_commands(group: click.Group, path: tuple[str, ...] = ()) -> dict[str, click.Command]:

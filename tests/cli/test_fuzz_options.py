@@ -108,10 +108,10 @@ BASES = {
     "push": Base("pool --guideline guideline.md --project proj --url {server}", service=True),
     "pull": Base("--project p --pool pool --guideline guideline.md -o labels.tsv --url {server}",
                  ("output", "gold_report"), service=True),
-    "judge grade": Base("pool --guideline guideline.md --model m -o llm.tsv --base-url {server}/v1 --max-retries 0",
+    "judge grade": Base("pool --guideline guideline.md --model m -o llm.tsv --base-url {server}/v1 -s max_retries=0",
                         ("output", "journal_path", "failures_path"), service=True),
     "judge probe": Base("pool --guideline guideline.md --human nist.qrels --model m -o probe.json "
-                        "--base-url {server}/v1 --max-retries 0", ("output", "journal_path", "failures_path"),
+                        "--base-url {server}/v1 -s max_retries=0", ("output", "journal_path", "failures_path"),
                         service=True),
     "judge recheck": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels --resamples 50 -o recheck.txt",
                           ("output",)),

@@ -9,6 +9,7 @@ import pytest
 from evalset import contract
 from evalset.cli import main
 from evalset.cli.ruled import RuledOption, library_default, ruled
+from evalset.cli.settings_option import SettingsOption
 from evalset.params import POSITIVE_INT
 
 
@@ -47,15 +48,16 @@ def owners() -> dict[str, list]:
     }
 
 
-def ruled_options() -> list[tuple[str, RuledOption]]:
-    """Every option of every command built by :func:`ruled`, with the command's name."""
+def ruled_options(kind: type = RuledOption) -> list[tuple[str, click.Option]]:
+    """Every option of every command built by :func:`ruled` (``kind``: or by :func:`settings_option`), with the
+    command's name."""
     found, context = [], click.Context(main)
 
     def walk(command: click.Command, name: str) -> None:
         if isinstance(command, click.Group):
             for sub in command.list_commands(context):
                 walk(command.get_command(context, sub), f"{name} {sub}".strip())
-        found.extend((name, param) for param in command.params if isinstance(param, RuledOption))
+        found.extend((name, param) for param in command.params if isinstance(param, kind))
 
     walk(main, "")
     return found
@@ -93,3 +95,15 @@ def test_a_choice_gives_the_value_as_declared_and_a_mapping_needs_a_default():
     assert contract.callback(None, contract, ()) == {}  # none given: the contract's, or the set's
     with pytest.raises(TypeError, match="give its default"):
         ruled({"depth": POSITIVE_INT}, "depth", "--depth")
+
+
+def test_every_settings_option_shows_its_owners_defaults_or_none():
+    named = {id(getattr(contract, name)): applied_by for name, applied_by in owners().items()}
+    options = ruled_options(SettingsOption)
+    assert {option.name for _, option in options} == {"contract", "client"}
+    for command, option in options:
+        owner = option.rule_owner
+        applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]
+        for name, shown in option.shown_defaults.items():
+            defaults = [library_default(candidate, name) for candidate in applied_by]
+            assert shown is None or shown in defaults, (command, name, shown, defaults)

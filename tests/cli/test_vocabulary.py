@@ -11,18 +11,19 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
+from evalset.cli.judge_endpoint import CLIENT_SETTINGS
 from evalset.cli.options import CONTRACT_OPTIONS
-from evalset.cli.vocabulary import RENAMED, options_of, runnable_commands
+from evalset.cli.vocabulary import RENAMED, RENAMED_IN, SETTINGS_OPTIONS, options_of, runnable_commands
 from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
-SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 18, "freeze grow": 3, "estimate": 30, "judge probe": 26,
-           "compare": 26, "judge grade": 24, "agreement": 24, "sample": 23, "judge recheck": 15, "push": 14,
+SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 18, "freeze grow": 3, "estimate": 30, "judge probe": 19,
+           "compare": 26, "judge grade": 16, "agreement": 24, "sample": 23, "judge recheck": 15, "push": 14,
            "pull": 13, "reusability": 13, "estimate select": 13, "pool": 11, "report": 10, "score": 9,
            "judge ensemble": 6, "verify": 2, "diff": 2}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
-DISTINCT = 147  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
+DISTINCT = 140  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
 
 
 def test_the_surface_only_shrinks():
@@ -37,9 +38,8 @@ def test_the_surface_only_shrinks():
 @pytest.mark.parametrize("old", sorted(RENAMED))
 def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(old):
     new = RENAMED[old]
-    option = "--contract" if new.startswith("-c ") else new.split("/")[-1]
-    why = ("--contract, one option for the evaluation contract's settings; --help lists them" if option == "--contract"
-           else "one spelling for one concept on every command")
+    option = {"-c": "--contract", "-s": "--client"}.get(new.split()[0], new.split("/")[-1])
+    why = SETTINGS_OPTIONS.get(new.split()[0], "one spelling for one concept on every command")
     offered = [path for path, command in COMMANDS.items()
                if any(option in opt.opts for opt in options_of(command))]
     assert offered, option
@@ -54,17 +54,21 @@ def test_no_command_offers_an_old_spelling_and_every_contract_setting_is_spelt_o
         spelled = {opt for option in options_of(command) for opt in option.opts}
         assert not spelled & set(RENAMED), path
         for option in options_of(command):
-            if option.name == "contract":
-                assert option.opts == ["-c", "--contract"], path
+            if option.name in ("contract", "client"):
+                assert option.opts == {"contract": ["-c", "--contract"], "client": ["-s", "--client"]}[option.name]
     assert set(CONTRACT_OPTIONS) == set(EvaluationContract.RULES)
-    assert {new.split("=")[0].removeprefix("-c ") for new in RENAMED.values() if "=" in new} == set(CONTRACT_OPTIONS)
+    assert {new.split("=")[0].removeprefix("-c ") for new in RENAMED.values() if new.startswith("-c ")} == set(
+        CONTRACT_OPTIONS)
+    assert {new.split("=")[0].removeprefix("-s ") for new in RENAMED.values() if new.startswith("-s ")} | {
+        "seed"} == set(CLIENT_SETTINGS)
 
 
 def test_the_readmes_changelog_holds_every_renamed_spelling():
     readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
     rows = dict(re.findall(r"^\| `([^`]+)`[^|]* \| (.+) \|$", readme.split("## Changelog")[1], re.MULTILINE))
-    options = {old.split()[0]: new.strip("`").replace("\\|", "|") for old, new in rows.items() if old.startswith("-")}
-    assert options == RENAMED
+    options = {old.split()[0]: new.split("`")[1].replace("\\|", "|") for old, new in rows.items()
+               if old.startswith("-")}
+    assert options == RENAMED | {"--seed": RENAMED_IN["grade"]["--seed"]}
     commands = {old.split()[0]: new for old, new in rows.items() if not old.startswith("-")}
     assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`"}
 

@@ -192,7 +192,7 @@ def test_connections_dropped_are_counted_as_connection_errors_not_timeouts(pool_
 def test_a_server_failing_with_500_leaves_nothing_final_and_the_rerun_judges_every_pair(pool_dir, tasks, tmp_path):
     out = tmp_path / "labels.tsv"
     with JudgeServer(Behaviour(faults={"server_error": 1.0})) as server:
-        failing = judge_cli(pool_dir, out, "--model", "judge-test", "--limit", "6", "--max-retries", "1",
+        failing = judge_cli(pool_dir, out, "--model", "judge-test", "--limit", "6", "-s", "max_retries=1",
                             "--base-url", server.base_url)
         assert failing.exit_code == 2, failing.output
         assert journal_rows(str(out) + ".journal.sqlite") == []  # no transport failure is final: nothing journaled

@@ -267,7 +267,7 @@ def judge_command(pool_dir, out, limit: int, concurrency: int, server) -> tuple[
     """``evalset judge`` as its own process (its command line and environment), to be stopped by a signal."""
     command = [sys.executable, "-c", "from evalset.cli import main; main()", "judge", str(pool_dir),
                "--guideline", str(GUIDELINE), "--model", "judge-test", "-o", str(out), "--limit", str(limit),
-               "--concurrency", str(concurrency), "--base-url", server.base_url]
+               "-s", f"concurrency={concurrency}", "--base-url", server.base_url]
     return command, {**os.environ, "PYTHONPATH": str(REPO)}
 
 
@@ -319,9 +319,9 @@ def test_rpm_spaces_request_starts_evenly(pool_dir, tmp_path):
 
 def test_the_cli_refuses_a_nonpositive_concurrency(pool_dir, tmp_path):
     result = CliRunner().invoke(main, ["judge", str(pool_dir), "--guideline", str(GUIDELINE), "--model", "m",
-                                       "-o", str(tmp_path / "labels.tsv"), "--concurrency", "0"])
+                                       "-o", str(tmp_path / "labels.tsv"), "-s", "concurrency=0"])
     assert result.exit_code == 2
-    assert "Invalid value for '--concurrency': must be an integer in [1, 1000], got 0" in result.output
+    assert "Invalid value for '-s' / '--client': concurrency: must be an integer in [1, 1000], got 0" in result.output
 
 
 @pytest.mark.slow

@@ -142,7 +142,7 @@ def test_pairs_without_a_grade_are_counted_as_failed_never_as_a_grade(pool_dir, 
     human = qrels_of(tmp_path / "human.qrels", pairs, 0)
     off_scale = {(pairs[0]["query"], pairs[0]["text"]): 9}  # the first pair's original: never a valid answer
     with JudgeServer(Behaviour(grades=off_scale)) as server:
-        result = probe(pool_dir, human, tmp_path / "p.json", "--size", 4, "--resamples", 200, "--max-invalid", 1,
+        result = probe(pool_dir, human, tmp_path / "p.json", "--size", 4, "--resamples", 200, "-s", "max_invalid=1",
                        "--price-in", 1, base_url=server.base_url)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "p.json").read_text())

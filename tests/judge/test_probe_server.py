@@ -49,7 +49,7 @@ def probed(pool_dir, tasks, nist, shared_data, tmp_path_factory):
     with JudgeServer(behaviour) as server:
         args = ["judge", "probe", str(pool_dir), "--guideline", str(GUIDELINE), "--human",
                 str(shared_data / "dl19" / "qrels.txt"), "-o", str(out), "--model", "judge-test", "--base-url",
-                server.base_url, "--concurrency", "16", "--resamples", "2000", "--seed", "5"]
+                server.base_url, "-s", "concurrency=16", "--resamples", "2000", "--seed", "5"]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
         again = CliRunner().invoke(main, args)  # resumed from the journal: nothing asked again

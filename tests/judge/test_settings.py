@@ -37,27 +37,27 @@ def test_the_command_applies_the_same_rule(tmp_path, shared_data):
     result = CliRunner().invoke(main, ["judge", "probe", str(tmp_path / "pool"), "--guideline",
                                        str(REPO / "guidelines" / "relevance-v2.md"), "--model", "m", "--human",
                                        str(shared_data / "dl19" / "qrels.txt"), "-o", str(tmp_path / "probe.json"),
-                                       "--max-retries", "-1"])
+                                       "-s", "max_retries=-1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert result.output == ("evalset: error: Invalid value for '--max-retries': must be a non-negative integer, "
-                             "got -1\n")
+    assert result.output == ("evalset: error: Invalid value for '-s' / '--client': max_retries: must be a "
+                             "non-negative integer, got -1\n")
 
 
 @pytest.mark.parametrize("command", [["judge", "grade"], ["judge", "probe"]])
 @pytest.mark.parametrize(("option", "value", "said"), [
-    ("--concurrency", 0, "must be an integer in [1, 1000], got 0"),
-    ("--concurrency", HUGE, f"must be an integer in [1, 1000], got {HUGE}"),
-    ("--rpm", 0, "must be a number > 0, got 0.0"),
-    ("--tpm", "inf", "must be a number > 0, got inf"),
-    ("--timeout", "nan", "must be a number in (0, 86400], got nan"),
-    ("--timeout", "1e9", "must be a number in (0, 86400], got 1000000000.0"),
-    ("--max-retries", "x", "must be a non-negative integer, got 'x'"),
-    ("--max-invalid", -1, "must be a non-negative integer, got -1"),
-    ("--max-tokens", 0, "must be a positive integer, got 0"),
-    ("--structured", "maybe", not_one_of("maybe", "auto", "on", "off")),
+    ("-s", "concurrency=0", "concurrency: must be an integer in [1, 1000], got 0"),
+    ("-s", f"concurrency={HUGE}", f"concurrency: must be an integer in [1, 1000], got {HUGE}"),
+    ("-s", "rpm=0", "rpm: must be a number > 0, got 0.0"),
+    ("-s", "tpm=inf", "tpm: must be a number > 0, got inf"),
+    ("-s", "timeout=nan", "timeout: must be a number in (0, 86400], got nan"),
+    ("-s", "timeout=1e9", "timeout: must be a number in (0, 86400], got 1000000000.0"),
+    ("-s", "max_retries=x", "max_retries: must be a non-negative integer, got 'x'"),
+    ("-s", "max_invalid=-1", "max_invalid: must be a non-negative integer, got -1"),
+    ("-s", "max_tokens=0", "max_tokens: must be a positive integer, got 0"),
+    ("-s", "structured=maybe", "structured: " + not_one_of("maybe", "auto", "on", "off")),
     ("--price-in", -1, "must be a number > 0, got -1.0"),
     ("--price-out", "nan", "must be a number > 0, got nan"),
-    ("--seed", -1, "must be a non-negative integer, got -1"),
+    ("-s", "seed=-1", "seed: must be a non-negative integer, got -1"),
 ])
 def test_every_endpoint_option_off_its_rule_is_refused_naming_it(command, option, value, said):
     assert refusal(command, option, value) == said
