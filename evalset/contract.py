@@ -297,3 +297,5 @@ HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
 """evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
 SCORE_RULES: dict[str, Constraint] = {"max_retrieved": POSITIVE_INT}
 """evalset.scoring.score_runs."""
+EXPLAIN_RULES: dict[str, Constraint] = {"depth": DEPTH, "epsilon": Interval(float, 0), "top": NON_NEGATIVE_INT}
+"""evalset.comparing.explain_runs (epsilon: the largest per-query difference that is no change)."""

@@ -11,7 +11,8 @@ from evalset.cli.compare import compare
 from evalset.cli.estimate import estimate
 from evalset.cli.estimate_select import select_command
 from evalset.cli.freeze import freeze
-from evalset.comparing import explain_comparisons, holes_pool
+from evalset.cli.holes import holes
+from evalset.comparing import holes_pool
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.estimate import estimate_runs, select_from_pool, select_slice
 from evalset.estimate.simulate import simulate
@@ -30,14 +31,14 @@ def option_default(command, name: str):
 
 def test_a_library_function_defaults_to_the_value_its_command_shows():
     pairs = [(select_slice, "seed", select_command, "seed"), (select_from_pool, "seed", select_command, "seed"),
-             (simulate, "seed", estimate, "seed"), (explain_comparisons, "seed", compare, "seed"),
-             (holes_pool, "seed", compare, "seed"), (agreement_report, "seed", agreement_command, "seed"),
+             (simulate, "seed", estimate, "seed"), (holes_pool, "seed", holes, "seed"),
+             (agreement_report, "seed", agreement_command, "seed"),
              (agreement_report, "measure", agreement_command, "measure"),
              (SetContract, "headline", freeze, "headline")]
     for function, parameter, command, option in pairs:
         assert default(function, parameter) == option_default(command, option), (function.__name__, parameter)
-    assert {option_default(command, "seed") for command in (select_command, estimate, compare, agreement_command)} == {
-        DEFAULT_SEED}
+    commands = (select_command, estimate, compare, holes, agreement_command)
+    assert {option_default(command, "seed") for command in commands} == {DEFAULT_SEED}
 
 
 def test_the_slice_is_drawn_with_the_default_seed_of_every_resampling():

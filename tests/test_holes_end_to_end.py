@@ -44,7 +44,7 @@ def workflow(tmp_path_factory):
         "--sets-dir", root / "sets", "--plan", "bm25base_p:idst_bert_p1")
     frozen = root / "sets" / "bm25" / "v1"
     runs = [RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz"]
-    cli("compare", "--set", frozen, *runs, "--holes", root / "holes")
+    cli("holes", "--set", frozen, *runs, "-o", root / "holes")
     cli("estimate", "select", root / "holes", "--documents", "25%", "--seed", 3, "--holes", frozen,
         "-o", root / "sample")
     drawn = nist_grades(read_pool_pairs(root / "sample" / "pool.tsv"), root / "sample.qrels")
@@ -130,8 +130,8 @@ def test_a_precision_the_holes_cannot_reach_or_runs_that_do_not_match_the_pool_a
         f"evalset: error: {root / 'holes' / 'pool.tsv'}: 78 pairs of the pool are not holes of the runs given in "
         "their top 10 (156493 8273011 first)")
     assert cli(*base, *both, "--runs", RUNS / "p_bert.run.gz", "--precision", 0.01, code=2).endswith(
-        "holes of the runs given that the pool lacks: p_bert (88); pool these runs' holes (compare --set SET ... "
-        "--holes DIR) and draw from that pool\n")
+        "holes of the runs given that the pool lacks: p_bert (88); pool these runs' holes (evalset holes --set SET "
+        "... -o DIR) and draw from that pool\n")
     assert "give one of --documents (a budget) or --precision" in cli(*base, *both, "--precision", 0.01,
                                                                       "--documents", 20, code=2)
     assert not (tmp_path / "s").exists()
@@ -149,7 +149,7 @@ def test_score_on_the_set_says_each_runs_holes_and_what_they_could_cost(workflow
         "bm25base_p    0 of 430            0.6741             0.6741",
         "idst_bert_p1  230 of 430 (53.5%)  0.5582             0.9053"]
     assert lines[start + 4].startswith("a run's full-judgment score lies between the two; estimate it from a graded "
-                                       f"sample of its holes: evalset compare --set {frozen} BASELINE RUN")
+                                       f"sample of its holes: evalset holes --set {frozen} BASELINE RUN -o DIR")
     holes = read_pool_pairs(root / "holes" / "pool.tsv")
     filled = tmp_path / "filled.qrels"
     filled.write_text((frozen / "qrels.txt").read_text() + "".join(

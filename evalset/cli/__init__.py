@@ -77,6 +77,12 @@ COMMANDS = {
     "compare": Entry("compare", "compare", "Compare candidate runs against a baseline, per query, with a verdict.",
                      "evalset compare --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                      "data/dl19/runs/idst_bert_p1.run.gz", "docs/compare.md"),
+    "explain": Entry("explain", "explain", "Why each query moved between a baseline and candidates (no test made).",
+                     "evalset explain --qrels data/dl19/nist.qrels data/dl19/runs/bm25base_p.run.gz "
+                     "data/dl19/runs/idst_bert_p1.run.gz --top 5", "docs/compare.md"),
+    "holes": Entry("holes", "holes", "The unjudged documents that could flip a comparison, as a pool to judge.",
+                   "evalset holes --qrels data/dl19/nist.qrels data/dl19/runs/bm25base_p.run.gz "
+                   "data/dl19/runs/idst_bert_p1.run.gz --depth 30 -o holes", "docs/compare-holes.md"),
     "reusability": Entry("reusability", "reusability_command",
                          "Leave each run (group) out of the pool: what a new system would lose to the holes.",
                          "evalset reusability --qrels data/dl19/nist.qrels data/dl19/runs --depth 10 "

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric
+from evalset.cli.options import contract_options, evaluation_from_options, one_metric
 from evalset.cli.ruled import format_option, ruled
 from evalset.comparing.spec import CompareSpec
 from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
@@ -28,26 +28,15 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 @ruled(CompareSpec, "permutations", "--permutations", help="Random sign flips (permutations of many systems).")
 @ruled(CompareSpec, "seed", "--seed", help="Seed of every resampling.")
 @format_option(COMPARE_FORMATS, help="Output format (tsv: the matrix of adjusted p-values of --all or --baseline).")
-@click.option("--why", is_flag=True, help="Classify each query's change: relevant documents lost, rescued, promoted, "
-                                          "demoted; an unjudged document entering; a tie artefact.")
-@click.option("--holes", "holes_folder", type=click.Path(), metavar="DIR",
-              help="Find the unjudged documents of the top k, bound the difference if they were judged, and write "
-                   "them as a pool folder (pool.tsv, pool_sources.tsv, pool.json) for push or judge.")
-@ruled(CompareSpec, "depth", "--depth", metavar="K", help="The top k of judged@k, of the holes' bound, of --why and "
-                                                     "--holes [default: the metric's cutoff].")
+@ruled(CompareSpec, "depth", "--depth", metavar="K", help="The top k of judged@k and of the holes' bound [default: "
+                                                     "the metric's cutoff].")
 @click.option("--accept-holes", is_flag=True, help="Keep the verdict as judged when unjudged documents of the top k "
                                                    "could flip it (said in the output).")
 @ruled(CompareSpec, "interval", "--interval", help="The bootstrap interval of the mean difference.")
 @ruled(CompareSpec, "primary_test", "--test", "primary_test",
        help="The primary test the verdict rests on, with the interval.")
-@click.option("--queries", type=click.Path(), help="Queries (queries.tsv or topics): with stratum and stratum_share "
-                                                   "columns the strata of a traffic-weighted verdict; the texts "
-                                                   "--why shows; with --holes and --corpus the tasks of tasks.jsonl.")
-@click.option("--corpus", type=click.Path(), help="With --holes and --queries: document texts for tasks.jsonl.")
-@ruled(CompareSpec, "epsilon", "--epsilon", help="With --why: the largest per-query difference that is no change "
-                                             "[default: 1e-9].")
-@ruled(CompareSpec, "top", "--top", metavar="N", help="With --why: the text shows the N queries that changed most "
-                                                  "[default: every one; JSON keeps all].")
+@click.option("--queries", type=click.Path(), help="Queries (queries.tsv or topics) with stratum and stratum_share "
+                                                   "columns: the strata of a traffic-weighted verdict.")
 @click.option("--all", "all_pairs", is_flag=True, help="Many systems: every pair of the runs given (files or folders, "
                                                        "BASELINE among them), family-wise corrected.")
 @click.option("--baseline", "baseline_name", metavar="NAME", help="Many systems: every other run given against the "
@@ -55,10 +44,9 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 @ruled(CompareSpec, "correction", "--correction",
        help="With --all or --baseline: randomised Tukey HSD (max-statistic permutation test), or Holm or "
             "Bonferroni on paired permutation p-values [default: tukey].")
-@force_option("--holes")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
-            exploratory, alpha, permutations, seed, output_format, why, holes_folder, depth, accept_holes, interval,
-            primary_test, queries, corpus, epsilon, top, all_pairs, baseline_name, correction, force):
+            exploratory, alpha, permutations, seed, output_format, depth, accept_holes, interval, primary_test, queries,
+            all_pairs, baseline_name, correction):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict rests on a paired permutation test at the Bonferroni threshold alpha/planned and on a bootstrap
@@ -71,7 +59,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     "How a verdict is decided".
     With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
     the set's comparison log, and the threshold counts every distinct comparison made on that split.
-    --why and --holes explain each comparison (docs/compare.md, docs/compare-holes.md).
+    Why each query moved: `evalset explain`; the holes of the top k as a pool to judge: `evalset holes`.
     With --all (every pair) or --baseline NAME (every run against NAME) the runs given are compared at once under
     a family-wise correction (--correction): the runs by mean with their groups, the adjusted p-values
     (docs/compare-many.md).
@@ -82,27 +70,11 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
         raise click.UsageError("Missing argument 'CANDIDATES...': give a run to compare with BASELINE, or --all")
     if Path(baseline).is_dir() and not (all_pairs or baseline_name):
         raise click.BadParameter(f"File {baseline!r} is a directory.", param_hint="'BASELINE'")
-    if force and holes_folder is None:
-        raise click.UsageError("--force replaces the --holes pool folder: give --holes DIR too")
     spec = CompareSpec(metric=metric, planned=planned, exploratory=exploratory, alpha=alpha, permutations=permutations,
                        seed=seed, depth=depth, accept_holes=accept_holes, interval=interval, primary_test=primary_test,
-                       strata=queries, why=why, epsilon=epsilon, top=top, holes=holes_folder, corpus=corpus,
-                       all_pairs=all_pairs, baseline=baseline_name, correction=correction)
+                       strata=queries, all_pairs=all_pairs, baseline=baseline_name, correction=correction)
     runs = (baseline, *candidates)
-    if holes_folder is not None:
-        from evalset.io.outputs import check_outputs
-        from evalset.io.poolfiles import POOL_FILES
-
-        check_outputs({}, {"--qrels": qrels_path, "BASELINE": baseline, "CANDIDATES": candidates, "--set": set_path,
-                           "--queries": queries, "--corpus": corpus},
-                      folders={"--holes": (holes_folder, POOL_FILES)}, force=force)
-    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract,
-                                         () if spec.reads_top_k else runs)
+    evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)
     from evalset.comparing import make_comparisons
 
-    result = make_comparisons(evaluation, runs, spec)
-    written = [] if spec.many else result.write(replace=force)  # before printing: a closed stdout loses no pool
-    emit(result, output_format)
-    if output_format != "json":
-        for path in written:
-            click.echo(f"wrote {path}")
+    emit(make_comparisons(evaluation, runs, spec), output_format)

@@ -30,8 +30,15 @@ RENAMED = {
     "--confidence": "--level",
 }
 """An old option -> its new spelling."""
-RENAMED_IN = {"grade": {"--seed": "-s seed=N"}}
+RENAMED_IN = {
+    "grade": {"--seed": "-s seed=N"},
+    "compare": {"--why": "`evalset explain` (the same runs and --qrels or --set)",
+                "--epsilon": "`evalset explain --epsilon`", "--top": "`evalset explain --top`",
+                "--holes": "`evalset holes` (the same runs and --qrels or --set, -o DIR)",
+                "--corpus": "`evalset holes --corpus`", "--force": "`evalset holes --force`"},
+}
 """An old option of one command (by its name) -> its new spelling there (``--seed`` stays elsewhere)."""
+ONE_JOB = "one command, one job"
 SETTINGS_OPTIONS = {"-c": "--contract, one option for the evaluation contract's settings; --help lists them",
                     "-s": "--client, one option for the client's pace and patience; --help lists them"}
 
@@ -56,7 +63,8 @@ def moved(error: click.UsageError) -> str | None:
     if error.option_name not in renamed:
         return None
     name, new = error.option_name, renamed[error.option_name]
-    why = SETTINGS_OPTIONS.get(new.split()[0], "one spelling for one concept on every command")
+    why = SETTINGS_OPTIONS.get(new.split()[0], ONE_JOB if new.startswith("`") else
+                               "one spelling for one concept on every command")
     return f"{name} is now {new} ({why})"
 
 

@@ -1,5 +1,5 @@
-"""``evalset compare``: a baseline against candidates with a verdict (:mod:`evalset.comparing.compare`), and behind
-a comparison (``--holes`` and ``--why``) what the judgments do not know and why each query moved.
+"""``evalset compare``: a baseline against candidates with a verdict (:mod:`evalset.comparing.compare`); and behind
+a comparison, ``evalset holes`` (what the judgments do not know) and ``evalset explain`` (why each query moved).
 
 - :mod:`evalset.comparing.spec`: what a comparison is asked (:class:`CompareSpec`), its rules declared once.
 - :mod:`evalset.comparing.compare`: the comparisons in their family, with the per-query values they rest on.
@@ -8,8 +8,8 @@ a comparison (``--holes`` and ``--why``) what the judgments do not know and why 
   each document with its grade (or unjudged).
 - :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
   over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.
-- :mod:`evalset.comparing.explain`: both added to ``compare``'s comparisons, printed and as JSON;
-  :func:`make_comparisons`, the command's one call.
+- :mod:`evalset.comparing.explain`: the three commands' one call each: :func:`make_comparisons` (compare),
+  :func:`explain_runs` (explain), :func:`compare_with_holes` (holes), and their printed forms.
 - :mod:`evalset.comparing.many`: many systems at once (``--all``, ``--baseline``): every pair or every run against
   one, family-wise corrected (randomised Tukey HSD, Holm, Bonferroni), with the groups of runs not distinguishable.
 - :mod:`evalset.comparing.movement`: each query's change classified (relevant documents lost, rescued, promoted,
@@ -20,7 +20,8 @@ from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
     "evalset.comparing.compare": ("Comparisons", "compare_runs"),
-    "evalset.comparing.explain": ("ExplainedComparisons", "explain_comparisons", "make_comparisons"),
+    "evalset.comparing.explain": ("ComparisonsWithHoles", "Explanations", "explain_runs", "compare_with_holes",
+                                  "make_comparisons"),
     "evalset.comparing.holes": ("ComparisonHoles", "HolesPool", "comparison_holes", "format_holes", "holes_pool"),
     "evalset.comparing.many": ("ManyComparisons", "PairVerdict", "compare_many"),
     "evalset.comparing.movement": ("MOVEMENT_CLASSES", "QueryMovements", "query_movements"),

@@ -36,7 +36,15 @@ from evalset.comparing.holes import ComparisonHoles, comparison_holes
 from evalset.comparing.setlog import record_comparison, refuse_unlogged, set_family
 from evalset.comparing.spec import CompareSpec
 from evalset.errors import InputError
-from evalset.evaluation import Evaluation, PerQuery, input_notes, judged_count, missing_queries, per_query_values
+from evalset.evaluation import (
+    Evaluation,
+    PerQuery,
+    input_notes,
+    judged_count,
+    missing_queries,
+    per_query_values,
+    unusual_grades_note,
+)
 from evalset.evaluation.values import Runs
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
@@ -67,6 +75,12 @@ class Comparisons:
     def weights(self, result: Comparison) -> pd.Series | None:
         """The per-query weights of ``result``'s headline (None: uniform)."""
         return _headline_weights(self.per_query, result, self.strata)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """The JSON of ``compare``: one object per comparison, with its ``holes`` where they were bounded."""
+        bounds = self.holes or [None] * len(self.results)
+        return [result.to_dict() | ({"holes": bound.to_dict()} if bound is not None else {})
+                for result, bound in zip(self.results, bounds, strict=True)]
 
     def to_text(self) -> str:
         """The comparisons one after the other, and the contract overridden, if it was."""
@@ -124,7 +138,8 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                          bound_holes, defaulted=None if measure.cutoff or depth else k, read=read)
         results.append(result)
         holes.append(bound)
-    return Comparisons(results, values, holes, strata, notes)
+    grades = unusual_grades_note(evaluation)
+    return Comparisons(results, values, holes, strata, [*notes, *([grades] if grades else [])])
 
 
 def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, Any], k: int, policy: str,

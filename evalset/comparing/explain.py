@@ -1,12 +1,14 @@
-"""What ``evalset compare --why`` and ``--holes`` add to the comparisons: the movements and holes of each, the
-holes' pool folder, and their printed forms (JSON: each comparison's object gains ``movement`` and ``holes``)."""
+"""The three jobs of the comparing room, one call each: ``evalset compare`` (:func:`make_comparisons`: the
+comparisons and their verdicts), ``evalset explain`` (:func:`explain_runs`: why each query moved, no test) and
+``evalset holes`` (:func:`compare_with_holes`: the comparisons with the unjudged documents of their top k, the range
+of each difference over extreme fills of them, and the pool folder that settles them), with their printed forms."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -15,102 +17,123 @@ from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes
 from evalset.comparing.many import ManyComparisons, compare_many
 from evalset.comparing.movement import TOLERANCE, QueryMovements, query_movements
 from evalset.comparing.spec import CompareSpec
-from evalset.contract import DEFAULT_SEED
-from evalset.evaluation import Evaluation, unusual_grades_note
-from evalset.io.queries import read_queries
+from evalset.contract import EXPLAIN_RULES
+from evalset.errors import InputError
+from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values, unusual_grades_note
 from evalset.io.trec import expand_run_paths, read_run
+from evalset.params import settings_of, validate_params
 from evalset.pooling import write_pool
 
 
 @dataclass(frozen=True)
-class ExplainedComparisons:
-    """The comparisons, and (when asked) each one's movements, each one's holes, and the holes' pool."""
+class ComparisonsWithHoles:
+    """The comparisons, each one's holes, and the holes' pool (``evalset holes``)."""
 
     comparisons: Comparisons
-    movements: list[QueryMovements] | None = None
-    holes: list[ComparisonHoles] | None = None
-    pool: HolesPool | None = None
+    holes: list[ComparisonHoles]
+    pool: HolesPool
 
     def write(self, *, replace: bool = False) -> list[str]:
         """Write the holes' pool folder (nothing when there is none; an existing non-empty folder is refused unless
         ``replace``, :func:`~evalset.pooling.write_pool`); returns the paths written."""
-        if self.pool is None or self.pool.build is None:
+        if self.pool.build is None:
             return []
         return write_pool(self.pool.build, self.pool.folder, replace=replace)
 
     def to_dict(self) -> list[dict[str, Any]]:
-        """The JSON of ``compare``: one object per comparison, with ``movement`` and ``holes`` when asked."""
-        documents = []
-        for index, result in enumerate(self.comparisons.results):
-            document = result.to_dict()
-            if self.movements is not None:
-                document["movement"] = self.movements[index].to_dict()
-            bound = (self.holes or self.comparisons.holes or [None] * (index + 1))[index]
-            if bound is not None:
-                document["holes"] = bound.to_dict() | ({"pool": self.pool.to_dict()} if self.pool else {})
-            documents.append(document)
-        return documents
+        """The JSON of ``holes``: one object per comparison, with its ``holes`` and their pool."""
+        return [result.to_dict() | {"holes": bound.to_dict() | {"pool": self.pool.to_dict()}}
+                for result, bound in zip(self.comparisons.results, self.holes, strict=True)]
 
     @property
     def notes(self) -> list[str]:
-        """The comparisons' notes (missing queries), and the note on unusual grades in the judgments, if any."""
-        note = unusual_grades_note(self.comparisons.evaluation)
-        return [*self.comparisons.notes, *([note] if note else [])]
+        """The comparisons' notes (missing queries, unusual grades)."""
+        return self.comparisons.notes
 
     def to_text(self) -> str:
-        """The comparisons as ``compare`` prints them, then the movements, then the holes and their pool."""
-        parts = [self.comparisons.to_text()]
-        parts += [m.to_text() for m in self.movements or ()]
-        if self.holes is not None:
-            parts.append(format_holes(self.holes, self.pool))
-        return "\n\n".join(parts)
+        """The comparisons as ``compare`` prints them, then the holes and their pool."""
+        return "\n\n".join([self.comparisons.to_text(), format_holes(self.holes, self.pool)])
 
 
-def explain_comparisons(comparisons: Comparisons, run_files: Mapping[str, str | os.PathLike], *,
-                        runs: Mapping[str, pd.DataFrame] | None = None, why: bool = False,
-                        holes_folder: str | os.PathLike | None = None, depth: int | None = None,
-                        queries: str | None = None, corpus: str | None = None,
-                        seed: int = DEFAULT_SEED, epsilon: float | None = None,
-                        top: int | None = None) -> ExplainedComparisons:
-    """Classify each comparison's queries (``why``) and find its holes and their pool (``holes_folder``; with
-    ``queries`` and ``corpus`` the pool has tasks; ``seed`` is its judging order's). ``run_files`` are the runs
-    compared, ``runs`` the same read whole (read here when not given; only ``why`` and ``holes_folder`` need their
-    top k). ``queries`` also gives ``why`` its query texts; ``epsilon`` (None: :data:`TOLERANCE`) and ``top`` are
-    :func:`evalset.comparing.query_movements`'s. Writes nothing."""
-    if not why and holes_folder is None:
-        return ExplainedComparisons(comparisons)
-    if runs is None:
-        runs = {name: read_run(path) for name, path in run_files.items()}
+def compare_with_holes(evaluation: Evaluation, runs: Sequence[str | os.PathLike], folder: str | os.PathLike, *,
+               spec: CompareSpec | None = None, corpus: str | os.PathLike | None = None,
+               **options: Any) -> ComparisonsWithHoles:
+    """``evalset holes``: ``runs`` (files or folders, the first the baseline) compared as ``spec`` (or the
+    :class:`~evalset.comparing.spec.CompareSpec` of ``options``) asks, each comparison's holes in the top k bounded,
+    and their pool folder ``folder`` made (with ``corpus`` and the spec's queries, its tasks; the judging order
+    seeded by the spec's seed). Writes nothing: :meth:`ComparisonsWithHoles.write`."""
+    spec = settings_of(CompareSpec, spec, options)
+    if spec.many:
+        raise InputError("the holes are a baseline's and its candidates': give no --all or --baseline")
+    run_files = expand_run_paths(runs)
+    read = {name: read_run(path) for name, path in run_files.items()}  # the top k is read: each file once, whole
+    comparisons = compare_runs(evaluation, read, spec=spec, bound_holes=True)
     values, results = comparisons.per_query, comparisons.results
-    movements = None
-    if why:
-        texts = read_queries(queries) if queries is not None else None
-        movements = [query_movements(values, runs, result, depth, queries=texts,
-                                     epsilon=TOLERANCE if epsilon is None else epsilon, top=top)
-                     for result in results]
-    if holes_folder is None:
-        return ExplainedComparisons(comparisons, movements)
-    holes = [bound if bound is not None else comparison_holes(values, runs, result, depth, comparisons.weights(result))
+    holes = [bound if bound is not None else comparison_holes(values, read, result, spec.depth,
+                                                              comparisons.weights(result))
              for bound, result in zip(comparisons.holes or [None] * len(results), results, strict=True)]
-    # with why, the query texts alone are for the movements; the pool's tasks need the corpus too
-    tasks_queries = queries if corpus is not None or not why else None
-    pool = holes_pool(values.evaluation, runs, run_files, holes, holes_folder, queries=tasks_queries, corpus=corpus,
-                      seed=seed)
-    return ExplainedComparisons(comparisons, movements, holes, pool)
+    pool = holes_pool(values.evaluation, read, run_files, holes, folder, queries=spec.strata, corpus=corpus,
+                      seed=spec.seed)
+    return ComparisonsWithHoles(comparisons, holes, pool)
+
+
+class _Pair(NamedTuple):
+    """What :func:`~evalset.comparing.query_movements` reads of a comparison: its runs and its metric."""
+
+    baseline: str
+    candidate: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class Explanations:
+    """What ``evalset explain`` finds: each candidate's per-query movements against the baseline, and notes."""
+
+    movements: list[QueryMovements]
+    notes: list[str]
+
+    def to_text(self) -> str:
+        """Each comparison's movements, as ``explain`` prints them."""
+        return "\n\n".join(movement.to_text() for movement in self.movements)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """The JSON of ``explain``: one object per candidate, its runs and metric beside its movements."""
+        return [{"baseline": m.baseline, "candidate": m.candidate, "metric": m.metric, **m.to_dict()}
+                for m in self.movements]
+
+
+@validate_params(EXPLAIN_RULES)
+def explain_runs(evaluation: Evaluation, runs: Sequence[str | os.PathLike] | Mapping[str, pd.DataFrame], *,
+                 metric: str | None = None, depth: int | None = None,
+                 queries: str | os.PathLike | pd.DataFrame | None = None, epsilon: float | None = None,
+                 top: int | None = None) -> Explanations:
+    """``evalset explain``: why each query of the first run (the baseline) against each other one moved on
+    ``metric`` (default: the headline), in the top ``depth`` (default: its cutoff), as
+    :func:`~evalset.comparing.query_movements` classifies it (``queries``: their texts; ``epsilon``, None:
+    :data:`~evalset.comparing.movement.TOLERANCE`; ``top``: the queries the text shows). No test is made and,
+    on a set, nothing logged: an explanation is no comparison. A judged query a run lacks follows the contract's
+    ``missing`` (:func:`evalset.evaluation.missing_queries`)."""
+    named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
+    read = {name: run if isinstance(run, pd.DataFrame) else read_run(run) for name, run in named.items()}
+    metric = metric or evaluation.headline
+    values = per_query_values(evaluation, read, [metric])
+    lacking = missing_queries(values, named)
+    baseline, *candidates = values.runs
+    if not candidates:
+        raise InputError(f"no candidate run to explain against the baseline {baseline}")
+    movements = [query_movements(values, read, _Pair(baseline, candidate, metric), depth, queries=queries,
+                                 epsilon=TOLERANCE if epsilon is None else epsilon, top=top)
+                 for candidate in candidates]
+    note = unusual_grades_note(evaluation)
+    return Explanations(movements, [*missing_notes(values, lacking, "left out of its movements"),
+                                    *([note] if note else [])])
 
 
 def make_comparisons(evaluation: Evaluation, runs: Sequence[str | os.PathLike], spec: CompareSpec
-            ) -> ExplainedComparisons | ManyComparisons:
+                     ) -> Comparisons | ManyComparisons:
     """``evalset compare``: ``runs`` (files or folders; the first is the baseline unless ``spec`` compares many
-    systems at once) compared as ``spec`` asks, with what ``--why`` and ``--holes`` add (the pool is not written:
-    :meth:`ExplainedComparisons.write`)."""
+    systems at once) compared as ``spec`` asks."""
     run_files = expand_run_paths(runs)
     if spec.many:
         return compare_many(evaluation, run_files, spec=spec)
-    # --why and --holes read the runs' top k: each file is then read once, whole; else big files stream
-    read = {name: read_run(path) for name, path in run_files.items()} if spec.reads_top_k else None
-    comparisons = compare_runs(evaluation, read or run_files, spec=spec,
-                               bound_holes=True if spec.holes is not None else None)
-    return explain_comparisons(comparisons, run_files, runs=read, why=spec.why, holes_folder=spec.holes,
-                               depth=spec.depth, queries=spec.strata, corpus=spec.corpus, seed=spec.seed,
-                               epsilon=spec.epsilon, top=spec.top)
+    return compare_runs(evaluation, run_files, spec=spec)

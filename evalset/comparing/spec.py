@@ -1,5 +1,6 @@
-"""What a comparison is asked, as one frozen value that checks itself: the options of ``evalset compare`` and the
-keyword arguments of :func:`evalset.comparing.compare_runs` and :func:`evalset.comparing.compare_many` alike.
+"""What a comparison is asked, as one frozen value that checks itself: the options of ``evalset compare`` (and of
+``evalset holes``, whose comparisons are the same) and the keyword arguments of :func:`evalset.comparing.compare_runs`
+and :func:`evalset.comparing.compare_many` alike.
 
 Each field's rule is declared once in :attr:`CompareSpec.RULES` (the command line builds its options from it,
 :func:`evalset.cli.ruled.ruled`); the rules between fields are :meth:`CompareSpec.__post_init__`'s. This module
@@ -8,7 +9,6 @@ loads nothing heavy, so that a command reads its rules before the statistics loa
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,12 +21,10 @@ from evalset.params import (
     PROBABILITY,
     RESAMPLES,
     Choice,
-    Interval,
     check_fields,
 )
 
-SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory", "why": "--why", "holes": "--holes",
-               "corpus": "--corpus", "epsilon": "--epsilon", "top": "--top"}
+SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory"}
 """The fields of a baseline-against-candidates comparison that many systems compared at once have no use for."""
 
 
@@ -48,10 +46,6 @@ class CompareSpec:
         The bootstrap interval of the mean difference and the test the verdict rests on.
     strata
         Queries (a file or a frame with ``stratum`` and ``stratum_share``): a traffic-weighted verdict on qrels.
-    why, epsilon, top
-        Explain each query's change; the largest difference that is no change (None: 1e-9); the queries shown.
-    holes, corpus
-        The pool folder of the top k's unjudged documents, and the document texts of its tasks.
     all_pairs, baseline, correction
         Many systems: every pair (``all_pairs``) or every run against the run named ``baseline``, under
         ``correction`` (None: tukey).
@@ -68,19 +62,13 @@ class CompareSpec:
     interval: str = "bca"
     primary_test: str = "permutation"
     strata: Any = None
-    why: bool = False
-    epsilon: float | None = None
-    top: int | None = None
-    holes: str | os.PathLike | None = None
-    corpus: str | os.PathLike | None = None
     all_pairs: bool = False
     baseline: str | None = None
     correction: str | None = None
 
     RULES: ClassVar[dict] = {"planned": POSITIVE_INT, "alpha": PROBABILITY, "permutations": RESAMPLES,
                              "seed": NON_NEGATIVE_INT, "depth": DEPTH, "interval": Choice(BOOTSTRAP_INTERVALS),
-                             "primary_test": Choice(PRIMARY_TESTS), "epsilon": Interval(float, 0),
-                             "top": NON_NEGATIVE_INT, "correction": Choice(CORRECTIONS)}
+                             "primary_test": Choice(PRIMARY_TESTS), "correction": Choice(CORRECTIONS)}
 
     def __post_init__(self) -> None:
         check_fields(self, self.RULES)
@@ -95,19 +83,8 @@ class CompareSpec:
                                  f"give one of them without {', '.join(given)}")
         elif self.correction is not None:
             raise InputError("--correction is for many systems at once: give --all or --baseline NAME")
-        if self.corpus is not None and self.holes is None:
-            raise InputError("--corpus gives the document texts of the --holes pool: give --holes DIR too")
-        for name in ("epsilon", "top"):
-            if getattr(self, name) is not None and not self.why:
-                raise InputError(f"--{name} is read by --why: give --why too")
 
     @property
     def many(self) -> bool:
         """Many systems at once (``--all`` or ``--baseline``), rather than a baseline against candidates."""
         return self.all_pairs or self.baseline is not None
-
-    @property
-    def reads_top_k(self) -> bool:
-        """--why or --holes: the runs' top k are read, so each run is read once, whole (else big files stream)."""
-        return self.why or self.holes is not None
-

@@ -25,7 +25,7 @@ Conventions
   to judge), a budget of every hole or more (judge them all), a human grade for an undrawn hole or a pair outside
   the pool, a drawn hole without one, an LLM grade missing for a pair of the pool (the document design's checks).
 - **From the command line** (:func:`holes_estimate`: ``evalset estimate --design documents --set SET --sample
-  OUT``), the holes are the pool of ``compare --set ... --holes DIR`` and the sample the record of ``estimate
+  OUT``), the holes are the pool of ``evalset holes --set ... -o DIR`` and the sample the record of ``estimate
   select DIR --documents B|P%`` (its own inclusion probabilities, the runs' ranks as priors): every pair of the
   record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and every hole
   of every run given must be in the record at its depth (a run pooled with other runs, or a set changed since,
@@ -204,8 +204,8 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
                          "draw it from the holes' pool of this set with `evalset estimate select DIR --documents B "
                          "--holes SET`", os.fspath(sample_path))
     judged = judged_pairs(evaluation.qrels)
-    refuse_judged(record.pairs, judged, "sample", "; draw it from the holes' pool (evalset compare --set SET ... "
-                  "--holes DIR, then estimate select DIR --documents)", os.fspath(sample_path))
+    refuse_judged(record.pairs, judged, "sample", "; draw it from the holes' pool (evalset holes --set SET ... "
+                  "-o DIR, then estimate select DIR --documents)", os.fspath(sample_path))
     holes = find_holes(evaluation.qrels, runs, record.depth, contract.ties)
     shown = holes_outside(holes, record.pairs)
     if shown:

@@ -99,8 +99,8 @@ def sized_probabilities(pool_pairs: pd.DataFrame, frozen_set: str | os.PathLike,
                         llm: Sequence[str | os.PathLike], *, precision: float, depth: int,
                         measures: Sequence[str] = (), split: str = "test",
                         source: str = "the pool") -> tuple[np.ndarray, pd.DataFrame]:
-    """Each pair of a holes' pool (``pool_pairs``: ``query_id, doc_id``, the pool of ``compare --set SET ...
-    --holes DIR``) with its inclusion probability for ``precision`` on the runs given (module docstring), and the
+    """Each pair of a holes' pool (``pool_pairs``: ``query_id, doc_id``, the pool of ``evalset holes --set SET ...
+    -o DIR``) with its inclusion probability for ``precision`` on the runs given (module docstring), and the
     runs' sizes (:func:`size_holes`; ``measures`` default the set's headline). The pool must hold exactly the
     runs' holes in their top ``depth`` on the set's ``split``: a pair that is no hole of theirs, or a hole outside
     the pool, is refused."""
@@ -115,8 +115,8 @@ def sized_probabilities(pool_pairs: pd.DataFrame, frozen_set: str | os.PathLike,
                          f"{depth} ({first[0]} {first[1]} first): give the runs whose holes the pool holds", source)
     lacking = holes_outside(holes, pool_pairs)
     if lacking:
-        raise InputError(f"holes of the runs given that the pool lacks: {lacking}; pool these runs' holes (compare "
-                         "--set SET ... --holes DIR) and draw from that pool", source)
+        raise InputError(f"holes of the runs given that the pool lacks: {lacking}; pool these runs' holes (evalset "
+                         "holes --set SET ... -o DIR) and draw from that pool", source)
     judges = read_judges(llm, "refuse", holes.pairs)
     sized = size_holes(holes, judges, runs, precision=precision, measures=list(measures) or [evaluation.headline],
                        contract=evaluation.contract)

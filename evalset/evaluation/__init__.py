@@ -3,7 +3,7 @@
 :class:`Evaluation` resolves the contract once (on qrels, or on a frozen set's split under the override rule) and
 holds the prepared qrels; :func:`per_query_values` scores runs given as files, folders or frames (streamed when
 big) into a :class:`PerQuery` with the defined, undefined and missing queries, judged@k beside nDCG@k, and the
-set's strata and weights. Every analysis (score, compare and its --why and --holes, plan, report, estimate,
+set's strata and weights. Every analysis (score, compare, explain, holes, plan, report, estimate,
 reusability, agreement's system rankings) gets its values here; ``tests/test_architecture.py`` checks it.
 """
 

@@ -8,7 +8,7 @@ Conventions
   relevant.
 - What they could cost: the run's headline mean as judged, and with every one of its holes at the set's top grade
   (:func:`~evalset.pooling.graded.top_grade`, through the evaluation room): its full-judgment score lies between
-  the two (for nDCG up to the ideal's shift, as ``compare --holes``'s fills). Traffic-weighted on a set that
+  the two (for nDCG up to the ideal's shift, as ``evalset holes``'s fills). Traffic-weighted on a set that
   weights its strata, as the score table's headline.
 - A run with holes is offered the way to its full-judgment score: a graded sample of its holes
   (``estimate select --holes SET --precision``, :mod:`evalset.estimate.holesizing`; docs/reusability.md).
@@ -53,7 +53,7 @@ class RunHoles:
                  "above)", *text_table([["run", "holes", f"{self.measure} as judged",
                                          f"every hole grade {self.grade}"], *rows])]
         lines.append(f"a run's full-judgment score lies between the two; estimate it from a graded sample of its "
-                     f"holes: evalset compare --set {self.set_path} BASELINE RUN --holes DIR, then evalset estimate "
+                     f"holes: evalset holes --set {self.set_path} BASELINE RUN -o DIR, then evalset estimate "
                      f"select DIR --holes {self.set_path} --precision 0.01 --runs RUN --llm LLM -o SAMPLE "
                      "(docs/reusability.md)")
         return "\n".join(lines)

@@ -231,7 +231,7 @@ def _holes(e: Evidence) -> str | None:
     if e.holes is None or not e.holes.could_flip or e.holes.policy != "bounded" or not _excluded(e):
         return None
     return (f"{NOT_ESTABLISHED}: {e.holes.unjudged} unjudged documents in {e.holes.place} could flip it (judge "
-            "them, or a sample of them: compare --holes DIR)")
+            "them, or a sample of them: evalset holes -o DIR)")
 
 
 def _interval_holds_zero(e: Evidence) -> str | None:

@@ -18,7 +18,7 @@ The property, for each case:
   option given; a refusal that is the service's (the Label Studio and LLM endpoint commands run against a
   loopback server that refuses every request) is the base invocation's own line;
 - no file changes, appears or disappears in the case's folder (the working folder and its parent) but the
-  outputs the command declares (its ``-o``, ``--holes``, ``--plot``... and the files beside them that it
+  outputs the command declares (its ``-o``, ``--plot``... and the files beside them that it
   documents), and those only when it exited 0.
 
 The cases run per command are printed at the end of the run (tests/conftest.py, "fuzzing the command line").
@@ -124,7 +124,9 @@ BASES = {
     "verify": Base("sets/dl19/v1", statuses=frozenset({1, 3})),  # FAILED, UNVERIFIED
     "diff": Base("sets/dl19/v1 sets/dl19/v2 --runs runs"),
     "score": Base("--qrels nist.qrels runs -m ndcg@10"),
-    "compare": Base(f"--qrels nist.qrels {TWO_RUNS} --permutations 200", ("holes_folder",)),
+    "compare": Base(f"--qrels nist.qrels {TWO_RUNS} --permutations 200"),
+    "explain": Base(f"--qrels nist.qrels {TWO_RUNS} --top 2"),
+    "holes": Base(f"--qrels nist.qrels {TWO_RUNS} --depth 30 --permutations 200 -o new-holes", ("output",)),
     "reusability": Base("--qrels nist.qrels runs -k 3", ("plot",)),
     "estimate": Base("--runs runs --llm llm/llama.qrels --human slice-human.qrels --slice slice"),
     "estimate select": Base("pool --size 3 -o new-slice", ("output",)),
@@ -161,7 +163,7 @@ def declared_outputs(words: str, values: dict[str, object]) -> list[Output]:
         paths = [Output(str(folder / "versions.tsv")), Output(str(folder), new=True)]
     if words == "freeze grow":  # the next version of the set the holes were drawn for
         paths = [Output("sets/dl19/versions.tsv"), Output("sets/dl19", new=True)]
-    if words == "compare" and values.get("set_path"):  # every comparison on a set is added to its log
+    if words in ("compare", "holes") and values.get("set_path"):  # every comparison on a set is added to its log
         paths.append(Output(str(Path(str(values["set_path"])).parent / "comparisons.jsonl")))
     return paths
 
@@ -346,7 +348,7 @@ def build_inputs(root: Path) -> None:
                      "freeze nist.qrels --llm-labels llm/llama.qrels --queries topics.tsv --guideline guideline.md "
                      "--name dl19",
                      "estimate select pool --size 3 --seed 3 -o slice",
-                     f"compare --set sets/dl19/v2 {TWO_RUNS} --depth 30 --holes holes --exploratory",
+                     f"holes --set sets/dl19/v2 {TWO_RUNS} --depth 30 -o holes --exploratory",
                      "estimate select holes --holes sets/dl19/v2 --documents 50% --seed 1 -o holes-sample"):
             result = CliRunner().invoke(main, line.split())
             assert result.exit_code == 0, (line, result.output)

@@ -8,7 +8,7 @@ from evalset.cli import main
 from tests.conftest import REPO
 
 PIPELINE = ["sample", "pool", "push", "pull", "judge", "agreement", "freeze", "verify", "diff", "score", "compare",
-            "reusability", "estimate", "plan", "report"]
+            "explain", "holes", "reusability", "estimate", "plan", "report"]
 
 
 def help_text(*args):

@@ -1,4 +1,4 @@
-"""Output folders (`pool -o`, `compare --holes`, `estimate select -o`): refused when they hold an input or lie in a
+"""Output folders (`pool -o`, `holes -o`, `estimate select -o`): refused when they hold an input or lie in a
 frozen set version, refused when they hold work in progress unless --force, and never left mixed: built aside and
 renamed into place, --force swapping the new folder in."""
 
@@ -61,12 +61,12 @@ def test_a_pool_into_its_runs_folder_is_refused_and_the_runs_stay_runs(runs):
 
 def test_holes_into_a_runs_folder_or_a_frozen_version_are_refused(runs, frozen):
     before = snapshot(frozen)
-    result = invoke("compare", "--set", frozen, *sorted(runs.iterdir()), "--holes", runs)
-    assert result.exit_code == 2 and result.output.startswith(f"evalset: error: --holes {runs} holds the input "), \
+    result = invoke("holes", "--set", frozen, *sorted(runs.iterdir()), "-o", runs)
+    assert result.exit_code == 2 and result.output.startswith(f"evalset: error: -o {runs} holds the input "), \
         result.output
-    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *sorted(runs.iterdir()), "--holes", frozen, "--force")
+    result = invoke("holes", "--qrels", DL19 / "nist.qrels", *sorted(runs.iterdir()), "-o", frozen, "--force")
     assert result.exit_code == 2
-    assert result.output == (f"evalset: error: --holes {frozen}: is the frozen set version {frozen}, which is never "
+    assert result.output == (f"evalset: error: -o {frozen}: is the frozen set version {frozen}, which is never "
                              "rewritten; choose an output outside it\n")
     assert snapshot(frozen) == before
     assert invoke("verify", frozen).exit_code == 0
@@ -119,8 +119,8 @@ def test_an_existing_slice_or_holes_pool_is_refused_unless_force(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "slice" / "slice.json").read_text())["slice"] != json.loads(record)["slice"]
     qrels = DL19 / "nist.qrels"
-    result = invoke("compare", "--qrels", qrels, *RUNS, "--holes", tmp_path / "pool")
-    assert result.exit_code == 2 and f"--holes {tmp_path / 'pool'}: exists and holds 3 file(s)" in result.output
+    result = invoke("holes", "--qrels", qrels, *RUNS, "-o", tmp_path / "pool")
+    assert result.exit_code == 2 and f"-o {tmp_path / 'pool'}: exists and holds 3 file(s)" in result.output
 
 
 def test_an_interrupted_write_leaves_the_old_folder_whole(tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ def owners() -> dict[str, list]:
     """The library owners that apply each rules mapping of :mod:`evalset.contract`."""
     from evalset.agreement import agreement_report, analyse_agreement
     from evalset.agreement.recheck import recheck
+    from evalset.comparing import explain_runs
     from evalset.estimate import select_slice
     from evalset.estimate.documents.select import select_documents
     from evalset.estimate.holesizing import size_holes
@@ -44,7 +45,7 @@ def owners() -> dict[str, list]:
         "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
         "FREEZE_RULES": [freeze], "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
         "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs], "DOCUMENT_SAMPLE_RULES": [select_documents],
-        "HOLE_SIZING_RULES": [select_documents, size_holes],
+        "HOLE_SIZING_RULES": [select_documents, size_holes], "EXPLAIN_RULES": [explain_runs],
     }
 
 

@@ -18,12 +18,12 @@ from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
 SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 18, "freeze grow": 3, "estimate": 30, "judge probe": 19,
-           "compare": 26, "judge grade": 16, "agreement": 24, "sample": 23, "judge recheck": 15, "push": 14,
-           "pull": 13, "reusability": 13, "estimate select": 13, "pool": 11, "report": 10, "score": 9,
-           "judge ensemble": 6, "verify": 2, "diff": 2}
+           "compare": 20, "explain": 11, "holes": 17, "judge grade": 16, "agreement": 24, "sample": 23,
+           "judge recheck": 15, "push": 14, "pull": 13, "reusability": 13, "estimate select": 13, "pool": 11,
+           "report": 10, "score": 9, "judge ensemble": 6, "verify": 2, "diff": 2}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
-DISTINCT = 140  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
+DISTINCT = 139  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
 
 
 def test_the_surface_only_shrinks():
@@ -70,7 +70,9 @@ def test_the_readmes_changelog_holds_every_renamed_spelling():
                if old.startswith("-")}
     assert options == RENAMED | {"--seed": RENAMED_IN["grade"]["--seed"]}
     commands = {old.split()[0]: new for old, new in rows.items() if not old.startswith("-")}
-    assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`"}
+    assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`",
+                        "compare": "`evalset holes -o DIR`"}
+    assert "| `compare --why [--epsilon E] [--top N]` | `evalset explain` |" in readme
 
 
 def test_a_contract_setting_is_checked_by_the_contracts_own_rule_naming_it():

@@ -81,7 +81,7 @@ def test_on_the_bm25_pool_the_verdict_is_withheld_and_names_the_holes_and_their_
     assert round(document["mean_difference"], 4) == -0.1158 and round(document["permutation_p"], 4) == 0.0141
     assert not document["established"]
     assert document["verdict"] == ("not established: 220 unjudged documents in the candidate's top 10 could flip "
-                                   "it (judge them, or a sample of them: compare --holes DIR)")
+                                   "it (judge them, or a sample of them: evalset holes -o DIR)")
     bound = document["hole_bound"]
     assert (bound["unjudged"], bound["baseline"], bound["candidate"]) == (220, 0, 220)
     assert (round(bound["mean_low"], 4), round(bound["mean_high"], 4)) == (-0.1158, 0.4280)

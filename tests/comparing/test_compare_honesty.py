@@ -53,7 +53,7 @@ def test_a_measure_without_cutoff_is_bounded_at_the_default_depth_and_its_verdic
     assert bound["text"].endswith(f"({metric} has no cutoff: bounded at depth 10, the default; --depth K to choose)")
     assert not document["established"] and document["rule"] == "holes could flip"
     assert document["verdict"] == ("not established: 220 unjudged documents in the candidate's top 10 could flip "
-                                   "it (judge them, or a sample of them: compare --holes DIR)")
+                                   "it (judge them, or a sample of them: evalset holes -o DIR)")
 
 
 def test_on_nists_full_judgments_the_measure_without_cutoff_keeps_its_verdict():

@@ -1,4 +1,4 @@
-"""`evalset compare --holes`: the holes of a comparison, the range of its difference with the holes filled
+"""`evalset holes`: the holes of a comparison, the range of its difference with the holes filled
 (checked against pytrec_eval on qrels filled by hand), whether the verdict could flip, and the pool folder that
 push and judge read.
 
@@ -65,8 +65,8 @@ def invoke(*args):
 @pytest.fixture(scope="module")
 def holes_run(dl19, tmp_path_factory):
     out = tmp_path_factory.mktemp("holes") / "pool"
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", out, "--queries", dl19["root"] / "topics.tsv", "--corpus",
+    result = invoke("holes", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", out, "--queries", dl19["root"] / "topics.tsv", "--corpus",
                     dl19["root"] / "passages.jsonl.gz", "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)[0], out
@@ -161,8 +161,8 @@ def test_the_bounds_equal_pytrec_eval_on_qrels_with_the_holes_filled(dl19, holes
 
 
 def test_the_table_says_what_to_judge(dl19, tmp_path):
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", tmp_path / "holes")
+    result = invoke("holes", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", tmp_path / "holes")
     assert result.exit_code == 0, result.output
     assert "judge these 230 documents (42 queries) to settle this comparison" in result.output
     assert "  could flip        YES: judge the holes before trusting this verdict" in result.output
@@ -170,8 +170,8 @@ def test_the_table_says_what_to_judge(dl19, tmp_path):
 
 
 def test_a_comparison_without_holes_writes_nothing_and_says_so(dl19, tmp_path):
-    result = invoke("compare", "--qrels", dl19["nist"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", tmp_path / "holes")
+    result = invoke("holes", "--qrels", dl19["nist"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", tmp_path / "holes")
     assert result.exit_code == 0, result.output
     assert "no holes: every document in the top 10 is judged; this comparison cannot move, no pool written" \
         in result.output
@@ -186,8 +186,8 @@ def test_a_comparison_without_holes_writes_nothing_and_says_so(dl19, tmp_path):
 ])
 def test_bad_input_is_one_line_and_writes_nothing(dl19, tmp_path, extra, message):
     extra = [str(dl19["root"] / "topics.tsv") if item == "TOPICS" else item for item in extra]
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", tmp_path / "holes", *extra)
+    result = invoke("holes", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", tmp_path / "holes", *extra)
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [f"evalset: error: {message}"]
     assert not (tmp_path / "holes").exists()
@@ -198,19 +198,21 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(dl19, tmp_path):
     folder.mkdir()
     topics = folder / "tasks.jsonl"
     topics.write_bytes((dl19["root"] / "topics.tsv").read_bytes())
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", folder, "--queries", topics, "--corpus", dl19["root"] / "passages.jsonl.gz")
+    result = invoke("holes", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", folder, "--queries", topics, "--corpus", dl19["root"] / "passages.jsonl.gz")
     assert result.exit_code == 2
-    assert result.output.strip() == (f"evalset: error: --holes {folder} holds the input --queries {topics}: writing "
+    assert result.output.strip() == (f"evalset: error: -o {folder} holds the input --queries {topics}: writing "
                                      "the folder would destroy the input; choose another output folder")
     assert sorted(p.name for p in folder.iterdir()) == ["tasks.jsonl"]
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--holes", dl19["qrels_path"])
-    assert result.exit_code == 2 and "is not a folder" in result.output
+    result = invoke("holes", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
+                    "-o", dl19["qrels_path"])
+    assert result.exit_code == 2 and "Invalid value for '-o' / '--output'" in result.output and "is a file" in \
+        result.output
 
 
-def test_texts_without_holes_are_a_usage_error(dl19):
-    result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"], dl19["runs"]["idst_bert_p1"],
-                    "--corpus", dl19["root"] / "passages.jsonl.gz")
-    assert result.exit_code == 2
-    assert "--corpus gives the document texts of the --holes pool: give --holes DIR too" in result.output
+def test_compare_says_its_old_holes_options_are_the_holes_command(dl19, tmp_path):
+    for old in (("--holes", tmp_path / "holes"), ("--corpus", dl19["root"] / "passages.jsonl.gz")):
+        result = invoke("compare", "--qrels", dl19["qrels_path"], dl19["runs"]["bm25base_p"],
+                        dl19["runs"]["idst_bert_p1"], *old)
+        assert result.exit_code == 2 and result.output.startswith(f"evalset: error: {old[0]} is now `evalset holes")
+    assert not (tmp_path / "holes").exists()

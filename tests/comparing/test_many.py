@@ -102,7 +102,7 @@ def test_usage_errors_of_the_many_options():
     assert tsv.exit_code == 2 and "--format tsv is the matrix of adjusted p-values" in tsv.output
     assert "give one of them without both --all and --baseline" in invoke(
         "compare", "--qrels", QRELS, "--all", "--baseline", "x", *FEW).output
-    assert "without --why" in invoke("compare", "--qrels", QRELS, "--all", *FEW, "--why").output
+    assert "--why is now `evalset explain`" in invoke("compare", "--qrels", QRELS, "--all", *FEW, "--why").output
     missing = invoke("compare", "--qrels", QRELS, FEW[0])
     assert missing.exit_code == 2 and "Missing argument 'CANDIDATES...'" in missing.output
     folder = invoke("compare", "--qrels", QRELS, RUNS, FEW[0])

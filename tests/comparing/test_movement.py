@@ -1,4 +1,4 @@
-"""`evalset compare --why`: each query's change classified, counted on TREC DL 2019 (bm25base_p vs bm25tuned_p),
+"""`evalset explain`: each query's change classified, counted on TREC DL 2019 (bm25base_p vs bm25tuned_p),
 checked by hand on three queries and against a plain-Python classification of every query; the documents that
 moved, with their ranks in both runs and their grades, checked against the run files and the qrels (bm25base_p vs
 idst_bert_p1); the query texts, --epsilon and --top."""
@@ -43,10 +43,10 @@ def plain_top(path: Path, k: int = 10) -> dict[str, list[str]]:
 def movement(shared_data):
     root = shared_data / "dl19"
     runs = [root / "runs" / "official_top100" / f"{name}.run.gz" for name in ("bm25base_p", "bm25tuned_p")]
-    result = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--format", "json")
+    result = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--format", "json")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)[0]["movement"]
-    text = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why")
+    document = json.loads(result.stdout)[0]
+    text = invoke("explain", "--qrels", root / "qrels.txt", *runs)
     return document, {row["query_id"]: row for row in document["per_query"]}, text.output, root, runs
 
 
@@ -136,11 +136,11 @@ def test_a_change_that_comes_from_breaking_ties_is_a_tie_artefact():
     assert not movements.ties_assessed and movements.counts()["tie_artefact"] == 0
 
 
-def test_the_default_output_is_unchanged_without_the_flags(movement):
+def test_explain_prints_the_movements_alone_and_compare_none(movement):
     _, _, text, root, runs = movement
+    assert text.startswith("why queries moved: bm25tuned_p vs bm25base_p on ndcg@10, top 10\n")
     plain = invoke("compare", "--qrels", root / "qrels.txt", *runs)
-    assert plain.exit_code == 0
-    assert text.startswith(plain.output.rstrip("\n") + "\n\nwhy queries moved: bm25tuned_p vs bm25base_p on ndcg@10")
+    assert plain.exit_code == 0 and "why queries moved" not in plain.output
     document = json.loads(invoke("compare", "--qrels", root / "qrels.txt", *runs, "--format", "json").stdout)[0]
     assert "movement" not in document and "holes" not in document
 
@@ -157,12 +157,12 @@ def nist_grades() -> dict[tuple[str, str], int]:
 @pytest.fixture(scope="module")
 def bert():
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
-    common = ("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--queries", DL19 / "topics.tsv")
+    common = ("explain", "--qrels", DL19 / "nist.qrels", *runs, "--queries", DL19 / "topics.tsv")
     result = invoke(*common, "--format", "json")
     assert result.exit_code == 0, result.output
     text = invoke(*common)
     assert text.exit_code == 0, text.output
-    return json.loads(result.stdout)[0]["movement"], text.output, runs
+    return json.loads(result.stdout)[0], text.output, runs
 
 
 def test_a_moved_document_has_its_ranks_in_both_runs_and_its_grade(bert):
@@ -215,31 +215,31 @@ def test_the_query_texts_come_from_queries(bert):
     assert all(row["query"] == texts[row["query_id"]] for row in document["per_query"])
     assert "    1037798 (-0.0886, 0.3057 -> 0.2172): who is robert gray" in text
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
-    plain = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why")
+    plain = invoke("explain", "--qrels", DL19 / "nist.qrels", *runs)
     assert "who is robert gray" not in plain.output
-    assert "query" not in json.loads(invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--format",
-                                            "json").stdout)[0]["movement"]["per_query"][0]
+    assert "query" not in json.loads(invoke("explain", "--qrels", DL19 / "nist.qrels", *runs, "--format",
+                                            "json").stdout)[0]["per_query"][0]
 
 
 def test_a_tiny_difference_is_no_change_at_a_larger_epsilon(movement):
     document, rows, _, root, runs = movement
     # 168216 changes by +0.0024 (a relevant passage lost, another rescued): a change at the default 1e-9
     assert rows["168216"]["changed"] and abs(rows["168216"]["difference"]) < 0.005
-    wider = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--epsilon", "0.005", "--format", "json")
+    wider = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--epsilon", "0.005", "--format", "json")
     assert wider.exit_code == 0, wider.output
-    movement_005 = json.loads(wider.stdout)[0]["movement"]
+    movement_005 = json.loads(wider.stdout)[0]
     row = next(row for row in movement_005["per_query"] if row["query_id"] == "168216")
     assert not row["changed"] and movement_005["epsilon"] == 0.005 and document["epsilon"] == 1e-9
     assert movement_005["changed"] == sum(abs(r["difference"]) > 0.005 for r in rows.values())
     assert "168216" in [r["query_id"] for r in movement_005["cancelled"]]  # its documents still moved
-    text = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--epsilon", "0.005").output
+    text = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--epsilon", "0.005").output
     assert f"  {movement_005['changed']} of 43 queries changed by more than epsilon 0.005, " in text
-    assert "by more than epsilon" not in invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why").output
+    assert "by more than epsilon" not in invoke("explain", "--qrels", root / "qrels.txt", *runs).output
 
 
 def test_top_limits_the_text_and_json_keeps_every_query(movement):
     document, rows, _, root, runs = movement
-    result = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--top", "3")
+    result = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--top", "3")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     section = lines[lines.index("  the queries that changed, the largest |difference| first:") + 1:
@@ -248,30 +248,30 @@ def test_top_limits_the_text_and_json_keeps_every_query(movement):
     largest = sorted((r for r in rows.values() if r["changed"]), key=lambda r: -abs(r["difference"]))[:3]
     assert shown == [r["query_id"] for r in largest] + ["..."] == ["1103812", "1037798", "19335", "..."]
     assert section[-1] == "    ... 35 more moved queries (all in --format json)"
-    limited = invoke("compare", "--qrels", root / "qrels.txt", *runs, "--why", "--top", "3", "--format", "json")
-    assert json.loads(limited.stdout)[0]["movement"] == document  # every query, every document
+    limited = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--top", "3", "--format", "json")
+    assert json.loads(limited.stdout)[0] == document  # every query, every document
     assert sum(len(row["documents"]) for row in document["per_query"]) == 30 + 24 + 63 + 78 + 20
 
 
-def test_with_why_and_holes_the_queries_alone_give_the_texts_and_the_pool_has_no_tasks(tmp_path):
+def test_the_explanation_is_no_comparison_it_tests_nothing_and_logs_nothing(tmp_path):
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
-    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", "--holes", tmp_path / "holes",
-                    "--queries", DL19 / "topics.tsv", "--top", "1")
+    result = invoke("explain", "--qrels", DL19 / "nist.qrels", *runs, "--queries", DL19 / "topics.tsv", "--top", "1")
     assert result.exit_code == 0, result.output
     assert "    962179 (+0.8643, 0.0663 -> 0.9306): when was the salvation army founded" in result.output
     assert "    ... 42 more moved queries (all in --format json)" in result.output
-    assert "no holes: every document in the top 10 is judged" in result.output
+    assert "verdict" not in result.output and "p =" not in result.output
 
 
-@pytest.mark.parametrize("extra, message", [
-    (("--epsilon", "0.01"), "--epsilon is read by --why: give --why too"),
-    (("--top", "5"), "--top is read by --why: give --why too"),
+@pytest.mark.parametrize("extra, new", [
+    (("--why",), "`evalset explain` (the same runs and --qrels or --set)"),
+    (("--epsilon", "0.01"), "`evalset explain --epsilon`"),
+    (("--top", "5"), "`evalset explain --top`"),
 ])
-def test_the_options_of_why_without_why_are_a_usage_error(extra, message):
+def test_compares_old_explanation_options_name_the_explain_command(extra, new):
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
     result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, *extra)
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [f"evalset: error: {message}"]
+    assert result.output.strip().splitlines() == [f"evalset: error: {extra[0]} is now {new} (one command, one job)"]
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -280,6 +280,6 @@ def test_the_options_of_why_without_why_are_a_usage_error(extra, message):
 ])
 def test_a_negative_epsilon_or_top_is_refused_in_one_line(extra, message):
     runs = [DL19 / "runs" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
-    result = invoke("compare", "--qrels", DL19 / "nist.qrels", *runs, "--why", *extra)
+    result = invoke("explain", "--qrels", DL19 / "nist.qrels", *runs, *extra)
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [f"evalset: error: {message}"]

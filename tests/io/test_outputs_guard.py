@@ -41,11 +41,11 @@ def test_an_empty_output_folder_is_refused_and_the_working_folder_survives(worki
     dl19 = shared_data / "dl19"
     select = CliRunner().invoke(main, ["estimate", "select", "pool", "--documents", "100", "-o", "", "--force"])
     refused(select, "-o: an empty path names no file")
-    holes = CliRunner().invoke(main, ["compare", "--qrels", str(dl19 / "qrels.txt"),
+    holes = CliRunner().invoke(main, ["holes", "--qrels", str(dl19 / "qrels.txt"),
                                       str(dl19 / "runs" / "official_top100" / "bm25base_p.run.gz"),
                                       str(dl19 / "runs" / "official_top100" / "p_bert.run.gz"),
-                                      "--holes", "", "--force"])
-    refused(holes, "--holes: an empty path names no file")
+                                      "-o", "", "--force"])
+    refused(holes, "-o: an empty path names no file")
     assert (working_folder / "keep.txt").read_text() == "keep me\n"
 
 

@@ -57,7 +57,7 @@ def test_clear_evidence_is_established_and_says_what_it_rests_on():
      "no verdict: neither a p-value nor an interval is defined"),
     ({"holes": Holes(220, "the candidate's top 10", True)}, "holes could flip",
      "not established: 220 unjudged documents in the candidate's top 10 could flip it (judge them, or a sample of "
-     "them: compare --holes DIR)"),
+     "them: evalset holes -o DIR)"),
     ({"p": 0.2}, "p at threshold", "not established (p = 0.2 >= 0.05)"),
     ({"low": -0.01}, "interval holds 0", "not established (p = 0.001, BCa interval at 0.95 holds 0)"),
 ])

@@ -22,7 +22,7 @@ Conventions
   ``pool.json`` (the sample's counts and the source pool's manifest), and the record ``sample.tsv`` /
   ``sample.json`` (:mod:`evalset.io.samplerecord`: every pooled pair's prior, ``pi`` and draw), which no command
   shows an annotator. Built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`).
-- **A sample of a set's holes** (``frozen_set``: the pool is ``compare --set SET ... --holes DIR``'s): the set's
+- **A sample of a set's holes** (``frozen_set``: the pool is ``holes --set SET ... -o DIR``'s): the set's
   judged pairs on the pool's queries are certain in the estimate (:mod:`evalset.estimate.holes`), so they count
   toward the design's minimum; a pool holding a pair the set judges is refused (not the set's holes), and the
   record's ``source`` names the set and its manifest's sha256, which the estimate checks.
@@ -164,7 +164,7 @@ def _with_text(pairs: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, list[st
 def _judged_by_set(pairs: pd.DataFrame, frozen_set: str | os.PathLike, pool_tsv: str) -> int:
     """The set's judged pairs on the pool's queries (certain in a holes estimate); a pool pair it judges is refused."""
     judged = judged_pairs(load_set(frozen_set, check_headline=parse_measure).qrels)
-    refuse_judged(pairs, judged, "pool", " (evalset compare --set SET ... --holes DIR writes one)", pool_tsv)
+    refuse_judged(pairs, judged, "pool", " (evalset holes --set SET ... -o DIR writes one)", pool_tsv)
     return int(judged["query_id"].isin(set(pairs["query_id"].astype(str))).sum())
 
 
