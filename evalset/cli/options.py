@@ -16,16 +16,13 @@ def apply_options(command, options):
 
 
 CONTRACT_SETTINGS = {
-    "rel_level": "binary measures count a document relevant from this grade",
-    "gain": "nDCG's gain, the grade or 2^grade - 1",
-    "ties": "the order of equal scores: trec (doc id descending), run (the run's), docid (ascending), expected "
-            "(the expectation over tied orders)",
-    "missing": "a judged query absent from a run scores 0, or is skipped as trec_eval does (a command that prints a "
-               "verdict refuses such a run until it is chosen)",
-    "undefined": "a query with no relevant document is left out of the mean, or scores 0 as trec_eval does",
-    "unjudged": "a retrieved document without a judgment is not relevant, or condensed out of the ranking "
-                "(trec_eval -J)",
-    "trec_eval_version": "whose rules iprec@r, 11pt_avg, ties and all_trec follow",
+    "rel_level": "binary measures' relevant grade",
+    "gain": "nDCG's gain",
+    "ties": "the order of equal scores (trec: doc id descending; run: the run's)",
+    "missing": "a judged query a run lacks: 0, or left out (refused until chosen where a verdict is printed)",
+    "undefined": "a query with no relevant document: left out, or 0",
+    "unjudged": "an unjudged document: not relevant, or condensed away (trec_eval -J)",
+    "trec_eval_version": "the trec_eval whose iprec@r, 11pt_avg, ties and all_trec",
 }
 """The evaluation contract's settings (:class:`evalset.contract.EvaluationContract`) and what each means."""
 CONTRACT_OPTIONS = tuple(CONTRACT_SETTINGS)
@@ -41,7 +38,7 @@ def evaluation_options(command, with_set: bool = False):
 
         return command(*args, contract=ContractOptions(**kwargs.pop("contract")), **kwargs)
 
-    return contract_option(CONTRACT_OPTIONS, ", or the set's" if with_set else "")(collapsed)
+    return contract_option(CONTRACT_OPTIONS, ", or the set's with --set" if with_set else "")(collapsed)
 
 
 def contract_option(names: tuple[str, ...] = CONTRACT_OPTIONS, default_note: str = "",

@@ -49,8 +49,8 @@ def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, def
     """A repeatable ``NAME=VALUE`` option for the fields of the settings class ``owner`` (or of the owner of the
     rules mapping ``owner``, with every default in ``defaults``) that ``meanings`` names, each by its declared rule
     (:class:`SettingType`), given to the command as a dict of the settings given; a setting given twice is refused.
-    The help is ``help``, then each setting's values, its default (the library's, with ``default_note`` such as
-    "or the set's"; or a command's own in ``defaults``; ``none``: no value, the library decides) and its meaning."""
+    The help is ``help`` (then ``default_note``, such as ", or the set's"), then each setting's values, its default
+    (the library's, or a command's own in ``defaults``; ``none``: no value, the library decides) and its meaning."""
     rules = owner if isinstance(owner, dict) else owner.RULES
     shown_defaults = {name: (defaults or {})[name] if name in (defaults or {}) else library_default(owner, name)
                       for name in meanings}
@@ -67,8 +67,9 @@ def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, def
         rule = rules[name]
         values = "|".join(map(str, rule.values)) if isinstance(rule, Choice) else "N"
         default = "none" if shown_defaults[name] is None else shown_defaults[name]
-        return f"{name}={values} [{default}{'' if name in (defaults or {}) else default_note}]: {meanings[name]}"
+        return f"{name}={values} [{default}]: {meanings[name]}"
 
     return click.option(*decls, cls=SettingsOption, rule_owner=owner, shown_defaults=shown_defaults, multiple=True,
                         type=SettingType(rules, tuple(meanings)), callback=collect,
-                        help=f"{help} (repeatable). " + "; ".join(map(shown, meanings)) + ".")
+                        help=f"{help} (repeatable; the default in brackets{default_note}). "
+                             + "; ".join(map(shown, meanings)) + ".")
