@@ -186,9 +186,11 @@ def rules_of(owner: Any, *names: str) -> dict[str, Constraint]:
 
 
 def as_tuple(value: Any) -> tuple:
-    """A settings object's sequence field as a tuple (frozen, as the object is); a path or a name alone is a tuple
-    of one."""
-    return (value,) if isinstance(value, str | os.PathLike) else tuple(value)
+    """A settings object's sequence field as a tuple (frozen, as the object is); a path, a name or a number alone is
+    a tuple of one (its rule then checks it as the one item it is)."""
+    if isinstance(value, str | os.PathLike | numbers.Number):
+        return (value,)
+    return tuple(value)
 
 
 def minimum_resamples(threshold: float) -> int:
