@@ -359,6 +359,27 @@ def test_the_pool_file_rule_catches_an_ad_hoc_reader_and_spares_messages():
     assert sorted(pool_file_names_used(ad_hoc)) == [(2, "pool.json"), (3, "tasks.jsonl"), (5, "pool_sources.tsv")]
 
 
+def set_file_names_used(source: str) -> list[tuple[int, str]]:
+    """(line, string) of each string literal of ``source`` that is a set's file name or a path ending in one."""
+    from evalset.io.setfiles import HOLES_FILE, SET_FILES, VERSIONS_FILE
+
+    names = (*SET_FILES, HOLES_FILE, VERSIONS_FILE)
+    return [(line, text) for line, text in string_pieces(ast.parse(source))
+            if any(text == file or text.endswith(f"/{file}") for file in names)]
+
+
+def test_only_the_set_files_module_names_a_sets_files():
+    found = {name(path): f"line {used[0][0]} names the set file {used[0][1]!r}" for path in MODULES
+             if name(path) != "evalset.io.setfiles" and (used := set_file_names_used(path.read_text()))}
+    assert not found, offenders(found) + "\nname a set's files through evalset.io.setfiles (QRELS_FILE, ...)"
+
+
+def test_the_set_file_rule_catches_a_name_by_hand_and_spares_messages():
+    by_hand = ('"""Reads labels.tsv."""\nqrels = read_qrels(path / "qrels.txt")\n'
+               'log = os.path.join(folder, "versions.tsv")\nraise InputError("the manifest.json differs")\n')
+    assert sorted(set_file_names_used(by_hand)) == [(2, "qrels.txt"), (3, "versions.tsv")]
+
+
 # --- one reader for every file (evalset.io): runs, qrels, logs and tables are parsed only there, so a command that
 # reads a run gets the reader's line checks, errors (file and line), doc-id packing and streaming; a second parser is
 # a second set of rules

@@ -68,11 +68,12 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.outputs import check_outputs
     from evalset.io.queries import read_queries
     from evalset.io.samplerecord import read_sample
+    from evalset.io.setfiles import VERSIONS_FILE
     from evalset.sets import freeze as freeze_set
     from evalset.sets import set_contract
     from evalset.sets.inputs import read_judgments
 
-    check_outputs({"--sets-dir": Path(sets_dir, name, "versions.tsv")},  # the version folder itself is new
+    check_outputs({"--sets-dir": Path(sets_dir, name, VERSIONS_FILE)},  # the version folder itself is new
                   {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
                    "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
                   adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
@@ -104,12 +105,13 @@ def grow(labels, sample_path, guideline_path, version_number):
     from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
     from evalset.io.samplerecord import read_sample, record_file
+    from evalset.io.setfiles import VERSIONS_FILE
     from evalset.sets.holes import freeze_hole_sample, hole_sample_set
     from evalset.sets.inputs import read_judgments
 
     record = read_sample(sample_path)
     base = hole_sample_set(record, sample_path)
-    check_outputs({"--sample": base.parent / "versions.tsv"}, {"LABELS": labels, "--sample": sample_path,
+    check_outputs({"--sample": base.parent / VERSIONS_FILE}, {"LABELS": labels, "--sample": sample_path,
                   "--guideline": guideline_path}, adds_to_set=base.parent, resumes=True)
     grades = read_judgments(labels, ())
     grades.attrs["source"] = ", ".join(labels)

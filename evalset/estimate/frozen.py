@@ -49,6 +49,7 @@ from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
 from evalset.estimate.spec import DOCUMENT_INTERVALS, EstimateSpec, check_pairs
 from evalset.io.samplerecord import RECORD_NAME
+from evalset.io.setfiles import LABELS_FILE, QRELS_FILE
 from evalset.io.setfolder import FrozenSet, select_split
 from evalset.io.slicerecord import SliceRecord
 from evalset.judgments.identity import judge_identities, recorded_judges
@@ -103,7 +104,7 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
             raise InputError(DOCUMENT_INTERVALS, str(frozen.path))
         return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
                                 overridden, given)
-    files = (str(frozen.path / "labels.tsv"),)
+    files = (str(frozen.path / LABELS_FILE),)
     labels = frozen.labels.assign(file=files[0])
     caveats = ["CONTRACT OVERRIDDEN: " + ", ".join(overridden)] if overridden else []
     if llm_labels is not None:
@@ -162,7 +163,7 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
     if record.pairs.empty:
         raise InputError(f"the document sample holds no query of the split {split!r}", str(frozen.path))
     labels = frozen.labels[frozen.labels["query_id"].isin(keep)]
-    files = [str(frozen.path / "qrels.txt"), str(frozen.path / "labels.tsv")]
+    files = [str(frozen.path / QRELS_FILE), str(frozen.path / LABELS_FILE)]
     human = frozen.qrels[frozen.qrels["query_id"].isin(keep)][["query_id", "doc_id", "grade"]]
     llm = labels[labels["kind"] == "llm"]
     judges = None if llm.empty else llm.rename(columns={"annotator": "judge"})[["query_id", "doc_id", "judge",

@@ -53,6 +53,7 @@ from evalset.estimate.inputs import read_grades
 from evalset.evaluation import Evaluation
 from evalset.io.digests import file_sha256
 from evalset.io.samplerecord import read_sample
+from evalset.io.setfiles import MANIFEST_FILE
 from evalset.params import POSITIVE_INT, check, validate_params
 from evalset.pooling.graded import graded_top_k
 
@@ -198,7 +199,7 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
         raise InputError("the document design weights every query alike, but this set weights its strata by "
                          "traffic: estimate each stratum's set apart", os.fspath(set_path))
     record = read_sample(sample_path)
-    if record.source.get("set_manifest_sha256") != file_sha256(frozen.path / "manifest.json"):
+    if record.source.get("set_manifest_sha256") != file_sha256(frozen.path / MANIFEST_FILE):
         drawn_for = record.source.get("set")
         raise InputError(f"the sample was drawn for {'the set ' + drawn_for if drawn_for else 'no set'}, not this one: "
                          "draw it from the holes' pool of this set with `evalset estimate select DIR --documents B "

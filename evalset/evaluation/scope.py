@@ -29,6 +29,7 @@ from evalset.contract import DEFAULT_METRIC, SPLIT_RULES, ContractOptions, Evalu
 from evalset.errors import InputError
 from evalset.io.files import shown_name
 from evalset.io.frames import QrelsLike, qrels_frame
+from evalset.io.setfiles import QRELS_FILE
 from evalset.io.setfolder import FrozenSet, load_set, select_split
 from evalset.io.trec import read_qrels
 from evalset.metrics import PreparedQrels, parse_measure, prepare_qrels
@@ -97,7 +98,7 @@ class Evaluation:
     @property
     def qrels_file(self) -> str | None:
         """The file the qrels were read from (a set's ``qrels.txt``), if any."""
-        return os.path.join(self.frozen.path, "qrels.txt") if self.frozen is not None else self.source
+        return os.path.join(self.frozen.path, QRELS_FILE) if self.frozen is not None else self.source
 
     @cached_property
     def qrels(self) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from evalset.errors import InputError
+from evalset.io.setfiles import MANIFEST_FILE, VERSIONS_FILE
 
 PathsByOption = Mapping[str, str | os.PathLike | Iterable[str | os.PathLike] | None]
 """Option (or argument) -> a path, several paths, or None (not given)."""
@@ -152,7 +153,7 @@ def _refuse_where_nothing_may_be_written(option: str, path: str, inputs: list[tu
 def _is_set_folder(folder: str) -> bool:
     """A set's folder (``sets/NAME/``): one holding ``versions.tsv``, or a frozen version whose manifest names the
     folder (a version copied anywhere, ``~/backup-v1``, makes no folder above it a set's)."""
-    if os.path.isfile(os.path.join(folder, "versions.tsv")):
+    if os.path.isfile(os.path.join(folder, VERSIONS_FILE)):
         return True
     try:
         return any(entry.is_dir() and _set_version_name(entry.path) == os.path.basename(folder)
@@ -190,7 +191,7 @@ def _is_set_version(folder: str) -> bool:
 
 def _set_version_name(folder: str) -> str | None:
     """The set name a frozen version's manifest records (None: ``folder`` is no set version)."""
-    manifest = os.path.join(folder, "manifest.json")
+    manifest = os.path.join(folder, MANIFEST_FILE)
     if not os.path.isfile(manifest):
         return None
     try:

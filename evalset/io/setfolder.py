@@ -33,16 +33,20 @@ from evalset.io.annotations import read_labels
 from evalset.io.digests import file_sha256
 from evalset.io.queries import read_queries
 from evalset.io.samplerecord import RECORD_FILES, RECORD_NAME, SampleRecord, read_sample
+from evalset.io.setfiles import (
+    HOLES_FILE,
+    LABELS_FILE,
+    MANIFEST_FILE,
+    QRELS_FILE,
+    QUERIES_FILE,
+    SET_FILES,
+    VERSIONS_FILE,
+)
 from evalset.io.trec import read_qrels
 from evalset.params import Constraint, check_fields, validate_params
 
-SET_FILES = ("qrels.txt", "queries.tsv", "labels.tsv", "manifest.json")
 SAMPLE_FILES = RECORD_FILES
 """A version's files when it was frozen with a document sample, beside :data:`SET_FILES`."""
-HOLES_FILE = "holes.tsv"
-"""A version's file when it added the graded sample of its parent's holes (``freeze --sample`` of ``estimate select
---holes``): the sample's table, every pooled hole's ``pi`` and draw; the rest of its record is the manifest's
-``hole_sample``."""
 HeadlineCheck = Callable[[str], object]
 """A check of a headline's spelling, raising :class:`InputError` (a ``ValueError``) for one that names no measure."""
 
@@ -103,26 +107,26 @@ class FrozenSet:
 # ------------------------------------------------------------------------------------------------- reading
 def _read_manifest(path: Path) -> dict[str, Any]:
     try:
-        return json.loads((path / "manifest.json").read_text())
+        return json.loads((path / MANIFEST_FILE).read_text())
     except FileNotFoundError:
         if not path.exists():
             raise InputError("no such set version", str(path)) from None
-        versions = sorted((child.name for child in path.iterdir() if (child / "manifest.json").is_file()),
+        versions = sorted((child.name for child in path.iterdir() if (child / MANIFEST_FILE).is_file()),
                           key=lambda name: (len(name), name))
         if versions:
             raise InputError(f"a set's folder, not one of its versions: give {path / versions[-1]} (its latest)",
                              str(path)) from None
         raise InputError("not a frozen set (no manifest.json)", str(path)) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"manifest.json is not valid JSON: {exc}", str(path / "manifest.json")) from None
+        raise InputError(f"manifest.json is not valid JSON: {exc}", str(path / MANIFEST_FILE)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", str(path / "manifest.json")) from None
+        raise InputError(f"cannot read: {exc}", str(path / MANIFEST_FILE)) from None
 
 
 def _recorded_digest(path: Path) -> str | None:
     """The manifest sha256 that ``versions.tsv`` beside the version records for it (the last line), or None; a
     version folder renamed is looked up by the version its manifest names."""
-    log = path.parent / "versions.tsv"
+    log = path.parent / VERSIONS_FILE
     if not log.is_file():
         return None
     recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
@@ -141,7 +145,7 @@ def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = N
     path = Path(path)
     if manifest_sha256 or _recorded_digest(path):
         return None
-    log = path.parent / "versions.tsv"
+    log = path.parent / VERSIONS_FILE
     held = f"{log} does not record {path.name}" if log.is_file() else f"{log} is absent"
     return (f"the manifest could not be checked against the record of versions ({held}: a version folder copied "
             "alone?); copy versions.tsv along, or give the manifest's sha256 from the original versions.tsv "
@@ -184,8 +188,8 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
     problems = []
     listed = manifest.get("files", {})
     for name in SET_FILES:
-        if name != "manifest.json" and name not in listed:
-            problems.append(f"{path / 'manifest.json'}: no hash recorded for {name}")
+        if name != MANIFEST_FILE and name not in listed:
+            problems.append(f"{path / MANIFEST_FILE}: no hash recorded for {name}")
     for name, digest in listed.items():
         file = path / name
         if not file.exists():
@@ -194,27 +198,27 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
             problems.append(f"{file}: content changed (sha256 differs from the manifest)")
     sampled = [name for name in SAMPLE_FILES if name in listed] + [HOLES_FILE] * (HOLES_FILE in listed)
     if "hole_sample" in manifest and HOLES_FILE not in listed:
-        problems.append(f"{path / 'manifest.json'}: records a sample of holes but no hash of {HOLES_FILE}")
+        problems.append(f"{path / MANIFEST_FILE}: records a sample of holes but no hash of {HOLES_FILE}")
     if ("sample" in manifest or set(sampled) & set(SAMPLE_FILES)) and len(set(sampled) & set(SAMPLE_FILES)) < len(
             SAMPLE_FILES):
-        problems.append(f"{path / 'manifest.json'}: records a document sample but no hash of "
+        problems.append(f"{path / MANIFEST_FILE}: records a document sample but no hash of "
                         f"{', '.join(n for n in SAMPLE_FILES if n not in sampled)}")
     extra = sorted(p.name for p in path.iterdir() if p.name not in SET_FILES and p.name not in sampled)
     problems += [f"{path / name}: not part of the frozen set" for name in extra]
     named = f"{manifest.get('name')}/{manifest.get('version')}"
     copy_of = named if named != f"{path.parent.name}/{path.name}" else None  # a set moved, shared or restored
-    actual = file_sha256(path / "manifest.json")
+    actual = file_sha256(path / MANIFEST_FILE)
     recorded = _recorded_digest(path)
     if recorded is not None and recorded != actual:
-        problems.append(f"{path / 'manifest.json'}: content changed (sha256 differs from "
-                        f"{path.parent / 'versions.tsv'})")
+        problems.append(f"{path / MANIFEST_FILE}: content changed (sha256 differs from "
+                        f"{path.parent / VERSIONS_FILE})")
     if manifest_sha256 and manifest_sha256.strip().lower() != actual:
-        problems.append(f"{path / 'manifest.json'}: content changed (sha256 {actual} differs from the expected "
+        problems.append(f"{path / MANIFEST_FILE}: content changed (sha256 {actual} differs from the expected "
                         f"{manifest_sha256.strip()})")
     try:
         SetContract.from_dict(manifest.get("contract", {}), check_headline)
     except (ValueError, TypeError) as exc:
-        problems.append(f"{path / 'manifest.json'}: invalid contract: {exc}")
+        problems.append(f"{path / MANIFEST_FILE}: invalid contract: {exc}")
     return Verification(given, tuple(problems), unverified_manifest(path, manifest_sha256), copy_of)
 
 
@@ -236,15 +240,15 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
         if unverified:
             print(f"warning: {path}: UNVERIFIED: {unverified}; its contract is used as it stands", file=sys.stderr)
     manifest = _read_manifest(path)
-    queries = read_queries(path / "queries.tsv")
+    queries = read_queries(path / QUERIES_FILE)
     queries = queries.astype({"stratum_share": float, "weight": float})
     return FrozenSet(
         path=path,
         name=manifest["name"],
         version=manifest["version"],
-        qrels=read_qrels(path / "qrels.txt"),
+        qrels=read_qrels(path / QRELS_FILE),
         queries=queries,
-        labels=read_labels(path / "labels.tsv"),
+        labels=read_labels(path / LABELS_FILE),
         contract=SetContract.from_dict(manifest["contract"], check_headline),
         manifest=manifest,
         unverified=unverified,

@@ -55,6 +55,7 @@ from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.samplerecord import TABLE_NAME, SampleRecord, record_texts
+from evalset.io.setfiles import LABELS_FILE, MANIFEST_FILE, QRELS_FILE, QUERIES_FILE, VERSIONS_FILE
 from evalset.io.setfolder import HOLES_FILE, SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
@@ -310,9 +311,9 @@ def freeze(
         raise
     try:
         stand = labels.sort_values(["query_id", "doc_id", "annotator"], kind="stable")
-        write_qrels(merged.qrels, build / "qrels.txt")
-        write_queries(queries, build / "queries.tsv")
-        write_labels(stand, build / "labels.tsv")
+        write_qrels(merged.qrels, build / QRELS_FILE)
+        write_queries(queries, build / QUERIES_FILE)
+        write_labels(stand, build / LABELS_FILE)
         if sample is not None:
             for file, text in record_texts(sample, __version__).items():
                 (build / file).write_text(text, encoding="utf-8")
@@ -326,11 +327,11 @@ def freeze(
         if hole_sample is not None:
             manifest["hole_sample"] = {**hole_sample.to_dict(), "pairs": HOLES_FILE}
         if parent is not None:
-            changes = grade_revisions(read_labels(set_dir / parent / "labels.tsv"), stand)["change"].value_counts()
+            changes = grade_revisions(read_labels(set_dir / parent / LABELS_FILE), stand)["change"].value_counts()
             manifest["revised_since_parent"] = {"revised": int(changes.get("revised", 0)),
                                                 "withdrawn": int(changes.get("withdrawn", 0))}
         with writing_to(target):
-            (build / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+            (build / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
             _make_read_only(build)
             os.rename(build, target)  # atomic; fails if the version appeared meanwhile
     except BaseException as exc:
@@ -340,9 +341,9 @@ def freeze(
             cause = exc.__cause__ if isinstance(exc, ServiceError) and exc.__cause__ is not None else exc
             raise ServiceError(f"cannot write {target}: {getattr(cause, 'strerror', None) or cause}") from exc
         raise
-    digest = file_sha256(target / "manifest.json")
+    digest = file_sha256(target / MANIFEST_FILE)
     try:
-        with writing_to(set_dir / "versions.tsv"), open(set_dir / "versions.tsv", "a") as log:
+        with writing_to(set_dir / VERSIONS_FILE), open(set_dir / VERSIONS_FILE, "a") as log:
             log.write(f"v{number}\t{manifest['created']}\t{digest}\n")
     except BaseException:
         _remove_folder(target)  # a version the record of versions does not hold could never be verified
@@ -353,11 +354,11 @@ def freeze(
 def _same_files(parent: Path, manifest: dict[str, Any]) -> bool:
     """Whether a new version's qrels, queries, labels and contract are those of its ``parent`` version."""
     try:
-        before = json.loads((parent / "manifest.json").read_text())
+        before = json.loads((parent / MANIFEST_FILE).read_text())
     except (OSError, ValueError):
         return False
-    same = all(before.get("files", {}).get(f) == manifest["files"].get(f) for f in ("qrels.txt", "queries.tsv",
-                                                                                 "labels.tsv"))
+    same = all(before.get("files", {}).get(f) == manifest["files"].get(f) for f in (QRELS_FILE, QUERIES_FILE,
+                                                                                 LABELS_FILE))
     return same and before.get("contract") == manifest.get("contract")
 
 
@@ -442,6 +443,6 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
                    "per_stratum": per_stratum},
         "inputs": inputs or {},
         "files": {f: file_sha256(build / f) for f in (*SET_FILES, *SAMPLE_FILES, HOLES_FILE)
-                  if f != "manifest.json" and (build / f).exists()},
+                  if f != MANIFEST_FILE and (build / f).exists()},
     }
 

@@ -28,6 +28,7 @@ from evalset.errors import InputError
 from evalset.io.digests import file_sha256
 from evalset.io.guideline import Guideline, read_guideline
 from evalset.io.samplerecord import SampleRecord, sampled_grades
+from evalset.io.setfiles import MANIFEST_FILE
 from evalset.io.setfolder import load_set
 from evalset.metrics import parse_measure
 from evalset.sets.freezing import FrozenVersion, freeze
@@ -40,9 +41,9 @@ def hole_sample_set(record: SampleRecord, record_path: str) -> Path:
         raise InputError("a document sample, not a sample of a set's holes: freeze it as a new set's sample "
                          "(evalset freeze LABELS --sample SAMPLE --queries Q --guideline G --name N)", record_path)
     path = Path(drawn_for)
-    if not (path / "manifest.json").is_file():
+    if not (path / MANIFEST_FILE).is_file():
         raise InputError(f"the sample was drawn for the set {drawn_for}, which is not here", record_path)
-    if file_sha256(path / "manifest.json") != record.source.get("set_manifest_sha256"):
+    if file_sha256(path / MANIFEST_FILE) != record.source.get("set_manifest_sha256"):
         raise InputError(f"the set {drawn_for} changed since the sample was drawn (its manifest's sha256 differs)",
                          record_path)
     return path

@@ -32,6 +32,7 @@ from evalset.io.annotations import grade_line, read_labels
 from evalset.io.guideline import Guideline
 from evalset.io.queries import read_queries
 from evalset.io.samplerecord import SampleRecord, refuse_ungraded, sampled_grades
+from evalset.io.setfiles import LABELS_FILE, QRELS_FILE, QUERIES_FILE
 from evalset.io.setfolder import SetContract
 from evalset.io.trec import read_qrels
 from evalset.judgments import reading
@@ -141,8 +142,8 @@ def check_reads_back(build: Path, qrels: pd.DataFrame, queries: pd.DataFrame, la
     """Read a built version's files with the project's own readers and compare them with what was written: a
     version that exists must read back. Raises :class:`InputError` (nothing is frozen) when one does not."""
     try:
-        qrels_back, queries_back = read_qrels(build / "qrels.txt"), read_queries(build / "queries.tsv")
-        labels_back = read_labels(build / "labels.tsv")
+        qrels_back, queries_back = read_qrels(build / QRELS_FILE), read_queries(build / QUERIES_FILE)
+        labels_back = read_labels(build / LABELS_FILE)
     except InputError as exc:
         raise InputError(f"the version built from these inputs does not read back ({exc.message}); nothing was "
                          "frozen") from None
@@ -152,9 +153,9 @@ def check_reads_back(build: Path, qrels: pd.DataFrame, queries: pd.DataFrame, la
         return frame[key].astype(str).sort_values(key).to_numpy().tolist()
 
     differ = [name for name, same in (
-        ("qrels.txt", pairs(qrels) == pairs(qrels_back)),
-        ("queries.tsv", queries["query_id"].astype(str).tolist() == queries_back["query_id"].tolist()),
-        ("labels.tsv", len(labels) == len(labels_back))) if not same]
+        (QRELS_FILE, pairs(qrels) == pairs(qrels_back)),
+        (QUERIES_FILE, queries["query_id"].astype(str).tolist() == queries_back["query_id"].tolist()),
+        (LABELS_FILE, len(labels) == len(labels_back))) if not same]
     if differ:
         raise InputError(f"the version built from these inputs does not read back as written ({', '.join(differ)})"
                          "; nothing was frozen")

@@ -66,6 +66,7 @@ from evalset.io.poolfiles import (
     write_pool_folder,
 )
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
+from evalset.io.setfiles import MANIFEST_FILE as SET_MANIFEST_FILE
 from evalset.io.setfolder import load_set
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
@@ -145,7 +146,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
                          "is too small for anyone to grade; give a larger one")
     if frozen_set is not None:
         certain = _judged_by_set(pairs, frozen_set, str(pool_tsv))
-        source.update(set=os.fspath(frozen_set), set_manifest_sha256=file_sha256(Path(frozen_set) / "manifest.json"))
+        source.update(set=os.fspath(frozen_set), set_manifest_sha256=file_sha256(Path(frozen_set) / SET_MANIFEST_FILE))
     check_sample_size(int(drawn.sum()) + certain, int(pairs["query_id"].nunique()),
                       f"drawn with seed {seed} at a budget of {expected:,.6g}: give a larger budget (a draw's size "
                       "varies around it)")
