@@ -380,6 +380,11 @@ def test_the_set_file_rule_catches_a_name_by_hand_and_spares_messages():
     assert sorted(set_file_names_used(by_hand)) == [(2, "qrels.txt"), (3, "versions.tsv")]
 
 
+def test_one_class_is_named_holes():
+    named = [name(path) for path in MODULES if re.search(r"^class Holes\b", path.read_text(), re.MULTILINE)]
+    assert named == ["evalset.estimate.holes"], named
+
+
 # --- one reader for every file (evalset.io): runs, qrels, logs and tables are parsed only there, so a command that
 # reads a run gets the reader's line checks, errors (file and line), doc-id packing and streaming; a second parser is
 # a second set of rules

@@ -54,7 +54,7 @@ from evalset.pooling.graded import depth_of
 from evalset.render import number
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import from_summary_scale, has_strata, query_weights
-from evalset.stats.verdicts import Holes
+from evalset.stats.verdicts import HoleBound
 
 
 @dataclass(frozen=True)
@@ -281,5 +281,5 @@ def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str |
                "baseline": int(bound.per_query["holes_baseline"].sum()),
                "candidate": int(bound.per_query["holes_candidate"].sum()), "mean_low": bound.mean_low,
                "mean_high": bound.mean_high, "could_flip": bound.could_flip, "text": text + depth}
-    holes = Holes(bound.holes, place, bound.could_flip, policy)
+    holes = HoleBound(bound.holes, place, bound.could_flip, policy)
     return replace(result, hole_bound=summary).decided(holes=holes)

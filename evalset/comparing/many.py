@@ -70,7 +70,7 @@ from evalset.stats.multiple import (
     two_way_anova,
 )
 from evalset.stats.strata import GEOMETRIC_FLOOR, from_summary_scale, query_weights
-from evalset.stats.verdicts import ESTABLISHED, Evidence, Holes, decide
+from evalset.stats.verdicts import ESTABLISHED, Evidence, HoleBound, decide
 
 CORRECTION_NAMES = {"tukey": "randomised Tukey HSD (max-statistic permutation test, Carterette 2012)",
                     "holm": "Holm (on paired permutation p-values)",
@@ -233,7 +233,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         decision = decide(Evidence(
             float(means[a] - means[b]), alpha, split=evaluation.split, p=float(adjusted[index]), test="adjusted p",
             n=len(matrix), permutations=permutations,
-            holes=Holes(holes, f"the two runs' top {k}", low <= 0 <= high, policy) if holes else None))
+            holes=HoleBound(holes, f"the two runs' top {k}", low <= 0 <= high, policy) if holes else None))
         different[i, j] = different[j, i] = significant and decision.rule != "holes could flip"
         verdicts.append(PairVerdict(names[a], names[b], float(means[a] - means[b]), float(adjusted[index]),
                                     None if raw is None else float(raw[index]), significant, float(low), float(high),

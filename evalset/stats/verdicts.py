@@ -51,7 +51,7 @@ WORDS = (ESTABLISHED, NOT_ESTABLISHED, EXPLORATORY, NO_VERDICT)
 
 
 @dataclass(frozen=True)
-class Holes:
+class HoleBound:
     """The holes' bound of a comparison: ``unjudged`` documents in ``place`` (e.g. ``the candidate's top 10``),
     whether a fill of them ``could_flip`` the verdict, and whether the verdict keeps them as judged (``policy``:
     ``bounded``, or ``accepted`` / ``condensed``, which keep the verdict as judged and say so elsewhere)."""
@@ -88,7 +88,7 @@ class Evidence:
     strata: dict[str, int] = field(default_factory=dict)
     permutations: int | None = None
     resamples: int | None = None
-    holes: Holes | None = None
+    holes: HoleBound | None = None
     clipped: str = ""
     design: str = ""
 

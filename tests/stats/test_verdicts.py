@@ -13,7 +13,7 @@ from evalset.stats.verdicts import (
     RULES,
     WORDS,
     Evidence,
-    Holes,
+    HoleBound,
     bounded,
     decide,
     minimum_permutations,
@@ -55,7 +55,7 @@ def test_clear_evidence_is_established_and_says_what_it_rests_on():
      "nothing of its spread"),
     ({"p": math.nan, "low": math.nan, "high": math.nan}, "undefined",
      "no verdict: neither a p-value nor an interval is defined"),
-    ({"holes": Holes(220, "the candidate's top 10", True)}, "holes could flip",
+    ({"holes": HoleBound(220, "the candidate's top 10", True)}, "holes could flip",
      "not established: 220 unjudged documents in the candidate's top 10 could flip it (judge them, or a sample of "
      "them: evalset holes -o DIR)"),
     ({"p": 0.2}, "p at threshold", "not established (p = 0.2 >= 0.05)"),
@@ -68,7 +68,8 @@ def test_each_rule_fires_on_its_evidence(change, rule, text):
 
 
 def test_holes_kept_as_judged_or_that_cannot_flip_leave_the_verdict():
-    for holes in (Holes(220, "the candidate's top 10", True, "accepted"), Holes(3, "the two runs' top 10", False)):
+    for holes in (HoleBound(220, "the candidate's top 10", True, "accepted"), HoleBound(3, "the two runs' top 10",
+                                                                                        False)):
         assert decide(Evidence(**PLAIN, holes=holes)).established
 
 
@@ -112,7 +113,7 @@ evidence = st.builds(
     n=st.one_of(st.none(), st.integers(0, 60)),
     strata=st.dictionaries(st.sampled_from(["head", "torso", "tail"]), st.integers(1, 9), max_size=3),
     permutations=st.one_of(st.none(), st.integers(1, 20000)), resamples=st.one_of(st.none(), st.integers(1, 20000)),
-    holes=st.one_of(st.none(), st.builds(Holes, st.integers(0, 300), st.just("the top 10"), st.booleans(),
+    holes=st.one_of(st.none(), st.builds(HoleBound, st.integers(0, 300), st.just("the top 10"), st.booleans(),
                                          st.sampled_from(["bounded", "accepted", "condensed"]))),
     clipped=st.sampled_from(["", "the estimate left the range"]), design=st.sampled_from(["", "too small"]))
 
