@@ -380,6 +380,12 @@ def test_the_set_file_rule_catches_a_name_by_hand_and_spares_messages():
     assert sorted(set_file_names_used(by_hand)) == [(2, "qrels.txt"), (3, "versions.tsv")]
 
 
+def test_no_quantile_is_asked_of_scipy_outside_the_statistics_room():
+    found = {name(path): found[0] for path in MODULES if room(name(path)) != "stats"
+             and (found := re.findall(r"\.(?:ppf|isf)\(", path.read_text()))}
+    assert not found, offenders(found) + "\nask evalset.stats.quantiles.two_sided"
+
+
 def test_one_class_is_named_holes():
     named = [name(path) for path in MODULES if re.search(r"^class Holes\b", path.read_text(), re.MULTILINE)]
     assert named == ["evalset.estimate.holes"], named

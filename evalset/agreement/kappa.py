@@ -37,11 +37,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from evalset.contract import KAPPA_KINDS
 from evalset.params import check
 from evalset.seeds import generator
+from evalset.stats.quantiles import two_sided
 
 """The three kappas every pair gets; the keys ``kappa``, ``kappa_linear``, ``kappa_quadratic`` in reports."""
 
@@ -118,13 +118,8 @@ def wald_interval(kappa: float, se: float, level: float) -> tuple[float, float]:
     """``kappa -+ z * se`` with z the normal quantile of the two-sided level (NaN when either is NaN)."""
     if math.isnan(kappa) or math.isnan(se):
         return math.nan, math.nan
-    z = _normal_quantile(0.5 + level / 2)
+    z = two_sided(level)
     return kappa - z * se, kappa + z * se
-
-
-@functools.lru_cache(maxsize=16)
-def _normal_quantile(probability: float) -> float:
-    return float(stats.norm.ppf(probability))
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
 from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
 from evalset.render import json_safe, number, text_table
+from evalset.stats.quantiles import two_sided
 from evalset.stats.verdicts import NO_VERDICT, bounded
 
 SMALL_SAMPLE = 15.0
@@ -212,7 +213,6 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
     over (a difference's: those both runs answered; default every one). ``z`` is the "this set" quantile per
     column (the design's ``rules``: Student's t on ``df_set`` degrees of freedom, or the normal's), ``t`` the "new
     queries" one."""
-    from scipy import stats
 
     if answered is not None and not answered.all():
         return _masked_intervals(values, z, factor, pi, level, pairs, answered, query, floor, rules)
@@ -226,7 +226,7 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
         set_variance, df = floored(set_variance, df, *floor_variance(weights, floor[1], pi), rules.floor_share)
         alike = ~np.any(weights != 0, axis=1) & (np.arange(len(estimate)) >= len(values))
         estimate = np.where(alike, 0.0, estimate)  # two runs that weigh every pair alike: exactly 0
-    student = float(stats.t.ppf(1 - (1 - level) / 2, queries - 1))
+    student = two_sided(level, queries - 1)
     return {"estimate": estimate, "se_set": np.sqrt(set_variance) / queries,
             "se_new": per_query.std(axis=1, ddof=1) / np.sqrt(queries), "z": set_quantile(df, level, rules),
             "t": np.full(len(per_query), student), "df_set": df}
@@ -235,19 +235,15 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
 def set_quantile(df: np.ndarray, level: float, rules: DesignRules = DOCUMENT_SAMPLE) -> np.ndarray:
     """"This set"'s quantile at ``level`` per column: Student's t on its ``df`` (the normal's where infinite), or
     the normal's where the design's ``rules`` say so."""
-    from scipy import stats
-
-    upper = 1 - (1 - level) / 2
     if rules.quantile == "normal":
-        return np.full(len(df), stats.norm.ppf(upper))
-    return np.where(np.isfinite(df), stats.t.ppf(upper, np.where(np.isfinite(df), df, 1.0)), stats.norm.ppf(upper))
+        return np.full(len(df), two_sided(level))
+    return two_sided(level, np.asarray(df, dtype=float))
 
 
 def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np.ndarray, level: float,
                       pairs: Sequence[tuple[int, int]], answered: np.ndarray, query: np.ndarray,
                       floor: tuple[np.ndarray, np.ndarray] | None, rules: DesignRules) -> dict[str, np.ndarray]:
     """:func:`mean_intervals` with each column over its own queries (``answered``), one column at a time."""
-    from scipy import stats
 
     used = np.flatnonzero(factor)
     weights = np.zeros_like(z) if floor is None else floor[0]
@@ -268,7 +264,7 @@ def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi:
         got["se_set"].append(math.sqrt(float(variance[0])) / count if count else math.nan)
         got["df_set"].append(float(df[0]))
         got["se_new"].append(float(kept.std(ddof=1)) / math.sqrt(count) if count > 1 else math.nan)
-        got["t"].append(float(stats.t.ppf(1 - (1 - level) / 2, count - 1)) if count > 1 else math.nan)
+        got["t"].append(two_sided(level, count - 1) if count > 1 else math.nan)
     result = {name: np.asarray(column, dtype=float) for name, column in got.items()}
     return {**result, "z": set_quantile(result["df_set"], level, rules)}
 

@@ -52,6 +52,7 @@ from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.metrics.documents import document_terms
 from evalset.render import json_safe, number, text_table
 from evalset.stats.family import ComparisonFamily
+from evalset.stats.quantiles import two_sided
 from evalset.stats.verdicts import Evidence, bounded, decide
 
 FilePath = str | os.PathLike
@@ -119,7 +120,6 @@ def _checked_measures(metrics: Sequence[str], contract: EvaluationContract | Non
 
 def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], family: ComparisonFamily,
                  exploratory: bool, alpha: float, split: str | None = None) -> pd.DataFrame:
-    from scipy import stats
 
     table, settings = estimate.table, estimate.settings
     queries = settings["queries"]
@@ -136,8 +136,8 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
             lowest, highest = settings["ranges"][measure]
             within = (lowest - highest, highest - lowest)
             answered = queries - len(estimate.left_out(baseline, candidate))
-            z = float(stats.norm.ppf(1 - threshold / 2))
-            t = float(stats.t.ppf(1 - threshold / 2, answered - 1)) if answered > 1 else np.nan
+            z = two_sided(1 - threshold)
+            t = two_sided(1 - threshold, answered - 1) if answered > 1 else np.nan
             centre = row["estimate"]
             # a centre clipped to the range (named in the table's row) takes its intervals out of it: no verdict
             this = bounded(np.nan, centre - z * row["se_set"], centre + z * row["se_set"], within,
