@@ -11,13 +11,23 @@ command says they come first (warnings about its inputs, said before a long resu
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:  # annotations only: a command module loads nothing until run
+    import os
+    from collections.abc import Sequence
 
-def emit(result, output_format: str = "table", *, notes_first: bool = False, output: str | None = None) -> None:
+
+def emit(result, output_format: str = "table", *, notes_first: bool = False, output: str | None = None,
+         written: Sequence[str | os.PathLike] = ()) -> None:
     """Print ``result`` in ``output_format`` (``table``, ``json``, ``tsv`` or ``trec_eval``) on stdout, or with
-    ``output`` write it to that file instead (atomically), and its notes on stderr."""
+    ``output`` write it to that file instead (atomically), and its notes on stderr. ``written``: the files the
+    command wrote (before printing: a closed stdout loses none), a ``wrote PATH`` line each after the table, or
+    the JSON object's ``written`` list."""
+    import os
+
     notes = list(getattr(result, "notes", ()))
     if hasattr(result, "format_notes"):
         notes += result.format_notes(output_format)
@@ -25,13 +35,16 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
         for note in notes:
             click.echo(note, err=True)
     if output_format == "json":
-        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        document = result.to_dict()
+        if written and isinstance(document, dict):
+            document = {**document, "written": [os.fspath(path) for path in written]}
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif output_format == "tsv":
         text = result.to_tsv()
     elif output_format == "trec_eval":
         text = result.to_trec_eval()
     else:
-        text = result.to_text() + "\n"
+        text = result.to_text() + "\n" + "".join(f"wrote {os.fspath(path)}\n" for path in written)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -11,7 +11,7 @@ from evalset.cli.default_group import DefaultCommandGroup
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
 
 
@@ -54,8 +54,10 @@ def freeze_group():
               help="The document sample the human labels were drawn by (sample.json of `estimate select --documents`, "
                    "or its folder): recorded in the set, whose estimates then use it.")
 @evaluation_options
+@format_option()
 def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
-           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract):
+           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract,
+           output_format):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
     Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
@@ -87,7 +89,7 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=run_pairs(plans, "--plan"),
         inputs=inputs, conflicting_grades=conflicting_grades, queries_source=queries_path,
         exclude_annotators=list(excluded), sample=read_sample(sample_path) if sample_path else None,
-    ))
+    ), output_format)
 
 
 @freeze_group.command("grow")
@@ -98,7 +100,8 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 @guideline_option("The guideline the holes were graded by [default: the set's].", "guideline_path")
 @ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
        help="Version number [default: the next one].")
-def grow(labels, sample_path, guideline_path, version_number):
+@format_option()
+def grow(labels, sample_path, guideline_path, version_number, output_format):
     """Add LABELS, the grades of the drawn holes of a set (`estimate select --holes SET`), to the set as its next
     version: its queries, name, contract and plan kept, the sample recorded beside the grades."""
     from evalset.io.digests import file_sha256
@@ -117,4 +120,4 @@ def grow(labels, sample_path, guideline_path, version_number):
     grades.attrs["source"] = ", ".join(labels)
     inputs = {path: file_sha256(path) for path in (*labels, str(record_file(sample_path)))}
     emit(freeze_hole_sample(grades, record, record_path=sample_path, version=version_number, inputs=inputs,
-                            guideline=read_guideline(guideline_path) if guideline_path else None))
+                            guideline=read_guideline(guideline_path) if guideline_path else None), output_format)

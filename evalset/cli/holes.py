@@ -55,7 +55,4 @@ def holes(qrels_path, baseline, candidates, metric, contract, set_path, split, o
 
     result = compare_with_holes(evaluation, runs, output, spec=spec, corpus=corpus)
     written = result.write(replace=force)  # before printing: a closed stdout loses no pool
-    emit(result, output_format)
-    if output_format != "json":
-        for path in written:
-            click.echo(f"wrote {path}")
+    emit(result, output_format, written=written)

@@ -31,5 +31,4 @@ def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline}, force=force)
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
     write_labels(ensemble.labels(), output)
-    emit(ensemble)
-    click.echo(f"wrote {output}")
+    emit(ensemble, written=[output])

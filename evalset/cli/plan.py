@@ -66,9 +66,7 @@ def power_command(qrels_path, runs, comparisons, metric, contract, set_path, spl
         cells, desc="simulating", unit="size", disable=None, file=sys.stderr))
     if plot:
         plan.plot_power(result, plot)
-    emit(result, output_format, notes_first=True)
-    if plot and output_format != "json":
-        click.echo(f"wrote {plot}")
+    emit(result, output_format, notes_first=True, written=[plot] if plot else [])
 
 
 @plan_group.command("cost")

@@ -6,7 +6,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_option, force_option
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import POOL_SPEC_RULES
 
 
@@ -26,7 +26,9 @@ from evalset.contract import POOL_SPEC_RULES
 @click.option("--corpus", type=click.Path(), help="Document texts (JSONL or TSV, .gz ok) for tasks.jsonl.")
 @click.option("--spec", type=click.Path(), help="A pool specification (TOML) holding the same options.")
 @force_option()
-def pool_command(runs, depth, output, depths, contract, seed, queries, exclude_judged, budget, corpus, spec, force):
+@format_option()
+def pool_command(runs, depth, output, depths, contract, seed, queries, exclude_judged, budget, corpus, spec, force,
+                 output_format):
     """Pool the top K of several runs into blind judging pairs (judge-the-holes with --exclude-judged)."""
     from evalset import pooling
     from evalset.io.outputs import check_outputs
@@ -48,6 +50,4 @@ def pool_command(runs, depth, output, depths, contract, seed, queries, exclude_j
                   folders={"-o": (settings.output, pooling.POOL_FILES)}, force=force)
     build = pooling.build_from_spec(settings)
     written = pooling.write_pool(build, settings.output, replace=force)  # before printing: a closed stdout loses none
-    emit(build)
-    for path in written:
-        click.echo(f"wrote {path}")
+    emit(build, output_format, written=written)

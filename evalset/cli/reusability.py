@@ -49,6 +49,4 @@ def reusability_command(qrels_path, runs, depth, metric, groups_path, run_column
     result = library.analyse_reusability(evaluation, runs, depth, metric, groups, groups_path)
     if plot:
         library.plot_reusability(result, plot)
-    emit(result, output_format, notes_first=True)
-    if plot and output_format != "json":
-        click.echo(f"wrote {plot}")
+    emit(result, output_format, notes_first=True, written=[plot] if plot else [])

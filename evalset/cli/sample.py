@@ -72,6 +72,4 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
         seed=seed, holdout=holdout, blocklists=blocklist, exclusions=exclude, engine=engine,
         memory_limit=memory_limit, spark_master=spark_master, described=described)
     written = sampling.write_sample(result, output)  # before printing: a closed stdout loses no file
-    emit(result)
-    for path in written:
-        click.echo(f"wrote {path}")
+    emit(result, written=written)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import SPLIT_RULES
 
 
@@ -18,7 +18,8 @@ from evalset.contract import SPLIT_RULES
 @click.option("--labels", "labels_paths", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="A later labels table (a new pull): also list the set's grades revised or withdrawn upstream since "
                    "it was frozen; repeatable.")
-def verify(set_path, manifest_sha256, labels_paths):
+@format_option()
+def verify(set_path, manifest_sha256, labels_paths, output_format):
     """Check every hash and the manifest of a frozen set version.
 
     Exit 0 (OK), 1 (FAILED, naming each changed, missing or extra file) or 3 (UNVERIFIED: every file matches the
@@ -27,13 +28,11 @@ def verify(set_path, manifest_sha256, labels_paths):
     """
     from evalset.io.setfolder import verify_set
     from evalset.metrics import parse_measure
-    from evalset.sets import upstream_changes
+    from evalset.sets import CheckedVersion, upstream_changes
 
     verification = verify_set(set_path, manifest_sha256, check_headline=parse_measure)
     upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
-    emit(verification)
-    if upstream is not None:
-        emit(upstream)
+    emit(CheckedVersion(verification, upstream), output_format)
     if verification.problems:
         sys.exit(1)
     if verification.unverified:
@@ -46,9 +45,10 @@ def verify(set_path, manifest_sha256, labels_paths):
 @click.option("--runs", "runs", multiple=True, type=click.Path(),
               help="Runs (files or folders) whose headline score under each version is shown; repeatable.")
 @ruled(SPLIT_RULES, "split", "--split", default="all", help="The queries the runs are scored on.")
-def diff(old_path, new_path, runs, split):
+@format_option()
+def diff(old_path, new_path, runs, split, output_format):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
     from evalset.io.trec import read_runs
     from evalset.sets import diff_versions
 
-    emit(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split))
+    emit(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split), output_format)

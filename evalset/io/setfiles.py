@@ -18,3 +18,5 @@ HOLES_FILE = "holes.tsv"
 every pooled hole's ``pi`` and draw; the rest of its record is the manifest's ``hole_sample``."""
 VERSIONS_FILE = "versions.tsv"
 """The set folder's record of each version's manifest sha256 (what ``verify`` checks a manifest against)."""
+MAX_NAME_BYTES = 200
+"""A set name's longest (UTF-8 bytes): a folder name, and SETS/NAME-adjudication.tsv's, within a file system's 255."""

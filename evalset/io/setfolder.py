@@ -174,6 +174,12 @@ class Verification:
             return f"UNVERIFIED {self.path}: every file matches its manifest hash{moved}, but {self.unverified}"
         return f"OK {self.path}: every file matches its manifest hash{moved}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset verify --format json``: the status (``OK``, ``UNVERIFIED``, ``FAILED``) and why."""
+        status = "FAILED" if self.problems else "UNVERIFIED" if self.unverified else "OK"
+        return {"path": self.path, "status": status, "problems": list(self.problems), "unverified": self.unverified,
+                "copy_of": self.copy_of}
+
 
 def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
                check_headline: HeadlineCheck | None = None) -> Verification:

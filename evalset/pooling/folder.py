@@ -121,6 +121,12 @@ class PoolBuild:
     tasks: pd.DataFrame | None
     missing_text: pd.DataFrame | None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset pool --format json``: the manifest (``pool.json``), nothing left to judge or not,
+        and the pairs without text."""
+        missing = [] if self.missing_text is None else self.missing_text.astype(str).to_dict(orient="records")
+        return {"manifest": self.manifest, "nothing_left": self.nothing_left, "missing_text": missing}
+
     @property
     def nothing_left(self) -> bool:
         """Every pair of the top-k union is already judged (``exclude_judged``): nothing to judge, nothing written."""

@@ -13,11 +13,11 @@ from evalset.contract import SPLIT_RULES
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.annotations import read_labels
-from evalset.io.setfolder import FrozenSet, contract_changes, diff_sets, load_set
+from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff_sets, load_set
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
 from evalset.params import validate_params
-from evalset.render import number, text_table
+from evalset.render import json_safe, number, text_table
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,18 @@ class VersionDiff:
         """The contract differences first (each version is then scored under its own), the counts of judgments
         added, removed and changed, the first ``shown`` of them, and the runs' scores."""
         return _text(self, shown)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset diff --format json``: both versions, the contract differences, every judgment
+        changed, the runs' scores and the grades revised upstream."""
+        def records(frame: pd.DataFrame | None) -> list | None:
+            return None if frame is None else json_safe(frame.to_dict(orient="records"))
+
+        return {"old": os.fspath(self.old.path), "new": os.fspath(self.new.path),
+                "contract": [{"field": name, "old": json_safe(old), "new": json_safe(new)}
+                             for name, old, new in self.contract],
+                "changes": records(self.changes), "scores": records(self.scores),
+                "revisions": records(self.revisions)}
 
 
 @validate_params(SPLIT_RULES)
@@ -104,10 +116,31 @@ class UpstreamChanges:
     labels: tuple[str, ...]
     revisions: pd.DataFrame
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset verify --labels ... --format json``'s upstream part."""
+        return {"version": self.version, "labels": list(self.labels),
+                "revisions": json_safe(self.revisions.to_dict(orient="records"))}
+
     def to_text(self) -> str:
         lines = revision_lines(self.revisions, f"{self.version} was frozen (in {', '.join(self.labels)})")
         return "\n".join(lines) if lines else (f"no grade of {self.version} changed upstream (in "
                                                 f"{', '.join(self.labels)})")
+
+
+@dataclass(frozen=True)
+class CheckedVersion:
+    """What ``evalset verify`` finds: the version's verification and, with later labels, its grades changed
+    upstream."""
+
+    verification: Verification
+    upstream: UpstreamChanges | None = None
+
+    def to_text(self) -> str:
+        return "\n".join([self.verification.to_text(), *([self.upstream.to_text()] if self.upstream else [])])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset verify --format json``."""
+        return {**self.verification.to_dict(), "upstream": None if self.upstream is None else self.upstream.to_dict()}
 
 
 def upstream_changes(set_path: str | os.PathLike, labels_paths: list[str | os.PathLike]) -> UpstreamChanges:

@@ -55,7 +55,7 @@ from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
 from evalset.io.samplerecord import TABLE_NAME, SampleRecord, record_texts
-from evalset.io.setfiles import LABELS_FILE, MANIFEST_FILE, QRELS_FILE, QUERIES_FILE, VERSIONS_FILE
+from evalset.io.setfiles import LABELS_FILE, MANIFEST_FILE, MAX_NAME_BYTES, QRELS_FILE, QUERIES_FILE, VERSIONS_FILE
 from evalset.io.setfolder import HOLES_FILE, SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
@@ -64,10 +64,6 @@ from evalset.judgments.revisions import grade_revisions
 from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
 from evalset.render import counted
-
-MAX_NAME_BYTES = 200
-"""A set name's longest (UTF-8 bytes): a folder name, and SETS/NAME-adjudication.tsv's, within a file system's 255."""
-
 
 # ------------------------------------------------------------------------------------------------- queries
 
@@ -115,6 +111,11 @@ class FrozenVersion:
     path: Path
     manifest: dict[str, Any]
     same_as_parent: bool = False  # its judgments, queries, labels and contract are its parent's
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``evalset freeze --format json``: the version's folder, its manifest, and the notes."""
+        return {"path": os.fspath(self.path), "same_as_parent": self.same_as_parent, "manifest": self.manifest,
+                "notes": [line for line in self.to_text().splitlines() if line.startswith(("note:", "warning:"))]}
 
     def to_text(self) -> str:
         counts, merged = self.manifest["counts"], self.manifest["merge"]

@@ -17,10 +17,10 @@ from evalset.cli.vocabulary import RENAMED, RENAMED_IN, SETTINGS_OPTIONS, option
 from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
-SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 18, "freeze grow": 3, "estimate": 30, "judge probe": 19,
+SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 19, "freeze grow": 4, "estimate": 30, "judge probe": 19,
            "compare": 20, "explain": 11, "holes": 17, "judge grade": 16, "agreement": 24, "sample": 23,
-           "judge recheck": 15, "push": 14, "pull": 13, "reusability": 13, "estimate select": 13, "pool": 11,
-           "report": 10, "score": 9, "judge ensemble": 6, "verify": 2, "diff": 2}
+           "judge recheck": 15, "push": 14, "pull": 13, "reusability": 13, "estimate select": 13, "pool": 12,
+           "report": 10, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
 DISTINCT = 139  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
