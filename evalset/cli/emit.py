@@ -24,8 +24,8 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
          written: Sequence[str | os.PathLike] = ()) -> None:
     """Print ``result`` in ``output_format`` (``table``, ``json``, ``tsv`` or ``trec_eval``) on stdout, or with
     ``output`` write it to that file instead (atomically), and its notes on stderr. ``written``: the files the
-    command wrote (before printing: a closed stdout loses none), a ``wrote PATH`` line each after the table, or
-    the JSON object's ``written`` list."""
+    command wrote (before printing: a closed stdout loses none), a ``wrote PATH`` line each last, or the JSON
+    object's ``written`` list."""
     import os
 
     notes = list(getattr(result, "notes", ()))
@@ -44,7 +44,7 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
     elif output_format == "trec_eval":
         text = result.to_trec_eval()
     else:
-        text = result.to_text() + "\n" + "".join(f"wrote {os.fspath(path)}\n" for path in written)
+        text = result.to_text() + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -54,3 +54,6 @@ def emit(result, output_format: str = "table", *, notes_first: bool = False, out
     if not notes_first:
         for note in notes:
             click.echo(note, err=True)
+    if output_format != "json":
+        for path in written:
+            click.echo(f"wrote {os.fspath(path)}")
