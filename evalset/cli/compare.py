@@ -14,8 +14,6 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 
 
 @click.command()
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path())
 @click.argument("candidates", nargs=-1, type=click.Path())
 @one_metric(f"The one metric the verdict is on [default: {DEFAULT_METRIC}, or the set's headline].")

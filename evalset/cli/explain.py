@@ -11,8 +11,6 @@ from evalset.contract import DEFAULT_METRIC, EXPLAIN_RULES
 
 
 @click.command("explain")
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidates", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @one_metric(f"The metric whose per-query change is explained [default: {DEFAULT_METRIC}, or the set's headline].")

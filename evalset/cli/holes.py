@@ -12,8 +12,6 @@ from evalset.contract import DEFAULT_METRIC
 
 
 @click.command("holes")
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidates", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @one_metric(f"The metric of the comparisons [default: {DEFAULT_METRIC}, or the set's headline].")

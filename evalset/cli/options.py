@@ -64,8 +64,11 @@ set_evaluation_options = functools.partial(evaluation_options, with_set=True)
 
 
 def contract_options(command):
-    """The evaluation-contract options and the frozen-set options shared by score, compare and plan."""
+    """What the commands that score runs share (score, compare, explain, holes, plan power, reusability): the qrels
+    or the frozen set, its split and contract override, and the evaluation-contract options."""
     return evaluation_options(apply_options(command, [
+        click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
+                     help="TREC qrels: qid 0 docid grade. Required unless --set."),
         click.option("--set", "set_path", type=click.Path(file_okay=False),
                      help="Score on a frozen set (sets/NAME/vN): its qrels, queries and contract. Required unless "
                           "--qrels."),

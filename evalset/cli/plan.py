@@ -20,8 +20,6 @@ def plan_group():
 
 
 @plan_group.command("power")
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="Pilot qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable [default: the set's planned comparisons, else "

@@ -11,8 +11,6 @@ from evalset.contract import DEFAULT_METRIC, REUSABILITY_RULES
 
 
 @click.command("reusability")
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @ruled(REUSABILITY_RULES, "depth", "-k", "--depth", required=True, help="The depth the pool was made with.")
 @one_metric(f"The metric [default: {DEFAULT_METRIC}, or the set's headline].")

@@ -29,8 +29,6 @@ class _MetricOption(click.Option):
 
 
 @click.command()
-@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False),
-              help="TREC qrels: qid 0 docid grade. Required unless --set.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True, cls=_MetricOption)
 @contract_options

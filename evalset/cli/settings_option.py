@@ -52,7 +52,7 @@ def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, def
     The help is ``help`` (then ``default_note``, such as ", or the set's"), then each setting's values, its default
     (the library's, or a command's own in ``defaults``; ``none``: no value, the library decides) and its meaning."""
     rules = owner if isinstance(owner, dict) else owner.RULES
-    shown_defaults = {name: (defaults or {})[name] if name in (defaults or {}) else library_default(owner, name)
+    shown_defaults = {name: defaults[name] if defaults and name in defaults else library_default(owner, name)
                       for name in meanings}
 
     def collect(ctx: click.Context, param: click.Parameter, values: tuple[tuple[str, object], ...]) -> dict:
