@@ -252,7 +252,13 @@ AGREEMENT_RULES: dict[str, Constraint] = {**AGREEMENT_REPORT_RULES, "top": NON_N
 RECHECK_RULES: dict[str, Constraint] = {"primary": Choice(RECHECK_FIGURES), "resamples": RESAMPLES,
                                         "level": PROBABILITY, "seed": SEED}
 """evalset.agreement.recheck."""
-SAMPLE_RULES: dict[str, Constraint] = {"fmt": Choice(LOG_FORMATS), "count_by": Choice(COUNT_BY), "seed": SEED,
+LOG_COLUMN = Length(1, 1_000)
+"""A query log's column: its name, or its 1-based position written as digits."""
+LOG_LAYOUT_RULES: dict[str, Constraint] = {
+    "format": Choice(LOG_FORMATS), "header": Choice(("yes", "no")), "query": LOG_COLUMN, "count": LOG_COLUMN,
+    "timestamp": LOG_COLUMN, "timestamp_format": Length(1, 200), "user_id": LOG_COLUMN, "source": LOG_COLUMN}
+"""evalset.sampling.LogLayout."""
+SAMPLE_RULES: dict[str, Constraint] = {"count_by": Choice(COUNT_BY), "seed": SEED,
                                        "holdout": Interval(float, 0, 1, closed="left"), "engine": Choice(ENGINES)}
 """evalset.sampling.sample_log (and sample_queries: seed, holdout)."""
 POOL_SPEC_RULES: dict[str, Constraint] = {"depth": DEPTH, "ties": Choice(TIE_RULES), "seed": SEED,
@@ -281,9 +287,14 @@ JUDGE_JOB_RULES: dict[str, Constraint] = {"limit": POSITIVE_INT, "poll_seconds":
 PROBE_RULES: dict[str, Constraint] = {"size": POSITIVE_INT, "rel": POSITIVE_INT, "seed": SEED, "resamples": RESAMPLES,
                                       "level": PROBABILITY, **PRICE_RULES}
 """evalset.judge.probing.probe_pool (rel, a grade, is also checked against the guideline's scale)."""
-FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT, "merge": Choice(MERGE_RULES),
-                                       "max_gap": NON_NEGATIVE_INT}
-"""evalset.sets.freeze (max_gap 0: any two different grades are unresolved)."""
+FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT}
+"""evalset.sets.freeze."""
+ANNOTATOR_NAMES = Length(1, 10_000)
+"""Annotators' names separated by commas."""
+MERGE_POLICY_RULES: dict[str, Constraint] = {"rule": Choice(MERGE_RULES), "llm": Choice(("no", "yes")),
+                                             "max_gap": NON_NEGATIVE_INT, "priority": ANNOTATOR_NAMES,
+                                             "exclude": ANNOTATOR_NAMES}
+"""evalset.judgments.MergePolicy (max_gap 0: any two different grades are unresolved)."""
 SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}
 """evalset.io.setfolder.SetContract."""
 REUSABILITY_RULES: dict[str, Constraint] = {"depth": DEPTH}

@@ -128,9 +128,9 @@ def evalset_sample(log: Path, output: Path, *options: str) -> list[str]:
     return [sys.executable, "-m", "evalset", "sample", str(log), *options, "-o", str(output), "--force"]
 
 
-SYNTHETIC_COLUMNS = ("--user", "user_id", "--timestamp", "timestamp", "--per-stratum", "10", "--seed", "1")
-EXCITE_COLUMNS = ("--no-header", "--query", "3", "--user", "1", "--timestamp", "2", "--timestamp-format",
-                  "%y%m%d%H%M%S", "--per-stratum", "20", "--holdout", "0.2", "--seed", "7")
+SYNTHETIC_COLUMNS = ("-l", "user_id=user_id", "-l", "timestamp=timestamp", "--per-stratum", "10", "--seed", "1")
+EXCITE_COLUMNS = ("-l", "header=no", "-l", "query=3", "-l", "user_id=1", "-l", "timestamp=2", "-l",
+                  "timestamp_format=%y%m%d%H%M%S", "--per-stratum", "20", "--holdout", "0.2", "--seed", "7")
 
 
 FLOOR_NAME = "DuckDB GROUP BY query"

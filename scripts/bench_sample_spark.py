@@ -101,7 +101,7 @@ def main() -> None:
             before = os.getloadavg()[0]
             extra = ["--spark-master", args.master] if engine == "spark" else []
             runs[engine].append(timed([sys.executable, "-m", "evalset", "sample",
-                                       str(log), "--user", "user_id", "--timestamp", "timestamp", "--per-stratum",
+                                       str(log), "-l", "user_id=user_id", "-l", "timestamp=timestamp", "--per-stratum",
                                        "10", "--seed", "1", "--engine", engine, *extra,
                                        "-o", str(args.cache / f"queries-{engine}.tsv")]))
             elapsed, gib, _ = runs[engine][-1]

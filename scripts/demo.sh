@@ -50,21 +50,19 @@ Two public data sets feed the demo, because none has both a query log and judged
 EOF_INTRO
 
 step "sample (Excite log -> $out/queries.tsv): 20 queries per third of traffic, PII removed, 20% held out as test"
-"$evalset" sample data/querylog/excite-small.log --no-header --query 3 --user 1 --timestamp 2 \
-  --timestamp-format %y%m%d%H%M%S --per-stratum 20 --holdout 0.2 --seed 7 -o "$out/queries.tsv"
+"$evalset" sample data/querylog/excite-small.log -l header=no -l query=3 -l user_id=1 -l timestamp=2 \
+  -l timestamp_format=%y%m%d%H%M%S --per-stratum 20 --holdout 0.2 --seed 7 -o "$out/queries.tsv"
 
 step "pool (DL19 runs -> $out/pool): the ${#runs[@]} official runs at depth 10, blind judging order, passage texts"
 "$evalset" pool --spec pools/dl19-demo.toml -o "$out/pool"
 
 step "agreement (DL19 grades): NIST's assessors against ${#llm_labels[@]} recorded LLM judges (kappas, system-ranking tau)"
 "$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v2.md \
-  --runs data/dl19/runs --queries data/dl19/topics.tsv --disagreements "$out/disagreements.tsv" \
-  --plot "$out/agreement.png" --pairs with-human | tee "$out/agreement.txt"
-"$evalset" agreement data/dl19/nist.qrels "${llm_labels[@]}" --human nist --guideline guidelines/relevance-v2.md \
-  --runs data/dl19/runs --format json -o "$out/agreement.json"
+  --runs data/dl19/runs --queries data/dl19/topics.tsv -o "$out/agreement" --pairs with-human \
+  | tee "$out/agreement.txt"
 
 step "freeze (DL19 grades -> $out/sets/dl19/v1): NIST's grades (human) and the LLM grades (kept, not merged)"
-"$evalset" freeze data/dl19/nist.qrels $(printf -- '--llm-labels %s ' "${llm_labels[@]}") \
+"$evalset" freeze data/dl19/nist.qrels $(printf -- '--llm %s ' "${llm_labels[@]}") \
   --queries data/dl19/topics.tsv --guideline guidelines/relevance-v2.md --name dl19 --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1 --plan bm25base_p:bm25tuned_p
 set_path="$out/sets/dl19/v1"
@@ -92,7 +90,7 @@ needed=$(grep -o -- '--n-queries [0-9]*' "$out/plan.txt" | head -1)  # the queri
 "$evalset" plan cost --pool "$out/pool" $needed --seconds-per-judgment 30 --annotators 3 | tee "$out/cost.txt"
 
 step "report (the frozen set and the runs -> $out/report.html): one self-contained HTML page"
-"$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement.json" -o "$out/report.html"
+"$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement/agreement.json" -o "$out/report.html"
 
 step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): per-stratum, traffic-weighted scores and verdicts"
 # The rule (scripts/dl19_strata.py): a topic of at most 4 words is "short", a longer one "long"; each stratum's
@@ -114,7 +112,7 @@ awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv"
   --runs data/dl19/runs/idst_bert_p1.run.gz --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels --human "$out/slice-nist.qrels" --slice "$out/slice" \
   --compare bm25base_p:idst_bert_p1 | tee "$out/estimate.txt"
 # a set frozen from the slice's human grades and the LLM's grades of every topic: its report shows the estimates
-"$evalset" freeze "$out/slice-nist.qrels" --llm-labels data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \
+"$evalset" freeze "$out/slice-nist.qrels" --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \
   --queries data/dl19/topics.tsv --guideline guidelines/relevance-v2.md --name dl19-slice --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1
 "$evalset" report "$out/sets/dl19-slice/v1" --runs data/dl19/runs/{bm25base_p,bm25tuned_p,idst_bert_p1}.run.gz \

@@ -4,10 +4,10 @@ ensemble (``evalset judge ensemble``, ``estimate --ensemble``).
 
 The kappas: every pair of the 43 queries, each query's prediction learnt on the other 42 (cross-fitted), with a
 paired query-bootstrap interval of the change from the best single judge (``evalset judge recheck``). The widths:
-``estimate --simulate DRAWS --slice-size SIZE`` on the 37 official runs (nDCG@10), the calibration re-fitted on each
+``estimate --simulate DRAWS --size SIZE`` on the 37 official runs (nDCG@10), the calibration re-fitted on each
 simulated slice's human grades.
 
-    python scripts/judges_dl19.py [--draws 100] [--slice-size 10] [--runs data/dl19/runs/official_top100]
+    python scripts/judges_dl19.py [--draws 100] [--size 10] [--runs data/dl19/runs/official_top100]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ JUDGES = {"flan-t5-large": "flan-t5-large.fourprompts", "llama-3-70b": "llama-3-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=100)
-    parser.add_argument("--slice-size", type=int, default=10)
+    parser.add_argument("--size", type=int, default=10)
     parser.add_argument("--runs", default=str(ROOT / "data/dl19/runs"))
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()

@@ -162,7 +162,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     adjudication = tmp_path / "adjudication.qrels"
     adjudication.write_text("".join(f"{q} 0 {d} {merged_human[(q, d)]}\n" for (q, d) in sorted(merged_human)
                                     if grade_a[(q, d)] != grade_b[(q, d)]))
-    cli("freeze", human_labels, "--llm-labels", llm_labels, "--queries", DL19 / "topics.tsv", "--guideline",
+    cli("freeze", human_labels, "--llm", llm_labels, "--queries", DL19 / "topics.tsv", "--guideline",
         GUIDELINE, "--name", "docs", "--sets-dir", tmp_path / "sets", "--sample", sample, "--plan",
         f"{BASELINE}:{CANDIDATE}", "--adjudication", adjudication)
     version = tmp_path / "sets" / "docs" / "v1"

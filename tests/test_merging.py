@@ -1,4 +1,4 @@
-"""`evalset freeze --merge dawid-skene|one-coin|mace|glad` and `--exclude-annotator`: crowd-kit's grades in the
+"""`evalset freeze --merge dawid-skene|one-coin|mace|glad` and `--merge exclude=NAMES`: crowd-kit's grades in the
 qrels, the rule, its parameters and crowd-kit's version in the manifest, excluded labels counted (DL19: the NIST
 grades and three LLM judges as one crowd)."""
 
@@ -20,9 +20,9 @@ JUDGES = sorted((DL19 / "llm_labels").glob("*.qrels"))
 
 def freeze(tmp_path, *args):
     return CliRunner().invoke(main, [str(a) for a in (
-        "freeze", DL19 / "nist.qrels", *[x for j in JUDGES for x in ("--llm-labels", j)], "--queries",
+        "freeze", DL19 / "nist.qrels", *[x for j in JUDGES for x in ("--llm", j)], "--queries",
         DL19 / "topics.tsv", "--guideline", REPO / "guidelines" / "relevance-v2.md", "--name", "crowd",
-        "--sets-dir", tmp_path, "--allow-llm", "--max-gap", "3", *args)])
+        "--sets-dir", tmp_path, "--merge", "llm=yes", "--merge", "max_gap=3", *args)])
 
 
 def manifest(tmp_path):
@@ -53,7 +53,7 @@ def test_dawid_skene_qrels_are_crowd_kits_grades_and_the_manifest_records_the_mo
 
 @pytest.mark.slow
 def test_an_excluded_annotator_takes_no_part_and_is_counted(tmp_path):
-    result = freeze(tmp_path, "--merge", "one-coin", "--exclude-annotator", "flan-t5-large.fourprompts")
+    result = freeze(tmp_path, "--merge", "one-coin", "--merge", "exclude=flan-t5-large.fourprompts")
     assert result.exit_code == 0, result.output
     assert "note: 9260 labels of flan-t5-large.fourprompts kept in labels.tsv but not merged" in result.output
     merge = manifest(tmp_path)["merge"]
@@ -64,7 +64,7 @@ def test_an_excluded_annotator_takes_no_part_and_is_counted(tmp_path):
 
 
 def test_an_unknown_annotator_name_is_an_error_and_nothing_is_frozen(tmp_path):
-    result = freeze(tmp_path, "--merge", "mace", "--exclude-annotator", "nobody")
+    result = freeze(tmp_path, "--merge", "mace", "--merge", "exclude=nobody")
     assert result.exit_code == 2
     assert "no annotator named nobody" in result.output and "llama-3-70b.fourprompts" in result.output
     assert not (tmp_path / "crowd" / "v1").exists()
@@ -72,7 +72,7 @@ def test_an_unknown_annotator_name_is_an_error_and_nothing_is_frozen(tmp_path):
 
 @pytest.mark.slow
 def test_the_earlier_rules_add_no_key_to_the_manifest(tmp_path):
-    assert freeze(tmp_path, "--merge", "annotator-priority", "--priority", "nist").exit_code == 0
+    assert freeze(tmp_path, "--merge", "annotator-priority", "--merge", "priority=nist").exit_code == 0
     assert set(manifest(tmp_path)["merge"]) == {
         "rule", "allow_llm", "max_gap", "priority", "pairs", "merged", "unresolved", "adjudicated", "multiply_judged",
         "llm_labels_left_out", "conflicting_grades", "unjudged", "collapsed_duplicates", "conflicting_grades_settled",

@@ -28,7 +28,7 @@ def test_sample_freeze_score_weighted_by_traffic(tmp_path, shared_data):
     # a pre-aggregated log of the DL19 topics with skewed traffic: the query of rank r is searched 200 - 4r times
     log = pd.DataFrame({"query": topics["query"], "count": [200 - 4 * r for r in range(len(topics))]})
     log.to_csv(tmp_path / "log.tsv", sep="\t", index=False)
-    invoke("sample", tmp_path / "log.tsv", "--count", "count", "--per-stratum", "4", "--seed", "3",
+    invoke("sample", tmp_path / "log.tsv", "-l", "count=count", "--per-stratum", "4", "--seed", "3",
            "--holdout", "0.5", "-o", tmp_path / "queries.tsv")
     sampled = read_queries(tmp_path / "queries.tsv")
     assert sorted(sampled["stratum"].unique()) == ["head", "tail", "torso"]

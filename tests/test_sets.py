@@ -23,6 +23,7 @@ from evalset.io.guideline import read_guideline
 from evalset.io.queries import read_queries
 from evalset.io.setfolder import SetContract, load_set, verify_set
 from evalset.io.trec import read_qrels, read_run
+from evalset.judgments import MergePolicy
 from evalset.metrics import evaluate
 from evalset.sets import diff_versions, freeze, merge_grades, set_contract
 from tests.support.options import not_one_of, refusal
@@ -343,7 +344,7 @@ def test_a_freeze_killed_mid_way_leaves_no_version_and_the_next_one_succeeds(tmp
     command = [sys.executable, "-m", "evalset", "freeze", str(root / "qrels.txt"), "--queries",
                str(root / "topics.tsv"), "--guideline", str(GUIDELINE), "--name", "k", "--sets-dir",
                str(tmp_path / "sets"), *[a for f in sorted((root / "llm_labels").glob("*.qrels"))
-                                         for a in ("--llm-labels", str(f))]]
+                                         for a in ("--llm", str(f))]]
     set_dir = tmp_path / "sets" / "k"
     for _ in range(20):
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -418,7 +419,7 @@ def test_the_manifest_records_the_agreement_of_the_annotators(tmp_path, shared_d
 
     root = shared_data / "dl19"
     llm = root / "llm_labels" / "llama-3-70b.fourprompts.qrels"
-    result = invoke("freeze", root / "qrels.txt", "--llm-labels", llm, "--queries", root / "topics.tsv",
+    result = invoke("freeze", root / "qrels.txt", "--llm", llm, "--queries", root / "topics.tsv",
                     "--guideline", GUIDELINE, "--name", "a", "--sets-dir", tmp_path)
     assert result.exit_code == 0 and "9260 LLM labels kept in labels.tsv but not merged" in result.output
     agreement = load_set(tmp_path / "a" / "v1").manifest["agreement"]
@@ -498,7 +499,7 @@ def test_labels_that_leave_no_judgment_to_merge_are_refused(tmp_path):
     llm_table.write_text(llm_table.read_text().replace("\thuman\t", "\tllm\t"))
     only_llm = freeze_cli(tmp_path, llm_table)
     assert only_llm.exit_code == 2 and "the 1 labels are all LLM labels (kind llm), which are merged only with " \
-        "--allow-llm" in only_llm.output
+        "--merge", "llm=yes" in only_llm.output
     assert not (tmp_path / "sets" / "s" / "v1").exists()
 
 
@@ -555,7 +556,7 @@ def test_a_headline_that_names_no_measure_is_refused_by_freeze_verify_and_every_
     """io is below metrics: a set's reader is handed the measure parser (check_headline); freeze checks the headline
     itself (set_contract for the command, freeze for a contract made elsewhere). The messages are the parser's."""
     unknown = "unknown measure 'bogus'; known: "
-    result = freeze_cli(tmp_path, write_table(tmp_path / "l.tsv", [("q1", "d1", "ann", 2, "")]), "--headline", "bogus")
+    result = freeze_cli(tmp_path, write_table(tmp_path / "l.tsv", [("q1", "d1", "ann", 2, "")]), "-m", "bogus")
     assert result.exit_code == 2 and result.output.startswith(f"evalset: error: {unknown}")
     assert not (tmp_path / "sets" / "s").exists()
     with pytest.raises(InputError, match=unknown):
@@ -564,7 +565,7 @@ def test_a_headline_that_names_no_measure_is_refused_by_freeze_verify_and_every_
         freeze(labels([("q1", "d1", "ann", "human", 2)]), pd.DataFrame({"query_id": ["q1"], "query": ["a query"]}),
                read_guideline(GUIDELINE), "t", tmp_path / "lib", contract=SetContract(headline="bogus"))
     assert SetContract(headline="bogus").headline == "bogus"  # io checks the declared rules alone
-    assert freeze_cli(tmp_path, tmp_path / "l.tsv", "--headline", "P@5").exit_code == 0
+    assert freeze_cli(tmp_path, tmp_path / "l.tsv", "-m", "P@5").exit_code == 0
     version, versions = tmp_path / "sets" / "s" / "v1", tmp_path / "sets" / "s" / "versions.tsv"
     manifest = version / "manifest.json"
     manifest.chmod(0o644)
@@ -587,7 +588,7 @@ def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_ow
     common = ["--queries", root / "topics.tsv", "--guideline", GUIDELINE, "--name", "c", "--sets-dir", tmp_path]
     assert invoke("freeze", root / "qrels.txt", *common).exit_code == 0
     assert invoke("freeze", root / "qrels.txt", *common, "-c", "gain=exponential", "-c", "rel_level=2",
-                  "--headline", "p@10").exit_code == 0
+                  "-m", "p@10").exit_code == 0
     assert invoke("freeze", root / "qrels.txt", *common, "-c", "gain=exponential").exit_code == 0
     run_file = root / "runs" / "official_full" / "p_bert.run.gz"
     run, qrels = read_run(run_file), read_qrels(root / "qrels.txt")
@@ -611,7 +612,7 @@ def test_diff_shows_a_contract_change_first_and_scores_each_version_under_its_ow
 @pytest.mark.slow  # about a second: out of the quick tier (README)
 def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_exclusion_keeps_out(tmp_path, shared_data):
     """Issue 29: 52 judgments on 6 of 43 queries said nothing of the 37 others; excluding an LLM without
-    --allow-llm said '0 labels ... not merged' although it has 9,260."""
+    --merge llm=yes said '0 labels ... not merged' although it has 9,260."""
     qrels = shared_data / "dl19" / "qrels.txt"
     few = [line for line in qrels.read_text().splitlines() if line.split()[0] in {"19335", "47923"}][:52]
     (tmp_path / "few.qrels").write_text("\n".join(few) + "\n")
@@ -620,9 +621,9 @@ def test_the_freeze_summary_says_which_queries_have_no_judgment_and_what_an_excl
     assert result.exit_code == 0, result.output
     assert "note: 42 of the 43 queries have no merged judgment: score and compare leave them out" in result.output
     llm = shared_data / "dl19" / "llm_labels" / "llama-3-8b.baseline.qrels"
-    result = invoke("freeze", qrels, "--llm-labels", llm, "--queries", shared_data / "dl19" / "topics.tsv",
+    result = invoke("freeze", qrels, "--llm", llm, "--queries", shared_data / "dl19" / "topics.tsv",
                     "--guideline", GUIDELINE, "--name", "llm", "--sets-dir", tmp_path / "sets",
-                    "--exclude-annotator", "llama-3-8b.baseline")
+                    "--merge", "exclude=llama-3-8b.baseline")
     assert result.exit_code == 0, result.output
     assert "note: 9260 labels of llama-3-8b.baseline kept in labels.tsv but not merged" in result.output
 
@@ -657,10 +658,11 @@ def test_grades_revised_upstream_are_counted_by_freeze_listed_by_diff_and_told_b
 @pytest.mark.parametrize(("command", "option", "value", "said"), [
     ("freeze", "--version", 0, "must be a positive integer, got 0"),
     ("freeze", "--version", "v2", "must be a positive integer, got 'v2'"),
-    ("freeze", "--max-gap", -1, "must be a non-negative integer, got -1"),
-    ("freeze", "--max-gap", "inf", "must be a non-negative integer, got 'inf'"),
-    ("freeze", "--merge", "mean", not_one_of("mean", "median", "majority", "annotator-priority", "dawid-skene",
-                                             "one-coin", "mace", "glad")),
+    ("freeze", "--merge", "max_gap=-1", "max_gap: must be a non-negative integer, got -1"),
+    ("freeze", "--merge", "max_gap=inf", "max_gap: must be a non-negative integer, got 'inf'"),
+    ("freeze", "--merge", "mean", "rule: " + not_one_of("mean", "median", "majority", "annotator-priority",
+                                                         "dawid-skene", "one-coin", "mace", "glad")),
+    ("freeze", "--merge", "llm=true", "llm: " + not_one_of("true", "no", "yes")),
     ("freeze", "--weighting", "queries", not_one_of("queries", "traffic", "uniform")),
     ("freeze", "--conflicting-grades", "last", not_one_of("last", "refuse", "latest", "first")),
     ("diff", "--split", "train", not_one_of("train", "test", "dev", "all")),
@@ -672,10 +674,9 @@ def test_an_option_off_its_rule_is_refused_naming_it(command, option, value, sai
 @pytest.mark.parametrize(("make", "message"), [
     (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", version=0),
      "version must be a positive integer, got 0"),
-    (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", max_gap=-1),
-     "max_gap must be a non-negative integer, got -1"),
-    (lambda: freeze(labels([]), pd.DataFrame(), None, "s", "sets", merge="mean"),
-     "merge must be one of median, majority, annotator-priority, dawid-skene, one-coin, mace, glad, got 'mean'"),
+    (lambda: MergePolicy(max_gap=-1), "max_gap must be a non-negative integer, got -1"),
+    (lambda: MergePolicy(rule="mean"),
+     "rule must be one of median, majority, annotator-priority, dawid-skene, one-coin, mace, glad, got 'mean'"),
     (lambda: SetContract(weighting="queries"), "weighting must be one of traffic, uniform, got 'queries'"),
     (lambda: diff_versions("no-v1", "no-v2", split="train"), "split must be one of test, dev, all, got 'train'"),
     (lambda: Evaluation.on_set("no-set", "train"), "split must be one of test, dev, all, got 'train'"),
@@ -717,10 +718,10 @@ def test_a_copied_or_renamed_version_verifies_says_what_it_is_a_copy_of_and_bloc
     assert invoke("score", "--set", home / "backup-v1", run, "-m", "p@10").exit_code == 0
     (home / "project").mkdir()
     monkeypatch.chdir(home / "project")
-    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "-l", "header=no", "-l", "query=3",
                      "--per-stratum", "5", "-o", home / "project" / "out" / "q.tsv")
     assert sampled.exit_code == 0, sampled.output
-    inside = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+    inside = invoke("sample", shared_data / "querylog" / "excite-small.log", "-l", "header=no", "-l", "query=3",
                     "--per-stratum", "5", "-o", whole / "q.tsv")
     assert inside.exit_code == 2 and "lies in the set folder" in inside.output  # a set's folder is still guarded
 
@@ -729,7 +730,7 @@ def test_a_set_with_no_test_query_is_said_at_sample_and_freeze_and_its_error_nam
     # issue 74: sample's default --holdout 0 puts every query in dev; freeze said nothing and score --set then
     # failed "no queries in split 'test'"
     queries = tmp_path / "queries.tsv"
-    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "--no-header", "--query", "3",
+    sampled = invoke("sample", shared_data / "querylog" / "excite-small.log", "-l", "header=no", "-l", "query=3",
                      "--per-stratum", "3", "-o", queries)
     assert "warning: no query is in the test split (--holdout 0, the default)" in sampled.output
     ids = [line.split("\t")[0] for line in queries.read_text().splitlines()[1:]]

@@ -298,7 +298,7 @@ def _ranking_lines(report: AgreementReport) -> list[str]:
 
 def _disagreement_lines(table: pd.DataFrame, top: int, humans: list[str]) -> list[str]:
     lines = [f"Disagreements: {len(table)} items where annotators differ; the {min(top, len(table))} "
-             "largest gaps (--disagreements FILE.tsv writes all)"]
+             "largest gaps (-o DIR writes all)"]
     if table.empty:
         return lines
     fixed = {"query_id", "doc_id", "gap", "min_grade", "max_grade", "annotators", "query", "text"}

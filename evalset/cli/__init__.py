@@ -47,8 +47,8 @@ class Entry(NamedTuple):
 # in pipeline order, which is the order `evalset --help` lists them in
 COMMANDS = {
     "sample": Entry("sample", "sample", "Draw a stratified sample of queries from query logs into queries.tsv.",
-                    "evalset sample data/querylog/excite-small.log --no-header --query 3 --user 1 --per-stratum 20 "
-                    "-o queries.tsv", "docs/sample.md"),
+                    "evalset sample data/querylog/excite-small.log -l header=no -l query=3 -l user_id=1 "
+                    "--per-stratum 20 -o queries.tsv", "docs/sample.md"),
     "pool": Entry("pool", "pool_command", "Pool the top k of several runs into blind judging pairs.",
                   "evalset pool --spec pools/dl19-demo.toml -o pool", "docs/pool.md"),
     "push": Entry("labelstudio", "push_command", "Push a pool's judging tasks to a Label Studio project.",
@@ -90,7 +90,7 @@ COMMANDS = {
                          "docs/reusability.md"),
     "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human slice (PPI++).",
                       "evalset estimate --runs data/dl19/runs --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels "
-                      "--human data/dl19/nist.qrels --simulate 1000 --slice-size 10", "docs/estimate.md"),
+                      "--human data/dl19/nist.qrels --simulate 1000 --size 10", "docs/estimate.md"),
     "plan": Entry("plan", "plan_group", "How many queries a comparison needs (power); what judging costs (cost).",
                   "evalset plan power --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                   "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),

@@ -11,19 +11,17 @@ from evalset.cli.options import (
     evaluation_options,
     force_option,
     grade_scale,
-    png_path,
 )
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED
+from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SEED
 
 
 @click.command("agreement")
 @click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False), metavar="[LABELS]...")
 @click.option("--human", "humans", multiple=True, metavar="NAME|FILE",
-              help="A qrels annotator that is human (its name, or its file, which is then read too). Repeatable; "
-                   "qrels files not named here are LLM judges. Labels tables carry their own kind.")
-@guideline_option(f"Guideline: its scale (default {','.join(map(str, DEFAULT_SCALE))}).")
-@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+              help="A qrels annotator that is human (its name, or its file, then read too); repeatable. Other "
+                   "qrels are LLM judges; labels tables say.")
+@guideline_option("Guideline: its scale.", scale=True)
 @ruled(AGREEMENT_RULES, "out_of_scale", "--out-of-scale", default="error",
        help="A grade off the scale: refuse (naming file and line), clip it to the scale's end, or drop it.")
 @conflicting_grades_option
@@ -41,49 +39,37 @@ from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEF
 @evaluation_options
 @click.option("--queries", type=click.Path(dir_okay=False), help="queries.tsv or topics: query texts.")
 @click.option("--corpus", type=click.Path(dir_okay=False), help="Document texts (JSONL or TSV, .gz ok).")
-@click.option("--disagreements", "disagreements_path", type=click.Path(dir_okay=False),
-              help="Write every disagreement (largest gap first) to this TSV.")
 @ruled(AGREEMENT_RULES, "top", "--top", default=20, help="Disagreements shown in the report.")
 @ruled(AGREEMENT_RULES, "pairs", "--pairs", default="all",
        help="Pairs listed in the table format (JSON always has all).")
 @format_option()
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-@click.option("--plot", type=click.Path(dir_okay=False), callback=png_path,
-              help="Heatmap of the pairwise kappa matrix (PNG).")
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Also write to this folder agreement.json, disagreements.tsv (all), kappa.png and, with "
+                   "--annotator-quality, confusion.png.")
 @click.option("--annotator-quality", "quality_wanted", is_flag=True,
               help="Add each annotator's agreement with the consensus of the others and Dawid-Skene's confusion "
                    "matrix (crowd-kit: pip install 'evalset[quality]').")
 @click.option("--ensemble", is_flag=True,
-              help="Add the LLM judges combined into one, calibrated on the humans (per combination of their grades; "
-                   "each query predicted from the other queries).")
-@click.option("--confusion-plot", type=click.Path(dir_okay=False), callback=png_path,
-              help="Heatmaps of each annotator's Dawid-Skene confusion matrix (PNG).")
-@force_option(folder=False)
-def agreement_command(inputs, humans, guideline, scale, out_of_scale, conflicting_grades, kappa, resamples, level,
-                      seed, run_paths, measure, contract, queries, corpus,
-                      disagreements_path, top, pairs, output_format, output, plot, quality_wanted, confusion_plot,
+              help="Add the LLM judges combined into one, calibrated on the humans (each query predicted from the "
+                   "others).")
+@force_option()
+def agreement_command(inputs, humans, guideline, out_of_scale, conflicting_grades, kappa, resamples, level, seed,
+                      run_paths, measure, contract, queries, corpus, top, pairs, output_format, output, quality_wanted,
                       ensemble, force):
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
-    from evalset.agreement import render
-    from evalset.agreement.annotators import write_confusion_plot
+    from evalset.agreement.render import AGREEMENT_FILES, write_agreement
     from evalset.io.outputs import check_outputs
 
-    grades_scale = grade_scale(guideline, scale)
-    check_outputs({"--disagreements": disagreements_path, "--plot": plot, "-o": output,
-                   "--confusion-plot": confusion_plot},
-                  {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
-                   "--queries": queries, "--corpus": corpus}, force=force)
+    grades_scale = grade_scale(guideline)
+    check_outputs({}, {"LABELS": inputs, "--human": humans, "--guideline": guideline, "--runs": run_paths,
+                       "--queries": queries, "--corpus": corpus},
+                  folders={"-o": (output, AGREEMENT_FILES)} if output else {}, force=force)
     result = agreement.analyse_agreement(
         inputs, humans, scale=grades_scale, out_of_scale=out_of_scale, conflicting_grades=conflicting_grades,
         kappa=kappa, resamples=resamples, level=level, seed=seed, runs=run_paths, measure=measure,
         contract=contract.applied_to()[0], queries=queries, corpus=corpus, top=top, pairs=pairs,
         annotator_quality=quality_wanted, ensemble=ensemble)
-    if disagreements_path:
-        render.write_disagreements(result.table, disagreements_path)
-    if plot:
-        render.write_heatmap(result.report, plot)
-    if confusion_plot:
-        write_confusion_plot(result.quality, confusion_plot)
-    emit(result, output_format, notes_first=True, output=output)
+    written = write_agreement(result, output, replace=force) if output else []
+    emit(result, output_format, notes_first=True, written=written)

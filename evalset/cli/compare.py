@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, one_metric
+from evalset.cli.metric_option import one_metric
+from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.cli.ruled import format_option, ruled
 from evalset.comparing.spec import CompareSpec
 from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
@@ -33,34 +34,25 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 @ruled(CompareSpec, "interval", "--interval", help="The bootstrap interval of the mean difference.")
 @ruled(CompareSpec, "primary_test", "--test", "primary_test",
        help="The primary test the verdict rests on, with the interval.")
-@click.option("--queries", type=click.Path(), help="Queries (queries.tsv or topics) with stratum and stratum_share "
-                                                   "columns: the strata of a traffic-weighted verdict.")
-@click.option("--all", "all_pairs", is_flag=True, help="Many systems: every pair of the runs given (files or folders, "
-                                                       "BASELINE among them), family-wise corrected.")
+@click.option("--queries", type=click.Path(), help="queries.tsv with stratum and stratum_share: the strata of a "
+                                                   "traffic-weighted verdict.")
+@click.option("--all", "all_pairs", is_flag=True, help="Many systems: every pair of the runs given (files or folders).")
 @click.option("--baseline", "baseline_name", metavar="NAME", help="Many systems: every other run given against the "
                                                                   "run NAME, family-wise corrected.")
 @ruled(CompareSpec, "correction", "--correction",
-       help="With --all or --baseline: randomised Tukey HSD (max-statistic permutation test), or Holm or "
-            "Bonferroni on paired permutation p-values [default: tukey].")
+       help="With --all or --baseline: randomised Tukey HSD, or Holm or Bonferroni on paired permutation "
+            "p-values [default: tukey].")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
             exploratory, alpha, permutations, seed, output_format, depth, accept_holes, interval, primary_test, queries,
             all_pairs, baseline_name, correction):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
-    The verdict rests on a paired permutation test at the Bonferroni threshold alpha/planned and on a bootstrap
-    interval (level 1 - threshold); the paired t-test and the effect size are printed beside them, and a line
-    says when they disagree. Beside every difference: both runs' judged@k; when unjudged documents of the top
-    k could flip the verdict, it is withheld (--accept-holes keeps it). A design that cannot support a verdict
-    (too few queries or sign flips, a stratum of one query) says why it gives none. A judged query missing from
-    a run is an error unless -c missing=zero|skip. On a stratified set the verdict is on the set's weighting,
-    with each stratum's difference. On the dev split every comparison is exploratory. The rules: docs/compare.md,
-    "How a verdict is decided".
-    With --set, a comparison not in the set's planned list is exploratory, every comparison is appended to
-    the set's comparison log, and the threshold counts every distinct comparison made on that split.
-    Why each query moved: `evalset explain`; the holes of the top k as a pool to judge: `evalset holes`.
-    With --all (every pair) or --baseline NAME (every run against NAME) the runs given are compared at once under
-    a family-wise correction (--correction): the runs by mean with their groups, the adjusted p-values
-    (docs/compare-many.md).
+    The verdict rests on a paired permutation test at the Bonferroni threshold alpha/planned and a bootstrap
+    interval; the t-test and effect size are printed beside them. It is withheld when unjudged documents of the
+    top k could flip it, and a design too small to decide says so. With --set: a comparison not planned is
+    exploratory (on the dev split, all are), and each is logged in the set. With --all or --baseline NAME: the runs
+    at once under a family-wise correction. The rules: docs/compare.md; why each query moved: `evalset explain`;
+    the holes of the top k as a pool: `evalset holes`.
     """
     if output_format == "tsv" and not (all_pairs or baseline_name):
         raise click.UsageError("--format tsv is the matrix of adjusted p-values: give --all or --baseline NAME")

@@ -67,7 +67,7 @@ class _EstimateGroup(click.Group):
 @ruled(EstimateSpec, "draws", "--simulate", "draws", metavar="R",
        help="Validate on fully human-graded data: draw R random slices (or samples) and report the intervals' "
             "coverage and widths.")
-@ruled(EstimateSpec, "slice_size", "--slice-size", metavar="N",
+@ruled(EstimateSpec, "slice_size", "--size", "slice_size", metavar="N",
        help="With --simulate: human-graded queries per simulated slice.")
 @ruled(EstimateSpec, "seed", "--seed", help="Seed of the simulated slices.")
 @click.option("--groups", "groups_path", type=click.Path(dir_okay=False), help="With --design documents --set SET "
@@ -75,10 +75,10 @@ class _EstimateGroup(click.Group):
               "(the set's judgments as the full ones). A TSV with a header giving each run's group: the columns run "
               "and group, or runid and participant (TREC's run_metadata.tsv), or the two columns of a two-column "
               "file (the run, then its group).")
-@ruled(EstimateSpec, "holes_fraction", "--holes-fraction", metavar="P", percent=True,
+@ruled(EstimateSpec, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
        help="With --groups: the share of each run's holes a simulated sample draws.")
-@ruled(EstimateSpec, "holes_precision", "--holes-precision", metavar="SE",
-       help="With --groups, instead of --holes-fraction: each run's share sized for this standard error of its mean "
+@ruled(EstimateSpec, "holes_precision", "--precision", "holes_precision", metavar="SE",
+       help="With --groups, instead of --fraction: each run's share sized for this standard error of its mean "
        "(as estimate select --precision sizes it).")
 @ruled(EstimateSpec, "depth", "--depth", metavar="K",
        help="With --groups: the depth of the set's pool and of each run's holes [default: 10].")
@@ -98,11 +98,11 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
     grades on a random slice of queries (PPI++ with ppi_py), beside the human slice alone and the LLM alone.
 
     First draw the slice with `evalset estimate select`, have humans grade its pool (push/pull), then run this
-    with --slice. With --simulate R --slice-size N on fully human-graded data, check the intervals' coverage.
+    with --slice. With --simulate R --size N on fully human-graded data, check the intervals' coverage.
 
     --design documents: humans grade a document sample of every query (`estimate select --documents`), the LLM
     judges every pooled pair; give --sample, --human and --llm (or --no-llm); validate with --simulate R --budget B.
-    With --set SET --simulate R --groups FILE --holes-fraction P: each group left out of the set's pool in turn, R
+    With --set SET --simulate R --groups FILE --fraction P: each group left out of the set's pool in turn, R
     samples of its runs' holes estimated against the set's judgments (bias, RMSE, coverage per run).
     """
     if ctx.invoked_subcommand is not None:

@@ -12,7 +12,16 @@ from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
+from evalset.cli.settings_option import settings_option
+from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, MERGE_POLICY_RULES, SET_CONTRACT_RULES
+
+MERGE_SETTINGS = {
+    "rule": "median, majority, annotator-priority, or crowd-kit's dawid-skene, one-coin, mace, glad (pip install "
+            "'evalset[quality]'); ties and large gaps are unresolved (--merge dawid-skene: the rule alone)",
+    "llm": "LLM grades take part in the merge", "max_gap": "grades of one pair further apart are unresolved",
+    "priority": "annotator-priority's annotators, first wins (commas)",
+    "exclude": "annotators left out of the merge, kept in labels.tsv and counted (commas)",
+}
 
 
 @click.group("freeze", cls=DefaultCommandGroup, default="set")
@@ -23,7 +32,7 @@ def freeze_group():
 
 @freeze_group.command("set")
 @click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--llm-labels", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--llm", "llm_labels", multiple=True, type=click.Path(dir_okay=False),
               help="Labels table or qrels of an LLM judge (kind llm); repeatable.")
 @click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv from `evalset sample`, or a TREC topics file (one stratum, all in the test split).")
@@ -34,18 +43,13 @@ def freeze_group():
               help="Folder holding the sets.")
 @ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
        help="Version number [default: the next one].")
-@ruled(FREEZE_RULES, "merge", "--merge", default="median",
-       help="How the grades of one pair are merged (ties and large gaps are unresolved); the last four are "
-            "crowd-kit's models (pip install 'evalset[quality]').")
-@click.option("--exclude-annotator", "excluded", multiple=True, metavar="NAME",
-              help="Leave this annotator's labels out of the merge (kept in labels.tsv, counted); repeatable.")
-@click.option("--priority", help="Comma-separated annotators, first wins (with --merge annotator-priority).")
-@click.option("--allow-llm", is_flag=True, help="Let LLM grades take part in the merge.")
-@ruled(FREEZE_RULES, "max_gap", "--max-gap", default=2,
-       help="Grades of one pair further apart than this are unresolved.")
+@settings_option(MERGE_POLICY_RULES, MERGE_SETTINGS, "--merge", help="How the grades of one pair are merged",
+                 defaults={"rule": "median", "llm": "no", "max_gap": 2, "priority": None, "exclude": None},
+                 bare="rule")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
 @conflicting_grades_option
-@click.option("--headline", default=DEFAULT_METRIC, show_default=True, help="The set's headline metric.")
+@click.option("-m", "--metric", "headline", default=DEFAULT_METRIC, show_default=True,
+              help="The set's headline metric.")
 @ruled(SET_CONTRACT_RULES, "weighting", "--weighting", default="traffic",
        help="Means across strata: by traffic share, or every query alike.")
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
@@ -55,12 +59,11 @@ def freeze_group():
                    "or its folder): recorded in the set, whose estimates then use it.")
 @evaluation_options
 @format_option()
-def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, excluded, priority,
-           allow_llm, max_gap, adjudication, conflicting_grades, headline, weighting, plans, sample_path, contract,
-           output_format):
+def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, version_number, merge, adjudication,
+           conflicting_grades, headline, weighting, plans, sample_path, contract, output_format):
     """Freeze LABELS (labels tables, or qrels as one human annotator each) into sets-dir/NAME/vN.
 
-    Grades are merged per pair by the declared rule (human grades only unless --allow-llm); unresolved pairs
+    Grades are merged per pair by the declared rule (human grades only unless --merge llm=yes); unresolved pairs
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
     read-only, and never rewritten. A set grown by the graded sample of its holes: `evalset freeze grow`.
     """
@@ -71,12 +74,13 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.queries import read_queries
     from evalset.io.samplerecord import read_sample
     from evalset.io.setfiles import VERSIONS_FILE
+    from evalset.judgments import MergePolicy
     from evalset.sets import freeze as freeze_set
     from evalset.sets import set_contract
     from evalset.sets.inputs import read_judgments
 
     check_outputs({"--sets-dir": Path(sets_dir, name, VERSIONS_FILE)},  # the version folder itself is new
-                  {"LABELS": labels, "--llm-labels": llm_labels, "--queries": queries_path,
+                  {"LABELS": labels, "--llm": llm_labels, "--queries": queries_path,
                    "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
                   adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
     judgments = read_judgments(labels, llm_labels)
@@ -84,11 +88,10 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
     emit(freeze_set(
         judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
-        contract=recorded, merge=merge, allow_llm=allow_llm, max_gap=max_gap,
-        priority=[p.strip() for p in priority.split(",")] if priority else None,
+        contract=recorded, merge=MergePolicy(**merge),
         adjudication=labels_from_file(adjudication) if adjudication else None, planned=run_pairs(plans, "--plan"),
         inputs=inputs, conflicting_grades=conflicting_grades, queries_source=queries_path,
-        exclude_annotators=list(excluded), sample=read_sample(sample_path) if sample_path else None,
+        sample=read_sample(sample_path) if sample_path else None,
     ), output_format)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.options import contract_options, evaluation_from_options, force_option, one_metric
+from evalset.cli.metric_option import one_metric
+from evalset.cli.options import contract_options, evaluation_from_options, force_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.comparing.spec import CompareSpec
 from evalset.contract import DEFAULT_METRIC

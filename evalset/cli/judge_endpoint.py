@@ -45,7 +45,7 @@ def endpoint_options(function: Command) -> Command:
         ruled(JUDGE_SETTINGS_RULES, "model", "--model", required=True, help="Model name, as the endpoint knows it."),
         click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
         settings_option(JUDGE_SETTINGS_RULES, CLIENT_SETTINGS, "-s", "--client", "client",
-                        help="The client's pace and patience, NAME=VALUE", defaults=CLIENT_DEFAULTS),
+                        help="The client's pace and patience", defaults=CLIENT_DEFAULTS),
         click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
                      help="Prompt template (default: the shipped relevance-judge-v1)."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False),

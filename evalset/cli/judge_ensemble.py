@@ -14,11 +14,10 @@ from evalset.cli.options import conflicting_grades_option, force_option, grade_s
 @click.option("--human", "human_paths", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="The humans' grades the ensemble is calibrated on (labels or qrels); repeatable.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The ensemble's labels (TSV).")
-@guideline_option("Guideline: its scale.", exists=True)
-@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@guideline_option("Guideline: its scale.", exists=True, scale=True)
 @conflicting_grades_option
 @force_option(folder=False)
-def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_grades, force):
+def ensemble_command(labels, human_paths, output, guideline, conflicting_grades, force):
     """Combine the LLM judges of LABELS (labels tables or one qrels file per judge) into one judge calibrated on
     the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
     expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
@@ -27,7 +26,7 @@ def ensemble_command(labels, human_paths, output, guideline, scale, conflicting_
     from evalset.io.outputs import check_outputs
     from evalset.judgments.ensemble import ensemble_files
 
-    grades_scale = grade_scale(guideline, scale)
+    grades_scale = grade_scale(guideline)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline}, force=force)
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
     write_labels(ensemble.labels(), output)

@@ -27,8 +27,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
               help="Metric of the system rankings.")
 @evaluation_options
 @ruled(RECHECK_RULES, "primary", "--primary", default="quadratic kappa", help="The figure the verdict rests on.")
-@guideline_option("Guideline: its scale.", exists=True)
-@click.option("--scale", help="The grade scale as comma-separated integers, when no guideline is given.")
+@guideline_option("Guideline: its scale.", exists=True, scale=True)
 @conflicting_grades_option
 @ruled(RECHECK_RULES, "resamples", "--resamples", default=1000,
        help="Query resamples of the paired interval.")
@@ -37,7 +36,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, RECHECK_RULES
 @format_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @force_option(folder=False)
-def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline, scale,
+def recheck_command(labels, human_paths, old, run_paths, measure, contract, primary, guideline,
                     conflicting_grades, resamples, level, seed, output_format, output, force):
     """Is the new version of an LLM judge better than the old? LABELS hold both versions' grades of the same
     calibration pairs (labels of `evalset judge`, whose source names model, prompt and guideline, or one qrels
@@ -47,7 +46,7 @@ def recheck_command(labels, human_paths, old, run_paths, measure, contract, prim
     from evalset.agreement.recheck import recheck_files
     from evalset.io.outputs import check_outputs
 
-    grades_scale = grade_scale(guideline, scale)
+    grades_scale = grade_scale(guideline)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--runs": run_paths,
                                    "--guideline": guideline}, force=force)
     emit(recheck_files(labels, human_paths, run_paths=run_paths, conflicting_grades=conflicting_grades,

@@ -7,6 +7,7 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.ruled import ruled
+from evalset.cli.settings_option import settings_option
 from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 
 
@@ -78,10 +79,11 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="The gold file given to push: score each annotator against it; gold-only answers stay out of -o.")
 @click.option("--gold-report", default=None, type=click.Path(dir_okay=False),
               help="Write the per-annotator gold report here (.tsv: a table; else JSON). Needs --gold.")
-@ruled(GOLD_POLICY_RULES, "min_gold", "--gold-min-answers", default=20,
-       help="Gold answers an annotator needs to be flagged or passed (fewer: 'not enough gold').")
-@ruled(GOLD_POLICY_RULES, "min_kappa", "--gold-min-kappa", default=0.4,
-       help="Flag an annotator whose linear kappa against gold is below this.")
+@settings_option(GOLD_POLICY_RULES, {
+    "min_gold": "gold answers an annotator needs to be flagged or passed (fewer: 'not enough gold')",
+    "min_kappa": "an annotator whose linear kappa against gold is below it is flagged"},
+    "--gold-rule", "gold_rule", help="When an annotator is flagged, with --gold",
+    defaults={"min_gold": 20, "min_kappa": 0.4})
 @click.option("--previous", default=None, type=click.Path(dir_okay=False, exists=True),
               help="The labels table of an earlier pull: list each grade revised or withdrawn since (pair, annotator, "
                    "old and new grade, times).")
@@ -89,8 +91,8 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="Blind judging: read every annotator's own project (as pushed with --annotators) with their token.")
 @click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
               help="The environment variable naming the annotators file (scripts/label-studio.sh start-team).")
-def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_min_answers,
-                 gold_min_kappa, previous, annotators, annotators_env):
+def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_rule,
+                 previous, annotators, annotators_env):
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -107,8 +109,7 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     if gold_path:
         from evalset import quality
 
-        policy = quality.GoldPolicy(min_gold=gold_min_answers, min_kappa=gold_min_kappa)
-        gold = quality.gold_check(quality.read_gold(gold_path, guideline), policy)
+        gold = quality.gold_check(quality.read_gold(gold_path, guideline), quality.GoldPolicy(**gold_rule))
     if annotators is not None:
         team = labelstudio.annotator_team(annotators, annotators_env)
         labels, report = labelstudio.pull_blind(url, team, title, pool_dir, guideline, gold=gold, previous=previous)

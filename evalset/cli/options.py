@@ -46,7 +46,7 @@ def contract_option(names: tuple[str, ...] = CONTRACT_OPTIONS, default_note: str
     """The ``-c/--contract`` option of the contract settings ``names``: a dict of those given (``defaults``: a
     command's own)."""
     return settings_option(EvaluationContract, {name: CONTRACT_SETTINGS[name] for name in names}, "-c", "--contract",
-                           "contract", help="An evaluation convention, NAME=VALUE", default_note=default_note,
+                           "contract", help="An evaluation convention", default_note=default_note,
                            defaults=defaults)
 
 
@@ -78,16 +78,6 @@ def contract_options(command):
     ]), with_set=True)
 
 
-def one_metric(help_text: str):
-    """``-m/--metric`` for a command that reads one metric: given twice, it is refused (click keeps the last)."""
-    def only_one(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
-        if len(values) > 1:
-            raise click.BadParameter(f"this command reads one metric, got {len(values)} ({', '.join(values)})")
-        return values[0] if values else None
-
-    return click.option("-m", "--metric", multiple=True, callback=only_one, help=help_text)
-
-
 def force_option(what: str = "-o", folder: bool = True):
     """``--force``: replace an output folder that is not empty, or an output file that exists (else refused)."""
     return click.option("--force", is_flag=True, help=f"Replace the {what} folder if it exists and is not empty (built "
@@ -111,23 +101,14 @@ def run_pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def grade_scale(guideline: str | None, scale: str | None) -> list[int]:
-    """The scale of --guideline or --scale (not both); default :data:`evalset.contract.DEFAULT_SCALE`."""
+def grade_scale(guideline: str | list[int] | None) -> list[int]:
+    """The scale of ``--guideline`` (a guideline, or a bare scale: :class:`~evalset.cli.guideline.GuidelinePath`);
+    default :data:`evalset.contract.DEFAULT_SCALE`."""
     from evalset.io.guideline import read_guideline
 
-    if guideline and scale:
-        raise click.UsageError("give --guideline or --scale, not both")
-    return read_guideline(guideline).grades if guideline else parse_scale(scale) if scale else list(DEFAULT_SCALE)
-
-
-def parse_scale(text: str) -> list[int]:
-    try:
-        grades = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise click.BadParameter(f"expected integers separated by commas, got {text!r}", param_hint="--scale") from None
-    if len(grades) < 2:
-        raise click.BadParameter("a scale needs at least two grades", param_hint="--scale")
-    return grades
+    if isinstance(guideline, list):
+        return guideline
+    return read_guideline(guideline).grades if guideline else list(DEFAULT_SCALE)
 
 
 def evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs=()):

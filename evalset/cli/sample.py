@@ -6,8 +6,17 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
-from evalset.cli.ruled import ruled
-from evalset.contract import SAMPLE_RULES
+from evalset.cli.ruled import format_option, ruled
+from evalset.cli.settings_option import settings_option
+from evalset.contract import LOG_LAYOUT_RULES, SAMPLE_RULES
+
+LOG_SETTINGS = {
+    "format": "tsv, csv, jsonl or parquet (none: from the file name; .log is TSV)",
+    "header": "the first line names the columns (no: give each column as its 1-based position)",
+    "query": "the query column", "count": "the count column of a pre-aggregated log",
+    "timestamp": "the timestamp column", "timestamp_format": "strptime format of the timestamps (none: ISO 8601)",
+    "user_id": "the user id column", "source": "the log's own stratum column (e.g. agent/human)",
+}
 
 
 @click.command()
@@ -15,17 +24,8 @@ from evalset.contract import SAMPLE_RULES
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv to write (its manifest goes beside it).")
 @click.option("--per-stratum", required=True, help="Queries per stratum: 50, or head=100,torso=50,tail=20.")
-@ruled(SAMPLE_RULES, "fmt", "--format", "fmt", default=None,
-       help="Log format (default: from the file name; .log is TSV).")
-@click.option("--no-header", is_flag=True,
-              help="TSV/CSV without a header line: give columns as 1-based positions.")
-@click.option("--query", "query_column", default="query", show_default=True,
-              help="Query column (name or position).")
-@click.option("--count", "count_column", help="Count column of a pre-aggregated log.")
-@click.option("--timestamp", "timestamp_column", help="Timestamp column.")
-@click.option("--timestamp-format", help="strptime format of the timestamps (default ISO 8601).")
-@click.option("--user", "user_column", help="User id column.")
-@click.option("--stratum-column", help="The log's own stratum column (e.g. agent/human).")
+@settings_option(LOG_LAYOUT_RULES, LOG_SETTINGS, "-l", "--log", "layout", help="The logs' layout",
+                 defaults={name: None for name in LOG_SETTINGS} | {"header": "yes", "query": "query"})
 @ruled(SAMPLE_RULES, "count_by", "--count-by", default="submissions",
        help="Traffic of a query: its submissions, or the distinct users who typed it.")
 @click.option("--normalise", default="case,nfkc,space", show_default=True,
@@ -45,10 +45,10 @@ from evalset.contract import SAMPLE_RULES
               help="DuckDB memory limit (it spills beyond).")
 @click.option("--spark-master", help="Spark master URL (default local[*]; sc://HOST for Spark Connect, as "
                                      "SPARK_REMOTE).")
+@format_option()
 @force_option(folder=False)
-def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column, timestamp_column,
-           timestamp_format, user_column, stratum_column, count_by, normalise, since, until, blocklist,
-           exclude, strata_spec, seed, holdout, engine, memory_limit, spark_master, force) -> None:
+def sample(logs, output, per_stratum, layout, count_by, normalise, since, until, blocklist, exclude, strata_spec, seed,
+           holdout, engine, memory_limit, spark_master, output_format, force) -> None:
     """Draw a stratified sample of queries from query LOGS into queries.tsv (+ queries.manifest.json)."""
     from evalset.io.digests import describe_files_in_background
 
@@ -57,19 +57,16 @@ def sample(logs, output, per_stratum, fmt, no_header, query_column, count_column
 
     from evalset import sampling
     from evalset.io.outputs import check_outputs
-    from evalset.io.querylog import LogColumns
 
     check_outputs({"-o": output, "-o's manifest": sampling.manifest_path(output)},
                   {"LOGS": logs, "--blocklist": blocklist, "--exclude": exclude}, force=force)
 
     result = sampling.sample_log(
         logs, sampling.parse_per_stratum(per_stratum),
-        columns=LogColumns(query_column, count_column, timestamp_column, user_column, stratum_column),
-        fmt=fmt, header=not no_header, count_by=count_by,
-        normalisation=sampling.Normalisation.parse(normalise),
-        window=sampling.Window(since, until, timestamp_format),
+        layout=sampling.LogLayout(**layout), count_by=count_by,
+        normalisation=sampling.Normalisation.parse(normalise), since=since, until=until,
         strata=sampling.Strata.parse(strata_spec) if strata_spec else sampling.Strata(),
         seed=seed, holdout=holdout, blocklists=blocklist, exclusions=exclude, engine=engine,
         memory_limit=memory_limit, spark_master=spark_master, described=described)
     written = sampling.write_sample(result, output)  # before printing: a closed stdout loses no file
-    emit(result, written=written)
+    emit(result, output_format, written=written)

@@ -5,32 +5,20 @@ from __future__ import annotations
 import click
 
 from evalset.cli.emit import emit
+from evalset.cli.metric_option import listing_measures
 from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRICS, SCORE_FORMATS, SCORE_RULES
 
 
-class _MetricOption(click.Option):
-    """``-m``, whose help lists the registered measures: read when the help is shown, so that the command module
-    loads no library until then."""
-
-    def get_help_record(self, ctx):
-        from evalset.metrics import MEASURES
-
-        measures = ", ".join(f"{kind.spelling} ({kind.help})" for kind in MEASURES.values())
-        self.help = (f"Repeatable: {measures}; ir_measures' names and a measure's own parameters (rel, judged_only; "
-                     "for ndcg dcg='log2' or 'exp-log2') work too, e.g. 'P(rel=2)@10' or 'nDCG(dcg=\"exp-log2\")@10', "
-                     "as do trec_eval's, such as ndcg_cut_10, P_10 or iprec_at_recall_0.50, its nicknames all_trec, "
-                     "official and set, and its lists (P.5,10); in iprec@0.5 (IPrec@0.5) the number is a recall level. "
-                     "Default: "
-                     f"{', '.join(DEFAULT_METRICS)} (with --set: the set's headline metric). judged@k is added beside "
-                     "every ndcg@k.")
-        return super().get_help_record(ctx)
-
-
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option("-m", "--metric", "metrics", multiple=True, cls=_MetricOption)
+@click.option("-m", "--metric", "metrics", multiple=True, callback=listing_measures,
+              help="Repeatable: ndcg@10, ap@100, p@k, recall@k, rr, bpref, ... (-m help: every measure and its "
+                   "meaning); ir_measures' names ('P(rel=2)@10') and trec_eval's (ndcg_cut_10, P.5,10, all_trec, "
+                   f"official) work too. Default: {', '.join(DEFAULT_METRICS)} "
+                   "(with --set: the set's headline metric); "
+                   "judged@k is added beside every ndcg@k.")
 @contract_options
 @click.option("--per-query", is_flag=True, help="Also print every query's value (with --format trec_eval: -q).")
 @format_option(SCORE_FORMATS,

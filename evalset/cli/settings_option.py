@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from evalset.cli.ruled import RuleChoice, RuleType, library_default
-from evalset.params import Choice
+from evalset.params import Choice, Length
 
 
 class SettingType(click.ParamType):
@@ -18,12 +18,17 @@ class SettingType(click.ParamType):
 
     name = "NAME=VALUE"
 
-    def __init__(self, rules: dict, names: tuple[str, ...]):
-        self.rules, self.names = rules, names
+    def __init__(self, rules: dict, names: tuple[str, ...], meanings: str = "", bare: str | None = None):
+        self.rules, self.names, self.meanings, self.bare = rules, names, meanings, bare
 
     def convert(self, value, param, ctx):
         if isinstance(value, tuple):
             return value
+        if value.strip() == "help" and self.meanings:  # -c help: what each setting means, then stop
+            click.echo(self.meanings)
+            ctx.exit()
+        if self.bare and "=" not in value:  # --merge median: the setting given bare
+            value = f"{self.bare}={value}"
         key, equals, text = value.partition("=")
         key = key.strip().replace("-", "_")
         if not equals or key not in self.names:
@@ -45,12 +50,14 @@ class SettingsOption(click.Option):
 
 
 def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, default_note: str = "",
-                    defaults: dict[str, object] | None = None):
+                    defaults: dict[str, object] | None = None, bare: str | None = None):
     """A repeatable ``NAME=VALUE`` option for the fields of the settings class ``owner`` (or of the owner of the
     rules mapping ``owner``, with every default in ``defaults``) that ``meanings`` names, each by its declared rule
     (:class:`SettingType`), given to the command as a dict of the settings given; a setting given twice is refused.
-    The help is ``help`` (then ``default_note``, such as ", or the set's"), then each setting's values, its default
-    (the library's, or a command's own in ``defaults``; ``none``: no value, the library decides) and its meaning."""
+    The help is ``help`` (then ``default_note``, such as ", or the set's"), then each setting's values and its default
+    (the library's, or a command's own in ``defaults``; ``none``: no value, the library decides); ``-c help`` (the
+    option's short name, then ``help``) prints what each means and exits, so that --help fits on a screen. With
+    ``bare``, a value without ``NAME=`` is that setting's (``--merge median``)."""
     rules = owner if isinstance(owner, dict) else owner.RULES
     shown_defaults = {name: defaults[name] if defaults and name in defaults else library_default(owner, name)
                       for name in meanings}
@@ -65,11 +72,14 @@ def settings_option(owner, meanings: dict[str, str], *decls: str, help: str, def
 
     def shown(name: str) -> str:
         rule = rules[name]
-        values = "|".join(map(str, rule.values)) if isinstance(rule, Choice) else "N"
+        values = "|".join(map(str, rule.values)) if isinstance(rule, Choice) else "TEXT" if isinstance(
+            rule, Length) else "N"
         default = "none" if shown_defaults[name] is None else shown_defaults[name]
-        return f"{name}={values} [{default}]: {meanings[name]}"
+        return f"{name}={values} [{default}]"
 
+    width = max(map(len, meanings))
+    listing = "\n".join(f"{name:<{width}}  {meanings[name]}" for name in meanings)
     return click.option(*decls, cls=SettingsOption, rule_owner=owner, shown_defaults=shown_defaults, multiple=True,
-                        type=SettingType(rules, tuple(meanings)), callback=collect,
-                        help=f"{help} (repeatable; the default in brackets{default_note}). "
-                             + "; ".join(map(shown, meanings)) + ".")
+                        type=SettingType(rules, tuple(meanings), listing, bare), callback=collect,
+                        help=f"{help} (repeatable; [default]{default_note}; {decls[0]} help: what each means): "
+                             + ", ".join(map(shown, meanings)) + ".")

@@ -32,6 +32,19 @@ RENAMED = {
 """An old option -> its new spelling."""
 RENAMED_IN = {
     "grade": {"--seed": "-s seed=N"},
+    "sample": {"--no-header": "-l header=no", "--query": "-l query=COLUMN", "--count": "-l count=COLUMN",
+               "--timestamp": "-l timestamp=COLUMN", "--timestamp-format": "-l timestamp_format=FORMAT",
+               "--user": "-l user_id=COLUMN", "--stratum-column": "-l source=COLUMN"},
+    "agreement": {"--disagreements": "-o DIR (its disagreements.tsv)", "--plot": "-o DIR (its kappa.png)",
+                  "--confusion-plot": "-o DIR (its confusion.png)", "--scale": "--guideline 0,1,2,3 (a bare scale)"},
+    "estimate": {"--slice-size": "--size (as estimate select's)", "--holes-fraction": "--fraction",
+                 "--holes-precision": "--precision (as estimate select's)"},
+    "set": {"--allow-llm": "--merge llm=yes", "--max-gap": "--merge max_gap=N", "--priority": "--merge priority=NAMES",
+            "--exclude-annotator": "--merge exclude=NAMES", "--llm-labels": "--llm (as estimate's)",
+            "--headline": "-m/--metric"},
+    "pull": {"--gold-min-answers": "--gold-rule min_gold=N", "--gold-min-kappa": "--gold-rule min_kappa=K"},
+    "recheck": {"--scale": "--guideline 0,1,2,3 (a bare scale)"},
+    "ensemble": {"--scale": "--guideline 0,1,2,3 (a bare scale)"},
     "compare": {"--why": "`evalset explain` (the same runs and --qrels or --set)",
                 "--epsilon": "`evalset explain --epsilon`", "--top": "`evalset explain --top`",
                 "--holes": "`evalset holes` (the same runs and --qrels or --set, -o DIR)",
@@ -40,7 +53,9 @@ RENAMED_IN = {
 """An old option of one command (by its name) -> its new spelling there (``--seed`` stays elsewhere)."""
 ONE_JOB = "one command, one job"
 SETTINGS_OPTIONS = {"-c": "--contract, one option for the evaluation contract's settings; --help lists them",
-                    "-s": "--client, one option for the client's pace and patience; --help lists them"}
+                    "-s": "--client, one option for the client's pace and patience; --help lists them",
+                    "-l": "--log, one option for the logs' layout; --help lists them",
+                    "--merge": "--merge, one option for the merge's rule and settings; --help lists them"}
 
 
 SPLIT = {

@@ -179,5 +179,5 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
     return report
 
 
-NO_LLM_PART = ("the set has no LLM-graded part on this split to estimate: it needs LLM labels (freeze --llm-labels) "
+NO_LLM_PART = ("the set has no LLM-graded part on this split to estimate: it needs LLM labels (freeze --llm) "
                "on every query and human grades on 2 or more of them, not all; score the set instead")

@@ -40,14 +40,14 @@ from evalset.params import (
 FilePath = str | os.PathLike
 
 WAYS = ("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human and --simulate R "
-        "--slice-size N (a validation)")
+        "--size N (a validation)")
 """The ways to an estimate of the query slice design."""
 DOCUMENT_INTERVALS = ("the document design's intervals are its own (\"this set\" and \"new queries\"): give no "
                       "--interval")
 """The refusal of ``--interval`` where the document design estimates (its design, or a set frozen with a sample)."""
-HOLE_SIMULATION = ("--groups, --holes-fraction, --holes-precision and --depth simulate a sample of a set's holes: give "
-                   "them with --design documents --set SET --simulate R (--groups and one of --holes-fraction or "
-                   "--holes-precision required)")
+HOLE_SIMULATION = ("--groups, --fraction, --precision and --depth simulate a sample of a set's holes: give "
+                   "them with --design documents --set SET --simulate R (--groups and one of --fraction or "
+                   "--precision required)")
 """Where the simulation of a set's hole sample's options go."""
 
 
@@ -154,9 +154,9 @@ class EstimateSpec:
         if self.set_path and self.human:
             raise InputError("with --set, its labels are the grades: give no --human (--llm: another judge's)")
         if self.draws is not None and self.slice_size is None:
-            raise InputError("--simulate needs --slice-size: the human-graded queries of each simulated slice")
+            raise InputError("--simulate needs --size: the human-graded queries of each simulated slice")
         if self.draws is None and self.slice_size is not None:
-            raise InputError("--slice-size is the size of the slices --simulate draws: give --simulate R too")
+            raise InputError("--size is the size of the slices --simulate draws: give --simulate R too")
 
     def _check_document_design(self) -> None:
         if not self.runs:
@@ -171,7 +171,7 @@ class EstimateSpec:
         if self.set_path and self.sample_path:  # a sample of the set's holes (evalset.estimate.holes)
             if any((self.draws is not None, self.budget is not None, self.slice_path, self.slice_size is not None)):
                 raise InputError("--set with --sample estimates from a sample of the set's holes: give no "
-                                 "--simulate, --budget, --slice or --slice-size")
+                                 "--simulate, --budget, --slice or --size")
             self._check_grades()
             return
         if self.set_path:
@@ -179,12 +179,12 @@ class EstimateSpec:
                      self.slice_size is not None, self.llm, self.human, self.no_llm)
             if any(given):
                 raise InputError("a set frozen with a document sample holds its record and its grades: give the set "
-                                 "alone (no --simulate, --budget, --slice, --slice-size, --llm, --human or --no-llm), "
+                                 "alone (no --simulate, --budget, --slice, --size, --llm, --human or --no-llm), "
                                  "or with --sample, a sample of its holes, and their grades")
             return
         if self.slice_path or self.slice_size is not None:
             raise InputError("the document design reads a sample record (--sample), not a slice: give no --slice or "
-                             "--slice-size")
+                             "--size")
         if bool(self.sample_path) == (self.draws is not None):
             raise InputError("give the document design one of: --sample (an estimate); --simulate R and --budget B "
                              "(a validation)")
@@ -203,10 +203,10 @@ class EstimateSpec:
         if any(given):
             raise InputError("the simulation of a set's hole sample takes the set's judgments as the full ones and "
                              "compares each run with the best run outside its group: give no --sample, --budget, "
-                             "--slice, --slice-size, --human, --compare, --planned or --exploratory")
+                             "--slice, --size, --human, --compare, --planned or --exploratory")
         if (self.holes_fraction is None) == (self.holes_precision is None):
-            raise InputError("--groups needs one of --holes-fraction P (the share of each run's holes a simulated "
-                             "sample draws: 0.25 or 25%) or --holes-precision SE (each run's share sized for it)")
+            raise InputError("--groups needs one of --fraction P (the share of each run's holes a simulated "
+                             "sample draws: 0.25 or 25%) or --precision SE (each run's share sized for it)")
         if bool(self.llm) == self.no_llm:
             raise InputError("give the LLM grades of every pair the set judges (--llm), or --no-llm for "
                              "Horvitz-Thompson's estimator: one of them")

@@ -111,10 +111,10 @@ def _first_malformed_line(path: str, fmt: str, width: int) -> tuple[int, int]:
 
 def _read_delimited(path: str, fmt: str, columns: LogColumns, header: bool) -> pa.Table:
     names = _delimited_header(path, fmt)
-    positions = [f"--{field} {spec}" for field, spec in columns.chosen().items() if spec.isdigit()]
+    positions = [f"-l {field}={spec}" for field, spec in columns.chosen().items() if spec.isdigit()]
     if header and positions:  # a headerless file read with a header loses its first line as the columns' names
         raise InputError(f"{', '.join(positions)} is a column position, and the log is read with a header line "
-                         f"(its first line would be the names: {', '.join(map(repr, names[:4]))}): give --no-header "
+                         f"(its first line would be the names: {', '.join(map(repr, names[:4]))}): give -l header=no "
                          "for a file without one, or name the column", path, 1)
     resolved = resolve_log_columns(names, columns, path, header)
     generated = [f"c{i}" for i in range(len(names))]

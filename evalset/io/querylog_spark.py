@@ -203,7 +203,7 @@ def java_time_pattern(strptime_format: str) -> str:
         if char == "%":
             directive = strptime_format[index + 1: index + 2]
             if directive not in _JAVA_PATTERN:
-                raise InputError(f"--timestamp-format: %{directive} cannot be parsed by Spark's to_timestamp; "
+                raise InputError(f"-l timestamp_format: %{directive} cannot be parsed by Spark's to_timestamp; "
                                  f"the directives it takes: {', '.join('%' + d for d in _JAVA_PATTERN)}")
             if directive == "%":
                 literal += "%"

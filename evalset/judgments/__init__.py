@@ -23,11 +23,11 @@ The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotat
 """
 
 from evalset.judgments.crowd import Aggregate, CrowdFrame, aggregate, crowd_frame, crowd_model, crowdkit_version
-from evalset.judgments.merging import MergeResult, merge_grades
+from evalset.judgments.merging import MergePolicy, MergeResult, merge_grades
 from evalset.judgments.reading import Reading, read_grades, read_judgments
 from evalset.judgments.registry import RULES, MergeRule, merge_rule
 from evalset.judgments.rules import TIE_POLICIES, PairGrades, TiePolicy, pair_grades
 
-__all__ = ["RULES", "TIE_POLICIES", "Aggregate", "CrowdFrame", "MergeResult", "MergeRule", "PairGrades", "Reading",
-           "TiePolicy", "aggregate", "crowd_frame", "crowd_model", "crowdkit_version", "merge_grades", "merge_rule",
-           "pair_grades", "read_grades", "read_judgments"]
+__all__ = ["RULES", "TIE_POLICIES", "Aggregate", "CrowdFrame", "MergePolicy", "MergeResult", "MergeRule", "PairGrades",
+           "Reading", "TiePolicy", "aggregate", "crowd_frame", "crowd_model", "crowdkit_version", "merge_grades",
+           "merge_rule", "pair_grades", "read_grades", "read_judgments"]

@@ -20,15 +20,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from evalset.contract import MERGE_POLICY_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
 from evalset.judgments.registry import merge_rule
 from evalset.judgments.rules import PAIR, check_priority, pair_grades
+from evalset.params import check_fields
+
+
+@dataclass(frozen=True)
+class MergePolicy:
+    """How a frozen set merges the grades of one pair (the module docstring's conventions): the ``rule``, whether
+    LLM grades take part (``llm``: ``"yes"`` or ``"no"``), the widest spread of grades that still merges
+    (``max_gap``; None: any), the ``priority`` of ``annotator-priority`` and the annotators to ``exclude`` (names
+    separated by commas)."""
+
+    rule: str = "median"
+    llm: str = "no"
+    max_gap: int | None = 2
+    priority: str | None = None
+    exclude: str | None = None
+
+    RULES: ClassVar[dict] = MERGE_POLICY_RULES
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.RULES)
+
+    @property
+    def allow_llm(self) -> bool:
+        return self.llm == "yes"
+
+    @property
+    def priorities(self) -> list[str] | None:
+        return _names(self.priority) or None
+
+    @property
+    def excluded(self) -> list[str]:
+        return _names(self.exclude)
+
+
+def _names(text: str | None) -> list[str]:
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
 @dataclass(frozen=True)
@@ -56,9 +93,9 @@ def merge_grades(labels: pd.DataFrame, rule: str = "median", *, allow_llm: bool 
         used, details["excluded_labels"] = _exclude(labels, used, exclude)
     used, _ = settle_repeats(used)
     kinds = labels.drop_duplicates("annotator").set_index("annotator")["kind"]
-    why = {**{name: "an LLM annotator: its grades are merged only with --allow-llm"
+    why = {**{name: "an LLM annotator: its grades are merged only with --merge llm=yes"
               for name, kind in kinds.items() if kind != "human" and not allow_llm},
-           **{name: "excluded by --exclude-annotator" for name in exclude}}
+           **{name: "excluded by --merge exclude=NAMES" for name in exclude}}
     check_priority(rule, priority or (), used["annotator"], why)
     merged = pair_grades(used, rule, ties="unresolved", priority=priority or ())
     if merged.fit is not None:
@@ -94,7 +131,7 @@ def _exclude(labels: pd.DataFrame, used: pd.DataFrame, names: Sequence[str]) -> 
     known = set(labels["annotator"])
     unknown = sorted(set(names) - known)
     if unknown:
-        raise InputError(f"--exclude-annotator: no annotator named {', '.join(unknown)} in the labels "
+        raise InputError(f"--merge exclude=NAMES: no annotator named {', '.join(unknown)} in the labels "
                          f"(annotators: {', '.join(sorted(known))})")
     out = used["annotator"].isin(set(names))
     counts = {name: int((labels["annotator"] == name).sum()) for name in sorted(set(names))}

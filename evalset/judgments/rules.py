@@ -93,15 +93,16 @@ def check_priority(rule: str, priority: Sequence[str], annotators: Iterable[str]
     name is not, e.g. excluded), naming the annotators known."""
     if rule != "annotator-priority":
         if priority:
-            raise InputError(f"--priority goes with the merge rule annotator-priority, not {rule} (which ignores it)")
+            raise InputError(f"--merge priority goes with the merge rule annotator-priority, not {rule} (which "
+                             "ignores it)")
         return
     if not priority:
-        raise InputError("the merge rule annotator-priority needs --priority: the annotators, first wins")
+        raise InputError("the merge rule annotator-priority needs --merge priority=NAMES: the annotators, first wins")
     known = sorted(set(annotators))
     for name in priority:
         if name not in known:
             reason = (why or {}).get(name, "no annotator of that name")
-            raise InputError(f"--priority: {name!r} is not an annotator whose grades are merged ({reason}; "
+            raise InputError(f"--merge priority: {name!r} is not an annotator whose grades are merged ({reason}; "
                              f"annotators: {', '.join(known)})")
 
 

@@ -18,7 +18,7 @@ OutOfScale = Literal["error", "clip", "drop"]
 
 # ------------------------------------------------------------------------------------------------ the scale
 OUT_OF_SCALE_REMEDY = "--out-of-scale clip|drop keeps going and counts them"
-SCALE_REMEDY = "give the scale the grades are on (--scale, or the guideline's)"
+SCALE_REMEDY = "give the scale the grades are on (--guideline: a guideline, or a bare scale such as 0,1,2)"
 """The advice of a command without --out-of-scale (judge ensemble, judge recheck)."""
 
 

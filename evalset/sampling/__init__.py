@@ -43,6 +43,7 @@ from evalset.sampling.draw import parse_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries, group_log_rows
 from evalset.sampling.options import (
     DROP_REASONS,
+    LogLayout,
     Normalisation,
     QueryCounts,
     SampleResult,
@@ -57,8 +58,8 @@ from evalset.sampling.stage import build_manifest, choose_engine, manifest_path,
 from evalset.sampling.strata import assign_strata, query_ids
 
 __all__ = [
-    "COUNT_BY", "DROP_REASONS", "ENGINES", "Normalisation", "QueryCounts", "SampleResult", "Screen", "Strata",
-    "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
+    "COUNT_BY", "DROP_REASONS", "ENGINES", "LogLayout", "Normalisation", "QueryCounts", "SampleResult", "Screen",
+    "Strata", "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
     "count_queries_spark",
     "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
     "parse_per_stratum", "query_frequencies_sql", "query_ids", "sample_log", "sample_queries", "screen_queries",

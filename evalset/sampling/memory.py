@@ -93,9 +93,9 @@ def check_log_columns(names: Sequence[str], count_by: str, window: Window, sourc
         raise InputError("the log has no query column", source)
     check("count_by", count_by, COUNT_BY)
     if count_by == "users" and "user_id" not in names:
-        raise InputError("counting by users needs a user column (--user)", source)
+        raise InputError("counting by users needs a user column (-l user_id=COLUMN)", source)
     if window.active and "timestamp" not in names:
-        raise InputError("a time window (--since/--until) needs a timestamp column (--timestamp)", source)
+        raise InputError("a time window (--since/--until) needs a timestamp column (-l timestamp=COLUMN)", source)
 
 
 def _aggregate_in_memory(kept: pa.Table, count_by: str) -> pd.DataFrame:

@@ -7,12 +7,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from evalset.contract import LOG_LAYOUT_RULES
 from evalset.errors import InputError
+from evalset.io.querylog import LogColumns
+from evalset.params import check_fields
 from evalset.speed.parallel import parallel_map
 
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
@@ -86,10 +90,37 @@ class Strata:
 
 
 @dataclasses.dataclass(frozen=True)
+class LogLayout:
+    """How a query log is laid out: its ``format`` (None: from the file name, ``.log`` is TSV), whether its first
+    line is a ``header`` (``"no"``: columns are 1-based positions), the column of each field (``query`` required;
+    ``count`` of a pre-aggregated log, ``user_id``, ``source``: the log's own stratum, e.g. agent/human; None: the
+    log has none), and the strptime format of its timestamps (None: ISO 8601; ``%y%m%d%H%M%S`` for Excite)."""
+
+    format: str | None = None
+    header: str = "yes"
+    query: str = "query"
+    count: str | None = None
+    timestamp: str | None = None
+    timestamp_format: str | None = None
+    user_id: str | None = None
+    source: str | None = None
+
+    RULES: ClassVar[dict] = LOG_LAYOUT_RULES
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.RULES)
+
+    @property
+    def columns(self) -> LogColumns:
+        return LogColumns(self.query, self.count, self.timestamp, self.user_id, self.source)
+
+
+@dataclasses.dataclass(frozen=True)
 class Window:
     """A time window ``since <= timestamp < until`` (naive datetimes, as written in the log).
 
-    ``timestamp_format`` is a strptime format (``%y%m%d%H%M%S`` for the Excite log); ``None`` reads ISO 8601.
+    ``timestamp_format`` is a strptime format (``%y%m%d%H%M%S`` for the Excite log); ``None`` reads ISO 8601
+    (:func:`~evalset.sampling.sample_log` takes it from the log's :class:`LogLayout`).
     """
 
     since: dt.datetime | None = None
@@ -178,7 +209,7 @@ class SampleResult:
     """What :func:`sample_log` returns: the ``queries.tsv`` frame, the counts behind it and the manifest.
 
     ``to_text()`` is what ``evalset sample`` prints before the files it wrote: submissions read and dropped by
-    reason, distinct queries, and each stratum's queries, traffic and sample.
+    reason, distinct queries, and each stratum's queries, traffic and sample; ``to_dict()`` is the manifest.
     """
 
     queries: pd.DataFrame
@@ -201,6 +232,9 @@ class SampleResult:
             notes.append("note: the timestamp column is read only for a time window (--since, --until): without "
                          "one its values are neither parsed nor checked")
         return notes
+
+    def to_dict(self) -> dict:
+        return self.manifest
 
     def to_text(self) -> str:
         counts, manifest = self.counts, self.manifest

@@ -24,7 +24,7 @@ from evalset.io.querylog_spark import expand_log_paths, is_url
 from evalset.params import check, validate_params
 from evalset.sampling.draw import check_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries
-from evalset.sampling.options import Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
+from evalset.sampling.options import LogLayout, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
 from evalset.sampling.spark import count_queries_spark
 from evalset.sampling.sql import count_queries_duckdb
 
@@ -64,16 +64,17 @@ def log_text_bytes(path: str | os.PathLike) -> int:
 
 @validate_params(SAMPLE_RULES)
 def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[str, int], *,
-               columns: LogColumns | None = None, fmt: str | None = None, header: bool = True,
-               count_by: str = "submissions", normalisation: Normalisation = Normalisation(),
-               window: Window = Window(), strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
+               layout: LogLayout = LogLayout(), count_by: str = "submissions",
+               normalisation: Normalisation = Normalisation(), since: dt.datetime | None = None,
+               until: dt.datetime | None = None, strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
                blocklists: Sequence[str | os.PathLike] = (), exclusions: Sequence[str | os.PathLike] = (),
                engine: str = "auto", memory_limit: str = "1GB", spark_master: str | None = None,
                described: concurrent.futures.Future | None = None) -> SampleResult:
     """The ``evalset sample`` stage: read the logs, count, screen, stratify, sample, and describe it all.
 
-    ``blocklists`` are files of terms (one a line); ``exclusions`` files of queries to leave out (one a line,
-    or the ``query`` column of an earlier ``queries.tsv``). ``described``: the logs'
+    ``since <= timestamp < until`` is the time window kept (naive datetimes, as written in the log, read by the
+    layout's ``timestamp_format``). ``blocklists`` are files of terms (one a line); ``exclusions`` files of
+    queries to leave out (one a line, or the ``query`` column of an earlier ``queries.tsv``). ``described``: the logs'
     :func:`~evalset.io.digests.describe_files_in_background`, when the caller started hashing them earlier.
     ``engine="spark"`` (never chosen by ``auto``) also takes folders and glob patterns of part files, and URLs
     (described in the manifest without size or sha256); ``spark_master`` as
@@ -91,6 +92,8 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
         files = expand_log_paths(paths)
     local = [f for f in files if not is_url(f)]
     described = described or describe_files_in_background(local)  # sha256 of the logs while counting
+    window = Window(since, until, layout.timestamp_format)
+    columns, fmt, header = layout.columns, layout.format, layout.header == "yes"
     options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
                    strata=strata)
     if engine == "spark":
@@ -110,7 +113,7 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
                               blocklists=[describe_file(p) for p in blocklists],
                               exclusions=[describe_file(p) for p in exclusions],
                               seed=seed, holdout=holdout, per_stratum=per_stratum, window=window,
-                              normalisation=normalisation, columns=columns or LogColumns(), engine=engine)
+                              normalisation=normalisation, columns=columns, engine=engine)
     return SampleResult(queries, counts, manifest)
 
 

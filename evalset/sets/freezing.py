@@ -59,7 +59,7 @@ from evalset.io.setfiles import LABELS_FILE, MANIFEST_FILE, MAX_NAME_BYTES, QREL
 from evalset.io.setfolder import HOLES_FILE, SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
-from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
+from evalset.judgments.merging import MergePolicy, MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
 from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
@@ -138,7 +138,7 @@ class FrozenVersion:
         if merged["conflicting_grades_settled"]:
             lines.append(f"note: {merged['conflicting_grades_settled']} conflicting judgments settled by "
                          f"--conflicting-grades {merged['conflicting_grades']}")
-        lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--exclude-annotator)"
+        lines += [f"note: {left_out} labels of {annotator} kept in labels.tsv but not merged (--merge exclude=NAMES)"
                   for annotator, left_out in merged.get("excluded_labels", {}).items()]
         if self.same_as_parent:
             lines.append(f"note: {self.path.name} holds the same qrels, queries, labels and contract as "
@@ -174,7 +174,7 @@ class FrozenVersion:
                          "judges, not merged (a set frozen with a document sample merges human grades only)")
         elif merged["llm_labels_left_out"]:
             lines.append(f"note: {merged['llm_labels_left_out']} LLM labels kept in labels.tsv but not merged (use "
-                         "--allow-llm to merge them)")
+                         "--merge llm=yes to merge them)")
         return "\n".join(lines)
 
 
@@ -216,17 +216,13 @@ def freeze(
     *,
     version: int | None = None,
     contract: SetContract | None = None,
-    merge: str = "median",
-    allow_llm: bool = False,
-    max_gap: int | None = 2,
-    priority: list[str] | None = None,
+    merge: MergePolicy = MergePolicy(),
     adjudication: pd.DataFrame | None = None,
     planned: list[tuple[str, str]] | None = None,
     agreement: dict[str, Any] | None = None,
     inputs: dict[str, str] | None = None,
     conflicting_grades: str = "refuse",
     queries_source: str | None = None,
-    exclude_annotators: list[str] | None = None,
     sample: SampleRecord | None = None,
     hole_sample: SampleRecord | None = None,
 ) -> FrozenVersion:
@@ -239,11 +235,12 @@ def freeze(
     with ids qrels cannot hold (``queries_source`` names the queries file), labels of queries not in ``queries``
     (they would be silently dropped otherwise), and labels that leave no judgment to merge. Raises
     :class:`InputError` listing unresolved pairs when some remain. The built version is read back before it is
-    renamed into place: a version that exists reads back. ``exclude_annotators`` take no part in the merge (their
-    labels stay in ``labels.tsv``; the manifest counts those left out). ``sample``: the document sample the human
-    labels were drawn by, checked against them and recorded (module docstring); ``hole_sample``: the sample of the
-    parent's holes whose grades this version adds (:func:`evalset.sets.holes.freeze_hole_sample`), its table and
-    record kept. ``version``, ``merge`` and ``max_gap`` are checked first (:data:`evalset.contract.FREEZE_RULES`).
+    renamed into place: a version that exists reads back. ``merge`` is the :class:`MergePolicy`; its excluded
+    annotators take no part in the merge (their labels stay in ``labels.tsv``; the manifest counts those left
+    out). ``sample``: the document sample the human labels were drawn by, checked against them and recorded (module
+    docstring); ``hole_sample``: the sample of the parent's holes whose grades this version adds
+    (:func:`evalset.sets.holes.freeze_hole_sample`), its table and record kept. ``version`` is checked first
+    (:data:`evalset.contract.FREEZE_RULES`), ``merge`` when it is made.
     """
     from evalset.sets.inputs import check_labels, check_queries, check_reads_back, check_sample
 
@@ -252,6 +249,7 @@ def freeze(
         raise InputError(f"a set name (--name) is a plain folder name of at most {MAX_NAME_BYTES} bytes, got {shown!r}")
     contract = contract or SetContract()
     parse_measure(contract.headline)  # a contract made without evalset.sets.set_contract: its headline checked too
+    allow_llm = merge.allow_llm
     merged_kinds = judgments_as_read = labels[labels["judged"]] if "judged" in labels else labels
     if not allow_llm:
         merged_kinds = judgments_as_read[judgments_as_read["kind"] == "human"]
@@ -276,17 +274,17 @@ def freeze(
     if sample is not None:
         if allow_llm:
             raise InputError("a set frozen with a document sample merges human grades only (its estimates correct "
-                             "the LLM's grades by the humans' on the sampled pairs): give no --allow-llm")
+                             "the LLM's grades by the humans' on the sampled pairs): give no --merge llm=yes")
         check_sample(labels, queries, sample)
     if adjudication is not None and len(adjudication):
         check_labels(adjudication, guideline, "adjudication")
-    merged = merge_grades(labels, merge, allow_llm=allow_llm, max_gap=max_gap, priority=priority,
-                          adjudication=adjudication, exclude=exclude_annotators or ())
+    merged = merge_grades(labels, merge.rule, allow_llm=allow_llm, max_gap=merge.max_gap, priority=merge.priorities,
+                          adjudication=adjudication, exclude=merge.excluded)
     if merged.counts["unresolved"]:
         raise InputError(_unresolved_said(merged.unresolved, Path(sets_dir) / f"{name}-adjudication.tsv"))
     if merged.qrels.empty:
         raise InputError(f"no judgment to freeze: the {len(labels)} labels are all LLM labels (kind llm), which "
-                         "are merged only with --allow-llm")
+                         "are merged only with --merge llm=yes")
     if agreement is None and labels["annotator"].nunique() > 1:
         agreement = agreement_summary(labels, guideline.grades)
     set_dir = Path(sets_dir) / name
@@ -321,8 +319,8 @@ def freeze(
         if hole_sample is not None:
             (build / HOLES_FILE).write_text(record_texts(hole_sample, __version__)[TABLE_NAME], encoding="utf-8")
         check_reads_back(build, merged.qrels, queries, stand)
-        manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, allow_llm, max_gap, priority,
-                             merged, settled, labels, queries, planned, agreement, inputs, build)
+        manifest = _manifest(name, f"v{number}", parent, guideline, contract, merge, merged, settled, labels,
+                             queries, planned, agreement, inputs, build)
         if sample is not None:
             manifest["sample"] = sample.to_dict()
         if hole_sample is not None:
@@ -407,8 +405,8 @@ def agreement_summary(labels: pd.DataFrame, scale: list[int], resamples: int = 1
     return summary
 
 
-def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_gap, priority, merged, settled,
-              labels, queries, planned, agreement, inputs, build) -> dict[str, Any]:
+def _manifest(name, version, parent, guideline, contract, merge, merged, settled, labels, queries, planned,
+              agreement, inputs, build) -> dict[str, Any]:
     judged = merged.qrels.merge(queries[["query_id", "stratum"]], on="query_id")
     per_stratum = {}
     for stratum, group in queries.groupby("stratum", sort=True):
@@ -436,7 +434,8 @@ def _manifest(name, version, parent, guideline, contract, merge, allow_llm, max_
         "planned_comparisons": [list(pair) for pair in (planned or [])],
         "annotators": [{k: (int(v) if k == "labels" else v) for k, v in a.items()} for a in annotators],
         "judges": [judge.to_dict() for judge in judge_identities(labels)],
-        "merge": {"rule": merge, "allow_llm": allow_llm, "max_gap": max_gap, "priority": priority or [],
+        "merge": {"rule": merge.rule, "allow_llm": merge.allow_llm, "max_gap": merge.max_gap,
+                  "priority": merge.priorities or [],
                   **merged.counts, **settled, **merged.details},
         "agreement": agreement,
         "counts": {"queries": len(queries), "judgments": len(merged.qrels), "labels": len(labels),

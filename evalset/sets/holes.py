@@ -31,7 +31,7 @@ from evalset.io.samplerecord import SampleRecord, sampled_grades
 from evalset.io.setfiles import MANIFEST_FILE
 from evalset.io.setfolder import load_set
 from evalset.metrics import parse_measure
-from evalset.sets.freezing import FrozenVersion, freeze
+from evalset.sets.freezing import FrozenVersion, MergePolicy, freeze
 
 
 def hole_sample_set(record: SampleRecord, record_path: str) -> Path:
@@ -76,6 +76,6 @@ def freeze_hole_sample(grades: pd.DataFrame, record: SampleRecord, *, record_pat
     labels = pd.concat([base.labels.assign(judged=True), grades], ignore_index=True)  # the set's labels stand
     return freeze(labels, base.queries, guideline,
                   base.manifest["name"], base.path.parent.parent, version=version, contract=base.contract,
-                  merge=merge["rule"], allow_llm=merge["allow_llm"], max_gap=merge["max_gap"],
-                  priority=merge["priority"] or None,
+                  merge=MergePolicy(merge["rule"], "yes" if merge["allow_llm"] else "no", merge["max_gap"],
+                                    ",".join(merge["priority"]) or None),
                   planned=[tuple(pair) for pair in base.planned], inputs=inputs, hole_sample=record)

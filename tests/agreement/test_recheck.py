@@ -198,7 +198,8 @@ def test_a_grade_off_the_scale_is_refused_with_its_file_and_line_and_the_advice_
     new.write_text("q1 0 d1 2\nq1 0 d2 10\n")
     human.write_text("q1 0 d1 2\nq1 0 d2 1\n")
     with pytest.raises(InputError, match=r"grade 10 is not on the scale \(0, 1, 2, 3\); give the scale the grades "
-                                         r"are on \(--scale, or the guideline's\)") as refused:
+                                         r"are on \(--guideline: a guideline, or a bare scale such as 0,1,2\)"
+                       ) as refused:
         recheck_files([old, new], [human], scale=[0, 1, 2, 3])
     assert (refused.value.path, refused.value.line) == (str(new), 2)
 

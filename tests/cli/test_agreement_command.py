@@ -36,13 +36,12 @@ def llmjudge(shared_data):
 
 @pytest.fixture(scope="module")
 def llmjudge_report(llmjudge, tmp_path_factory):
-    out = tmp_path_factory.mktemp("llmjudge") / "report.json"
     started = time.perf_counter()
     result = invoke("agreement", "--human", llmjudge["human"], *llmjudge["llms"], "--out-of-scale", "drop",
-                    "--format", "json", "-o", out)
+                    "--format", "json")
     seconds = time.perf_counter() - started
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text()), seconds
+    return json.loads(result.stdout), seconds
 
 
 @pytest.mark.slow
@@ -159,15 +158,17 @@ def test_dl19_matrix_and_calibration(dl19_study):
 
 
 @pytest.mark.slow
-def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_atomically(dl19, tmp_path):
+def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_in_one_folder_built_aside(dl19, tmp_path):
     out = tmp_path / "out"
     args = ["agreement", "--human", dl19["qrels"], *dl19["llm"], "--resamples", "50", "--format", "json",
             "--queries", dl19["topics"], "--corpus", dl19["corpus"], "--top", "5"]
-    result = invoke(*args, "-o", out / "report.json", "--plot", out / "kappa.png",
-                    "--disagreements", out / "disagreements.tsv")
+    result = invoke(*args, "-o", out)
     assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["written"] == [str(out / name) for name in (
+        "agreement.json", "disagreements.tsv", "kappa.png")]
     assert (out / "kappa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert sorted(p.name for p in out.iterdir()) == ["disagreements.tsv", "kappa.png", "report.json"]  # no temp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing built aside is left
+    assert sorted(p.name for p in out.iterdir()) == ["agreement.json", "disagreements.tsv", "kappa.png"]
     table = pd.read_csv(out / "disagreements.tsv", sep="\t", dtype={"query_id": str, "doc_id": str})
     # Brute force: items where the four annotators do not all agree.
     grades = pd.concat([read_qrels(p).assign(name=p.name) for p in [dl19["qrels"], *dl19["llm"]]])
@@ -178,10 +179,13 @@ def test_dl19_cli_writes_heatmap_disagreements_with_texts_and_json_atomically(dl
     assert (table["text"].fillna("") != "").all()  # every DL19 judged passage has its text
     first = table.iloc[0]
     assert spread.loc[(first["query_id"], first["doc_id"])] == first["gap"]
-    report = json.loads((out / "report.json").read_text())
+    report = json.loads((out / "agreement.json").read_text())
     assert report["disagreements"]["items"] == len(table) and len(report["disagreements"]["rows"]) == 5
-    again = invoke(*args, "-o", tmp_path / "again.json")
-    assert again.exit_code == 0 and (tmp_path / "again.json").read_bytes() == (out / "report.json").read_bytes()
+    assert invoke(*args, "-o", out).exit_code == 2  # a folder that is not empty: refused without --force
+    again = invoke(*args, "-o", tmp_path / "again")
+    assert again.exit_code == 0
+    for name in ("agreement.json", "disagreements.tsv", "kappa.png"):
+        assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes()
 
 
 # ------------------------------------------------------------------------------------------ awkward inputs

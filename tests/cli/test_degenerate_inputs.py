@@ -115,7 +115,7 @@ def test_agreement_refuses_a_file_with_no_judgment_instead_of_dropping_its_annot
 def test_sample_names_why_nothing_is_left_to_sample(tmp_path, content, cause):
     log = tmp_path / "log.tsv"
     log.write_text(content)
-    result = invoke("sample", log, "--per-stratum", 1, "--count", "count", "-o", tmp_path / "queries.tsv")
+    result = invoke("sample", log, "--per-stratum", 1, "-l", "count=count", "-o", tmp_path / "queries.tsv")
     assert result.exit_code == 2
     assert result.stderr.strip() == f"evalset: error: {log}: {cause}"
 

@@ -103,7 +103,7 @@ class Base:
 
 
 BASES = {
-    "sample": Base("excite.log --no-header --query 3 --user 1 --per-stratum 5 -o queries.tsv", ("output",)),
+    "sample": Base("excite.log -l header=no -l query=3 -l user_id=1 --per-stratum 5 -o queries.tsv", ("output",)),
     "pool": Base("runs -k 2 --queries topics.tsv --corpus passages.jsonl.gz -o new-pool", ("output",)),
     "push": Base("pool --guideline guideline.md --project proj --url {server}", service=True),
     "pull": Base("--project p --pool pool --guideline guideline.md -o labels.tsv --url {server}",
@@ -116,9 +116,8 @@ BASES = {
     "judge recheck": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels --resamples 50 -o recheck.txt",
                           ("output",)),
     "judge ensemble": Base("llm/flan.qrels llm/llama.qrels --human nist.qrels -o ensemble.tsv", ("output",)),
-    "agreement": Base("nist.qrels llm/flan.qrels llm/llama.qrels --human nist --resamples 20 -o agreement.txt "
-                      "--disagreements disagreements.tsv",
-                      ("output", "disagreements_path", "plot", "confusion_plot")),
+    "agreement": Base("nist.qrels llm/flan.qrels llm/llama.qrels --human nist --resamples 20 -o agreement",
+                      ("output",)),
     "freeze set": Base("nist.qrels --queries topics.tsv --guideline guideline.md --name new", ("sets_dir",)),
     "freeze grow": Base("holes.qrels --sample holes-sample"),
     "verify": Base("sets/dl19/v1", statuses=frozenset({1, 3})),  # FAILED, UNVERIFIED
@@ -345,7 +344,7 @@ def build_inputs(root: Path) -> None:
     with contextlib.chdir(root):
         for line in ("pool runs -k 3 --queries topics.tsv --corpus passages.jsonl.gz -o pool",
                      "freeze nist.qrels --queries topics.tsv --guideline guideline.md --name dl19",
-                     "freeze nist.qrels --llm-labels llm/llama.qrels --queries topics.tsv --guideline guideline.md "
+                     "freeze nist.qrels --llm llm/llama.qrels --queries topics.tsv --guideline guideline.md "
                      "--name dl19",
                      "estimate select pool --size 3 --seed 3 -o slice",
                      f"holes --set sets/dl19/v2 {TWO_RUNS} --depth 30 -o holes --exploratory",

@@ -27,7 +27,8 @@ def test_commands_without_set_do_not_offer_the_sets_defaults():
     for command in (("freeze", "set"), ("agreement",)):
         assert "or the set's" not in help_text(*command)
         assert "rel_level=N [1]" in help_text(*command)
-    assert "the default in brackets, or the set's with --set). rel_level=N [1]" in help_text("score")
+    assert "(repeatable; [default], or the set's with --set; -c help: what each means): rel_level=N [1]" in help_text(
+        "score")
 
 
 def test_the_planned_threshold_follows_alpha_and_required_unless_options_say_so():

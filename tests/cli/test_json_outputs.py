@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.cli.vocabulary import options_of, runnable_commands
 
-WITHOUT_FORMAT = {"sample", "push", "pull", "judge grade", "judge ensemble", "estimate select", "report"}
-"""Commands without ``--format`` as of this change (sample's ``--format`` would be its log's: its result is a file)."""
+WITHOUT_FORMAT = {"push", "pull", "judge grade", "judge ensemble", "estimate select", "report"}
+"""Commands without ``--format`` as of this change."""
 
 
 def invoke(*args):
@@ -55,3 +55,13 @@ def test_pool_lists_the_files_it_wrote_in_its_json_and_after_its_table(tmp_path)
     assert document["manifest"]["counts"]["pairs"] == 43 * 5 and document["nothing_left"] is False
     table = invoke("pool", "data/dl19/runs/bm25base_p.run.gz", "-k", 5, "-o", tmp_path / "again").stdout
     assert table.splitlines()[-3:] == [f"wrote {tmp_path / 'again' / name}" for name in names]
+
+
+def test_sample_prints_its_manifest_as_json_with_the_files_it_wrote(tmp_path):
+    document = json.loads(invoke("sample", "data/querylog/excite-small.log", "-l", "header=no", "-l", "query=3",
+                                 "--per-stratum", 5, "-o", tmp_path / "queries.tsv", "--format", "json").stdout)
+    assert document["stage"] == "sample" and document["submissions"]["read"] == 4501
+    assert [stratum["sampled"] for stratum in document["strata"]] == [5, 5, 5]
+    assert document["written"] == [str(tmp_path / "queries.tsv"), str(tmp_path / "queries.manifest.json")]
+    assert json.loads((tmp_path / "queries.manifest.json").read_text()) == {
+        key: value for key, value in document.items() if key != "written"}

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 DL19 = REPO / "data" / "dl19"
 GUIDELINE = REPO / "guidelines" / "relevance-v2.md"
 RUNS = [DL19 / "runs" / "ICT-BERT2.run.gz", DL19 / "runs" / "ICT-CKNRM_B.run.gz"]
-EXCITE_ARGS = ["--no-header", "--query", "3", "--per-stratum", "5"]
+EXCITE_ARGS = ["-l", "header=no", "-l", "query=3", "--per-stratum", "5"]
 
 
 def invoke(*args):
@@ -44,6 +44,8 @@ def work(tmp_path: Path) -> Path:
         shutil.copy(run, tmp_path / run.name)
     (tmp_path / "runs-and-pool").mkdir()
     shutil.copy(RUNS[0], tmp_path / "runs-and-pool" / "pool.tsv")  # a run file where pool writes pool.tsv
+    (tmp_path / "labels").mkdir()
+    shutil.copy(DL19 / "llm_labels" / "flan-t5-large.fourprompts.qrels", tmp_path / "labels" / "a.qrels")
     (tmp_path / "sets" / "dl").mkdir(parents=True)
     shutil.copy(DL19 / "nist.qrels", tmp_path / "sets" / "dl" / "versions.tsv")  # labels where freeze logs
     pool = invoke("pool", *RUNS, "-k", "1", "--queries", DL19 / "topics.tsv", "--corpus", DL19 / "passages.jsonl.gz",
@@ -64,13 +66,10 @@ def frozen_set(work: Path) -> Path:
 CASES = {
     "sample -o onto the log": (["sample", "{w}/in.log", *EXCITE_ARGS, "-o", "OUT"], "in.log", "-o", "LOGS"),
     "sample's manifest onto the log": (
-        ["sample", "{w}/q.manifest.json", *EXCITE_ARGS, "--format", "tsv", "-o", "{o}/q.tsv"], "q.manifest.json",
+        ["sample", "{w}/q.manifest.json", *EXCITE_ARGS, "-l", "format=tsv", "-o", "{o}/q.tsv"], "q.manifest.json",
         "-o's manifest", "LOGS"),
-    "agreement -o onto a qrels": (["agreement", "{w}/a.qrels", "{w}/b.qrels", "-o", "OUT"], "b.qrels", "-o",
-                                  "LABELS"),
-    "agreement --disagreements onto a qrels": (
-        ["agreement", "{w}/a.qrels", "{w}/b.qrels", "--disagreements", "OUT"], "a.qrels", "--disagreements",
-        "LABELS"),
+    "agreement -o onto the folder of a qrels": (
+        ["agreement", "{w}/labels/a.qrels", "{w}/b.qrels", "-o", "{o}/labels"], "labels/a.qrels", "-o", "LABELS"),
     "pool -o onto the folder of a run named pool.tsv": (
         ["pool", "{w}/runs-and-pool/pool.tsv", f"{{w}}/{RUNS[1].name}", "-k", "1", "-o", "{o}/runs-and-pool"],
         "runs-and-pool/pool.tsv", "-o", "RUNS"),
@@ -129,31 +128,19 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_is_unchanged(case, 
 
 
 def test_two_outputs_of_one_command_that_are_one_file_are_refused(work):
-    result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "out.tsv",
-                    "-o", work.parent / f"{work.name}-linked" / "out.tsv")
-    assert result.exit_code == 2
-    assert result.output == (f"evalset: error: -o {work.parent / f'{work.name}-linked' / 'out.tsv'} and "
-                             f"--disagreements {work / 'out.tsv'} are the same file; give each output its own path\n")
-    assert not (work / "out.tsv").exists()
     result = invoke("judge", work / "pool", "--guideline", GUIDELINE, "--model", "m", "-o", work / "labels.tsv",
                     "--journal", work / "labels.tsv")
     assert result.exit_code == 2
     assert "--journal" in result.output and "are the same file" in result.output
 
 
-@pytest.mark.parametrize("plot", ["unwritable", "k.pdf"])
-def test_agreement_with_a_good_disagreements_and_a_bad_plot_writes_nothing(plot, work):
+def test_agreement_into_a_folder_that_cannot_be_made_writes_nothing(work):
     (work / "a-file").write_text("not a folder\n")
-    plot_path = work / "a-file" / "kappa.png" if plot == "unwritable" else work / plot
-    result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "dis.tsv",
-                    "--plot", plot_path, "-o", work / "report.txt", "--resamples", "0")
+    result = invoke("agreement", work / "a.qrels", work / "b.qrels", "-o", work / "a-file" / "out", "--resamples",
+                    "0")
     assert result.exit_code == 2
-    if plot == "unwritable":
-        assert result.output == (f"evalset: error: --plot {plot_path}: cannot write there, {work / 'a-file'} is "
-                                 "not a folder\n")
-    else:
-        assert "Invalid value for '--plot': the plot is a PNG image: give a file name ending in .png" in result.output
-    assert not (work / "dis.tsv").exists() and not (work / "report.txt").exists()
+    assert result.output.startswith(f"evalset: error: -o {work / 'a-file' / 'out'}: ")
+    assert (work / "a-file").read_text() == "not a folder\n"
 
 
 def test_plan_refuses_a_plot_that_is_not_png_before_scoring(work):
@@ -209,10 +196,10 @@ def test_pool_into_head_prints_its_first_line_and_writes_the_pool(tmp_path):
 @pytest.mark.slow
 def test_an_output_beside_its_inputs_is_written_as_before(work):
     """Outputs in the folder of the inputs, and an output that does not exist yet, are fine."""
-    result = invoke("agreement", work / "a.qrels", work / "b.qrels", "--disagreements", work / "dis.tsv",
-                    "--plot", work / "kappa.png", "-o", work / "report.txt", "--resamples", "0")
+    result = invoke("agreement", work / "a.qrels", work / "b.qrels", "-o", work / "agreement", "--resamples", "0")
     assert result.exit_code == 0, result.output
-    assert all((work / name).stat().st_size > 0 for name in ("dis.tsv", "kappa.png", "report.txt"))
+    assert all((work / "agreement" / name).stat().st_size > 0 for name in (
+        "agreement.json", "disagreements.tsv", "kappa.png"))
 
 
 @pytest.mark.parametrize("command", [["judge", "grade"], ["judge", "probe", "--human", "a.qrels"]])

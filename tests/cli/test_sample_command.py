@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from evalset.cli import main
 from tests.support.options import not_one_of, refusal
 
-EXCITE_ARGS = ["--no-header", "--query", "3", "--user", "1", "--timestamp", "2"]
+EXCITE_ARGS = ["-l", "header=no", "-l", "query=3", "-l", "user_id=1", "-l", "timestamp=2"]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_holdout_keeps_stratum_sizes(excite, tmp_path):
 def test_duckdb_engine_writes_the_same_queries(excite, tmp_path):
     for engine in ("pandas", "duckdb"):
         result = run(excite, *EXCITE_ARGS, "--per-stratum", "30", "--engine", engine, "--since",
-                     "1997-09-16T08:00:00", "--timestamp-format", "%y%m%d%H%M%S", "-o",
+                     "1997-09-16T08:00:00", "-l", "timestamp_format=%y%m%d%H%M%S", "-o",
                      str(tmp_path / engine / "queries.tsv"))
         assert result.exit_code == 0, result.output
     written = [(tmp_path / engine / "queries.tsv").read_bytes() for engine in ("pandas", "duckdb")]
@@ -150,9 +150,9 @@ def test_bad_options_are_refused(excite, tmp_path):
     assert_refused(run(excite, *EXCITE_ARGS, "--per-stratum", "ten", "-o", out), tmp_path, "per-stratum")
     assert_refused(run(excite, *EXCITE_ARGS, "--per-stratum", "1", "--strata", "head:0.7,torso:0.4,tail",
                        "-o", out), tmp_path, "cut points")
-    assert_refused(run(excite, "--per-stratum", "1", "--query", "query", "--no-header", "-o", out), tmp_path,
+    assert_refused(run(excite, "--per-stratum", "1", "-l", "query=query", "-l", "header=no", "-o", out), tmp_path,
                    "column positions")
-    assert_refused(run(excite, *EXCITE_ARGS[:3], "--count-by", "users", "--per-stratum", "1", "-o", out),
+    assert_refused(run(excite, *EXCITE_ARGS[:4], "--count-by", "users", "--per-stratum", "1", "-o", out),
                    tmp_path, "user column")
 
 
@@ -181,7 +181,12 @@ def test_a_sample_of_no_query_is_refused(excite, tmp_path, count, message):
     ("--holdout", -0.1, "must be a number in [0, 1), got -0.1"),
     ("--holdout", "nan", "must be a number in [0, 1), got nan"),
     ("--holdout", "inf", "must be a number in [0, 1), got inf"),
-    ("--format", "xml", not_one_of("xml", "tsv", "csv", "jsonl", "parquet")),
+    ("-l", "format=xml", "format: " + not_one_of("xml", "tsv", "csv", "jsonl", "parquet")),
+    ("-l", "header=0", "header: " + not_one_of("0", "yes", "no")),
+    ("-l", "query=", "query: must be a text of 1 to 1000 characters, got ''"),
+    ("-l", "user=1", "expected NAME=VALUE, NAME one of format, header, query, count, timestamp, timestamp_format, "
+                     "user_id, source; got 'user=1'"),
+    ("--format", "tsv", not_one_of("tsv", "table", "json")),
     ("--count-by", "sessions", not_one_of("sessions", "submissions", "users")),
     ("--engine", "polars", not_one_of("polars", "auto", "pandas", "duckdb", "spark")),
 ])
@@ -203,11 +208,11 @@ def test_a_new_sample_excluding_an_earlier_one_shares_no_query_with_it_quotes_in
 
 # --- what a new user tripped on (issue 74 item 7)
 def test_a_column_position_in_a_log_read_with_a_header_is_refused_naming_the_first_line(excite, tmp_path):
-    result = run(excite, "--query", "3", "--per-stratum", "5", "-o", str(tmp_path / "q.tsv"))
+    result = run(excite, "-l", "query=3", "--per-stratum", "5", "-o", str(tmp_path / "q.tsv"))
     assert result.exit_code == 2
-    assert result.output == (f"evalset: error: {excite}:1: --query 3 is a column position, and the log is read with a "
+    assert result.output == (f"evalset: error: {excite}:1: -l query=3 is a column position, and the log is read with a "
                              "header line (its first line would be the names: '2A9EABFB35F5B954', '970916105432', "
-                             "'+md foods +proteins'): give --no-header for a file without one, or name the column\n")
+                             "'+md foods +proteins'): give -l header=no for a file without one, or name the column\n")
 
 
 def test_a_per_stratum_count_of_no_stratum_is_refused_naming_it(excite, tmp_path):
@@ -221,6 +226,6 @@ def test_a_timestamp_column_without_a_window_is_said_to_be_unchecked(excite, tmp
     result = run(excite, *EXCITE_ARGS, "--per-stratum", "5", "-o", str(tmp_path / "q.tsv"))
     assert ("note: the timestamp column is read only for a time window (--since, --until): without one its values "
             "are neither parsed nor checked") in result.stderr
-    windowed = run(excite, *EXCITE_ARGS, "--per-stratum", "5", "--since", "1997-09-16", "--timestamp-format",
-                   "%y%m%d%H%M%S", "-o", str(tmp_path / "w.tsv"))
+    windowed = run(excite, *EXCITE_ARGS, "--per-stratum", "5", "--since", "1997-09-16", "-l",
+                   "timestamp_format=%y%m%d%H%M%S", "-o", str(tmp_path / "w.tsv"))
     assert windowed.exit_code == 0 and "timestamp column is read only" not in windowed.stderr

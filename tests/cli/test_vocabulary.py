@@ -17,13 +17,14 @@ from evalset.cli.vocabulary import RENAMED, RENAMED_IN, SETTINGS_OPTIONS, option
 from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
-SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 19, "freeze grow": 4, "estimate": 30, "judge probe": 19,
-           "compare": 20, "explain": 11, "holes": 17, "judge grade": 16, "agreement": 24, "sample": 23,
-           "judge recheck": 15, "push": 14, "pull": 13, "reusability": 13, "estimate select": 13, "pool": 12,
-           "report": 10, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
+SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4, "estimate": 30, "judge probe": 19,
+           "compare": 20, "explain": 11, "holes": 17, "judge grade": 16, "agreement": 20, "sample": 17,
+           "judge recheck": 14, "push": 14, "pull": 12, "reusability": 13, "estimate select": 13, "pool": 12,
+           "report": 10, "score": 9, "judge ensemble": 5, "verify": 3, "diff": 3}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
-DISTINCT = 139  # 157 before the contract's settings became -c and agreement spelt -m, --resamples, --level as all do
+DISTINCT = 120  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
+# layout), agreement's one output folder, --guideline taking a bare scale, --merge and --gold-rule settings
 
 
 def test_the_surface_only_shrinks():
@@ -49,6 +50,20 @@ def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(old):
         assert result.output.splitlines() == [f"evalset: error: {old} is now {new} ({why})"], path
 
 
+FOLDED = [("judge recheck", "--scale"), ("judge ensemble", "--scale")] + [
+    (path, old) for path in ("sample", "agreement", "estimate", "freeze set", "pull")
+    for old in RENAMED_IN[path.split()[-1]]]
+
+
+@pytest.mark.parametrize(("path", "old"), FOLDED)
+def test_an_option_folded_into_another_of_its_command_is_refused_naming_it(path, old):
+    result = CliRunner().invoke(main, [*path.split(), old, "x"])
+    assert result.exit_code == 2
+    new = RENAMED_IN[path.split()[-1]][old]
+    why = SETTINGS_OPTIONS.get(new.split()[0], "one spelling for one concept on every command")
+    assert result.output.splitlines() == [f"evalset: error: {old} is now {new} ({why})"]
+
+
 def test_no_command_offers_an_old_spelling_and_every_contract_setting_is_spelt_one_way():
     for path, command in COMMANDS.items():
         spelled = {opt for option in options_of(command) for opt in option.opts}
@@ -65,13 +80,16 @@ def test_no_command_offers_an_old_spelling_and_every_contract_setting_is_spelt_o
 
 def test_the_readmes_changelog_holds_every_renamed_spelling():
     readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
-    rows = dict(re.findall(r"^\| `([^`]+)`[^|]* \| (.+) \|$", readme.split("## Changelog")[1], re.MULTILINE))
-    options = {old.split()[0]: new.split("`")[1].replace("\\|", "|") for old, new in rows.items()
-               if old.startswith("-")}
-    assert options == RENAMED | {"--seed": RENAMED_IN["grade"]["--seed"]}
-    commands = {old.split()[0]: new for old, new in rows.items() if not old.startswith("-")}
+    rows = re.findall(r"^\| `([^`]+)`([^|]*) \| (.+) \|$", readme.split("## Changelog")[1], re.MULTILINE)
+    renamed = RENAMED.items() | {(old, new) for names in RENAMED_IN.values() for old, new in names.items()}
+    for old, new in renamed:  # a row whose old spelling names it, and whose new one starts as the refusal's
+        assert any(old in was.replace("[", " ").replace("]", " ").split() and new.strip("`").split()[0] in now
+                   for was, _, now in rows), (old, new)
+    commands = {was.split()[0]: now for was, _, now in rows if not was.startswith("-")}
     assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`",
-                        "compare": "`evalset holes -o DIR`"}
+                        "compare": "`evalset holes -o DIR`", "sample": "`-l format=tsv\\|csv\\|jsonl\\|parquet` "
+                        "(`--format` prints the result: table\\|json)",
+                        "agreement": "`agreement -o DIR` (the report in DIR/agreement.json; stdout has it in --format)"}
     assert "| `compare --why [--epsilon E] [--top N]` | `evalset explain` |" in readme
 
 

@@ -59,20 +59,20 @@ def test_the_command_refuses_them_in_one_line(option, message):
                    "human.qrels", "--slice", "slice.json", *option), message)
 
 
-# --- item 4: --priority
+# --- item 4: --merge priority=NAMES
 LABELS = pd.DataFrame([("q", d, a, "human", g) for d, grades in (("a", (1, 3, 2)), ("b", (0, 2, 2)))
                        for a, g in zip(("ann", "bob", "cat"), grades, strict=True)],
                       columns=["query_id", "doc_id", "annotator", "kind", "grade"])
 
 
 @pytest.mark.parametrize(("rule", "options", "message"), [
-    ("annotator-priority", {"priority": ["nosuch"]}, "--priority: 'nosuch' is not an annotator whose grades are "
+    ("annotator-priority", {"priority": ["nosuch"]}, "--merge priority: 'nosuch' is not an annotator whose grades are "
                                                      "merged (no annotator of that name; annotators: ann, bob, cat)"),
     ("annotator-priority", {"priority": ["bob"], "exclude": ["bob"]},
-     "--priority: 'bob' is not an annotator whose grades are merged (excluded by --exclude-annotator; annotators: "
-     "ann, cat)"),
-    ("annotator-priority", {}, "the merge rule annotator-priority needs --priority"),
-    ("median", {"priority": ["bob"]}, "--priority goes with the merge rule annotator-priority, not median"),
+     "--merge priority: 'bob' is not an annotator whose grades are merged (excluded by --merge exclude=NAMES; "
+     "annotators: ann, cat)"),
+    ("annotator-priority", {}, "the merge rule annotator-priority needs --merge priority=NAMES"),
+    ("median", {"priority": ["bob"]}, "--merge priority goes with the merge rule annotator-priority, not median"),
 ])
 def test_a_priority_list_the_merge_would_not_follow_is_refused(rule, options, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):

@@ -203,7 +203,7 @@ def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool
 @pytest.mark.slow
 def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_the_contract(sliced, tmp_path):
     folder, human_path, chosen = sliced
-    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+    freeze = invoke("freeze", human_path, "--llm", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
                     "--guideline", "guidelines/relevance-v2.md", "--name", "part", "--sets-dir", tmp_path,
                     "--plan", "bm25base_p:idst_bert_p1")
     assert freeze.exit_code == 0, freeze.output
@@ -214,7 +214,7 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
     assert on_set["slice"]["queries"] == chosen and on_set["slice"]["seed"] is None
     assert on_set["runs"] == from_files["runs"]
     assert [c["verdict"] for c in on_set["comparisons"]] == [c["verdict"] for c in from_files["comparisons"]]
-    whole = invoke("freeze", "data/dl19/nist.qrels", "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+    whole = invoke("freeze", "data/dl19/nist.qrels", "--llm", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
                    "--guideline", "guidelines/relevance-v2.md", "--name", "whole", "--sets-dir", tmp_path)
     assert whole.exit_code == 0
     refused = invoke("estimate", "--set", tmp_path / "whole" / "v1", *runs)
@@ -225,7 +225,7 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
 
 def _frozen_part(human_path, sets_dir):
     """A set of the slice's human grades and Llama-3-70B's labels of every query (an LLM-graded part)."""
-    freeze = invoke("freeze", human_path, "--llm-labels", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
+    freeze = invoke("freeze", human_path, "--llm", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
                     "--guideline", "guidelines/relevance-v2.md", "--name", "part", "--sets-dir", sets_dir)
     assert freeze.exit_code == 0, freeze.output
     return sets_dir / "part" / "v1"

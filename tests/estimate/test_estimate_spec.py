@@ -62,7 +62,7 @@ def test_each_fields_rule_refuses_in_one_line(name, value, message):
     (["--design", "slice"], "Invalid value for '--design': 'slice' is not one of 'queries', 'documents'."),
     (["--alpha", "1"], "Invalid value for '--alpha': must be a number in (0, 1), got 1.0"),
     (["--simulate", "0"], "Invalid value for '--simulate': must be an integer in [1, 1000000], got 0"),
-    (["--slice-size", "x"], "Invalid value for '--slice-size': must be a positive integer, got 'x'"),
+    (["--size", "x"], "Invalid value for '--size': must be a positive integer, got 'x'"),
     (["--budget", "-5"], "Invalid value for '--budget': must be a number > 0, got -5.0"),
     (["--seed", "-1"], "Invalid value for '--seed': must be a non-negative integer, got -1"),
     (["--interval", "z"], "Invalid value for '--interval': 'z' is not one of 't', 'normal'."),
@@ -83,31 +83,31 @@ RULES_BETWEEN = [
      "--simulate (the document design calibrates its judges itself)"),
     ({**SLICE, "budget": 100.0}, "--sample, --no-llm and --budget go with the document design (--design documents)"),
     ({**SLICE, "runs": ()}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human "
-                            "and --simulate R --slice-size N (a validation)"),
+                            "and --simulate R --size N (a validation)"),
     ({**SLICE, "set_path": "set"}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
-                                   "--human and --simulate R --slice-size N (a validation)"),
+                                   "--human and --simulate R --size N (a validation)"),
     ({**SLICE, "human": ()}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
-                             "--human and --simulate R --slice-size N (a validation)"),
+                             "--human and --simulate R --size N (a validation)"),
     ({"runs": ("run",), "set_path": "set", "human": ("human.qrels",)},
      "with --set, its labels are the grades: give no --human (--llm: another judge's)"),
     ({**SLICE, "slice_path": None, "draws": 10},
-     "--simulate needs --slice-size: the human-graded queries of each simulated slice"),
-    ({**SLICE, "slice_size": 5}, "--slice-size is the size of the slices --simulate draws: give --simulate R too"),
+     "--simulate needs --size: the human-graded queries of each simulated slice"),
+    ({**SLICE, "slice_size": 5}, "--size is the size of the slices --simulate draws: give --simulate R too"),
     ({**SAMPLE, "runs": ()}, "give --runs: the run files or folders to estimate"),
     ({**SAMPLE, "interval": "normal"},
      "the document design's intervals are its own (\"this set\" and \"new queries\"): give no --interval"),
     ({"runs": ("run",), "design": "documents", "set_path": "set", "budget": 100.0},
      "a set frozen with a document sample holds its record and its grades: give the set alone (no --simulate, "
-     "--budget, --slice, --slice-size, --llm, --human or --no-llm), or with --sample, a sample of its holes, and "
+     "--budget, --slice, --size, --llm, --human or --no-llm), or with --sample, a sample of its holes, and "
      "their grades"),
     ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "budget": 100.0},
      "--set with --sample estimates from a sample of the set's holes: give no --simulate, --budget, --slice or "
-     "--slice-size"),
+     "--size"),
     ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "llm": ("llm",)},
      "the document design needs the human grades (--human): of the sampled pairs, or of every pair with "
      "--simulate"),
     ({**SAMPLE, "slice_path": "slice.json"},
-     "the document design reads a sample record (--sample), not a slice: give no --slice or --slice-size"),
+     "the document design reads a sample record (--sample), not a slice: give no --slice or --size"),
     ({**SAMPLE, "draws": 10, "budget": 100.0},
      "give the document design one of: --sample (an estimate); --simulate R and --budget B (a validation)"),
     ({**SAMPLE, "budget": 100.0}, "--budget goes with --simulate (the sample record holds its own budget)"),
@@ -130,7 +130,7 @@ def test_each_rule_between_fields_refuses_in_one_line(settings, message):
 def cli_args(settings):
     """The command line of ``settings`` (those RULES_BETWEEN uses)."""
     flags = {"runs": "--runs", "llm": "--llm", "human": "--human", "slice_path": "--slice", "set_path": "--set",
-             "sample_path": "--sample", "draws": "--simulate", "slice_size": "--slice-size", "budget": "--budget",
+             "sample_path": "--sample", "draws": "--simulate", "slice_size": "--size", "budget": "--budget",
              "interval": "--interval", "design": "--design"}
     args = []
     for name, value in settings.items():

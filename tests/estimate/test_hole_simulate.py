@@ -178,13 +178,13 @@ def command(root, *more: str) -> list[str]:
 
 def test_the_command_prints_the_table_and_its_json_is_the_same_each_time(small_set):
     text = CliRunner().invoke(main, command(small_set, "--groups", str(small_set / "all.tsv"),
-                                            "--holes-fraction", "50%"))
+                                            "--fraction", "50%"))
     assert text.exit_code == 0, text.output
     assert text.stdout.startswith("leave-one-group-out: 30 draws of 50% of each run's holes (3 groups, 4 runs, 16 "
                                   "holes in their top 3, 4 queries; seed 20191; calibrated LLM: llm.qrels)")
     assert "note: b1 (B) has no hole in its top 3" in text.stdout
     outputs = [CliRunner().invoke(main, command(small_set, "--groups", str(small_set / "all.tsv"),
-                                                "--holes-fraction", "0.5", "--format", "json")) for _ in range(2)]
+                                                "--fraction", "0.5", "--format", "json")) for _ in range(2)]
     assert outputs[0].exit_code == 0 and outputs[0].stdout == outputs[1].stdout
     assert json.loads(outputs[0].stdout)["settings"]["fraction"] == 0.5
 
@@ -193,18 +193,18 @@ def test_the_command_prints_the_table_and_its_json_is_the_same_each_time(small_s
 def test_bad_command_lines_are_one_line_exit_2(small_set, case):
     groups = str(small_set / "groups.tsv")
     if case == "percentage":
-        assert refusal(["estimate"], "--holes-fraction", "150%") == (
+        assert refusal(["estimate"], "--fraction", "150%") == (
             "must be a number in (0, 1), or a percentage (25%), got 150%")
         return
     args, message = {
-        "no group": (command(small_set, "--groups", groups, "--holes-fraction", "25%"),
+        "no group": (command(small_set, "--groups", groups, "--fraction", "25%"),
                      f"{groups}: run c1 has no group (1 such run): give every run's group"),
         "no set": (["estimate", "--design", "documents", "--runs", "r", "--simulate", "5", "--groups", groups,
-                    "--holes-fraction", "25%", "--llm", "l"],
-                   "--groups, --holes-fraction, --holes-precision and --depth simulate a sample of a set's holes: "
+                    "--fraction", "25%", "--llm", "l"],
+                   "--groups, --fraction, --precision and --depth simulate a sample of a set's holes: "
                    "give them with --design documents --set SET --simulate R"),
-        "no fraction": (command(small_set, "--groups", groups), "--groups needs one of --holes-fraction P"),
-        "a sample too": (command(small_set, "--groups", groups, "--holes-fraction", "25%", "--budget", "10"),
+        "no fraction": (command(small_set, "--groups", groups), "--groups needs one of --fraction P"),
+        "a sample too": (command(small_set, "--groups", groups, "--fraction", "25%", "--budget", "10"),
                          "the simulation of a set's hole sample takes the set's judgments as the full ones"),
     }[case]
     result = CliRunner().invoke(main, args)
@@ -244,7 +244,7 @@ def test_on_dl19_two_groups_left_out():
 
 
 def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
-    """--holes-precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
+    """--precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
     without the run's group, the run and the best run beside it)."""
     from evalset.estimate.holes import find_holes
     from evalset.estimate.holesimulate import sized_by

@@ -131,11 +131,11 @@ def test_the_document_design_follows_the_same_rule(sample):
 def test_a_validation_scores_them_zero_only_when_chosen(sliced):
     run = sliced[2]
     common = ("estimate", "--runs", BASELINE, "--runs", run, "--human", NIST, "--llm", LLAMA)
-    assert invoke(*common, "--simulate", 5, "--slice-size", 10).exit_code == 2
-    zero = invoke(*common, "--simulate", 5, "--slice-size", 10, "-c", "missing=zero")
+    assert invoke(*common, "--simulate", 5, "--size", 10).exit_code == 2
+    zero = invoke(*common, "--simulate", 5, "--size", 10, "-c", "missing=zero")
     assert zero.exit_code == 0 and ("note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 "
                                     "(-c missing=zero)") in zero.output
-    skip = invoke(*common, "--simulate", 5, "--slice-size", 10, "-c", "missing=skip")
+    skip = invoke(*common, "--simulate", 5, "--size", 10, "-c", "missing=skip")
     assert skip.exit_code == 2 and "-c missing=skip is for an estimate" in skip.output
     documents = invoke(*common, "--design", "documents", "--simulate", 2, "--budget", 500)
     assert documents.exit_code == 2 and "run bm25tuned_p lacks 2 of the 43 judged queries" in documents.output

@@ -33,7 +33,7 @@ def _runs_args():
 def data(tmp_path_factory):
     data = drawn_sample(tmp_path_factory.mktemp("sampled-set"), 300, 5)
     root, human, llm = data["root"], data["human"], data["llm"]
-    frozen = invoke("freeze", human, "--llm-labels", llm, *FREEZE, "--name", "docs", "--sets-dir", root / "sets",
+    frozen = invoke("freeze", human, "--llm", llm, *FREEZE, "--name", "docs", "--sets-dir", root / "sets",
                     "--sample", root / "sample")
     assert frozen.exit_code == 0, frozen.output
     return {**data, "set": root / "sets" / "docs" / "v1", "freeze": frozen.output}
@@ -123,21 +123,21 @@ def test_labels_that_do_not_match_the_sample_are_refused_and_nothing_is_frozen(d
     keys, drawn, nist = data["keys"], data["drawn"], data["nist"]
     unsampled = next(key for key in keys if key not in set(drawn))
     extra = write_qrels(tmp_path / "extra.qrels", [*drawn, unsampled], nist)
-    line = _refused(data, tmp_path, extra, "--llm-labels", data["llm"])
+    line = _refused(data, tmp_path, extra, "--llm", data["llm"])
     assert f"{extra}: a human grade of {unsampled[0]} {unsampled[1]}, which was not sampled (1 such grades)" in line
     short = write_qrels(tmp_path / "short.qrels", drawn[1:], nist)
-    line = _refused(data, tmp_path, short, "--llm-labels", data["llm"])
+    line = _refused(data, tmp_path, short, "--llm", data["llm"])
     assert f"{short}: the sampled pair {drawn[0][0]} {drawn[0][1]} has no human grade (1 such pairs)" in line
     partial = write_qrels(tmp_path / "partial.qrels", keys[1:], data["llama"])
-    line = _refused(data, tmp_path, data["human"], "--llm-labels", partial)
+    line = _refused(data, tmp_path, data["human"], "--llm", partial)
     assert f"{partial}: the LLM judge partial has no grade of the pooled pair {keys[0][0]} {keys[0][1]}" in line
-    line = _refused(data, tmp_path, data["human"], "--llm-labels", data["llm"], "--allow-llm")
+    line = _refused(data, tmp_path, data["human"], "--llm", data["llm"], "--merge", "llm=yes")
     assert "a set frozen with a document sample merges human grades only" in line
     topics = tmp_path / "topics.tsv"
     rows = Path("data/dl19/topics.tsv").read_text().splitlines()
     kept = [row for row in rows if not row.startswith(f"{keys[0][0]}\t")]
     topics.write_text("\n".join(kept) + "\n")
-    line = _refused(data, tmp_path, data["human"], "--llm-labels", data["llm"], queries=topics)
+    line = _refused(data, tmp_path, data["human"], "--llm", data["llm"], queries=topics)
     assert "queries" in line and keys[0][0] in line
 
 

@@ -1,4 +1,4 @@
-"""`evalset estimate --simulate 1000 --slice-size 10` on TREC DL 2019 (NIST's grades as the full human truth, each
+"""`evalset estimate --simulate 1000 --size 10` on TREC DL 2019 (NIST's grades as the full human truth, each
 recorded LLM judge, the 37 official runs): the default interval covers the full-human mean at close to its nominal
 0.95, for run means and for every paired difference, and the LLM grades make the intervals narrower."""
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def simulate(llm_labels: str, *extra) -> dict:
     result = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
-                                       "--llm", llm_labels, "--simulate", "1000", "--slice-size", "10",
+                                       "--llm", llm_labels, "--simulate", "1000", "--size", "10",
                                        "--format", "json", *extra])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
@@ -56,7 +56,7 @@ def test_every_requested_metric_is_reported_on_the_same_slices():
     llm = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
     short = ("--simulate", "50")
     both = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
-                                     "--llm", llm, *short, "--slice-size", "10", "--format", "json",
+                                     "--llm", llm, *short, "--size", "10", "--format", "json",
                                      "-m", "ndcg@10", "-m", "p@10"])
     assert both.exit_code == 0, both.output
     document = json.loads(both.output)
@@ -65,6 +65,6 @@ def test_every_requested_metric_is_reported_on_the_same_slices():
         ("ndcg@10", "means"), ("ndcg@10", "differences"), ("p@10", "means"), ("p@10", "differences")]
     for metric in ("ndcg@10", "p@10"):
         alone = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
-                                          "--llm", llm, *short, "--slice-size", "10", "--format", "json", "-m",
+                                          "--llm", llm, *short, "--size", "10", "--format", "json", "-m",
                                           metric])
         assert [row for row in document["kinds"] if row["metric"] == metric] == json.loads(alone.output)["kinds"]

@@ -114,7 +114,7 @@ def test_estimate_with_ensemble_is_the_estimate_with_the_ensemble_calibrated_on_
     assert json.loads(direct.stdout)["runs"] == json.loads(through_file.stdout)["runs"]
     notes = json.loads(direct.stdout)["notes"]
     assert any(note.startswith("ensemble(") and "pairs of 10 queries" in note for note in notes)
-    simulated = invoke("estimate", *runs, *llm, "--human", NIST, "--simulate", 2, "--slice-size", 10, "--ensemble",
+    simulated = invoke("estimate", *runs, *llm, "--human", NIST, "--simulate", 2, "--size", 10, "--ensemble",
                        "--format", "json")
     assert simulated.exit_code == 0, simulated.output
     assert json.loads(simulated.stdout)["settings"]["ensemble"] is True

@@ -50,7 +50,7 @@ def test_annotator_priority_never_ties():
     assert grades("annotator-priority", "unresolved", priority=["y"]) == {"a": 3, "b": 2, "c": 1, "d": 3, "e": 2}
     assert grades("annotator-priority", "low", priority=["w"]) == {"a": 1, "b": 2, "c": 0, "d": 1, "e": 2}  # then names
     assert pair_grades(LABELS, "annotator-priority", priority=["w"]).tied == 0
-    with pytest.raises(InputError, match=r"^the merge rule annotator-priority needs \-\-priority"):
+    with pytest.raises(InputError, match=r"^the merge rule annotator-priority needs --merge priority=NAMES"):
         pair_grades(LABELS, "annotator-priority")
 
 

@@ -93,14 +93,19 @@ def test_an_unknown_measure_is_refused_with_every_registered_measure():
 
 
 def help_text() -> str:
-    return " ".join(CliRunner().invoke(main, ["score", "--help"], terminal_width=200).output.split())
+    """What ``evalset score -m help`` prints: every measure and its meaning, one a line."""
+    result = CliRunner().invoke(main, ["score", "-m", "help"])
+    assert result.exit_code == 0
+    return result.output
 
 
-def test_score_help_lists_every_registered_measure_with_its_help():
-    text = help_text()
-    for kind in MEASURES.values():
-        assert f"{kind.spelling} ({kind.help})" in text
-    assert "Default: ndcg@10, ap, rr, p@10" in text
+def test_score_lists_every_registered_measure_with_its_help_and_help_names_the_default():
+    lines = help_text().splitlines()
+    assert [" ".join(line.split()) for line in lines[:len(MEASURES)]] == [
+        f"{kind.spelling} {kind.help}" for kind in MEASURES.values()]
+    assert "ir_measures' names" in lines[-1]
+    short = CliRunner().invoke(main, ["score", "--help"], terminal_width=200).output
+    assert "Default: ndcg@10, ap, rr, p@10" in " ".join(short.split()) and "(-m help: every measure" in short
 
 
 @pytest.fixture
@@ -120,7 +125,7 @@ def test_a_registered_measure_is_parsed_scored_and_listed_with_nothing_else_edit
     values = evaluate(RUN, QRELS, ["hits@3", "rel_hits_1"])
     assert list(values.columns) == ["hits@3", "hits@1"]
     assert values.loc["q1"].tolist() == [2.0, 1.0] and values.loc["q2"].isna().all()  # q2: no relevant document
-    assert "hits@k (relevant documents in the top k)" in help_text()
+    assert "hits@k" in help_text() and "relevant documents in the top k" in help_text()
 
 
 @pytest.mark.usefixtures("registry")

@@ -274,11 +274,11 @@ def test_push_refuses_a_gold_option_off_its_rule_naming_it(option, value, said):
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
-    ("--gold-min-answers", 0, "must be a positive integer, got 0"),
-    ("--gold-min-answers", "inf", "must be a positive integer, got 'inf'"),
-    ("--gold-min-kappa", 1.5, "must be a number in [-1, 1], got 1.5"),
-    ("--gold-min-kappa", "nan", "must be a number in [-1, 1], got nan"),
-    ("--gold-min-kappa", "-inf", "must be a number in [-1, 1], got -inf"),
+    ("--gold-rule", "min_gold=0", "min_gold: must be a positive integer, got 0"),
+    ("--gold-rule", "min_gold=inf", "min_gold: must be a positive integer, got 'inf'"),
+    ("--gold-rule", "min_kappa=1.5", "min_kappa: must be a number in [-1, 1], got 1.5"),
+    ("--gold-rule", "min_kappa=nan", "min_kappa: must be a number in [-1, 1], got nan"),
+    ("--gold-rule", "min_kappa=-inf", "min_kappa: must be a number in [-1, 1], got -inf"),
 ])
 def test_pull_refuses_a_gold_option_off_its_rule_naming_it(option, value, said):
     assert refusal(["pull"], option, value) == said

@@ -48,13 +48,13 @@ def demo(tmp_path_factory):
     llm = sorted(str(path) for path in (DL19 / "llm_labels").glob("*.qrels"))
     _cli("agreement", str(DL19 / "nist.qrels"), *llm, "--human", "nist", "--guideline", GUIDELINE, "--runs",
          str(DL19 / "runs"), "--format", "json", "--resamples", "0", "-o", str(out / "agreement.json"))
-    _cli("freeze", str(DL19 / "nist.qrels"), *[a for path in llm for a in ("--llm-labels", path)], "--queries",
+    _cli("freeze", str(DL19 / "nist.qrels"), *[a for path in llm for a in ("--llm", path)], "--queries",
          str(DL19 / "topics.tsv"), "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", str(out / "sets"),
          "--plan", "bm25base_p:idst_bert_p1", "--plan", "bm25base_p:bm25tuned_p")
     qrels = pd.read_csv(DL19 / "nist.qrels", sep=" ", header=None, dtype=str)
     picked = np.random.default_rng(3).choice(sorted(qrels[0].unique()), 10, replace=False)
     qrels[qrels[0].isin(picked)].to_csv(out / "slice.qrels", sep=" ", header=False, index=False)
-    _cli("freeze", str(out / "slice.qrels"), "--llm-labels", str(DL19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"),
+    _cli("freeze", str(out / "slice.qrels"), "--llm", str(DL19 / "llm_labels" / "llama-3-70b.fourprompts.qrels"),
          "--queries", str(DL19 / "topics.tsv"), "--guideline", GUIDELINE, "--name", "dl19-slice", "--sets-dir",
          str(out / "sets"), "--plan", "bm25base_p:idst_bert_p1")
     runs = {path.name.split(".")[0]: read_run(path) for path in sorted((DL19 / "runs").glob("*.run.gz"))}

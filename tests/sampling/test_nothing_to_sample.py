@@ -4,8 +4,7 @@ symptom "stratum 'head' has 0 distinct queries" (issue 15, item 12)."""
 import pytest
 
 from evalset.errors import InputError
-from evalset.io.querylog import LogColumns
-from evalset.sampling import sample_log
+from evalset.sampling import LogLayout, sample_log
 
 
 @pytest.mark.parametrize(("text", "cause"), [
@@ -25,5 +24,5 @@ def test_the_reasons_are_counted(tmp_path):
     log = tmp_path / "log.tsv"
     log.write_text("query\tcount\n\t3\n  \t2\n")
     with pytest.raises(InputError) as caught:
-        sample_log([str(log)], 1, columns=LogColumns(count="count"))
+        sample_log([str(log)], 1, layout=LogLayout(count="count"))
     assert caught.value.message == "no query left to sample: all 5 submissions read were dropped (empty 5)"

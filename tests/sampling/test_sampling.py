@@ -24,6 +24,7 @@ from evalset.io.queries import QUERIES_COLUMNS, read_queries
 from evalset.io.querylog import LogColumns, read_query_log_table
 from evalset.sampling import (
     DROP_REASONS,
+    LogLayout,
     Normalisation,
     Screen,
     Strata,
@@ -44,6 +45,7 @@ from evalset.sampling.stage import log_text_bytes
 from evalset.sampling.strata import id_sort_keys, query_ids, traffic_tiers
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
+EXCITE_LAYOUT = LogLayout(header="no", query="3", user_id="1", timestamp="2")
 # Every query of the Excite log that carries personal data, by the reason it is dropped for.
 EXCITE_PII = {
     "email": {'"jlamont@washblade.com"', "jlamont@washblade.com", "web@b93.com", "jdun@scuc.edu.au",
@@ -192,7 +194,7 @@ def test_planted_personal_data_never_reaches_queries_tsv_and_is_counted(excite, 
     lines = [f"u{i}\t970916000000\t{text}" for i, text in enumerate(planted * 2)]
     log.write_text(excite.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
     everything = {"head": 196, "torso": 573, "tail": 1317}  # sample every kept query
-    result = sample_log([log], everything, columns=EXCITE_COLUMNS, header=False)
+    result = sample_log([log], everything, layout=EXCITE_LAYOUT)
     queries_path, manifest_path = write_sample(result, tmp_path / "queries.tsv")
     written = " | ".join(read_queries(queries_path)["query"])
     assert written.count(" | ") + 1 == 2086  # Excite's queries, no more
@@ -212,7 +214,7 @@ def test_blocklist_and_exclusions_are_honoured(excite, tmp_path):
     blocklist.write_text("# terms\nchat\n", encoding="utf-8")
     earlier = tmp_path / "earlier.tsv"
     earlier.write_text("query_id\tquery\nq1\tMaytag\n", encoding="utf-8")
-    result = sample_log([excite], 5, columns=EXCITE_COLUMNS, header=False, blocklists=[blocklist],
+    result = sample_log([excite], 5, layout=EXCITE_LAYOUT, blocklists=[blocklist],
                         exclusions=[earlier])
     rows = excite_rows(excite)
     normalised = [plain_normalise(raw) for _, _, raw in rows]
@@ -496,13 +498,14 @@ def test_a_line_that_is_not_utf8_is_refused_by_duckdb_in_the_words_of_the_in_mem
     ({"seed": -1}, "seed must be a non-negative integer, got -1"),
     ({"holdout": 1.0}, "holdout must be a number in [0, 1), got 1.0"),
     ({"holdout": float("inf")}, "holdout must be a number in [0, 1), got inf"),
-    ({"fmt": "xml"}, "fmt must be one of tsv, csv, jsonl, parquet, got 'xml'"),
+    ({"layout": {"format": "xml"}}, "format must be one of tsv, csv, jsonl, parquet, got 'xml'"),
     ({"count_by": "sessions"}, "count_by must be one of submissions, users, got 'sessions'"),
     ({"engine": "polars"}, "engine must be one of auto, pandas, duckdb, spark, got 'polars'"),
 ])
 def test_the_stage_refuses_what_the_command_refuses_before_reading_a_log(given, message):
     with pytest.raises(InputError) as raised:
-        sample_log(["no-such.log"], 1, **given)
+        sample_log(["no-such.log"], 1, **{key: LogLayout(**value) if key == "layout" else value
+                                          for key, value in given.items()})
     assert str(raised.value) == message
     if set(given) <= {"seed", "holdout"}:
         with pytest.raises(InputError) as raised:

@@ -24,12 +24,11 @@ import pytest
 from click.testing import CliRunner
 
 from evalset.cli import main
-from evalset.io.querylog import LogColumns
-from evalset.sampling import Strata, Window, sample_log, write_sample
+from evalset.sampling import LogLayout, Strata, sample_log, write_sample
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
-EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")
+EXCITE_LAYOUT = LogLayout(header="no", query="3", user_id="1", timestamp="2")
 SYNTHETIC_LINES = int(os.environ.get("SPARK_TEST_LINES", "200000"))
 
 
@@ -57,7 +56,7 @@ def excite(shared_data):
 
 @pytest.mark.parametrize("count_by", ["submissions", "users"])
 def test_spark_and_duckdb_write_the_same_sample_of_excite(spark, excite, tmp_path, count_by):
-    manifest = assert_same_sample(tmp_path, [excite], [excite], columns=EXCITE_COLUMNS, header=False,
+    manifest = assert_same_sample(tmp_path, [excite], [excite], layout=EXCITE_LAYOUT,
                                   count_by=count_by)
     assert manifest["submissions"]["read"] == 4501
     assert [s["distinct_queries"] for s in manifest["strata"]] == ([196, 573, 1317] if count_by == "submissions"
@@ -68,9 +67,10 @@ def test_spark_and_duckdb_write_the_same_sample_of_excite(spark, excite, tmp_pat
 def test_spark_and_duckdb_agree_on_excite_in_a_window_with_a_block_list(spark, excite, tmp_path, count_by):
     blocklist = tmp_path / "blocked.txt"
     blocklist.write_text("# terms\nchat\nsex\n", encoding="utf-8")
-    window = Window(dt.datetime(1997, 9, 16, 1), dt.datetime(1997, 9, 16, 12), "%y%m%d%H%M%S")
-    manifest = assert_same_sample(tmp_path, [excite], [excite], columns=EXCITE_COLUMNS, header=False,
-                                  count_by=count_by, window=window, blocklists=[blocklist])
+    window = dict(since=dt.datetime(1997, 9, 16, 1), until=dt.datetime(1997, 9, 16, 12))
+    layout = LogLayout(header="no", query="3", user_id="1", timestamp="2", timestamp_format="%y%m%d%H%M%S")
+    manifest = assert_same_sample(tmp_path, [excite], [excite], layout=layout,
+                                  count_by=count_by, blocklists=[blocklist], **window)
     stamps = [line.split("\t")[1] for line in Path(excite).read_text(encoding="utf-8").splitlines()]
     outside = sum(not "970916010000" <= stamp < "970916120000" for stamp in stamps)  # fixed width: as text
     dropped = manifest["submissions"]["dropped"]
@@ -119,10 +119,10 @@ def part_files(folder: Path) -> list[str]:
 
 
 def test_a_folder_of_parquet_part_files_by_users_in_a_window(spark, synthetic, tmp_path):
-    window = Window(dt.datetime(2026, 1, 3), dt.datetime(2026, 1, 9))
+    window = dict(since=dt.datetime(2026, 1, 3), until=dt.datetime(2026, 1, 9))
     manifest = assert_same_sample(tmp_path, [str(synthetic / "parquet")], part_files(synthetic / "parquet"),
-                                  columns=LogColumns(user_id="user_id", timestamp="timestamp", source="source"),
-                                  count_by="users", window=window, per_stratum=5)
+                                  layout=LogLayout(user_id="user_id", timestamp="timestamp", source="source"),
+                                  count_by="users", per_stratum=5, **window)
     assert [entry["path"] for entry in manifest["inputs"]] == part_files(synthetic / "parquet")  # no _SUCCESS
     dropped = manifest["submissions"]["dropped"]
     assert manifest["submissions"]["read"] == SYNTHETIC_LINES
@@ -132,7 +132,7 @@ def test_a_folder_of_parquet_part_files_by_users_in_a_window(spark, synthetic, t
 
 def test_a_glob_of_gzipped_tsv_part_files_by_submissions(spark, synthetic, tmp_path):
     manifest = assert_same_sample(tmp_path, [str(synthetic / "tsv" / "part-*.tsv.gz")], part_files(synthetic / "tsv"),
-                                  columns=LogColumns(source="source"), per_stratum=5)
+                                  layout=LogLayout(source="source"), per_stratum=5)
     assert manifest["submissions"]["read"] == SYNTHETIC_LINES
     assert manifest["distinct_queries"] > SYNTHETIC_LINES // 20
 
@@ -157,8 +157,9 @@ def test_the_docs_cluster_sql_on_spark_gives_the_sample_of_the_raw_log(spark, ex
     runner = CliRunner()
     aggregated = runner.invoke(main, ["sample", *grouped, *command.group(1).split(), "-o", str(tmp_path / "a.tsv")])
     assert aggregated.exit_code == 0, aggregated.output
-    raw = runner.invoke(main, ["sample", excite, "--no-header", "--query", "3", "--user", "1", "--timestamp", "2",
-                               "--timestamp-format", "%y%m%d%H%M%S", "--since", "1997-09-16T06:00:00",
+    raw = runner.invoke(main, ["sample", excite, "-l", "header=no", "-l", "query=3", "-l", "user_id=1", "-l",
+                               "timestamp=2",
+                               "-l", "timestamp_format=%y%m%d%H%M%S", "--since", "1997-09-16T06:00:00",
                                "--count-by", "users", "--per-stratum", "50", "--engine", "duckdb",
                                "-o", str(tmp_path / "raw.tsv")])
     assert raw.exit_code == 0, raw.output
@@ -208,7 +209,7 @@ def test_a_spark_run_leaves_no_folder_in_the_temporary_directory(spark, excite, 
 
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    done = subprocess.run([sys.executable, "-m", "evalset", "sample", excite, "--no-header", "--query", "3",
+    done = subprocess.run([sys.executable, "-m", "evalset", "sample", excite, "-l", "header=no", "-l", "query=3",
                            "--per-stratum", "2", "--engine", "spark", "-o", str(tmp_path / "q.tsv")],
                           env={**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=600)
@@ -217,7 +218,7 @@ def test_a_spark_run_leaves_no_folder_in_the_temporary_directory(spark, excite, 
 
 
 def test_a_missing_column_names_the_folder(spark, synthetic, tmp_path):
-    result = sample_command(str(synthetic / "parquet"), "--user", "uid", "-o", str(tmp_path / "q.tsv"))
+    result = sample_command(str(synthetic / "parquet"), "-l", "user_id=uid", "-o", str(tmp_path / "q.tsv"))
     assert result.exit_code == 2
     assert result.output == (f"evalset: error: {synthetic / 'parquet'}:1: no user_id column 'uid'; the columns are "
                              "'user_id', 'source', 'timestamp', 'query'\n")
@@ -227,22 +228,23 @@ def test_unparsable_timestamps_under_since_are_counted_and_a_log_of_nothing_else
     log = tmp_path / "log.tsv"
     log.write_text("timestamp\tquery\n2026-01-02T10:00:00\tred shoes\n01/02/2026\tred shoes\nsoon\tmaps\n"
                    "2025-12-31T23:59:59\tmaps\n", encoding="utf-8")
-    options = dict(columns=LogColumns(timestamp="timestamp"), window=Window(dt.datetime(2026, 1, 1)),
+    options = dict(layout=LogLayout(timestamp="timestamp"), since=dt.datetime(2026, 1, 1),
                    strata=Strata(("all",), ()))
     spark_counts = sample_log([log], 1, engine="spark", **options).counts
     duckdb_counts = sample_log([log], 1, engine="duckdb", **options).counts
     assert spark_counts.dropped == duckdb_counts.dropped
     assert spark_counts.dropped["unparsable_timestamp"] == 2 and spark_counts.dropped["outside_window"] == 1
     log.write_text("timestamp\tquery\nsoon\tred shoes\nlater\tmaps\n", encoding="utf-8")
-    result = sample_command(str(log), "--timestamp", "timestamp", "--since", "2026-01-01", "-o", str(tmp_path / "q"))
+    result = sample_command(str(log), "-l", "timestamp=timestamp", "--since", "2026-01-01", "-o", str(tmp_path / "q"))
     assert result.exit_code == 2
     assert result.output == (f"evalset: error: {log}: no query left to sample: all 2 submissions read were dropped "
                              "(unparsable_timestamp 2)\n")
 
 
 def test_the_command_prints_the_figures_of_the_docs(spark, excite, tmp_path):
-    result = CliRunner().invoke(main, ["sample", excite, "--no-header", "--query", "3", "--user", "1", "--timestamp",
-                                       "2", "--timestamp-format", "%y%m%d%H%M%S", "--since", "1997-09-16T01:00:00",
+    result = CliRunner().invoke(main, ["sample", excite, "-l", "header=no", "-l", "query=3", "-l", "user_id=1", "-l",
+                                       "timestamp=2", "-l", "timestamp_format=%y%m%d%H%M%S",
+                                       "--since", "1997-09-16T01:00:00",
                                        "--per-stratum", "20", "--engine", "spark", "-o", str(tmp_path / "q.tsv")])
     assert result.exit_code == 0, result.output
     block = re.search(r"--engine spark -o queries.tsv\n(.*?)wrote queries.tsv", (REPO / "docs" / "sample.md")

@@ -22,8 +22,11 @@ def refusal(command: list[str], option: str, value: object) -> str:
     named = f"evalset: error: Invalid value for '{option}': "
     if lines[0].startswith("evalset: error: Invalid value for '-k' / "):  # click names both spellings of -k
         named = f"evalset: error: Invalid value for '-k' / '{option}': "
-    if option in ("-c", "-s"):  # -c/-s NAME=VALUE: click names both spellings, the message names the setting
-        named = f"evalset: error: Invalid value for '{option}' / '{ {'-c': '--contract', '-s': '--client'}[option]}': "
+    long = {"-c": "--contract", "-s": "--client", "-l": "--log"}
+    if option in ("--merge", "--gold-rule"):  # a settings option with one long name: click names it alone
+        long = {}
+    if option in long:  # -c/-s/-l NAME=VALUE: click names both spellings, the message names the setting
+        named = f"evalset: error: Invalid value for '{option}' / '{long[option]}': "
     assert lines[0].startswith(named), lines[0]
     return lines[0].removeprefix(named)
 

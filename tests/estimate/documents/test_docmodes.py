@@ -141,10 +141,10 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
         ("pi", "zero"): ("--sample", zero, "--human", human, "--llm", llm),
         ("the budget must be above 0 and below the 2,494 graded pairs", str(data["full"])):
             ("--simulate", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
-        ("not a slice: give no --slice or --slice-size", ""):
+        ("not a slice: give no --slice or --size", ""):
             ("--sample", sample, "--slice", sample, "--human", human, "--llm", llm),
-        ("give no --slice or --slice-size", " "):
-            ("--simulate", 2, "--budget", 500, "--slice-size", 5, "--human", data["full"], "--llm", llm),
+        ("give no --slice or --size", " "):
+            ("--simulate", 2, "--budget", 500, "--size", 5, "--human", data["full"], "--llm", llm),
         ("or --no-llm for Horvitz-Thompson's estimator: one of them", "  "):
             ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
         ("rr does not decompose over a query's documents, so a document sample cannot estimate it", "   "):
