@@ -68,6 +68,30 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def fields_dict(instance: Any) -> dict[str, Any]:
+    """A result's dataclass fields as JSON (:func:`json_safe`): a frame as its rows (records), a nested dataclass by
+    its own ``to_dict`` or fields, a path as text. The ``--format json`` of a result that has no layout of its own."""
+    import dataclasses
+    import os
+
+    import pandas as pd
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, pd.DataFrame):
+            return value.to_dict("records")
+        if hasattr(value, "to_dict") and dataclasses.is_dataclass(value):
+            return value.to_dict()
+        if dataclasses.is_dataclass(value):
+            return fields_dict(value)
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        if isinstance(value, (frozenset, set)):
+            return sorted(plain(item) for item in value)
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+    return json_safe({field.name: plain(getattr(instance, field.name)) for field in dataclasses.fields(instance)})
+
+
 def quiet_matplotlib() -> None:
     """Matplotlib on its file backend (Agg), its font manager's warnings off: on a fresh machine its first use builds
     the font cache and logs a ``findfont`` line per font family it lacks, which would land in a command's output."""

@@ -7,7 +7,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import force_option
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES, SELECT_RULES
 from evalset.errors import InputError
 from evalset.params import check
@@ -71,8 +71,9 @@ def parse_documents(value: str) -> tuple[int | None, float | None]:
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The slice's pool folder (pool.tsv, tasks.jsonl, ... and slice.json).")
 @force_option()
+@format_option()
 def select_command(pool_dir, size, per_stratum, fraction, documents, frozen_set, precision, runs, llm_paths, metrics,
-                   queries_path, seed, output, force):
+                   queries_path, seed, output, force, output_format):
     """Draw, seeded, the queries of POOL_DIR that humans will grade in full, and write their pool folder (for
     `evalset push` or `evalset judge` as it is) with the slice record that `evalset estimate --slice` reads.
 
@@ -112,9 +113,9 @@ def select_command(pool_dir, size, per_stratum, fraction, documents, frozen_set,
 
         emit(select_document_pool(pool_dir, output, budget=budget, fraction=share, seed=seed, replace=force,
                                   frozen_set=frozen_set, precision=precision, runs=runs, llm=llm_paths,
-                                  measures=metrics))
+                                  measures=metrics), output_format)
         return
     from evalset.estimate import select_slice_pool
 
     emit(select_slice_pool(pool_dir, output, queries_path=queries_path, seed=seed, size=size, per_stratum=per_stratum,
-                           fraction=fraction, replace=force))
+                           fraction=fraction, replace=force), output_format)

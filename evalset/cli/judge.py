@@ -13,7 +13,7 @@ from evalset.cli.judge_ensemble import ensemble_command
 from evalset.cli.judge_probe import probe_command
 from evalset.cli.judge_recheck import recheck_command
 from evalset.cli.options import force_option
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.contract import JUDGE_JOB_RULES
 
 
@@ -33,9 +33,10 @@ def judge_group():
 @click.option("--batch", is_flag=True, help="Use the Batch API (upload, poll, collect) instead of live requests.")
 @ruled(JUDGE_JOB_RULES, "poll_seconds", "--poll", "poll_seconds", default=30.0, help="Batch poll interval (s).")
 @force_option(folder=False)
+@format_option()
 @endpoint_options
-def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, force, model, base_url, client,
-                  template_path, journal_path, failures_path, retry_failed, price_in, price_out, progress):
+def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, force, output_format, model, base_url,
+                  client, template_path, journal_path, failures_path, retry_failed, price_in, price_out, progress):
     """Grade the pool's pairs with an LLM through an OpenAI-compatible endpoint (key: OPENAI_API_KEY).
 
     The endpoint is checked once before the first pair. Exit 2 when it refuses the job or cannot be reached, and
@@ -53,7 +54,7 @@ def judge_command(pool_dir, guideline_path, output, limit, batch, poll_seconds, 
         pool_dir, guideline_path, output, settings, limit=limit, template_path=template_path or DEFAULT_TEMPLATE,
         journal_path=journal_path, failures_path=failures_path, batch=batch, poll_seconds=poll_seconds,
         progress=progress, price_in=price_in, price_out=price_out))
-    emit(result)
+    emit(result, output_format)
     failure = job.run_failure(result)
     if failure:
         raise ServiceError(failure)

@@ -10,7 +10,7 @@ import click
 
 from evalset.cli.ruled import ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import JUDGE_SETTINGS_RULES, PRICE_RULES
+from evalset.contract import DEFAULT_SEED, JUDGE_SETTINGS_RULES, PRICE_RULES
 
 if TYPE_CHECKING:  # annotations only: a command module loads no library until run
     from collections.abc import Callable
@@ -34,7 +34,7 @@ CLIENT_SETTINGS = {
 }
 """The client's settings a user may set with ``-s/--client`` (:class:`evalset.judge.client.JudgeSettings`)."""
 CLIENT_DEFAULTS = {"concurrency": 8, "rpm": None, "tpm": None, "timeout": 60.0, "max_retries": 6, "max_invalid": 2,
-                   "structured": "auto", "max_tokens": None, "seed": 0}
+                   "structured": "auto", "max_tokens": None, "seed": DEFAULT_SEED}
 """JudgeSettings' defaults, shown in the help (tests/cli/test_ruled.py holds them to the class's)."""
 
 

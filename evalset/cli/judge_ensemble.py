@@ -7,6 +7,7 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, force_option, grade_scale
+from evalset.cli.ruled import format_option
 
 
 @click.command("ensemble")
@@ -17,7 +18,8 @@ from evalset.cli.options import conflicting_grades_option, force_option, grade_s
 @guideline_option("Guideline: its scale.", exists=True, scale=True)
 @conflicting_grades_option
 @force_option(folder=False)
-def ensemble_command(labels, human_paths, output, guideline, conflicting_grades, force):
+@format_option()
+def ensemble_command(labels, human_paths, output, guideline, conflicting_grades, force, output_format):
     """Combine the LLM judges of LABELS (labels tables or one qrels file per judge) into one judge calibrated on
     the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
     expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
@@ -30,4 +32,4 @@ def ensemble_command(labels, human_paths, output, guideline, conflicting_grades,
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline}, force=force)
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
     write_labels(ensemble.labels(), output)
-    emit(ensemble, written=[output])
+    emit(ensemble, output_format, written=[output])

@@ -9,7 +9,7 @@ from evalset.cli.guideline import guideline_option
 from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
 from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import PROBE_RULES, EvaluationContract
+from evalset.contract import DEFAULT_SEED, PROBE_RULES, EvaluationContract
 
 
 @click.command("probe")
@@ -23,7 +23,7 @@ from evalset.contract import PROBE_RULES, EvaluationContract
        help="Pairs drawn from those the humans graded 0 (and, for the truncation control, graded relevant).")
 @contract_option(("rel_level",))
 @ruled(PROBE_RULES, "resamples", "--resamples", default=9999, help="Bootstrap resamples per interval.")
-@ruled(PROBE_RULES, "seed", "--seed", default=0, help="Seed of the sample, the variants and the intervals.")
+@ruled(PROBE_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the sample, the variants and the intervals.")
 @format_option(help="What is printed (the JSON is written to --output either way).")
 @force_option(folder=False)
 @endpoint_options

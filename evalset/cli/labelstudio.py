@@ -6,9 +6,9 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
+from evalset.contract import DEFAULT_SEED, GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 
 
 @click.command("push")
@@ -25,7 +25,7 @@ from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
 @click.option("--gold", "gold_path", default=None, type=click.Path(dir_okay=False),
               help="Qrels or labels of adjudicated grades: known-answer pairs to mix in blind (needs --gold-rate).")
 @ruled(GOLD_PUSH_RULES, "rate", "--gold-rate", default=None, help="Gold tasks / all tasks (needs --gold).")
-@ruled(GOLD_PUSH_RULES, "seed", "--seed", default=0, help="Seed of the gold choice and its places.")
+@ruled(GOLD_PUSH_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the gold choice and its places.")
 @click.option("--annotators", default=None, metavar="EMAIL,EMAIL",
               help="Blind judging: one project per annotator, each on a Label Studio server of their own "
                    "(scripts/label-studio.sh start-team), each task given to --overlap of them. Their servers and "
@@ -39,8 +39,9 @@ from evalset.contract import GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
               help="Texts of gold pairs outside the pool. Default: the corpus recorded in pool.json.")
 @click.option("--queries", default=None, type=click.Path(dir_okay=False),
               help="Query texts of gold pairs outside the pool. Default: the queries recorded in pool.json.")
+@format_option()
 def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, batch_size, gold_path, gold_rate, seed,
-                 annotators, annotators_env, shared_server, corpus, queries):
+                 annotators, annotators_env, shared_server, corpus, queries, output_format):
     """Push POOL_DIR's tasks.jsonl to a Label Studio project, adding only pairs not already there."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -59,10 +60,11 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
     if annotators is not None:
         team = labelstudio.annotator_team(annotators, annotators_env)
         emit(labelstudio.push_blind(url, team, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size,
-                                    gold=plan, shared_server=shared_server))
+                                    gold=plan, shared_server=shared_server), output_format)
         return
     client = labelstudio.connect(url, api_key_env)
-    emit(labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size, gold=plan))
+    emit(labelstudio.push(client, pool_dir, guideline, title, overlap=overlap, batch_size=batch_size, gold=plan),
+         output_format)
 
 
 @click.command("pull")
@@ -91,8 +93,9 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="Blind judging: read every annotator's own project (as pushed with --annotators) with their token.")
 @click.option("--annotators-env", default="LABEL_STUDIO_ANNOTATORS", show_default=True,
               help="The environment variable naming the annotators file (scripts/label-studio.sh start-team).")
+@format_option()
 def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold_path, gold_report, gold_rule,
-                 previous, annotators, annotators_env):
+                 previous, annotators, annotators_env, output_format):
     """Write every submitted annotation of a project as rows of the labels table."""
     from evalset import labelstudio
     from evalset.errors import InputError
@@ -116,4 +119,4 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     else:
         client = labelstudio.connect(url, api_key_env)
         labels, report = labelstudio.pull(client, title, pool_dir, guideline, gold=gold, previous=previous)
-    emit(labelstudio.write_pull(labels, report, output, gold_report))
+    emit(labelstudio.write_pull(labels, report, output, gold_report), output_format)

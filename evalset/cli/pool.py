@@ -18,7 +18,8 @@ from evalset.contract import POOL_SPEC_RULES
               help="Folder for pool.tsv and the rest. Required unless --spec gives the output.")
 @click.option("--system-depth", "depths", multiple=True, metavar="NAME=K", help="Depth for one run (repeatable).")
 @contract_option(("ties",), ", or the spec's")
-@ruled(POOL_SPEC_RULES, "seed", "--seed", default=None, help="Seed of the blind judging order (default 0).")
+@ruled(POOL_SPEC_RULES, "seed", "--seed", default=None,
+       help="Seed of the blind judging order [default: 20191, or the spec's].")
 @click.option("--queries", type=click.Path(), help="queries.tsv or topics file: pool only these queries.")
 @click.option("--exclude-judged", type=click.Path(), help="Qrels or labels: leave judged pairs out.")
 @ruled(POOL_SPEC_RULES, "budget", "--budget", default=None,

@@ -6,7 +6,7 @@ import click
 
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_option, force_option
-from evalset.cli.ruled import ruled
+from evalset.cli.ruled import format_option, ruled
 from evalset.report.spec import ReportSpec
 
 
@@ -28,8 +28,9 @@ from evalset.report.spec import ReportSpec
 @ruled(ReportSpec, "seed", "--seed", help="Seed of every resampling.")
 @contract_option(("missing",), defaults={"missing": None})
 @force_option(folder=False)
+@format_option()
 def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
-                   seed, contract, force):
+                   seed, contract, force, output_format):
     """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
@@ -47,4 +48,5 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
                                    "--probes": probes_path}, force=force)
     spec = ReportSpec(split=split, seed=seed, resamples=resamples, permutations=permutations,
                       missing=contract.get("missing"))
-    emit(write_report(set_path, paths, output, spec, agreement_path=agreement_path, probes_path=probes_path))
+    emit(write_report(set_path, paths, output, spec, agreement_path=agreement_path, probes_path=probes_path),
+         output_format)

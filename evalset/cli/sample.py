@@ -8,7 +8,7 @@ from evalset.cli.emit import emit
 from evalset.cli.options import force_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import LOG_LAYOUT_RULES, SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED, LOG_LAYOUT_RULES, SAMPLE_RULES
 
 LOG_SETTINGS = {
     "format": "tsv, csv, jsonl or parquet (none: from the file name; .log is TSV)",
@@ -36,7 +36,7 @@ LOG_SETTINGS = {
 @click.option("--exclude", multiple=True, type=click.Path(dir_okay=False),
               help="File of queries to leave out (e.g. an earlier queries.tsv).")
 @click.option("--strata", "strata_spec", help="Cut points, e.g. head:0.5,torso:0.8,tail (default: thirds).")
-@ruled(SAMPLE_RULES, "seed", "--seed", default=0, help="Seed of the sample (numpy Generator).")
+@ruled(SAMPLE_RULES, "seed", "--seed", default=DEFAULT_SEED, help="Seed of the sample (numpy Generator).")
 @ruled(SAMPLE_RULES, "holdout", "--holdout", default=0.0, help="Share of each stratum's sample marked test.")
 @ruled(SAMPLE_RULES, "engine", "--engine", default="auto",
        help="In memory (pandas), out of core (DuckDB), by size (auto: one of these), or Spark SQL (spark: LOGS may "

@@ -37,7 +37,7 @@ from typing import ClassVar, Literal
 import openai
 import pandas as pd
 
-from evalset.contract import JUDGE_SETTINGS_RULES
+from evalset.contract import DEFAULT_SEED, JUDGE_SETTINGS_RULES
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.io.guideline import Guideline
 from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
@@ -62,7 +62,7 @@ class JudgeSettings:
     backoff_cap: float = 60.0
     structured: str = "auto"
     max_tokens: int | None = None
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     retry_failed: bool = False
     check_endpoint: bool = True
     unreachable_after: int = 5

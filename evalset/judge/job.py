@@ -7,6 +7,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
@@ -22,6 +23,7 @@ from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, PromptTemplate, read_template
 from evalset.params import validate_params
 from evalset.pooling.examples import refuse_worked_examples
+from evalset.render import fields_dict
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ class JudgeResult:
     journal_path: str
     price_in: float | None = None
     price_out: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The job's counts and files (the labels and failures are in them)."""
+        return {"stats": fields_dict(self.stats), "labels": len(self.labels), "failures": len(self.failures),
+                "labels_path": self.labels_path, "failures_path": self.failures_path,
+                "journal_path": self.journal_path, "price_in": self.price_in, "price_out": self.price_out}
 
     def to_text(self) -> str:
         stats, price_in, price_out = self.stats, self.price_in, self.price_out

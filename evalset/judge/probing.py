@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import PROBE_RULES
+from evalset.contract import DEFAULT_SEED, PROBE_RULES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, write_text
 from evalset.io.guideline import read_guideline
@@ -201,7 +201,7 @@ def human_samples(pairs: pd.DataFrame, human: pd.DataFrame, rel: int, size: int,
 @validate_params(PROBE_RULES)
 def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, human: pd.DataFrame,
                output: str | os.PathLike, settings: JudgeSettings, *, human_source: str | None = None,
-               size: int = 200, rel: int = 1, seed: int = 0, resamples: int = 9999, level: float = 0.95,
+               size: int = 200, rel: int = 1, seed: int = DEFAULT_SEED, resamples: int = 9999, level: float = 0.95,
                template_path: str | os.PathLike = DEFAULT_TEMPLATE, journal_path: str | None = None,
                failures_path: str | None = None, progress: bool | None = None,
                progress_delay: float = PROGRESS_DELAY, price_in: float | None = None,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,11 @@ class Ensemble:
         return self.grades[[*PAIR, "grade"]].assign(
             annotator=self.name, kind="llm", source=self.source, labeled_at="",
             comment=[f"expected grade {value:.4f}" for value in self.grades["expected"]])[list(LABELS_COLUMNS)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ensemble's name, judges and what it was calibrated on (its grades are in the labels written)."""
+        return {"name": self.name, "judges": list(self.judges), "labels": len(self.grades),
+                "human_pairs": self.human_pairs, "human_queries": self.human_queries, "left_out": self.left_out}
 
     def to_text(self) -> str:
         counts = self.grades["grade"].value_counts().sort_index()

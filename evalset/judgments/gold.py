@@ -42,7 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from evalset.contract import GOLD_PUSH_RULES
+from evalset.contract import DEFAULT_SEED, GOLD_PUSH_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import grade_line
 from evalset.io.corpus import read_corpus
@@ -113,6 +113,12 @@ class GoldPlan:
     gold_available: int
     rate: float
     seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts of the plan (its tasks are Label Studio's)."""
+        return {"tasks": len(self.tasks), "gold_pairs": len(self.gold_pairs), "pool_tasks": self.pool_tasks,
+                "gold_in_pool": self.gold_in_pool, "gold_added": self.gold_added,
+                "gold_available": self.gold_available, "rate": self.rate, "seed": self.seed}
 
     def to_text(self) -> str:
         """The line ``evalset push --gold`` prints after its counts."""
@@ -227,7 +233,8 @@ def gold_task_texts(gold: pd.DataFrame, pool_tasks: pd.DataFrame, corpus: str | 
 
 @validate_params(GOLD_PUSH_RULES)
 def prepare_gold_push(pool_dir: str | os.PathLike, gold_path: str | os.PathLike, guideline: Guideline,
-                      rate: float, seed: int = 0, corpus: str | None = None, queries: str | None = None) -> GoldPlan:
+                      rate: float, seed: int = DEFAULT_SEED, corpus: str | None = None,
+                      queries: str | None = None) -> GoldPlan:
     """Read and check everything a push with gold needs, before any connection, and plan the tasks.
 
     ``rate`` and ``seed`` are checked first (:data:`evalset.contract.GOLD_PUSH_RULES`: a rate in (0, 0.5]).

@@ -72,7 +72,7 @@ from evalset.labelstudio.push import (
     without_text,
 )
 from evalset.params import check, validate_params
-from evalset.render import counted
+from evalset.render import counted, fields_dict
 
 ANNOTATORS_VARIABLE = "LABEL_STUDIO_ANNOTATORS"
 ANNOTATORS_COLUMNS = ("email", "password", "token", "organization", "url")
@@ -266,6 +266,9 @@ class BlindPushResult:
     remarks: tuple[str, ...] = ()
     gold: GoldPlan | None = None
     warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
 
     def to_text(self) -> str:
         where = ("on one server, each in their own organization" if self.warnings

@@ -6,6 +6,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from label_studio_sdk import LabelStudio
@@ -25,7 +26,7 @@ from evalset.labelstudio.project import (
     find_project,
     grade_of_choice,
 )
-from evalset.render import counted
+from evalset.render import counted, fields_dict
 
 # ---------------------------------------------------------------------------------------------------- pull
 WITHDRAWN = "withdrawn"
@@ -115,6 +116,9 @@ class PullReport:
     labels_path: str | None = None
     gold_report_path: str | None = None
     warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
 
     def to_text(self) -> str:
         gold = f", {self.gold_only} on gold-only tasks (gold checks only)" if self.gold is not None else ""

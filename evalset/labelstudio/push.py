@@ -37,7 +37,7 @@ from evalset.labelstudio.project import (
 )
 from evalset.params import validate_params
 from evalset.pooling.examples import refuse_worked_examples
-from evalset.render import counted
+from evalset.render import counted, fields_dict
 
 
 # ---------------------------------------------------------------------------------------------------- push
@@ -61,6 +61,9 @@ class PushResult:
     overlap: int
     remarks: tuple[str, ...] = ()
     gold: GoldPlan | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
 
     def to_text(self) -> str:
         state = "created" if self.project_created else "found"

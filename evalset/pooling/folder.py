@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import POOL_SPEC_RULES
+from evalset.contract import DEFAULT_SEED, POOL_SPEC_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
@@ -46,7 +46,7 @@ class PoolSpec:
     depth: int | None = None
     depths: dict[str, int] = field(default_factory=dict)
     ties: str = "trec"
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     budget: int | None = None
     queries: str | None = None
     exclude_judged: str | None = None

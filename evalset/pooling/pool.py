@@ -38,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.contract import POOL_SPEC_RULES
+from evalset.contract import DEFAULT_SEED, POOL_SPEC_RULES
 from evalset.errors import InputError
 from evalset.metrics.ranking import TieRule, position_in_group
 from evalset.params import check, validate_params
@@ -140,7 +140,7 @@ def build_pool(
     query_ids: Iterable[str] | None = None,
     judged: pd.DataFrame | None = None,
     budget: int | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> Pool:
     """Pool the top ``depth`` documents of every run, per query, into blind judging pairs.
 

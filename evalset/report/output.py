@@ -16,6 +16,7 @@ from evalset.io.setfolder import load_set
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
 from evalset.params import settings_of
+from evalset.render import fields_dict
 from evalset.report.page import collect, render_html
 from evalset.report.probes import probes_section, read_probe
 from evalset.report.spec import ReportSpec
@@ -31,6 +32,9 @@ class ReportFile:
     set_path: str
     runs: int
     split: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
 
     def to_text(self) -> str:
         return (f"wrote {self.path} ({self.bytes / 1e6:.1f} MB): set {self.set_path}, {self.runs} runs, "

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED, SAMPLE_RULES
 from evalset.errors import InputError
 from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check, validate_params
 from evalset.sampling.options import QueryCounts
@@ -65,7 +65,7 @@ def _count_for(stratum: str, per_stratum: int | Mapping[str, int]) -> int:
 
 
 @validate_params({name: SAMPLE_RULES[name] for name in ("seed", "holdout")})
-def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *, seed: int = 0,
+def sample_queries(counts: QueryCounts, per_stratum: int | Mapping[str, int], *, seed: int = DEFAULT_SEED,
                    holdout: float = 0.0) -> pd.DataFrame:
     """Draw queries uniformly among the distinct queries of each stratum, without replacement.
 

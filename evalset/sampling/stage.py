@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset import __version__
-from evalset.contract import SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED, SAMPLE_RULES
 from evalset.errors import InputError
 from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
@@ -66,7 +66,8 @@ def log_text_bytes(path: str | os.PathLike) -> int:
 def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[str, int], *,
                layout: LogLayout = LogLayout(), count_by: str = "submissions",
                normalisation: Normalisation = Normalisation(), since: dt.datetime | None = None,
-               until: dt.datetime | None = None, strata: Strata = Strata(), seed: int = 0, holdout: float = 0.0,
+               until: dt.datetime | None = None, strata: Strata = Strata(), seed: int = DEFAULT_SEED,
+               holdout: float = 0.0,
                blocklists: Sequence[str | os.PathLike] = (), exclusions: Sequence[str | os.PathLike] = (),
                engine: str = "auto", memory_limit: str = "1GB", spark_master: str | None = None,
                described: concurrent.futures.Future | None = None) -> SampleResult:

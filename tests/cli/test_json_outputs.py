@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from evalset.cli import main
 from evalset.cli.vocabulary import options_of, runnable_commands
 
-WITHOUT_FORMAT = {"push", "pull", "judge grade", "judge ensemble", "estimate select", "report"}
-"""Commands without ``--format`` as of this change."""
+WITHOUT_FORMAT: set[str] = set()
+"""Commands without ``--format``: none (every command prints its result in table or JSON)."""
 
 
 def invoke(*args):

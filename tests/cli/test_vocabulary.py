@@ -7,6 +7,7 @@ The surface is counted by click's introspection of every runnable command (a gro
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -18,9 +19,9 @@ from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
 SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4, "estimate": 30, "judge probe": 19,
-           "compare": 20, "explain": 11, "holes": 17, "judge grade": 16, "agreement": 20, "sample": 17,
-           "judge recheck": 14, "push": 14, "pull": 12, "reusability": 13, "estimate select": 13, "pool": 12,
-           "report": 10, "score": 9, "judge ensemble": 5, "verify": 3, "diff": 3}
+           "compare": 20, "explain": 11, "holes": 17, "judge grade": 17, "agreement": 20, "sample": 17,
+           "judge recheck": 14, "push": 15, "pull": 13, "reusability": 13, "estimate select": 14, "pool": 12,
+           "report": 11, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
 DISTINCT = 120  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
@@ -106,3 +107,44 @@ def test_a_contract_setting_is_checked_by_the_contracts_own_rule_naming_it():
     assert said("-c", "tie=run") == prefix + ("expected NAME=VALUE, NAME one of rel_level, gain, ties, missing, "
                                               "undefined, unjudged, trec_eval_version; got 'tie=run'")
     assert said("-c", "ties=run", "-c", "ties=trec") == prefix + "ties given twice (run, trec)"
+
+
+def test_every_help_fits_on_one_screen():
+    """At most 60 lines at 100 columns: what a setting or a measure means is one `-c help` or `-m help` away
+    (estimate's modes are the next issue's)."""
+    runner = CliRunner()
+    heights = {path: len(runner.invoke(main, [*path.split(), "--help"], terminal_width=100).output.splitlines())
+               for path in ["", *COMMANDS]}
+    assert {path: height for path, height in heights.items() if height > 60} == {"estimate": heights["estimate"]}
+    assert heights["estimate"] <= 103  # it only shrinks
+
+
+def shown_default(option: click.Option) -> str | None:
+    """The default an option shows: its own, or the one its help states (``[default: 20191, or the spec's]``)."""
+    if option.default not in (None, (), False) and not isinstance(option.default, type(click.core.UNSET)):
+        return str(option.default)
+    said = re.search(r"[Dd]efault:? ([^\]();]+)", option.help or "")
+    return said.group(1).split(", or ")[0].strip().rstrip(".") if said else None
+
+
+def test_the_vocabulary_table_holds_every_shared_option_and_its_default():
+    table = Path(__file__).resolve().parents[2].joinpath("docs", "vocabulary.md").read_text()
+    rows = re.findall(r"^\| (`.+?) \| .+ \| (.+) \|$", table, re.MULTILINE)
+    defaults = {max(spelling.split()[0].split("/"), key=len): default for options, default in rows
+                for spelling in re.findall(r"`([^`]+)`", options)}
+    offered: dict[str, list[tuple[str, click.Option]]] = {}
+    for path, command in COMMANDS.items():
+        for option in options_of(command):
+            offered.setdefault(max(option.opts, key=len), []).append((path, option))
+    assert {name for name, where in offered.items() if len(where) >= 3} <= set(defaults)
+    checked = 0
+    for name, default in defaults.items():
+        assert name in offered, name
+        literal = re.match(r"`([^`]+)`", default)
+        if not literal:  # per command, none, off, the contract's
+            continue
+        exceptions = dict(re.findall(r"`([a-z ]+)`(?:, `[a-z ]+`)*: `([^`]+)`", default))
+        for path, option in offered[name]:
+            assert shown_default(option) == exceptions.get(path, literal.group(1)), (name, path, option.help)
+            checked += 1
+    assert checked >= 40

@@ -16,7 +16,7 @@ def pool_dir(shared_data, tmp_path_factory):
     runs = shared_data / "dl19" / "runs" / "official_top100"
     spec = PoolSpec(runs=tuple(str(runs / f"{name}.run.gz") for name in ("bm25base_p", "p_bert", "runid3")),
                     depth=5, corpus=str(shared_data / "dl19" / "passages.jsonl.gz"),
-                    queries=str(shared_data / "dl19" / "topics.tsv"))
+                    queries=str(shared_data / "dl19" / "topics.tsv"), seed=0)  # the order the tests were written on
     folder = tmp_path_factory.mktemp("pool")
     write_pool(build_from_spec(spec), folder)
     return folder
