@@ -179,8 +179,8 @@ def test_a_journal_that_cannot_be_opened_is_named(tmp_path):
 
 
 def test_a_pool_spec_that_is_a_folder_or_not_utf8_is_refused_naming_it(tmp_path):
-    with pytest.raises(InputError, match=rf"^{tmp_path}: cannot read: \[Errno 21\] Is a directory"):
+    with pytest.raises(InputError, match=rf"^{tmp_path}: cannot read: Is a directory$"):
         PoolSpec.from_toml(tmp_path)
     (tmp_path / "spec.toml").write_bytes(b"depth = 5\n\xff\n")
-    with pytest.raises(InputError, match=r"spec.toml: cannot read: 'utf-8' codec can't decode"):
+    with pytest.raises(InputError, match=r"spec.toml: not UTF-8 text: invalid start byte at byte 10$"):
         PoolSpec.from_toml(tmp_path / "spec.toml")

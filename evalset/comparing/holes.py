@@ -21,11 +21,11 @@ Conventions
 - The means are over the queries the comparison counts (both values defined as judged, as ``compare`` does);
   traffic-weighted when the comparison's headline is (the weights given).
 - The verdict at each end: the paired permutation test (:func:`evalset.stats.paired.permutation_p_value`, the
-  comparison's sign flips and seed) of the per-query lows, and of the highs, at the comparison's threshold:
-  ``candidate better`` (p < threshold, mean > 0), ``candidate worse`` (p < threshold, mean < 0), or ``no
-  significant difference``. The verdict *could flip* when either end says something else than the judged
-  difference does (by the same rule; an exploratory comparison is never *established*, but its ends are read
-  by the same rule).
+  comparison's sign flips and seed) of the per-query lows, and of the highs, at the comparison's threshold, read
+  by :func:`evalset.stats.verdicts.outcome`: ``candidate better`` (p < threshold, mean > 0), ``candidate worse``
+  (p < threshold, mean < 0), or ``no significant difference``. The verdict *could flip* when either end says
+  something else than the judged difference does (by the same rule; an exploratory comparison is never
+  *established*, but its ends are read by the same rule).
 - The pool folder holds the holes of every run compared (baseline and candidates) at depth k, built by
   :func:`evalset.pooling.build_pool` with the judged pairs excluded (judge-the-holes) and written by
   :func:`evalset.pooling.write_pool`; ``pool.json`` also records the comparisons it settles.
@@ -53,15 +53,10 @@ from evalset.pooling.graded import depth_of, filled_qrels, graded_top_k, top_gra
 from evalset.render import json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.paired import Comparison, permutation_p_value
+from evalset.stats.verdicts import outcome
 
 FILLS = ("none", "all", "baseline", "candidate", "baseline_only", "candidate_only")
 """The fills scored (see the module docstring)."""
-
-
-def _outcome(mean: float, p: float, threshold: float) -> str:
-    if np.isfinite(p) and p < threshold and mean != 0:
-        return "candidate better" if mean > 0 else "candidate worse"
-    return "no significant difference"
 
 
 @dataclass(frozen=True)
@@ -155,8 +150,8 @@ def comparison_holes(values: PerQuery, runs: Mapping[str, pd.DataFrame], result:
         baseline=result.baseline, candidate=result.candidate, metric=result.metric, depth=k, top_grade=grade,
         per_query=table, fills={name: float((scale * table[f"fill_{name}"].to_numpy()).mean()) for name in FILLS},
         mean_difference=result.mean_difference, mean_low=mean_low, mean_high=mean_high, p_low=p_low, p_high=p_high,
-        threshold=threshold, outcome=_outcome(result.mean_difference, result.permutation_p, threshold),
-        outcome_low=_outcome(mean_low, p_low, threshold), outcome_high=_outcome(mean_high, p_high, threshold))
+        threshold=threshold, outcome=outcome(result.mean_difference, result.permutation_p, threshold),
+        outcome_low=outcome(mean_low, p_low, threshold), outcome_high=outcome(mean_high, p_high, threshold))
 
 
 # ------------------------------------------------------------------------------------------------ the pool

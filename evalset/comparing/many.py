@@ -70,7 +70,7 @@ from evalset.stats.multiple import (
     two_way_anova,
 )
 from evalset.stats.strata import GEOMETRIC_FLOOR, from_summary_scale, query_weights
-from evalset.stats.verdicts import ESTABLISHED, Evidence, HoleBound, decide
+from evalset.stats.verdicts import ESTABLISHED, Evidence, HoleBound, comparison_kind, decide
 
 CORRECTION_NAMES = {"tukey": "randomised Tukey HSD (max-statistic permutation test, Carterette 2012)",
                     "holm": "Holm (on paired permutation p-values)",
@@ -222,7 +222,7 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if policy == "condensed":
         notes.append("note: the holes are not bounded (unjudged = condensed): the verdicts rest on the judged "
                      "documents only")
-    exploratory = evaluation.split == "dev"
+    exploratory = comparison_kind(False, evaluation.split) == "exploratory"
     verdicts, different = [], np.zeros((len(names), len(names)), dtype=bool)
     for index, (i, j) in enumerate(pairs):
         a, b = (j, i) if baseline is not None else (i, j)  # against a baseline: a is the candidate

@@ -295,3 +295,14 @@ def _structured_names(path: str, fmt: str) -> list[str]:
         return pajson.read_json(io.BytesIO(first_line(path).encode("utf-8"))).column_names
     except pa.ArrowInvalid as exc:
         raise InputError(f"cannot parse as jsonl: {str(exc).splitlines()[0][:200]}", path, 1) from None
+
+
+def log_text_bytes(path: str | os.PathLike) -> int:
+    """A log file's size, uncompressed for a ``.gz`` file: the gzip trailer holds it modulo 4 GiB, so never less
+    than the compressed size is taken."""
+    size = os.path.getsize(path)
+    if not os.fspath(path).lower().endswith(".gz") or size < 18:  # 18: the smallest gzip file
+        return size
+    with open(path, "rb") as handle:
+        handle.seek(-4, os.SEEK_END)
+        return max(size, int.from_bytes(handle.read(4), "little"))

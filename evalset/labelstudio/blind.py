@@ -34,7 +34,6 @@ Conventions:
 
 from __future__ import annotations
 
-import csv
 import html
 import os
 import re
@@ -48,6 +47,7 @@ from label_studio_sdk import LabelStudio
 
 from evalset.contract import PUSH_RULES
 from evalset.errors import InputError
+from evalset.io.documents import read_tsv_rows
 from evalset.io.guideline import Guideline
 from evalset.judgments.gold import GoldCheck, GoldPlan
 from evalset.labelstudio.project import (
@@ -96,10 +96,9 @@ def read_annotators(path: str | os.PathLike) -> dict[str, Annotator]:
     path = os.fspath(path)
     try:
         mode = os.stat(path).st_mode
-        with open(path, newline="") as handle:
-            rows = list(csv.reader(handle, delimiter="\t"))
     except OSError as exc:
         raise InputError(f"cannot read the annotators file: {exc.strerror}", path) from None
+    rows = read_tsv_rows(path)
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise InputError(f"the annotators file holds passwords and tokens but others may read it (mode "
                          f"{stat.S_IMODE(mode):o}): chmod 600 {path}", path)

@@ -6,7 +6,6 @@ settings and counts); :class:`PoolBuild` renders the summary the command prints.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
+from evalset.io.documents import read_toml
 from evalset.io.poolfiles import POOL_FILES, write_pool_folder
 from evalset.io.queries import read_queries
 from evalset.io.runtext import ReadAhead
@@ -65,15 +65,7 @@ class PoolSpec:
     def from_toml(cls, path: str | os.PathLike) -> PoolSpec:
         """Read a pool specification; unknown keys and wrong types are refused naming the file."""
         path = os.fspath(path)
-        try:
-            with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except FileNotFoundError:
-            raise InputError("no such file", path) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", path) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read: {exc}", path) from None
+        data = read_toml(path)
         known = {f.name for f in fields(cls)} - {"spec_file"}
         unknown = sorted(set(data) - known - {"base"})
         if unknown:

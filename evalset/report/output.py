@@ -3,14 +3,12 @@ atomically, and the line that names it."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from evalset.errors import InputError
+from evalset.io.documents import read_json
 from evalset.io.files import atomic_path
 from evalset.io.setfolder import load_set
 from evalset.io.trec import expand_run_paths, read_run
@@ -56,15 +54,7 @@ def write_report(set_path: str | os.PathLike, runs: Sequence[str | os.PathLike],
     named = {name: read_run(path) for name, path in files.items()}
     agreement = None
     if agreement_path:
-        try:
-            agreement = json.loads(Path(agreement_path).read_text())
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", os.fspath(agreement_path)) from None
-        except FileNotFoundError:
-            raise InputError("no such file", os.fspath(agreement_path)) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", os.fspath(agreement_path)) \
-                from None
+        agreement = read_json(agreement_path)
     frozen = load_set(set_path, check_headline=parse_measure)
     probes = probes_section(frozen, read_probe(probes_path), os.fspath(probes_path)) if probes_path else ""
     data = collect(frozen, named, spec, agreement=agreement, files=files)

@@ -13,13 +13,12 @@ Conventions
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from evalset.errors import InputError
+from evalset.io.documents import read_json
 from evalset.io.setfolder import FrozenSet
 from evalset.judgments.identity import source_fields
 from evalset.render import number
@@ -29,10 +28,7 @@ from evalset.report.markup import escaped, html_table
 def read_probe(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON ``evalset judge probe`` wrote; refused (one line) when it is not JSON or not a probe's report."""
     path = os.fspath(path)
-    try:
-        probe = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON: {exc}", path) from None
+    probe = read_json(path)
     if not isinstance(probe, dict) or not isinstance(probe.get("judge"), dict) or "probes" not in probe or \
             not source_fields(str(probe["judge"].get("source", ""))):
         raise InputError("not the JSON of `evalset judge probe` (no judge block with its source, or no probes)", path)

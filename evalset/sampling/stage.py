@@ -19,7 +19,7 @@ from evalset.errors import InputError
 from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
 from evalset.io.queries import read_query_list, write_queries
-from evalset.io.querylog import LogColumns, read_query_log_table
+from evalset.io.querylog import LogColumns, log_text_bytes, read_query_log_table
 from evalset.io.querylog_spark import expand_log_paths, is_url
 from evalset.params import check, validate_params
 from evalset.sampling.draw import check_per_stratum, sample_queries
@@ -50,16 +50,6 @@ def choose_engine(paths: Sequence[str | os.PathLike], engine: str = "auto",
     size = sum(log_text_bytes(p) for p in paths if os.path.isfile(p))
     return "duckdb" if size > duckdb_above_bytes else "pandas"
 
-
-def log_text_bytes(path: str | os.PathLike) -> int:
-    """A log file's size, uncompressed for a ``.gz`` file: the gzip trailer holds it modulo 4 GiB, so never less
-    than the compressed size is taken."""
-    size = os.path.getsize(path)
-    if not os.fspath(path).lower().endswith(".gz") or size < 18:  # 18: the smallest gzip file
-        return size
-    with open(path, "rb") as handle:
-        handle.seek(-4, os.SEEK_END)
-        return max(size, int.from_bytes(handle.read(4), "little"))
 
 
 @validate_params(SAMPLE_RULES)

@@ -51,6 +51,7 @@ from evalset.contract import FREEZE_RULES
 from evalset.errors import InputError, ServiceError
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
+from evalset.io.documents import read_json
 from evalset.io.files import writing_to
 from evalset.io.guideline import Guideline
 from evalset.io.queries import QUERIES_COLUMNS, write_queries
@@ -353,8 +354,8 @@ def freeze(
 def _same_files(parent: Path, manifest: dict[str, Any]) -> bool:
     """Whether a new version's qrels, queries, labels and contract are those of its ``parent`` version."""
     try:
-        before = json.loads((parent / MANIFEST_FILE).read_text())
-    except (OSError, ValueError):
+        before = read_json(parent / MANIFEST_FILE)
+    except InputError:
         return False
     same = all(before.get("files", {}).get(f) == manifest["files"].get(f) for f in (QRELS_FILE, QUERIES_FILE,
                                                                                  LABELS_FILE))

@@ -60,7 +60,7 @@ from evalset.stats.resampling import (
     permutation_p_values,
 )
 from evalset.stats.strata import GEOMETRIC_FLOOR, INTERVAL_METHODS, query_weights, score_interval
-from evalset.stats.verdicts import ESTABLISHED, Evidence, decide
+from evalset.stats.verdicts import ESTABLISHED, Evidence, comparison_kind, decide
 
 __all__ = ["DEFAULT_SEED", "FLIP_CHUNK", "Comparison", "bootstrap_interval", "compare_paired", "permutation_p_value",
            "permutation_p_values"]
@@ -198,8 +198,7 @@ def compare_paired(
         strata_rows = _strata_rows(pd.Series(differences, index=index), strata, level, bootstrap_resamples, rng,
                                    interval)
     headline, other = (traffic, uniform) if weighting == "traffic" else (uniform, traffic)
-    dev = split == "dev"
-    kind = "exploratory" if exploratory or dev else "planned"
+    kind = comparison_kind(exploratory, split)
     primary_p = headline["permutation_p"] if primary_test == "permutation" else headline["ttest_p"]
     evidence = Evidence(
         estimate=headline["mean_difference"], threshold=threshold, kind=kind, split=split, p=primary_p,

@@ -290,6 +290,21 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def comparison_kind(exploratory: bool, split: str) -> str:
+    """``planned`` or ``exploratory``: a comparison is exploratory when it is declared so, or when it is made on
+    the dev split (which is for tuning: never a difference, whatever its plan)."""
+    return "exploratory" if exploratory or split == "dev" else "planned"
+
+
+def outcome(mean: float, p: float, threshold: float) -> str:
+    """What a mean difference and its p-value say at ``threshold``, the plain outcome a filled hole can flip:
+    ``candidate better`` or ``candidate worse`` (p below the threshold, a mean off 0), else ``no significant
+    difference``. The verdict itself, with its reasons, is :func:`decide`'s."""
+    if math.isfinite(p) and p < threshold and mean != 0:
+        return "candidate better" if mean > 0 else "candidate worse"
+    return "no significant difference"
+
+
 def decide(evidence: Evidence) -> Verdict:
     """The verdict of ``evidence``: the first rule of :data:`RULES` that fires."""
     for rule in RULES:

@@ -21,7 +21,7 @@ import pytest
 
 from evalset.errors import InputError
 from evalset.io.queries import QUERIES_COLUMNS, read_queries
-from evalset.io.querylog import LogColumns, read_query_log_table
+from evalset.io.querylog import LogColumns, log_text_bytes, read_query_log_table
 from evalset.sampling import (
     DROP_REASONS,
     LogLayout,
@@ -41,7 +41,6 @@ from evalset.sampling import (
     screen_queries,
     write_sample,
 )
-from evalset.sampling.stage import log_text_bytes
 from evalset.sampling.strata import id_sort_keys, query_ids, traffic_tiers
 
 EXCITE_COLUMNS = LogColumns(query="3", user_id="1", timestamp="2")

@@ -177,21 +177,6 @@ def called_or_imported(source_tree: ast.AST) -> set[str]:
 FLOOR_ROW = re.compile(r"^\|\s*(\d+|-)\s*\|\s*`([a-z_]+)/?`\s*\|\s*(foundation|stage|command line|adapter)\s*\|"
                        r"\s*(\S.*?)\s*\|\s*$")
 """A row of the map's table of rooms: ``| floor | `room` | kind | what it owns |`` (an adapter's floor: ``-``)."""
-MODULE_ROW = re.compile(r"^\|\s*`(evalset/[^`]+\.py)`\s*\|\s*(\S.*?)\s*\|\s*$")
-"""A row of the map's tables of modules: ``| `evalset/io/trec.py` | its role, on one line |``."""
-
-
 def map_rooms(text: str) -> list[tuple[str, str, str]]:
     """``(floor, room, kind)`` of every row of the map's table of rooms, in the order written."""
     return [(m[1], m[2], m[3]) for line in text.splitlines() if (m := FLOOR_ROW.match(line))]
-
-
-def map_offences(text: str, root: Path) -> list[str]:
-    """What is wrong with the map ``text`` of the package at ``root``: a module without its own row (a mention in
-    prose does not count), a row naming no module, a module with two rows."""
-    named = [m[1] for line in text.splitlines() if (m := MODULE_ROW.match(line))]
-    files = {path.relative_to(root.parent).as_posix() for path in modules(root).values()}
-    offences = [f"{path}: no row of its own in the map" for path in sorted(files - set(named))]
-    offences += [f"{path}: the map's row names no module" for path in sorted(set(named) - files)]
-    offences += [f"{path}: {named.count(path)} rows in the map" for path in sorted(set(named)) if named.count(path) > 1]
-    return offences
