@@ -104,7 +104,7 @@ step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): 
   | tee "$out/compare-strata.txt"
 
 step "estimate (DL19): PPI++ from Llama-3-70B's grades on all 43 topics and NIST's grades on a random slice of 10"
-"$evalset" estimate select "$out/pool" --size 10 --seed 3 -o "$out/slice"
+"$evalset" estimate select slice "$out/pool" --size 10 --seed 3 -o "$out/slice"
 # NIST's grades of the slice's queries stand in for what annotators would grade in Label Studio
 awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv" data/dl19/nist.qrels \
   > "$out/slice-nist.qrels"

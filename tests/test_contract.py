@@ -9,7 +9,7 @@ from evalset.cli import main
 from evalset.cli.agreement import agreement_command
 from evalset.cli.compare import compare
 from evalset.cli.estimate import estimate
-from evalset.cli.estimate_select import select_command
+from evalset.cli.estimate_select import documents_command, holes_command, slice_command
 from evalset.cli.freeze import freeze
 from evalset.cli.holes import holes
 from evalset.comparing import holes_pool
@@ -30,14 +30,14 @@ def option_default(command, name: str):
 
 
 def test_a_library_function_defaults_to_the_value_its_command_shows():
-    pairs = [(select_slice, "seed", select_command, "seed"), (select_from_pool, "seed", select_command, "seed"),
+    pairs = [(select_slice, "seed", slice_command, "seed"), (select_from_pool, "seed", slice_command, "seed"),
              (simulate, "seed", estimate, "seed"), (holes_pool, "seed", holes, "seed"),
              (agreement_report, "seed", agreement_command, "seed"),
              (agreement_report, "measure", agreement_command, "measure"),
              (SetContract, "headline", freeze, "headline")]
     for function, parameter, command, option in pairs:
         assert default(function, parameter) == option_default(command, option), (function.__name__, parameter)
-    commands = (select_command, estimate, compare, holes, agreement_command)
+    commands = (slice_command, documents_command, holes_command, estimate, compare, holes, agreement_command)
     assert {option_default(command, "seed") for command in commands} == {DEFAULT_SEED}
 
 

@@ -69,7 +69,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     pool, sample = tmp_path / "pool", tmp_path / "sample"
     cli("pool", *run_paths.values(), "--depth", DEPTH, "--queries", DL19 / "topics.tsv", "--corpus",
         DL19 / "passages.jsonl.gz", "-o", pool)
-    selected = cli("estimate", "select", pool, "--documents", BUDGET, "--seed", SEED, "-o", sample)
+    selected = cli("estimate", "select", "documents", pool, "--budget", BUDGET, "--seed", SEED, "-o", sample)
     record = pd.read_csv(sample / "sample.tsv", sep="\t", dtype={"query_id": str, "doc_id": str, "pair_id": str})
     pooled, drawn = read_pool_pairs(pool / "pool.tsv"), read_pool_pairs(sample / "pool.tsv")
     assert len(record) == len(pooled) and set(record["pair_id"]) == set(pooled["pair_id"])

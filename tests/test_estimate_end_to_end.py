@@ -64,7 +64,7 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
     pool, slice_dir = tmp_path / "pool", tmp_path / "slice"
     cli("pool", *run_paths.values(), "--depth", 3, "--queries", DL19 / "topics.tsv", "--corpus",
         DL19 / "passages.jsonl.gz", "-o", pool)
-    selected = cli("estimate", "select", pool, "--size", SLICE_SIZE, "--seed", SEED, "-o", slice_dir)
+    selected = cli("estimate", "select", "slice", pool, "--size", SLICE_SIZE, "--seed", SEED, "-o", slice_dir)
     assert f"{SLICE_SIZE} of 43 queries in the human slice (uniform, seed {SEED}" in selected.output
     record = json.loads((slice_dir / "slice.json").read_text())
     chosen = record["slice"]

@@ -45,7 +45,7 @@ def workflow(tmp_path_factory):
     frozen = root / "sets" / "bm25" / "v1"
     runs = [RUNS / "bm25base_p.run.gz", RUNS / "idst_bert_p1.run.gz"]
     cli("holes", "--set", frozen, *runs, "-o", root / "holes")
-    cli("estimate", "select", root / "holes", "--documents", "25%", "--seed", 3, "--holes", frozen,
+    cli("estimate", "select", "holes", root / "holes", "--budget", "25%", "--seed", 3, "--set", frozen,
         "-o", root / "sample")
     drawn = nist_grades(read_pool_pairs(root / "sample" / "pool.tsv"), root / "sample.qrels")
     every_hole = nist_grades(read_pool_pairs(root / "holes" / "pool.tsv"), root / "holes.qrels")
@@ -73,14 +73,14 @@ def test_a_sample_that_does_not_match_the_set_or_the_runs_is_refused(workflow, t
     root, frozen, runs, drawn, _ = workflow
     estimate = ["estimate", "--design", "documents", "--set", frozen, "--human", drawn, "--llm", LLM,
                 "--runs", runs[0], "--runs", runs[1]]
-    cli("estimate", "select", root / "holes", "--documents", "60%", "-o", tmp_path / "no-set")
+    cli("estimate", "select", "documents", root / "holes", "--budget", "60%", "-o", tmp_path / "no-set")
     assert "the sample was drawn for no set, not this one" in cli(*estimate, "--sample", tmp_path / "no-set", code=2)
     out = cli(*estimate, "--sample", root / "sample", "--runs", RUNS / "p_bert.run.gz", code=2)
     assert "holes in the top 10 that the sample could not draw (not in its pool): p_bert (" in out
-    assert "holds 791 pairs the set judges" in cli("estimate", "select", root / "bm25-pool", "--documents", "25%",
-                                                    "--holes", frozen, "-o", tmp_path / "x", code=2)
-    assert "--holes draws a sample of a set's holes: give it with --documents" in cli(
-        "estimate", "select", root / "holes", "--size", 3, "--holes", frozen, "-o", tmp_path / "y", code=2)
+    assert "holds 791 pairs the set judges" in cli("estimate", "select", "holes", root / "bm25-pool", "--budget", "25%",
+                                                    "--set", frozen, "-o", tmp_path / "x", code=2)
+    assert "give one of a budget (--budget" in cli(
+        "estimate", "select", "holes", root / "holes", "--set", frozen, "-o", tmp_path / "y", code=2)
     undrawn = tmp_path / "undrawn.qrels"
     hole = next(line for line in (root / "holes.qrels").read_text().splitlines() if line not in drawn.read_text())
     undrawn.write_text(drawn.read_text() + hole + "\n")
@@ -100,7 +100,7 @@ def test_a_sample_sized_for_a_precision_reaches_it_on_the_run_with_holes(workflo
     0.0190 / 1.96), within 0.01, and holds the every-hole score (0.8516)."""
     root, frozen, runs, _, _ = workflow
     sized = tmp_path / "sized"
-    out = cli("estimate", "select", root / "holes", "--holes", frozen, "--precision", 0.01, *[x for run in runs
+    out = cli("estimate", "select", "holes", root / "holes", "--set", frozen, "--precision", 0.01, *[x for run in runs
               for x in ("--runs", run)], "--llm", LLM, "-m", "ndcg@10", "-m", "P(rel=2)@10", "--seed", 3, "-o", sized)
     assert out.splitlines()[:4] == [
         "230 pairs in the pool; budget 161.211 judgments expected; drawn 165 (seed 3)",
@@ -121,7 +121,7 @@ def test_a_sample_sized_for_a_precision_reaches_it_on_the_run_with_holes(workflo
 @pytest.mark.slow
 def test_a_precision_the_holes_cannot_reach_or_runs_that_do_not_match_the_pool_are_refused(workflow, tmp_path):
     root, frozen, runs, _, _ = workflow
-    base = ["estimate", "select", root / "holes", "--holes", frozen, "--llm", LLM, "-o", tmp_path / "s"]
+    base = ["estimate", "select", "holes", root / "holes", "--set", frozen, "--llm", LLM, "-o", tmp_path / "s"]
     both = ["--runs", runs[0], "--runs", runs[1]]
     assert cli(*base, *both, "--precision", 0.0001, code=2) == (
         "evalset: error: a precision of 0.0001 cannot be reached by a sample of the holes: every run needs 95% of its "
@@ -132,8 +132,7 @@ def test_a_precision_the_holes_cannot_reach_or_runs_that_do_not_match_the_pool_a
     assert cli(*base, *both, "--runs", RUNS / "p_bert.run.gz", "--precision", 0.01, code=2).endswith(
         "holes of the runs given that the pool lacks: p_bert (88); pool these runs' holes (evalset holes --set SET "
         "... -o DIR) and draw from that pool\n")
-    assert "give one of --documents (a budget) or --precision" in cli(*base, *both, "--precision", 0.01,
-                                                                      "--documents", 20, code=2)
+    assert "give one of a budget (--budget" in cli(*base, *both, "--precision", 0.01, "--budget", 20, code=2)
     assert not (tmp_path / "s").exists()
 
 
@@ -171,7 +170,7 @@ def test_the_graded_sample_of_the_holes_freezes_into_the_sets_next_version(workf
     for path in (base, *base.iterdir()):
         path.chmod(0o755 if path.is_dir() else 0o644)
     sized = tmp_path / "sized"
-    cli("estimate", "select", root / "holes", "--holes", base, "--precision", 0.01, "--runs", runs[0], "--runs",
+    cli("estimate", "select", "holes", root / "holes", "--set", base, "--precision", 0.01, "--runs", runs[0], "--runs",
         runs[1], "--llm", LLM, "-m", "ndcg@10", "-m", "P(rel=2)@10", "--seed", 3, "-o", sized)
     drawn = nist_grades(read_pool_pairs(sized / "pool.tsv"), tmp_path / "drawn.qrels")
     part = tmp_path / "part.qrels"

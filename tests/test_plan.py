@@ -330,7 +330,8 @@ def test_a_slices_pool_folder_is_costed_from_its_pairs_and_its_source_pools_dept
     root = shared_data / "dl19"
     runs = [root / "runs" / "official_top100" / f"{name}.run.gz" for name in ("bm25base_p", "idst_bert_p1")]
     assert invoke("pool", *runs, "-k", "10", "-o", tmp_path / "pool").exit_code == 0
-    assert invoke("estimate", "select", tmp_path / "pool", "--size", "5", "-o", tmp_path / "slice").exit_code == 0
+    assert invoke("estimate", "select", "slice", tmp_path / "pool", "--size", "5", "-o",
+                  tmp_path / "slice").exit_code == 0
     pairs = pd.read_csv(tmp_path / "slice" / "pool.tsv", sep="\t", dtype=str)
     result = invoke("plan", "cost", "--pool", tmp_path / "slice", "--format", "json")
     assert result.exit_code == 0, result.output

@@ -7,7 +7,7 @@ import sys
 import click
 
 from evalset.cli.emit import emit
-from evalset.cli.estimate_select import select_command
+from evalset.cli.estimate_select import select_group
 from evalset.cli.options import conflicting_grades_option, run_pairs, set_evaluation_options
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC
@@ -21,14 +21,14 @@ class _EstimateGroup(click.Group):
     def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands:
             raise click.UsageError(f"unexpected argument {args[0]!r}: give each run file or folder with its own "
-                                   "--runs (--runs A --runs B), or `estimate select POOL_DIR` to draw a slice")
+                                   "--runs (--runs A --runs B), or `estimate select slice POOL_DIR` to draw a slice")
         return super().resolve_command(ctx, args)
 
 
 @click.group("estimate", cls=_EstimateGroup, invoke_without_command=True)
 @ruled(EstimateSpec, "design", "--design",
        help="queries: humans grade a random slice of queries (--slice); documents: a document sample drawn by "
-            "`estimate select --documents` (--sample), the LLM grading every pooled pair.")
+            "`estimate select documents` (--sample), the LLM grading every pooled pair.")
 @click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
               help="Run files or folders of runs (TREC format, .gz allowed); repeatable.")
 @click.option("--llm", "llm_paths", multiple=True, type=click.Path(dir_okay=False),
@@ -41,7 +41,7 @@ class _EstimateGroup(click.Group):
 @click.option("--slice", "slice_path", type=click.Path(), help="The slice record (slice.json, or its folder) of "
               "`evalset estimate select`. Required unless --simulate.")
 @click.option("--sample", "sample_path", type=click.Path(), help="With --design documents: the sample record "
-              "(sample.json, or its folder) of `evalset estimate select --documents`.")
+              "(sample.json, or its folder) of `evalset estimate select documents`.")
 @click.option("--no-llm", is_flag=True, help="With --design documents: Horvitz-Thompson's estimator from the human "
               "sample alone (no --llm).")
 @ruled(EstimateSpec, "budget", "--budget", metavar="B",
@@ -49,7 +49,7 @@ class _EstimateGroup(click.Group):
 @click.option("--set", "set_path", type=click.Path(file_okay=False), help="A frozen set with an LLM-graded part "
               "(sets/NAME/vN): its labels are the grades, its human-graded queries the slice, its contract and "
               "planned comparisons apply; a set frozen with --sample is estimated by the document design. With "
-              "--design documents and --sample: a sample of the set's holes (estimate select --holes SET), the "
+              "--design documents and --sample: a sample of the set's holes (estimate select holes --set SET), the "
               "set's judgments known, --human the drawn holes' grades, --llm every pair's.")
 @ruled(EstimateSpec, "split", "--split", help="With --set: the queries estimated.")
 @click.option("-m", "--metric", "metrics", multiple=True,
@@ -79,7 +79,7 @@ class _EstimateGroup(click.Group):
        help="With --groups: the share of each run's holes a simulated sample draws.")
 @ruled(EstimateSpec, "holes_precision", "--precision", "holes_precision", metavar="SE",
        help="With --groups, instead of --fraction: each run's share sized for this standard error of its mean "
-       "(as estimate select --precision sizes it).")
+       "(as estimate select holes --precision sizes it).")
 @ruled(EstimateSpec, "depth", "--depth", metavar="K",
        help="With --groups: the depth of the set's pool and of each run's holes [default: 10].")
 @conflicting_grades_option
@@ -100,7 +100,7 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
     First draw the slice with `evalset estimate select`, have humans grade its pool (push/pull), then run this
     with --slice. With --simulate R --size N on fully human-graded data, check the intervals' coverage.
 
-    --design documents: humans grade a document sample of every query (`estimate select --documents`), the LLM
+    --design documents: humans grade a document sample of every query (`estimate select documents`), the LLM
     judges every pooled pair; give --sample, --human and --llm (or --no-llm); validate with --simulate R --budget B.
     With --set SET --simulate R --groups FILE --fraction P: each group left out of the set's pool in turn, R
     samples of its runs' holes estimated against the set's judgments (bias, RMSE, coverage per run).
@@ -124,4 +124,4 @@ def estimate(ctx, design, runs, llm_paths, human_paths, slice_path, set_path, sp
     emit(result, output_format)
 
 
-estimate.add_command(select_command)
+estimate.add_command(select_group)

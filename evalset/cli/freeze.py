@@ -55,7 +55,7 @@ def freeze_group():
 @click.option("--plan", "plans", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A planned comparison (run names); repeatable. Others on this set are exploratory.")
 @click.option("--sample", "sample_path", type=click.Path(exists=True),
-              help="The document sample the human labels were drawn by (sample.json of `estimate select --documents`, "
+              help="The document sample the human labels were drawn by (sample.json of `estimate select documents`, "
                    "or its folder): recorded in the set, whose estimates then use it.")
 @evaluation_options
 @format_option()
@@ -98,14 +98,14 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
 @freeze_group.command("grow")
 @click.argument("labels", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--sample", "sample_path", required=True, type=click.Path(exists=True),
-              help="The sample of a set's holes LABELS grade (the -o folder of `estimate select --holes SET`, or its "
-                   "sample.json): the set it was drawn for grows by them.")
+              help="The sample of a set's holes LABELS grade (the -o folder of `estimate select holes --set SET`, or "
+                   "its sample.json): the set it was drawn for grows by them.")
 @guideline_option("The guideline the holes were graded by [default: the set's].", "guideline_path")
 @ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
        help="Version number [default: the next one].")
 @format_option()
 def grow(labels, sample_path, guideline_path, version_number, output_format):
-    """Add LABELS, the grades of the drawn holes of a set (`estimate select --holes SET`), to the set as its next
+    """Add LABELS, the grades of the drawn holes of a set (`estimate select holes --set SET`), to the set as its next
     version: its queries, name, contract and plan kept, the sample recorded beside the grades."""
     from evalset.io.digests import file_sha256
     from evalset.io.guideline import read_guideline

@@ -19,7 +19,7 @@ from evalset.contract import DEFAULT_METRIC
 @contract_options
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="The holes' pool folder (pool.tsv, pool_sources.tsv, pool.json; tasks.jsonl with --corpus), for "
-                   "push, judge or estimate select --holes.")
+                   "push, judge or estimate select holes.")
 @ruled(CompareSpec, "depth", "--depth", metavar="K", help="The top k whose unjudged documents are the holes [default: "
                                                      "the metric's cutoff].")
 @click.option("--queries", type=click.Path(dir_okay=False),
@@ -39,7 +39,7 @@ def holes(qrels_path, baseline, candidates, metric, contract, set_path, split, o
     """The holes of each comparison of BASELINE with a CANDIDATE: the unjudged documents of the runs' top k, the
     range of the difference and of the verdict over extreme fills of them (every hole not relevant, every hole at
     the top grade), whether they could flip the verdict, and the pool folder -o of the holes to judge (or a sample
-    of them: `evalset estimate select FOLDER --holes SET`). On a set the comparisons are logged, as compare's are.
+    of them: `evalset estimate select holes FOLDER --set SET`). On a set the comparisons are logged, as compare's are.
     """
     from evalset.io.outputs import check_outputs
     from evalset.io.poolfiles import POOL_FILES

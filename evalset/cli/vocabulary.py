@@ -61,6 +61,10 @@ SETTINGS_OPTIONS = {"-c": "--contract, one option for the evaluation contract's 
 SPLIT = {
     "plan": "plan is now two commands: `evalset plan power RUNS... --qrels|--set ...` (the queries a comparison "
             "needs, from a pilot) and `evalset plan cost RUNS... -k K | --pool DIR ...` (what judging them costs)",
+    "select": "estimate select is now three commands, one for each thing drawn: `evalset estimate select slice POOL "
+              "--size N|--per-stratum N|--fraction F` (was --size ...), `estimate select documents POOL --budget B|P%` "
+              "(was --documents), `estimate select holes POOL --set SET --budget B|P%|--precision SE` (was --holes "
+              "SET)",
 }
 """A command that became several, by its name -> the line that names them."""
 

@@ -260,6 +260,6 @@ def format_holes(comparisons: Sequence[ComparisonHoles], pool: HolesPool | None 
             lines.append(f"judge these {pool.pairs} documents ({pool.queries} queries) to settle {these}{aside}")
             if pool.set_path is not None:
                 lines.append(f"or a sample of them, sized for each run, the runs' full-judgment scores estimated: "
-                             f"evalset estimate select {pool.folder} --holes {pool.set_path} --precision 0.01 "
+                             f"evalset estimate select holes {pool.folder} --set {pool.set_path} --precision 0.01 "
                              "--runs RUN... --llm LLM -o SAMPLE (docs/reusability.md)")
     return "\n".join(lines).rstrip("\n")

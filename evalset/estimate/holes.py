@@ -202,11 +202,11 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
     if record.source.get("set_manifest_sha256") != file_sha256(frozen.path / MANIFEST_FILE):
         drawn_for = record.source.get("set")
         raise InputError(f"the sample was drawn for {'the set ' + drawn_for if drawn_for else 'no set'}, not this one: "
-                         "draw it from the holes' pool of this set with `evalset estimate select DIR --documents B "
-                         "--holes SET`", os.fspath(sample_path))
+                         "draw it from the holes' pool of this set with `evalset estimate select holes DIR --set SET "
+                         "--budget B`", os.fspath(sample_path))
     judged = judged_pairs(evaluation.qrels)
     refuse_judged(record.pairs, judged, "sample", "; draw it from the holes' pool (evalset holes --set SET ... "
-                  "-o DIR, then estimate select DIR --documents)", os.fspath(sample_path))
+                  "-o DIR, then estimate select holes DIR --set SET)", os.fspath(sample_path))
     holes = find_holes(evaluation.qrels, runs, record.depth, contract.ties)
     shown = holes_outside(holes, record.pairs)
     if shown:

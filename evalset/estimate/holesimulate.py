@@ -108,7 +108,7 @@ FractionRule = Callable[[Holes, HoleDesign], Mapping[str, float]]
 
 
 def sized_by(precision: float) -> FractionRule:
-    """The fraction rule of ``estimate select --precision`` (:mod:`evalset.estimate.holesizing`): each run's share
+    """The fraction rule of ``estimate select holes --precision`` (:mod:`evalset.estimate.holesizing`): each run's share
     for ``precision``, predicted from its design before any hole is drawn."""
     precision = check("precision", precision, POSITIVE_NUMBER)
 

@@ -92,8 +92,8 @@ def select_slice(query_ids: list[str], *, size: int | None = None, per_stratum: 
             raise InputError("the queries file has strata: draw a stratified slice (a number per stratum or a "
                              "fraction), or give no queries file for a uniform one", queries.attrs.get("source"))
         if size >= len(ids):
-            raise InputError(f"a slice of {size} queries out of {len(ids)}: give fewer than all (the other queries "
-                             "are the ones the LLM grades stand in for)")
+            raise InputError(f"a slice of {size} queries out of {len(ids)}: give fewer than all (--size; the other "
+                             "queries are the ones the LLM grades stand in for)")
         table = pd.DataFrame({"query_id": ids, "stratum": "all", "stratum_share": 1.0})
         chosen = [ids[i] for i in rng.choice(len(ids), size, replace=False)]
         design, settings = "uniform", {"size": size}

@@ -74,7 +74,7 @@ class EstimateSpec:
         One annotator's repeats of a pair; the contract options given (none given: ``ContractOptions()``); with a
         set, allow the options that contradict its contract.
     design, sample_path, no_llm, budget
-        ``queries`` (the slice) or ``documents``: a sample record of ``estimate select --documents`` (an estimate),
+        ``queries`` (the slice) or ``documents``: a sample record of ``estimate select documents`` (an estimate),
         Horvitz-Thompson's estimator from the human sample alone, the judgments expected per simulated sample.
     other_judge, ensemble
         Estimate a set with another judge's LLM labels; combine the LLM files' judges into one calibrated on the

@@ -1,4 +1,4 @@
-"""The document sample's record (``sample.tsv`` and ``sample.json``) of ``evalset estimate select --documents``.
+"""The document sample's record (``sample.tsv`` and ``sample.json``) of ``evalset estimate select documents``.
 
 Conventions
 -----------
@@ -158,7 +158,7 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
     record_path = record_file(path)
     if Path(path).is_dir() and not record_path.exists():
         raise InputError(f"no {RECORD_NAME} here: not the folder of a document sample (the -o folder of `evalset "
-                         "estimate select --documents`)", os.fspath(path))
+                         "estimate select documents`)", os.fspath(path))
     check_file(str(record_path))
     try:
         data = json.loads(record_path.read_text(encoding="utf-8"))
@@ -170,7 +170,7 @@ def read_sample(path: str | os.PathLike) -> SampleRecord:
         expected = int(data["counts"]["pairs"])
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"not a document sample's record ({type(exc).__name__}: {exc}); expected the sample.json "
-                         "written by `evalset estimate select --documents`", str(record_path)) from None
+                         "written by `evalset estimate select documents`", str(record_path)) from None
     table_path = record_path.with_name(TABLE_NAME)
     pairs = read_pairs(table_path)
     if len(pairs) != expected:

@@ -11,7 +11,7 @@ Conventions
   the two (for nDCG up to the ideal's shift, as ``evalset holes``'s fills). Traffic-weighted on a set that
   weights its strata, as the score table's headline.
 - A run with holes is offered the way to its full-judgment score: a graded sample of its holes
-  (``estimate select --holes SET --precision``, :mod:`evalset.estimate.holesizing`; docs/reusability.md).
+  (``estimate select holes --set SET --precision``, :mod:`evalset.estimate.holesizing`; docs/reusability.md).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class RunHoles:
                                          f"every hole grade {self.grade}"], *rows])]
         lines.append(f"a run's full-judgment score lies between the two; estimate it from a graded sample of its "
                      f"holes: evalset holes --set {self.set_path} BASELINE RUN -o DIR, then evalset estimate "
-                     f"select DIR --holes {self.set_path} --precision 0.01 --runs RUN --llm LLM -o SAMPLE "
+                     f"select holes DIR --set {self.set_path} --precision 0.01 --runs RUN --llm LLM -o SAMPLE "
                      "(docs/reusability.md)")
         return "\n".join(lines)
 

@@ -21,7 +21,7 @@ Before merging, each annotator has one judgment per pair: :func:`evalset.io.anno
 ``evalset agreement`` applies too) collapses exact repeats and refuses one annotator's different grades for one
 pair unless ``conflicting_grades`` says which judgment stands; the manifest records the rule and its counts.
 
-A version frozen with a document sample (``sample``: the record of ``evalset estimate select --documents``)
+A version frozen with a document sample (``sample``: the record of ``evalset estimate select documents``)
 holds the record (``sample.tsv``, ``sample.json``) and its summary in the manifest (``sample``), so the set's
 estimates know which pairs were drawn and their ``pi``; its human labels must be exactly the sampled pairs and each
 LLM judge must grade every pooled pair (:func:`evalset.sets.inputs.check_sample`); its ``qrels.txt`` merges the

@@ -3,7 +3,7 @@ grades, so that the next comparison starts from a less stale set, and records th
 
 Conventions
 -----------
-- The sample is the record of ``evalset estimate select DIR --holes SET`` (:mod:`evalset.io.samplerecord`): its
+- The sample is the record of ``evalset estimate select holes DIR --set SET`` (:mod:`evalset.io.samplerecord`): its
   ``source`` names the set version it was drawn for and that version's manifest sha256. The new version is the
   one after it (``SETS/NAME/vN+1``; a sample already frozen finds it there and is refused), with the set's
   queries, guideline (the file its manifest names, whose sha256 must still match, unless another ``guideline``

@@ -128,7 +128,9 @@ BASES = {
     "holes": Base(f"--qrels nist.qrels {TWO_RUNS} --depth 30 --permutations 200 -o new-holes", ("output",)),
     "reusability": Base("--qrels nist.qrels runs -k 3", ("plot",)),
     "estimate": Base("--runs runs --llm llm/llama.qrels --human slice-human.qrels --slice slice"),
-    "estimate select": Base("pool --size 3 -o new-slice", ("output",)),
+    "estimate select slice": Base("pool --size 3 -o new-slice", ("output",)),
+    "estimate select documents": Base("pool --budget 60% -o new-sample", ("output",)),
+    "estimate select holes": Base("holes --set sets/dl19/v2 --budget 50% -o new-holes-sample", ("output",)),
     "plan power": Base(f"--qrels nist.qrels {TWO_RUNS} --resamples 20 --permutations 20 --sizes 4,8", ("plot",)),
     "plan cost": Base(f"{TWO_RUNS} -k 5 --n-queries 100"),
     "report": Base("sets/dl19/v1 --runs runs -o report.html --resamples 50 --permutations 50", ("output",)),
@@ -346,9 +348,9 @@ def build_inputs(root: Path) -> None:
                      "freeze nist.qrels --queries topics.tsv --guideline guideline.md --name dl19",
                      "freeze nist.qrels --llm llm/llama.qrels --queries topics.tsv --guideline guideline.md "
                      "--name dl19",
-                     "estimate select pool --size 3 --seed 3 -o slice",
+                     "estimate select slice pool --size 3 --seed 3 -o slice",
                      f"holes --set sets/dl19/v2 {TWO_RUNS} --depth 30 -o holes --exploratory",
-                     "estimate select holes --holes sets/dl19/v2 --documents 50% --seed 1 -o holes-sample"):
+                     "estimate select holes holes --set sets/dl19/v2 --budget 50% --seed 1 -o holes-sample"):
             result = CliRunner().invoke(main, line.split())
             assert result.exit_code == 0, (line, result.output)
     sliced = set(json.loads((root / "slice" / "slice.json").read_text())["slice"])

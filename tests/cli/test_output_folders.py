@@ -75,7 +75,7 @@ def test_holes_into_a_runs_folder_or_a_frozen_version_are_refused(runs, frozen):
 def test_a_slice_into_a_frozen_version_or_inside_one_is_refused(tmp_path, frozen):
     assert pool("-o", tmp_path / "pool").exit_code == 0
     for output in (frozen, frozen / "slice"):
-        result = invoke("estimate", "select", tmp_path / "pool", "--size", "2", "-o", output)
+        result = invoke("estimate", "select", "slice", tmp_path / "pool", "--size", "2", "-o", output)
         assert result.exit_code == 2, result.output
         assert f"the frozen set version {frozen}, which is never rewritten" in result.output
     assert not (frozen / "slice").exists() and invoke("verify", frozen).exit_code == 0
@@ -110,12 +110,14 @@ def test_force_never_replaces_a_folder_of_other_files(tmp_path):
 
 def test_an_existing_slice_or_holes_pool_is_refused_unless_force(tmp_path):
     assert pool("-o", tmp_path / "pool").exit_code == 0
-    assert invoke("estimate", "select", tmp_path / "pool", "--size", "3", "-o", tmp_path / "slice").exit_code == 0
+    assert invoke("estimate", "select", "slice", tmp_path / "pool", "--size", "3", "-o",
+                  tmp_path / "slice").exit_code == 0
     record = (tmp_path / "slice" / "slice.json").read_bytes()
-    result = invoke("estimate", "select", tmp_path / "pool", "--size", "2", "-o", tmp_path / "slice")
+    result = invoke("estimate", "select", "slice", tmp_path / "pool", "--size", "2", "-o", tmp_path / "slice")
     assert result.exit_code == 2 and "give --force to replace the folder" in result.output
     assert (tmp_path / "slice" / "slice.json").read_bytes() == record
-    result = invoke("estimate", "select", tmp_path / "pool", "--size", "2", "-o", tmp_path / "slice", "--force")
+    result = invoke("estimate", "select", "slice", tmp_path / "pool", "--size", "2", "-o", tmp_path / "slice",
+                    "--force")
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "slice" / "slice.json").read_text())["slice"] != json.loads(record)["slice"]
     qrels = DL19 / "nist.qrels"

@@ -20,7 +20,8 @@ from evalset.contract import EvaluationContract
 COMMANDS = runnable_commands(main)
 SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4, "estimate": 30, "judge probe": 19,
            "compare": 20, "explain": 11, "holes": 17, "judge grade": 17, "agreement": 20, "sample": 17,
-           "judge recheck": 14, "push": 15, "pull": 13, "reusability": 13, "estimate select": 14, "pool": 12,
+           "judge recheck": 14, "push": 15, "pull": 13, "reusability": 13, "estimate select slice": 9,
+           "estimate select documents": 5, "estimate select holes": 11, "pool": 12,
            "report": 11, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
@@ -86,7 +87,9 @@ def test_the_readmes_changelog_holds_every_renamed_spelling():
     for old, new in renamed:  # a row whose old spelling names it, and whose new one starts as the refusal's
         assert any(old in was.replace("[", " ").replace("]", " ").split() and new.strip("`").split()[0] in now
                    for was, _, now in rows), (old, new)
-    commands = {was.split()[0]: now for was, _, now in rows if not was.startswith("-")}
+    commands = {was.split()[0]: now for was, _, now in rows if not was.startswith("-") and was.split()[0] != "estimate"}
+    assert [now.split(" POOL")[0] for was, _, now in rows if was.startswith("estimate select")] == [
+        f"`estimate select {drawn}" for drawn in ("slice", "documents", "holes")]
     assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`",
                         "compare": "`evalset holes -o DIR`", "sample": "`-l format=tsv\\|csv\\|jsonl\\|parquet` "
                         "(`--format` prints the result: table\\|json)",

@@ -114,7 +114,7 @@ def test_both_commands_refuse_a_stratum_with_two_shares(tmp_path, command):
         result = invoke("freeze", qrels, "--queries", queries, "--guideline", "guidelines/relevance-v2.md", "--name",
                         "x", "--sets-dir", tmp_path / "sets")
     else:
-        result = invoke("estimate", "select", _pool(tmp_path), "--per-stratum", 2, "--queries", queries, "-o",
+        result = invoke("estimate", "select", "slice", _pool(tmp_path), "--per-stratum", 2, "--queries", queries, "-o",
                         tmp_path / "slice")
     refused(result, f"{queries}:5: stratum short: stratum_share 0.5 here, 0.9219 on 5 other line(s)")
 
@@ -148,7 +148,7 @@ IDS = _strata()["query_id"].tolist()
     ({"fraction": 1.5}, None, "fraction must be a number in (0, 1], got 1.5"),
     ({"fraction": 0.0}, None, "fraction must be a number in (0, 1], got 0.0"),
     ({"size": 1}, None, "size must be an integer >= 2, got 1"),
-    ({"size": 12}, None, "a slice of 12 queries out of 12: give fewer than all"),
+    ({"size": 12}, None, "a slice of 12 queries out of 12: give fewer than all (--size;"),
     ({"size": 4, "seed": -1}, None, "seed must be a non-negative integer, got -1"),
 ])
 def test_a_slice_that_breaks_its_design_is_refused(design, queries, message):
@@ -162,11 +162,21 @@ def test_a_uniform_slice_with_a_one_stratum_or_textless_queries_file_and_shares_
     assert len(select_slice(IDS, per_stratum=2, queries=rounded).slice) == 4
 
 
-def test_select_help_has_an_example():
-    result = invoke("estimate", "select", "--help")
-    assert result.exit_code == 0
-    assert ("Examples:\n    evalset estimate select pool --size 10 --seed 3 -o slice\n"
-            "    evalset estimate select pool --documents 1000 --seed 3 -o sample\n") in result.output
+def test_select_lists_one_command_for_each_thing_drawn_and_each_has_an_example():
+    listed = invoke("estimate", "select", "--help").output.split("Commands:\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split()[0] for line in listed] == ["documents", "holes", "slice"]
+    examples = {"slice": "evalset estimate select slice pool --size 10 --seed 3 -o slice",
+                "documents": "evalset estimate select documents pool --budget 1000 --seed 3 -o sample"}
+    for command, example in examples.items():
+        assert f"Example:\n    {example}\n" in invoke("estimate", "select", command, "--help").output
+
+
+def test_the_old_select_is_refused_naming_the_three_commands():
+    for old in (["out/pool", "--size", "3"], ["--documents", "100"], ["out/holes", "--holes", "sets/a/v1"]):
+        result = invoke("estimate", "select", *old, "-o", "x")
+        assert result.exit_code == 2
+        assert result.output.startswith("evalset: error: estimate select is now three commands, one for each thing "
+                                        "drawn: `evalset estimate select slice POOL ")
 
 
 # --- item 9: LLM grades of part of the pool, off-scale grades
@@ -230,7 +240,7 @@ def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path
     tasks = [{"pair_id": f"p{i}", "query_id": q, "doc_id": f"d{i}", "query": "q", "text": "one\u2028two\x85three"}
              for i, q in enumerate(ids)]
     (pool / "tasks.jsonl").write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), "utf-8")
-    result = invoke("estimate", "select", pool, "--size", 3, "--seed", 1, "-o", tmp_path / "slice")
+    result = invoke("estimate", "select", "slice", pool, "--size", 3, "--seed", 1, "-o", tmp_path / "slice")
     assert result.exit_code == 0, result.output
     written = (tmp_path / "slice" / "tasks.jsonl").read_text("utf-8").split("\n")[:-1]
     assert len(written) == 3
@@ -249,4 +259,4 @@ def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path
     ("--seed", -1, "must be a non-negative integer, got -1"),
 ])
 def test_a_select_option_off_its_rule_is_refused_naming_it(option, value, said):
-    assert refusal(["estimate", "select"], option, value) == said
+    assert refusal(["estimate", "select", "slice"], option, value) == said

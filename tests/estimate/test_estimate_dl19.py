@@ -40,7 +40,7 @@ def pool(tmp_path_factory):
 def sliced(pool, tmp_path_factory):
     """A 10-query slice of the pool, and NIST's grades of its queries alone (the humans)."""
     folder = tmp_path_factory.mktemp("slice") / "slice"
-    result = invoke("estimate", "select", pool, "--size", 10, "--seed", 5, "-o", folder)
+    result = invoke("estimate", "select", "slice", pool, "--size", 10, "--seed", 5, "-o", folder)
     assert result.exit_code == 0, result.output
     chosen = set(json.loads((folder / "slice.json").read_text())["slice"])
     human = folder.parent / "human.qrels"
@@ -62,7 +62,7 @@ def test_select_writes_the_slice_pool_and_record_seeded(pool, sliced, tmp_path):
     tasks = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines()]
     assert [t["pair_id"] for t in tasks] == [p[0] for p in pairs]  # the pool's judging order, kept
     again = tmp_path / "again"
-    assert invoke("estimate", "select", pool, "--size", 10, "--seed", 5, "-o", again).exit_code == 0
+    assert invoke("estimate", "select", "slice", pool, "--size", 10, "--seed", 5, "-o", again).exit_code == 0
     assert (again / "slice.json").read_text().replace(str(pool), "") == (folder / "slice.json").read_text().replace(
         str(pool), "")
     assert read_slice(again).slice == record.slice
@@ -191,13 +191,13 @@ def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
 
 
 def test_select_refuses_a_slice_of_fewer_than_2_and_an_output_onto_its_pool(pool, tmp_path):
-    result = invoke("estimate", "select", pool, "--size", 1, "-o", tmp_path / "s")
+    result = invoke("estimate", "select", "slice", pool, "--size", 1, "-o", tmp_path / "s")
     assert result.exit_code == 2 and "Invalid value for '--size': must be an integer >= 2, got 1" in result.output
-    result = invoke("estimate", "select", pool, "--size", 43, "-o", tmp_path / "s")
-    assert result.exit_code == 2 and "a slice of 43 queries out of 43: give fewer than all" in result.stderr
+    result = invoke("estimate", "select", "slice", pool, "--size", 43, "-o", tmp_path / "s")
+    assert result.exit_code == 2 and "a slice of 43 queries out of 43: give fewer than all (--size;" in result.stderr
     assert not (tmp_path / "s").exists()
-    result = invoke("estimate", "select", pool, "--size", 5, "-o", pool)
-    assert result.exit_code == 2 and "must not be the pool folder" in result.output
+    result = invoke("estimate", "select", "slice", pool, "--size", 5, "-o", pool)
+    assert result.exit_code == 2 and "is the input POOL_DIR" in result.output
 
 
 @pytest.mark.slow

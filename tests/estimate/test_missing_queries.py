@@ -38,7 +38,8 @@ def sliced(tmp_path_factory):
     lacking two of them."""
     root = tmp_path_factory.mktemp("missing-slice")
     assert invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", root / "pool").exit_code == 0
-    assert invoke("estimate", "select", root / "pool", "--size", 10, "--seed", 3, "-o", root / "slice").exit_code == 0
+    assert invoke("estimate", "select", "slice", root / "pool", "--size", 10, "--seed", 3, "-o",
+                  root / "slice").exit_code == 0
     chosen = set(json.loads((root / "slice" / "slice.json").read_text())["slice"])
     assert set(LACKED) <= chosen
     human = root / "human.qrels"

@@ -115,7 +115,7 @@ def test_a_sample_below_the_minimum_is_refused_with_one_line(data, tmp_path, bud
 
 
 def test_select_draws_no_sample_below_the_minimum(data, tmp_path):
-    result = invoke("estimate", "select", data["root"] / "pool", "--documents", 100, "--seed", 3, "-o",
+    result = invoke("estimate", "select", "documents", data["root"] / "pool", "--budget", 100, "--seed", 3, "-o",
                     tmp_path / "small")
     assert result.exit_code == 2 and not (tmp_path / "small").exists()
     assert result.output.strip() == (  # its frame: the 2,494 pairs with text

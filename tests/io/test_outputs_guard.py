@@ -39,7 +39,8 @@ def refused(result, *words: str) -> str:
 
 def test_an_empty_output_folder_is_refused_and_the_working_folder_survives(working_folder, shared_data):
     dl19 = shared_data / "dl19"
-    select = CliRunner().invoke(main, ["estimate", "select", "pool", "--documents", "100", "-o", "", "--force"])
+    select = CliRunner().invoke(main, ["estimate", "select", "documents", "pool", "--budget", "100", "-o", "",
+                                       "--force"])
     refused(select, "-o: an empty path names no file")
     holes = CliRunner().invoke(main, ["holes", "--qrels", str(dl19 / "qrels.txt"),
                                       str(dl19 / "runs" / "official_top100" / "bm25base_p.run.gz"),
@@ -51,7 +52,8 @@ def test_an_empty_output_folder_is_refused_and_the_working_folder_survives(worki
 
 @pytest.mark.parametrize("path", [".", "..", "./"])
 def test_the_working_folder_and_the_folders_holding_it_are_refused(working_folder, path):
-    result = CliRunner().invoke(main, ["estimate", "select", "pool", "--documents", "100", "-o", path, "--force"])
+    result = CliRunner().invoke(main, ["estimate", "select", "documents", "pool", "--budget", "100", "-o", path,
+                                       "--force"])
     refused(result, f"-o {path}: is the current folder")
     assert (working_folder / "keep.txt").exists()
 

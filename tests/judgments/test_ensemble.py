@@ -99,7 +99,7 @@ def test_estimate_with_ensemble_is_the_estimate_with_the_ensemble_calibrated_on_
     pool = tmp_path / "pool"
     assert invoke("pool", "--spec", "pools/dl19-demo.toml", "--depth", "3", "-o", pool).exit_code == 0
     chosen = tmp_path / "slice"
-    assert invoke("estimate", "select", pool, "--size", 10, "--seed", 5, "-o", chosen).exit_code == 0
+    assert invoke("estimate", "select", "slice", pool, "--size", 10, "--seed", 5, "-o", chosen).exit_code == 0
     queries = set(json.loads((chosen / "slice.json").read_text())["slice"])
     human = tmp_path / "human.qrels"
     human.write_text("".join(line for line in Path(NIST).read_text().splitlines(keepends=True)

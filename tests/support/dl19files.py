@@ -45,7 +45,8 @@ def drawn_sample(root: Path, budget: int, seed: int, whole_pool: bool = False) -
     without text was left out of the frame (every pooled pair, the pool's own priors, the same seed), which the
     estimate still reads: the tests that keep an earlier draw's figures."""
     assert invoke("pool", "--spec", "pools/dl19-demo.toml", "-o", root / "pool").exit_code == 0
-    result = invoke("estimate", "select", root / "pool", "--documents", budget, "--seed", seed, "-o", root / "sample")
+    result = invoke("estimate", "select", "documents", root / "pool", "--budget", budget, "--seed", seed, "-o",
+                    root / "sample")
     assert result.exit_code == 0, result.output
     if whole_pool:
         _redraw_whole_pool(root / "pool", root / "sample", budget, seed)

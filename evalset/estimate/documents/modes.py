@@ -4,7 +4,7 @@ validation on fully human-graded data (:func:`document_validation`).
 
 Conventions
 -----------
-- The record is ``sample.json`` or ``sample.tsv`` of ``evalset estimate select --documents`` (or their folder),
+- The record is ``sample.json`` or ``sample.tsv`` of ``evalset estimate select documents`` (or their folder),
   read checked by :func:`evalset.io.samplerecord.sample_frame`: every pooled pair's ``pi`` (in (0, 1]) and draw.
 - Human grades are read as the slice design reads them (:func:`evalset.estimate.inputs.read_grades`: labels of
   ``evalset pull`` or qrels, one grade per pair, several annotators' median with ties settled low); they must be

@@ -49,7 +49,7 @@ at 3.9; some run's nDCG@10 or P@10 mean left [0, 1] in 93%, 87%, 60% and 33% of 
 verdict (:func:`evalset.stats.verdicts.bounded`)."""
 
 
-def check_sample_size(drawn: float, queries: int, advice: str = "draw a larger sample (estimate select --documents "
+def check_sample_size(drawn: float, queries: int, advice: str = "draw a larger sample (estimate select documents "
                       "B)", source: str | None = None, noun: str = "drawn pairs") -> None:
     """Refuse a document sample of ``drawn`` pairs over ``queries`` queries below the design's minimum: fewer than
     2 queries (the "new queries" interval has ``Q - 1`` degrees of freedom), or fewer than

@@ -110,10 +110,10 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     instead: the holes of each of the ``runs`` (files or folders) drawn for that standard error of its mean on
     ``measures``, sized from the ``llm`` grades (:mod:`evalset.estimate.holesizing`). Writes nothing."""
     if sum(given is not None for given in (budget, fraction, precision)) != 1:
-        raise InputError("give one of a budget (expected human judgments), a fraction of the pool's pairs or a "
-                         "precision (with the set whose holes the pool holds)")
+        raise InputError("give one of a budget (--budget: expected human judgments, or a share of the pool's pairs) "
+                         "or a precision (--precision, with the set whose holes the pool holds)")
     if precision is not None and (frozen_set is None or not runs or not llm):
-        raise InputError("a precision sizes the sample of a set's holes per run: give the set (--holes), the runs "
+        raise InputError("a precision sizes the sample of a set's holes per run: give the set (--set), the runs "
                          "whose holes the pool holds (--runs) and the LLM's grades of their pairs (--llm)")
     folder = Path(pool_dir)
     pool_tsv = folder / PAIRS_FILE
@@ -212,7 +212,7 @@ class DocumentSelection:
                               "max": int(per_query.max())}}
 
     def to_text(self) -> str:
-        """What ``evalset estimate select --documents`` prints: the draw's figures and what to do with the folder."""
+        """What ``evalset estimate select documents`` prints: the draw's figures and what to do with the folder."""
         f, record = self.figures(), self.record
         share = "" if record.fraction is None else f" ({record.fraction:.4g} of the pairs)"
         q = f["per_query"]

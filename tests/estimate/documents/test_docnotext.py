@@ -51,7 +51,8 @@ def test_the_pool_reports_the_pair_and_the_judge_grades_every_other(judged):
 
 def test_the_estimate_reads_the_judges_labels_and_counts_the_pair_left_out(judged):
     root = judged["root"]
-    selected = invoke("estimate", "select", root / "pool", "--documents", 40, "--seed", 2, "-o", root / "sample")
+    selected = invoke("estimate", "select", "documents", root / "pool", "--budget", 40, "--seed", 2, "-o",
+                      root / "sample")
     assert selected.exit_code == 0, selected.output
     pooled = len(judged["tasks"])
     assert selected.output.splitlines()[0].startswith(f"{pooled} pairs in the pool with text; budget 40 ")

@@ -38,7 +38,7 @@ def pool(tmp_path_factory):
 @pytest.fixture(scope="module")
 def drawn(pool, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sample") / "sample"
-    result = invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 1, "-o", folder)
+    result = invoke("estimate", "select", "documents", pool, "--budget", BUDGET, "--seed", 1, "-o", folder)
     assert result.exit_code == 0, result.output
     return folder, result.output
 
@@ -113,7 +113,7 @@ def test_the_folder_is_the_drawn_pairs_as_push_and_judge_read_them(pool, drawn):
         zip(record.drawn["query_id"], record.drawn["doc_id"], strict=True))
     manifest = json.loads((folder / "pool.json").read_text())
     assert manifest["counts"]["pairs"] == len(chosen) and manifest["source_pool"]["depth"] == 10
-    assert "--documents" in invoke("estimate", "select", "--help").output
+    assert "--budget B|P%" in invoke("estimate", "select", "documents", "--help").output
     assert invoke("push", "--help").exit_code == 0
 
 
@@ -121,16 +121,16 @@ def test_the_folder_is_the_drawn_pairs_as_push_and_judge_read_them(pool, drawn):
 def test_the_same_seed_gives_the_same_files_and_another_seed_another_sample(pool, drawn, tmp_path):
     folder, _ = drawn
     again, other = tmp_path / "again", tmp_path / "other"
-    assert invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 1, "-o", again).exit_code == 0
+    assert invoke("estimate", "select", "documents", pool, "--budget", BUDGET, "--seed", 1, "-o", again).exit_code == 0
     names = sorted(p.name for p in folder.iterdir())
     assert names == sorted(p.name for p in again.iterdir())
     assert all((folder / n).read_bytes() == (again / n).read_bytes() for n in names)
-    assert invoke("estimate", "select", pool, "--documents", BUDGET, "--seed", 2, "-o", other).exit_code == 0
+    assert invoke("estimate", "select", "documents", pool, "--budget", BUDGET, "--seed", 2, "-o", other).exit_code == 0
     first, second = read_sample(folder), read_sample(other)
     np.testing.assert_array_equal(first.pairs["pi"], second.pairs["pi"])  # the design does not depend on the seed
     assert set(first.drawn["pair_id"]) != set(second.drawn["pair_id"])
     share = tmp_path / "share"
-    result = invoke("estimate", "select", pool, "--documents", "10%", "--seed", 1, "-o", share)
+    result = invoke("estimate", "select", "documents", pool, "--budget", "10%", "--seed", 1, "-o", share)
     assert result.exit_code == 0, result.output
     record = read_sample(share)
     assert record.fraction == 0.1 and abs(record.pairs["pi"].sum() - 249.4) < 1e-9  # of the 2,494 with text
@@ -145,37 +145,35 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(pool, drawn, tmp_path)
         shutil.copy(pool / name, no_sources / name)
     out = tmp_path / "out"
     cases = [
-        ((pool, "--documents", 2494), "a budget of 2,494 judgments for a pool of 2,494 pairs"),
-        ((pool, "--documents", 3000), "a budget of 3,000 judgments for a pool of 2,494 pairs"),
-        ((pool, "--documents", 0), "Invalid value for '--documents': budget must be a positive integer, got 0"),
-        ((pool, "--documents", -5), "Invalid value for '--documents': budget must be a positive integer, got -5"),
-        ((pool, "--documents", "12.5"), "give a number of judgments (1000) or a percentage"),
-        ((pool, "--documents", "100%"), "fraction must be a number in (0, 1), got 1.0"),
-        ((pool, "--documents", 100, "--size", 5), "--documents draws pairs, not queries"),
-        ((pool, "--documents", 100, "--per-stratum", 2), "--documents draws pairs, not queries"),
-        ((pool, "--documents", 100, "--fraction", 0.5), "--documents draws pairs, not queries"),
-        ((no_sources, "--documents", 100), "pool_sources.tsv: no such file: the document sample's priors need"),
-        ((drawn[0], "--documents", 100), "pool.json: no pool depth"),
-        ((pool, "--documents", 100, "--seed", 3), "a document sample of 108 drawn pairs over 43 queries (2.51 a "
-                                                  "query) is too small for the design's estimators: they need at "
-                                                  "least 3 a query on average (129 here); drawn with seed 3 at a "
-                                                  "budget of 100: give a larger budget"),
+        ((pool, "--budget", 2494), "a budget of 2,494 judgments for a pool of 2,494 pairs"),
+        ((pool, "--budget", 3000), "a budget of 3,000 judgments for a pool of 2,494 pairs"),
+        ((pool, "--budget", 0), "Invalid value for '--budget': budget must be a positive integer, got 0"),
+        ((pool, "--budget", -5), "Invalid value for '--budget': budget must be a positive integer, got -5"),
+        ((pool, "--budget", "12.5"), "give a number of judgments (1000) or a percentage"),
+        ((pool, "--budget", "100%"), "fraction must be a number in (0, 1), got 1.0"),
+        ((no_sources, "--budget", 100), "pool_sources.tsv: no such file: the document sample's priors need"),
+        ((drawn[0], "--budget", 100), "pool.json: no pool depth"),
+        ((pool, "--budget", 100, "--seed", 3), "a document sample of 108 drawn pairs over 43 queries (2.51 a "
+                                               "query) is too small for the design's estimators: they need at "
+                                               "least 3 a query on average (129 here); drawn with seed 3 at a "
+                                               "budget of 100: give a larger budget"),
+        ((pool, "--budget", 100, "--size", 5), "No such option '--size'"),
     ]
     for args, message in cases:
-        result = invoke("estimate", "select", *args, "-o", out)
+        result = invoke("estimate", "select", "documents", *args, "-o", out)
         assert result.exit_code == 2 and message in result.output, (args, result.output)
         assert len(result.output.strip().splitlines()) == 1, result.output
         assert not out.exists()
-    result = invoke("estimate", "select", pool, "--documents", 100, "-o", pool)
-    assert result.exit_code == 2 and "must not be the pool folder it is drawn from" in result.output
+    result = invoke("estimate", "select", "documents", pool, "--budget", 100, "-o", pool)
+    assert result.exit_code == 2 and "is the input POOL_DIR" in result.output
     assert (pool / "pool.tsv").exists() and not (pool / "sample.tsv").exists()
     before = {p.name: p.read_bytes() for p in drawn[0].iterdir()}
-    result = invoke("estimate", "select", pool, "--documents", 100, "-o", drawn[0])
+    result = invoke("estimate", "select", "documents", pool, "--budget", 100, "-o", drawn[0])
     assert result.exit_code == 2 and "--force" in result.output
     assert {p.name: p.read_bytes() for p in drawn[0].iterdir()} == before
     forced = tmp_path / "forced"
-    assert invoke("estimate", "select", pool, "--documents", 200, "-o", forced).exit_code == 0
-    assert invoke("estimate", "select", pool, "--documents", 300, "-o", forced, "--force").exit_code == 0
+    assert invoke("estimate", "select", "documents", pool, "--budget", 200, "-o", forced).exit_code == 0
+    assert invoke("estimate", "select", "documents", pool, "--budget", 300, "-o", forced, "--force").exit_code == 0
     assert read_sample(forced).budget == 300
 
 
