@@ -47,7 +47,7 @@ def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     llm = sorted(str(path) for path in (DL19 / "llm_labels").glob("*.qrels"))
     _cli("agreement", str(DL19 / "nist.qrels"), *llm, "--human", "nist", "--guideline", GUIDELINE, "--runs",
-         str(DL19 / "runs"), "--format", "json", "--resamples", "0", "-o", str(out / "agreement.json"))
+         str(DL19 / "runs"), "--resamples", "0", "-o", str(out / "agreement"))
     _cli("freeze", str(DL19 / "nist.qrels"), *[a for path in llm for a in ("--llm", path)], "--queries",
          str(DL19 / "topics.tsv"), "--guideline", GUIDELINE, "--name", "dl19", "--sets-dir", str(out / "sets"),
          "--plan", "bm25base_p:idst_bert_p1", "--plan", "bm25base_p:bm25tuned_p")
@@ -59,7 +59,7 @@ def demo(tmp_path_factory):
          str(out / "sets"), "--plan", "bm25base_p:idst_bert_p1")
     runs = {path.name.split(".")[0]: read_run(path) for path in sorted((DL19 / "runs").glob("*.run.gz"))}
     full = collect(load_set(out / "sets" / "dl19" / "v1"), runs,
-                   agreement=json.loads((out / "agreement.json").read_text()), **FAST)
+                   agreement=json.loads((out / "agreement" / "agreement.json").read_text()), **FAST)
     three = {name: runs[name] for name in ("bm25base_p", "bm25tuned_p", "idst_bert_p1")}
     return {"report": full, "report-slice": collect(load_set(out / "sets" / "dl19-slice" / "v1"), three, **FAST)}
 
