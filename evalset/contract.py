@@ -252,15 +252,6 @@ AGREEMENT_RULES: dict[str, Constraint] = {**AGREEMENT_REPORT_RULES, "top": NON_N
 RECHECK_RULES: dict[str, Constraint] = {"primary": Choice(RECHECK_FIGURES), "resamples": RESAMPLES,
                                         "level": PROBABILITY, "seed": SEED}
 """evalset.agreement.recheck."""
-LOG_COLUMN = Length(1, 1_000)
-"""A query log's column: its name, or its 1-based position written as digits."""
-LOG_LAYOUT_RULES: dict[str, Constraint] = {
-    "format": Choice(LOG_FORMATS), "header": Choice(("yes", "no")), "query": LOG_COLUMN, "count": LOG_COLUMN,
-    "timestamp": LOG_COLUMN, "timestamp_format": Length(1, 200), "user_id": LOG_COLUMN, "source": LOG_COLUMN}
-"""evalset.sampling.LogLayout."""
-SAMPLE_RULES: dict[str, Constraint] = {"count_by": Choice(COUNT_BY), "seed": SEED,
-                                       "holdout": Interval(float, 0, 1, closed="left"), "engine": Choice(ENGINES)}
-"""evalset.sampling.sample_log (and sample_queries: seed, holdout)."""
 POOL_SPEC_RULES: dict[str, Constraint] = {"depth": DEPTH, "ties": Choice(TIE_RULES), "seed": SEED,
                                           "budget": POSITIVE_INT}
 """evalset.pooling.PoolSpec and build_pool (each run's own depth by the depth's rule)."""
@@ -271,8 +262,6 @@ PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSI
 """evalset.labelstudio.push, push_blind and push_tasks."""
 GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
 """evalset.quality.gold.prepare_gold_push and plan_gold."""
-GOLD_POLICY_RULES: dict[str, Constraint] = {"min_gold": POSITIVE_INT, "min_kappa": Interval(float, -1, 1)}
-"""evalset.quality.GoldPolicy."""
 JUDGE_SETTINGS_RULES: dict[str, Constraint] = {
     "model": Length(1, 400),  # an empty name would label every grade ``llm:``
     "concurrency": Interval(int, 1, 1_000), "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": SECONDS,
@@ -289,12 +278,6 @@ PROBE_RULES: dict[str, Constraint] = {"size": POSITIVE_INT, "rel": POSITIVE_INT,
 """evalset.judge.probing.probe_pool (rel, a grade, is also checked against the guideline's scale)."""
 FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT}
 """evalset.sets.freeze."""
-ANNOTATOR_NAMES = Length(1, 10_000)
-"""Annotators' names separated by commas."""
-MERGE_POLICY_RULES: dict[str, Constraint] = {"rule": Choice(MERGE_RULES), "llm": Choice(("no", "yes")),
-                                             "max_gap": NON_NEGATIVE_INT, "priority": ANNOTATOR_NAMES,
-                                             "exclude": ANNOTATOR_NAMES}
-"""evalset.judgments.MergePolicy (max_gap 0: any two different grades are unresolved)."""
 SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}
 """evalset.io.setfolder.SetContract."""
 REUSABILITY_RULES: dict[str, Constraint] = {"depth": DEPTH}

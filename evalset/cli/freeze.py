@@ -13,7 +13,8 @@ from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, MERGE_POLICY_RULES, SET_CONTRACT_RULES
+from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
+from evalset.judgments.spec import MergePolicy
 
 MERGE_SETTINGS = {
     "rule": "median, majority, annotator-priority, or crowd-kit's dawid-skene, one-coin, mace, glad (pip install "
@@ -43,9 +44,7 @@ def freeze_group():
               help="Folder holding the sets.")
 @ruled(FREEZE_RULES, "version", "--version", "version_number", default=None,
        help="Version number [default: the next one].")
-@settings_option(MERGE_POLICY_RULES, MERGE_SETTINGS, "--merge", help="How the grades of one pair are merged",
-                 defaults={"rule": "median", "llm": "no", "max_gap": 2, "priority": None, "exclude": None},
-                 bare="rule")
+@settings_option(MergePolicy, MERGE_SETTINGS, "--merge", help="How the grades of one pair are merged", bare="rule")
 @click.option("--adjudication", type=click.Path(dir_okay=False), help="Labels table or qrels that settle pairs.")
 @conflicting_grades_option
 @click.option("-m", "--metric", "headline", default=DEFAULT_METRIC, show_default=True,
@@ -74,7 +73,6 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     from evalset.io.queries import read_queries
     from evalset.io.samplerecord import read_sample
     from evalset.io.setfiles import VERSIONS_FILE
-    from evalset.judgments import MergePolicy
     from evalset.sets import freeze as freeze_set
     from evalset.sets import set_contract
     from evalset.sets.inputs import read_judgments

@@ -8,7 +8,8 @@ from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_SEED, GOLD_POLICY_RULES, GOLD_PUSH_RULES, PUSH_RULES
+from evalset.contract import DEFAULT_SEED, GOLD_PUSH_RULES, PUSH_RULES
+from evalset.quality.spec import GoldPolicy
 
 
 @click.command("push")
@@ -81,11 +82,10 @@ def push_command(pool_dir, guideline_path, title, overlap, url, api_key_env, bat
               help="The gold file given to push: score each annotator against it; gold-only answers stay out of -o.")
 @click.option("--gold-report", default=None, type=click.Path(dir_okay=False),
               help="Write the per-annotator gold report here (.tsv: a table; else JSON). Needs --gold.")
-@settings_option(GOLD_POLICY_RULES, {
+@settings_option(GoldPolicy, {
     "min_gold": "gold answers an annotator needs to be flagged or passed (fewer: 'not enough gold')",
     "min_kappa": "an annotator whose linear kappa against gold is below it is flagged"},
-    "--gold-rule", "gold_rule", help="When an annotator is flagged, with --gold",
-    defaults={"min_gold": 20, "min_kappa": 0.4})
+    "--gold-rule", "gold_rule", help="When an annotator is flagged, with --gold")
 @click.option("--previous", default=None, type=click.Path(dir_okay=False, exists=True),
               help="The labels table of an earlier pull: list each grade revised or withdrawn since (pair, annotator, "
                    "old and new grade, times).")
@@ -112,7 +112,7 @@ def pull_command(title, pool_dir, guideline_path, output, url, api_key_env, gold
     if gold_path:
         from evalset import quality
 
-        gold = quality.gold_check(quality.read_gold(gold_path, guideline), quality.GoldPolicy(**gold_rule))
+        gold = quality.gold_check(quality.read_gold(gold_path, guideline), GoldPolicy(**gold_rule))
     if annotators is not None:
         team = labelstudio.annotator_team(annotators, annotators_env)
         labels, report = labelstudio.pull_blind(url, team, title, pool_dir, guideline, gold=gold, previous=previous)

@@ -8,7 +8,8 @@ from evalset.cli.emit import emit
 from evalset.cli.options import force_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_SEED, LOG_LAYOUT_RULES, SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED
+from evalset.sampling.spec import SAMPLE_RULES, LogLayout
 
 LOG_SETTINGS = {
     "format": "tsv, csv, jsonl or parquet (none: from the file name; .log is TSV)",
@@ -24,8 +25,7 @@ LOG_SETTINGS = {
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="queries.tsv to write (its manifest goes beside it).")
 @click.option("--per-stratum", required=True, help="Queries per stratum: 50, or head=100,torso=50,tail=20.")
-@settings_option(LOG_LAYOUT_RULES, LOG_SETTINGS, "-l", "--log", "layout", help="The logs' layout",
-                 defaults={name: None for name in LOG_SETTINGS} | {"header": "yes", "query": "query"})
+@settings_option(LogLayout, LOG_SETTINGS, "-l", "--log", "layout", help="The logs' layout")
 @ruled(SAMPLE_RULES, "count_by", "--count-by", default="submissions",
        help="Traffic of a query: its submissions, or the distinct users who typed it.")
 @click.option("--normalise", default="case,nfkc,space", show_default=True,

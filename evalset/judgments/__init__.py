@@ -22,12 +22,16 @@ The files themselves are parsed in :mod:`evalset.io.annotations` (``read_annotat
 ``is_labels_table``).
 """
 
-from evalset.judgments.crowd import Aggregate, CrowdFrame, aggregate, crowd_frame, crowd_model, crowdkit_version
-from evalset.judgments.merging import MergePolicy, MergeResult, merge_grades
-from evalset.judgments.reading import Reading, read_grades, read_judgments
-from evalset.judgments.registry import RULES, MergeRule, merge_rule
-from evalset.judgments.rules import TIE_POLICIES, PairGrades, TiePolicy, pair_grades
+from evalset.exports import lazy_exports, names
 
-__all__ = ["RULES", "TIE_POLICIES", "Aggregate", "CrowdFrame", "MergePolicy", "MergeResult", "MergeRule", "PairGrades",
-           "Reading", "TiePolicy", "aggregate", "crowd_frame", "crowd_model", "crowdkit_version", "merge_grades",
-           "merge_rule", "pair_grades", "read_grades", "read_judgments"]
+_EXPORTS = {
+    "evalset.judgments.crowd": ("Aggregate", "CrowdFrame", "aggregate", "crowd_frame", "crowd_model",
+                                "crowdkit_version"),
+    "evalset.judgments.merging": ("MergeResult", "merge_grades"),
+    "evalset.judgments.spec": ("MergePolicy",),
+    "evalset.judgments.reading": ("Reading", "read_grades", "read_judgments"),
+    "evalset.judgments.registry": ("RULES", "MergeRule", "merge_rule"),
+    "evalset.judgments.rules": ("TIE_POLICIES", "PairGrades", "TiePolicy", "pair_grades"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

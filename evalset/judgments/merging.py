@@ -20,52 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalset.contract import MERGE_POLICY_RULES
 from evalset.errors import InputError
 from evalset.io.annotations import settle_repeats
 from evalset.judgments.registry import merge_rule
 from evalset.judgments.rules import PAIR, check_priority, pair_grades
-from evalset.params import check_fields
-
-
-@dataclass(frozen=True)
-class MergePolicy:
-    """How a frozen set merges the grades of one pair (the module docstring's conventions): the ``rule``, whether
-    LLM grades take part (``llm``: ``"yes"`` or ``"no"``), the widest spread of grades that still merges
-    (``max_gap``; None: any), the ``priority`` of ``annotator-priority`` and the annotators to ``exclude`` (names
-    separated by commas)."""
-
-    rule: str = "median"
-    llm: str = "no"
-    max_gap: int | None = 2
-    priority: str | None = None
-    exclude: str | None = None
-
-    RULES: ClassVar[dict] = MERGE_POLICY_RULES
-
-    def __post_init__(self) -> None:
-        check_fields(self, self.RULES)
-
-    @property
-    def allow_llm(self) -> bool:
-        return self.llm == "yes"
-
-    @property
-    def priorities(self) -> list[str] | None:
-        return _names(self.priority) or None
-
-    @property
-    def excluded(self) -> list[str]:
-        return _names(self.exclude)
-
-
-def _names(text: str | None) -> list[str]:
-    return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
 @dataclass(frozen=True)

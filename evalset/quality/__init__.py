@@ -4,31 +4,14 @@ importable from here); per-annotator quality without gold (leave-one-out consens
 confusion matrices: :mod:`evalset.agreement.annotators`, a section of the agreement report, also importable from
 here). crowd-kit's aggregation rules are merge rules, in :mod:`evalset.judgments`."""
 
-from evalset.agreement.annotators import (
-    AnnotatorQuality,
-    annotator_quality,
-    kappas,
-    leave_one_out_consensus,
-    write_confusion_plot,
-)
-from evalset.judgments.gold import GoldCheck, GoldPlan, plan_gold, prepare_gold_push, read_gold, split_gold
-from evalset.quality.gold import GoldPolicy, GoldReport, gold_check, gold_report, score_annotators
+from evalset.exports import lazy_exports, names
 
-__all__ = [
-    "AnnotatorQuality",
-    "GoldCheck",
-    "GoldPlan",
-    "GoldPolicy",
-    "GoldReport",
-    "annotator_quality",
-    "gold_check",
-    "gold_report",
-    "kappas",
-    "leave_one_out_consensus",
-    "plan_gold",
-    "prepare_gold_push",
-    "read_gold",
-    "score_annotators",
-    "split_gold",
-    "write_confusion_plot",
-]
+_EXPORTS = {
+    "evalset.agreement.annotators": ("AnnotatorQuality", "annotator_quality", "kappas", "leave_one_out_consensus",
+                                     "write_confusion_plot"),
+    "evalset.judgments.gold": ("GoldCheck", "GoldPlan", "plan_gold", "prepare_gold_push", "read_gold", "split_gold"),
+    "evalset.quality.gold": ("GoldReport", "gold_check", "gold_report", "score_annotators"),
+    "evalset.quality.spec": ("GoldPolicy",),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

@@ -24,38 +24,19 @@ import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalset.agreement.kappa import confusion_matrix, disagreement_weights, kappa_from_confusion
-from evalset.contract import GOLD_POLICY_RULES
 from evalset.io.files import atomic_path
 from evalset.judgments.gold import GoldCheck
-from evalset.params import Constraint, check_fields
+from evalset.quality.spec import GoldPolicy
 from evalset.render import json_safe, number, text_table
 
 SCORE_COLUMNS = ("annotator", "gold_seen", "accuracy", "mae", "kappa_linear", "verdict")
 VERDICTS = ("passed", "flagged", "not enough gold", "undefined")
-
-
-@dataclass(frozen=True)
-class GoldPolicy:
-    """When an annotator is flagged: ``kappa_linear < min_kappa`` on at least ``min_gold`` gold answers (each
-    checked against :data:`RULES`)."""
-
-    min_gold: int = 20
-    min_kappa: float = 0.4
-
-    RULES: ClassVar[dict[str, Constraint]] = GOLD_POLICY_RULES
-
-    def __post_init__(self) -> None:
-        check_fields(self, self.RULES)
-
-    def describe(self) -> str:
-        return (f"flagged when linear kappa against gold < {self.min_kappa:.2f} on at least {self.min_gold} gold "
-                f"answers; fewer answers: not enough gold")
 
 
 # ----------------------------------------------------------------------------------------------- pull: scores

@@ -38,30 +38,20 @@ Conventions
   sample depends only on the seed and its own candidates.
 """
 
-from evalset.contract import COUNT_BY, ENGINES
-from evalset.sampling.draw import parse_per_stratum, sample_queries
-from evalset.sampling.memory import count_queries, group_log_rows
-from evalset.sampling.options import (
-    DROP_REASONS,
-    LogLayout,
-    Normalisation,
-    QueryCounts,
-    SampleResult,
-    Screen,
-    Strata,
-    Window,
-)
-from evalset.sampling.screening import has_card_number, luhn_valid, normalise_texts, screen_queries
-from evalset.sampling.spark import count_queries_spark, spark_session
-from evalset.sampling.sql import count_queries_duckdb, group_rows_sql, query_frequencies_sql
-from evalset.sampling.stage import build_manifest, choose_engine, manifest_path, sample_log, write_sample
-from evalset.sampling.strata import assign_strata, query_ids
+from evalset.exports import lazy_exports, names
 
-__all__ = [
-    "COUNT_BY", "DROP_REASONS", "ENGINES", "LogLayout", "Normalisation", "QueryCounts", "SampleResult", "Screen",
-    "Strata", "Window", "assign_strata", "build_manifest", "choose_engine", "count_queries", "count_queries_duckdb",
-    "count_queries_spark",
-    "group_log_rows", "group_rows_sql", "has_card_number", "luhn_valid", "manifest_path", "normalise_texts",
-    "parse_per_stratum", "query_frequencies_sql", "query_ids", "sample_log", "sample_queries", "screen_queries",
-    "spark_session", "write_sample",
-]
+_EXPORTS = {
+    "evalset.contract": ("COUNT_BY", "ENGINES"),
+    "evalset.sampling.draw": ("parse_per_stratum", "sample_queries"),
+    "evalset.sampling.memory": ("count_queries", "group_log_rows"),
+    "evalset.sampling.options": ("DROP_REASONS", "Normalisation", "QueryCounts", "SampleResult", "Screen", "Strata",
+                                 "Window"),
+    "evalset.sampling.spec": ("LogLayout", "SAMPLE_RULES"),
+    "evalset.sampling.screening": ("has_card_number", "luhn_valid", "normalise_texts", "screen_queries"),
+    "evalset.sampling.spark": ("count_queries_spark", "spark_session"),
+    "evalset.sampling.sql": ("count_queries_duckdb", "group_rows_sql", "query_frequencies_sql"),
+    "evalset.sampling.stage": ("build_manifest", "choose_engine", "manifest_path", "sample_log", "write_sample"),
+    "evalset.sampling.strata": ("assign_strata", "query_ids"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

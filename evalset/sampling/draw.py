@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import DEFAULT_SEED, SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.params import NON_NEGATIVE_INT, POSITIVE_INT, check, validate_params
 from evalset.sampling.options import QueryCounts
+from evalset.sampling.spec import SAMPLE_RULES
 from evalset.seeds import generator
 
 

@@ -7,16 +7,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalset.contract import LOG_LAYOUT_RULES
 from evalset.errors import InputError
-from evalset.io.querylog import LogColumns
-from evalset.params import check_fields
 from evalset.speed.parallel import parallel_map
 
 # Window and column reasons first, then text reasons in the order they are tested (a query is counted once,
@@ -87,32 +83,6 @@ class Strata:
         if ":" in parts[-1]:
             raise InputError(f"the last stratum ({parts[-1]!r}) takes the rest of the traffic: no cut point")
         return cls(tuple([*names, parts[-1]]), tuple(cuts))
-
-
-@dataclasses.dataclass(frozen=True)
-class LogLayout:
-    """How a query log is laid out: its ``format`` (None: from the file name, ``.log`` is TSV), whether its first
-    line is a ``header`` (``"no"``: columns are 1-based positions), the column of each field (``query`` required;
-    ``count`` of a pre-aggregated log, ``user_id``, ``source``: the log's own stratum, e.g. agent/human; None: the
-    log has none), and the strptime format of its timestamps (None: ISO 8601; ``%y%m%d%H%M%S`` for Excite)."""
-
-    format: str | None = None
-    header: str = "yes"
-    query: str = "query"
-    count: str | None = None
-    timestamp: str | None = None
-    timestamp_format: str | None = None
-    user_id: str | None = None
-    source: str | None = None
-
-    RULES: ClassVar[dict] = LOG_LAYOUT_RULES
-
-    def __post_init__(self) -> None:
-        check_fields(self, self.RULES)
-
-    @property
-    def columns(self) -> LogColumns:
-        return LogColumns(self.query, self.count, self.timestamp, self.user_id, self.source)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED, SAMPLE_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.digests import describe_file, describe_files_in_background
 from evalset.io.files import atomic_path
@@ -24,8 +24,9 @@ from evalset.io.querylog_spark import expand_log_paths, is_url
 from evalset.params import check, validate_params
 from evalset.sampling.draw import check_per_stratum, sample_queries
 from evalset.sampling.memory import count_queries
-from evalset.sampling.options import LogLayout, Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
+from evalset.sampling.options import Normalisation, QueryCounts, SampleResult, Screen, Strata, Window
 from evalset.sampling.spark import count_queries_spark
+from evalset.sampling.spec import SAMPLE_RULES, LogLayout
 from evalset.sampling.sql import count_queries_duckdb
 
 # The measured crossover of the two engines (see choose_engine), in bytes of log text.
@@ -84,7 +85,8 @@ def sample_log(paths: Sequence[str | os.PathLike], per_stratum: int | Mapping[st
     local = [f for f in files if not is_url(f)]
     described = described or describe_files_in_background(local)  # sha256 of the logs while counting
     window = Window(since, until, layout.timestamp_format)
-    columns, fmt, header = layout.columns, layout.format, layout.header == "yes"
+    columns = LogColumns(layout.query, layout.count, layout.timestamp, layout.user_id, layout.source)
+    fmt, header = layout.format, layout.header == "yes"
     options = dict(count_by=count_by, normalisation=normalisation, window=window, screen=screen,
                    strata=strata)
     if engine == "spark":

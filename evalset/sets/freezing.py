@@ -60,8 +60,9 @@ from evalset.io.setfiles import LABELS_FILE, MANIFEST_FILE, MAX_NAME_BYTES, QREL
 from evalset.io.setfolder import HOLES_FILE, SAMPLE_FILES, SET_FILES, SetContract
 from evalset.io.trec import write_qrels
 from evalset.judgments.identity import judge_identities
-from evalset.judgments.merging import MergePolicy, MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
+from evalset.judgments.merging import MergeResult, merge_grades  # noqa: F401  (re-exported: part of the sets API)
 from evalset.judgments.revisions import grade_revisions
+from evalset.judgments.spec import MergePolicy
 from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
 from evalset.render import counted

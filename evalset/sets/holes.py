@@ -30,8 +30,9 @@ from evalset.io.guideline import Guideline, read_guideline
 from evalset.io.samplerecord import SampleRecord, sampled_grades
 from evalset.io.setfiles import MANIFEST_FILE
 from evalset.io.setfolder import load_set
+from evalset.judgments.spec import MergePolicy
 from evalset.metrics import parse_measure
-from evalset.sets.freezing import FrozenVersion, MergePolicy, freeze
+from evalset.sets.freezing import FrozenVersion, freeze
 
 
 def hole_sample_set(record: SampleRecord, record_path: str) -> Path:

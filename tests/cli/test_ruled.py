@@ -27,25 +27,24 @@ def owners() -> dict[str, list]:
     from evalset.judge.client import JudgeSettings
     from evalset.judge.job import judge_pool
     from evalset.judge.probing import probe_pool
-    from evalset.judgments import MergePolicy
     from evalset.labelstudio.blind import push_blind
     from evalset.labelstudio.push import push, push_tasks
     from evalset.pooling import PoolSpec, build_pool
-    from evalset.quality import GoldPolicy, plan_gold, prepare_gold_push
+    from evalset.quality import plan_gold, prepare_gold_push
     from evalset.reusability import analyse_reusability
-    from evalset.sampling import LogLayout, sample_log
+    from evalset.sampling import sample_log
     from evalset.scoring import score_runs
     from evalset.sets import diff_versions, freeze
 
     return {
         "SPLIT_RULES": [Evaluation.on_set, diff_versions, select_split], "REPEATS_RULES": [settle_repeats],
         "AGREEMENT_REPORT_RULES": [agreement_report, analyse_agreement], "AGREEMENT_RULES": [analyse_agreement],
-        "RECHECK_RULES": [recheck], "SAMPLE_RULES": [sample_log], "LOG_LAYOUT_RULES": [LogLayout],
+        "RECHECK_RULES": [recheck], "SAMPLE_RULES": [sample_log],
         "POOL_SPEC_RULES": [PoolSpec, build_pool],
         "PUSH_RULES": [push, push_blind, push_tasks], "GOLD_PUSH_RULES": [prepare_gold_push, plan_gold],
-        "GOLD_POLICY_RULES": [GoldPolicy], "JUDGE_SETTINGS_RULES": [JudgeSettings],
+        "JUDGE_SETTINGS_RULES": [JudgeSettings],
         "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
-        "FREEZE_RULES": [freeze], "MERGE_POLICY_RULES": [MergePolicy],
+        "FREEZE_RULES": [freeze],
         "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
         "SELECT_RULES": [select_slice], "SCORE_RULES": [score_runs], "DOCUMENT_SAMPLE_RULES": [select_documents],
         "HOLE_SIZING_RULES": [select_documents, size_holes], "EXPLAIN_RULES": [explain_runs],
@@ -67,19 +66,27 @@ def ruled_options(kind: type = RuledOption) -> list[tuple[str, click.Option]]:
     return found
 
 
+def rules_mappings() -> dict[str, dict]:
+    """Every rules mapping a command reads without its owner: :mod:`evalset.contract`'s and each room's spec's."""
+    import importlib
+
+    homes = [contract, *(importlib.import_module(f"evalset.{room}.spec") for room in ("sampling",))]
+    return {name: value for home in homes for name, value in vars(home).items()
+            if name.endswith("_RULES") and isinstance(value, dict)}
+
+
 def test_each_rules_mapping_is_applied_by_the_owners_it_names():
-    mappings = {name for name, value in vars(contract).items() if name.endswith("_RULES") and isinstance(value, dict)
-                and name != "MERGE_RULES"}  # MERGE_RULES: the names of the merge rules, not a rules mapping
+    mappings = rules_mappings()
     named = owners()
-    assert mappings == set(named)
+    assert set(mappings) == set(named)
     for name, applied_by in named.items():
-        rules = getattr(contract, name)
+        rules = mappings[name]
         for owner in applied_by:
             assert {key: owner.RULES[key] for key in rules} == rules, (name, owner)
 
 
 def test_every_ruled_option_shows_its_owners_default_or_none():
-    named = {id(getattr(contract, name)): applied_by for name, applied_by in owners().items()}
+    named = {id(rules_mappings()[name]): applied_by for name, applied_by in owners().items()}
     options = ruled_options()
     assert len({command for command, _ in options}) >= 14
     for command, option in options:
@@ -102,9 +109,11 @@ def test_a_choice_gives_the_value_as_declared_and_a_mapping_needs_a_default():
 
 
 def test_every_settings_option_shows_its_owners_defaults_or_none():
-    named = {id(getattr(contract, name)): applied_by for name, applied_by in owners().items()}
+    named = {id(rules_mappings()[name]): applied_by for name, applied_by in owners().items()}
     options = ruled_options(SettingsOption)
     assert {option.name for _, option in options} == {"contract", "client", "layout", "merge", "gold_rule"}
+    assert {option.name for _, option in options if not isinstance(option.rule_owner, dict)} == {
+        "contract", "layout", "merge", "gold_rule"}  # their defaults read from the settings class, not restated
     for command, option in options:
         owner = option.rule_owner
         applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]
