@@ -262,20 +262,6 @@ PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSI
 """evalset.labelstudio.push, push_blind and push_tasks."""
 GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
 """evalset.quality.gold.prepare_gold_push and plan_gold."""
-JUDGE_SETTINGS_RULES: dict[str, Constraint] = {
-    "model": Length(1, 400),  # an empty name would label every grade ``llm:``
-    "concurrency": Interval(int, 1, 1_000), "rpm": POSITIVE_NUMBER, "tpm": POSITIVE_NUMBER, "timeout": SECONDS,
-    "max_retries": NON_NEGATIVE_INT, "max_invalid": NON_NEGATIVE_INT, "backoff_base": SECONDS,
-    "backoff_cap": SECONDS, "structured": Choice(STRUCTURED_OUTPUT), "max_tokens": POSITIVE_INT, "seed": SEED,
-    "unreachable_after": POSITIVE_INT, "unreachable_seconds": SECONDS}
-"""evalset.judge.client.JudgeSettings (at most 1,000 requests in flight: each worker holds a connection)."""
-PRICE_RULES: dict[str, Constraint] = {"price_in": POSITIVE_NUMBER, "price_out": POSITIVE_NUMBER}
-"""The prices per million tokens of a job's cost line (judge_pool, probe_pool)."""
-JUDGE_JOB_RULES: dict[str, Constraint] = {"limit": POSITIVE_INT, "poll_seconds": SECONDS, **PRICE_RULES}
-"""evalset.judge.job.judge_pool."""
-PROBE_RULES: dict[str, Constraint] = {"size": POSITIVE_INT, "rel": POSITIVE_INT, "seed": SEED, "resamples": RESAMPLES,
-                                      "level": PROBABILITY, **PRICE_RULES}
-"""evalset.judge.probing.probe_pool (rel, a grade, is also checked against the guideline's scale)."""
 FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT}
 """evalset.sets.freeze."""
 SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}

@@ -14,7 +14,7 @@ from evalset.cli.judge_probe import probe_command
 from evalset.cli.judge_recheck import recheck_command
 from evalset.cli.options import force_option
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import JUDGE_JOB_RULES
+from evalset.judge.spec import JUDGE_JOB_RULES
 
 
 @click.group("judge", cls=DefaultCommandGroup, default="grade")

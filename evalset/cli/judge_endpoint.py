@@ -10,13 +10,11 @@ import click
 
 from evalset.cli.ruled import ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_SEED, JUDGE_SETTINGS_RULES, PRICE_RULES
+from evalset.judge.spec import PRICE_RULES, JudgeSettings
 
 if TYPE_CHECKING:  # annotations only: a command module loads no library until run
     from collections.abc import Callable
     from typing import Any
-
-    from evalset.judge.client import JudgeSettings
 
     Command = Callable[..., Any]
 
@@ -32,20 +30,17 @@ CLIENT_SETTINGS = {
     "max_tokens": "max_completion_tokens of the answer (none: the server's)",
     "seed": "the seed of the backoff jitter",
 }
-"""The client's settings a user may set with ``-s/--client`` (:class:`evalset.judge.client.JudgeSettings`)."""
-CLIENT_DEFAULTS = {"concurrency": 8, "rpm": None, "tpm": None, "timeout": 60.0, "max_retries": 6, "max_invalid": 2,
-                   "structured": "auto", "max_tokens": None, "seed": DEFAULT_SEED}
-"""JudgeSettings' defaults, shown in the help (tests/cli/test_ruled.py holds them to the class's)."""
+"""The client's settings a user may set with ``-s/--client`` (:class:`evalset.judge.spec.JudgeSettings`)."""
 
 
 def endpoint_options(function: Command) -> Command:
     """The options of a job that asks the endpoint: the model, the endpoint, the client's pace and patience, the
     journal and failures files, the prices of the cost line."""
     options = [
-        ruled(JUDGE_SETTINGS_RULES, "model", "--model", required=True, help="Model name, as the endpoint knows it."),
+        ruled(JudgeSettings, "model", "--model", required=True, help="Model name, as the endpoint knows it."),
         click.option("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)."),
-        settings_option(JUDGE_SETTINGS_RULES, CLIENT_SETTINGS, "-s", "--client", "client",
-                        help="The client's pace and patience", defaults=CLIENT_DEFAULTS),
+        settings_option(JudgeSettings, CLIENT_SETTINGS, "-s", "--client", "client",
+                        help="The client's pace and patience"),
         click.option("--template", "template_path", type=click.Path(exists=True, dir_okay=False),
                      help="Prompt template (default: the shipped relevance-judge-v1)."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
@@ -66,8 +61,6 @@ def endpoint_options(function: Command) -> Command:
 def judge_settings(model: str, base_url: str | None, client: dict, retry_failed: bool) -> JudgeSettings:
     """The client's settings from the endpoint options (``client``: the ``-s/--client`` settings given; each checked
     by :attr:`JudgeSettings.RULES`)."""
-    from evalset.judge.client import JudgeSettings
-
     return JudgeSettings(model=model, base_url=base_url, retry_failed=retry_failed, **client)
 
 

@@ -9,7 +9,8 @@ from evalset.cli.guideline import guideline_option
 from evalset.cli.judge_endpoint import check_job_outputs, endpoint_options, judge_settings, service_errors
 from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import DEFAULT_SEED, PROBE_RULES, EvaluationContract
+from evalset.contract import DEFAULT_SEED, EvaluationContract
+from evalset.judge.spec import PROBE_RULES
 
 
 @click.command("probe")

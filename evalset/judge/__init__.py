@@ -1,31 +1,14 @@
 """The LLM judge: grade pool pairs with the guideline verbatim through any OpenAI-compatible endpoint."""
 
-from evalset.judge.client import (
-    JudgeSettings,
-    JudgeStats,
-    judge_pairs,
-    label_source,
-    labels_from_journal,
-    make_client,
-)
-from evalset.judge.endpoint import EndpointUnreachable, JudgeAborted
-from evalset.judge.journal import Answer, Journal
-from evalset.judge.prompt import DEFAULT_TEMPLATE, InvalidAnswer, PromptTemplate, parse_answer, read_template
+from evalset.exports import lazy_exports, names
 
-__all__ = [
-    "DEFAULT_TEMPLATE",
-    "Answer",
-    "EndpointUnreachable",
-    "InvalidAnswer",
-    "Journal",
-    "JudgeAborted",
-    "JudgeSettings",
-    "JudgeStats",
-    "PromptTemplate",
-    "judge_pairs",
-    "label_source",
-    "labels_from_journal",
-    "make_client",
-    "parse_answer",
-    "read_template",
-]
+_EXPORTS = {
+    "evalset.judge.client": ("JudgeStats", "judge_pairs", "label_source", "labels_from_journal", "make_client"),
+    "evalset.judge.spec": ("JudgeSettings",),
+    "evalset.judge.endpoint": ("EndpointUnreachable", "JudgeAborted"),
+    "evalset.judge.journal": ("Answer", "Journal"),
+    "evalset.judge.prompt": ("DEFAULT_TEMPLATE", "InvalidAnswer", "PromptTemplate", "parse_answer",
+                             "read_template"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

@@ -32,46 +32,17 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Literal
 
 import openai
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED, JUDGE_SETTINGS_RULES
 from evalset.io.annotations import LABELS_COLUMNS
 from evalset.io.guideline import Guideline
 from evalset.judge.endpoint import Endpoint, Health, JudgeAborted, check_endpoint, describe_error, resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import InvalidAnswer, PromptTemplate, parse_answer, response_format
-from evalset.params import Constraint, check_fields
-
-
-@dataclass
-class JudgeSettings:
-    """How to ask: the model and the client's pace and patience; each number checked against :data:`RULES`."""
-
-    model: str
-    base_url: str | None = None
-    concurrency: int = 8
-    rpm: float | None = None
-    tpm: float | None = None
-    timeout: float = 60.0
-    max_retries: int = 6
-    max_invalid: int = 2
-    backoff_base: float = 1.0
-    backoff_cap: float = 60.0
-    structured: str = "auto"
-    max_tokens: int | None = None
-    seed: int = DEFAULT_SEED
-    retry_failed: bool = False
-    check_endpoint: bool = True
-    unreachable_after: int = 5
-    unreachable_seconds: float = 15.0
-
-    RULES: ClassVar[dict[str, Constraint]] = JUDGE_SETTINGS_RULES
-
-    def __post_init__(self) -> None:
-        check_fields(self, self.RULES)
+from evalset.judge.spec import JudgeSettings
 
 
 @dataclass

@@ -12,15 +12,15 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from evalset.contract import JUDGE_JOB_RULES
 from evalset.io.files import atomic_path, writing_to
 from evalset.io.guideline import Guideline, read_guideline
 from evalset.io.poolfiles import TASKS_FILE, read_tasks
 from evalset.judge.batch import judge_pairs_batch
-from evalset.judge.client import JudgeSettings, JudgeStats, judge_pairs, labels_from_journal
+from evalset.judge.client import JudgeStats, judge_pairs, labels_from_journal
 from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.journal import Answer, Journal
 from evalset.judge.prompt import DEFAULT_TEMPLATE, PromptTemplate, read_template
+from evalset.judge.spec import JUDGE_JOB_RULES, JudgeSettings
 from evalset.params import validate_params
 from evalset.pooling.examples import refuse_worked_examples
 from evalset.render import fields_dict
@@ -105,7 +105,7 @@ def judge_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, o
     (``stats.unanswered``: asked again by the next run). ``progress=None`` shows a bar only on a terminal, and only
     once the run has taken more than ``progress_delay`` seconds. ``price_in`` and ``price_out`` (per million
     tokens) only price the summary. ``limit``, ``poll_seconds`` and the prices are checked first
-    (:data:`evalset.contract.JUDGE_JOB_RULES`); a guideline whose worked examples grade a pair of the pool is refused
+    (:data:`evalset.judge.spec.JUDGE_JOB_RULES`); a guideline whose worked examples grade a pair of the pool is refused
     before anything is asked (:func:`evalset.pooling.examples.refuse_worked_examples`).
     """
     resolve_endpoint(settings.base_url)  # a malformed URL, or OpenAI without a key: refused before anything else

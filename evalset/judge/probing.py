@@ -40,16 +40,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED, PROBE_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, write_text
 from evalset.io.guideline import read_guideline
 from evalset.io.poolfiles import PAIRS_FILE, TASKS_FILE, read_pool_pairs, read_tasks
 from evalset.judge import probes as variants_of
-from evalset.judge.client import JudgeSettings, JudgeStats, label_source, labels_from_journal
+from evalset.judge.client import JudgeStats, label_source, labels_from_journal
 from evalset.judge.endpoint import resolve_endpoint
 from evalset.judge.job import PROGRESS_DELAY, judge_tasks
 from evalset.judge.prompt import DEFAULT_TEMPLATE, read_template
+from evalset.judge.spec import PROBE_RULES, JudgeSettings
 from evalset.params import validate_params
 from evalset.pooling.examples import refuse_worked_examples
 from evalset.render import json_safe
@@ -209,7 +210,7 @@ def probe_pool(pool_dir: str | os.PathLike, guideline_path: str | os.PathLike, h
     """Probe the judge on the pool's pairs (module docstring); write the report as JSON to ``output`` and the
     failures table. ``human`` holds the human grades (``query_id, doc_id, grade``; several per pair allowed);
     ``price_in`` and ``price_out`` (per million tokens) only price the summary. Every parameter named in
-    :data:`evalset.contract.PROBE_RULES` is checked first."""
+    :data:`evalset.judge.spec.PROBE_RULES` is checked first."""
     resolve_endpoint(settings.base_url)
     guideline, template = read_guideline(guideline_path), read_template(template_path)
     if rel not in guideline.grades[1:]:

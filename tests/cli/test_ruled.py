@@ -24,7 +24,6 @@ def owners() -> dict[str, list]:
     from evalset.evaluation import Evaluation
     from evalset.io.annotations import settle_repeats
     from evalset.io.setfolder import SetContract, select_split
-    from evalset.judge.client import JudgeSettings
     from evalset.judge.job import judge_pool
     from evalset.judge.probing import probe_pool
     from evalset.labelstudio.blind import push_blind
@@ -42,7 +41,6 @@ def owners() -> dict[str, list]:
         "RECHECK_RULES": [recheck], "SAMPLE_RULES": [sample_log],
         "POOL_SPEC_RULES": [PoolSpec, build_pool],
         "PUSH_RULES": [push, push_blind, push_tasks], "GOLD_PUSH_RULES": [prepare_gold_push, plan_gold],
-        "JUDGE_SETTINGS_RULES": [JudgeSettings],
         "PRICE_RULES": [judge_pool, probe_pool], "JUDGE_JOB_RULES": [judge_pool], "PROBE_RULES": [probe_pool],
         "FREEZE_RULES": [freeze],
         "SET_CONTRACT_RULES": [SetContract], "REUSABILITY_RULES": [analyse_reusability],
@@ -70,7 +68,7 @@ def rules_mappings() -> dict[str, dict]:
     """Every rules mapping a command reads without its owner: :mod:`evalset.contract`'s and each room's spec's."""
     import importlib
 
-    homes = [contract, *(importlib.import_module(f"evalset.{room}.spec") for room in ("sampling",))]
+    homes = [contract, *(importlib.import_module(f"evalset.{room}.spec") for room in ("sampling", "judge"))]
     return {name: value for home in homes for name, value in vars(home).items()
             if name.endswith("_RULES") and isinstance(value, dict)}
 
@@ -113,7 +111,7 @@ def test_every_settings_option_shows_its_owners_defaults_or_none():
     options = ruled_options(SettingsOption)
     assert {option.name for _, option in options} == {"contract", "client", "layout", "merge", "gold_rule"}
     assert {option.name for _, option in options if not isinstance(option.rule_owner, dict)} == {
-        "contract", "layout", "merge", "gold_rule"}  # their defaults read from the settings class, not restated
+        "contract", "client", "layout", "merge", "gold_rule"}  # defaults read from the settings class, not restated
     for command, option in options:
         owner = option.rule_owner
         applied_by = named[id(owner)] if isinstance(owner, dict) else [owner]

@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.judge.client import JudgeSettings
 from evalset.judge.probes import query_terms
 from evalset.judge.probing import probe_pool
+from evalset.judge.spec import JudgeSettings
 from tests.conftest import REPO
 from tests.support.openai_server import Behaviour, JudgeServer
 from tests.support.options import HUGE, not_one_of, refusal

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.judge.client import JudgeSettings
 from evalset.judge.job import judge_pool
+from evalset.judge.spec import JudgeSettings
 from tests.support.options import HUGE, not_one_of, refusal
 
 REPO = Path(__file__).resolve().parents[2]
