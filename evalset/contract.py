@@ -13,7 +13,6 @@ from evalset.params import (
     MAX_RESAMPLES,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
-    POSITIVE_NUMBER,
     PROBABILITY,
     RESAMPLES,
     SEED,
@@ -252,30 +251,12 @@ AGREEMENT_RULES: dict[str, Constraint] = {**AGREEMENT_REPORT_RULES, "top": NON_N
 RECHECK_RULES: dict[str, Constraint] = {"primary": Choice(RECHECK_FIGURES), "resamples": RESAMPLES,
                                         "level": PROBABILITY, "seed": SEED}
 """evalset.agreement.recheck."""
-POOL_SPEC_RULES: dict[str, Constraint] = {"depth": DEPTH, "ties": Choice(TIE_RULES), "seed": SEED,
-                                          "budget": POSITIVE_INT}
-"""evalset.pooling.PoolSpec and build_pool (each run's own depth by the depth's rule)."""
 PROJECT_TITLE = Length(3, 50)
 """A Label Studio project's title (Label Studio 1.23.2's PROJECT_TITLE_MIN_LEN and PROJECT_TITLE_MAX_LEN); with
 ``--annotators``, each annotator's title ``TITLE [e-mail]``."""
 PUSH_RULES: dict[str, Constraint] = {"overlap": POSITIVE_INT, "batch_size": POSITIVE_INT, "title": PROJECT_TITLE}
 """evalset.labelstudio.push, push_blind and push_tasks."""
-GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
-"""evalset.quality.gold.prepare_gold_push and plan_gold."""
-FREEZE_RULES: dict[str, Constraint] = {"version": POSITIVE_INT}
-"""evalset.sets.freeze."""
-SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}
-"""evalset.io.setfolder.SetContract."""
 REUSABILITY_RULES: dict[str, Constraint] = {"depth": DEPTH}
 """evalset.reusability.analyse_reusability."""
-SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": Interval(int, 2),
-                                       "fraction": Interval(float, 0, 1, closed="right"), "seed": SEED}
-"""evalset.estimate.select_slice (an interval needs two queries of the slice, two of each stratum)."""
-DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fraction": PROBABILITY, "seed": SEED}
-"""evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
-HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
-"""evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
-SCORE_RULES: dict[str, Constraint] = {"max_retrieved": POSITIVE_INT}
-"""evalset.scoring.score_runs."""
-EXPLAIN_RULES: dict[str, Constraint] = {"depth": DEPTH, "epsilon": Interval(float, 0), "top": NON_NEGATIVE_INT}
-"""evalset.comparing.explain_runs (epsilon: the largest per-query difference that is no change)."""
+SET_CONTRACT_RULES: dict[str, Constraint] = {"weighting": Choice(WEIGHTINGS)}
+"""evalset.io.setfolder.SetContract."""

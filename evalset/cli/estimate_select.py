@@ -8,8 +8,9 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.options import apply_options, force_option
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES, SELECT_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES, SELECT_RULES
 from evalset.params import check
 
 SEE = "See docs/estimate.md and docs/reusability.md."

@@ -8,7 +8,8 @@ from evalset.cli.emit import emit
 from evalset.cli.metric_option import one_metric
 from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import DEFAULT_METRIC, EXPLAIN_RULES
+from evalset.comparing.spec import EXPLAIN_RULES
+from evalset.contract import DEFAULT_METRIC
 
 
 @click.command("explain")

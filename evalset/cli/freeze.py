@@ -13,8 +13,9 @@ from evalset.cli.guideline import guideline_option
 from evalset.cli.options import conflicting_grades_option, evaluation_options, run_pairs
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_METRIC, FREEZE_RULES, SET_CONTRACT_RULES
+from evalset.contract import DEFAULT_METRIC, SET_CONTRACT_RULES
 from evalset.judgments.spec import MergePolicy
+from evalset.sets.spec import FREEZE_RULES
 
 MERGE_SETTINGS = {
     "rule": "median, majority, annotator-priority, or crowd-kit's dawid-skene, one-coin, mace, glad (pip install "

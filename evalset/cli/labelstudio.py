@@ -8,7 +8,8 @@ from evalset.cli.emit import emit
 from evalset.cli.guideline import guideline_option
 from evalset.cli.ruled import format_option, ruled
 from evalset.cli.settings_option import settings_option
-from evalset.contract import DEFAULT_SEED, GOLD_PUSH_RULES, PUSH_RULES
+from evalset.contract import DEFAULT_SEED, PUSH_RULES
+from evalset.judgments.spec import GOLD_PUSH_RULES
 from evalset.quality.spec import GoldPolicy
 
 

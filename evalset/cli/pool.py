@@ -7,7 +7,7 @@ import click
 from evalset.cli.emit import emit
 from evalset.cli.options import contract_option, force_option
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import POOL_SPEC_RULES
+from evalset.pooling.spec import POOL_SPEC_RULES
 
 
 @click.command("pool")

@@ -8,7 +8,8 @@ from evalset.cli.emit import emit
 from evalset.cli.metric_option import listing_measures
 from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.cli.ruled import format_option, ruled
-from evalset.contract import DEFAULT_METRICS, SCORE_FORMATS, SCORE_RULES
+from evalset.contract import DEFAULT_METRICS, SCORE_FORMATS
+from evalset.scoring.spec import SCORE_RULES
 
 
 @click.command()

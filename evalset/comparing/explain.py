@@ -16,8 +16,7 @@ from evalset.comparing.compare import Comparisons, compare_runs
 from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.many import ManyComparisons, compare_many
 from evalset.comparing.movement import TOLERANCE, QueryMovements, query_movements
-from evalset.comparing.spec import CompareSpec
-from evalset.contract import EXPLAIN_RULES
+from evalset.comparing.spec import EXPLAIN_RULES, CompareSpec
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values, unusual_grades_note
 from evalset.io.trec import expand_run_paths, read_run

@@ -21,8 +21,14 @@ from evalset.params import (
     PROBABILITY,
     RESAMPLES,
     Choice,
+    Constraint,
+    Interval,
     check_fields,
 )
+
+EXPLAIN_RULES: dict[str, Constraint] = {"depth": DEPTH, "epsilon": Interval(float, 0), "top": NON_NEGATIVE_INT}
+"""evalset.comparing.explain_runs (epsilon: the largest per-query difference that is no change)."""
+
 
 SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory"}
 """The fields of a baseline-against-candidates comparison that many systems compared at once have no use for."""

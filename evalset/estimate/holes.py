@@ -43,13 +43,14 @@ import numpy as np
 import pandas as pd
 
 from evalset.comparing.setlog import set_family
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, ContractOptions, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
 from evalset.estimate.documents.modes import DocumentReport, read_judges, sample_report
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import read_grades
+from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES
 from evalset.evaluation import Evaluation
 from evalset.io.digests import file_sha256
 from evalset.io.samplerecord import read_sample

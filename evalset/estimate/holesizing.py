@@ -27,12 +27,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRIC, HOLE_SIZING_RULES, EvaluationContract
+from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.modes import read_judges
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.holes import Holes, find_holes, hole_strata, holes_outside
+from evalset.estimate.spec import HOLE_SIZING_RULES
 from evalset.evaluation import Evaluation
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import validate_params

@@ -35,8 +35,9 @@ from typing import Any
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED, SELECT_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.estimate.spec import SELECT_RULES
 from evalset.io.digests import file_sha256
 from evalset.io.poolfiles import (
     PAIRS_FILE,

@@ -32,12 +32,24 @@ from evalset.params import (
     POSITIVE_NUMBER,
     PROBABILITY,
     RESAMPLES,
+    SEED,
     Choice,
+    Constraint,
+    Interval,
     as_tuple,
     check_fields,
 )
 
 FilePath = str | os.PathLike
+
+SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": Interval(int, 2),
+                                       "fraction": Interval(float, 0, 1, closed="right"), "seed": SEED}
+"""evalset.estimate.select_slice (an interval needs two queries of the slice, two of each stratum)."""
+DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fraction": PROBABILITY, "seed": SEED}
+"""evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
+HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
+"""evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
+
 
 WAYS = ("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human and --simulate R "
         "--size N (a validation)")

@@ -42,7 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_SEED, GOLD_PUSH_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.annotations import grade_line
 from evalset.io.corpus import read_corpus
@@ -50,6 +50,7 @@ from evalset.io.guideline import Guideline
 from evalset.io.poolfiles import read_pairs_and_tasks, read_pool_manifest
 from evalset.io.queries import read_queries
 from evalset.judgments.reading import read_judgments
+from evalset.judgments.spec import GOLD_PUSH_RULES
 from evalset.params import validate_params
 from evalset.pooling.pool import pair_ids
 from evalset.seeds import generator

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from evalset.contract import MERGE_RULES
-from evalset.params import NON_NEGATIVE_INT, Choice, Constraint, Length, check_fields
+from evalset.contract import GOLD_RATE_MAX, MERGE_RULES
+from evalset.params import NON_NEGATIVE_INT, SEED, Choice, Constraint, Interval, Length, check_fields
+
+GOLD_PUSH_RULES: dict[str, Constraint] = {"rate": Interval(float, 0, GOLD_RATE_MAX, closed="right"), "seed": SEED}
+"""evalset.quality.gold.prepare_gold_push and plan_gold."""
+
 
 ANNOTATOR_NAMES = Length(1, 10_000)
 """Annotators' names separated by commas."""

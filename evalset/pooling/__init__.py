@@ -11,30 +11,14 @@
   leave-one-group-out simulation); imported by name, not loaded with the package.
 """
 
-from evalset.pooling.folder import (
-    POOL_FILES,
-    PoolBuild,
-    PoolSpec,
-    build_from_spec,
-    pool_files,
-    pool_manifest,
-    write_pool,
-)
-from evalset.pooling.pool import (
-    PAIR_ID_DIGITS,
-    Pool,
-    UnknownQueriesError,
-    apply_budget,
-    attach_texts,
-    build_pool,
-    judging_order,
-    pair_id,
-    pair_ids,
-)
-from evalset.pooling.topk import TopK, collect_top_k, read_top_k, stack_top_k
+from evalset.exports import lazy_exports, names
 
-__all__ = [
-    "PAIR_ID_DIGITS", "POOL_FILES", "Pool", "PoolBuild", "PoolSpec", "TopK", "UnknownQueriesError", "apply_budget",
-    "attach_texts", "build_from_spec", "build_pool", "collect_top_k", "judging_order", "pair_id", "pair_ids",
-    "pool_files", "pool_manifest", "read_top_k", "stack_top_k", "write_pool",
-]
+_EXPORTS = {
+    "evalset.pooling.folder": ("POOL_FILES", "PoolBuild", "PoolSpec", "build_from_spec", "pool_files",
+                               "pool_manifest", "write_pool"),
+    "evalset.pooling.pool": ("PAIR_ID_DIGITS", "Pool", "UnknownQueriesError", "apply_budget", "attach_texts",
+                             "build_pool", "judging_order", "pair_id", "pair_ids"),
+    "evalset.pooling.topk": ("TopK", "collect_top_k", "read_top_k", "stack_top_k"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED, POOL_SPEC_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
@@ -27,6 +27,7 @@ from evalset.io.runtext import ReadAhead
 from evalset.io.trec import expand_run_paths
 from evalset.params import Constraint, check, check_fields
 from evalset.pooling.pool import PAIR_ID_DIGITS, Pool, UnknownQueriesError, attach_texts, build_pool
+from evalset.pooling.spec import POOL_SPEC_RULES
 from evalset.pooling.topk import read_top_k
 from evalset.render import counted
 

@@ -38,10 +38,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.contract import DEFAULT_SEED, POOL_SPEC_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.metrics.ranking import TieRule, position_in_group
 from evalset.params import check, validate_params
+from evalset.pooling.spec import POOL_SPEC_RULES
 from evalset.pooling.topk import TopK, stack_top_k
 from evalset.seeds import generator
 from evalset.speed.memory import release_unused

@@ -21,12 +21,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalset.contract import POOL_SPEC_RULES, reads_ranks
+from evalset.contract import reads_ranks
 from evalset.errors import InputError
 from evalset.io import runstream
 from evalset.io.trec import read_run
 from evalset.metrics.ranking import TieRule, order_run
 from evalset.params import check
+from evalset.pooling.spec import POOL_SPEC_RULES
 
 
 def read_top_k(path: str | os.PathLike, k: int, ties: TieRule = "trec") -> pd.DataFrame:

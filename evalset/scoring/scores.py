@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRICS, SCORE_RULES
+from evalset.contract import DEFAULT_METRICS
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_values, unusual_grades
 from evalset.evaluation.values import Runs
@@ -42,6 +42,7 @@ from evalset.metrics import Measure, trec_eval_name
 from evalset.params import validate_params
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.scoring.holes import RunHoles, run_holes
+from evalset.scoring.spec import SCORE_RULES
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
 

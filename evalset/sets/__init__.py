@@ -3,9 +3,13 @@ and two versions side by side (:mod:`~evalset.sets.diff`). Reading and verifying
 :mod:`evalset.io.setfolder`'s; the contract a version is frozen under, its headline checked, is
 :func:`~evalset.sets.inputs.set_contract`."""
 
-from evalset.sets.diff import CheckedVersion, UpstreamChanges, VersionDiff, diff_versions, upstream_changes
-from evalset.sets.freezing import FrozenVersion, MergeResult, agreement_summary, as_queries_table, freeze, merge_grades
-from evalset.sets.inputs import set_contract
+from evalset.exports import lazy_exports, names
 
-__all__ = ["CheckedVersion", "FrozenVersion", "MergeResult", "UpstreamChanges", "VersionDiff", "agreement_summary",
-           "as_queries_table", "diff_versions", "freeze", "merge_grades", "set_contract", "upstream_changes"]
+_EXPORTS = {
+    "evalset.sets.diff": ("CheckedVersion", "UpstreamChanges", "VersionDiff", "diff_versions", "upstream_changes"),
+    "evalset.sets.freezing": ("FrozenVersion", "MergeResult", "agreement_summary", "as_queries_table", "freeze",
+                              "merge_grades"),
+    "evalset.sets.inputs": ("set_contract",),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = names(_EXPORTS)

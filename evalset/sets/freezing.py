@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import FREEZE_RULES
 from evalset.errors import InputError, ServiceError
 from evalset.io.annotations import read_labels, settle_repeats, write_labels
 from evalset.io.digests import file_sha256
@@ -66,6 +65,7 @@ from evalset.judgments.spec import MergePolicy
 from evalset.metrics.measures import parse_measure
 from evalset.params import validate_params
 from evalset.render import counted
+from evalset.sets.spec import FREEZE_RULES
 
 # ------------------------------------------------------------------------------------------------- queries
 

@@ -3,6 +3,8 @@ library functions and settings classes it names, and every option built from a r
 none: the library, a spec or a set decides)."""
 
 
+from pathlib import Path
+
 import click
 import pytest
 
@@ -68,7 +70,8 @@ def rules_mappings() -> dict[str, dict]:
     """Every rules mapping a command reads without its owner: :mod:`evalset.contract`'s and each room's spec's."""
     import importlib
 
-    homes = [contract, *(importlib.import_module(f"evalset.{room}.spec") for room in ("sampling", "judge"))]
+    rooms = sorted(path.parent.name for path in Path(contract.__file__).parent.glob("*/spec.py"))
+    homes = [contract, *(importlib.import_module(f"evalset.{room}.spec") for room in rooms)]
     return {name: value for home in homes for name, value in vars(home).items()
             if name.endswith("_RULES") and isinstance(value, dict)}
 

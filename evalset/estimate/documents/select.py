@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from evalset import __version__
-from evalset.contract import DEFAULT_SEED, DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
+from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
 from evalset.estimate.documents.sample import (
     PRIOR_FLOOR,
@@ -52,6 +52,7 @@ from evalset.estimate.documents.sample import (
 )
 from evalset.estimate.holes import judged_pairs, refuse_judged
 from evalset.estimate.holesizing import sized_probabilities
+from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
 from evalset.io.digests import file_sha256
 from evalset.io.files import read_tsv_with_header
 from evalset.io.poolfiles import (
