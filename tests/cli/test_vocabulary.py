@@ -151,3 +151,18 @@ def test_the_vocabulary_table_holds_every_shared_option_and_its_default():
             assert shown_default(option) == exceptions.get(path, literal.group(1)), (name, path, option.help)
             checked += 1
     assert checked >= 40
+
+
+@pytest.mark.parametrize(("command", "option", "first"), [
+    ("score", "-c", "rel_level          binary measures' relevant grade"),
+    ("judge grade", "-s", "concurrency  requests in flight"),
+    ("sample", "-l", "format            tsv, csv, jsonl or parquet (none: from the file name; .log is TSV)"),
+    ("freeze set", "--merge", "rule      median, majority, annotator-priority, or crowd-kit's dawid-skene, one-coin, "
+                              "mace, glad (pip install 'evalset[quality]'); ties and large gaps are unresolved "
+                              "(--merge dawid-skene: the rule alone)"),
+])
+def test_a_settings_option_given_help_says_what_each_setting_means_and_runs_nothing(command, option, first):
+    result = CliRunner().invoke(main, [*command.split(), option, "help"])
+    assert result.exit_code == 0 and result.output.splitlines()[0] == first
+    settings = next(opt for opt in options_of(COMMANDS[command]) if option in opt.opts)
+    assert len(result.output.splitlines()) == len(settings.type.names)
