@@ -1,5 +1,5 @@
 """The document design end to end, through real components: a small DL19 pool over all 43 topics, a document sample
-drawn by `evalset estimate select --documents`, pushed to a real Label Studio and graded there by two annotators
+drawn by `evalset estimate select documents`, pushed to a real Label Studio and graded there by two annotators
 (NIST's grades, one annotator a grade off on every 7th task), pulled back; an LLM judge (the loopback
 OpenAI-compatible test server, run by `evalset judge`) grading EVERY pooled pair; then `evalset estimate --design
 documents`, a set frozen with the sample (`freeze --sample`), `estimate --set` and the HTML report in Chromium.

@@ -95,7 +95,7 @@ def test_a_sample_that_does_not_match_the_set_or_the_runs_is_refused(workflow, t
 
 @pytest.mark.slow  # DL19 pooled and frozen (the module's fixture), two samples sized and one estimated
 def test_a_sample_sized_for_a_precision_reaches_it_on_the_run_with_holes(workflow, tmp_path):
-    """estimate select --precision 0.01: the BM25 run has no hole (nothing to judge, said), the re-ranker's 230
+    """estimate select holes --precision 0.01: the BM25 run has no hole (nothing to judge, said), the re-ranker's 230
     holes are drawn at 70.1%; the estimate's "this set" interval then has a standard error of 0.0097 (half-width
     0.0190 / 1.96), within 0.01, and holds the every-hole score (0.8516)."""
     root, frozen, runs, _, _ = workflow

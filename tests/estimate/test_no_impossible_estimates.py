@@ -44,8 +44,8 @@ def runs_args(*names):
 
 
 def older_record(data, folder, budget, seed):
-    """The record `estimate select --documents BUDGET --seed SEED` wrote before the minimum (the design's pi and
-    draw, from the pool's priors), with the human qrels of its drawn pairs."""
+    """The record `estimate select documents POOL --budget BUDGET --seed SEED` wrote before the minimum (the design's
+    pi and draw, from the pool's priors), with the human qrels of its drawn pairs."""
     record = read_sample(data["sample"])
     pi = inclusion_probabilities(record.pairs["prior"].to_numpy(), budget)
     record = replace(record, budget=float(budget), seed=seed,
@@ -94,7 +94,7 @@ def test_an_estimate_outside_the_range_is_clipped_named_and_carries_no_verdict(d
 @pytest.mark.parametrize("budget, drawn, message", [
     (100, 107, "a document sample of 107 drawn pairs over 43 queries (2.49 a query) is too small for the design's "
                "estimators: they need at least 3 a query on average (129 here); draw a larger sample (estimate "
-               "select --documents B)"),
+               "select documents POOL --budget B)"),
     (2, 1, "a document sample of 1 drawn pair over 43 queries (0.02 a query) is too small for the design's "
            "estimators: they need at least 3 a query on average (129 here)"),
 ])

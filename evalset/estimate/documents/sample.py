@@ -14,7 +14,7 @@ The design (statAP's, Aslam, Pavlu & Yilmaz, SIGIR 2006; infNDCG's, Yilmaz, Kano
   probabilities and seed give the same sample. The sample's size is random, ``B`` in expectation.
 - **The minimum** (:func:`check_sample_size`): a sample of fewer than :data:`MINIMUM_PER_QUERY` drawn pairs a query
   on average, or over fewer than 2 queries, is too small for the design's estimators and is refused, by ``estimate
-  select --documents`` when it draws one (before anyone grades it) and by the estimate when it reads one.
+  select documents`` when it draws one (before anyone grades it) and by the estimate when it reads one.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ verdict (:func:`evalset.stats.verdicts.bounded`)."""
 
 
 def check_sample_size(drawn: float, queries: int, advice: str = "draw a larger sample (estimate select documents "
-                      "B)", source: str | None = None, noun: str = "drawn pairs") -> None:
+                      "POOL --budget B)", source: str | None = None, noun: str = "drawn pairs") -> None:
     """Refuse a document sample of ``drawn`` pairs over ``queries`` queries below the design's minimum: fewer than
     2 queries (the "new queries" interval has ``Q - 1`` degrees of freedom), or fewer than
     :data:`MINIMUM_PER_QUERY` drawn pairs a query on average. One line (:class:`~evalset.errors.InputError`) ending

@@ -1,5 +1,5 @@
 """`evalset estimate --design documents` as a user runs it, on TREC DL 2019: the depth-10 pool of the 37 official
-runs (2,495 pairs), a document sample of 1,000 judgments expected drawn by `estimate select --documents`, NIST's
+runs (2,495 pairs), a document sample of 1,000 judgments expected drawn by `estimate select documents`, NIST's
 grades of the drawn pairs as the human labels, Llama-3-70B's grades of every pooled pair as the judge (the pool's one
 pair without text, which NIST did not judge either, is left out of the draw: unjudged). The truth is the runs' means
 under NIST's grades of the whole pool (the estimator with every pair sampled at pi = 1). Bad input is one line, exit

@@ -1,4 +1,4 @@
-"""Issue 74, item 9: `pool -> judge -> estimate select --documents -> estimate --design documents` on a pool with a
+"""Issue 74, item 9: `pool -> judge -> estimate select documents -> estimate --design documents` on a pool with a
 pair that has no text. DL19's corpus has no passage 8732212, which UNH_exDL_bm25 ranks in query 87181's top 10: the
 pool lists it in pool.json (missing_text) and leaves it out of tasks.jsonl, so neither `evalset judge` nor an
 annotator can grade it. Before, the estimate refused the judge's own labels ("the LLM must grade every pooled pair");

@@ -1,4 +1,4 @@
-"""`evalset estimate select --documents` on TREC DL 2019: the depth-10 pool of the 37 official runs (2,495 pairs, one
+"""`evalset estimate select documents` on TREC DL 2019: the depth-10 pool of the 37 official runs (2,495 pairs, one
 without text: the frame is the 2,494 others), a sample of 1,000 judgments expected. The record's pi are the design's
 (recomputed here from pool_sources.tsv), the folder is what push and judge read, the draw is seeded; bad input is one
 line, exit 2, nothing written."""
