@@ -26,12 +26,11 @@ Conventions
   the pool, a drawn hole without one, an LLM grade missing for a pair of the pool (the document design's checks).
 - **From the command line** (:func:`holes_estimate`: ``evalset estimate --design documents --set SET --sample
   OUT``), the holes are the pool of ``evalset holes --set ... -o DIR`` and the sample the record of ``estimate
-  select holes DIR --set SET --budget B|P%`` (its own inclusion probabilities, the runs' ranks as priors): every pair of the
-  record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and every hole
-  of every run given must be in the record at its depth (a run pooled with other runs, or a set changed since,
-  leaves holes no one could draw: refused, naming the run). The verdicts are the document design's
-  (:func:`evalset.estimate.documents.modes.sample_report`), in the set's comparison family on the split.
-"""
+  select holes DIR --set SET --budget B|P%`` (its own inclusion probabilities, the runs' ranks as priors): every
+  pair of the record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and
+  every hole of every run given must be in the record at its depth (a run pooled with other runs, or a set changed
+  since, leaves holes no one could draw: refused, naming the run). The verdicts are the document design's
+  (:func:`evalset.estimate.documents.modes.sample_report`), in the set's comparison family on the split."""
 
 from __future__ import annotations
 
