@@ -68,6 +68,11 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def records(frame: Any) -> list[dict[str, Any]]:
+    """A frame's rows as JSON-safe records (:func:`json_safe`): a result's table in its ``--format json``."""
+    return json_safe(frame.to_dict("records"))
+
+
 def fields_dict(instance: Any) -> dict[str, Any]:
     """A result's dataclass fields as JSON (:func:`json_safe`): a frame as its rows (records), a nested dataclass by
     its own ``to_dict`` or fields, a path as text. The ``--format json`` of a result that has no layout of its own."""

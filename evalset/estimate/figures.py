@@ -55,7 +55,7 @@ from evalset.estimate.spec import EstimateSpec, check_pairs
 from evalset.io.slicerecord import SliceRecord
 from evalset.metrics.measures import measure_bounds
 from evalset.params import rules_of, validate_params
-from evalset.render import json_safe, number, text_table
+from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means, quantile
 from evalset.stats.verdicts import Evidence, bounded, decide
@@ -89,8 +89,8 @@ class Estimate:
         """The JSON of ``evalset estimate --format json`` (undefined numbers are null)."""
         return {"settings": self.settings, "slice": {"design": self.record.design, "seed": self.record.seed,
                                                      "queries": list(self.record.slice)},
-                "runs": json_safe(self.runs.to_dict(orient="records")),
-                "comparisons": json_safe(self.comparisons.to_dict(orient="records")),
+                "runs": records(self.runs),
+                "comparisons": records(self.comparisons),
                 "favouritism": [f.to_dict() for f in self.favouritism], "notes": self.caveats}
 
 

@@ -74,7 +74,7 @@ from evalset.io.samplerecord import refuse_ungraded
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED, check, validate_params
 from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
-from evalset.render import json_safe, number, text_table
+from evalset.render import json_safe, number, records, text_table
 from evalset.seeds import generator
 
 MEASURES = ("ndcg@10", "P(rel=2)@10")
@@ -155,8 +155,8 @@ class HoleSimulation:
         return "\n".join([*lines, *self.caveats])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": json_safe(self.settings), "rows": json_safe(self.table.to_dict(orient="records")),
-                "per_run": json_safe(self.per_run.to_dict(orient="records")), "notes": self.caveats}
+        return {"settings": json_safe(self.settings), "rows": records(self.table),
+                "per_run": records(self.per_run), "notes": self.caveats}
 
 
 @validate_params(RULES)

@@ -41,7 +41,7 @@ from evalset.estimate.inputs import (
 )
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
-from evalset.render import json_safe, number, text_table
+from evalset.render import number, records, text_table
 from evalset.seeds import generator
 from evalset.stats.ppi import classical_columns, ppi_columns, quantile
 
@@ -62,7 +62,7 @@ class Simulation:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset estimate --simulate --format json``."""
-        return {"settings": self.settings, "kinds": json_safe(self.table.to_dict(orient="records")),
+        return {"settings": self.settings, "kinds": records(self.table),
                 "notes": self.caveats}
 
 

@@ -41,7 +41,7 @@ from evalset.params import check, rules_of, settings_of, validate_params
 from evalset.planning.spec import CostSpec, check_overlap
 from evalset.pooling import stack_top_k
 from evalset.pooling.pool import UnknownQueriesError
-from evalset.render import json_safe, text_table
+from evalset.render import records, text_table
 
 CHARS_PER_TOKEN = 4
 
@@ -280,7 +280,7 @@ class CostPlan:
 
     def to_dict(self) -> dict:
         """The JSON of ``evalset plan cost --format json``: the settings, the rows and the pools."""
-        return {"settings": self.costs, "rows": json_safe(self.budget.to_dict("records")),
+        return {"settings": self.costs, "rows": records(self.budget),
                 "pools": [pool_size_dict(size) for size in self.pools]}
 
 

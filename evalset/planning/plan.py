@@ -40,7 +40,7 @@ from evalset.io.files import atomic_path
 from evalset.io.trec import expand_run_paths
 from evalset.params import rules_of, settings_of, validate_params
 from evalset.planning.spec import PowerSpec
-from evalset.render import UNDEFINED, json_safe, number, text_table
+from evalset.render import UNDEFINED, number, records, text_table
 from evalset.stats.power import (
     MAX_SIMULATED,
     SIGN_BATCH,
@@ -380,11 +380,6 @@ def _power_lines(plan: PowerPlan) -> list[str]:
         lines += ["", "what judging them costs: evalset plan cost --pool POOL (or RUNS -k K) "
                   + " ".join(f"--n-queries {n}" for n in needed)]
     return lines
-
-
-def records(frame: pd.DataFrame) -> list[dict]:
-    """A frame as JSON-ready records: NaN and infinity become None, numpy scalars Python ones."""
-    return json_safe(frame.to_dict("records"))
 
 
 def _power_document(plan: PowerPlan) -> dict:

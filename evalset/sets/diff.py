@@ -17,7 +17,7 @@ from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
 from evalset.params import validate_params
-from evalset.render import json_safe, number, text_table
+from evalset.render import json_safe, number, records, text_table
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class VersionDiff:
         """The JSON of ``evalset diff --format json``: both versions, the contract differences, every judgment
         changed, the runs' scores and the grades revised upstream."""
         def records(frame: pd.DataFrame | None) -> list | None:
-            return None if frame is None else json_safe(frame.to_dict(orient="records"))
+            return None if frame is None else records(frame)
 
         return {"old": os.fspath(self.old.path), "new": os.fspath(self.new.path),
                 "contract": [{"field": name, "old": json_safe(old), "new": json_safe(new)}
@@ -119,7 +119,7 @@ class UpstreamChanges:
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset verify --labels ... --format json``'s upstream part."""
         return {"version": self.version, "labels": list(self.labels),
-                "revisions": json_safe(self.revisions.to_dict(orient="records"))}
+                "revisions": records(self.revisions)}
 
     def to_text(self) -> str:
         lines = revision_lines(self.revisions, f"{self.version} was frozen (in {', '.join(self.labels)})")

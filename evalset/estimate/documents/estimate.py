@@ -69,7 +69,7 @@ from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, q
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
 from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
-from evalset.render import json_safe, number, text_table
+from evalset.render import number, records, text_table
 from evalset.stats.quantiles import two_sided
 from evalset.stats.verdicts import NO_VERDICT, bounded
 
@@ -337,7 +337,7 @@ class DocumentEstimate:
         return "\n".join([*lines, *self.caveats])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "rows": json_safe(self.table.to_dict(orient="records")),
+        return {"settings": self.settings, "rows": records(self.table),
                 "notes": self.caveats}
 
 

@@ -50,7 +50,7 @@ from evalset.estimate.documents.simulate import DocumentSimulation, simulate_doc
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.metrics.documents import document_terms
-from evalset.render import json_safe, number, text_table
+from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.quantiles import two_sided
 from evalset.stats.verdicts import Evidence, bounded, decide
@@ -87,7 +87,7 @@ class DocumentReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.estimate.to_dict(), "design": "documents", "record": self.settings,
-                "comparisons": json_safe(self.comparisons.to_dict(orient="records"))}
+                "comparisons": records(self.comparisons)}
 
 
 def _judge_names(paths: Sequence[str]) -> list[str]:

@@ -44,7 +44,7 @@ from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
-from evalset.render import json_safe, number, text_table
+from evalset.render import number, records, text_table
 from evalset.seeds import generator
 from evalset.stats.rankings import kendall_tau
 
@@ -78,7 +78,7 @@ class DocumentSimulation:
         return "\n".join([*lines, *text_table([header, *rows]), *self.caveats])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "rows": json_safe(self.table.to_dict(orient="records")),
+        return {"settings": self.settings, "rows": records(self.table),
                 "notes": self.caveats}
 
 
