@@ -68,9 +68,10 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def records(frame: Any) -> list[dict[str, Any]]:
-    """A frame's rows as JSON-safe records (:func:`json_safe`): a result's table in its ``--format json``."""
-    return json_safe(frame.to_dict("records"))
+def records(frame: Any) -> list[dict[str, Any]] | None:
+    """A frame's rows as JSON-safe records (:func:`json_safe`): a result's table in its ``--format json`` (no frame:
+    None)."""
+    return None if frame is None else json_safe(frame.to_dict("records"))
 
 
 def fields_dict(instance: Any) -> dict[str, Any]:

@@ -43,9 +43,6 @@ class VersionDiff:
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset diff --format json``: both versions, the contract differences, every judgment
         changed, the runs' scores and the grades revised upstream."""
-        def records(frame: pd.DataFrame | None) -> list | None:
-            return None if frame is None else records(frame)
-
         return {"old": os.fspath(self.old.path), "new": os.fspath(self.new.path),
                 "contract": [{"field": name, "old": json_safe(old), "new": json_safe(new)}
                              for name, old, new in self.contract],
