@@ -202,6 +202,57 @@ def test_a_command_module_is_short_and_loads_no_library_until_run():
     assert not found, offenders(found)
 
 
+GUARDS = {"check_outputs", "describe_files_in_background", "read_ahead"}
+"""What a command may call besides its one library call: the output guard, and work started while the library loads."""
+CALLS_OVER_ONE = {"agreement.agreement_command": 2, "freeze.freeze": 8, "freeze.grow": 7, "judge.judge_command": 4,
+                  "judge_ensemble.ensemble_command": 2, "judge_probe.probe_command": 3, "labelstudio.pull_command": 9,
+                  "labelstudio.push_command": 8, "plan.power_command": 2, "pool.pool_command": 3,
+                  "reusability.reusability_command": 3, "sample.sample": 6, "sets.diff": 2, "sets.verify": 3}
+"""The commands that still make more than one library call (parsing an option with a library parser, reading inputs,
+raising a refusal themselves), and how many, as of issue 75: the count may only fall. A command is parse, one library
+call, ``emit``."""
+
+
+def library_calls(function: ast.FunctionDef) -> list[str]:
+    """The calls ``function`` makes to what it imports from the library (not the command line's helpers, not
+    :data:`GUARDS`): ``freeze_set(...)``, ``job.judge_pool(...)``, ``InputError(...)``."""
+    imported = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evalset") and \
+                not node.module.startswith("evalset.cli"):
+            imported.update(alias.asname or alias.name for alias in node.names)
+    calls = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            callee = node.func
+            root = callee.id if isinstance(callee, ast.Name) else getattr(callee.value, "id", None) if isinstance(
+                callee, ast.Attribute) else None
+            leaf = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+            if root in imported and leaf not in GUARDS:
+                calls.append(ast.unparse(callee))
+    return calls
+
+
+def test_a_command_is_parse_one_library_call_and_emit():
+    counts = {}
+    for path in COMMANDS:
+        for function in tree(path).body:
+            if isinstance(function, ast.FunctionDef) and any("command" in ast.unparse(decorator)
+                                                             for decorator in function.decorator_list):
+                counts[f"{path.stem}.{function.name}"] = len(library_calls(function))
+    assert len(counts) >= 25
+    over = {command: count for command, count in counts.items() if count > CALLS_OVER_ONE.get(command, 1)}
+    assert not over, f"commands calling the library more than once (move the work into one library call): {over}"
+    assert {command for command, count in counts.items() if count > 1} == set(CALLS_OVER_ONE), "lower the ratchet"
+
+
+def test_the_command_rule_counts_every_library_call():
+    source = ("def freeze(labels):\n    from evalset.io.queries import read_queries\n    from evalset import sets\n"
+              "    from evalset.io.outputs import check_outputs\n    check_outputs({}, {})\n"
+              "    emit(sets.freeze(read_queries(labels)))\n")
+    assert library_calls(ast.parse(source).body[0]) == ["sets.freeze", "read_queries"]
+
+
 def test_a_spec_loads_only_the_light_foundations_and_its_room_loads_nothing_on_import():
     """A command imports its spec at once (above): the spec may import evalset.contract, params and errors and the
     standard library, and its room's package (imported first) only the lazy exports (evalset.exports)."""
