@@ -67,31 +67,19 @@ def freeze(labels, llm_labels, queries_path, guideline_path, name, sets_dir, ver
     block the freeze unless --adjudication settles them. The folder is built aside, renamed into place, made
     read-only, and never rewritten. A set grown by the graded sample of its holes: `evalset freeze grow`.
     """
-    from evalset.io.annotations import labels_from_file
-    from evalset.io.digests import file_sha256
-    from evalset.io.guideline import read_guideline
     from evalset.io.outputs import check_outputs
-    from evalset.io.queries import read_queries
-    from evalset.io.samplerecord import read_sample
     from evalset.io.setfiles import VERSIONS_FILE
-    from evalset.sets import freeze as freeze_set
-    from evalset.sets import set_contract
-    from evalset.sets.inputs import read_judgments
+    from evalset.sets import freeze_files
 
     check_outputs({"--sets-dir": Path(sets_dir, name, VERSIONS_FILE)},  # the version folder itself is new
                   {"LABELS": labels, "--llm": llm_labels, "--queries": queries_path,
                    "--guideline": guideline_path, "--adjudication": adjudication, "--sample": sample_path},
                   adds_to_set=Path(sets_dir, name), resumes=True)  # a new version is added to versions.tsv
-    judgments = read_judgments(labels, llm_labels)
-    recorded = set_contract(contract.applied_to()[0], headline, weighting)
-    inputs = {path: file_sha256(path) for path in (*labels, *llm_labels, queries_path)}
-    emit(freeze_set(
-        judgments, read_queries(queries_path), read_guideline(guideline_path), name, sets_dir, version=version_number,
-        contract=recorded, merge=MergePolicy(**merge),
-        adjudication=labels_from_file(adjudication) if adjudication else None, planned=run_pairs(plans, "--plan"),
-        inputs=inputs, conflicting_grades=conflicting_grades, queries_source=queries_path,
-        sample=read_sample(sample_path) if sample_path else None,
-    ), output_format)
+    emit(freeze_files(labels, queries_path, guideline_path, name, sets_dir, llm_labels=llm_labels,
+                      version=version_number, contract=contract.applied_to()[0], headline=headline,
+                      weighting=weighting, merge=MergePolicy(**merge), adjudication=adjudication,
+                      planned=run_pairs(plans, "--plan"), conflicting_grades=conflicting_grades, sample=sample_path),
+         output_format)
 
 
 @freeze_group.command("grow")

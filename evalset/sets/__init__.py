@@ -9,6 +9,7 @@ _EXPORTS = {
     "evalset.sets.diff": ("CheckedVersion", "UpstreamChanges", "VersionDiff", "diff_versions", "upstream_changes"),
     "evalset.sets.freezing": ("FrozenVersion", "MergeResult", "agreement_summary", "as_queries_table", "freeze",
                               "merge_grades"),
+    "evalset.sets.files": ("freeze_files",),
     "evalset.sets.inputs": ("set_contract",),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
