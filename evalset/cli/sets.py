@@ -26,16 +26,13 @@ def verify(set_path, manifest_sha256, labels_paths, output_format):
     manifest, but the manifest itself could not be checked: no versions.tsv records it and no --manifest-sha256).
     Grades changed upstream (--labels) are reported, not failed: the frozen version itself is unchanged.
     """
-    from evalset.io.setfolder import verify_set
-    from evalset.metrics import parse_measure
-    from evalset.sets import CheckedVersion, upstream_changes
+    from evalset.sets import check_version
 
-    verification = verify_set(set_path, manifest_sha256, check_headline=parse_measure)
-    upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
-    emit(CheckedVersion(verification, upstream), output_format)
-    if verification.problems:
+    checked = check_version(set_path, manifest_sha256, labels_paths)
+    emit(checked, output_format)
+    if checked.verification.problems:
         sys.exit(1)
-    if verification.unverified:
+    if checked.verification.unverified:
         sys.exit(3)
 
 

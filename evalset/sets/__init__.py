@@ -6,7 +6,8 @@ and two versions side by side (:mod:`~evalset.sets.diff`). Reading and verifying
 from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
-    "evalset.sets.diff": ("CheckedVersion", "UpstreamChanges", "VersionDiff", "diff_versions", "upstream_changes"),
+    "evalset.sets.diff": ("CheckedVersion", "UpstreamChanges", "VersionDiff", "check_version", "diff_versions",
+                          "upstream_changes"),
     "evalset.sets.freezing": ("FrozenVersion", "MergeResult", "agreement_summary", "as_queries_table", "freeze",
                               "merge_grades"),
     "evalset.sets.files": ("freeze_files",),

@@ -4,6 +4,7 @@ move when each version scores them under its own contract."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,7 @@ from evalset.contract import SPLIT_RULES
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.annotations import read_labels
-from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff_sets, load_set
+from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff_sets, load_set, verify_set
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
 from evalset.params import validate_params
@@ -147,3 +148,13 @@ def upstream_changes(set_path: str | os.PathLike, labels_paths: list[str | os.Pa
     later = pd.concat([read_labels(path) for path in labels_paths], ignore_index=True)
     return UpstreamChanges(f"{frozen.name} {frozen.version}", tuple(map(os.fspath, labels_paths)),
                            grade_revisions(frozen.labels, later))
+
+
+def check_version(set_path: str | os.PathLike, manifest_sha256: str | None = None,
+                  labels_paths: Sequence[str | os.PathLike] = ()) -> CheckedVersion:
+    """``evalset verify``: every hash and the manifest of the set version at ``set_path``
+    (:func:`evalset.io.setfolder.verify_set`, the manifest against ``manifest_sha256`` when given), and, when it
+    holds and later labels tables are given, its grades revised or withdrawn upstream (:func:`upstream_changes`)."""
+    verification = verify_set(set_path, manifest_sha256, check_headline=parse_measure)
+    upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
+    return CheckedVersion(verification, upstream)
