@@ -24,12 +24,10 @@ def ensemble_command(labels, human_paths, output, guideline, conflicting_grades,
     the humans: per combination of their grades, the human grade distribution learnt on the other queries, and its
     expected grade rounded. One judge alone is calibrated the same way. The labels it writes go to `agreement`,
     `judge recheck` and `estimate --llm` like any judge's."""
-    from evalset.io.annotations import write_labels
     from evalset.io.outputs import check_outputs
     from evalset.judgments.ensemble import ensemble_files
 
     grades_scale = grade_scale(guideline)
     check_outputs({"-o": output}, {"LABELS": labels, "--human": human_paths, "--guideline": guideline}, force=force)
     ensemble = ensemble_files(labels, human_paths, grades_scale, conflicting_grades)
-    write_labels(ensemble.labels(), output)
-    emit(ensemble, output_format, written=[output])
+    emit(ensemble, output_format, written=[ensemble.write(output)])

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from evalset.errors import InputError
-from evalset.io.annotations import LABELS_COLUMNS
+from evalset.io.annotations import LABELS_COLUMNS, write_labels
 from evalset.judgments.calibration import calibrated_distribution, candidate_models
 from evalset.judgments.reading import read_grades
 from evalset.judgments.rules import pair_grades
@@ -62,6 +62,11 @@ class Ensemble:
         return self.grades[[*PAIR, "grade"]].assign(
             annotator=self.name, kind="llm", source=self.source, labeled_at="",
             comment=[f"expected grade {value:.4f}" for value in self.grades["expected"]])[list(LABELS_COLUMNS)]
+
+    def write(self, path: str | os.PathLike) -> str:
+        """Write :meth:`labels` as a labels table at ``path`` (atomically); returns the path."""
+        write_labels(self.labels(), path)
+        return os.fspath(path)
 
     def to_dict(self) -> dict[str, Any]:
         """The ensemble's name, judges and what it was calibrated on (its grades are in the labels written)."""
