@@ -4,40 +4,16 @@ as a heatmap and, with the annotators' quality, their confusion matrices (its te
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from evalset.agreement.analysis import KAPPA_KEYS, AgreementReport
-from evalset.io.files import atomic_path, folder_built_aside, write_text
-
-if TYPE_CHECKING:
-    from evalset.agreement.result import Agreement
+from evalset.io.files import atomic_path
 
 AGREEMENT_FILES = ("agreement.json", "disagreements.tsv", "kappa.png", "confusion.png")
 """The files of an agreement folder (``confusion.png`` with the annotators' quality only)."""
-
-
-def write_agreement(result: Agreement, folder: str | os.PathLike, *, replace: bool = False) -> list[Path]:
-    """Write ``result`` as a folder (built aside, renamed into place; an existing non-empty folder refused unless
-    ``replace``): ``agreement.json`` (what ``--format json`` prints, which ``evalset report --agreement`` reads),
-    ``disagreements.tsv`` (every disagreement, largest gap first), ``kappa.png`` (the kappa matrix) and, when the
-    annotators' quality is reported, ``confusion.png`` (each one's Dawid-Skene confusion matrix). Returns the files
-    written, in :data:`AGREEMENT_FILES` order."""
-    from evalset.agreement.annotators import write_confusion_plot
-
-    names = AGREEMENT_FILES if result.annotator_quality else AGREEMENT_FILES[:-1]
-    with folder_built_aside(folder, replace=replace) as aside:
-        write_text(aside / names[0], json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
-        write_disagreements(result.table, aside / names[1])
-        write_heatmap(result.report, aside / names[2])
-        if result.annotator_quality:
-            write_confusion_plot(result.quality, aside / names[3])
-    return [Path(folder) / name for name in names]
 
 
 def write_disagreements(table: pd.DataFrame, path: str | os.PathLike) -> None:

@@ -22,10 +22,12 @@ Conventions
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -40,9 +42,11 @@ from evalset.agreement.analysis import (
     with_texts,
 )
 from evalset.agreement.inputs import load_grades
+from evalset.agreement.render import AGREEMENT_FILES, write_disagreements, write_heatmap
 from evalset.contract import AGREEMENT_RULES, DEFAULT_METRIC, DEFAULT_SCALE, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.io.corpus import read_corpus
+from evalset.io.files import folder_built_aside, write_text
 from evalset.io.queries import read_queries
 from evalset.io.trec import read_runs
 from evalset.judgments.ensemble import ensemble_grades
@@ -82,6 +86,21 @@ class Agreement:
         if self.grades is None:
             raise InputError("no grades to rate the annotators on")
         return annotators.annotator_quality(self.grades, self.report.scale, self.out_of_scale)
+
+    def write(self, folder: str | os.PathLike, *, replace: bool = False) -> list[Path]:
+        """Write the analysis as a folder (built aside, renamed into place; an existing non-empty folder refused
+        unless ``replace``): ``agreement.json`` (what ``--format json`` prints, which ``evalset report --agreement``
+        reads), ``disagreements.tsv`` (every disagreement, largest gap first), ``kappa.png`` (the kappa matrix) and,
+        when the annotators' quality is reported, ``confusion.png`` (each one's Dawid-Skene confusion matrix).
+        Returns the files written, in :data:`~evalset.agreement.render.AGREEMENT_FILES` order."""
+        names = AGREEMENT_FILES if self.annotator_quality else AGREEMENT_FILES[:-1]
+        with folder_built_aside(folder, replace=replace) as aside:
+            write_text(aside / names[0], json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            write_disagreements(self.table, aside / names[1])
+            write_heatmap(self.report, aside / names[2])
+            if self.annotator_quality:
+                annotators.write_confusion_plot(self.quality, aside / names[3])
+        return [Path(folder) / name for name in names]
 
     def to_text(self) -> str:
         """The report as ``evalset agreement`` prints it, then the per-annotator quality section when asked."""

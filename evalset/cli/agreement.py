@@ -59,7 +59,7 @@ def agreement_command(inputs, humans, guideline, out_of_scale, conflicting_grade
     """Agreement of annotators in LABELS tables and TREC qrels files (a qrels file is one annotator, named by
     its file name): kappas with intervals, alpha, LLM calibration, system rankings, disagreements."""
     from evalset import agreement
-    from evalset.agreement.render import AGREEMENT_FILES, write_agreement
+    from evalset.agreement.render import AGREEMENT_FILES
     from evalset.io.outputs import check_outputs
 
     grades_scale = grade_scale(guideline)
@@ -71,5 +71,5 @@ def agreement_command(inputs, humans, guideline, out_of_scale, conflicting_grade
         kappa=kappa, resamples=resamples, level=level, seed=seed, runs=run_paths, measure=measure,
         contract=contract.applied_to()[0], queries=queries, corpus=corpus, top=top, pairs=pairs,
         annotator_quality=quality_wanted, ensemble=ensemble)
-    written = write_agreement(result, output, replace=force) if output else []
+    written = result.write(output, replace=force) if output else []
     emit(result, output_format, notes_first=True, written=written)

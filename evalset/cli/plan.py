@@ -63,9 +63,7 @@ def power_command(qrels_path, runs, comparisons, metric, contract, set_path, spl
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract)
     result = plan.make_power_plan(evaluation, spec, progress=lambda cells: tqdm(
         cells, desc="simulating", unit="size", disable=None, file=sys.stderr))
-    if plot:
-        plan.plot_power(result, plot)
-    emit(result, output_format, notes_first=True, written=[plot] if plot else [])
+    emit(result, output_format, notes_first=True, written=[result.plot(plot)] if plot else [])
 
 
 @plan_group.command("cost")

@@ -45,7 +45,6 @@ def verify(set_path, manifest_sha256, labels_paths, output_format):
 @format_option()
 def diff(old_path, new_path, runs, split, output_format):
     """Judgments added, removed and changed between two versions of a set, and how runs move."""
-    from evalset.io.trec import read_runs
     from evalset.sets import diff_versions
 
-    emit(diff_versions(old_path, new_path, read_runs(runs) if runs else None, split), output_format)
+    emit(diff_versions(old_path, new_path, runs or None, split), output_format)

@@ -112,6 +112,11 @@ class PowerPlan:
     seed: int
     notes: list[str] = field(default_factory=list)  # what the pilot's values left out or scored 0 (missing queries)
 
+    def plot(self, path: str) -> str:
+        """Draw the power curves as a PNG at ``path`` (:func:`plot_power`); returns the path."""
+        plot_power(self, path)
+        return path
+
     def to_text(self) -> str:
         """The power plan as ``evalset plan`` prints it."""
         return "\n".join(_power_lines(self))

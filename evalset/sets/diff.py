@@ -4,7 +4,7 @@ move when each version scores them under its own contract."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.annotations import read_labels
 from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff_sets, load_set, verify_set
+from evalset.io.trec import read_runs
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
 from evalset.params import validate_params
@@ -58,6 +59,8 @@ def diff_versions(old_path: str | os.PathLike, new_path: str | os.PathLike,
     run's score on each version under that version's own contract (headline metric, evaluation contract,
     weighting) and queries of ``split`` (the weighted mean)."""
     old, new = (load_set(path, check_headline=parse_measure) for path in (old_path, new_path))
+    if runs and not isinstance(runs, Mapping):  # run files, read once for both versions
+        runs = read_runs(runs)
     differ = contract_changes(old, new)
     revisions = grade_revisions(old.labels, new.labels)
     if not runs:
