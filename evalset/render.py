@@ -84,7 +84,7 @@ def fields_dict(instance: Any) -> dict[str, Any]:
 
     def plain(value: Any) -> Any:
         if isinstance(value, pd.DataFrame):
-            return value.to_dict("records")
+            return records(value)
         if hasattr(value, "to_dict") and dataclasses.is_dataclass(value):
             return value.to_dict()
         if dataclasses.is_dataclass(value):

@@ -6,6 +6,7 @@ must hold is checked by its reader's caller."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import tomllib
@@ -26,7 +27,7 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
 
 def read_tsv_rows(path: str | os.PathLike) -> list[list[str]]:
     """The rows of a tab-separated file (standard double quotes), each a list of its fields."""
-    return _read(path, lambda text: list(csv.reader(text.splitlines(), delimiter="\t")), csv.Error, "TSV")
+    return _read(path, lambda text: list(csv.reader(io.StringIO(text, newline=""), delimiter="\t")), csv.Error, "TSV")
 
 
 def _read(path: str | os.PathLike, parse, refused: type[Exception], kind: str):

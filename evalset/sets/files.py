@@ -16,15 +16,15 @@ from evalset.judgments.spec import MergePolicy
 from evalset.sets.freezing import FrozenVersion, freeze
 from evalset.sets.inputs import read_judgments, set_contract
 
-Path = str | os.PathLike
+FilePath = str | os.PathLike
 
 
-def freeze_files(labels: Sequence[Path], queries: Path, guideline: Path, name: str, sets_dir: Path, *,
-                 llm_labels: Sequence[Path] = (), version: int | None = None,
+def freeze_files(labels: Sequence[FilePath], queries: FilePath, guideline: FilePath, name: str, sets_dir: FilePath,
+                 *, llm_labels: Sequence[FilePath] = (), version: int | None = None,
                  contract: EvaluationContract | None = None, headline: str = DEFAULT_METRIC,
-                 weighting: str = "traffic", merge: MergePolicy = MergePolicy(), adjudication: Path | None = None,
-                 planned: Sequence[tuple[str, str]] = (), conflicting_grades: str = "refuse",
-                 sample: Path | None = None) -> FrozenVersion:
+                 weighting: str = "traffic", merge: MergePolicy = MergePolicy(),
+                 adjudication: FilePath | None = None, planned: Sequence[tuple[str, str]] = (),
+                 conflicting_grades: str = "refuse", sample: FilePath | None = None) -> FrozenVersion:
     """Freeze the ``labels`` files (labels tables, or qrels as one human annotator each; ``llm_labels``: an LLM
     judge's) with the ``queries`` file and the ``guideline`` file into ``sets_dir/name/vN`` (:func:`freeze`): the
     set's contract is ``contract`` with its ``headline`` metric and stratum ``weighting``

@@ -15,6 +15,11 @@ def test_a_json_a_toml_and_a_tsv_file_are_read_whole(tmp_path):
     assert read_tsv_rows(tmp_path / "a.tsv") == [["email", "token"], ["a@x.org", "t\tq"]]
 
 
+def test_a_tsv_field_in_quotes_keeps_its_tab_and_its_line_break(tmp_path):
+    (tmp_path / "a.tsv").write_text('email\tnote\na@x.org\t"two\nlines"\nb@x.org\tone\n', encoding="utf-8")
+    assert read_tsv_rows(tmp_path / "a.tsv") == [["email", "note"], ["a@x.org", "two\nlines"], ["b@x.org", "one"]]
+
+
 @pytest.mark.parametrize(("content", "reader", "said"), [
     (b"{not json", read_json,
      "not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
