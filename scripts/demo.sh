@@ -90,7 +90,7 @@ needed=$(grep -o -- '--n-queries [0-9]*' "$out/plan.txt" | head -1)  # the queri
 "$evalset" plan cost --pool "$out/pool" $needed --seconds-per-judgment 30 --annotators 3 | tee "$out/cost.txt"
 
 step "report (the frozen set and the runs -> $out/report.html): one self-contained HTML page"
-"$evalset" report "$set_path" --runs "${runs[@]}" --agreement "$out/agreement/agreement.json" -o "$out/report.html"
+"$evalset" report "$set_path" "${runs[@]}" --agreement "$out/agreement/agreement.json" -o "$out/report.html"
 
 step "strata (DL19 topics -> $out/dl19-strata.tsv -> $out/sets/dl19-strata/v1): per-stratum, traffic-weighted scores and verdicts"
 # The rule (scripts/dl19_strata.py): a topic of at most 4 words is "short", a longer one "long"; each stratum's
@@ -115,7 +115,7 @@ awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv"
 "$evalset" freeze "$out/slice-nist.qrels" --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \
   --queries data/dl19/topics.tsv --guideline guidelines/relevance-v2.md --name dl19-slice --sets-dir "$out/sets" \
   --plan bm25base_p:idst_bert_p1
-"$evalset" report "$out/sets/dl19-slice/v1" --runs data/dl19/runs/{bm25base_p,bm25tuned_p,idst_bert_p1}.run.gz \
+"$evalset" report "$out/sets/dl19-slice/v1" data/dl19/runs/{bm25base_p,bm25tuned_p,idst_bert_p1}.run.gz \
   -o "$out/report-slice.html"
 
 if [ "$with_label_studio" = 1 ] || { [ -n "${LABEL_STUDIO_URL:-}" ] && [ -n "${LABEL_STUDIO_API_KEY:-}" ]; }; then

@@ -33,8 +33,8 @@ FOUNDATIONS = ("errors", "params", "seeds", "contract", "exports", "render", "sp
                "evaluation")
 ROOT_FOUNDATIONS = {"errors", "params", "seeds", "contract", "exports", "render"}  # one module each, at the root
 # the stages in pipeline order: a stage may import the foundations and the stages before it, never one after it
-STAGES = ("sampling", "pooling", "judge", "judgments", "agreement", "quality", "labelstudio", "sets", "scoring",
-          "comparing", "planning", "estimate", "reusability", "report")
+STAGES = ("sampling", "pooling", "holes", "judge", "judgments", "agreement", "quality", "labelstudio", "sets",
+          "scoring", "comparing", "planning", "estimate", "reusability", "report")
 COMMAND_LINE = "cli"  # the top floor: it may import anything; nothing imports it
 FLOORS = ("", *FOUNDATIONS, *STAGES, COMMAND_LINE)  # "": the root package (its version), below everything
 # evalset behind another library's interface (an ir_measures provider): it may use the foundations, the engine
@@ -444,7 +444,7 @@ def test_no_quantile_is_asked_of_scipy_outside_the_statistics_room():
 
 def test_one_class_is_named_holes():
     named = [name(path) for path in MODULES if re.search(r"^class Holes\b", path.read_text(), re.MULTILINE)]
-    assert named == ["evalset.estimate.holes"], named
+    assert named == ["evalset.holes.find"], named
 
 
 # --- one reader for every file (evalset.io): runs, qrels, logs and tables are parsed only there, so a command that
@@ -515,7 +515,7 @@ NOT_PARAMETERS = {  # what these modules check looks like a parameter's rule and
     "evalset.metrics.measures": "a measure's name looked up in its registry (the message offers close spellings)",
     "evalset.metrics.trec_eval_names": "a trec_eval measure family looked up in its table of defaults",
     "evalset.compat.ir_measures": "an ir_measures measure looked up in its table of counterparts",
-    "evalset.pooling.graded": "the judgments' largest grade (data: a hole cannot be filled relevant without one)",
+    "evalset.holes.find": "the judgments' largest grade (data: a hole cannot be filled relevant without one)",
 }
 
 

@@ -12,11 +12,11 @@ from evalset.cli.estimate import estimate
 from evalset.cli.estimate_select import documents_command, holes_command, slice_command
 from evalset.cli.freeze import freeze
 from evalset.cli.holes import holes
-from evalset.comparing import holes_pool
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.estimate import estimate_runs, select_from_pool, select_slice
 from evalset.estimate.simulate import simulate
 from evalset.evaluation import Evaluation
+from evalset.holes import holes_pool
 from evalset.io.setfolder import SetContract
 from evalset.stats.paired import compare_paired
 

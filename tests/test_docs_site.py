@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 
-API_PACKAGES = ("metrics", "evaluation", "comparing", "estimate")
+API_PACKAGES = ("metrics", "evaluation", "comparing", "holes", "estimate")
 
 
 def build(site: Path, config: Path = REPO / "mkdocs.yml") -> subprocess.CompletedProcess:

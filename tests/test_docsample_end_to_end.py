@@ -170,7 +170,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     columns = ["name", "estimate", "set_low", "set_high", "new_low", "new_high"]
     assert [[r[c] for c in columns] for r in on_set["rows"]] == [[r[c] for c in columns] for r in ndcg]
     page = tmp_path / "report.html"
-    cli("report", version, *runs_args, "-o", page, "--permutations", 199, "--resamples", 199)
+    cli("report", version, *run_paths.values(), "-o", page, "--permutations", 199, "--resamples", 199)
     html = page.read_text()
     for row in (r for r in on_set["rows"] if r["kind"] == "run"):
         assert (f'<td>{row["name"]}</td><td class="num">{number(row["estimate"])}</td><td class="num">'

@@ -95,7 +95,7 @@ COMMANDS = {
                   "evalset plan power --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                   "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),
     "report": Entry("report", "report_command", "Write a self-contained HTML report of a frozen set and its runs.",
-                    "evalset report sets/dl19/v1 --runs data/dl19/runs -o report.html", "docs/report.md"),
+                    "evalset report sets/dl19/v1 data/dl19/runs -o report.html", "docs/report.md"),
 }
 
 

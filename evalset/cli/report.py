@@ -12,9 +12,7 @@ from evalset.report.spec import ReportSpec
 
 @click.command("report")
 @click.argument("set_path", metavar="SET", type=click.Path(file_okay=False))
-@click.argument("more_runs", metavar="[RUN]...", nargs=-1, type=click.Path())
-@click.option("--runs", "runs", metavar="RUN", multiple=True, type=click.Path(),
-              help="Run files or folders of runs (TREC format, .gz allowed); `--runs A B C` works too.")
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
 @ruled(ReportSpec, "split", "--split", help="The queries the page is about.")
 @click.option("--agreement", "agreement_path", type=click.Path(dir_okay=False),
@@ -29,9 +27,10 @@ from evalset.report.spec import ReportSpec
 @contract_option(("missing",), defaults={"missing": None})
 @force_option(folder=False)
 @format_option()
-def report_command(set_path, more_runs, runs, output, split, agreement_path, probes_path, resamples, permutations,
+def report_command(set_path, runs, output, split, agreement_path, probes_path, resamples, permutations,
                    seed, contract, force, output_format):
-    """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs scored on it.
+    """Write a self-contained HTML report of the frozen set SET (sets/NAME/vN) and the runs RUN... scored on it
+    (TREC run files, .gz allowed, or folders of them).
 
     The page (no script, no external resource; plots embedded as PNG) shows the set (queries per stratum,
     judgments per grade, judged@k per run), the agreement heatmap, the headline score of every run with a BCa
@@ -41,12 +40,9 @@ def report_command(set_path, more_runs, runs, output, split, agreement_path, pro
     from evalset.io.outputs import check_outputs
     from evalset.report.output import write_report
 
-    paths = (*runs, *more_runs)
-    if not paths:
-        raise click.UsageError("give the runs with --runs RUN [RUN ...]")
-    check_outputs({"-o": output}, {"SET": set_path, "RUN": paths, "--agreement": agreement_path,
+    check_outputs({"-o": output}, {"SET": set_path, "RUN": runs, "--agreement": agreement_path,
                                    "--probes": probes_path}, force=force)
     spec = ReportSpec(split=split, seed=seed, resamples=resamples, permutations=permutations,
                       missing=contract.get("missing"))
-    emit(write_report(set_path, paths, output, spec, agreement_path=agreement_path, probes_path=probes_path),
+    emit(write_report(set_path, runs, output, spec, agreement_path=agreement_path, probes_path=probes_path),
          output_format)

@@ -43,6 +43,7 @@ RENAMED_IN = {
             "--exclude-annotator": "--merge exclude=NAMES", "--llm-labels": "--llm (as estimate's)",
             "--headline": "-m/--metric"},
     "pull": {"--gold-min-answers": "--gold-rule min_gold=N", "--gold-min-kappa": "--gold-rule min_kappa=K"},
+    "report": {"--runs": "SET RUN... (the runs after the set, as score takes them)"},
     "recheck": {"--scale": "--guideline 0,1,2,3 (a bare scale)"},
     "ensemble": {"--scale": "--guideline 0,1,2,3 (a bare scale)"},
     "compare": {"--why": "`evalset explain` (the same runs and --qrels or --set)",

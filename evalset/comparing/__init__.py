@@ -4,10 +4,8 @@ a comparison, ``evalset holes`` (what the judgments do not know) and ``evalset e
 - :mod:`evalset.comparing.spec`: what a comparison is asked (:class:`CompareSpec`), its rules declared once.
 - :mod:`evalset.comparing.compare`: the comparisons in their family, with the per-query values they rest on.
 - :mod:`evalset.comparing.setlog`: a set's comparison family, its log read (and, for ``compare``, appended).
-- :func:`depth_of` and :func:`graded_top_k` (from :mod:`evalset.pooling.graded`): the top k of the runs compared,
-  each document with its grade (or unjudged).
-- :mod:`evalset.comparing.holes`: the unjudged documents of the top k (the holes), the range of the difference
-  over extreme fills of them, whether the verdict could flip, and the pool folder that settles it.
+- the holes of a comparison (the range of its difference over fills of them, whether the verdict could flip, and
+  the pool folder that settles it) are :mod:`evalset.holes`'.
 - :mod:`evalset.comparing.explain`: the three commands' one call each: :func:`make_comparisons` (compare),
   :func:`explain_runs` (explain), :func:`compare_with_holes` (holes), and their printed forms.
 - :mod:`evalset.comparing.many`: many systems at once (``--all``, ``--baseline``): every pair or every run against
@@ -22,11 +20,9 @@ _EXPORTS = {
     "evalset.comparing.compare": ("Comparisons", "compare_runs"),
     "evalset.comparing.explain": ("ComparisonsWithHoles", "Explanations", "explain_runs", "compare_with_holes",
                                   "make_comparisons"),
-    "evalset.comparing.holes": ("ComparisonHoles", "HolesPool", "comparison_holes", "format_holes", "holes_pool"),
     "evalset.comparing.many": ("ManyComparisons", "PairVerdict", "compare_many"),
     "evalset.comparing.movement": ("MOVEMENT_CLASSES", "QueryMovements", "query_movements"),
     "evalset.comparing.spec": ("CompareSpec",),
-    "evalset.pooling.graded": ("depth_of", "graded_top_k"),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

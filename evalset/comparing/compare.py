@@ -7,7 +7,7 @@ Conventions
 - **What a verdict rests on** is stated beside it: both runs' ``judged@k`` (k: the metric's cutoff, or the
   depth given), the judged queries a run lacks, the undefined queries left out, the strata, the threshold.
 - **Holes.** When either run's top k holds unjudged documents, their bound is computed
-  (:func:`evalset.comparing.holes.comparison_holes`: the difference under fills of the holes). An *established*
+  (:func:`evalset.holes.comparison.comparison_bounds`: the difference under fills of the holes). An *established*
   verdict that a fill could flip becomes ``not established: N unjudged documents in the candidate's top k could
   flip it``. Two ways keep the verdict as judged, and the output says so: ``accept_holes`` (``--accept-holes``),
   or the contract's ``unjudged = condensed`` (the verdict then rests on the judged documents only). A metric
@@ -32,7 +32,6 @@ from typing import Any
 
 import pandas as pd
 
-from evalset.comparing.holes import ComparisonHoles, comparison_holes
 from evalset.comparing.setlog import record_comparison, refuse_unlogged, set_family
 from evalset.comparing.spec import CompareSpec
 from evalset.errors import InputError
@@ -46,11 +45,12 @@ from evalset.evaluation import (
     unusual_grades_note,
 )
 from evalset.evaluation.values import Runs
+from evalset.holes.comparison import ComparisonBounds, comparison_bounds
+from evalset.holes.find import depth_of
 from evalset.io.queries import read_queries, stratum_shares
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import Measure, parse_measure
 from evalset.params import settings_of
-from evalset.pooling.graded import depth_of
 from evalset.render import number
 from evalset.stats.paired import Comparison
 from evalset.stats.strata import from_summary_scale, has_strata, query_weights
@@ -64,7 +64,7 @@ class Comparisons:
 
     results: list[Comparison]
     per_query: PerQuery
-    holes: list[ComparisonHoles | None] = field(default_factory=list)
+    holes: list[ComparisonBounds | None] = field(default_factory=list)
     strata: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -144,7 +144,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
 
 def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, Any], k: int, policy: str,
                      strata: pd.DataFrame | None, bound_holes: bool | None = None, defaulted: int | None = None,
-                     read: dict[str, pd.DataFrame] | None = None) -> tuple[Comparison, ComparisonHoles | None]:
+                     read: dict[str, pd.DataFrame] | None = None) -> tuple[Comparison, ComparisonBounds | None]:
     """``result`` with both runs' judged@k over the compared queries (``values`` hold ``judged@k``) and, where
     either top k holds unjudged documents, the holes' bound handed to its verdict under ``policy``
     (:func:`holes_policy`; ``bound_holes`` forces or skips the bound), and the bound. ``runs`` are the runs as
@@ -162,7 +162,7 @@ def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, An
         for run in (result.baseline, result.candidate):
             if run not in read:
                 read[run] = runs[run] if isinstance(runs[run], pd.DataFrame) else read_run(runs[run])
-        bound = comparison_holes(values, read, result, k, weights=_headline_weights(values, result, strata))
+        bound = comparison_bounds(values, read, result, k, weights=_headline_weights(values, result, strata))
     return _with_holes(result, bound, policy if has_holes else None, defaulted), bound
 
 
@@ -252,7 +252,7 @@ def holes_policy(evaluation: Evaluation, measure: Measure, accept_holes: bool) -
     return "accepted" if accept_holes else "bounded"
 
 
-def _with_holes(result: Comparison, bound: ComparisonHoles | None, policy: str | None,
+def _with_holes(result: Comparison, bound: ComparisonBounds | None, policy: str | None,
                 defaulted: int | None = None) -> Comparison:
     """``result`` with its holes stated and handed to the verdict (which withholds one a fill could flip);
     ``defaulted``: the depth chosen for a metric without cutoff, said."""

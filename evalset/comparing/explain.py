@@ -13,12 +13,13 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from evalset.comparing.compare import Comparisons, compare_runs
-from evalset.comparing.holes import ComparisonHoles, HolesPool, comparison_holes, format_holes, holes_pool
 from evalset.comparing.many import ManyComparisons, compare_many
 from evalset.comparing.movement import TOLERANCE, QueryMovements, query_movements
 from evalset.comparing.spec import EXPLAIN_RULES, CompareSpec
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, missing_notes, missing_queries, per_query_values, unusual_grades_note
+from evalset.holes.comparison import ComparisonBounds, comparison_bounds
+from evalset.holes.pool import HolesPool, format_holes, holes_pool
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.params import settings_of, validate_params
 from evalset.pooling import write_pool
@@ -29,7 +30,7 @@ class ComparisonsWithHoles:
     """The comparisons, each one's holes, and the holes' pool (``evalset holes``)."""
 
     comparisons: Comparisons
-    holes: list[ComparisonHoles]
+    holes: list[ComparisonBounds]
     pool: HolesPool
 
     def write(self, *, replace: bool = False) -> list[str]:
@@ -68,7 +69,7 @@ def compare_with_holes(evaluation: Evaluation, runs: Sequence[str | os.PathLike]
     read = {name: read_run(path) for name, path in run_files.items()}  # the top k is read: each file once, whole
     comparisons = compare_runs(evaluation, read, spec=spec, bound_holes=True)
     values, results = comparisons.per_query, comparisons.results
-    holes = [bound if bound is not None else comparison_holes(values, read, result, spec.depth,
+    holes = [bound if bound is not None else comparison_bounds(values, read, result, spec.depth,
                                                               comparisons.weights(result))
              for bound, result in zip(comparisons.holes or [None] * len(results), results, strict=True)]
     pool = holes_pool(values.evaluation, read, run_files, holes, folder, queries=spec.strata, corpus=corpus,

@@ -18,9 +18,9 @@ Conventions
   ``bonferroni`` (on the paired permutation test of each pair). A pair is *significant* when its adjusted p is
   below ``alpha``.
 - **Holes.** For a metric with a cutoff k, the holes of a run are the unjudged documents of its top k
-  (:mod:`evalset.pooling.graded`) on the compared queries. Each run's mean is bounded: low with every hole of
+  (:mod:`evalset.holes.find`) on the compared queries. Each run's mean is bounded: low with every hole of
   every run judged not relevant (grade 0; as judged for every measure but those reading judged non-relevant
-  documents), high with that run's holes relevant at the top grade (:func:`evalset.pooling.graded.top_grade`;
+  documents), high with that run's holes relevant at the top grade (:func:`evalset.holes.find.top_grade`;
   one evaluation per run with holes). A significant pair (a, b) could be flipped by its holes when
   ``[low_a - high_b, high_a - low_b]`` contains 0; ``accept_holes=True`` keeps the plain verdict and says so.
   A metric without a cutoff is bounded at :data:`~evalset.contract.DEFAULT_HOLES_DEPTH` unless ``depth`` is given.
@@ -53,10 +53,10 @@ from evalset.evaluation import (
     unusual_grades_note,
 )
 from evalset.evaluation.values import Runs
+from evalset.holes.find import depth_of, filled_qrels, graded_top_k, top_grade
 from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
 from evalset.params import check, settings_of
-from evalset.pooling.graded import depth_of, filled_qrels, graded_top_k, top_grade
 from evalset.render import UNDEFINED, json_safe, number, text_table
 from evalset.seeds import generator
 from evalset.stats.multiple import (

@@ -2,7 +2,7 @@
 
 Conventions
 -----------
-- The top k is :mod:`evalset.pooling.graded`'s: k is the metric's cutoff unless a depth is given (a metric
+- The top k is :mod:`evalset.holes.find`'s: k is the metric's cutoff unless a depth is given (a metric
   without cutoff needs one). A document is *relevant* when it adds to the metric: grade > 0 for a measure of gains
   (nDCG, DCG, ERR, RBP), grade >= the measure's relevance level for the others
   (:meth:`evalset.metrics.Measure.lowest_adding_grade`).
@@ -19,7 +19,7 @@ Conventions
   that changed. A query whose value did not change but whose relevant documents moved (lost, rescued,
   promoted or demoted) is *cancelled*: movements whose effects summed to zero, shown apart, never "no change".
 - The documents that moved are listed one by one with their class, their grade and their rank in each run's top
-  k (1-based, under the contract's tie rule as :func:`evalset.pooling.graded.graded_top_k` ranks them; *out*
+  k (1-based, under the contract's tie rule as :func:`evalset.holes.find.graded_top_k` ranks them; *out*
   when not in that run's top k): ``lost: doc D rank 4 -> out (grade 2)``. The text shows the ``top`` changed
   queries with the largest |difference| (and as many cancelled ones), every one by default; ``to_dict`` keeps
   every query and every document.
@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from evalset.evaluation import PerQuery, per_query_values
+from evalset.holes.find import depth_of, graded_top_k
 from evalset.io.queries import read_queries
 from evalset.metrics import parse_measure
 from evalset.params import NON_NEGATIVE_INT, Interval, check
-from evalset.pooling.graded import depth_of, graded_top_k
 from evalset.render import json_safe, number
 from evalset.stats.paired import Comparison
 

@@ -9,7 +9,8 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
 - :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data (its function
   :func:`~evalset.estimate.simulate.simulate` is reached through the module, whose name it shares);
-- :mod:`~evalset.estimate.holes`: a frozen set and a new system: its holes, a sample of them, its full-judgment score;
+- :mod:`~evalset.estimate.holes`: a frozen set and a new system: a seeded sample of its holes (found by
+  :mod:`evalset.holes`) and its full-judgment score;
 - :mod:`~evalset.estimate.holesizing`: a sample of a set's holes sized per run for a precision;
 - :mod:`~evalset.estimate.holesimulate`: does a sample of a set's holes hold? Each group of runs left out of the
   set's pool in turn, many samples of its runs' holes estimated against the full judgments;
@@ -24,9 +25,9 @@ from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
     "evalset.estimate.figures": ("Estimate", "estimate_runs"),
-    "evalset.estimate.holes": ("Holes", "draw_holes", "estimate_holes", "find_holes"),
-    "evalset.estimate.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
+    "evalset.estimate.holes": ("draw_holes", "estimate_holes"),
     "evalset.estimate.holesizing": ("hole_probabilities", "size_holes"),
+    "evalset.estimate.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
     "evalset.estimate.modes": ("make_estimate",),
     "evalset.estimate.simulate": ("Simulation",),

@@ -1,23 +1,21 @@
-"""A frozen set and a new system: the holes of its top k (the pairs the set never judged), a seeded sample of them
-for humans to grade, and the system's full-judgment score estimated from the set's judgments, the sample's grades
-and an LLM's grades of every hole (the document design, :mod:`evalset.estimate.documents`, with the set's pairs
-known).
+"""A frozen set and a new system: the system's full-judgment score estimated from the set's judgments, the grades
+of a seeded sample of its holes and an LLM's grades of every hole (the document design,
+:mod:`evalset.estimate.documents`, with the set's pairs known). The holes are found, drawn and sized in
+:mod:`evalset.holes` (:mod:`~evalset.holes.find`, :mod:`~evalset.holes.sample`, :mod:`~evalset.estimate.holesizing`).
 
 Conventions
 -----------
-- A run's **holes** are the pairs of its top k (:func:`evalset.pooling.graded.graded_top_k`: the contract's tie
-  rule; its judged queries only) that the set does not judge: no grade, or a negative one (pooled, not judged).
-  ``k`` is the depth given (the measure's cutoff, usually). A hole retrieved by several runs is one pair.
 - The **design**: every judged pair of the set is in the sample for certain (``pi`` 1, its grade the set's); each
   hole is drawn by a seeded Poisson draw (:func:`evalset.estimate.documents.sample.poisson_sample`, the uniforms
   in the holes' order: query, then document id) with one inclusion probability, ``fraction`` or ``budget`` /
-  holes, or each its own (sized per run for a precision: :mod:`evalset.estimate.holesizing`). Its estimate is the
-  document design's (:func:`evalset.estimate.documents.estimate.estimate_documents`) under the hole sample's rules
-  (:data:`evalset.estimate.documents.rules.HOLE_SAMPLE`: the LLM calibrated by stratum, judged in a run's top k,
-  judged deeper, hole, by :func:`hole_strata`; no floor on nDCG's estimated ideal; "this set"'s variance the larger
-  of the sampled one and its floor, on the normal quantile): the LLM's grades of every pair calibrated on the
-  sampled pairs of the other queries (the set's own judgments, paid for already, and the graded holes), the
-  difference estimator per query, "this set" and "new queries" intervals; without an LLM, Horvitz-Thompson's.
+  holes, or each its own (sized per run for a precision: :mod:`evalset.estimate.holesizing`).
+- The estimate is the document design's (:func:`evalset.estimate.documents.estimate.estimate_documents`) under the
+  hole sample's rules (:data:`evalset.estimate.documents.rules.HOLE_SAMPLE`: the LLM calibrated by stratum, judged
+  in a run's top k, judged deeper, hole, by :func:`hole_strata`; no floor on nDCG's estimated ideal; "this set"'s
+  variance the larger of the sampled one and its floor, on the normal quantile): the LLM's grades of every pair
+  calibrated on the sampled pairs of the other queries (the set's own judgments, paid for already, and the graded
+  holes), the difference estimator per query, "this set" and "new queries" intervals; without an LLM,
+  Horvitz-Thompson's.
 - Unbiased where the measure is a sum over a query's documents (P@k, DCG@k): the expectation over every draw is
   the score under full judgments (``tests/estimate/test_hole_sample.py`` enumerates every draw of a small set). nDCG's
   ideal is estimated too, so its estimate is a ratio's, unbiased to first order.
@@ -36,7 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -51,77 +49,11 @@ from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import read_grades
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES
 from evalset.evaluation import Evaluation
+from evalset.holes.find import Holes, find_holes, holes_outside, judged_pairs, refuse_judged
 from evalset.io.digests import file_sha256
 from evalset.io.samplerecord import read_sample
 from evalset.io.setfiles import MANIFEST_FILE
-from evalset.params import POSITIVE_INT, check, validate_params
-from evalset.pooling.graded import graded_top_k
-
-
-@dataclass(frozen=True)
-class Holes:
-    """The set's judged pairs (``query_id, doc_id, grade, top``: ``top`` whether a run retrieves it in its top
-    ``depth``), the runs' holes (``query_id, doc_id, runs``: the runs that retrieve the pair in their top
-    ``depth``, comma-separated) and per run its top-k pairs, holes and the queries holding them (``run, pairs,
-    holes, queries``)."""
-
-    judged: pd.DataFrame
-    holes: pd.DataFrame
-    per_run: pd.DataFrame
-    depth: int
-
-    @property
-    def pairs(self) -> pd.DataFrame:
-        """``query_id, doc_id`` of a design's pairs: the set's judged pairs, then the holes."""
-        return pd.concat([self.judged[["query_id", "doc_id"]], self.holes[["query_id", "doc_id"]]], ignore_index=True)
-
-    def to_text(self) -> str:
-        lines = [f"holes: the pairs of each run's top {self.depth} the set does not judge"]
-        for row in self.per_run.itertuples():
-            share = row.holes / row.pairs if row.pairs else 0.0
-            lines.append(f"  {row.run}: {row.holes:,} of {row.pairs:,} pairs ({share:.1%}) in {row.queries} "
-                         f"{'query' if row.queries == 1 else 'queries'}")
-        return "\n".join(lines)
-
-
-def judged_pairs(qrels: pd.DataFrame) -> pd.DataFrame:
-    """``query_id, doc_id, grade`` (ids as text) of the pairs ``qrels`` judge: a grade >= 0, the last of repeats."""
-    judged = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str))
-    judged = judged[judged["grade"] >= 0].drop_duplicates(["query_id", "doc_id"], keep="last")
-    return judged[["query_id", "doc_id", "grade"]].reset_index(drop=True)
-
-
-def refuse_judged(pairs: pd.DataFrame, judged: pd.DataFrame, what: str, advice: str, source: str) -> None:
-    """Refuse ``pairs`` (``what``: "pool", "sample") holding a pair of ``judged``: not the set's holes."""
-    known = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str)).isin(
-        pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
-    if known.any():
-        first = pairs.iloc[int(np.flatnonzero(known)[0])]
-        raise InputError(f"the {what} holds {int(known.sum()):,} pairs the set judges ({first['query_id']} "
-                         f"{first['doc_id']} first): not a {what} of its holes{advice}", source)
-
-
-def find_holes(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], depth: int, ties: str = "trec", *,
-               empty_ok: bool = False) -> Holes:
-    """The holes of ``runs``' top ``depth`` against the judgments ``qrels`` (``query_id, doc_id, grade``); with
-    ``empty_ok``, runs without a hole give holes without a row (a simulation's run judged in full), not a refusal."""
-    depth = check("depth", depth, POSITIVE_INT)
-    top = graded_top_k(runs, qrels, depth, ties)
-    open_ = top[~top["judged"]]
-    holes = (open_.groupby(["query_id", "doc_id"], sort=True)["system"]
-             .agg(lambda names: ",".join(sorted(set(names)))).rename("runs").reset_index())
-    per_run = pd.DataFrame({
-        "run": list(runs),
-        "pairs": [int((top["system"] == name).sum()) for name in runs],
-        "holes": [int((open_["system"] == name).sum()) for name in runs],
-        "queries": [int(open_.loc[open_["system"] == name, "query_id"].nunique()) for name in runs]})
-    if holes.empty and not empty_ok:
-        raise InputError(f"no run has a hole in its top {depth}: every pair is judged, nothing to sample; score the "
-                         "runs on the set as it is")
-    judged = judged_pairs(qrels)
-    shallow = pd.MultiIndex.from_frame(top.loc[top["judged"], ["query_id", "doc_id"]].astype(str))
-    judged["top"] = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]).isin(shallow)
-    return Holes(judged, holes, per_run, depth)
+from evalset.params import validate_params
 
 
 def hole_strata(pairs: pd.DataFrame, holes: Holes) -> np.ndarray:
@@ -132,15 +64,6 @@ def hole_strata(pairs: pd.DataFrame, holes: Holes) -> np.ndarray:
     hole = ~keys.isin(pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]]))
     top = keys.isin(pd.MultiIndex.from_frame(judged.loc[judged["top"], ["query_id", "doc_id"]])) | hole
     return np.c_[top, hole].astype(np.int64)
-
-
-def holes_outside(holes: Holes, pairs: pd.DataFrame) -> str:
-    """The runs whose holes ``pairs`` (``query_id, doc_id``: a pool, a sample's) lack, each with its count of them
-    (``"name (count), ..."``), or ``""`` when every hole is there."""
-    pooled = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]].astype(str))
-    outside = holes.holes[~pd.MultiIndex.from_frame(holes.holes[["query_id", "doc_id"]]).isin(pooled)]
-    lacking = outside["runs"].str.split(",").explode().value_counts().sort_index()
-    return ", ".join(f"{name} ({count:,})" for name, count in lacking.items())
 
 
 @validate_params(DOCUMENT_SAMPLE_RULES)

@@ -66,10 +66,11 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, mean_intervals, prepare_pool
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
-from evalset.estimate.holes import Holes, find_holes, hole_strata, judged_pairs
+from evalset.estimate.holes import hole_strata
 from evalset.estimate.holesizing import shares, unit_variances
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
+from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED, check, validate_params

@@ -32,9 +32,10 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.modes import read_judges
 from evalset.estimate.documents.rules import HOLE_SAMPLE
-from evalset.estimate.holes import Holes, find_holes, hole_strata, holes_outside
+from evalset.estimate.holes import hole_strata
 from evalset.estimate.spec import HOLE_SIZING_RULES
 from evalset.evaluation import Evaluation
+from evalset.holes.find import Holes, find_holes, holes_outside
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import validate_params
 

@@ -28,12 +28,13 @@ from evalset.estimate.documents.modes import DocumentReport, document_estimate, 
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.holes import holes_estimate, judged_pairs
+from evalset.estimate.holes import holes_estimate
 from evalset.estimate.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
 from evalset.estimate.inputs import ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.estimate.spec import EstimateSpec
 from evalset.evaluation import Evaluation
+from evalset.holes.find import judged_pairs
 from evalset.io.groups import read_run_groups
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice

@@ -1,7 +1,6 @@
 """``evalset pool``: judging pools from several systems' runs, and the pool folder.
 
 - :mod:`evalset.pooling.topk`: every system's top k per query, as codes; a big run file read for its top k only.
-- :mod:`evalset.pooling.graded`: the runs' top k graded (judged or a hole), and holes filled at a grade.
 - :mod:`evalset.pooling.pool`: the union of the systems' top k, pair ids, judge-the-holes, the budget, the blind
   judging order, per-system statistics (the conventions are in its docstring).
 - :mod:`evalset.pooling.folder`: the pool specification (TOML or options), building from it, writing the folder,

@@ -52,11 +52,11 @@ from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, missing_notes, missing_queries, per_query_values
+from evalset.holes.find import depth_of
 from evalset.io.comparisonlog import ComparisonLog
 from evalset.io.setfolder import FrozenSet
 from evalset.metrics import parse_measure
 from evalset.params import settings_of
-from evalset.pooling.graded import depth_of
 from evalset.render import number
 from evalset.report import plots
 from evalset.report.agreement import AgreementMatrix, agreement_matrix

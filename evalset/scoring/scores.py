@@ -10,7 +10,7 @@ Conventions
   across strata, and the score table shows the traffic-weighted mean when the set weights by traffic.
 - An undefined value prints as ``undef`` (:data:`evalset.render.UNDEFINED`), is ``null`` in JSON and empty in TSV.
 - On a set, each run's holes (the pairs of its headline's top k the set does not judge) and what they could cost
-  follow the table (:mod:`evalset.scoring.holes`).
+  follow the table (:mod:`evalset.holes.bounds`).
 - Comparisons are made in the family of :mod:`evalset.stats.family` (on a set: logged, and counted in the
   threshold).
 - ``--format trec_eval`` (:meth:`RunScores.to_trec_eval`) prints what ``trec_eval [-q] -m ...`` prints for the
@@ -38,10 +38,10 @@ from evalset.contract import DEFAULT_METRICS
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_values, unusual_grades
 from evalset.evaluation.values import Runs
+from evalset.holes.bounds import RunBounds, run_bounds
 from evalset.metrics import Measure, trec_eval_name
 from evalset.params import validate_params
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
-from evalset.scoring.holes import RunHoles, run_holes
 from evalset.scoring.spec import SCORE_RULES
 from evalset.stats.strata import MeanSummary, StratifiedSummary
 
@@ -54,7 +54,7 @@ class RunScores:
     per_query: PerQuery
     summaries: dict[str, dict[str, MeanSummary]]
     show_per_query: bool = False  # every query's value in the printed forms too
-    holes: RunHoles | None = None  # on a set: each run's holes in its headline's top k
+    holes: RunBounds | None = None  # on a set: each run's holes in its headline's top k
 
     def to_text(self) -> str:
         """The score table (and every query's value with ``show_per_query``), as ``evalset score`` prints it; on a
@@ -147,7 +147,7 @@ def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), 
     values = per_query_values(evaluation, runs, metrics or default, judged=True, stream=stream,
                               max_retrieved=max_retrieved)
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
-    holes = run_holes(evaluation, runs, values) if evaluation.frozen is not None else None
+    holes = run_bounds(evaluation, runs, values) if evaluation.frozen is not None else None
     return RunScores(values, summaries, per_query, holes)
 
 

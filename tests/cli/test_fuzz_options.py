@@ -133,7 +133,7 @@ BASES = {
     "estimate select holes": Base("holes --set sets/dl19/v2 --budget 50% -o new-holes-sample", ("output",)),
     "plan power": Base(f"--qrels nist.qrels {TWO_RUNS} --resamples 20 --permutations 20 --sizes 4,8", ("plot",)),
     "plan cost": Base(f"{TWO_RUNS} -k 5 --n-queries 100"),
-    "report": Base("sets/dl19/v1 --runs runs -o report.html --resamples 50 --permutations 50", ("output",)),
+    "report": Base("sets/dl19/v1 runs -o report.html --resamples 50 --permutations 50", ("output",)),
 }
 
 

@@ -93,8 +93,29 @@ def test_the_readmes_changelog_holds_every_renamed_spelling():
     assert commands == {"freeze": "`freeze grow LABELS --sample HOLES`", "plan": "`plan power` and `plan cost`",
                         "compare": "`evalset holes -o DIR`", "sample": "`-l format=tsv\\|csv\\|jsonl\\|parquet` "
                         "(`--format` prints the result: table\\|json)",
-                        "agreement": "`agreement -o DIR` (the report in DIR/agreement.json; stdout has it in --format)"}
+                        "agreement": "`agreement -o DIR` (the report in DIR/agreement.json; stdout has it in --format)",
+                        "report": "`report SET RUN...` (the runs after the set, as `score` takes them)"}
     assert "| `compare --why [--epsilon E] [--top N]` | `evalset explain` |" in readme
+
+
+RUNS_AS_ARGUMENTS = {"pool", "score", "compare", "explain", "holes", "reusability", "plan cost", "plan power", "report"}
+RUNS_AS_OPTION = {"judge recheck", "agreement", "diff", "estimate", "estimate select holes"}
+
+
+def test_runs_are_given_one_way_on_each_command_as_the_vocabulary_says():
+    table = Path(__file__).resolve().parents[2].joinpath("docs", "vocabulary.md").read_text()
+    said = table.split("Runs are given one way on each command")[1].split("No command takes both")[0]
+    ways = {}
+    for path, command in COMMANDS.items():
+        argument = any(isinstance(param, click.Argument) and param.name in ("runs", "candidates")
+                       for param in command.params)
+        option = any("--runs" in option.opts for option in options_of(command))
+        assert not (argument and option), path
+        if argument or option:
+            ways[path] = "argument" if argument else "option"
+            assert f"`{path}`" in said, path
+    assert {path for path, way in ways.items() if way == "argument"} == RUNS_AS_ARGUMENTS
+    assert {path for path, way in ways.items() if way == "option"} == RUNS_AS_OPTION
 
 
 def test_a_contract_setting_is_checked_by_the_contracts_own_rule_naming_it():

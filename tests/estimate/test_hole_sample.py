@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.holes import draw_holes, estimate_holes, find_holes
+from evalset.estimate.holes import draw_holes, estimate_holes
+from evalset.holes import find_holes
 from evalset.metrics import evaluate
 
 # Three queries; the set judges four pairs of each, the runs' top 3 hold two pairs it does not judge (the holes).

@@ -246,9 +246,9 @@ def test_on_dl19_two_groups_left_out():
 def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
     """--precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
     without the run's group, the run and the best run beside it)."""
-    from evalset.estimate.holes import find_holes
     from evalset.estimate.holesimulate import sized_by
     from evalset.estimate.holesizing import size_holes
+    from evalset.holes import find_holes
     from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 
     result = rows(simulate(fraction=None, fractions=sized_by(0.1), draws=20))

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.holes import draw_holes, find_holes
+from evalset.estimate.holes import draw_holes
 from evalset.estimate.holesizing import MIN_FRACTION, hole_probabilities, size_holes
+from evalset.holes import find_holes
 from tests.estimate.test_hole_sample import FROZEN, LLM, RUNS, run
 
 HOLES = find_holes(FROZEN, RUNS, depth=3)

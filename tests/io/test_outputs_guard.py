@@ -78,7 +78,7 @@ def set_folder(shared_data, working_folder) -> Path:
 def test_nothing_is_written_in_a_sets_folder(set_folder, shared_data, name):
     versions = (set_folder / "versions.tsv").read_bytes()
     run = shared_data / "dl19" / "runs" / "official_top100" / "bm25base_p.run.gz"
-    result = CliRunner().invoke(main, ["report", str(set_folder / "v1"), "--runs", str(run),
+    result = CliRunner().invoke(main, ["report", str(set_folder / "v1"), str(run),
                                        "-o", f"sets/dl19/{name}"])
     refused(result, f"-o sets/dl19/{name}: lies in the set folder")
     assert (set_folder / "versions.tsv").read_bytes() == versions
@@ -97,7 +97,7 @@ def test_a_file_of_an_input_folder_is_named_with_the_folder_given(tmp_path):
 
 def test_an_empty_report_path_is_one_line_not_an_os_error(set_folder, shared_data):
     run = shared_data / "dl19" / "runs" / "official_top100" / "bm25base_p.run.gz"
-    result = CliRunner().invoke(main, ["report", str(set_folder / "v1"), "--runs", str(run), "-o", ""])
+    result = CliRunner().invoke(main, ["report", str(set_folder / "v1"), str(run), "-o", ""])
     refused(result, "-o: an empty path names no file")
 
 

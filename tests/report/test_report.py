@@ -307,7 +307,7 @@ def _run_path(name: str) -> Path:
 @pytest.mark.slow
 def test_report_command_writes_the_page(dl19_set, tmp_path):
     output = tmp_path / "out" / "report.html"
-    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", *map(str, map(_run_path, RUNS)),
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), *map(str, map(_run_path, RUNS)),
                                        "-o", str(output), "--resamples", "1000", "--permutations", "1000"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"wrote {output}") and "3 runs" in result.output
@@ -318,18 +318,21 @@ def test_report_command_writes_the_page(dl19_set, tmp_path):
 def test_report_command_refuses_bad_input_in_one_line(dl19_set, tmp_path):
     broken = tmp_path / "agreement.json"
     broken.write_text("{not json")
-    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), str(_run_path(RUNS[0])),
                                        "--agreement", str(broken), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 2 and "not valid JSON" in result.output and str(broken) in result.output
     assert not (tmp_path / "r.html").exists()
     result = CliRunner().invoke(main, ["report", str(dl19_set.path), "-o", str(tmp_path / "r.html")])
-    assert result.exit_code == 2 and "give the runs" in result.output
+    assert result.exit_code == 2 and "Missing argument 'RUN...'" in result.output
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])), "-o",
+                                       str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "--runs is now SET RUN... (the runs after the set" in result.output
 
 
 @pytest.mark.parametrize("option", ["--resamples", "--permutations"])
 @pytest.mark.parametrize("value", ["0", "-5"])
 def test_report_refuses_a_count_of_resamples_that_is_not_positive(dl19_set, tmp_path, option, value):
-    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), str(_run_path(RUNS[0])),
                                        "-o", str(tmp_path / "r.html"), option, value])
     name = option.lstrip("-")
     assert result.exit_code == 2, result.output
@@ -341,7 +344,7 @@ def test_report_refuses_a_count_of_resamples_that_is_not_positive(dl19_set, tmp_
 # ------------------------------------------------------------------------------------------------ no verdict the
 # resamples cannot support (issue 48)
 def test_too_few_resamples_to_place_a_scores_interval_are_refused_in_one_line(dl19_set, tmp_path):
-    result = CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path(RUNS[0])),
+    result = CliRunner().invoke(main, ["report", str(dl19_set.path), str(_run_path(RUNS[0])),
                                        "-o", str(tmp_path / "r.html"), "--resamples", "1"])
     assert result.exit_code == 2, result.output
     assert result.output == ("evalset: error: resamples must be an integer >= 40, got 1: fewer cannot place the ends "
@@ -380,7 +383,7 @@ def lacking_run(tmp_path_factory) -> Path:
 
 
 def _report(dl19_set, lacking_run, output, *options):
-    return CliRunner().invoke(main, ["report", str(dl19_set.path), "--runs", str(_run_path("bm25base_p")),
+    return CliRunner().invoke(main, ["report", str(dl19_set.path), str(_run_path("bm25base_p")),
                                      str(lacking_run), "-o", str(output), "--resamples", "1000", "--permutations",
                                      "1000", *options])
 

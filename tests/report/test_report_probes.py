@@ -117,7 +117,7 @@ def test_report_command_adds_the_section_or_refuses_in_one_line(probed_set, tmp_
     good, bad = tmp_path / "probe.json", tmp_path / "bad.json"
     good.write_text(json.dumps(_probe()))
     bad.write_text(json.dumps(_probe(guideline_sha="0" * 64)))
-    args = ["report", str(probed_set.path), "--runs", str(RUN), "--resamples", "200", "--permutations", "200"]
+    args = ["report", str(probed_set.path), str(RUN), "--resamples", "200", "--permutations", "200"]
     result = CliRunner().invoke(main, [*args, "--probes", str(good), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text()
@@ -144,7 +144,7 @@ def test_the_section_in_chromium_loads_without_error_and_is_screenshot(probed_se
     probe = tmp_path / "probe.json"
     probe.write_text(json.dumps(_probe()))
     page = tmp_path / "r.html"
-    result = CliRunner().invoke(main, ["report", str(probed_set.path), "--runs", str(RUN), "--resamples", "200",
+    result = CliRunner().invoke(main, ["report", str(probed_set.path), str(RUN), "--resamples", "200",
                                        "--permutations", "200", "--probes", str(probe), "-o", str(page)])
     assert result.exit_code == 0, result.output
     check = chromium.check_page(page)

@@ -50,9 +50,9 @@ from evalset.estimate.documents.sample import (
     inclusion_probabilities,
     poisson_sample,
 )
-from evalset.estimate.holes import judged_pairs, refuse_judged
 from evalset.estimate.holesizing import sized_probabilities
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
+from evalset.holes.find import judged_pairs, refuse_judged
 from evalset.io.digests import file_sha256
 from evalset.io.files import read_tsv_with_header
 from evalset.io.poolfiles import (

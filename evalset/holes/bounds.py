@@ -2,12 +2,12 @@
 
 Conventions
 -----------
-- A run's **holes** are the pairs of its top k the set does not judge (:func:`evalset.pooling.graded.graded_top_k`,
+- A run's **holes** are the pairs of its top k the set does not judge (:func:`evalset.holes.find.graded_top_k`,
   the contract's tie rule, the judged queries of the split); k is the headline's cutoff
-  (:func:`~evalset.pooling.graded.depth_of`: 10 for a measure without one). The score table counts them not
+  (:func:`~evalset.holes.find.depth_of`: 10 for a measure without one). The score table counts them not
   relevant.
 - What they could cost: the run's headline mean as judged, and with every one of its holes at the set's top grade
-  (:func:`~evalset.pooling.graded.top_grade`, through the evaluation room): its full-judgment score lies between
+  (:func:`~evalset.holes.find.top_grade`, through the evaluation room): its full-judgment score lies between
   the two (for nDCG up to the ideal's shift, as ``evalset holes``'s fills). Traffic-weighted on a set that
   weights its strata, as the score table's headline.
 - A run with holes is offered the way to its full-judgment score: a graded sample of its holes
@@ -25,16 +25,16 @@ import numpy as np
 import pandas as pd
 
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
+from evalset.holes.find import depth_of, filled_qrels, graded_top_k, top_grade
 from evalset.io.trec import expand_run_paths
 from evalset.metrics import parse_measure
 from evalset.metrics.ranking import strict_ties
 from evalset.pooling import read_top_k
-from evalset.pooling.graded import depth_of, filled_qrels, graded_top_k, top_grade
 from evalset.render import number, text_table
 
 
 @dataclass(frozen=True)
-class RunHoles:
+class RunBounds:
     """Per run (``run, pairs, holes, judged, filled``): its top-``depth`` pairs, the holes among them, its
     ``measure`` mean as judged and with every hole at ``grade``."""
 
@@ -64,7 +64,7 @@ class RunHoles:
                                    "filled": float(row.filled)} for row in self.table.itertuples()}}
 
 
-def run_holes(evaluation: Evaluation, runs: Mapping[str, Any] | list, values: PerQuery) -> RunHoles:
+def run_bounds(evaluation: Evaluation, runs: Mapping[str, Any] | list, values: PerQuery) -> RunBounds:
     """The holes of every run of ``values`` (scored on a set, ``evaluation``) in its headline's top k (module
     docstring); ``runs`` as :func:`evalset.evaluation.per_query_values` took them."""
     measure = evaluation.headline
@@ -89,7 +89,7 @@ def run_holes(evaluation: Evaluation, runs: Mapping[str, Any] | list, values: Pe
             filled = _mean(per_query_values(evaluation.with_qrels(qrels), {name: run}, [measure]), name, measure,
                            weighted)
         rows.append({"run": name, "pairs": len(mine), "holes": len(holes), "judged": judged, "filled": filled})
-    return RunHoles(pd.DataFrame(rows), measure, depth, grade, os.fspath(evaluation.frozen.path))
+    return RunBounds(pd.DataFrame(rows), measure, depth, grade, os.fspath(evaluation.frozen.path))
 
 
 def _mean(values: PerQuery, run: str, measure: str, weighted: bool) -> float:
