@@ -33,6 +33,7 @@ import pandas as pd
 from evalset.contract import REPEATS_RULES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, check_file, first_field, read_tsv_with_header, refuse_blank, text_lines
+from evalset.io.irds import is_irds
 from evalset.io.trec import read_qrels, run_name
 from evalset.params import check, validate_params
 
@@ -96,7 +97,7 @@ def read_judged_pairs(path: str | os.PathLike) -> pd.DataFrame:
     LLM (filter the table first when only some kinds should count).
     """
     path = os.fspath(path)
-    if is_labels_table(path):
+    if not is_irds(path) and is_labels_table(path):  # an ir_datasets id: its qrels
         judged = read_labels(path)
     else:
         qrels = read_qrels(path)

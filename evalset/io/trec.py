@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 import evalset.io.files as io_files
 from evalset.errors import InputError, quoted
 from evalset.io.files import TABLE_KINDS, atomic_path, check_file, file_contains, first_line, utf8_error
+from evalset.io.irds import irds_qrels, is_irds
 from evalset.io.jsonrun import read_json_run
 from evalset.io.runframe import plain_value
 from evalset.io.runtext import delimiters, parse_options, read_csv
@@ -247,7 +248,14 @@ def read_qrels(path: str | os.PathLike, *, every_line: bool = False) -> pd.DataF
     ``frame.attrs["comment_lines"]``.
     With ``every_line``, repeats are returned as read, for a caller that applies its own rule to them
     (:func:`evalset.io.annotations.settle_repeats`).
+
+    ``irds:ID`` reads the qrels of an ir_datasets collection instead (:mod:`evalset.io.irds`).
     """
+    if is_irds(path):
+        given = irds_qrels(path)
+        frame = qrels_from_frame(given, path)
+        frame.attrs["irds"] = given.attrs["irds"]
+        return frame
     path = io_files.local_file(os.fspath(path))
     numbers = {"grade": pa.int64()}
     layout = _qrels_layout(path)

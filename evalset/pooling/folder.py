@@ -21,6 +21,8 @@ from evalset.io.annotations import read_judged_pairs
 from evalset.io.corpus import read_corpus
 from evalset.io.digests import file_sha256
 from evalset.io.documents import read_toml
+from evalset.io.irds import is_irds
+from evalset.io.irds import provenance as irds_provenance
 from evalset.io.poolfiles import POOL_FILES, write_pool_folder
 from evalset.io.queries import read_queries
 from evalset.io.runtext import ReadAhead
@@ -184,7 +186,8 @@ def build_from_spec(spec: PoolSpec) -> PoolBuild:
 
 
 def _input_record(path: str) -> dict[str, str]:
-    return {"path": path, "sha256": file_sha256(path)}
+    """A file by its sha256; a collection by ir_datasets id (``irds:ID``) by the id and ir_datasets' version."""
+    return {"path": path, **(irds_provenance(path) if is_irds(path) else {"sha256": file_sha256(path)})}
 
 
 def pool_manifest(pool: Pool, spec: PoolSpec, run_files: Mapping[str, str],
