@@ -6,18 +6,22 @@ own code reads TREC DL 2019 with no network: the files it would download, put wh
 - ``msmarco-passage/trec-dl-2019/queries.tsv``: the 43 judged topics (data/dl19/topics.tsv; the 157 unjudged of the
   full test set are not shipped, so ``msmarco-passage/trec-dl-2019`` lacks them and ``.../judged`` is whole);
 - ``msmarco-passage/collection.tsv``: the 19,383 passages of data/dl19/passages.jsonl.gz (the pooled ones; the
-  collection's other 8.8 million are not shipped), from which ir_datasets builds its docs store; and
-  ``msmarco-passage/irds_version.txt`` (``v2``: the passages' encoding already fixed, so that its migration keeps
-  the file).
+  collection's other 8.8 million are not shipped), and ``msmarco-passage/irds_version.txt`` (``v2``: the
+  passages' encoding already fixed, so that its migration keeps the file); then ir_datasets builds its docs store
+  from them (``docs_store().build()``, in a process of its own: ir_datasets fixes its cache folder on import), as
+  it would on first use.
 
-Usage: ``python scripts/irds_home.py DIR`` (then ``IR_DATASETS_HOME=DIR``); tests/io/test_irds.py calls ``fill``.
+Usage: ``python scripts/irds_home.py DIR`` (then ``IR_DATASETS_HOME=DIR``; with the Python that has ir_datasets);
+tests/io/test_irds.py calls ``fill``.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,6 +40,9 @@ def fill(home: Path, shared: Path = SHARED) -> Path:
             passage = json.loads(line)
             out.write(f"{passage['doc_id']}\t{passage['text']}\n")
     (home / "msmarco-passage" / "irds_version.txt").write_text("v2")
+    build = "import ir_datasets; ir_datasets.load('msmarco-passage').docs_store().build()"
+    subprocess.run([sys.executable, "-c", build], env={**os.environ, "IR_DATASETS_HOME": str(home)}, check=True,
+                   capture_output=True, timeout=600)
     return home
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 from evalset.contract import REPEATS_RULES
 from evalset.errors import InputError
 from evalset.io.files import atomic_path, check_file, first_field, read_tsv_with_header, refuse_blank, text_lines
-from evalset.io.irds import is_irds
+from evalset.io.irds import PREFIX, is_irds
 from evalset.io.trec import read_qrels, run_name
 from evalset.params import check, validate_params
 
@@ -47,8 +47,11 @@ def is_labels_table(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a labels table (first header field ``query_id``) rather than TREC qrels.
 
     An empty file is not a labels table (it reads as qrels with no line). A header of comma- or
-    semicolon-separated labels columns (a CSV export) is refused: labels tables are tab-separated.
+    semicolon-separated labels columns (a CSV export) is refused: labels tables are tab-separated. An ir_datasets
+    collection (``irds:ID``) is qrels.
     """
+    if is_irds(path):
+        return False
     first = first_field(os.fspath(path))
     for separator in (",", ";"):
         if first.split(separator, 1)[0].strip() == "query_id" and separator in first:
@@ -58,8 +61,10 @@ def is_labels_table(path: str | os.PathLike) -> bool:
 
 
 def qrels_annotator(path: str | os.PathLike) -> str:
-    """The annotator a qrels file stands for: its file name without extensions (``llama.qrels`` -> ``llama``)."""
-    return run_name(path)
+    """The annotator a qrels file stands for: its file name without extensions (``llama.qrels`` -> ``llama``); an
+    ir_datasets collection's qrels, its id (``irds:msmarco-passage/trec-dl-2019/judged`` ->
+    ``msmarco-passage/trec-dl-2019/judged``)."""
+    return os.fspath(path).removeprefix(PREFIX) if is_irds(path) else run_name(path)
 
 
 def read_labels(path: str | os.PathLike) -> pd.DataFrame:
@@ -97,7 +102,7 @@ def read_judged_pairs(path: str | os.PathLike) -> pd.DataFrame:
     LLM (filter the table first when only some kinds should count).
     """
     path = os.fspath(path)
-    if not is_irds(path) and is_labels_table(path):  # an ir_datasets id: its qrels
+    if is_labels_table(path):
         judged = read_labels(path)
     else:
         qrels = read_qrels(path)
@@ -117,7 +122,8 @@ def read_annotation_file(path: str | os.PathLike, qrels_kind: str = "human") -> 
     """
     check("kind", qrels_kind, LABEL_KINDS)
     path = os.fspath(path)
-    check_file(path)
+    if not is_irds(path):
+        check_file(path)
     if is_labels_table(path):
         frame = read_labels(path)
         blank = frame["annotator"].str.strip() == ""
@@ -128,7 +134,8 @@ def read_annotation_file(path: str | os.PathLike, qrels_kind: str = "human") -> 
         judged = np.ones(len(frame), dtype=bool)
     else:
         qrels = read_qrels(path, every_line=True)
-        frame = qrels.assign(annotator=qrels_annotator(path), kind=qrels_kind, source=Path(path).name,
+        frame = qrels.assign(annotator=qrels_annotator(path), kind=qrels_kind,
+                             source=path if is_irds(path) else Path(path).name,
                              labeled_at="", comment="")[list(LABELS_COLUMNS)]
         judged = qrels["grade"].to_numpy() >= 0
     frame = frame.assign(file=path, judged=judged)

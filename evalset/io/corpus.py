@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalset.errors import InputError
 from evalset.io.files import content_kind, json_objects, local_file, refuse_repeats, text_lines
+from evalset.io.irds import irds_documents, is_irds
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -28,8 +29,11 @@ def read_corpus(path: str | os.PathLike, doc_ids: Collection[str] | None = None)
     only documents in ``doc_ids`` are kept when it is given, so a large corpus costs memory only for the
     documents needed. A document id given twice among the kept documents is refused.
 
-    Returns ``doc_id, text`` (strings), plus ``title`` and ``url`` when a JSON corpus has them.
+    Returns ``doc_id, text`` (strings), plus ``title`` and ``url`` when a JSON corpus has them. ``irds:ID`` reads
+    the documents ``doc_ids`` from an ir_datasets collection's docs store instead (:mod:`evalset.io.irds`).
     """
+    if is_irds(path):
+        return irds_documents(path, doc_ids)
     path = local_file(os.fspath(path))
     wanted = None if doc_ids is None else set(map(str, doc_ids))
     stem = path[:-3] if path.endswith(".gz") else path

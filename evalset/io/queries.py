@@ -24,6 +24,7 @@ from evalset.io.files import (
     refuse_repeats,
     text_lines,
 )
+from evalset.io.irds import irds_queries, is_irds
 
 # --- corpus, queries and labels
 QUERIES_COLUMNS = ("query_id", "query", "stratum", "frequency", "stratum_share", "weight", "split")
@@ -44,10 +45,14 @@ def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     or query text, a line with the wrong number of fields, or a repeated query id is refused with its line; so
     are a ``split`` other than ``test`` or ``dev`` and, within one stratum, a ``stratum_share`` that differs from
     the stratum's other lines (a stratum has one traffic share; every command reading strata gets this rule).
+    ``irds:ID`` reads an ir_datasets collection's topics instead (:mod:`evalset.io.irds`), under the same checks.
     """
-    path = local_file(os.fspath(path))
-    kind = content_kind(path)
-    if kind == "queries-tsv":
+    path = os.fspath(path)
+    kind = "irds" if is_irds(path) else content_kind(path := local_file(path))
+    if kind == "irds":
+        frame = irds_queries(path)
+        line_numbers = list(range(1, len(frame) + 1))
+    elif kind == "queries-tsv":
         rows, line_numbers, columns = read_tsv_with_header(path, required=("query_id", "query"), quoted=None)
         frame = pd.DataFrame([[unquoted(field) for field in row] for row in rows], columns=columns, dtype=object)
     elif kind == "json":

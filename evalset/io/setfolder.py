@@ -105,7 +105,9 @@ class FrozenSet:
 
 
 # ------------------------------------------------------------------------------------------------- reading
-def _read_manifest(path: Path) -> dict[str, Any]:
+def read_set_manifest(path: str | os.PathLike) -> dict[str, Any]:
+    """A set version's ``manifest.json``, refused in one line when the folder is not a version."""
+    path = Path(path)
     try:
         return json.loads((path / MANIFEST_FILE).read_text())
     except FileNotFoundError:
@@ -131,7 +133,7 @@ def _recorded_digest(path: Path) -> str | None:
         return None
     recorded = {line.split("\t")[0]: line.rstrip("\n").split("\t")[2] for line in log.read_text().splitlines()
                 if line.count("\t") >= 2}
-    return recorded.get(path.name) or recorded.get(str(_read_manifest(path).get("version", "")))
+    return recorded.get(path.name) or recorded.get(str(read_set_manifest(path).get("version", "")))
 
 
 def unverified_manifest(path: str | os.PathLike, manifest_sha256: str | None = None) -> str | None:
@@ -190,7 +192,7 @@ def verify_set(path: str | os.PathLike, manifest_sha256: str | None = None, *,
     either). A contract that breaks its rules, or whose headline ``check_headline`` refuses, is a problem.
     """
     given, path = os.fspath(path), Path(path)
-    manifest = _read_manifest(path)
+    manifest = read_set_manifest(path)
     problems = []
     listed = manifest.get("files", {})
     for name in SET_FILES:
@@ -245,7 +247,7 @@ def load_set(path: str | os.PathLike, verify: bool = True, manifest_sha256: str 
         unverified = verification.unverified
         if unverified:
             print(f"warning: {path}: UNVERIFIED: {unverified}; its contract is used as it stands", file=sys.stderr)
-    manifest = _read_manifest(path)
+    manifest = read_set_manifest(path)
     queries = read_queries(path / QUERIES_FILE)
     queries = queries.astype({"stratum_share": float, "weight": float})
     return FrozenSet(

@@ -14,7 +14,16 @@ from evalset.contract import SPLIT_RULES
 from evalset.evaluation import Evaluation, per_query_values
 from evalset.evaluation.values import Runs
 from evalset.io.annotations import read_labels
-from evalset.io.setfolder import FrozenSet, Verification, contract_changes, diff_sets, load_set, verify_set
+from evalset.io.irds import is_irds, recheck
+from evalset.io.setfolder import (
+    FrozenSet,
+    Verification,
+    contract_changes,
+    diff_sets,
+    load_set,
+    read_set_manifest,
+    verify_set,
+)
 from evalset.io.trec import read_runs
 from evalset.judgments.revisions import grade_revisions, revision_lines
 from evalset.metrics import parse_measure
@@ -135,13 +144,23 @@ class CheckedVersion:
 
     verification: Verification
     upstream: UpstreamChanges | None = None
+    collections: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per collection the set read by ir_datasets id, per part read (``qrels``, ``queries``): ``same`` as when
+    frozen, ``changed`` upstream, or ``not checked: ...`` (:func:`evalset.io.irds.recheck`). Reported, not failed:
+    the frozen version holds its own copy."""
 
     def to_text(self) -> str:
-        return "\n".join([self.verification.to_text(), *([self.upstream.to_text()] if self.upstream else [])])
+        said = {"same": "as when the set was frozen", "changed": "CHANGED upstream since the set was frozen (the set "
+                "keeps its own copy: freeze a new version to follow it)"}
+        collections = [f"{source} ({part}): {said.get(status, status)}" for source, parts in self.collections.items()
+                       for part, status in parts.items()]
+        return "\n".join([self.verification.to_text(), *collections,
+                          *([self.upstream.to_text()] if self.upstream else [])])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``evalset verify --format json``."""
-        return {**self.verification.to_dict(), "upstream": None if self.upstream is None else self.upstream.to_dict()}
+        return {**self.verification.to_dict(), "collections": self.collections,
+                "upstream": None if self.upstream is None else self.upstream.to_dict()}
 
 
 def upstream_changes(set_path: str | os.PathLike, labels_paths: list[str | os.PathLike]) -> UpstreamChanges:
@@ -157,7 +176,10 @@ def check_version(set_path: str | os.PathLike, manifest_sha256: str | None = Non
                   labels_paths: Sequence[str | os.PathLike] = ()) -> CheckedVersion:
     """``evalset verify``: every hash and the manifest of the set version at ``set_path``
     (:func:`evalset.io.setfolder.verify_set`, the manifest against ``manifest_sha256`` when given), and, when it
-    holds and later labels tables are given, its grades revised or withdrawn upstream (:func:`upstream_changes`)."""
+    holds and later labels tables are given, its grades revised or withdrawn upstream (:func:`upstream_changes`);
+    each collection it read by ir_datasets id read again (:attr:`CheckedVersion.collections`)."""
     verification = verify_set(set_path, manifest_sha256, check_headline=parse_measure)
     upstream = upstream_changes(set_path, list(labels_paths)) if labels_paths and not verification.problems else None
-    return CheckedVersion(verification, upstream)
+    inputs = read_set_manifest(set_path).get("inputs", {}) if not verification.problems else {}
+    collections = {source: recheck(source, record) for source, record in inputs.items() if is_irds(source)}
+    return CheckedVersion(verification, upstream, collections)

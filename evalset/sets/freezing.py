@@ -222,7 +222,7 @@ def freeze(
     adjudication: pd.DataFrame | None = None,
     planned: list[tuple[str, str]] | None = None,
     agreement: dict[str, Any] | None = None,
-    inputs: dict[str, str] | None = None,
+    inputs: dict[str, Any] | None = None,
     conflicting_grades: str = "refuse",
     queries_source: str | None = None,
     sample: SampleRecord | None = None,

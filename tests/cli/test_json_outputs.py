@@ -35,7 +35,7 @@ def test_freeze_verify_and_diff_print_their_results_as_json(tmp_path):
     assert frozen["same_as_parent"] is False
     verified = json.loads(invoke("verify", version, "--format", "json").stdout)
     assert verified == {"path": str(version), "status": "OK", "problems": [], "unverified": None, "copy_of": None,
-                        "upstream": None}
+                        "collections": {}, "upstream": None}
     again = json.loads(invoke("freeze", "data/dl19/nist.qrels", "--queries", "data/dl19/topics.tsv", "--guideline",
                               "relevance-v2", "--name", "dl19", "--sets-dir", tmp_path / "sets", "--format",
                               "json").stdout)

@@ -67,3 +67,48 @@ def test_a_pool_that_excludes_an_ir_datasets_ids_judgments_records_the_id(home, 
     assert manifest["counts"]["judged_excluded"] == 786
     assert manifest["inputs"]["exclude_judged"] == {"path": DL19, "id": DL19.removeprefix("irds:"),
                                                     "ir_datasets": manifest["inputs"]["exclude_judged"]["ir_datasets"]}
+
+
+def test_a_pools_topics_and_texts_by_id_are_the_shipped_files(home, tmp_path):
+    runs = [str(RUNS / "bm25base_p.run.gz"), str(RUNS / "idst_bert_p1.run.gz")]
+    by_id = evalset(home, "pool", *runs, "-k", "10", "--queries", DL19, "--corpus", DL19, "-o", str(tmp_path / "id"))
+    by_file = evalset(home, "pool", *runs, "-k", "10", "--queries", str(SHARED / "topics.tsv"), "--corpus",
+                      str(SHARED / "passages.jsonl.gz"), "-o", str(tmp_path / "file"))
+    assert by_id.returncode == 0 and by_file.returncode == 0, by_id.stderr
+    for name in ("pool.tsv", "tasks.jsonl"):  # what judge and push show: the same texts
+        assert (tmp_path / "id" / name).read_bytes() == (tmp_path / "file" / name).read_bytes()
+    assert len((tmp_path / "id" / "tasks.jsonl").read_text().splitlines()) == 723
+
+
+def test_a_document_the_store_lacks_is_refused_naming_it(home, tmp_path):
+    run = tmp_path / "other.run"
+    run.write_text("156493 Q0 8412684 1 2.0 other\n156493 Q0 no-such-passage 2 1.0 other\n")
+    done = evalset(home, "pool", str(run), "-k", "10", "--corpus", DL19, "-o", str(tmp_path / "p"))
+    assert done.returncode == 2 and not (tmp_path / "p").exists()
+    assert done.stderr.splitlines() == [f"evalset: error: {DL19}: 1 of the 2 documents asked for are not in the "
+                                        "collection (no-such-passage): the runs are of another collection"]
+
+
+def test_a_set_frozen_from_an_id_records_it_and_verify_reads_it_again(home, tmp_path):
+    guideline = str(REPO / "guidelines" / "relevance-v2.md")
+    done = evalset(home, "freeze", "set", DL19, "--queries", DL19, "--guideline", guideline, "--name", "dl19",
+                   "--sets-dir", str(tmp_path / "sets"))
+    assert done.returncode == 0, done.stderr
+    version = tmp_path / "sets" / "dl19" / "v1"
+    recorded = json.loads((version / "manifest.json").read_text())["inputs"]
+    assert list(recorded) == [DL19] and recorded[DL19]["id"] == DL19.removeprefix("irds:")
+    assert set(recorded[DL19]["sha256"]) == {"qrels", "queries"}
+    assert (version / "qrels.txt").read_text().count("\n") == 9260
+    checked = evalset(home, "verify", str(version), "--format", "json")
+    assert checked.returncode == 0 and json.loads(checked.stdout)["collections"] == {
+        DL19: {"qrels": "same", "queries": "same"}}
+    moved = tmp_path / "moved"  # the collection changed upstream: one grade revised
+    fill(moved)
+    qrels = moved / "msmarco-passage" / "trec-dl-2019" / "qrels"
+    lines = qrels.read_text().splitlines()
+    lines[0] = lines[0][:-1] + str(3 - int(lines[0][-1]))
+    qrels.write_text("\n".join(lines) + "\n")
+    changed = evalset(moved, "verify", str(version))
+    assert changed.returncode == 0  # the set holds its own copy: reported, not failed
+    assert f"{DL19} (qrels): CHANGED upstream since the set was frozen" in changed.stdout
+    assert f"{DL19} (queries): as when the set was frozen" in changed.stdout
