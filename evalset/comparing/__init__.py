@@ -8,6 +8,8 @@ a comparison, ``evalset holes`` (what the judgments do not know) and ``evalset e
   the pool folder that settles it) are :mod:`evalset.holes`'.
 - :mod:`evalset.comparing.explain`: the three commands' one call each: :func:`make_comparisons` (compare),
   :func:`explain_runs` (explain), :func:`compare_with_holes` (holes), and their printed forms.
+- :mod:`evalset.comparing.experiment`: what PyTerrier's ``pt.Experiment`` takes (result frames or transformers,
+  topics, qrels), compared as ``compare`` compares runs (:func:`compare_systems`).
 - :mod:`evalset.comparing.many`: many systems at once (``--all``, ``--baseline``): every pair or every run against
   one, family-wise corrected (randomised Tukey HSD, Holm, Bonferroni), with the groups of runs not distinguishable.
 - :mod:`evalset.comparing.movement`: each query's change classified (relevant documents lost, rescued, promoted,
@@ -18,6 +20,7 @@ from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
     "evalset.comparing.compare": ("Comparisons", "compare_runs"),
+    "evalset.comparing.experiment": ("compare_systems",),
     "evalset.comparing.explain": ("ComparisonsWithHoles", "Explanations", "explain_runs", "compare_with_holes",
                                   "make_comparisons"),
     "evalset.comparing.many": ("ManyComparisons", "PairVerdict", "compare_many"),

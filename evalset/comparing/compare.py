@@ -82,6 +82,23 @@ class Comparisons:
         return [result.to_dict() | ({"holes": bound.to_dict()} if bound is not None else {})
                 for result, bound in zip(self.results, bounds, strict=True)]
 
+    def to_frame(self) -> pd.DataFrame:
+        """The verdict table: one row per comparison (``baseline, candidate, metric``, each run's mean, the
+        ``difference`` and its interval, the permutation ``p`` and the ``threshold``, judged@k of each run, the
+        ``holes`` in either top k where bounded, the ``verdict``), as ranx's and PyTerrier's tables read."""
+        rows = []
+        bounds = self.holes or [None] * len(self.results)
+        for result, bound in zip(self.results, bounds, strict=True):
+            judged = result.judged_at_k or {}
+            rows.append({"baseline": result.baseline, "candidate": result.candidate, "metric": result.metric,
+                         "baseline_mean": self.per_query.summary(result.baseline, result.metric).mean,
+                         "candidate_mean": self.per_query.summary(result.candidate, result.metric).mean,
+                         "difference": result.mean_difference, "ci_low": result.ci_low, "ci_high": result.ci_high,
+                         "p": result.permutation_p, "threshold": result.threshold,
+                         "judged_baseline": judged.get("baseline"), "judged_candidate": judged.get("candidate"),
+                         "holes": None if bound is None else bound.holes, "verdict": result.verdict})
+        return pd.DataFrame(rows)
+
     def to_text(self) -> str:
         """The comparisons one after the other, and the contract overridden, if it was."""
         text = "\n\n".join(result.to_text() for result in self.results)

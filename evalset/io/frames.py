@@ -13,6 +13,9 @@ Conventions
   ``{query_id: {doc_id: score}}`` (pytrec_eval's, ranx's: a document's rank is its place in its query's mapping);
   or an iterable of records with ``query_id, doc_id, score`` (ir_measures' ``ScoredDoc``). Validated by
   :func:`evalset.io.runframe.run_from_frame`: finite scores, integer ranks (no rank: the row order within each query).
+- A DataFrame may name its columns as PyTerrier does (``qid, docno, score[, rank]``; qrels ``qid, docno, label``):
+  the names are read as evalset's when evalset's are absent (a result frame's other columns, ``docid``,
+  ``query``, are not read). A polars DataFrame is taken as its pandas copy (``to_pandas()``).
 - Ids become strings: a numeric key ``19335`` is the query ``"19335"``, as it is read from a file.
 - Qrels and a run already as :func:`evalset.io.trec.read_qrels` and :func:`evalset.io.trec.read_run` return them
   (string ids, int64 grades; int64 ranks and finite float64 scores) are passed on as they are, nothing converted
@@ -60,10 +63,19 @@ def run_frame(run: RunLike, source: str = "<run>", rank: bool = True) -> pd.Data
     return run_from_frame(_string_ids(_frame(run, "score", source), source), source)
 
 
+_PYTERRIER = {"qid": "query_id", "docno": "doc_id", "label": "grade"}
+"""PyTerrier's column names -> evalset's (module docstring)."""
+
+
 def _frame(data: object, value: str, source: str, alias: str | None = None) -> pd.DataFrame:
-    """A DataFrame as it is; a mapping of mappings or an iterable of records as ``query_id, doc_id, VALUE``."""
+    """A DataFrame as it is (PyTerrier's names read as evalset's, a polars frame as pandas'); a mapping of mappings
+    or an iterable of records as ``query_id, doc_id, VALUE``."""
+    if type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_pandas"):
+        data = data.to_pandas()
     if isinstance(data, pd.DataFrame):
-        return data
+        renamed = {theirs: ours for theirs, ours in _PYTERRIER.items()
+                   if theirs in data.columns and ours not in data.columns and (ours != "grade" or alias == "grade")}
+        return data.rename(columns=renamed) if renamed else data
     if isinstance(data, Mapping):
         query_ids: list[object] = []
         doc_ids: list[object] = []

@@ -4,7 +4,7 @@ means per stratum and across strata, and the printed forms (:mod:`~evalset.scori
 from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
-    "evalset.scoring.scores": ("DEFAULT_METRICS", "RunScores", "score_runs"),
+    "evalset.scoring.scores": ("DEFAULT_METRICS", "RunScores", "score", "score_runs"),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

@@ -28,13 +28,14 @@ Conventions
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRICS
+from evalset.contract import DEFAULT_METRICS, ContractOptions
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_values, unusual_grades
 from evalset.evaluation.values import Runs
@@ -67,6 +68,13 @@ class RunScores:
         """The JSON of ``evalset score --format json`` (a documented contract)."""
         self._refuse_no_measure()
         return _document(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Each run's mean (over its defined queries) per measure: one row per run, one column per measure, as
+        ``pt.Experiment`` and ranx's ``Report`` show them; the counts of defined queries are in ``to_dict()``."""
+        self._refuse_no_measure()
+        return pd.DataFrame({measure: [self.summaries[run][measure].mean for run in self.summaries]
+                             for measure in self.measures}, index=pd.Index(list(self.summaries), name="run"))
 
     def to_tsv(self) -> str:
         """``run, metric, mean, defined, undefined[, weighted_mean]``, or with ``show_per_query`` the long
@@ -149,6 +157,22 @@ def score_runs(evaluation: Evaluation, runs: Runs, metrics: Sequence[str] = (), 
     summaries = {run: {text: values.summary(run, text) for text in values.measures} for run in values.runs}
     holes = run_bounds(evaluation, runs, values) if evaluation.frozen is not None else None
     return RunScores(values, summaries, per_query, holes)
+
+
+def score(runs: Any, qrels: Any, metrics: Sequence[str] = (), *, contract: ContractOptions | None = None,
+          per_query: bool = False) -> RunScores:
+    """``evalset score`` in one call, as ranx's and PyTerrier's users call theirs: ``runs`` one run held in Python
+    (a pandas or polars frame, PyTerrier's ``qid, docno, score`` too, a dict of dicts; named ``run``), or name ->
+    run, or run files and folders; ``qrels`` a file, ``irds:ID``, or qrels held in Python
+    (:mod:`evalset.io.frames`); ``contract`` evalset's by default. ``.to_frame()`` is the table of means."""
+    if isinstance(runs, str | os.PathLike):
+        runs = [runs]
+    named = runs if isinstance(runs, Mapping) or _are_paths(runs) else {"run": runs}
+    return score_runs(Evaluation.on_qrels(qrels, contract), named, metrics, per_query=per_query)
+
+
+def _are_paths(runs: Any) -> bool:
+    return isinstance(runs, list | tuple) and bool(runs) and all(isinstance(run, str | os.PathLike) for run in runs)
 
 
 def _cell(summary: MeanSummary, mean: float | None = None) -> str:

@@ -4,6 +4,7 @@ namedtuples): taken by the engine, Evaluation.on_qrels and per_query_values, sco
 import ir_measures
 import numpy as np
 import pandas as pd
+import polars
 import pytest
 from ir_measures import util
 
@@ -27,10 +28,17 @@ def dl19(shared_data):
                  util.RunConverter(ir_measures.read_trec_run(str(run))).as_dict_of_dict()),
         "namedtuples": (list(ir_measures.read_trec_qrels(str(qrels))), list(ir_measures.read_trec_run(str(run)))),
     }
+    frames = shapes["frame"]
+    result = frames[1].rename(columns={"query_id": "qid", "doc_id": "docno"})  # a PyTerrier result frame
+    result = result.assign(docid=np.arange(len(result)), query="the query's text",
+                           rank=result.groupby("qid").cumcount())  # PyTerrier's ranks start at 0
+    shapes["pyterrier"] = (frames[0].rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}),
+                           result)
+    shapes["polars"] = (polars.from_pandas(read_qrels(qrels)), polars.from_pandas(read_run(run)))
     return qrels, run, shapes
 
 
-@pytest.mark.parametrize("shape", ["frame", "dict", "namedtuples"])
+@pytest.mark.parametrize("shape", ["frame", "dict", "namedtuples", "pyterrier", "polars"])
 def test_ir_measures_inputs_score_exactly_as_the_trec_files(dl19, shape):
     qrels_path, run_path, shapes = dl19
     qrels, run = shapes[shape]
