@@ -2,6 +2,7 @@
 filled from ../shared/data in the layout it reads (scripts/irds_home.py), with no network: a download it tries goes
 to a dead loopback proxy."""
 
+import gzip
 import json
 import os
 import subprocess
@@ -112,3 +113,66 @@ def test_a_set_frozen_from_an_id_records_it_and_verify_reads_it_again(home, tmp_
     assert changed.returncode == 0  # the set holds its own copy: reported, not failed
     assert f"{DL19} (qrels): CHANGED upstream since the set was frozen" in changed.stdout
     assert f"{DL19} (queries): as when the set was frozen" in changed.stdout
+
+
+@pytest.fixture(scope="module")
+def irds_pool(home, tmp_path_factory) -> Path:
+    """A pool of one run's top 3 whose topics and texts come from the collection by id (no corpus file beside)."""
+    folder = tmp_path_factory.mktemp("irds_pool") / "pool"
+    done = evalset(home, "pool", str(RUNS / "bm25base_p.run.gz"), "-k", "3", "--queries", DL19, "--corpus", DL19,
+                   "-o", str(folder))
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_the_texts_come_from_the_docs_store_not_the_collection_file(home, tmp_path):
+    bare = fill(tmp_path / "bare")  # the store built, then the collection's file removed: only the store is left
+    (bare / "msmarco-passage" / "collection.tsv").unlink()
+    done = evalset(bare, "pool", str(RUNS / "bm25base_p.run.gz"), "-k", "3", "--corpus", DL19, "--queries",
+                   str(SHARED / "topics.tsv"), "-o", str(tmp_path / "pool"))
+    assert done.returncode == 0, done.stderr
+    assert len((tmp_path / "pool" / "tasks.jsonl").read_text().splitlines()) == 129
+
+
+@pytest.mark.slow
+def test_the_judge_grades_a_pool_whose_texts_came_by_id(irds_pool, tmp_path):
+    from click.testing import CliRunner
+
+    from evalset.cli import main
+    from evalset.io.annotations import read_labels
+    from evalset.io.poolfiles import read_tasks
+    from tests.support.openai_server import Behaviour, JudgeServer
+
+    with gzip.open(SHARED / "passages.jsonl.gz", "rt", encoding="utf-8") as lines:
+        texts = {passage["doc_id"]: passage["text"] for passage in map(json.loads, lines)}
+    tasks = read_tasks(irds_pool / "tasks.jsonl")
+    assert all(texts[row.doc_id] == row.text for row in tasks.itertuples())  # passages.jsonl's, every one
+    told = {(row.query, row.text): 2 if row.doc_id < "5" else 0 for row in tasks.itertuples()}
+    with JudgeServer(Behaviour(grades=told)) as server:
+        done = CliRunner().invoke(main, ["judge", "grade", str(irds_pool), "--guideline", "relevance-v2", "--model",
+                                         "judge-test", "-o", str(tmp_path / "llm.tsv"), "--base-url",
+                                         server.base_url, "--no-progress"])
+    assert done.exit_code == 0, done.output
+    labels = read_labels(tmp_path / "llm.tsv")
+    assert len(labels) == 129
+    assert dict(zip(labels["doc_id"], labels["grade"], strict=True)) == {
+        row.doc_id: 2 if row.doc_id < "5" else 0 for row in tasks.itertuples()}
+
+
+@pytest.mark.labelstudio
+def test_push_sends_the_texts_that_came_by_id(irds_pool, label_studio, ls_client):
+    from click.testing import CliRunner
+
+    from evalset import labelstudio
+    from evalset.cli import main
+    from evalset.io.poolfiles import read_tasks
+
+    title = "irds pool " + os.urandom(4).hex()
+    done = CliRunner().invoke(main, ["push", str(irds_pool), "--guideline", str(REPO / "guidelines" /
+                                                                              "relevance-v2.md"), "--project", title],
+                              env=label_studio.env())
+    assert done.exit_code == 0, done.output
+    pushed = labelstudio.export_snapshot(ls_client, labelstudio.find_project(ls_client, title).id)
+    tasks = read_tasks(irds_pool / "tasks.jsonl").set_index("pair_id")
+    assert len(pushed) == 129
+    assert all(task["data"]["text"] == tasks.loc[task["data"]["pair_id"], "text"] for task in pushed)
