@@ -142,6 +142,8 @@ def _fetched(source: str, read: Any) -> Any:
     except (OSError, RuntimeError) as error:  # ir_datasets: RuntimeError('All download sources failed', ...)
         if isinstance(error, RuntimeError) and error.args[:1] != ("All download sources failed",):
             raise
+        if isinstance(error, OSError) and error.errno is not None:  # the file system's (a full disk), not the network's
+            raise InputError(f"ir_datasets could not use its cache ({_home()}): {error.strerror}", source) from None
         raise InputError(f"ir_datasets has not got it in its cache ({_home()}) and could not download it: run once "
                          "where the network is reachable, or set IR_DATASETS_HOME to a cache that holds it",
                          source) from None
