@@ -146,7 +146,11 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
                                 weighting=weighting, split=evaluation.split)
         result = with_geometric_means(result, values, strata)
         family = record_comparison(family, result, evaluation.frozen, evaluation.split)
-        if family.kind(baseline, name) == "exploratory":  # not among the set's planned comparisons
+        if family.off_headline(metric):
+            notes.append(f"note: {name} vs {baseline} is exploratory: {metric} is not the set's headline "
+                         f"({family.headline}), and a measure chosen after the scores are seen decides nothing; "
+                         "compare on the headline to decide")
+        elif family.kind(baseline, name) == "exploratory":  # not among the set's planned comparisons
             notes.append(_not_planned(baseline, name, family.planned))
         missing = _missing_record(evaluation, lacking, baseline, name, judged_count(values, baseline))
         if missing:
@@ -170,9 +174,16 @@ def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, An
     read = {} if read is None else read
     compared = _paired(values, result.baseline, result.candidate, result.metric).dropna().index
     judged = f"judged@{k}"
-    judged_at_k = {"k": k, **{side: float(values.column(run, judged).reindex(compared).mean())
-                              for side, run in (("baseline", result.baseline), ("candidate", result.candidate))}}
-    result = replace(result, judged_at_k=judged_at_k)
+    sides = {side: values.column(run, judged) for side, run in (("baseline", result.baseline),
+                                                                ("candidate", result.candidate))}
+    judged_at_k = {"k": k, **{side: float(column.reindex(compared).mean()) for side, column in sides.items()}}
+
+    def with_judged(moved: list[dict[str, Any]]) -> list[dict[str, Any]]:  # each query's judged@k, both runs'
+        return [{**row, "judged": {side: float(column[row["query_id"]]) for side, column in sides.items()}}
+                for row in moved]
+
+    result = replace(result, judged_at_k=judged_at_k, largest_gains=with_judged(result.largest_gains),
+                     largest_losses=with_judged(result.largest_losses))
     has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
     bound = None
     if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):

@@ -125,6 +125,7 @@ class ManyComparisons:
     weighted: bool
     exploratory: bool
     accept_holes: bool
+    exploratory_reason: str = ""  # "dev split", or the measure is not the set's headline
     unjudged: dict[str, int] = field(default_factory=dict)
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -222,7 +223,13 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     if policy == "condensed":
         notes.append("note: the holes are not bounded (unjudged = condensed): the verdicts rest on the judged "
                      "documents only")
-    exploratory = comparison_kind(False, evaluation.split) == "exploratory"
+    headline = evaluation.frozen.contract.headline if evaluation.frozen is not None else None
+    off_headline = headline is not None and measure != parse_measure(headline)
+    kind = comparison_kind(off_headline, evaluation.split)
+    reason = "dev split" if evaluation.split == "dev" else f"not the set's headline, {headline}" if off_headline else ""
+    if off_headline:
+        notes.append(f"note: {metric} is not the set's headline ({headline}): every pair is exploratory, a lead; a "
+                     "measure chosen after the scores are seen decides nothing")
     verdicts, different = [], np.zeros((len(names), len(names)), dtype=bool)
     for index, (i, j) in enumerate(pairs):
         a, b = (j, i) if baseline is not None else (i, j)  # against a baseline: a is the candidate
@@ -231,7 +238,8 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         significant = bool(adjusted[index] < alpha)
         holes = unjudged.get(names[a], 0) + unjudged.get(names[b], 0)
         decision = decide(Evidence(
-            float(means[a] - means[b]), alpha, split=evaluation.split, p=float(adjusted[index]), test="adjusted p",
+            float(means[a] - means[b]), alpha, split=evaluation.split, kind=kind, p=float(adjusted[index]),
+            test="adjusted p",
             n=len(matrix), permutations=permutations,
             holes=HoleBound(holes, f"the two runs' top {k}", low <= 0 <= high, policy) if holes else None))
         different[i, j] = different[j, i] = significant and decision.rule != "holes could flip"
@@ -258,7 +266,8 @@ def compare_many(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         adjusted=pd.DataFrame(pair_matrix(adjusted, pairs, len(names)), index=names, columns=names),
         raw=None if raw is None else pd.DataFrame(pair_matrix(raw, pairs, len(names)), index=names, columns=names),
         anova=two_way_anova(x), baseline=baseline, correction=correction, alpha=alpha, permutations=permutations,
-        seed=seed, queries=len(matrix), weighted=weighting == "traffic", exploratory=exploratory,
+        seed=seed, queries=len(matrix), weighted=weighting == "traffic", exploratory=kind == "exploratory",
+        exploratory_reason=reason,
         accept_holes=accept_holes, unjudged=unjudged, bounds=bounds,
         notes=notes + ([grades_note] if grades_note else []), overridden=evaluation.overridden)
 
@@ -340,8 +349,8 @@ def _text(result: ManyComparisons) -> str:
               else f"every pair of the {len(result.runs)} runs")
     weighting = ", traffic-weighted" if result.weighted else ""
     lines = [f"{len(result.runs)} runs on {result.metric} ({result.queries} queries{weighting}"
-             + (", exploratory (dev split)" if result.exploratory else "") + f"): {family}, {len(result.pairs)} "
-             f"pairs in the family",
+             + (f", exploratory ({result.exploratory_reason})" if result.exploratory else "")
+             + f"): {family}, {len(result.pairs)} pairs in the family",
              f"  correction {CORRECTION_NAMES[result.correction]}, {result.permutations} permutations, seed "
              f"{result.seed}, alpha {result.alpha:g}", ""]
     header = ["run"] + (["group"] if result.letters else []) + [result.metric]

@@ -275,7 +275,7 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
         run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))
         for baseline, candidate in pairs:
             threshold = alpha / family.size(baseline, candidate, metric)
-            kind = family.kind(baseline, candidate, exploratory)
+            kind = family.kind(baseline, candidate, exploratory, metric)
             name = f"{candidate} - {baseline}"
             differences = estimate_columns(_differences(human_values, [(baseline, candidate)]),
                                            _differences(llm_values, [(baseline, candidate)]), record,

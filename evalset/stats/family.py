@@ -6,8 +6,9 @@ The rule, decided here once (``compare``, ``report`` and ``plan`` all build a :c
   comparisons, their number; else the number of comparisons asked for (``compare``'s candidates, ``plan``'s
   comparisons).
 - **Planned or exploratory**: with a set that records planned comparisons, a (baseline, candidate) not among them
-  is exploratory; ``exploratory=True`` (``--exploratory``) makes any comparison exploratory. An exploratory
-  comparison is reported, never established.
+  is exploratory; on a set, a comparison on a measure other than the set's headline is exploratory too (a measure
+  chosen after the scores are seen is a look, not the test the set was frozen for); ``exploratory=True``
+  (``--exploratory``) makes any comparison exploratory. An exploratory comparison is reported, never established.
 - **The family size** of a comparison, the Bonferroni count: without a set, the planned count. On a set that
   records planned comparisons, the planned count too: its planned comparisons were fixed at freeze time, before
   any score, and an exploratory look (logged, listed by ``report``) is never established, so it can make no
@@ -39,6 +40,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from evalset.contract import DEFAULT_SEED
+from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT, check
 from evalset.stats.paired import Comparison, compare_paired
 
@@ -47,10 +49,14 @@ Made = tuple[str, str, str]
 
 
 class PlannedSet(Protocol):
-    """What the family needs of a frozen set (:class:`evalset.io.setfolder.FrozenSet` is one)."""
+    """What the family needs of a frozen set (:class:`evalset.io.setfolder.FrozenSet` is one): its planned
+    comparisons and its contract's headline."""
 
     @property
     def planned(self) -> list[tuple[str, str]]: ...
+
+    @property
+    def contract(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -59,13 +65,14 @@ class ComparisonFamily:
 
     ``planned_count`` is the planned count; ``planned`` the (baseline, candidate) pairs a set declared planned
     (empty: every comparison is planned); ``made`` the distinct comparisons the set's log holds on the version and
-    split (None: no log, without a set).
+    split (None: no log, without a set); ``headline`` the set's headline measure (None: no set, any measure).
     """
 
     planned_count: int
     planned: tuple[tuple[str, str], ...] = ()
     made: frozenset[Made] | None = None
     given: bool = False  # the planned count was given (--planned N), not the set's or the comparisons asked
+    headline: str | None = None
 
     @classmethod
     def of(cls, asked: int, *, planned: int | None = None, frozen: PlannedSet | None = None,
@@ -76,12 +83,18 @@ class ComparisonFamily:
         planned = check("planned", planned, POSITIVE_INT) if planned is not None else None
         pairs = tuple(tuple(pair) for pair in frozen.planned) if frozen is not None else ()
         return cls(planned or len(pairs) or asked, pairs, frozenset(made) if made is not None else None,
-                   planned is not None)
+                   planned is not None, frozen.contract.headline if frozen is not None else None)
 
-    def kind(self, baseline: str, candidate: str, exploratory: bool = False) -> str:
-        """``planned`` or ``exploratory``."""
+    def kind(self, baseline: str, candidate: str, exploratory: bool = False, metric: str | None = None) -> str:
+        """``planned`` or ``exploratory`` (module docstring): a comparison off the set's plan, or on ``metric`` when
+        it is not the set's headline, is exploratory."""
         unplanned = bool(self.planned) and (baseline, candidate) not in self.planned
-        return "exploratory" if exploratory or unplanned else "planned"
+        return "exploratory" if exploratory or unplanned or self.off_headline(metric) else "planned"
+
+    def off_headline(self, metric: str | None) -> bool:
+        """Whether ``metric`` is another measure than the set's headline (never, without a set)."""
+        return self.headline is not None and metric is not None and parse_measure(metric) != parse_measure(
+            self.headline)
 
     def size(self, baseline: str, candidate: str, metric: str) -> int:
         """The Bonferroni count of this comparison, given what the log holds (:attr:`made`; module docstring)."""
@@ -127,7 +140,7 @@ class ComparisonFamily:
         """:func:`~evalset.stats.paired.compare_paired` at this family's threshold and kind (``options``: its
         ``interval``, ``primary_test``, ``strata``, ``weighting``, ``split``). Nothing is logged: a caller that
         records the comparison appends :meth:`log_record` to the log and goes on with :meth:`after`."""
-        kind = self.kind(baseline_name, candidate_name, exploratory)
+        kind = self.kind(baseline_name, candidate_name, exploratory, metric)
         result = compare_paired(baseline, candidate, baseline_name=baseline_name, candidate_name=candidate_name,
                                 metric=metric, planned=self.size(baseline_name, candidate_name, metric),
                                 exploratory=kind == "exploratory", alpha=alpha, permutations=permutations,

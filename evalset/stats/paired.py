@@ -50,7 +50,7 @@ import pandas as pd
 from evalset.contract import BOOTSTRAP_INTERVALS, DEFAULT_METRIC, DEFAULT_SEED, PRIMARY_TESTS
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check
-from evalset.render import UNDEFINED, is_undefined, json_safe, number
+from evalset.render import is_undefined, json_safe
 from evalset.seeds import generator
 from evalset.stats.resampling import (
     FLIP_CHUNK,
@@ -59,7 +59,7 @@ from evalset.stats.resampling import (
     permutation_p_value,
     permutation_p_values,
 )
-from evalset.stats.strata import GEOMETRIC_FLOOR, INTERVAL_METHODS, query_weights, score_interval
+from evalset.stats.strata import INTERVAL_METHODS, query_weights, score_interval
 from evalset.stats.verdicts import ESTABLISHED, Evidence, comparison_kind, decide
 
 __all__ = ["DEFAULT_SEED", "FLIP_CHUNK", "Comparison", "bootstrap_interval", "compare_paired", "permutation_p_value",
@@ -101,6 +101,8 @@ class Comparison:
     verdict: str
     seed: int
     largest_losses: list[dict[str, Any]] = field(default_factory=list)
+    largest_gains: list[dict[str, Any]] = field(default_factory=list)
+    means: dict[str, float] | None = None  # each run's mean over the compared queries, weighted as the headline
     ci_method: str = "bca"
     primary_test: str = "permutation"
     tests_disagree: str = ""
@@ -126,7 +128,9 @@ class Comparison:
 
     def to_text(self) -> str:
         """The comparison as ``compare`` prints it (an undefined number reads ``undef``)."""
-        return _text(self)
+        from evalset.stats.comparisontext import comparison_text
+
+        return comparison_text(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (an undefined or infinite number becomes None)."""
@@ -207,8 +211,11 @@ def compare_paired(
         strata={row["stratum"]: row["n"] for row in strata_rows} if weighting == "traffic" else {},
         permutations=permutations if primary_test == "permutation" else None, resamples=bootstrap_resamples)
     decision = decide(evidence)
-    losses = defined.assign(difference=differences).sort_values("difference", kind="stable")
-    losses = losses[losses["difference"] < 0].head(largest)
+    moved = defined.assign(difference=differences).sort_values("difference", kind="stable")
+    losses = moved[moved["difference"] < 0].head(largest)
+    gains = moved[moved["difference"] > 0].sort_values("difference", ascending=False, kind="stable").head(largest)
+    weights = query_weights(pd.Index(defined.index.astype(str)), strata).to_numpy() if (
+        weighting == "traffic") else np.full(len(defined), 1 / len(defined)) if len(defined) else None
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,
@@ -233,11 +240,10 @@ def compare_paired(
         established=decision.established,
         verdict=decision.text,
         seed=seed,
-        largest_losses=[
-            {"query_id": str(query), "baseline": float(row.baseline), "candidate": float(row.candidate),
-             "difference": float(row.difference)}
-            for query, row in losses.iterrows()
-        ],
+        largest_losses=_rows(losses),
+        largest_gains=_rows(gains),
+        means=None if weights is None else {side: float(weights @ defined[side].to_numpy())
+                                            for side in ("baseline", "candidate")},
         ci_method=interval,
         primary_test=primary_test,
         tests_disagree=_disagreement(headline, differences, threshold, primary_test, interval),
@@ -250,6 +256,11 @@ def compare_paired(
         evidence=evidence,
         rule=decision.rule,
     )
+
+
+def _rows(moved: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{"query_id": str(query), "baseline": float(row.baseline), "candidate": float(row.candidate),
+             "difference": float(row.difference)} for query, row in moved.iterrows()]
 
 
 INTERVALS = BOOTSTRAP_INTERVALS
@@ -372,62 +383,3 @@ def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold:
     return (f"{' and '.join(yes)} {'says' if len(yes) == 1 else 'say'} significant, {' and '.join(no)} "
             f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is {ESTABLISHED} only where {primary}, "
             "the primary test, and the interval both exclude it")
-
-
-def _p(value: float) -> str:
-    return UNDEFINED if is_undefined(value) else f"{value:.4g}"
-
-
-def _text(result: Comparison) -> str:
-    traffic = result.weighting == "traffic"
-    strata = f", traffic-weighted over {len(result.strata)} strata" if traffic else ""
-    lines = [
-        f"{result.candidate} vs {result.baseline} on {result.metric} ({result.n} queries"
-        + (f", {result.undefined} undefined left out" if result.undefined else "") + f", {result.kind}{strata})"]
-    if result.missing:
-        lines.append(f"  missing queries   {result.missing['text']}")
-    if result.judged_at_k:
-        judged = result.judged_at_k
-        lines.append(f"  judged@{judged['k']:<11}baseline {number(judged['baseline'])}, "
-                     f"candidate {number(judged['candidate'])}")
-    if result.geometric_means:
-        means = result.geometric_means
-        lines.append(f"  geometric means   baseline {number(means['baseline'])}, candidate {number(means['candidate'])}"
-                     f" (tested on log(max(value, {GEOMETRIC_FLOOR:g})) per query: the differences are log ratios)")
-    weighted = " traffic-weighted" if traffic else ""
-    lines.append(f"  mean difference   {number(result.mean_difference, sign=True)}{weighted}   "
-                 f"median {number(result.median_difference, sign=True)}")
-    for index, row in enumerate(result.strata):
-        lines.append(f"  {'' if index else 'per stratum':<17} {row['stratum']} (share "
-                     f"{row['share']:.3f}, {row['n']} queries) {number(row['mean_difference'], sign=True)}  "
-                     f"[{number(row['ci_low'], sign=True)}, {number(row['ci_high'], sign=True)}]")
-    if result.strata_disagree:
-        lines.append(f"  strata            {result.strata_disagree}")
-    if result.other_weighting:
-        other = result.other_weighting
-        label = "unweighted" if other["weighting"] == "uniform" else "traffic-weighted"
-        lines.append(f"  {label:<17} {number(other['mean_difference'], sign=True)}  (p = "
-                     f"{_p(other['permutation_p'])}, {INTERVAL_METHODS[result.ci_method]} "
-                     f"[{number(other['ci_low'], sign=True)}, {number(other['ci_high'], sign=True)}])")
-    within = " within strata" if traffic else ""
-    lines += [
-        f"  wins/losses/ties  {result.wins}/{result.losses}/{result.ties}",
-        f"  permutation p     {_p(result.permutation_p)}  ({result.permutations} sign flips{within}, "
-        f"seed {result.seed})",
-        f"  paired t          {'stratified ' if traffic else ''}t = {number(result.t)}, p = {_p(result.ttest_p)}",
-        f"  {INTERVAL_METHODS[result.ci_method]} {result.ci_level:.1%} CI"
-        + " " * max(1, 8 - len(INTERVAL_METHODS[result.ci_method]))
-        + f"[{number(result.ci_low, sign=True)}, {number(result.ci_high, sign=True)}]",
-        f"  effect size       {number(result.effect_size, 3)} (mean / sd of differences)",
-    ]
-    if result.hole_bound:
-        lines.append(f"  holes             {result.hole_bound['text']}")
-    if result.tests_disagree:
-        lines.append(f"  tests disagree    {result.tests_disagree}")
-    if result.family:
-        lines.append(f"  threshold         {result.threshold:.4g} = {result.family}")
-    lines.append(f"  verdict           {result.verdict}")
-    if result.largest_losses:
-        lines.append("  largest losses    " + ", ".join(
-            f"{loss['query_id']} ({loss['difference']:+.4f})" for loss in result.largest_losses))
-    return "\n".join(lines)

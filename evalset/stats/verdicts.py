@@ -118,7 +118,7 @@ class Verdict:
     def short(self) -> str:
         """The word, and the rule where it is not the plain outcome of the test (a table's cell):
         ``established``, ``not established``, ``not established: holes could flip``, ``no verdict: zero width``."""
-        plain = self.rule in ("established", "p at threshold", "interval holds 0")
+        plain = self.rule in ("established", "p at threshold", "interval holds 0", "exploratory")
         return self.word if plain else f"{self.word}: {self.rule}"
 
     @property
@@ -263,7 +263,8 @@ def _excluded(e: Evidence) -> bool:
 
 RULES: tuple[Rule, ...] = (
     Rule("dev split", EXPLORATORY, "the values are of a set's dev split", "exploratory (dev split, ...)", _dev),
-    Rule("exploratory", EXPLORATORY, "the comparison was not planned", "exploratory (...)", _exploratory),
+    Rule("exploratory", EXPLORATORY, "the comparison was not planned (off the set's plan, or not on its headline)",
+         "exploratory (...)", _exploratory),
     Rule("no queries", NO_VERDICT, "no query has a value for both runs", "no verdict: no query ...", _no_units),
     Rule("few queries", NO_VERDICT, "fewer than 2 queries, or a stratum of fewer than 2",
          "no verdict: ... cannot be told from chance / cannot carry an interval", _few_units),

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from evalset.comparing import compare_runs
@@ -21,11 +22,13 @@ from evalset.stats.family import ComparisonFamily, bonferroni_threshold
 
 GUIDELINE = Path(__file__).resolve().parents[2] / "guidelines" / "relevance-v2.md"
 
+HEADLINE = SimpleNamespace(headline="ndcg@10")  # the set's contract, as the family reads it
+
 
 def a_set(tmp_path, planned=()):
     folder = tmp_path / "sets" / "s" / "v1"
     folder.mkdir(parents=True)
-    return SimpleNamespace(path=folder, planned=list(planned))
+    return SimpleNamespace(path=folder, planned=list(planned), contract=HEADLINE)
 
 
 def record(baseline, candidate, metric="ndcg@10"):
@@ -87,7 +90,7 @@ def test_on_a_set_that_plans_none_every_distinct_comparison_made_on_the_split_co
 
 def test_the_family_is_pure_it_counts_the_comparisons_it_is_given_and_those_it_is_told_were_made():
     made = {("a", "d", "ndcg@10"), ("a", "b", "ndcg@10")}
-    family = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[]), made=made)
+    family = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[], contract=HEADLINE), made=made)
     assert family.size("a", "c", "ndcg@10") == 3 and family.made == frozenset(made)
     result = SimpleNamespace(baseline="a", candidate="c", metric="ndcg@10", kind="planned", permutation_p=0.01,
                              threshold=0.025)
@@ -96,7 +99,8 @@ def test_the_family_is_pure_it_counts_the_comparisons_it_is_given_and_those_it_i
     assert ComparisonFamily.log_record(result) == {"baseline": "a", "candidate": "c", "metric": "ndcg@10",
                                                    "kind": "planned", "permutation_p": 0.01, "threshold": 0.025}
     assert ComparisonFamily.of(2).after(result).size("a", "e", "ndcg@10") == 2  # no log: nothing counted
-    planned = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[("a", "b"), ("a", "c")]), made=made)
+    planned = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[("a", "b"), ("a", "c")], contract=HEADLINE),
+                                  made=made)
     assert planned.after(result).size("a", "e", "ndcg@10") == 2  # a set that plans: its planned count
 
 
@@ -165,3 +169,15 @@ def test_the_bonferroni_threshold_is_alpha_over_the_family_size():
 def test_a_planned_count_that_is_not_a_positive_integer_is_refused_never_the_default(planned):
     with pytest.raises(InputError, match="planned must be a positive integer"):
         ComparisonFamily.of(3, planned=planned)
+
+
+def test_on_a_set_a_measure_other_than_its_headline_is_exploratory_and_spellings_of_it_are_not():
+    family = ComparisonFamily.of(1, frozen=SimpleNamespace(planned=[("a", "b")], contract=HEADLINE))
+    assert family.kind("a", "b", metric="p@10") == "exploratory" and family.off_headline("p@10")
+    assert family.kind("a", "b", metric="ndcg@20") == "exploratory"
+    assert [family.kind("a", "b", metric=m) for m in ("ndcg@10", "nDCG@10", "ndcg_cut_10")] == ["planned"] * 3
+    assert ComparisonFamily.of(1).kind("a", "b", metric="p@10") == "planned"  # no set: any measure may be planned
+    result = family.compare(pd.Series([0.1, 0.2, 0.3, 0.4]), pd.Series([0.5, 0.6, 0.7, 0.9]), baseline_name="a",
+                            candidate_name="b", metric="p@10", permutations=99)
+    assert (result.kind, result.established) == ("exploratory", False)
+    assert result.verdict.startswith("exploratory (p = ")

@@ -131,7 +131,7 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
         for measure in estimate.settings["measures"]:
             name = f"{candidate} - {baseline}"
             row = table[(table["measure"] == measure) & (table["name"] == name)].iloc[0]
-            kind = family.kind(baseline, candidate, exploratory)
+            kind = family.kind(baseline, candidate, exploratory, measure)
             threshold = alpha / family.size(baseline, candidate, measure)
             lowest, highest = settings["ranges"][measure]
             within = (lowest - highest, highest - lowest)
