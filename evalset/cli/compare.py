@@ -10,7 +10,7 @@ from evalset.cli.emit import emit
 from evalset.cli.metric_option import one_metric
 from evalset.cli.options import contract_options, evaluation_from_options
 from evalset.cli.ruled import format_option, ruled
-from evalset.comparing.spec import CompareSpec
+from evalset.comparing.spec import DECIDE, DEFAULT_DECIDE, CompareSpec
 from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
 
 
@@ -31,9 +31,9 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
                                                      "the metric's cutoff].")
 @click.option("--accept-holes", is_flag=True, help="Keep the verdict as judged when unjudged documents of the top k "
                                                    "could flip it (said in the output).")
-@ruled(CompareSpec, "interval", "--interval", help="The bootstrap interval of the mean difference.")
-@ruled(CompareSpec, "primary_test", "--test", "primary_test",
-       help="The primary test the verdict rests on, with the interval.")
+@click.option("--decide", type=click.Choice(list(DECIDE)), default=DEFAULT_DECIDE, show_default=True,
+              help="The test and the bootstrap interval that must both exclude 0, or the test alone.")
+@ruled(CompareSpec, "min_effect", "--min-effect", metavar="D", help="The smallest gap worth the change.")
 @click.option("--queries", type=click.Path(), help="queries.tsv with stratum and stratum_share: the strata of a "
                                                    "traffic-weighted verdict.")
 @click.option("--all", "all_pairs", is_flag=True, help="Many systems: every pair of the runs given (files or folders).")
@@ -43,16 +43,14 @@ from evalset.contract import COMPARE_FORMATS, DEFAULT_METRIC
        help="With --all or --baseline: randomised Tukey HSD, or Holm or Bonferroni on paired permutation "
             "p-values [default: tukey].")
 def compare(qrels_path, baseline, candidates, metric, contract, set_path, split, override_contract, planned,
-            exploratory, alpha, permutations, seed, output_format, depth, accept_holes, interval, primary_test, queries,
+            exploratory, alpha, permutations, seed, output_format, depth, accept_holes, decide, min_effect, queries,
             all_pairs, baseline_name, correction):
     """Compare each CANDIDATE run against BASELINE, per query, on one metric.
 
     The verdict rests on a paired permutation test at the Bonferroni threshold alpha/planned and a bootstrap
-    interval; the t-test and effect size are printed beside them. It is withheld when unjudged documents of the
-    top k could flip it, and a design too small to decide says so. With --set: a comparison not planned is
-    exploratory (on the dev split, all are), and each is logged in the set. With --all or --baseline NAME: the runs
-    at once under a family-wise correction. The rules: docs/compare.md; why each query moved: `evalset explain`;
-    the holes of the top k as a pool: `evalset holes`.
+    interval; it is withheld when unjudged documents of the top k could flip it. With --set: a comparison not
+    planned, or not on the set's headline, is exploratory, and each is logged. With --all or --baseline NAME: the
+    runs at once, family-wise corrected. The rules: docs/compare.md; why queries moved: `evalset explain`.
     """
     if output_format == "tsv" and not (all_pairs or baseline_name):
         raise click.UsageError("--format tsv is the matrix of adjusted p-values: give --all or --baseline NAME")
@@ -61,7 +59,7 @@ def compare(qrels_path, baseline, candidates, metric, contract, set_path, split,
     if Path(baseline).is_dir() and not (all_pairs or baseline_name):
         raise click.BadParameter(f"File {baseline!r} is a directory.", param_hint="'BASELINE'")
     spec = CompareSpec(metric=metric, planned=planned, exploratory=exploratory, alpha=alpha, permutations=permutations,
-                       seed=seed, depth=depth, accept_holes=accept_holes, interval=interval, primary_test=primary_test,
+                       seed=seed, depth=depth, accept_holes=accept_holes, **DECIDE[decide], min_effect=min_effect,
                        strata=queries, all_pairs=all_pairs, baseline=baseline_name, correction=correction)
     runs = (baseline, *candidates)
     evaluation = evaluation_from_options(qrels_path, set_path, split, override_contract, contract, runs)

@@ -49,7 +49,9 @@ RENAMED_IN = {
     "compare": {"--why": "`evalset explain` (the same runs and --qrels or --set)",
                 "--epsilon": "`evalset explain --epsilon`", "--top": "`evalset explain --top`",
                 "--holes": "`evalset holes` (the same runs and --qrels or --set, -o DIR)",
-                "--corpus": "`evalset holes --corpus`", "--force": "`evalset holes --force`"},
+                "--corpus": "`evalset holes --corpus`", "--force": "`evalset holes --force`",
+                "--test": "--decide t+bca (the test and the interval that decide)",
+                "--interval": "--decide permutation+percentile (the test and the interval that decide)"},
 }
 """An old option of one command (by its name) -> its new spelling there (``--seed`` stays elsewhere)."""
 ONE_JOB = "one command, one job"

@@ -142,7 +142,8 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
         result = family.compare(pair["baseline"], pair["candidate"], baseline_name=baseline, candidate_name=name,
                                 metric=metric, exploratory=spec.exploratory, alpha=spec.alpha,
                                 permutations=spec.permutations, seed=spec.seed, interval=spec.interval,
-                                primary_test=spec.primary_test, strata=strata,
+                                primary_test=spec.primary_test, interval_decides=spec.interval_decides,
+                                min_effect=spec.min_effect, strata=strata,
                                 weighting=weighting, split=evaluation.split)
         result = with_geometric_means(result, values, strata)
         family = record_comparison(family, result, evaluation.frozen, evaluation.split)

@@ -30,7 +30,7 @@ EXPLAIN_RULES: dict[str, Constraint] = {"depth": DEPTH, "epsilon": Interval(floa
 """evalset.comparing.explain_runs (epsilon: the largest per-query difference that is no change)."""
 
 
-SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory"}
+SINGLE_ONLY = {"planned": "--planned", "exploratory": "--exploratory", "min_effect": "--min-effect"}
 """The fields of a baseline-against-candidates comparison that many systems compared at once have no use for."""
 
 
@@ -48,8 +48,13 @@ class CompareSpec:
     depth, accept_holes
         The top k of judged@k and of the holes' bound (None: the metric's cutoff); keep a verdict the holes could
         flip (said).
-    interval, primary_test
-        The bootstrap interval of the mean difference and the test the verdict rests on.
+    interval, primary_test, interval_decides
+        The bootstrap interval of the mean difference, the test the verdict rests on, and whether the interval must
+        exclude 0 as well (the default) or only describes (the permutation test alone decides, as the evaluation
+        books let it: :data:`DECIDE`).
+    min_effect
+        The smallest gap worth the change: an established difference is said to reach it, to fall below it, or not
+        to be shown to reach it (None: none asked).
     strata
         Queries (a file or a frame with ``stratum`` and ``stratum_share``): a traffic-weighted verdict on qrels.
     all_pairs, baseline, correction
@@ -67,6 +72,8 @@ class CompareSpec:
     accept_holes: bool = False
     interval: str = "bca"
     primary_test: str = "permutation"
+    interval_decides: bool = True
+    min_effect: float | None = None
     strata: Any = None
     all_pairs: bool = False
     baseline: str | None = None
@@ -74,14 +81,15 @@ class CompareSpec:
 
     RULES: ClassVar[dict] = {"planned": POSITIVE_INT, "alpha": PROBABILITY, "permutations": RESAMPLES,
                              "seed": NON_NEGATIVE_INT, "depth": DEPTH, "interval": Choice(BOOTSTRAP_INTERVALS),
-                             "primary_test": Choice(PRIMARY_TESTS), "correction": Choice(CORRECTIONS)}
+                             "primary_test": Choice(PRIMARY_TESTS), "correction": Choice(CORRECTIONS),
+                             "min_effect": Interval(float, 0, closed="neither")}
 
     def __post_init__(self) -> None:
         check_fields(self, self.RULES)
         if self.many:
             given = [flag for name, flag in SINGLE_ONLY.items() if getattr(self, name) not in (None, False)]
-            given += [flag for name, flag in (("interval", "--interval"), ("primary_test", "--test"))
-                      if getattr(self, name) != getattr(CompareSpec, name)]
+            given += ["--decide"] * any(getattr(self, name) != getattr(CompareSpec, name)
+                                        for name in ("interval", "primary_test", "interval_decides"))
             if self.all_pairs and self.baseline is not None:
                 given.insert(0, "both --all and --baseline")
             if given:
@@ -94,3 +102,13 @@ class CompareSpec:
     def many(self) -> bool:
         """Many systems at once (``--all`` or ``--baseline``), rather than a baseline against candidates."""
         return self.all_pairs or self.baseline is not None
+
+
+DECIDE = {f"{test}+{interval}": {"primary_test": test, "interval": interval, "interval_decides": True}
+          for test in PRIMARY_TESTS for interval in BOOTSTRAP_INTERVALS} | {
+          test: {"primary_test": test, "interval": "bca", "interval_decides": False} for test in PRIMARY_TESTS}
+"""What decides a verdict, by its name on the command line (``--decide``): the primary test and the interval that
+must both exclude 0 (``permutation+bca``, the default: BCa under-covers on a few dozen queries, so the interval's
+check keeps the rule conservative, docs/compare.md), or the test alone, the BCa interval describing
+(``permutation``: the evaluation books' rule)."""
+DEFAULT_DECIDE = "permutation+bca"

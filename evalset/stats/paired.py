@@ -156,6 +156,8 @@ def compare_paired(
     strata: pd.DataFrame | None = None,
     weighting: str = "uniform",
     split: str | None = None,
+    interval_decides: bool = True,
+    min_effect: float | None = None,
 ) -> Comparison:
     """Compare two systems' per-query scores (Series indexed by query id) on the queries both define.
 
@@ -166,10 +168,12 @@ def compare_paired(
     be silently partial.
 
     ``interval`` is the bootstrap interval (``bca``, ``percentile``); ``primary_test`` the test the verdict rests on
-    (``permutation``, ``t``). ``strata`` (``query_id, stratum, stratum_share``) adds each stratum's difference;
-    with ``weighting="traffic"`` the headline is the traffic-weighted difference, tested by sign flips within
-    strata of the weighted mean and bounded by a bootstrap within strata (module docstring). On the ``dev``
-    ``split`` a comparison is exploratory: the dev split is for tuning.
+    (``permutation``, ``t``), and with ``interval_decides`` (the default) the interval must exclude 0 as well, else
+    it describes the difference only; an established difference is read against ``min_effect``, the smallest gap
+    worth the change (:mod:`evalset.stats.verdicts`). ``strata`` (``query_id, stratum, stratum_share``) adds each
+    stratum's difference; with ``weighting="traffic"`` the headline is the traffic-weighted difference, tested by
+    sign flips within strata of the weighted mean and bounded by a bootstrap within strata (module docstring). On
+    the ``dev`` ``split`` a comparison is exploratory: the dev split is for tuning.
     """
     check("planned", planned, POSITIVE_INT)
     check("alpha", alpha, PROBABILITY)
@@ -209,7 +213,8 @@ def compare_paired(
         test="p" if primary_test == "permutation" else "t-test p", low=headline["ci_low"], high=headline["ci_high"],
         interval=f"{INTERVAL_METHODS[interval]} interval", n=len(differences),
         strata={row["stratum"]: row["n"] for row in strata_rows} if weighting == "traffic" else {},
-        permutations=permutations if primary_test == "permutation" else None, resamples=bootstrap_resamples)
+        permutations=permutations if primary_test == "permutation" else None, resamples=bootstrap_resamples,
+        interval_decides=interval_decides, min_effect=min_effect)
     decision = decide(evidence)
     moved = defined.assign(difference=differences).sort_values("difference", kind="stable")
     losses = moved[moved["difference"] < 0].head(largest)
@@ -246,7 +251,7 @@ def compare_paired(
                                             for side in ("baseline", "candidate")},
         ci_method=interval,
         primary_test=primary_test,
-        tests_disagree=_disagreement(headline, differences, threshold, primary_test, interval),
+        tests_disagree=_disagreement(headline, differences, threshold, primary_test, interval, interval_decides),
         weighting=weighting,
         strata=strata_rows,
         strata_disagree=_strata_disagreement(strata_rows),
@@ -359,7 +364,7 @@ def _strata_disagreement(rows: list[dict[str, Any]]) -> str:
 
 
 def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold: float, primary_test: str,
-                  interval: str) -> str:
+                  interval: str, interval_decides: bool = True) -> str:
     """Which of the permutation test, the t-test and the interval disagree at the threshold, and a likely why."""
     says = {"the permutation test": figures["permutation_p"] < threshold,
             "the paired t-test": figures["ttest_p"] < threshold,
@@ -380,6 +385,7 @@ def _disagreement(figures: dict[str, float], differences: np.ndarray, threshold:
     else:
         why = "the evidence is near the threshold, where the tests' approximations differ"
     primary = "the permutation test" if primary_test == "permutation" else "the paired t-test"
+    rule = (f"{primary}, the primary test, and the interval both exclude it" if interval_decides
+            else f"{primary}, the primary test, excludes it (the interval describes)")
     return (f"{' and '.join(yes)} {'says' if len(yes) == 1 else 'say'} significant, {' and '.join(no)} "
-            f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is {ESTABLISHED} only where {primary}, "
-            "the primary test, and the interval both exclude it")
+            f"{'does' if len(no) == 1 else 'do'} not: {why}; a difference is {ESTABLISHED} only where {rule}")

@@ -72,7 +72,10 @@ class Evidence:
     ``strata`` each stratum's units; ``permutations`` and ``resamples`` the design's draws (None: not drawn);
     ``holes`` the holes' bound (None: none or not bounded); ``clipped`` what left the measure's range and was
     clipped to it (``""``: nothing); ``design`` a reason the design cannot support a verdict, said by the
-    analysis that knows it (e.g. a document sample below its minimum; ``""``: none).
+    analysis that knows it (e.g. a document sample below its minimum; ``""``: none). ``interval_decides``: whether
+    the interval must exclude 0 beside the test (the default, and always where there is no p) or only describes
+    the difference; ``min_effect`` the smallest gap worth the change, which an established verdict is read
+    against (None: none asked).
     """
 
     estimate: float
@@ -91,10 +94,17 @@ class Evidence:
     holes: HoleBound | None = None
     clipped: str = ""
     design: str = ""
+    interval_decides: bool = True
+    min_effect: float | None = None
 
     @property
     def has_interval(self) -> bool:
         return not (math.isnan(self.low) and math.isnan(self.high))
+
+    @property
+    def interval_rules(self) -> bool:
+        """Whether the interval decides (module docstring): asked to, or nothing else can."""
+        return self.has_interval and (self.interval_decides or not self.has_p)
 
     @property
     def has_p(self) -> bool:
@@ -235,7 +245,7 @@ def _holes(e: Evidence) -> str | None:
 
 
 def _interval_holds_zero(e: Evidence) -> str | None:
-    if e.has_interval and e.low <= 0 <= e.high:
+    if e.interval_rules and e.low <= 0 <= e.high:
         rests = f"{e.test} = {_p(e.p)}, " if e.has_p else ""
         return f"{NOT_ESTABLISHED} ({rests}{e.interval} at {1 - e.threshold:.4g} holds 0)"
     return None
@@ -248,16 +258,32 @@ def _p_at_threshold(e: Evidence) -> str | None:
 
 
 def _established(e: Evidence) -> str | None:
-    positive = e.low > 0 if e.has_interval else e.estimate > 0
+    positive = e.low > 0 if e.interval_rules else e.estimate > 0
     rests = (f"{e.test} = {_p(e.p)} < {e.threshold:.4g}" if e.has_p
              else f"{e.interval} at {1 - e.threshold:.4g} excludes 0")
-    return f"{ESTABLISHED}: candidate {'better' if positive else 'worse'} ({rests})"
+    return f"{ESTABLISHED}: candidate {'better' if positive else 'worse'} ({rests}){_gap(e, positive)}"
+
+
+def _gap(e: Evidence, positive: bool) -> str:
+    """An established difference read against the smallest gap worth the change: at least it (the interval's near
+    end reaches it), below it (its far end does not), or not shown to reach it (the interval holds it); the estimate
+    alone where there is no interval."""
+    if e.min_effect is None:
+        return ""
+    gap, sign = e.min_effect, 1 if positive else -1
+    near, far = sorted((sign * e.low, sign * e.high)) if e.has_interval else (sign * e.estimate,) * 2
+    where = f"{e.interval} [{e.low:+.4f}, {e.high:+.4f}]" if e.has_interval else f"estimate {e.estimate:+.4f}"
+    if near >= gap:
+        return f"; at least {gap:g}, the smallest gap worth the change ({where})"
+    if far < gap:
+        return f"; but below {gap:g}, the smallest gap worth the change ({where})"
+    return f"; not shown to reach {gap:g}, the smallest gap worth the change ({where} holds it)"
 
 
 def _excluded(e: Evidence) -> bool:
     """Whether the evidence as judged excludes a zero difference (the holes' rule applies only then)."""
     p_says = not e.has_p or e.p < e.threshold
-    interval_says = not e.has_interval or not e.low <= 0 <= e.high
+    interval_says = not e.interval_rules or not e.low <= 0 <= e.high
     return p_says and interval_says
 
 
@@ -284,10 +310,12 @@ RULES: tuple[Rule, ...] = (
          _holes),
     Rule("p at threshold", NOT_ESTABLISHED, "the primary test's p >= threshold",
          "not established (p = ... >= threshold)", _p_at_threshold),
-    Rule("interval holds 0", NOT_ESTABLISHED, "the interval at level 1 - threshold holds 0",
-         "not established (... interval at level holds 0)", _interval_holds_zero),
-    Rule("established", ESTABLISHED, "p < threshold and the interval excludes 0",
-         "established: candidate better or worse (...)", _established),
+    Rule("interval holds 0", NOT_ESTABLISHED, "the interval at level 1 - threshold holds 0 (where it decides: by "
+         "default, and wherever there is no p)", "not established (... interval at level holds 0)",
+         _interval_holds_zero),
+    Rule("established", ESTABLISHED, "p < threshold and the interval excludes 0 (where it decides); read against "
+         "the smallest gap worth the change when one is given", "established: candidate better or worse (...)[; at "
+         "least / but below / not shown to reach D]", _established),
 )
 
 

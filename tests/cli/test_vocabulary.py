@@ -25,8 +25,9 @@ SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4
            "report": 11, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
 30 agreement, ...)."""
-DISTINCT = 118  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
-# layout), agreement's one output folder, --guideline taking a bare scale, --merge and --gold-rule settings
+DISTINCT = 119  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
+# layout), agreement's one output folder, --guideline taking a bare scale, --merge and --gold-rule settings (118);
+# then compare's --decide (for --test and --interval) and --min-effect (issue 68)
 
 
 def test_the_surface_only_shrinks():

@@ -191,7 +191,7 @@ def test_missing_skip_leaves_the_queries_out_of_the_comparison(lacking_run):
 
 def test_the_t_test_can_be_the_primary_test_and_the_interval_percentile(lacking_run):
     document = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz", lacking_run,
-                            "-c", "missing=zero", "--test", "t", "--interval", "percentile")
+                            "-c", "missing=zero", "--decide", "t+percentile")
     assert document["primary_test"] == "t" and document["ci_method"] == "percentile"
     assert document["verdict"] == f"not established (t-test p = {document['ttest_p']:.4g} >= 0.05)"
     assert document["rule"] == "p at threshold"

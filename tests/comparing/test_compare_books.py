@@ -74,3 +74,52 @@ def test_2_a_moved_query_whose_top_k_has_holes_shows_its_judged_at_k(dl19, tmp_p
     assert moved["1133167"] == {"baseline": 1.0, "candidate": 0.0}  # the two top 10s share no document there
     text = cli("compare", "--qrels", shallow, runs[0], runs[1], "--accept-holes").stdout
     assert "1133167 (" in text and ", judged@10 1.00/0.00)" in text
+
+
+@pytest.mark.parametrize(("gap", "said"), [
+    ("0.15", "; at least 0.15, the smallest gap worth the change (BCa interval [+0.1934, +0.3354])"),
+    ("0.3", "; not shown to reach 0.3, the smallest gap worth the change (BCa interval [+0.1934, +0.3354] holds it)"),
+    ("0.4", "; but below 0.4, the smallest gap worth the change (BCa interval [+0.1934, +0.3354])"),
+])
+def test_3_an_established_difference_is_read_against_the_smallest_gap_worth_the_change(dl19, gap, said):
+    root, _, runs = dl19
+    done = cli("compare", "--qrels", root / "qrels.txt", runs[0], runs[1], "--min-effect", gap, "--format", "json")
+    [result] = json.loads(done.stdout)
+    assert result["established"] and result["verdict"] == "established: candidate better (p = 0.0001 < 0.05)" + said
+
+
+def test_3_the_gap_is_a_positive_number_and_not_for_many_systems_at_once(dl19):
+    root, _, runs = dl19
+    zero = cli("compare", "--qrels", root / "qrels.txt", runs[0], runs[1], "--min-effect", "0")
+    assert zero.exit_code == 2 and "--min-effect" in zero.output
+    many = cli("compare", "--qrels", root / "qrels.txt", *runs, "--all", "--min-effect", "0.1")
+    assert many.exit_code == 2 and "give one of them without --min-effect" in many.output
+
+
+def test_4_the_permutation_test_alone_decides_by_name_and_the_default_asks_the_interval_too(dl19):
+    root, _, _ = dl19
+    pair = [root / "runs" / "official_top100" / f"{name}.run.gz" for name in ("bm25tuned_p", "bm25tuned_ax_p")]
+    default = json.loads(cli("compare", "--qrels", root / "qrels.txt", *pair, "--format", "json").stdout)[0]
+    books = json.loads(cli("compare", "--qrels", root / "qrels.txt", *pair, "--decide", "permutation",
+                           "--format", "json").stdout)[0]
+    assert (default["permutation_p"], round(default["ci_low"], 4)) == (0.048, -0.0017)  # p below, BCa holds 0
+    assert default["verdict"] == "not established (p = 0.048, BCa interval at 0.95 holds 0)"
+    assert books["verdict"] == "established: candidate better (p = 0.048 < 0.05)"
+    assert (books["ci_low"], books["ci_high"]) == (default["ci_low"], default["ci_high"])  # printed all the same
+    old = cli("compare", "--qrels", root / "qrels.txt", *pair, "--test", "t")
+    assert old.exit_code == 2 and "--test is now --decide t+bca" in old.output
+
+
+@pytest.mark.slow
+def test_4_bca_under_covers_on_dl19_sized_samples_the_reason_for_the_default(shared_data):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "bca_coverage.py"), "--draws", "100", "--pairs",
+                           "12"], capture_output=True, text=True, timeout=300, check=True)
+    coverage = {line.split()[0]: float(line.split()[2].rstrip("%")) for line in done.stdout.splitlines()
+                if " covers " in line}
+    assert coverage["BCa"] < 95 - 1  # under-covers: the interval never decides alone
+    assert coverage["t"] > coverage["BCa"]

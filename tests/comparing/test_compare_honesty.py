@@ -90,7 +90,7 @@ def test_a_stratum_of_one_query_gives_no_verdict_where_the_stratified_t_gave_p_4
     path, _ = solo_strata
     # before: "stratified t = -2023.3755, p = 4.0e-104", a zero-width stratum interval, "established: candidate worse"
     [document] = compare_json("--qrels", DL19 / "nist.qrels", RUNS / "bm25base_p.run.gz",
-                              RUNS / "bm25tuned_p.run.gz", "--queries", path, "--test", "t")
+                              RUNS / "bm25tuned_p.run.gz", "--queries", path, "--decide", "t+bca")
     solo = next(row for row in document["strata"] if row["stratum"] == "solo")
     assert solo["n"] == 1 and solo["ci_low"] is None and solo["ci_high"] is None
     assert document["t"] is None and document["ttest_p"] is None
