@@ -48,6 +48,9 @@ DEFAULT_METRICS = (DEFAULT_METRIC, "ap", "rr", "p@10")
 DEFAULT_HOLES_DEPTH = 10
 """The top k whose unjudged documents (holes) bound a verdict on a metric without cutoff (``ap``, ``rr``, ``ndcg``)
 when no depth is given: TREC's usual pool depth (TREC DL's among them)."""
+NO_CHANGE = 1e-9
+"""A per-query difference within this of zero is no change (floating-point sums of the same terms): a tie of
+``compare``'s wins/losses/ties, and ``explain``'s default ``--epsilon``."""
 DEFAULT_SCALE = (0, 1, 2, 3)
 """The grade scale of ``agreement`` when neither a guideline nor a scale is given."""
 AGGREGATION_RULES = ("dawid-skene", "one-coin", "mace", "glad")  # crowd-kit's models (evalset.judgments.crowd)

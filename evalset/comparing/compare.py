@@ -126,6 +126,7 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     k = depth_of(measure, depth)
     judged = f"judged@{k}"
     asked = [metric] + ([judged] if parse_measure(judged) != measure else [])
+    asked += [FIRST_STAGE] if measure.cutoff is not None and parse_measure(FIRST_STAGE) != measure else []
     named = runs if isinstance(runs, Mapping) else expand_run_paths(runs)
     values = per_query_values(evaluation, named, asked, stream=stream)
     baseline, *candidates = values.runs
@@ -164,6 +165,12 @@ def compare_runs(evaluation: Evaluation, runs: Runs, metric: str | None = None, 
     return Comparisons(results, values, holes, strata, [*notes, *([grades] if grades else [])])
 
 
+FIRST_STAGE = "recall"
+"""What each run's candidates hold (recall over its whole ranking), printed beside a measure of the top (one with a
+cutoff): two runs that rerank the same candidates have the same recall, and a gain between two that do not mixes
+what their candidates hold with how they rank them."""
+
+
 def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, Any], k: int, policy: str,
                      strata: pd.DataFrame | None, bound_holes: bool | None = None, defaulted: int | None = None,
                      read: dict[str, pd.DataFrame] | None = None) -> tuple[Comparison, ComparisonBounds | None]:
@@ -183,8 +190,12 @@ def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, An
         return [{**row, "judged": {side: float(column[row["query_id"]]) for side, column in sides.items()}}
                 for row in moved]
 
+    first_stage = {"metric": FIRST_STAGE, **{side: float(values.column(run, FIRST_STAGE).reindex(compared).mean())
+                                             for side, run in (("baseline", result.baseline),
+                                                               ("candidate", result.candidate))}} if (
+        FIRST_STAGE in values.measures) else None
     result = replace(result, judged_at_k=judged_at_k, largest_gains=with_judged(result.largest_gains),
-                     largest_losses=with_judged(result.largest_losses))
+                     largest_losses=with_judged(result.largest_losses), first_stage=first_stage)
     has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1
     bound = None
     if has_holes and (bound_holes if bound_holes is not None else policy == "bounded"):

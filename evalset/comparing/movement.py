@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalset.contract import NO_CHANGE
 from evalset.evaluation import PerQuery, per_query_values
 from evalset.holes.find import depth_of, graded_top_k
 from evalset.io.queries import read_queries
@@ -43,9 +44,8 @@ from evalset.params import NON_NEGATIVE_INT, Interval, check
 from evalset.render import json_safe, number
 from evalset.stats.paired import Comparison
 
-TOLERANCE = 1e-9
-"""The default ``epsilon``: a per-query difference within this of zero is no change (floating-point sums of the
-same terms)."""
+TOLERANCE = NO_CHANGE
+"""The default ``epsilon``: :data:`evalset.contract.NO_CHANGE`, as compare counts its ties."""
 NON_NEGATIVE = Interval(float, 0)
 RELEVANT_MOVES = ("lost", "rescued", "promoted", "demoted")
 MOVEMENT_CLASSES = (*RELEVANT_MOVES, "unjudged_entered", "tie_artefact", "other")

@@ -26,6 +26,12 @@ def comparison_text(result: Any) -> str:
         judged = result.judged_at_k
         lines.append(f"  judged@{judged['k']:<11}baseline {number(judged['baseline'])}, "
                      f"candidate {number(judged['candidate'])}")
+    if result.first_stage:
+        stage = result.first_stage
+        same = abs(stage["baseline"] - stage["candidate"]) <= 1e-9
+        lines.append(f"  {stage['metric'] + ' (all)':<17} baseline {number(stage['baseline'])}, candidate "
+                     f"{number(stage['candidate'])}" + (" (the same candidates)" if same else " (other candidates: "
+                                                         "the gain mixes what they hold with how they are ranked)"))
     if result.means and not result.geometric_means:
         lines.append(f"  means             baseline {number(result.means['baseline'])} -> candidate "
                      f"{number(result.means['candidate'])}" + (" traffic-weighted" if traffic else ""))

@@ -47,7 +47,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from evalset.contract import BOOTSTRAP_INTERVALS, DEFAULT_METRIC, DEFAULT_SEED, PRIMARY_TESTS
+from evalset.contract import BOOTSTRAP_INTERVALS, DEFAULT_METRIC, DEFAULT_SEED, NO_CHANGE, PRIMARY_TESTS
 from evalset.errors import InputError
 from evalset.params import POSITIVE_INT, PROBABILITY, check
 from evalset.render import is_undefined, json_safe
@@ -112,6 +112,7 @@ class Comparison:
     other_weighting: dict[str, Any] | None = None
     split: str | None = None
     judged_at_k: dict[str, Any] | None = None
+    first_stage: dict[str, Any] | None = None  # both runs' recall at their candidates' depth (comparing.compare)
     hole_bound: dict[str, Any] | None = None
     missing: dict[str, Any] | None = None
     evidence: Evidence | None = None
@@ -217,8 +218,9 @@ def compare_paired(
         interval_decides=interval_decides, min_effect=min_effect)
     decision = decide(evidence)
     moved = defined.assign(difference=differences).sort_values("difference", kind="stable")
-    losses = moved[moved["difference"] < 0].head(largest)
-    gains = moved[moved["difference"] > 0].sort_values("difference", ascending=False, kind="stable").head(largest)
+    losses = moved[moved["difference"] < -NO_CHANGE].head(largest)
+    gains = moved[moved["difference"] > NO_CHANGE].sort_values("difference", ascending=False, kind="stable").head(
+        largest)
     weights = query_weights(pd.Index(defined.index.astype(str)), strata).to_numpy() if (
         weighting == "traffic") else np.full(len(defined), 1 / len(defined)) if len(defined) else None
     return Comparison(
@@ -229,9 +231,9 @@ def compare_paired(
         undefined=len(paired) - len(defined),
         mean_difference=headline["mean_difference"],
         median_difference=float(np.median(differences)) if len(differences) else math.nan,
-        wins=int(np.sum(differences > 0)),
-        losses=int(np.sum(differences < 0)),
-        ties=int(np.sum(differences == 0)),
+        wins=int(np.sum(differences > NO_CHANGE)),
+        losses=int(np.sum(differences < -NO_CHANGE)),
+        ties=int(np.sum(np.abs(differences) <= NO_CHANGE)),
         permutation_p=headline["permutation_p"],
         permutations=permutations,
         t=headline["t"],

@@ -52,10 +52,10 @@ def bootstrap_interval(differences: np.ndarray, level: float, resamples: int, rn
         value = float(differences[0]) if len(differences) else math.nan
         return value, value
     sign = orientation(differences)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # a degenerate resample gives NaN ends, which the verdict calls undefined
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap((sign * differences,), np.mean, confidence_level=level, n_resamples=resamples,
-                                 method=INTERVAL_METHODS[method], random_state=rng, vectorized=True, batch=500)
+                                 method=INTERVAL_METHODS[method], rng=rng, vectorized=True, batch=500)
     ends = sign * float(result.confidence_interval.low), sign * float(result.confidence_interval.high)
     return min(ends), max(ends)
 

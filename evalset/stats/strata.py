@@ -180,10 +180,10 @@ def score_interval(per_query: pd.Series, queries: pd.DataFrame, weighting: str =
     varying = [i for i, s in enumerate(samples) if len(s) > 1]
     fixed = sum(shares[i] * samples[i].mean() for i in range(len(samples)) if i not in varying)
     shares, samples = shares[varying], [samples[i] for i in varying]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # a degenerate resample gives NaN ends, which the verdict calls undefined
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap(tuple(samples), weighted_mean, confidence_level=level, n_resamples=resamples,
-                                 method=INTERVAL_METHODS[method], random_state=rng, vectorized=True)
+                                 method=INTERVAL_METHODS[method], rng=rng, vectorized=True)
     low, high = result.confidence_interval
     return float(estimate), float(low + fixed), float(high + fixed)
 

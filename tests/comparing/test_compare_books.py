@@ -123,3 +123,56 @@ def test_4_bca_under_covers_on_dl19_sized_samples_the_reason_for_the_default(sha
                 if " covers " in line}
     assert coverage["BCa"] < 95 - 1  # under-covers: the interval never decides alone
     assert coverage["t"] > coverage["BCa"]
+
+
+def test_5_a_difference_of_floating_point_noise_is_a_tie_as_explain_counts_no_change():
+    import pandas as pd
+
+    from evalset.contract import NO_CHANGE
+    from evalset.stats.paired import compare_paired
+
+    baseline = pd.Series([0.1, 0.2, 0.3, 0.4], index=list("abcd"))
+    noise = pd.Series([1e-15, -1e-15, 0.1, 0.0], index=list("abcd"))  # sums of the same terms in another order
+    result = compare_paired(baseline, baseline + noise, permutations=99)
+    assert (result.wins, result.losses, result.ties) == (1, 0, 3)
+    assert [row["query_id"] for row in result.largest_gains] == ["c"] and result.largest_losses == []
+    from evalset.comparing.movement import TOLERANCE
+    assert TOLERANCE == NO_CHANGE  # explain's default epsilon: one notion of no change
+
+
+def test_5_scipys_bootstrap_is_given_its_generator_as_rng_and_hides_no_warning_but_a_degenerate_sample():
+    import ast
+
+    from tests.conftest import REPO
+
+    for module in ("resampling.py", "strata.py"):
+        tree = ast.parse((REPO / "evalset" / "stats" / module).read_text())
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and getattr(node.func, "attr", "") == "bootstrap"]
+        assert calls and all({"rng"} <= {k.arg for k in call.keywords} and "random_state" not in
+                             {k.arg for k in call.keywords} for call in calls), module
+        filters = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and getattr(node.func, "attr", "") == "simplefilter"]
+        assert all(len(call.args) == 2 for call in filters), module  # a category named, never every warning
+
+
+def test_5_the_contract_line_names_ndcgs_gain_discount_and_ideal(dl19):
+    root, _, runs = dl19
+    text = cli("score", "--qrels", root / "qrels.txt", runs[0], "-m", "ndcg@10", "-m", "nDCG(dcg='exp-log2')@10").stdout
+    assert ("ndcg@10: gain the grade (linear), discount 1/log2(rank + 1), ideal: every judged document of the query "
+            "in grade order, cut at k where the measure has one (trec_eval's)") in text
+    assert "nDCG(dcg='exp-log2')@10: gain 2^grade - 1 (exponential), discount 1/log2(rank + 1)" in text
+
+
+def test_5_a_comparison_of_the_top_shows_what_each_runs_candidates_hold(dl19, tmp_path):
+    root, _, runs = dl19
+    base = read_run(runs[0])
+    reranked = tmp_path / "reranked.run"  # bm25base_p's candidates in reverse order: a reranker of the same list
+    lines = [f"{row.query_id} Q0 {row.doc_id} {row.rank} {-row.score} reranked\n" for row in base.itertuples()]
+    reranked.write_text("".join(lines))
+    same = json.loads(cli("compare", "--qrels", root / "qrels.txt", runs[0], reranked, "--format", "json").stdout)[0]
+    assert same["first_stage"]["baseline"] == same["first_stage"]["candidate"] == pytest.approx(0.4531, abs=5e-5)
+    text = cli("compare", "--qrels", root / "qrels.txt", runs[0], reranked, runs[1]).stdout
+    assert "  recall (all)      baseline 0.4531, candidate 0.4531 (the same candidates)\n" in text
+    assert ("  recall (all)      baseline 0.4531, candidate 0.5621 (other candidates: the gain mixes what they hold "
+            "with how they are ranked)\n") in text
