@@ -265,8 +265,10 @@ def _text(movements: QueryMovements) -> str:
     m, k = movements, movements.depth
     changed = m.changed
     within = "" if m.epsilon == TOLERANCE else f" by more than epsilon {m.epsilon:g}"
+    up, down = int((changed["difference"] > 0).sum()), int((changed["difference"] < 0).sum())
     lines = [f"why queries moved: {m.candidate} vs {m.baseline} on {m.metric}, top {k}",
-             f"  {len(changed)} of {len(m.per_query)} queries changed{within}, "
+             f"  {len(changed)} of {len(m.per_query)} queries changed{within} ({up} up, {down} down: compare's wins "
+             "and losses at this epsilon), "
              f"{len(m.per_query) - len(changed)} unchanged" + (f", {m.undefined} undefined left out" if m.undefined
                                                                 else ""),
              "  (a query can be in several classes: the counts add up to more than the queries that changed)"]

@@ -176,3 +176,15 @@ def test_5_a_comparison_of_the_top_shows_what_each_runs_candidates_hold(dl19, tm
     assert "  recall (all)      baseline 0.4531, candidate 0.4531 (the same candidates)\n" in text
     assert ("  recall (all)      baseline 0.4531, candidate 0.5621 (other candidates: the gain mixes what they hold "
             "with how they are ranked)\n") in text
+
+
+def test_5_explains_epsilon_counts_the_wins_and_losses_compare_counts_at_its_own(dl19):
+    root, _, runs = dl19
+    pair = [runs[0], root / "runs" / "official_top100" / "bm25tuned_p.run.gz"]
+    compared = json.loads(cli("compare", "--qrels", root / "qrels.txt", *pair, "--format", "json").stdout)[0]
+    explained = cli("explain", "--qrels", root / "qrels.txt", *pair).stdout.splitlines()[1]
+    assert (compared["wins"], compared["losses"], compared["ties"]) == (16, 22, 5)
+    assert explained == ("  38 of 43 queries changed (16 up, 22 down: compare's wins and losses at this epsilon), "
+                         "5 unchanged")
+    coarse = cli("explain", "--qrels", root / "qrels.txt", *pair, "--epsilon", "0.01").stdout.splitlines()[1]
+    assert coarse.startswith("  30 of 43 queries changed by more than epsilon 0.01 (12 up, 18 down: ")

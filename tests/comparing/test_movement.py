@@ -233,7 +233,7 @@ def test_a_tiny_difference_is_no_change_at_a_larger_epsilon(movement):
     assert movement_005["changed"] == sum(abs(r["difference"]) > 0.005 for r in rows.values())
     assert "168216" in [r["query_id"] for r in movement_005["cancelled"]]  # its documents still moved
     text = invoke("explain", "--qrels", root / "qrels.txt", *runs, "--epsilon", "0.005").output
-    assert f"  {movement_005['changed']} of 43 queries changed by more than epsilon 0.005, " in text
+    assert f"  {movement_005['changed']} of 43 queries changed by more than epsilon 0.005 (" in text
     assert "by more than epsilon" not in invoke("explain", "--qrels", root / "qrels.txt", *runs).output
 
 
