@@ -182,18 +182,19 @@ def what_it_rests_on(result: Comparison, values: PerQuery, runs: Mapping[str, An
     read = {} if read is None else read
     compared = _paired(values, result.baseline, result.candidate, result.metric).dropna().index
     judged = f"judged@{k}"
-    sides = {side: values.column(run, judged) for side, run in (("baseline", result.baseline),
-                                                                ("candidate", result.candidate))}
-    judged_at_k = {"k": k, **{side: float(column.reindex(compared).mean()) for side, column in sides.items()}}
+    runs_of = {"baseline": result.baseline, "candidate": result.candidate}
+
+    def means_of(measure: str) -> dict[str, float]:  # both runs' means over the compared queries
+        return {side: float(values.column(run, measure).reindex(compared).mean()) for side, run in runs_of.items()}
+
+    sides = {side: values.column(run, judged) for side, run in runs_of.items()}
+    judged_at_k = {"k": k, **means_of(judged)}
 
     def with_judged(moved: list[dict[str, Any]]) -> list[dict[str, Any]]:  # each query's judged@k, both runs'
         return [{**row, "judged": {side: float(column[row["query_id"]]) for side, column in sides.items()}}
                 for row in moved]
 
-    first_stage = {"metric": FIRST_STAGE, **{side: float(values.column(run, FIRST_STAGE).reindex(compared).mean())
-                                             for side, run in (("baseline", result.baseline),
-                                                               ("candidate", result.candidate))}} if (
-        FIRST_STAGE in values.measures) else None
+    first_stage = {"metric": FIRST_STAGE, **means_of(FIRST_STAGE)} if FIRST_STAGE in values.measures else None
     result = replace(result, judged_at_k=judged_at_k, largest_gains=with_judged(result.largest_gains),
                      largest_losses=with_judged(result.largest_losses), first_stage=first_stage)
     has_holes = min(judged_at_k["baseline"], judged_at_k["candidate"]) < 1

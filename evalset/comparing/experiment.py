@@ -29,7 +29,7 @@ from evalset.comparing.compare import Comparisons, compare_runs
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
 from evalset.evaluation import Evaluation
-from evalset.io.frames import qrels_frame, run_frame
+from evalset.io.frames import is_frame, qrels_frame, run_frame
 from evalset.io.trec import read_qrels
 
 
@@ -65,7 +65,7 @@ def _named(systems: Sequence[Any] | Mapping[str, Any], names: Sequence[str] | No
     if names is not None and len(names) != len(systems):
         raise InputError(f"{len(names)} names for {len(systems)} systems")
     chosen = list(names) if names is not None else [
-        f"run{i}" if _is_frame(system) else str(system) for i, system in enumerate(systems, start=1)]
+        f"run{i}" if is_frame(system) else str(system) for i, system in enumerate(systems, start=1)]
     if len(set(chosen)) != len(chosen):
         raise InputError(f"two systems share a name ({', '.join(chosen)}): give names")
     if len(systems) < 2:
@@ -73,13 +73,9 @@ def _named(systems: Sequence[Any] | Mapping[str, Any], names: Sequence[str] | No
     return dict(zip(chosen, systems, strict=True))
 
 
-def _is_frame(system: Any) -> bool:
-    return isinstance(system, pd.DataFrame) or type(system).__module__.split(".")[0] == "polars"
-
-
 def _results(system: Any, topics: pd.DataFrame, name: str) -> pd.DataFrame:
     """A system's results on ``topics``: a frame as it is, a transformer's ``transform(topics)``."""
-    if _is_frame(system):
+    if is_frame(system):
         return run_frame(system, name)
     if not hasattr(system, "transform"):
         raise InputError(f"system {name}: expected a result frame or a transformer (with transform(topics)), found "

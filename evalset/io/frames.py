@@ -63,6 +63,12 @@ def run_frame(run: RunLike, source: str = "<run>", rank: bool = True) -> pd.Data
     return run_from_frame(_string_ids(_frame(run, "score", source), source), source)
 
 
+def is_frame(data: object) -> bool:
+    """Whether ``data`` is a pandas or a polars DataFrame (a polars frame is read as its pandas copy)."""
+    return isinstance(data, pd.DataFrame) or (type(data).__module__.split(".")[0] == "polars"
+                                              and hasattr(data, "to_pandas"))
+
+
 _PYTERRIER = {"qid": "query_id", "docno": "doc_id", "label": "grade"}
 """PyTerrier's column names -> evalset's (module docstring)."""
 
@@ -70,7 +76,7 @@ _PYTERRIER = {"qid": "query_id", "docno": "doc_id", "label": "grade"}
 def _frame(data: object, value: str, source: str, alias: str | None = None) -> pd.DataFrame:
     """A DataFrame as it is (PyTerrier's names read as evalset's, a polars frame as pandas'); a mapping of mappings
     or an iterable of records as ``query_id, doc_id, VALUE``."""
-    if type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_pandas"):
+    if is_frame(data) and not isinstance(data, pd.DataFrame):
         data = data.to_pandas()
     if isinstance(data, pd.DataFrame):
         renamed = {theirs: ours for theirs, ours in _PYTERRIER.items()

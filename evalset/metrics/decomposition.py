@@ -66,6 +66,14 @@ def gain(grade: np.ndarray, kind: str) -> np.ndarray:
     return value
 
 
+def dcg_conventions(gain_kind: str) -> str:
+    """DCG's and nDCG's conventions in words, for a score table (:func:`gain` of ``gain_kind``, :func:`discount`, the
+    ideal's scope as the engine builds it)."""
+    said = "the grade (linear)" if gain_kind == "linear" else "2^grade - 1 (exponential)"
+    return (f"gain {said}, discount 1/log2(rank + 1), ideal: every judged document of the query in grade order, cut "
+            "at k where the measure has one (trec_eval's)")
+
+
 def discount(position: np.ndarray) -> np.ndarray:
     """DCG's discount of a 0-based position: 1 / log2(rank + 1)."""
     return 1.0 / np.log2(position + 2.0)

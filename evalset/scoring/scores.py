@@ -41,6 +41,7 @@ from evalset.evaluation import Evaluation, PerQuery, input_notes, per_query_valu
 from evalset.evaluation.values import Runs
 from evalset.holes.bounds import RunBounds, run_bounds
 from evalset.metrics import Measure, trec_eval_name
+from evalset.metrics.decomposition import dcg_conventions
 from evalset.params import validate_params
 from evalset.render import UNDEFINED, is_undefined, json_safe, number, text_table
 from evalset.scoring.spec import SCORE_RULES
@@ -208,21 +209,13 @@ def _score_table(scores: RunScores) -> str:
     else:
         lines.append(f"\n{len(next(iter(scores.tables.values())))} queries scored")
     lines.append("contract: " + " ".join(f"{k}={v}" for k, v in evaluation.contract.to_dict().items()))
-    gains = {text: _gain(measure, evaluation.contract.gain) for text, measure in scores.measures.items()
-             if measure.name == "ndcg"}
+    gains = {text: measure.contract(evaluation.contract).gain for text, measure in scores.measures.items()
+             if measure.name == "ndcg"}  # a measure's own gain (dcg='exp-log2') overrides the contract's
     for gain in dict.fromkeys(gains.values()):
         named = "ndcg" if len(set(gains.values())) == 1 else ", ".join(t for t, g in gains.items() if g == gain)
-        lines.append(f"{named}: gain {gain}, discount 1/log2(rank + 1), ideal: every judged document of the query in "
-                     "grade order, cut at k where the measure has one (trec_eval's)")
+        lines.append(f"{named}: {dcg_conventions(gain)}")
     lines.append("a mean is over defined queries; (n/m) = defined/undefined when some are undefined")
     return "\n".join(lines)
-
-
-def _gain(measure: Measure, contract_gain: str) -> str:
-    """nDCG's gain in words: the measure's own (``dcg='exp-log2'``), else the contract's."""
-    own = dict(measure.params).get("dcg")
-    exponential = own == "exp-log2" if own is not None else contract_gain == "exponential"
-    return "2^grade - 1 (exponential)" if exponential else "the grade (linear)"
 
 
 def _per_query_table(scores: RunScores) -> str:
