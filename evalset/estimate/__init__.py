@@ -9,13 +9,8 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
 - :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data (its function
   :func:`~evalset.estimate.simulate.simulate` is reached through the module, whose name it shares);
-- :mod:`~evalset.estimate.holes`: a frozen set and a new system: a seeded sample of its holes (found by
-  :mod:`evalset.holes`) and its full-judgment score;
-- :mod:`~evalset.estimate.holesizing`: a sample of a set's holes sized per run for a precision;
-- :mod:`~evalset.estimate.holesimulate`: does a sample of a set's holes hold? Each group of runs left out of the
-  set's pool in turn, many samples of its runs' holes estimated against the full judgments;
-- :mod:`~evalset.estimate.documents.modes`: the document-sampled design (``design="documents"``) from the command's
-  inputs: a sample record's estimate with the comparisons' verdicts, or its validation on fully graded data.
+- :mod:`evalset.estimate.documents`: the document design's room (a sample of every query's pooled pairs; a sample
+  of a frozen set's holes, the set's pairs known, is one of them).
 
 The package loads its modules when first used (:mod:`evalset.exports`), so that importing
 :mod:`evalset.estimate.spec` does not load the statistics.
@@ -25,9 +20,9 @@ from evalset.exports import lazy_exports, names
 
 _EXPORTS = {
     "evalset.estimate.figures": ("Estimate", "estimate_runs"),
-    "evalset.estimate.holes": ("draw_holes", "estimate_holes"),
-    "evalset.estimate.holesizing": ("hole_probabilities", "size_holes"),
-    "evalset.estimate.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
+    "evalset.estimate.documents.holes": ("draw_holes", "estimate_holes"),
+    "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
+    "evalset.estimate.documents.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
     "evalset.estimate.modes": ("make_estimate",),
     "evalset.estimate.simulate": ("Simulation",),

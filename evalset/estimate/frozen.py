@@ -5,7 +5,7 @@ with a document sample (``freeze --sample``), the document design's estimate fro
 Conventions
 -----------
 - A set that records a **document sample** is estimated by the document design
-  (:func:`evalset.estimate.documents.modes.sample_report`): the sample's pairs on the split's queries, the human grade
+  (:func:`evalset.estimate.documents.report.sample_report`): the sample's pairs on the split's queries, the human grade
   of each sampled pair the set's own (``qrels.txt``: its human labels merged by the set's rule, adjudicated; such a
   set merges human grades only), each LLM annotator of the labels a judge of its own
   (none: Horvitz-Thompson's estimator), the set's contract, its headline by default (a measure the design
@@ -44,7 +44,7 @@ import pandas as pd
 from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.documents.modes import DocumentReport, sample_report
+from evalset.estimate.documents.report import DocumentReport, sample_report
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
 from evalset.estimate.spec import DOCUMENT_INTERVALS, EstimateSpec, check_pairs

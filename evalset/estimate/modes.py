@@ -2,10 +2,10 @@
 (``set_path``), from LLM grades and the human grades of a drawn slice (``slice_path``), or the validation on fully
 human-graded data (``draws`` random slices of ``slice_size`` queries). With ``design="documents"`` (default
 ``"queries"``: the slice), the document design's estimate from a sample record (``sample_path``) or its
-validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.documents.modes`; with a set,
+validation (``draws`` samples of ``budget`` judgments), :mod:`evalset.estimate.documents.report`; with a set,
 ``draws`` and ``groups_path``, the simulation of a sample of the set's holes, each group of runs left out of its
-pool in turn (:func:`evalset.estimate.holesimulate.simulate_holes`: the set's judgments on its ``split`` are the
-full ones; the LLM files, one judge each, must grade every pair the set judges).
+pool in turn (:func:`evalset.estimate.documents.holesimulate.simulate_holes`: the set's judgments on its ``split``
+are the full ones; the LLM files, one judge each, must grade every pair the set judges).
 
 Defaults (those of the command): the metric is :data:`~evalset.contract.DEFAULT_METRIC`, or on a set its headline;
 a validation estimates the first metric only. The pairs default to none, on a set to its planned comparisons whose
@@ -24,12 +24,12 @@ from typing import Any
 
 from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
-from evalset.estimate.documents.modes import DocumentReport, document_estimate, document_validation, read_judges
+from evalset.estimate.documents.holes import holes_estimate
+from evalset.estimate.documents.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
+from evalset.estimate.documents.report import DocumentReport, document_estimate, document_validation, read_judges
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.holes import holes_estimate
-from evalset.estimate.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
 from evalset.estimate.inputs import ensemble_of, read_grades
 from evalset.estimate.simulate import Simulation, simulate
 from evalset.estimate.spec import EstimateSpec
@@ -95,7 +95,7 @@ def make_estimate(spec: EstimateSpec | None = None, *, progress: Callable[[Itera
 
 def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
                ) -> DocumentReport | DocumentSimulation | HoleSimulation:
-    """The document design (:mod:`evalset.estimate.documents.modes`): a set frozen with a sample, a sample record's
+    """The document design (:mod:`evalset.estimate.documents.report`): a set frozen with a sample, a sample record's
     estimate, a validation, or the simulation of a sample of a set's holes (the spec has checked which)."""
     if spec.groups_path:
         return _hole_simulation(spec, progress)

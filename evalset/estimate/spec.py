@@ -48,7 +48,8 @@ SELECT_RULES: dict[str, Constraint] = {"size": Interval(int, 2), "per_stratum": 
 DOCUMENT_SAMPLE_RULES: dict[str, Constraint] = {"budget": POSITIVE_INT, "fraction": PROBABILITY, "seed": SEED}
 """evalset.estimate.documents.select.select_documents: judgments expected, or a share of the pool's pairs."""
 HOLE_SIZING_RULES: dict[str, Constraint] = {"precision": POSITIVE_NUMBER}
-"""evalset.estimate.holesizing.size_holes (and select_documents): the standard error each run's mean is sized for."""
+"""evalset.estimate.documents.holesizing.size_holes (and select_documents): the standard error each run's mean is sized
+for."""
 
 
 WAYS = ("give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human and --simulate R "
@@ -93,10 +94,10 @@ class EstimateSpec:
         human slice.
     groups_path, holes_fraction, holes_precision, depth
         With the document design, a set and ``draws``: the simulation of a sample of the set's holes
-        (:mod:`evalset.estimate.holesimulate`): the runs' groups (a TSV, :func:`evalset.io.groups.read_run_groups`),
-        each left out of the set's depth-``depth`` pool (None: the library's, 10) in turn, and the share of each
-        run's holes a simulated sample draws, or the standard error each run's share is sized for
-        (:mod:`evalset.estimate.holesizing`).
+        (:mod:`evalset.estimate.documents.holesimulate`): the runs' groups (a TSV,
+        :func:`evalset.io.groups.read_run_groups`), each left out of the set's depth-``depth`` pool (None: the
+        library's, 10) in turn, and the share of each run's holes a simulated sample draws, or the standard error each
+        run's share is sized for (:mod:`evalset.estimate.documents.holesizing`).
     """
 
     runs: Sequence[FilePath] = ()
@@ -180,7 +181,7 @@ class EstimateSpec:
             return
         if self._hole_options:
             raise InputError(HOLE_SIMULATION)
-        if self.set_path and self.sample_path:  # a sample of the set's holes (evalset.estimate.holes)
+        if self.set_path and self.sample_path:  # a sample of the set's holes (evalset.estimate.documents.holes)
             if any((self.draws is not None, self.budget is not None, self.slice_path, self.slice_size is not None)):
                 raise InputError("--set with --sample estimates from a sample of the set's holes: give no "
                                  "--simulate, --budget, --slice or --size")

@@ -10,8 +10,8 @@ pool, a movement or a sample speaks of is found here, and what it could cost is 
 - :mod:`evalset.holes.pool`: the pool folder of the holes that settles the comparisons.
 
 A seeded sample of a set's holes, sized for a precision, and the full-judgment score estimated from it are the hole
-design's (:mod:`evalset.estimate.holes`, :mod:`evalset.estimate.holesizing`): what the sample is drawn from is
-:func:`find_holes`'s.
+design's (:mod:`evalset.estimate.documents.holes`, :mod:`evalset.estimate.documents.holesizing`): what the sample
+is drawn from is :func:`find_holes`'s.
 """
 
 from evalset.exports import lazy_exports, names

@@ -11,7 +11,7 @@ Conventions
   the two (for nDCG up to the ideal's shift, as ``evalset holes``'s fills). Traffic-weighted on a set that
   weights its strata, as the score table's headline.
 - A run with holes is offered the way to its full-judgment score: a graded sample of its holes
-  (``estimate select holes --set SET --precision``, :mod:`evalset.estimate.holesizing`; docs/reusability.md).
+  (``estimate select holes --set SET --precision``, :mod:`evalset.estimate.documents.holesizing`; docs/reusability.md).
 """
 
 from __future__ import annotations

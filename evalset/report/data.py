@@ -12,7 +12,7 @@ import pandas as pd
 
 from evalset.comparing import ManyComparisons
 from evalset.estimate import Estimate
-from evalset.estimate.documents.modes import DocumentReport
+from evalset.estimate.documents.report import DocumentReport
 from evalset.io.setfolder import FrozenSet
 from evalset.report.agreement import AgreementMatrix
 from evalset.stats.paired import Comparison

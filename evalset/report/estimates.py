@@ -11,7 +11,7 @@ import pandas as pd
 
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
-from evalset.estimate.documents.modes import DocumentReport
+from evalset.estimate.documents.report import DocumentReport
 from evalset.estimate.figures import WEIGHTED, Estimate
 from evalset.estimate.frozen import set_estimate
 from evalset.io.setfolder import FrozenSet

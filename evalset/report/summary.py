@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalset.estimate.documents.modes import DocumentReport
+from evalset.estimate.documents.report import DocumentReport
 from evalset.render import number
 from evalset.report.data import ReportData
 from evalset.report.markup import escaped

@@ -21,8 +21,8 @@ def owners() -> dict[str, list]:
     from evalset.agreement.recheck import recheck
     from evalset.comparing import explain_runs
     from evalset.estimate import select_slice
+    from evalset.estimate.documents.holesizing import size_holes
     from evalset.estimate.documents.select import select_documents
-    from evalset.estimate.holesizing import size_holes
     from evalset.evaluation import Evaluation
     from evalset.io.annotations import settle_repeats
     from evalset.io.setfolder import SetContract, select_split

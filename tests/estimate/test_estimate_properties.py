@@ -8,7 +8,7 @@ few queries, thin or full samples, judges that agree or not, runs with ties, a r
 - The document design refuses a sample below its minimum (3 drawn pairs a query on average, 2 queries).
 
 Each property runs the library call the command makes: :func:`evalset.estimate.estimate_runs` (the query slice,
-PPI++) and :func:`evalset.estimate.documents.modes.sample_report` (the document sample) on inputs hypothesis draws,
+PPI++) and :func:`evalset.estimate.documents.report.sample_report` (the document sample) on inputs hypothesis draws,
 under the suite's hypothesis profile (tests/conftest.py).
 """
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate import estimate_runs, grades_of, select_slice
-from evalset.estimate.documents.modes import sample_report
+from evalset.estimate.documents.report import sample_report
 from evalset.estimate.documents.sample import MINIMUM_PER_QUERY
 from evalset.io.samplerecord import SampleRecord
 from evalset.stats.family import ComparisonFamily

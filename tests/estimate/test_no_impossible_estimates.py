@@ -24,7 +24,7 @@ from evalset.estimate.documents.estimate import estimate_documents
 from evalset.estimate.documents.sample import inclusion_probabilities, poisson_sample
 from evalset.io.samplerecord import read_sample, record_texts
 from evalset.io.trec import read_runs
-from tests.estimate.documents.test_docmodes import _rows as rows
+from tests.estimate.documents.test_docreport import _rows as rows
 from tests.support.dl19files import drawn_sample, invoke, write_qrels
 
 pytestmark = pytest.mark.slow  # the pool and its draw: 2 s

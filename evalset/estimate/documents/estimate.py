@@ -42,7 +42,7 @@ Conventions
   (:func:`evalset.stats.verdicts.bounded`): the row's ``clipped`` says what; a warning names the estimates that
   left the range, a note the rows whose intervals alone did. An unbiased estimator of a thin sample can leave the
   range (Horvitz-Thompson's P@10 of a run 1.19 from 265 drawn pairs over 43 queries); the figure then says more
-  about the sample than about the run, and no verdict rests on it (:mod:`evalset.estimate.documents.modes`).
+  about the sample than about the run, and no verdict rests on it (:mod:`evalset.estimate.documents.report`).
 - "This set"'s variance estimate is heavy-tailed when the sample is small (it rests on the few sampled relevant
   pairs): below :data:`SMALL_SAMPLE` sampled pairs per query the output says so and points to "new queries"; so
   it does for Horvitz-Thompson's estimator, whose "this set" interval of run means under-covered (the benchmark).

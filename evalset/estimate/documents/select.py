@@ -23,8 +23,8 @@ Conventions
   ``sample.json`` (:mod:`evalset.io.samplerecord`: every pooled pair's prior, ``pi`` and draw), which no command
   shows an annotator. Built aside and renamed into place (:func:`~evalset.io.files.folder_built_aside`).
 - **A sample of a set's holes** (``frozen_set``: the pool is ``holes --set SET ... -o DIR``'s): the set's
-  judged pairs on the pool's queries are certain in the estimate (:mod:`evalset.estimate.holes`), so they count
-  toward the design's minimum; a pool holding a pair the set judges is refused (not the set's holes), and the
+  judged pairs on the pool's queries are certain in the estimate (:mod:`evalset.estimate.documents.holes`), so they
+  count toward the design's minimum; a pool holding a pair the set judges is refused (not the set's holes), and the
   record's ``source`` names the set and its manifest's sha256, which the estimate checks.
 """
 
@@ -42,6 +42,7 @@ import pandas as pd
 from evalset import __version__
 from evalset.contract import DEFAULT_SEED
 from evalset.errors import InputError
+from evalset.estimate.documents.holesizing import sized_probabilities
 from evalset.estimate.documents.sample import (
     PRIOR_FLOOR,
     PRIOR_POWER,
@@ -50,7 +51,6 @@ from evalset.estimate.documents.sample import (
     inclusion_probabilities,
     poisson_sample,
 )
-from evalset.estimate.holesizing import sized_probabilities
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
 from evalset.holes.find import judged_pairs, refuse_judged
 from evalset.io.digests import file_sha256
@@ -109,7 +109,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     """Draw the document sample of the pool in ``pool_dir`` (module docstring): ``budget`` judgments expected, or
     ``fraction`` of the pool's pairs; ``frozen_set``: the set whose holes the pool holds, and then ``precision``
     instead: the holes of each of the ``runs`` (files or folders) drawn for that standard error of its mean on
-    ``measures``, sized from the ``llm`` grades (:mod:`evalset.estimate.holesizing`). Writes nothing."""
+    ``measures``, sized from the ``llm`` grades (:mod:`evalset.estimate.documents.holesizing`). Writes nothing."""
     if sum(given is not None for given in (budget, fraction, precision)) != 1:
         raise InputError("give one of a budget (--budget: expected human judgments, or a share of the pool's pairs) "
                          "or a precision (--precision, with the set whose holes the pool holds)")

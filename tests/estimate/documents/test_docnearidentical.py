@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evalset.contract import EvaluationContract
-from evalset.estimate.documents.modes import read_judges
+from evalset.estimate.documents.report import read_judges
 from evalset.estimate.documents.simulate import simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.trec import read_run

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.holes import draw_holes, estimate_holes
+from evalset.estimate.documents.holes import draw_holes, estimate_holes
 from evalset.holes import find_holes
 from evalset.metrics import evaluate
 

@@ -1,6 +1,6 @@
-"""The hole sample's leave-one-group-out simulation (evalset.estimate.holesimulate): on a small set whose figures are
-worked by hand (a run without a hole, every hole drawn, a per-run fraction), its determinism, its refusals, the
-command, and TREC DL 2019 with groups left out."""
+"""The hole sample's leave-one-group-out simulation (evalset.estimate.documents.holesimulate): on a small set whose
+figures are worked by hand (a run without a hole, every hole drawn, a per-run fraction), its determinism, its refusals,
+the command, and TREC DL 2019 with groups left out."""
 
 import json
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.estimate.holesimulate import simulate_holes
+from evalset.estimate.documents.holesimulate import simulate_holes
 from evalset.metrics import evaluate
 from tests.support.options import refusal
 
@@ -216,7 +216,7 @@ def test_bad_command_lines_are_one_line_exit_2(small_set, case):
 @pytest.mark.slow  # DL19's 37 runs read and pooled, 2 groups' 7 runs x 20 draws
 def test_on_dl19_two_groups_left_out():
     """TU-Vienna and TUA1 left out of DL19's depth-10 pool: TU-Vienna's holes and frozen-only errors are those of
-    tests/estimate/test_hole_sample.py (found there by other code), TUA1's one run has no hole."""
+    tests/estimate/documents/test_hole_sample.py (found there by other code), TUA1's one run has no hole."""
     from evalset.io.groups import read_run_groups
     from evalset.io.trec import read_qrels, read_run
     from tests.conftest import REPO
@@ -246,8 +246,8 @@ def test_on_dl19_two_groups_left_out():
 def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
     """--precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
     without the run's group, the run and the best run beside it)."""
-    from evalset.estimate.holesimulate import sized_by
-    from evalset.estimate.holesizing import size_holes
+    from evalset.estimate.documents.holesimulate import sized_by
+    from evalset.estimate.documents.holesizing import size_holes
     from evalset.holes import find_holes
     from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 

@@ -1,15 +1,15 @@
-"""A sample of a set's holes sized for a precision (evalset/estimate/holesizing.py): per run the share of its holes
-whose predicted standard error is the precision, never below the least share, none for a run without holes; a
+"""A sample of a set's holes sized for a precision (evalset/estimate/documents/holesizing.py): per run the share of
+its holes whose predicted standard error is the precision, never below the least share, none for a run without holes; a
 hole takes the largest share of the runs that retrieve it; a precision no sample can reach is refused."""
 
 import numpy as np
 import pytest
 
 from evalset.errors import InputError
-from evalset.estimate.holes import draw_holes
-from evalset.estimate.holesizing import MIN_FRACTION, hole_probabilities, size_holes
+from evalset.estimate.documents.holes import draw_holes
+from evalset.estimate.documents.holesizing import MIN_FRACTION, hole_probabilities, size_holes
 from evalset.holes import find_holes
-from tests.estimate.test_hole_sample import FROZEN, LLM, RUNS, run
+from tests.estimate.documents.test_hole_sample import FROZEN, LLM, RUNS, run
 
 HOLES = find_holes(FROZEN, RUNS, depth=3)
 

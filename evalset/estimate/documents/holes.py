@@ -1,14 +1,15 @@
 """A frozen set and a new system: the system's full-judgment score estimated from the set's judgments, the grades
 of a seeded sample of its holes and an LLM's grades of every hole (the document design,
 :mod:`evalset.estimate.documents`, with the set's pairs known). The holes are found, drawn and sized in
-:mod:`evalset.holes` (:mod:`~evalset.holes.find`, :mod:`~evalset.holes.sample`, :mod:`~evalset.estimate.holesizing`).
+:mod:`evalset.holes` (:mod:`~evalset.holes.find`, :mod:`~evalset.holes.sample`,
+:mod:`~evalset.estimate.documents.holesizing`).
 
 Conventions
 -----------
 - The **design**: every judged pair of the set is in the sample for certain (``pi`` 1, its grade the set's); each
   hole is drawn by a seeded Poisson draw (:func:`evalset.estimate.documents.sample.poisson_sample`, the uniforms
   in the holes' order: query, then document id) with one inclusion probability, ``fraction`` or ``budget`` /
-  holes, or each its own (sized per run for a precision: :mod:`evalset.estimate.holesizing`).
+  holes, or each its own (sized per run for a precision: :mod:`evalset.estimate.documents.holesizing`).
 - The estimate is the document design's (:func:`evalset.estimate.documents.estimate.estimate_documents`) under the
   hole sample's rules (:data:`evalset.estimate.documents.rules.HOLE_SAMPLE`: the LLM calibrated by stratum, judged
   in a run's top k, judged deeper, hole, by :func:`hole_strata`; no floor on nDCG's estimated ideal; "this set"'s
@@ -17,8 +18,8 @@ Conventions
   holes), the difference estimator per query, "this set" and "new queries" intervals; without an LLM,
   Horvitz-Thompson's.
 - Unbiased where the measure is a sum over a query's documents (P@k, DCG@k): the expectation over every draw is
-  the score under full judgments (``tests/estimate/test_hole_sample.py`` enumerates every draw of a small set). nDCG's
-  ideal is estimated too, so its estimate is a ratio's, unbiased to first order.
+  the score under full judgments (``tests/estimate/documents/test_hole_sample.py`` enumerates every draw of a
+  small set). nDCG's ideal is estimated too, so its estimate is a ratio's, unbiased to first order.
 - Bad input is an :class:`~evalset.errors.InputError`: a run without a judged query, no hole in any run (nothing
   to judge), a budget of every hole or more (judge them all), a human grade for an undrawn hole or a pair outside
   the pool, a drawn hole without one, an LLM grade missing for a pair of the pool (the document design's checks).
@@ -28,7 +29,7 @@ Conventions
   pair of the record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and
   every hole of every run given must be in the record at its depth (a run pooled with other runs, or a set changed
   since, leaves holes no one could draw: refused, naming the run). The verdicts are the document design's
-  (:func:`evalset.estimate.documents.modes.sample_report`), in the set's comparison family on the split."""
+  (:func:`evalset.estimate.documents.report.sample_report`), in the set's comparison family on the split."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from evalset.comparing.setlog import set_family
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
-from evalset.estimate.documents.modes import DocumentReport, read_judges, sample_report
+from evalset.estimate.documents.report import DocumentReport, read_judges, sample_report
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import read_grades
@@ -72,7 +73,7 @@ def draw_holes(holes: Holes, *, fraction: float | None = None, budget: int | Non
     """The design's pairs (module docstring): ``query_id, doc_id, pi, sampled, hole``, the judged pairs first
     (``pi`` 1, sampled) then every hole with its inclusion probability and draw: one for every hole (``fraction``,
     or ``budget`` / holes) or each its own (``probabilities``, in the holes' order:
-    :func:`evalset.estimate.holesizing.hole_probabilities`)."""
+    :func:`evalset.estimate.documents.holesizing.hole_probabilities`)."""
     if sum(given is not None for given in (fraction, budget, probabilities)) != 1:
         raise InputError("give one of a budget (expected human judgments of holes), a fraction of the holes or "
                          "their inclusion probabilities")

@@ -1,7 +1,7 @@
 """Does a sample of a frozen set's holes estimate the next system's full-judgment score? Leave-one-group-out on
 fully judged data: each group of runs in turn is left out of the set's pool, its runs become new systems with
 holes, and many seeded samples of their holes are estimated by the hole sample's design
-(:mod:`evalset.estimate.holes`) and held against the full judgments.
+(:mod:`evalset.estimate.documents.holes`) and held against the full judgments.
 
 Conventions
 -----------
@@ -10,18 +10,18 @@ Conventions
   brought into the depth-``depth`` pool of the runs given (:func:`evalset.pooling.contributions.reduced_qrels`;
   the runs given are the pool and are checked as ``evalset reusability`` checks them). Each run ``R`` of ``G`` is
   then a new system on that set.
-- **A run's design** (the hole sample's, :mod:`evalset.estimate.holes`, design "run"): the runs are ``R`` and the
-  best run outside ``G`` (the highest true mean of the first measure; the first by name on a tie), so that ``R``'s
-  mean, the best run's and the difference ``R - best`` are estimated; the holes are those of the two runs' top
-  ``depth`` (:func:`~evalset.estimate.holes.find_holes`; the best run, in the pool, has none the full judgments
-  judge). The pool is the frozen set's judged pairs (``pi`` 1, their grades known) then the holes, each drawn with
-  one inclusion probability: ``fraction``, or the run's own from ``fractions`` (a hook: given the run's holes and
-  its prepared design, :class:`HoleDesign`, it returns run -> fraction). The pool is prepared once per run under
-  :data:`~evalset.estimate.documents.rules.HOLE_SAMPLE` with :func:`~evalset.estimate.holes.hole_strata` (its
+- **A run's design** (the hole sample's, :mod:`evalset.estimate.documents.holes`, design "run"): the runs are ``R`` and
+  the best run outside ``G`` (the highest true mean of the first measure; the first by name on a tie), so that ``R``'s
+  mean, the best run's and the difference ``R - best`` are estimated; the holes are those of the two runs' top ``depth``
+  (:func:`~evalset.estimate.documents.holes.find_holes`; the best run, in the pool, has none the full judgments judge).
+  The pool is the frozen set's judged pairs (``pi`` 1, their grades known) then the holes, each drawn with one inclusion
+  probability: ``fraction``, or the run's own from ``fractions`` (a hook: given the run's holes and its prepared design,
+  :class:`HoleDesign`, it returns run -> fraction). The pool is prepared once per run under
+  :data:`~evalset.estimate.documents.rules.HOLE_SAMPLE` with :func:`~evalset.estimate.documents.holes.hole_strata` (its
   stratum "top": the judged pairs in the top k of the two runs); per draw the design's own steps
   (:meth:`~evalset.estimate.documents.estimate.DocumentPool.sample`, ``estimate``, ``floor``,
-  :func:`~evalset.estimate.documents.estimate.mean_intervals`), the estimate and "this set"'s interval clipped to
-  the measure's range as the estimate clips them. A drawn hole's human grade is its grade in ``qrels``.
+  :func:`~evalset.estimate.documents.estimate.mean_intervals`), the estimate and "this set"'s interval clipped to the
+  measure's range as the estimate clips them. A drawn hole's human grade is its grade in ``qrels``.
 - **Seeds.** Draw ``i`` of run ``R`` is :func:`~evalset.estimate.documents.sample.poisson_sample` of its holes (in
   the order query, document) with the ``i``-th of ``generator(seed, crc32(R)).integers(2**32, size=draws)``
   (:func:`evalset.seeds.generator`): a run's draws depend on the seed and its name, not on the other runs given.
@@ -64,10 +64,10 @@ import pandas as pd
 from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, mean_intervals, prepare_pool
+from evalset.estimate.documents.holes import hole_strata
+from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
-from evalset.estimate.holes import hole_strata
-from evalset.estimate.holesizing import shares, unit_variances
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
@@ -109,8 +109,8 @@ FractionRule = Callable[[Holes, HoleDesign], Mapping[str, float]]
 
 
 def sized_by(precision: float) -> FractionRule:
-    """The fraction rule of ``estimate select holes --precision`` (:mod:`evalset.estimate.holesizing`): each run's share
-    for ``precision``, predicted from its design before any hole is drawn."""
+    """The fraction rule of ``estimate select holes --precision`` (:mod:`evalset.estimate.documents.holesizing`): each
+    run's share for ``precision``, predicted from its design before any hole is drawn."""
     precision = check("precision", precision, POSITIVE_NUMBER)
 
     def rule(holes: Holes, design: HoleDesign) -> Mapping[str, float]:
