@@ -9,6 +9,8 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
 - :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data (its function
   :func:`~evalset.estimate.simulate.simulate` is reached through the module, whose name it shares);
+- :mod:`~evalset.estimate.validation`: the one harness every design's validation tallies its draws with (bias, RMSE,
+  coverage and width per column, each with its Monte Carlo error);
 - :mod:`evalset.estimate.documents`: the document design's room (a sample of every query's pooled pairs; a sample
   of a frozen set's holes, the set's pairs known, is one of them).
 
@@ -29,6 +31,7 @@ _EXPORTS = {
     "evalset.estimate.slicing": ("SliceSelection", "select_from_pool", "select_slice", "select_slice_pool",
                                  "write_slice_pool"),
     "evalset.estimate.spec": ("EstimateSpec",),
+    "evalset.estimate.validation": ("Tally",),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

@@ -39,6 +39,7 @@ from evalset.estimate.inputs import (
     refuse_skip,
     values_by_run,
 )
+from evalset.estimate.validation import Tally
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import number, records, text_table
@@ -74,13 +75,10 @@ calibrated on the slice)."""
 def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: np.random.Generator, level: float,
            interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
            difference: bool) -> dict[str, float]:
-    truth = human.mean(axis=0)
+    """One kind's figures over ``draws`` slices, tallied by the one harness (:class:`~evalset.estimate.validation.
+    Tally`): PPI++'s interval, the same centre and standard error with the normal quantile, the human slice's."""
+    tally = Tally(human.mean(axis=0))
     normal = float(quantile(level, "normal", np.inf))
-    covered = {"ppi": 0.0, "ppi_normal": 0.0, "human": 0.0}
-    width = {"ppi": 0.0, "human": 0.0}
-    outside = 0.0
-    width_of_range = bounds[1] - bounds[0]
-    lowest, highest = (-width_of_range, width_of_range) if difference else bounds
     for _ in progress(range(draws)):
         order = rng.permutation(len(human))
         labelled, unlabelled = order[:slice_size], order[slice_size:]
@@ -89,17 +87,18 @@ def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: 
                           interval=interval, bounds=bounds, difference=difference)
         classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
                                       difference=difference, reference=predicted)
-        for key, table in (("ppi", ppi), ("human", classical)):
-            low, high = table["low"], table["high"]
-            covered[key] += float(np.mean((low <= truth) & (truth <= high)))
-            width[key] += float(np.mean(high - low))
-            outside += float(np.mean((low < lowest) | (high > highest))) / 2
-        estimate, se = ppi["estimate"], ppi["se"]
-        covered["ppi_normal"] += float(np.mean(np.abs(estimate - truth) <= normal * se))
-    return {"columns": human.shape[1], "coverage_ppi": covered["ppi"] / draws,
-            "coverage_ppi_normal": covered["ppi_normal"] / draws, "coverage_human": covered["human"] / draws,
-            "width_ppi": width["ppi"] / draws, "width_human": width["human"] / draws,
-            "width_ratio": width["ppi"] / width["human"], "outside_range": outside / draws}
+        estimate, half = ppi["estimate"], normal * ppi["se"]
+        tally.add(estimate, {"ppi": (ppi["low"], ppi["high"]), "ppi_normal": (estimate - half, estimate + half),
+                             "human": (classical["low"], classical["high"])})
+    figures = tally.figures()
+    width_of_range = bounds[1] - bounds[0]
+    lowest, highest = (-width_of_range, width_of_range) if difference else bounds
+    outside = [np.mean((low < lowest) | (high > highest)) for low, high in map(tally.ends, ("ppi", "human"))]
+    return {"columns": human.shape[1], **{f"coverage_{name}": float(figures[f"coverage_{name}"].mean())
+                                          for name in ("ppi", "ppi_normal", "human")},
+            "width_ppi": float(figures["width_ppi"].mean()), "width_human": float(figures["width_human"].mean()),
+            "width_ratio": float(figures["width_ppi"].mean() / figures["width_human"].mean()),
+            "outside_range": float(np.mean(outside))}
 
 
 def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,

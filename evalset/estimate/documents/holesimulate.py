@@ -34,12 +34,12 @@ Conventions
   the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
   other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
 - **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in
-  :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over
-  the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
-  :data:`TOLERANCE`), its mean width, the frozen-only error. The summary (:attr:`HoleSimulation.table`), per
-  measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and its run), the coverage's least
-  (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the mean width, the frozen-only
-  RMSE over the runs.
+  :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over the
+  draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
+  :data:`~evalset.estimate.validation.TOLERANCE`), its mean width, the frozen-only error. The summary
+  (:attr:`HoleSimulation.table`), per measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and
+  its run), the coverage's least (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the
+  mean width, the frozen-only RMSE over the runs.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
@@ -69,6 +69,7 @@ from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
+from evalset.estimate.validation import Tally, coverage_error
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
@@ -82,8 +83,6 @@ MEASURES = ("ndcg@10", "P(rel=2)@10")
 """The measures by default: nDCG@10 and precision at 10 counting grades 2 and up (DL19's binary relevance)."""
 COVERAGE_CARE = 0.94
 """A run's coverage under this is counted (0.95 nominal, less about one Monte Carlo error at 500 draws, 0.0097)."""
-TOLERANCE = 1e-9
-"""An interval covers a truth equal to an end up to rounding (a hole-free column's interval has width 0)."""
 RULES = {"depth": DEPTH, "fraction": PROBABILITY, "draws": RESAMPLES, "seed": SEED, "level": PROBABILITY}
 """The parameters' rules of :func:`simulate_holes`."""
 
@@ -240,7 +239,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         notes.append(f"note: {len(unjudged):,} {'hole' if len(unjudged) == 1 else 'holes'} in the runs' top "
                      f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
                      "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
-    notes.append(f"note: a coverage over {draws} draws is within about {2 * np.sqrt(0.95 * 0.05 / draws):.3f} of "
+    notes.append(f"note: a coverage over {draws} draws is within about {2 * coverage_error(0.95, draws):.3f} of "
                  "the rate (two Monte Carlo errors at 0.95)")
     settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
                 "fractions": None if fractions is None else getattr(fractions, "text", "each run's fraction"),
@@ -343,11 +342,10 @@ def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, froz
         return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "rmse": abs(error),
                 "coverage": np.nan, "width": np.nan, "frozen_error": error}
     estimate, low, high = drawn["values"][measure][:, :, column]
-    errors = estimate - truth[at]
-    covered = (low - TOLERANCE <= truth[at]) & (truth[at] <= high + TOLERANCE)
-    return {**row, "share": float(drawn["shares"].mean()), "mean_estimate": float(estimate.mean()),
-            "bias": float(errors.mean()), "rmse": float(np.sqrt(np.mean(errors ** 2))),
-            "coverage": float(covered.mean()), "width": float(np.mean(high - low)), "frozen_error": error}
+    figures = Tally.of([truth[at]], estimate[:, None], {"set": (low[:, None], high[:, None])}).figures().iloc[0]
+    return {**row, "share": float(drawn["shares"].mean()), "mean_estimate": float(figures["estimate_mean"]),
+            "bias": float(figures["bias"]), "rmse": float(figures["rmse"]), "coverage": float(figures["coverage_set"]),
+            "width": float(figures["width_set"]), "frozen_error": error}
 
 
 def _summary(per_run: pd.DataFrame) -> pd.DataFrame:

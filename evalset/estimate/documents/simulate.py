@@ -41,6 +41,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
+from evalset.estimate.validation import Tally
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
@@ -92,49 +93,47 @@ def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
 
 
 class _Tally:
-    """Sums over draws of one measure's figures."""
+    """One measure's draws (the one harness, :class:`~evalset.estimate.validation.Tally`, with "this set"'s and "new
+    queries"' intervals), its standard errors and each draw's Kendall's tau of the run means."""
 
     def __init__(self, truth: np.ndarray, runs: int) -> None:
-        self.truth, self.runs = truth, runs
-        self.sums: dict[str, float] = {}
-        self.error = np.zeros(runs)
-        self.squared = np.zeros(runs)
+        self.draws, self.runs = Tally(truth), runs
+        self.se: list[np.ndarray] = []
         self.taus: list[float] = []
-        self.column: dict[str, np.ndarray] = {}
 
     def add(self, got: dict[str, np.ndarray]) -> None:
-        estimate = got["estimate"]
-        half = got["z"] * got["se_set"]
-        for key, value in (("estimate", estimate), ("square", estimate ** 2), ("se", got["se_set"]),
-                           ("covered", np.abs(estimate - self.truth) <= half), ("excluded", np.abs(estimate) > half)):
-            self.column[key] = self.column.get(key, 0.0) + value
-        self.column["least_width"] = np.minimum(self.column.get("least_width", np.inf), 2 * half)
-        for kind, part in (("means", slice(0, self.runs)), ("differences", slice(self.runs, None))):
-            truth, centre = self.truth[part], estimate[part]
-            for name, half in (("set", got["z"][part] * got["se_set"][part]),
-                               ("new", got["t"][part] * got["se_new"][part])):
-                self._sum(f"{kind}_coverage_{name}", float(np.mean(np.abs(centre - truth) <= half)))
-                self._sum(f"{kind}_width_{name}", float(np.mean(2 * half)))
-        error = estimate[:self.runs] - self.truth[:self.runs]
-        self.error += error
-        self.squared += error ** 2
-        self.taus.append(kendall_tau(estimate[:self.runs], self.truth[:self.runs])[0])
+        estimate, half_set, half_new = got["estimate"], got["z"] * got["se_set"], got["t"] * got["se_new"]
+        self.draws.add(estimate, {"set": (estimate - half_set, estimate + half_set),
+                                  "new": (estimate - half_new, estimate + half_new)})
+        self.se.append(got["se_set"])
+        self.taus.append(kendall_tau(estimate[:self.runs], self.draws.truth[:self.runs])[0])
 
-    def _sum(self, key: str, value: float) -> None:
-        self.sums[key] = self.sums.get(key, 0.0) + value
+    def kinds(self) -> dict[str, dict[str, float]]:
+        """Per kind (``means``, ``differences``): coverage and width of each interval, averaged over its columns;
+        for the means also the bias (largest, mean of absolute), the mean of the runs' RMSE, Kendall's tau."""
+        figures = self.draws.figures()
+        parts = {"means": figures.iloc[:self.runs], "differences": figures.iloc[self.runs:]}
+        found = {kind: {f"{what}_{name}": float(part[f"{what}_{name}"].mean()) for what in ("coverage", "width")
+                        for name in ("set", "new")} for kind, part in parts.items()}
+        means = parts["means"]
+        found["means"] |= {"bias_max": float(means["bias"].abs().max()), "bias_mean": float(means["bias"].abs().mean()),
+                           "rmse": float(means["rmse"].mean()), "tau": float(np.mean(self.taus)),
+                           "tau_sd": float(np.std(self.taus))}
+        return found
 
-    def columns(self, measure: str, labels: Sequence[str], draws: int) -> pd.DataFrame:
-        """The per-column figures (:attr:`DocumentSimulation.columns`) over ``draws``."""
-        c = self.column
-        mean = c["estimate"] / draws
-        sd = np.sqrt(np.maximum(c["square"] / draws - mean ** 2, 0.0))
-        se = c["se"] / draws
-        kinds = ["mean"] * self.runs + ["difference"] * (len(mean) - self.runs)
-        ratio = np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0)
-        return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": self.truth,
-                             "estimate_mean": mean, "estimate_sd": sd, "se_set_mean": se, "se_ratio": ratio,
-                             "coverage_set": c["covered"] / draws, "excludes_zero": c["excluded"] / draws,
-                             "least_width": c["least_width"]})
+    def columns(self, measure: str, labels: Sequence[str]) -> pd.DataFrame:
+        """The per-column figures (:attr:`DocumentSimulation.columns`)."""
+        figures = self.draws.figures()
+        low, high = self.draws.ends("set")
+        se = np.vstack(self.se).mean(axis=0)
+        sd = figures["estimate_sd"].to_numpy()
+        kinds = ["mean"] * self.runs + ["difference"] * (len(sd) - self.runs)
+        return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": self.draws.truth,
+                             "estimate_mean": figures["estimate_mean"], "estimate_sd": sd, "se_set_mean": se,
+                             "se_ratio": np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
+                             "coverage_set": figures["coverage_set"],
+                             "excludes_zero": ((low > 0) | (high < 0)).mean(axis=0),
+                             "least_width": (high - low).min(axis=0)})
 
 
 def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None, *,
@@ -180,25 +179,16 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     for measure, tally in zip(parsed, tallies, strict=True):
         slices = _slices(runs, qrels, llm, measure, slice_size, draws, contract, seed, level) if compare_slices \
             else {}
-        for kind in ("means", "differences"):
-            s = tally.sums
-            row = {"measure": str(measure), "kind": kind,
-                   "columns": len(names) if kind == "means" else len(index),
-                   **{f"{what}_{name}": s[f"{kind}_{what}_{name}"] / draws
-                      for what in ("coverage", "width") for name in ("set", "new")},
+        for kind, found in tally.kinds().items():
+            row = {"measure": str(measure), "kind": kind, "columns": len(names) if kind == "means" else len(index),
+                   **{key: found[key] for key in ("coverage_set", "coverage_new", "width_set", "width_new")},
                    "slice_coverage": slices.get(kind, {}).get("coverage_ppi", np.nan),
                    "slice_width": slices.get(kind, {}).get("width_ppi", np.nan)}
             row["width_ratio"] = row["width_set"] / row["slice_width"] if compare_slices else np.nan
-            bias = tally.error / draws
-            row.update({"bias_max": float(np.abs(bias).max()), "bias_mean": float(np.abs(bias).mean()),
-                        "rmse": float(np.sqrt(tally.squared / draws).mean()), "tau": float(np.mean(tally.taus)),
-                        "tau_sd": float(np.std(tally.taus))}
-                       if kind == "means" else {"bias_max": np.nan, "bias_mean": np.nan, "rmse": np.nan,
-                                                "tau": np.nan, "tau_sd": np.nan})
+            row.update({key: found.get(key, np.nan) for key in ("bias_max", "bias_mean", "rmse", "tau", "tau_sd")})
             rows.append(row)
     labels = names + [f"{names[c]} - {names[b]}" for b, c in index]
-    columns = pd.concat([tally.columns(str(measure), labels, draws) for measure, tally in zip(parsed, tallies,
-                                                                                              strict=True)],
+    columns = pd.concat([tally.columns(str(measure), labels) for measure, tally in zip(parsed, tallies, strict=True)],
                         ignore_index=True)
     caveats = missing.notes()
     if budget / queries < SMALL_SAMPLE:

@@ -1,0 +1,103 @@
+"""The one validation harness of every design: ``R`` draws on fully graded data, and for each column (a run's mean,
+a paired difference) its bias, RMSE, coverage and width against the estimand the design can reach, each figure with
+its Monte Carlo error.
+
+Conventions
+-----------
+- A draw gives each column an estimate and one interval or more, by name (``low``, ``high``); the truth of a column
+  is its value under the full grades (the design's estimand). :class:`Tally` keeps every draw: the figures are
+  computed once, at the end, from the whole ``draws x columns`` arrays.
+- An interval covers the truth when ``low - TOLERANCE <= truth <= high + TOLERANCE``: a truth equal to an end up to
+  rounding is covered (a column whose every unit is known has an interval of width 0 on its truth).
+- Per column, over the ``R`` draws (``e`` the error, estimate minus truth): ``bias`` = mean(e), its Monte Carlo
+  error sd(e) / sqrt(R); ``rmse`` = sqrt(mean(e^2)), its error by the delta method sd(e^2) / (2 rmse sqrt(R));
+  per interval, ``coverage`` c = the share of draws that cover, its error sqrt(c (1 - c) / R), and ``width`` = the
+  mean of high - low, its error sd(width) / sqrt(R). The sds are over draws (ddof 0, the figures' own spread).
+- A design's table is its own (which columns, which intervals, what it sums over the columns); the figures are
+  this module's, so that a coverage means one thing in every design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+TOLERANCE = 1e-9
+"""An interval covers a truth equal to an end up to rounding (see the module's conventions)."""
+
+Interval = tuple[np.ndarray, np.ndarray]
+"""An interval of every column: its low ends and its high ends."""
+
+
+@dataclass
+class Tally:
+    """The draws of one design on one measure: each column's truth, and per draw its estimate and intervals."""
+
+    truth: np.ndarray
+    labels: Sequence[str] = ()
+    estimates: list[np.ndarray] = field(default_factory=list, repr=False)
+    intervals: dict[str, list[Interval]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, truth: np.ndarray, estimate: np.ndarray, intervals: Mapping[str, Interval],
+           labels: Sequence[str] = ()) -> Tally:
+        """The tally of draws given whole: ``estimate`` and each interval's ends ``draws x columns``."""
+        tally = cls(np.asarray(truth, dtype=np.float64), labels)
+        for draw, value in enumerate(estimate):
+            tally.add(value, {name: (low[draw], high[draw]) for name, (low, high) in intervals.items()})
+        return tally
+
+    def add(self, estimate: np.ndarray, intervals: Mapping[str, Interval]) -> None:
+        """One draw: each column's estimate, and each named interval's ends."""
+        self.estimates.append(np.asarray(estimate, dtype=np.float64))
+        for name, (low, high) in intervals.items():
+            self.intervals.setdefault(name, []).append((np.asarray(low, np.float64), np.asarray(high, np.float64)))
+
+    @property
+    def draws(self) -> int:
+        return len(self.estimates)
+
+    def estimate(self) -> np.ndarray:
+        """The estimates, ``draws x columns``."""
+        return np.vstack(self.estimates)
+
+    def covered(self, name: str) -> np.ndarray:
+        """Whether interval ``name`` covers the truth, ``draws x columns`` (the module's rule)."""
+        low, high = self.ends(name)
+        return (low - TOLERANCE <= self.truth) & (self.truth <= high + TOLERANCE)
+
+    def ends(self, name: str) -> Interval:
+        """Interval ``name``'s low and high ends, each ``draws x columns``."""
+        ends = self.intervals[name]
+        return np.vstack([low for low, _ in ends]), np.vstack([high for _, high in ends])
+
+    def figures(self) -> pd.DataFrame:
+        """One row per column: truth, the estimate's mean and sd, bias, RMSE, and per interval its coverage and
+        width, each figure beside its Monte Carlo error (``*_mc``)."""
+        draws = self.draws
+        if draws == 0:
+            raise ValueError("no draw to tally")
+        estimate = self.estimate()
+        error = estimate - self.truth
+        rmse = np.sqrt(np.mean(error ** 2, axis=0))
+        root = np.sqrt(draws)
+        spread = np.std(error ** 2, axis=0)
+        columns = {"name": list(self.labels) or list(range(len(self.truth))), "truth": self.truth,
+                   "estimate_mean": estimate.mean(axis=0), "estimate_sd": estimate.std(axis=0),
+                   "bias": error.mean(axis=0), "bias_mc": error.std(axis=0) / root, "rmse": rmse,
+                   "rmse_mc": np.divide(spread, 2 * rmse * root, out=np.zeros_like(rmse), where=rmse > 0)}
+        for name in self.intervals:
+            coverage = self.covered(name).mean(axis=0)
+            low, high = self.ends(name)
+            width = high - low
+            columns |= {f"coverage_{name}": coverage, f"coverage_{name}_mc": np.sqrt(coverage * (1 - coverage) / draws),
+                        f"width_{name}": width.mean(axis=0), f"width_{name}_mc": width.std(axis=0) / root}
+        return pd.DataFrame(columns)
+
+
+def coverage_error(coverage: float, draws: int) -> float:
+    """The Monte Carlo error of a coverage over ``draws`` draws: sqrt(c (1 - c) / R)."""
+    return float(np.sqrt(coverage * (1 - coverage) / draws))

@@ -1,0 +1,111 @@
+"""The one validation harness (evalset.estimate.validation): each column's bias, RMSE, coverage and width with their
+Monte Carlo errors, worked by hand; and each design tallied by it gives the figures its own harness gave before
+(measured on the same draws on 2026-12-06, to 1e-12), the query slice, the document sample and the hole sample."""
+
+import numpy as np
+import pytest
+
+from evalset.estimate.inputs import read_grades
+from evalset.estimate.simulate import simulate
+from evalset.estimate.validation import TOLERANCE, Tally, coverage_error
+from evalset.io.trec import read_qrels, read_runs
+
+
+def hand_tally() -> Tally:
+    """Two columns (truth 0.5 and 0), four draws, one interval ``a``: worked by hand below."""
+    tally = Tally(np.array([0.5, 0.0]), ["run", "difference"])
+    for estimate, low, high in [([0.6, 0.1], [0.4, -0.1], [0.8, 0.3]),
+                                ([0.4, -0.2], [0.3, -0.25], [0.5, -0.15]),  # the first column's truth at the high end
+                                ([0.5, 0.1], [0.5 + TOLERANCE / 2, 0.05], [0.7, 0.15]),  # ... at the low end, rounded
+                                ([0.7, 0.0], [0.6, -0.1], [0.8, 0.1])]:
+        tally.add(np.array(estimate), {"a": (np.array(low), np.array(high))})
+    return tally
+
+
+def test_the_figures_of_each_column_are_those_worked_by_hand():
+    figures = hand_tally().figures().set_index("name")
+    first, second = figures.loc["run"], figures.loc["difference"]
+    # errors 0.1, -0.1, 0, 0.2: bias 0.05, their sd sqrt(0.0125), RMSE sqrt(0.015)
+    assert first["bias"] == pytest.approx(0.05)
+    assert first["bias_mc"] == pytest.approx(np.sqrt(0.0125) / 2)
+    assert first["rmse"] == pytest.approx(np.sqrt(0.015))
+    squared = np.array([0.01, 0.01, 0.0, 0.04])
+    assert first["rmse_mc"] == pytest.approx(squared.std() / (2 * np.sqrt(0.015) * 2))
+    assert first["coverage_a"] == 0.75  # the last draw's interval [0.6, 0.8] misses 0.5
+    assert first["coverage_a_mc"] == pytest.approx(np.sqrt(0.75 * 0.25 / 4))
+    assert first["width_a"] == pytest.approx((0.4 + 0.2 + 0.2 + 0.2) / 4, abs=1e-9)
+    assert first["estimate_mean"] == pytest.approx(0.55) and first["truth"] == 0.5
+    # errors 0.1, -0.2, 0.1, 0: no bias; covered by the first and the last draws
+    assert second["bias"] == pytest.approx(0.0, abs=1e-15)
+    assert second["rmse"] == pytest.approx(np.sqrt(0.015))
+    assert second["coverage_a"] == 0.5 and second["coverage_a_mc"] == pytest.approx(0.25)
+    assert second["width_a"] == pytest.approx((0.4 + 0.1 + 0.1 + 0.2) / 4)
+
+
+def test_a_tally_given_whole_is_the_tally_of_its_draws():
+    tally = hand_tally()
+    low, high = tally.ends("a")
+    whole = Tally.of(tally.truth, tally.estimate(), {"a": (low, high)}, tally.labels)
+    assert whole.figures().equals(tally.figures())
+    assert coverage_error(0.95, 500) == pytest.approx(0.00975, abs=1e-5)
+
+
+def test_a_tally_of_no_draw_is_a_bug_not_a_figure():
+    with pytest.raises(ValueError, match="no draw"):
+        Tally(np.zeros(2)).figures()
+
+
+DL19_FEW = 6  # the first six of DL19's runs by name, on which the designs below were measured
+
+
+def dl19_few() -> dict:
+    runs = read_runs(["data/dl19/runs"])
+    return {name: runs[name] for name in sorted(runs)[:DL19_FEW]}
+
+
+def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
+    result = simulate(dl19_few(), read_grades(["data/dl19/nist.qrels"], "human"),
+                      read_grades(["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"], "llm"), slice_size=10,
+                      draws=30, metrics=["ndcg@10"], seed=7)
+    rows = result.table.set_index("kind")
+    before = {"means": (0.9888888888888889, 0.9722222222222222, 0.9944444444444446, 0.2596393441234779,
+                        0.33808036458530816),
+              "differences": (0.9755555555555556, 0.9622222222222223, 0.9755555555555556, 0.1694169577497631,
+                              0.2525978443124083)}
+    for kind, figures in before.items():
+        assert tuple(rows.loc[kind, ["coverage_ppi", "coverage_ppi_normal", "coverage_human", "width_ppi",
+                                     "width_human"]]) == pytest.approx(figures, abs=1e-12)
+        assert rows.loc[kind, "outside_range"] == 0.0
+
+
+def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before():
+    from evalset.estimate.documents.simulate import simulate_documents
+
+    judge = read_qrels("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels").assign(judge="llama")
+    result = simulate_documents(dl19_few(), read_qrels("data/dl19/nist.qrels"), judge, budget=1000, draws=8,
+                                measures=["ndcg@10", "p@10"], compare_slices=False, seed=7)
+    rows = result.table.set_index(["measure", "kind"])
+    before = {("ndcg@10", "means"): (0.9375, 1.0, 0.08920442457397615, 0.16292191311095636),
+              ("ndcg@10", "differences"): (0.95, 1.0, 0.1002738699831298, 0.14962865728121455),
+              ("p@10", "means"): (0.9791666666666666, 1.0, 0.08882953853825545, 0.18241598560312972),
+              ("p@10", "differences"): (0.9833333333333334, 0.9916666666666667, 0.11603550618760382,
+                                        0.1521096269077721)}
+    for key, figures in before.items():
+        assert tuple(rows.loc[key, ["coverage_set", "coverage_new", "width_set", "width_new"]]) == pytest.approx(
+            figures, abs=1e-12)
+    assert tuple(rows.loc[("ndcg@10", "means"), ["rmse", "tau"]]) == pytest.approx(
+        (0.021622166572344326, 0.8166666666666667), abs=1e-12)
+
+
+def test_the_hole_sample_tallied_by_the_harness_gives_its_figures_of_before():
+    from tests.estimate.documents.test_hole_simulate import simulate as simulate_holes
+
+    result = simulate_holes()
+    run = result.per_run.set_index(["run", "measure", "kind"])
+    assert tuple(run.loc[("a2", "ndcg@3", "difference"), ["coverage", "width", "bias", "rmse"]]) == pytest.approx(
+        (1.0, 0.29840136371456416, -0.011425111113419716, 0.05788565717063484), abs=1e-12)
+    summary = result.table.set_index(["measure", "kind"])
+    assert tuple(summary.loc[("p@3", "run"), ["coverage_mean", "width"]]) == pytest.approx(
+        (0.9733333333333333, 0.3421986289621915), abs=1e-12)
+    assert tuple(summary.loc[("ndcg@3", "difference"), ["coverage_mean", "width"]]) == pytest.approx(
+        (1.0, 0.222094441573461), abs=1e-12)
