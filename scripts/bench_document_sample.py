@@ -7,8 +7,8 @@ recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each b
 samples for nDCG@10, P@10 and AP at relevance level 2, the query-slice PPI++ design at the same human budget beside
 (with an LLM). The data are read, and the simulation run, by the command's own path
 (:func:`evalset.estimate.make_estimate` with ``design="documents"``: the same files, pair order and judge names), so
-that a seed gives exactly the figures of ``evalset estimate --design documents --simulate R --budget B --human
-data/dl19/nist.qrels --llm ... --runs data/dl19/runs -c rel_level=2 --seed S``. It prints the date, the load
+that a seed gives exactly the figures of ``evalset estimate validate documents data/dl19/runs --resamples R --budget B
+--human data/dl19/nist.qrels --llm ... -c rel_level=2 --seed S``. It prints the date, the load
 average, each configuration's table and wall time, the run means' "this set" standard error over the spread of
 their estimates across the draws (median and range over runs), for each ``--pair`` the share of draws whose "this
 set" interval of the difference excluded 0 and its least width, and the targets checked ("this set" coverage

@@ -108,8 +108,8 @@ step "estimate (DL19): PPI++ from Llama-3-70B's grades on all 43 topics and NIST
 # NIST's grades of the slice's queries stand in for what annotators would grade in Label Studio
 awk 'NR == FNR {if (FNR > 1) slice[$2]; next} $1 in slice' "$out/slice/pool.tsv" data/dl19/nist.qrels \
   > "$out/slice-nist.qrels"
-"$evalset" estimate --runs data/dl19/runs/bm25base_p.run.gz --runs data/dl19/runs/bm25tuned_p.run.gz \
-  --runs data/dl19/runs/idst_bert_p1.run.gz --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels --human "$out/slice-nist.qrels" --slice "$out/slice" \
+"$evalset" estimate run slice data/dl19/runs/bm25base_p.run.gz data/dl19/runs/bm25tuned_p.run.gz \
+  data/dl19/runs/idst_bert_p1.run.gz --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels --human "$out/slice-nist.qrels" --slice "$out/slice" \
   --compare bm25base_p:idst_bert_p1 | tee "$out/estimate.txt"
 # a set frozen from the slice's human grades and the LLM's grades of every topic: its report shows the estimates
 "$evalset" freeze "$out/slice-nist.qrels" --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels \

@@ -8,8 +8,8 @@ from evalset.agreement import agreement_report
 from evalset.cli import main
 from evalset.cli.agreement import agreement_command
 from evalset.cli.compare import compare
-from evalset.cli.estimate import estimate
 from evalset.cli.estimate_select import documents_command, holes_command, slice_command
+from evalset.cli.estimate_validate import validate_slice
 from evalset.cli.freeze import freeze
 from evalset.cli.holes import holes
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
@@ -31,13 +31,13 @@ def option_default(command, name: str):
 
 def test_a_library_function_defaults_to_the_value_its_command_shows():
     pairs = [(select_slice, "seed", slice_command, "seed"), (select_from_pool, "seed", slice_command, "seed"),
-             (simulate, "seed", estimate, "seed"), (holes_pool, "seed", holes, "seed"),
+             (simulate, "seed", validate_slice, "seed"), (holes_pool, "seed", holes, "seed"),
              (agreement_report, "seed", agreement_command, "seed"),
              (agreement_report, "measure", agreement_command, "measure"),
              (SetContract, "headline", freeze, "headline")]
     for function, parameter, command, option in pairs:
         assert default(function, parameter) == option_default(command, option), (function.__name__, parameter)
-    commands = (slice_command, documents_command, holes_command, estimate, compare, holes, agreement_command)
+    commands = (slice_command, documents_command, holes_command, validate_slice, compare, holes, agreement_command)
     assert {option_default(command, "seed") for command in commands} == {DEFAULT_SEED}
 
 
@@ -54,6 +54,7 @@ def test_the_default_metric_is_the_one_every_command_and_function_falls_back_to(
     assert default(estimate_runs, "metrics") == default(simulate, "metrics") == (DEFAULT_METRIC,)
     assert default(compare_paired, "metric") == DEFAULT_METRIC
     assert Evaluation(SetContract().evaluation, None).headline == SetContract().headline == DEFAULT_METRIC
-    for command in (["estimate"], ["compare"], ["plan", "power"], ["reusability"]):
+    for command in (["estimate", "run", "slice"], ["estimate", "validate", "slice"], ["compare"], ["plan", "power"],
+                    ["reusability"]):
         text = " ".join(CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output.split())
         assert f"[default: {DEFAULT_METRIC}" in text, command

@@ -127,11 +127,11 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
     assert {(r.query_id, r.doc_id): r.grade for r in read_labels(llm_labels).itertuples()} == llm_grades
 
     # 5. the estimates: Horvitz-Thompson's DCG@5 against the formula computed here, then the calibrated LLM
-    runs_args = [arg for path in run_paths.values() for arg in ("--runs", path)]
-    common = ("--design", "documents", "--sample", sample, "--human", human_labels, *runs_args, "--compare",
+    runs_args = list(run_paths.values())
+    common = ("--sample", sample, "--human", human_labels, *runs_args, "--compare",
               f"{BASELINE}:{CANDIDATE}", "--format", "json")
     measures = ("-m", f"dcg@{DEPTH}", "-m", "ndcg@10")
-    plain = json.loads(cli("estimate", *common, "--no-llm", *measures).stdout)
+    plain = json.loads(cli("estimate", "run", "documents", *common, "--no-llm", *measures).stdout)
     pi = {(r.query_id, r.doc_id): r.pi for r in record.itertuples()}
     queries = sorted(record["query_id"].unique())
     by_name = {row["name"]: row for row in plain["rows"] if row["measure"] == f"dcg@{DEPTH}"}
@@ -140,7 +140,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
         per_query = [sum(merged_human[(q, d)] / pi[(q, d)] / math.log2(rank + 2)
                          for rank, d in enumerate(top.get(q, [])) if (q, d) in merged_human) for q in queries]
         assert by_name[name]["estimate"] == pytest.approx(sum(per_query) / len(queries), abs=1e-12)
-    calibrated = json.loads(cli("estimate", *common, "--llm", llm_labels, *measures).stdout)
+    calibrated = json.loads(cli("estimate", "run", "documents", *common, "--llm", llm_labels, *measures).stdout)
     assert calibrated["record"]["sampled"] == len(drawn) and calibrated["record"]["judges"] == ["llm-labels.tsv"]
     for row, ht in zip(calibrated["rows"], plain["rows"], strict=True):
         assert (row["measure"], row["name"]) == (ht["measure"], ht["name"])
@@ -166,7 +166,7 @@ def test_a_sample_graded_in_label_studio_and_a_judge_of_every_pair_give_the_docu
         GUIDELINE, "--name", "docs", "--sets-dir", tmp_path / "sets", "--sample", sample, "--plan",
         f"{BASELINE}:{CANDIDATE}", "--adjudication", adjudication)
     version = tmp_path / "sets" / "docs" / "v1"
-    on_set = json.loads(cli("estimate", "--set", version, *runs_args, "--format", "json").stdout)
+    on_set = json.loads(cli("estimate", "run", "set", "--set", version, *runs_args, "--format", "json").stdout)
     columns = ["name", "estimate", "set_low", "set_high", "new_low", "new_high"]
     assert [[r[c] for c in columns] for r in on_set["rows"]] == [[r[c] for c in columns] for r in ndcg]
     page = tmp_path / "report.html"

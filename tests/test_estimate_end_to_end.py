@@ -123,8 +123,9 @@ def test_slice_graded_in_label_studio_plus_llm_judge_on_every_query_gives_ppi_es
     assert set(judged["kind"]) == {"llm"} and judged["query_id"].nunique() == 43
 
     # 5. `evalset estimate`
-    runs_args = [arg for path in run_paths.values() for arg in ("--runs", path)]
-    estimated = cli("estimate", *runs_args, "--llm", llm_labels, "--human", human_labels, "--slice", slice_dir,
+    runs_args = list(run_paths.values())
+    estimated = cli("estimate", "run", "slice", *runs_args, "--llm", llm_labels, "--human", human_labels, "--slice",
+                    slice_dir,
                     "--compare", f"{BASELINE}:{CANDIDATE}", "--format", "json")
     out = json.loads(estimated.stdout)
     assert out["slice"] == {"design": "uniform", "seed": SEED, "queries": sorted(chosen)}

@@ -88,9 +88,10 @@ COMMANDS = {
                          "evalset reusability --qrels data/dl19/nist.qrels data/dl19/runs --depth 10 "
                          "--groups data/dl19/run_metadata.tsv --run-column runid --group-column participant",
                          "docs/reusability.md"),
-    "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human slice (PPI++).",
-                      "evalset estimate --runs data/dl19/runs --llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels "
-                      "--human data/dl19/nist.qrels --simulate 1000 --size 10", "docs/estimate.md"),
+    "estimate": Entry("estimate", "estimate", "Means and differences from LLM grades plus a human sample.",
+                      "evalset estimate validate slice data/dl19/runs --human data/dl19/nist.qrels "
+                      "--llm data/dl19/llm_labels/llama-3-70b.fourprompts.qrels --resamples 1000 --size 10",
+                      "docs/estimate.md"),
     "plan": Entry("plan", "plan_group", "How many queries a comparison needs (power); what judging costs (cost).",
                   "evalset plan power --set sets/dl19/v1 data/dl19/runs/bm25base_p.run.gz "
                   "data/dl19/runs/bm25tuned_p.run.gz", "docs/plan.md"),

@@ -78,7 +78,7 @@ def select_group():
 def slice_command(size, per_stratum, fraction, queries_path, pool_dir, seed, output, force, output_format):
     """Draw, seeded, the queries of POOL_DIR that humans will grade in full (one of --size, --per-stratum,
     --fraction), and write their pool folder (for `evalset push` or `evalset judge` as it is) with the slice record
-    that `evalset estimate --slice` reads."""
+    that `evalset estimate run slice --slice` reads."""
     from evalset.estimate import select_slice_pool
     from evalset.io.slicerecord import RECORD_NAME
 
@@ -94,7 +94,7 @@ def slice_command(size, per_stratum, fraction, queries_path, pool_dir, seed, out
 def documents_command(budget, pool_dir, seed, output, force, output_format):
     """Draw, seeded, a sample of POOL_DIR's pairs over every query, each with a known inclusion probability, and
     write the drawn pairs' pool folder with the sample's record (sample.tsv, sample.json) that `evalset estimate
-    --design documents --sample` and `evalset freeze --sample` read."""
+    run documents --sample` and `evalset freeze --sample` read."""
     from evalset.estimate.documents.select import select_document_pool
     from evalset.io.samplerecord import RECORD_FILES
 

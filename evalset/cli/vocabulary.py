@@ -37,8 +37,6 @@ RENAMED_IN = {
                "--user": "-l user_id=COLUMN", "--stratum-column": "-l source=COLUMN"},
     "agreement": {"--disagreements": "-o DIR (its disagreements.tsv)", "--plot": "-o DIR (its kappa.png)",
                   "--confusion-plot": "-o DIR (its confusion.png)", "--scale": "--guideline 0,1,2,3 (a bare scale)"},
-    "estimate": {"--slice-size": "--size (as estimate select's)", "--holes-fraction": "--fraction",
-                 "--holes-precision": "--precision (as estimate select's)"},
     "set": {"--allow-llm": "--merge llm=yes", "--max-gap": "--merge max_gap=N", "--priority": "--merge priority=NAMES",
             "--exclude-annotator": "--merge exclude=NAMES", "--llm-labels": "--llm (as estimate's)",
             "--headline": "-m/--metric"},
@@ -68,6 +66,10 @@ SPLIT = {
               "--size N|--per-stratum N|--fraction F` (was --size ...), `estimate select documents POOL --budget B|P%` "
               "(was --documents), `estimate select holes POOL --set SET --budget B|P%|--precision SE` (was --holes "
               "SET)",
+    "estimate": "estimate is now commands by verb and design: `evalset estimate run slice|documents|holes|set RUN... "
+                "...` (was estimate --runs RUN --slice, --design documents --sample, --set ...), `estimate validate "
+                "slice|documents|holes RUN... --resamples R ...` (was --simulate R), `estimate select "
+                "slice|documents|holes POOL ...`",
 }
 """A command that became several, by its name -> the line that names them."""
 

@@ -1,5 +1,5 @@
 """Estimates on a frozen set with an LLM-graded part: its human-graded queries as the slice, its labels as the
-grades, its contract, strata and comparison family (``evalset estimate --set`` and the report); or, on a set frozen
+grades, its contract, strata and comparison family (``evalset estimate run set`` and the report); or, on a set frozen
 with a document sample (``freeze --sample``), the document design's estimate from the sample it records.
 
 Conventions
@@ -17,10 +17,10 @@ Conventions
   they were chosen, and the estimate holds only if they are a random slice of the LLM-graded queries.
 - No estimate (``None``): no LLM label, fewer than 2 human-graded queries among the LLM-graded ones, or no
   LLM-graded query without a human grade (the humans graded everything the LLM did: their mean is the score).
-- The grades are the set's labels (``labels.tsv``) as ``evalset estimate --human/--llm`` reads them: per pair the
+- The grades are the set's labels (``labels.tsv``) as ``evalset estimate run --human/--llm`` reads them: per pair the
   lower median of its human labels, and of its LLM labels (:func:`evalset.estimate.grades_of`). Human-graded
   queries of the split without an LLM grade are left out of the estimate, and counted in its notes.
-- **Another judge's labels** (``llm_labels``, ``estimate --set S --llm FILE``) replace the set's LLM labels, and
+- **Another judge's labels** (``llm_labels``, ``estimate run set --set S --llm FILE``) replace the set's LLM labels, and
   the LLM-graded part is theirs. The set records the judges of its LLM labels (the manifest's ``judges``:
   annotator and source, :mod:`evalset.judgments.identity`); labels of another judge (a new model, prompt or
   guideline) are refused unless ``other_judge``, and then a ``JUDGE CHANGED`` caveat says what changed. The

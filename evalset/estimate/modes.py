@@ -110,7 +110,7 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
         frozen = load_set(spec.set_path, check_headline=parse_measure)
         if frozen.sample is None:
             raise InputError("the set records no document sample (freeze --sample): it is estimated by the query "
-                             "slice design (no --design documents)", os.fspath(spec.set_path))
+                             "slice design (estimate run set)", os.fspath(spec.set_path))
         named, sources = _read(spec.runs)
         return set_estimate(frozen, named, split=spec.split, metrics=list(spec.metrics),
                             pairs=list(spec.pairs) or None, planned=spec.planned, exploratory=spec.exploratory,

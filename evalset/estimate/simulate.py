@@ -57,12 +57,12 @@ class Simulation:
     caveats: list[str] = field(default_factory=list)
 
     def to_text(self) -> str:
-        """The validation as ``evalset estimate --simulate`` prints it: the settings, coverage and widths per kind,
+        """The validation as ``evalset estimate validate slice`` prints it: the settings, coverage and widths per kind,
         the caveats."""
         return _text(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of ``evalset estimate --simulate --format json``."""
+        """The JSON of ``evalset estimate validate slice --format json``."""
         return {"settings": self.settings, "kinds": records(self.table),
                 "notes": self.caveats}
 
@@ -155,8 +155,8 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
         raise InputError(f"{len(missing)} human-graded queries have no LLM grade (e.g. {', '.join(missing[:3])}): "
                          "the LLM must grade every query", llm.files[0] if llm.files else None)
     if not 2 <= slice_size < len(human_values):
-        raise InputError(f"a slice of {slice_size} queries out of {len(human_values)}: give at least 2 and fewer "
-                         "than all")
+        raise InputError(f"--size {slice_size}: a slice of {slice_size} queries out of {len(human_values)}; give at "
+                         "least 2 and fewer than all")
     llm_values = values_by_run(runs, llm.qrels, list(human_values.index), metric, contract).fillna(0.0)
     names = list(human_values.columns)
     pairs = list(pairs) if pairs is not None else list(itertools.combinations(names, 2))

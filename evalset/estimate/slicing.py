@@ -165,7 +165,7 @@ class SliceSelection:
     def to_text(self) -> str:
         """The line ``evalset estimate select`` prints: the slice per stratum, and what to do with its folder."""
         return (f"{self.record.summary()}; wrote {self.folder} (push it to Label Studio, then pass {self.folder} to "
-                "`evalset estimate --slice`)")
+                "`evalset estimate run slice --slice`)")
 
     def to_dict(self) -> dict[str, Any]:
         """The record (as ``slice.json`` holds it), the folder and the files written."""

@@ -1,4 +1,5 @@
-"""The slice record (``slice.json``) of ``evalset estimate select``, which ``evalset estimate --slice`` reads back.
+"""The slice record (``slice.json``) of ``evalset estimate select``, which ``evalset estimate run slice --slice``
+reads back.
 
 The record holds evalset's version (stamped by the writer, :func:`evalset.estimate.slicing.write_slice_pool`), the
 design (``uniform``, ``stratified``), the seed, the design's setting (``size``,

@@ -165,7 +165,7 @@ class FrozenVersion:
             left_out = f"; {no_text:,} pair(s) without text left out: unjudged" if no_text else ""
             lines.append(f"note: recorded the document sample ({sample['counts']['drawn']:,} of "
                          f"{sample['counts']['pairs']:,} pooled pairs drawn, budget {sample['budget']:,g}{left_out}): "
-                         "estimate --set and report estimate from it")
+                         "estimate run set and report estimate from it")
         holes = self.manifest.get("hole_sample")
         if holes:
             counts = holes["counts"]

@@ -71,7 +71,7 @@ endpoint check and Label Studio's client try a refused connection again after wa
 # ------------------------------------------------------------------------------------------------ the commands
 def leaf_commands() -> dict[str, click.Command]:
     """Every command a user can run, by its words (``judge probe``): the registry's commands, the subcommands of
-    its groups, and a group that runs on its own (``estimate``)."""
+    its groups."""
     ctx = click.Context(main)
     leaves: dict[str, click.Command] = {}
 
@@ -127,7 +127,14 @@ BASES = {
     "explain": Base(f"--qrels nist.qrels {TWO_RUNS} --top 2"),
     "holes": Base(f"--qrels nist.qrels {TWO_RUNS} --depth 30 --permutations 200 -o new-holes", ("output",)),
     "reusability": Base("--qrels nist.qrels runs -k 3", ("plot",)),
-    "estimate": Base("--runs runs --llm llm/llama.qrels --human slice-human.qrels --slice slice"),
+    "estimate run slice": Base("runs --llm llm/llama.qrels --human slice-human.qrels --slice slice"),
+    "estimate run documents": Base("runs --sample doc-sample --human doc-sample.qrels --llm pool-llm.qrels"),
+    "estimate run holes": Base(f"{TWO_RUNS} --set sets/dl19/v2 --sample holes-sample --human holes.qrels --no-llm"),
+    "estimate run set": Base("runs --set sets/part/v1"),
+    "estimate validate slice": Base("runs --human nist.qrels --llm llm/llama.qrels --resamples 3 --size 3"),
+    "estimate validate documents": Base("runs --human nist.qrels --llm llm/llama.qrels --resamples 2 --budget 40"),
+    "estimate validate holes": Base("runs --set sets/dl19/v1 --groups groups.tsv --no-llm --resamples 2 --fraction 50% "
+                                    "--depth 3"),
     "estimate select slice": Base("pool --size 3 -o new-slice", ("output",)),
     "estimate select documents": Base("pool --budget 60% -o new-sample", ("output",)),
     "estimate select holes": Base("holes --set sets/dl19/v2 --budget 50% -o new-holes-sample", ("output",)),
@@ -322,8 +329,10 @@ def hostile(param: click.Parameter, paths: list[str]) -> st.SearchStrategy:
 def build_inputs(root: Path) -> None:
     """Six DL19 queries: their topics, NIST's and two LLM judges' qrels, three runs cut to them, the passages they
     name, the Excite log, the guideline; then (by the command line) a pool, a frozen set of two versions
-    (``sets/dl19/v1``, ``v2`` with LLM labels beside), a slice of three queries with the humans' grades of it, and
-    a sample of half the holes of v2 in two runs' top 30 (``holes-sample``) with grades of its drawn holes."""
+    (``sets/dl19/v1``, ``v2`` with LLM labels beside), a slice of three queries with the humans' grades of it (and
+    the set ``part`` of them with the LLM's labels of the rest), a document sample of the pool (``doc-sample``), a
+    sample of half the holes of v2 in two runs' top 30 (``holes-sample``), grades of the drawn pairs and the LLM's
+    of the pool (made up), and each run's group."""
     topics = (DL19 / "topics.tsv").read_text().splitlines(keepends=True)[:QUERIES]
     queries = {line.split("\t")[0] for line in topics}
     (root / "topics.tsv").write_text("".join(topics))
@@ -349,12 +358,22 @@ def build_inputs(root: Path) -> None:
                      "freeze nist.qrels --llm llm/llama.qrels --queries topics.tsv --guideline guideline.md "
                      "--name dl19",
                      "estimate select slice pool --size 3 --seed 3 -o slice",
+                     "estimate select documents pool --budget 60% --seed 1 -o doc-sample",
                      f"holes --set sets/dl19/v2 {TWO_RUNS} --depth 30 -o holes --exploratory",
                      "estimate select holes holes --set sets/dl19/v2 --budget 50% --seed 1 -o holes-sample"):
             result = CliRunner().invoke(main, line.split())
             assert result.exit_code == 0, (line, result.output)
     sliced = set(json.loads((root / "slice" / "slice.json").read_text())["slice"])
     _cut(root / "nist.qrels", root / "slice-human.qrels", sliced)
+    with contextlib.chdir(root):
+        result = CliRunner().invoke(main, ["freeze", "slice-human.qrels", "--llm", "llm/llama.qrels", "--queries",
+                                           "topics.tsv", "--guideline", "guideline.md", "--name", "part"])
+        assert result.exit_code == 0, result.output
+    for folder, qrels in (("doc-sample", "doc-sample.qrels"), ("pool", "pool-llm.qrels")):
+        pairs = [line.split("\t")[1:3] for line in (root / folder / "pool.tsv").read_text().splitlines()[1:]]
+        (root / qrels).write_text("".join(f"{query} 0 {doc} {index % 3}\n" for index, (query, doc) in
+                                          enumerate(pairs)))
+    (root / "groups.tsv").write_text("run\tgroup\n" + "".join(f"{name}\t{name[:3]}\n" for name in RUNS))
     drawn = [line.split("\t")[1:3] for line in (root / "holes-sample" / "pool.tsv").read_text().splitlines()[1:]]
     (root / "holes.qrels").write_text("".join(f"{query} 0 {doc} {index % 3}\n" for index, (query, doc) in
                                               enumerate(drawn)))

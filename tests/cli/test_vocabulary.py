@@ -18,16 +18,20 @@ from evalset.cli.vocabulary import RENAMED, RENAMED_IN, SETTINGS_OPTIONS, option
 from evalset.contract import EvaluationContract
 
 COMMANDS = runnable_commands(main)
-SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4, "estimate": 30, "judge probe": 19,
+SURFACE = {"plan power": 19, "plan cost": 14, "freeze set": 15, "freeze grow": 4, "judge probe": 19,
            "compare": 20, "explain": 11, "holes": 17, "judge grade": 17, "agreement": 20, "sample": 17,
            "judge recheck": 14, "push": 15, "pull": 13, "reusability": 13, "estimate select slice": 9,
            "estimate select documents": 5, "estimate select holes": 11, "pool": 12,
-           "report": 11, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3}
+           "report": 11, "score": 9, "judge ensemble": 6, "verify": 3, "diff": 3, "estimate run slice": 14,
+           "estimate run documents": 13, "estimate run holes": 16, "estimate run set": 15,
+           "estimate validate slice": 13, "estimate validate documents": 11, "estimate validate holes": 16}
 """Each command's options as of this change (before: 38 plan, now plan power and plan cost; 35 estimate, 32 compare,
-30 agreement, ...)."""
-DISTINCT = 119  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
+30 agreement, ...; estimate's 30 in one command with seven modes, now seven commands by verb and design, none over
+16)."""
+DISTINCT = 117  # 157 before -c (the contract's settings), -m, --resamples, --level everywhere, -l (sample's log
 # layout), agreement's one output folder, --guideline taking a bare scale, --merge and --gold-rule settings (118);
-# then compare's --decide (for --test and --interval) and --min-effect (issue 68)
+# then compare's --decide (for --test and --interval) and --min-effect (issue 68); estimate by verb and design
+# (issue 76): --resamples for --simulate (simulated designs, as plan power's), and no --design
 
 
 def test_the_surface_only_shrinks():
@@ -54,7 +58,7 @@ def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(old):
 
 
 FOLDED = [("judge recheck", "--scale"), ("judge ensemble", "--scale")] + [
-    (path, old) for path in ("sample", "agreement", "estimate", "freeze set", "pull")
+    (path, old) for path in ("sample", "agreement", "freeze set", "pull")
     for old in RENAMED_IN[path.split()[-1]]]
 
 
@@ -99,8 +103,11 @@ def test_the_readmes_changelog_holds_every_renamed_spelling():
     assert "| `compare --why [--epsilon E] [--top N]` | `evalset explain` |" in readme
 
 
-RUNS_AS_ARGUMENTS = {"pool", "score", "compare", "explain", "holes", "reusability", "plan cost", "plan power", "report"}
-RUNS_AS_OPTION = {"judge recheck", "agreement", "diff", "estimate", "estimate select holes"}
+RUNS_AS_ARGUMENTS = {"pool", "score", "compare", "explain", "holes", "reusability", "plan cost", "plan power", "report",
+                     *(f"estimate {verb} {design}" for verb in ("run", "validate") for design in ("slice", "documents",
+                                                                                                  "holes")),
+                     "estimate run set"}
+RUNS_AS_OPTION = {"judge recheck", "agreement", "diff", "estimate select holes"}
 
 
 def test_runs_are_given_one_way_on_each_command_as_the_vocabulary_says():
@@ -135,13 +142,11 @@ def test_a_contract_setting_is_checked_by_the_contracts_own_rule_naming_it():
 
 
 def test_every_help_fits_on_one_screen():
-    """At most 60 lines at 100 columns: what a setting or a measure means is one `-c help` or `-m help` away
-    (estimate's modes are the next issue's)."""
+    """At most 60 lines at 100 columns: what a setting or a measure means is one `-c help` or `-m help` away."""
     runner = CliRunner()
     heights = {path: len(runner.invoke(main, [*path.split(), "--help"], terminal_width=100).output.splitlines())
                for path in ["", *COMMANDS]}
-    assert {path: height for path, height in heights.items() if height > 60} == {"estimate": heights["estimate"]}
-    assert heights["estimate"] <= 103  # it only shrinks
+    assert {path: height for path, height in heights.items() if height > 60} == {}
 
 
 def shown_default(option: click.Option) -> str | None:

@@ -55,7 +55,7 @@ def test_estimate_settings_are_checked_by_every_estimate_function(settings, mess
     (["--compare", "bm25base_p:bm25base_p"], "comparison bm25base_p:bm25base_p compares a run with itself"),
 ])
 def test_the_command_refuses_them_in_one_line(option, message):
-    refused(invoke("estimate", "--runs", "data/dl19/runs/bm25base_p.run.gz", "--llm", "llm.qrels", "--human",
+    refused(invoke("estimate", "run", "slice", "data/dl19/runs/bm25base_p.run.gz", "--llm", "llm.qrels", "--human",
                    "human.qrels", "--slice", "slice.json", *option), message)
 
 
@@ -208,13 +208,13 @@ def test_the_notes_reach_the_json_and_the_table(tmp_path):
     human.write_text("".join(f"{q} 0 d{j} {(j + i) % 3}\n" for i, q in enumerate(IDS[:4]) for j in range(3)))
     llm = tmp_path / "llm.qrels"
     llm.write_text("".join(f"{q} 0 d{j} {(j + i) % 3}\n" for i, q in enumerate(IDS[:8]) for j in range(3) if j != 1))
-    result = invoke("estimate", "--runs", run, "--runs", other, "--llm", llm, "--human", human, "--slice",
+    result = invoke("estimate", "run", "slice", run, other, "--llm", llm, "--human", human, "--slice",
                     tmp_path / "slice.json", "--format", "json")
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]
     assert any(n.startswith("warning: 4 of the 12 human-graded pairs of the slice (33%) have no LLM grade")
                for n in notes), notes
-    table = invoke("estimate", "--runs", run, "--runs", other, "--llm", llm, "--human", human, "--slice",
+    table = invoke("estimate", "run", "slice", run, other, "--llm", llm, "--human", human, "--slice",
                    tmp_path / "slice.json")
     assert "warning: 4 of the 12 human-graded pairs of the slice (33%) have no LLM grade" in table.output
 

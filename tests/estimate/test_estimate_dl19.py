@@ -128,7 +128,7 @@ def _floored_se(y, y_hat, y_unlabelled, ppi_se):
 @pytest.mark.slow
 def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(runs, sliced):
     folder, human_path, chosen = sliced
-    result = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
+    result = invoke("estimate", "run", "slice", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
                     folder, "--compare", "bm25base_p:idst_bert_p1", "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
@@ -143,7 +143,7 @@ def test_the_command_prints_runs_and_a_planned_comparison_with_its_verdict(runs,
     for row in favoured["rows"]:
         assert row["human_mean"] == pytest.approx(human_means[row["run"]], abs=1e-12)
         assert row["gap"] == pytest.approx(llm_on_slice[row["run"]] - human_means[row["run"]], abs=1e-12)
-    table = invoke("estimate", "--runs", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
+    table = invoke("estimate", "run", "slice", "data/dl19/runs", "--llm", LLAMA_70B, "--human", human_path, "--slice",
                    folder, "--compare", "bm25base_p:idst_bert_p1", "--planned", 4, "--exploratory")
     assert "threshold 0.0125: intervals at level 0.9875" in table.output
     assert ("  verdict            exploratory (PPI++ interval at 0.9875): a lead for a planned comparison, never "
@@ -159,7 +159,7 @@ def _line_of(path, query_id):
 @pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
     folder, human_path, chosen = sliced
-    base = ["estimate", "--runs", "data/dl19/runs", "--slice", folder]
+    base = ["estimate", "run", "slice", "data/dl19/runs", "--slice", folder]
     outside = tmp_path / "outside.qrels"
     outside.write_text(Path("data/dl19/nist.qrels").read_text())
     first_outside = next(line.split()[0] for line in outside.read_text().splitlines() if line.split()[0] not in chosen)
@@ -180,7 +180,8 @@ def test_bad_input_is_one_line_and_exit_2(sliced, tmp_path):
                     f"{folder}: 1 slice queries have no human grade (e.g. {chosen[0]})"),
         "llm": ([*base, "--human", human_path, "--llm", llm_partial],
                 f"{llm_partial}: 1 of the set's 43 queries have no LLM grade (e.g. 1037798)"),
-        "tiny": (["estimate", "--runs", "data/dl19/runs", "--slice", tiny, "--human", human_path, "--llm", LLAMA_70B],
+        "tiny": (["estimate", "run", "slice", "data/dl19/runs", "--slice", tiny, "--human", human_path, "--llm",
+                  LLAMA_70B],
                  f"{tiny}: a slice of 1 queries: an interval needs at least 2"),
     }
     for name, (args, message) in cases.items():
@@ -207,9 +208,11 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
                     "--guideline", "guidelines/relevance-v2.md", "--name", "part", "--sets-dir", tmp_path,
                     "--plan", "bm25base_p:idst_bert_p1")
     assert freeze.exit_code == 0, freeze.output
-    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
-    on_set = json.loads(invoke("estimate", "--set", tmp_path / "part" / "v1", *runs, "--format", "json").output)
-    from_files = json.loads(invoke("estimate", *runs, "--llm", LLAMA_70B, "--human", human_path, "--slice", folder,
+    runs = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/idst_bert_p1.run.gz"]
+    on_set = json.loads(invoke("estimate", "run", "set", "--set", tmp_path / "part" / "v1", *runs, "--format",
+                               "json").output)
+    from_files = json.loads(invoke("estimate", "run", "slice", *runs, "--llm", LLAMA_70B, "--human", human_path,
+                                   "--slice", folder,
                                    "--compare", "bm25base_p:idst_bert_p1", "--format", "json").output)
     assert on_set["slice"]["queries"] == chosen and on_set["slice"]["seed"] is None
     assert on_set["runs"] == from_files["runs"]
@@ -217,10 +220,10 @@ def test_on_a_set_with_an_llm_graded_part_the_set_is_the_slice_the_grades_and_th
     whole = invoke("freeze", "data/dl19/nist.qrels", "--llm", LLAMA_70B, "--queries", "data/dl19/topics.tsv",
                    "--guideline", "guidelines/relevance-v2.md", "--name", "whole", "--sets-dir", tmp_path)
     assert whole.exit_code == 0
-    refused = invoke("estimate", "--set", tmp_path / "whole" / "v1", *runs)
+    refused = invoke("estimate", "run", "set", "--set", tmp_path / "whole" / "v1", *runs)
     assert refused.exit_code == 2 and "the set has no LLM-graded part on this split" in refused.stderr
-    mixed = invoke("estimate", "--set", tmp_path / "part" / "v1", *runs, "--human", human_path)
-    assert mixed.exit_code == 2 and "with --set, its labels are the grades" in mixed.output
+    mixed = invoke("estimate", "run", "set", "--set", tmp_path / "part" / "v1", *runs, "--human", human_path)
+    assert mixed.exit_code == 2 and "No such option '--human'" in mixed.output  # the set's labels are the grades
 
 
 def _frozen_part(human_path, sets_dir):
@@ -237,42 +240,46 @@ def test_a_set_records_its_judge_and_refuses_another_judges_labels_unless_told(s
     part = _frozen_part(human_path, tmp_path)
     manifest = json.loads((part / "manifest.json").read_text())
     assert manifest["judges"] == [{"annotator": "llama-3-70b.fourprompts", "source": "llama-3-70b.fourprompts.qrels"}]
-    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
-    same = json.loads(invoke("estimate", "--set", part, *runs, "--llm", LLAMA_70B, "--format", "json").stdout)
-    assert same["runs"] == json.loads(invoke("estimate", "--set", part, *runs, "--format", "json").stdout)["runs"]
+    runs = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/idst_bert_p1.run.gz"]
+    same = json.loads(invoke("estimate", "run", "set", "--set", part, *runs, "--llm", LLAMA_70B, "--format",
+                             "json").stdout)
+    assert same["runs"] == json.loads(invoke("estimate", "run", "set", "--set", part, *runs, "--format",
+                                             "json").stdout)["runs"]
     other = "data/dl19/llm_labels/llama-3-8b.baseline.qrels"
-    refused = invoke("estimate", "--set", part, *runs, "--llm", other)
+    refused = invoke("estimate", "run", "set", "--set", part, *runs, "--llm", other)
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr == (
         f"evalset: error: {other}: these LLM labels come from another judge than the set's calibration: "
         "llama-3-8b.baseline, the set records llama-3-70b.fourprompts (annotator: llama-3-70b.fourprompts -> "
         "llama-3-8b.baseline); compare them first (evalset judge recheck) and give --other-judge to estimate "
         "with them\n")
-    told = json.loads(invoke("estimate", "--set", part, *runs, "--llm", other, "--other-judge",
+    told = json.loads(invoke("estimate", "run", "set", "--set", part, *runs, "--llm", other, "--other-judge",
                              "--format", "json").stdout)
-    from_files = json.loads(invoke("estimate", *runs, "--llm", other, "--human", human_path, "--slice", folder,
-                                   "--format", "json").stdout)
+    from_files = json.loads(invoke("estimate", "run", "slice", *runs, "--llm", other, "--human", human_path,
+                                   "--slice", folder, "--format", "json").stdout)
     assert told["runs"] == from_files["runs"] != same["runs"]
     assert any(note.startswith("JUDGE CHANGED: the set's calibration judge is llama-3-70b.fourprompts, these LLM "
                                "labels are llama-3-8b.baseline") for note in told["notes"])
-    alone = invoke("estimate", *runs, "--llm", other, "--human", human_path, "--slice", folder, "--other-judge")
-    assert alone.exit_code == 2 and "--other-judge goes with --set and --llm" in alone.stderr
+    alone = invoke("estimate", "run", "slice", *runs, "--llm", other, "--human", human_path, "--slice", folder,
+                   "--other-judge")
+    assert alone.exit_code == 2 and "No such option '--other-judge'" in alone.stderr  # a set's option
 
 
 @pytest.mark.slow
 def test_estimate_on_a_set_takes_contract_options_under_the_override_rule_of_score(sliced, tmp_path):
     folder, human_path, _ = sliced
     part = _frozen_part(human_path, tmp_path)
-    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
-    refused = invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2")
+    runs = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/idst_bert_p1.run.gz"]
+    refused = invoke("estimate", "run", "set", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2")
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr == ("evalset: error: these options contradict the set's contract: rel_level=2 (set: 1); "
                               "add --override-contract to score anyway\n")
-    same = invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=1", "--format", "json")
+    same = invoke("estimate", "run", "set", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=1", "--format", "json")
     assert same.exit_code == 0 and not any("OVERRIDDEN" in note for note in json.loads(same.stdout)["notes"])
-    overridden = json.loads(invoke("estimate", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2",
+    overridden = json.loads(invoke("estimate", "run", "set", "--set", part, *runs, "-m", "p@10", "-c", "rel_level=2",
                                    "--override-contract", "--format", "json").stdout)
-    from_files = json.loads(invoke("estimate", *runs, "--llm", LLAMA_70B, "--human", human_path, "--slice", folder,
+    from_files = json.loads(invoke("estimate", "run", "slice", *runs, "--llm", LLAMA_70B, "--human", human_path,
+                                   "--slice", folder,
                                    "-m", "p@10", "-c", "rel_level=2", "--format", "json").stdout)
     assert overridden["settings"]["contract"]["rel_level"] == 2
     assert overridden["runs"] == from_files["runs"]

@@ -1,9 +1,10 @@
 """EstimateSpec (evalset.estimate.spec): each field's declared rule and each rule between fields refuses in one line
-naming the option, alike from the spec, from the library call's keywords (make_estimate) and from the command
-(exit 2, ``evalset: error: ...``); every check comes before a file is read (the paths here do not exist)."""
+naming the option, alike from the spec and from the library call's keywords (make_estimate); the commands, one per
+verb and design, offer only their design's options, so that the rules a command line can still break are few, and
+refuse in one line too (exit 2, ``evalset: error: ...``); every check comes before a file is read (the paths here
+do not exist)."""
 
 import dataclasses
-import re
 
 import pytest
 from click.testing import CliRunner
@@ -58,18 +59,24 @@ def test_each_fields_rule_refuses_in_one_line(name, value, message):
     refused(message, **SLICE, **{name: value})
 
 
-@pytest.mark.parametrize(("option", "message"), [
-    (["--design", "slice"], "Invalid value for '--design': 'slice' is not one of 'queries', 'documents'."),
-    (["--alpha", "1"], "Invalid value for '--alpha': must be a number in (0, 1), got 1.0"),
-    (["--simulate", "0"], "Invalid value for '--simulate': must be an integer in [1, 1000000], got 0"),
-    (["--size", "x"], "Invalid value for '--size': must be a positive integer, got 'x'"),
-    (["--budget", "-5"], "Invalid value for '--budget': must be a number > 0, got -5.0"),
-    (["--seed", "-1"], "Invalid value for '--seed': must be a non-negative integer, got -1"),
-    (["--interval", "z"], "Invalid value for '--interval': 'z' is not one of 't', 'normal'."),
+BASES = {"run slice": ["run", "--llm", "llm.qrels", "--human", "human.qrels", "--slice", "slice.json"],
+         "validate slice": ["run", "--human", "human.qrels", "--llm", "llm.qrels", "--resamples", "5", "--size", "3"],
+         "validate documents": ["run", "--human", "human.qrels", "--llm", "llm.qrels", "--resamples", "5", "--budget",
+                                "10"]}
+"""Each command's line with settings that pass every rule (the files do not exist: no check reads them)."""
+
+
+@pytest.mark.parametrize(("command", "option", "message"), [
+    ("run slice", ["--alpha", "1"], "Invalid value for '--alpha': must be a number in (0, 1), got 1.0"),
+    ("validate slice", ["--resamples", "0"],
+     "Invalid value for '--resamples': must be an integer in [1, 1000000], got 0"),
+    ("validate slice", ["--size", "x"], "Invalid value for '--size': must be a positive integer, got 'x'"),
+    ("validate documents", ["--budget", "-5"], "Invalid value for '--budget': must be a number > 0, got -5.0"),
+    ("validate slice", ["--seed", "-1"], "Invalid value for '--seed': must be a non-negative integer, got -1"),
+    ("run slice", ["--interval", "z"], "Invalid value for '--interval': 'z' is not one of 't', 'normal'."),
 ])
-def test_the_command_takes_its_options_types_from_the_declared_rules(option, message):
-    one_line(invoke("--runs", "run", "--llm", "llm.qrels", "--human", "human.qrels", "--slice", "slice.json",
-                    *option), message)
+def test_the_commands_take_their_options_types_from_the_declared_rules(command, option, message):
+    one_line(invoke(*command.split(), *BASES[command], *option), message)
 
 
 RULES_BETWEEN = [
@@ -127,27 +134,52 @@ def test_each_rule_between_fields_refuses_in_one_line(settings, message):
     refused(message, **settings)
 
 
-def cli_args(settings):
-    """The command line of ``settings`` (those RULES_BETWEEN uses)."""
-    flags = {"runs": "--runs", "llm": "--llm", "human": "--human", "slice_path": "--slice", "set_path": "--set",
-             "sample_path": "--sample", "draws": "--simulate", "slice_size": "--size", "budget": "--budget",
-             "interval": "--interval", "design": "--design"}
-    args = []
-    for name, value in settings.items():
-        if name in flags and value is not None:
-            args += [item for one in (value if isinstance(value, tuple) else (value,)) for item in (flags[name], one)]
-        elif name == "pairs":
-            args += [item for pair in value for item in ("--compare", ":".join(pair))]
-        elif value is True:
-            args.append("--" + name.replace("_", "-"))
-    return args
+@pytest.mark.parametrize(("line", "message"), [
+    (["run", "slice", "a", "--llm", "l", "--human", "h", "--slice", "s", "--compare", "a:a"],
+     "comparison a:a compares a run with itself: give two different runs"),
+    (["run", "documents", "a", "--sample", "s", "--human", "h"],
+     "give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's estimator: one of them"),
+    (["validate", "documents", "a", "--human", "h", "--llm", "l", "--no-llm", "--resamples", "5", "--budget", "10"],
+     "give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's estimator: one of them"),
+    (["run", "set", "a", "--set", "s", "--other-judge"],
+     "--other-judge goes with --set and --llm: LLM labels of another judge than the set's"),
+    (["validate", "holes", "a", "--set", "s", "--groups", "g", "--llm", "l", "--resamples", "5"],
+     "--groups needs one of --fraction P (the share of each run's holes a simulated sample draws: 0.25 or 25%) or "
+     "--precision SE (each run's share sized for it)"),
+], ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else None)
+def test_the_rules_a_command_line_can_still_break_refuse_in_one_line(line, message):
+    one_line(invoke(*line), message)
 
 
-@pytest.mark.parametrize(("settings", "message"), RULES_BETWEEN, ids=lambda value: str(value)[:40])
-def test_the_command_refuses_the_same_in_one_line_naming_the_options(settings, message):
-    flags = set(re.findall(r"--[a-z-]+", message))
-    assert flags or "compares a run with itself" in message  # the messages name the options
-    one_line(invoke(*cli_args(settings)), message)
+OWN = {"run slice": {"--slice", "--ensemble", "--interval", "--human", "--llm"},
+       "run documents": {"--sample", "--human", "--llm", "--no-llm"},
+       "run holes": {"--set", "--sample", "--human", "--llm", "--no-llm", "--split", "--override-contract"},
+       "run set": {"--set", "--split", "--llm", "--other-judge", "--interval", "--override-contract"},
+       "validate slice": {"--human", "--llm", "--resamples", "--seed", "--size", "--ensemble", "--interval"},
+       "validate documents": {"--human", "--llm", "--no-llm", "--resamples", "--seed", "--budget"},
+       "validate holes": {"--set", "--groups", "--llm", "--no-llm", "--resamples", "--seed", "--fraction",
+                          "--precision", "--depth", "--split", "--override-contract"}}
+"""Each command's own options (besides -m, --level, --conflicting-grades, -c, --format and, for the estimates,
+--compare, --planned, --exploratory, --alpha; validate slice's --compare picks the pairs validated)."""
+SHARED = {"--metric", "--level", "--conflicting-grades", "--contract", "--format"}
+COMPARED = {"--compare", "--planned", "--exploratory", "--alpha"}
+
+
+@pytest.mark.parametrize("command", sorted(OWN))
+def test_each_command_offers_its_designs_options_and_no_other(command):
+    from evalset.cli.vocabulary import options_of, runnable_commands
+
+    found = {max(option.opts, key=len) for option in options_of(runnable_commands(main)[f"estimate {command}"])}
+    shared = SHARED | (COMPARED if command.startswith("run") else {"--compare"} if command == "validate slice" else
+                       set())
+    assert found == OWN[command] | shared
+
+
+def test_the_old_command_line_is_refused_naming_the_new_commands():
+    result = invoke("--runs", "run", "--llm", "l", "--human", "h", "--slice", "s")
+    assert result.exit_code == 2
+    assert result.output.startswith("evalset: error: estimate is now commands by verb and design: `evalset estimate "
+                                    "run slice|documents|holes|set RUN... ...`")
 
 
 def test_the_spec_is_frozen_holds_tuples_and_the_default_contract_options():

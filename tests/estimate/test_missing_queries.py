@@ -50,7 +50,7 @@ def sliced(tmp_path_factory):
 
 def slice_estimate(sliced, *options):
     folder, human, run = sliced
-    return invoke("estimate", "--runs", BASELINE, "--runs", run, "--llm", LLAMA, "--human", human, "--slice", folder,
+    return invoke("estimate", "run", "slice", BASELINE, run, "--llm", LLAMA, "--human", human, "--slice", folder,
                   "--compare", "bm25base_p:bm25tuned_p", *options)
 
 
@@ -97,8 +97,8 @@ def sample(tmp_path_factory):
 
 
 def document_estimate(sample, *options):
-    return invoke("estimate", "--design", "documents", "--sample", sample["sample"], "--human", sample["human"],
-                  "--llm", sample["llm"], "--runs", BASELINE, "--runs", sample["run"], "--compare",
+    return invoke("estimate", "run", "documents", "--sample", sample["sample"], "--human", sample["human"],
+                  "--llm", sample["llm"], BASELINE, sample["run"], "--compare",
                   "bm25base_p:bm25tuned_p", *options)
 
 
@@ -131,12 +131,12 @@ def test_the_document_design_follows_the_same_rule(sample):
 
 def test_a_validation_scores_them_zero_only_when_chosen(sliced):
     run = sliced[2]
-    common = ("estimate", "--runs", BASELINE, "--runs", run, "--human", NIST, "--llm", LLAMA)
-    assert invoke(*common, "--simulate", 5, "--size", 10).exit_code == 2
-    zero = invoke(*common, "--simulate", 5, "--size", 10, "-c", "missing=zero")
+    common = (BASELINE, run, "--human", NIST, "--llm", LLAMA)
+    assert invoke("estimate", "validate", "slice", *common, "--resamples", 5, "--size", 10).exit_code == 2
+    zero = invoke("estimate", "validate", "slice", *common, "--resamples", 5, "--size", 10, "-c", "missing=zero")
     assert zero.exit_code == 0 and ("note: bm25tuned_p lacks 2 of the 43 queries of the set: they score 0 "
                                     "(-c missing=zero)") in zero.output
-    skip = invoke(*common, "--simulate", 5, "--size", 10, "-c", "missing=skip")
+    skip = invoke("estimate", "validate", "slice", *common, "--resamples", 5, "--size", 10, "-c", "missing=skip")
     assert skip.exit_code == 2 and "-c missing=skip is for an estimate" in skip.output
-    documents = invoke(*common, "--design", "documents", "--simulate", 2, "--budget", 500)
+    documents = invoke("estimate", "validate", "documents", *common, "--resamples", 2, "--budget", 500)
     assert documents.exit_code == 2 and "run bm25tuned_p lacks 2 of the 43 judged queries" in documents.output

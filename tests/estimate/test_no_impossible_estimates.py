@@ -40,7 +40,7 @@ def data(tmp_path_factory):
 
 
 def runs_args(*names):
-    return [arg for name in names for arg in ("--runs", f"data/dl19/runs/{name}.run.gz")]
+    return [f"data/dl19/runs/{name}.run.gz" for name in names]
 
 
 def older_record(data, folder, budget, seed):
@@ -58,7 +58,7 @@ def older_record(data, folder, budget, seed):
 
 
 def test_an_estimate_outside_the_range_is_clipped_named_and_carries_no_verdict(data):
-    common = ("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"], "--no-llm",
+    common = ("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"], "--no-llm",
               *runs_args(*RUNS), "-m", "p@10", "--compare", "bm25base_p:ms_duet_passage",
               "--compare", "UNH_exDL_bm25:bm25base_p")
     result = invoke(*common)
@@ -102,7 +102,7 @@ def test_a_sample_below_the_minimum_is_refused_with_one_line(data, tmp_path, bud
     # before: at 100 judgments UNH_exDL_bm25's nDCG@10 printed -0.0135; at one pair p_bert's printed 1.5712
     folder, human, count = older_record(data, tmp_path / f"sample-{budget}", budget, 3)
     assert count == drawn
-    result = invoke("estimate", "--design", "documents", "--sample", folder, "--human", human, "--llm", data["llm"],
+    result = invoke("estimate", "run", "documents", "--sample", folder, "--human", human, "--llm", data["llm"],
                     *runs_args("UNH_exDL_bm25", "p_bert", "bm25base_p"))
     assert result.exit_code == 2
     assert result.output.startswith(f"evalset: error: {folder}: {message}")

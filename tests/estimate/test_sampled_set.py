@@ -26,7 +26,7 @@ FREEZE = ("--queries", "data/dl19/topics.tsv", "--guideline", "guidelines/releva
 
 
 def _runs_args():
-    return [arg for run in RUNS for arg in ("--runs", run)]
+    return list(RUNS)
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +72,9 @@ def test_an_edited_record_fails_verification(data, tmp_path):
 
 
 def test_estimate_on_the_set_equals_the_estimate_from_the_files(data):
-    on_set = invoke("estimate", "--set", data["set"], *_runs_args(), "--format", "json")
+    on_set = invoke("estimate", "run", "set", "--set", data["set"], *_runs_args(), "--format", "json")
     assert on_set.exit_code == 0, on_set.output
-    from_files = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
+    from_files = invoke("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"],
                         "--llm", data["llm"], *_runs_args(), "--compare", PLAN, "--format", "json")
     assert from_files.exit_code == 0, from_files.output
     got, expected = json.loads(on_set.output), json.loads(from_files.output)
@@ -141,11 +141,11 @@ def test_labels_that_do_not_match_the_sample_are_refused_and_nothing_is_frozen(d
     assert "queries" in line and keys[0][0] in line
 
 
-def test_a_set_without_a_sample_is_refused_by_the_document_design(data, tmp_path):
+def test_a_set_without_a_sample_or_an_llm_graded_part_is_refused_and_a_sampled_set_takes_no_grades(data, tmp_path):
     plain = invoke("freeze", data["human"], *FREEZE, "--name", "plain", "--sets-dir", tmp_path / "sets")
     assert plain.exit_code == 0, plain.output
-    result = invoke("estimate", "--design", "documents", "--set", tmp_path / "sets" / "plain" / "v1", *_runs_args())
+    result = invoke("estimate", "run", "set", "--set", tmp_path / "sets" / "plain" / "v1", *_runs_args())
     assert result.exit_code == 2
-    assert "the set records no document sample (freeze --sample)" in result.output
-    given = invoke("estimate", "--design", "documents", "--set", data["set"], "--human", data["human"], *_runs_args())
-    assert given.exit_code == 2 and "give the set alone" in given.output
+    assert "the set has no LLM-graded part" in result.output and "score the set instead" in result.output
+    given = invoke("estimate", "run", "set", "--set", data["set"], "--human", data["human"], *_runs_args())
+    assert given.exit_code == 2 and "No such option '--human'" in given.output

@@ -13,8 +13,9 @@ pytestmark = pytest.mark.slow
 
 
 def simulate(llm_labels: str, *extra) -> dict:
-    result = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
-                                       "--llm", llm_labels, "--simulate", "1000", "--size", "10",
+    result = CliRunner().invoke(main, ["estimate", "validate", "slice", "data/dl19/runs", "--human",
+                                       "data/dl19/nist.qrels",
+                                       "--llm", llm_labels, "--resamples", "1000", "--size", "10",
                                        "--format", "json", *extra])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
@@ -52,10 +53,11 @@ def test_ceiling_measures_hold_their_level_with_every_interval_in_range(metric):
 
 
 def test_every_requested_metric_is_reported_on_the_same_slices():
-    """--simulate with several -m reported the first metric alone, silently."""
+    """A validation with several -m reported the first metric alone, silently."""
     llm = "data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"
-    short = ("--simulate", "50")
-    both = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
+    short = ("--resamples", "50")
+    both = CliRunner().invoke(main, ["estimate", "validate", "slice", "data/dl19/runs", "--human",
+                                     "data/dl19/nist.qrels",
                                      "--llm", llm, *short, "--size", "10", "--format", "json",
                                      "-m", "ndcg@10", "-m", "p@10"])
     assert both.exit_code == 0, both.output
@@ -64,7 +66,8 @@ def test_every_requested_metric_is_reported_on_the_same_slices():
     assert [(row["metric"], row["kind"]) for row in document["kinds"]] == [
         ("ndcg@10", "means"), ("ndcg@10", "differences"), ("p@10", "means"), ("p@10", "differences")]
     for metric in ("ndcg@10", "p@10"):
-        alone = CliRunner().invoke(main, ["estimate", "--runs", "data/dl19/runs", "--human", "data/dl19/nist.qrels",
+        alone = CliRunner().invoke(main, ["estimate", "validate", "slice", "data/dl19/runs", "--human",
+                                          "data/dl19/nist.qrels",
                                           "--llm", llm, *short, "--size", "10", "--format", "json", "-m",
                                           metric])
         assert [row for row in document["kinds"] if row["metric"] == metric] == json.loads(alone.output)["kinds"]

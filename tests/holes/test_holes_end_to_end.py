@@ -59,8 +59,8 @@ def test_a_quarter_of_the_holes_gives_the_score_every_hole_judged_would(workflow
     full.write_text((frozen / "qrels.txt").read_text() + every_hole.read_text())
     truth = cli("score", "--qrels", full, *runs, "-m", "ndcg@10")
     assert truth.splitlines()[1:3] == ["bm25base_p    0.5591   1.0000", "idst_bert_p1  0.8516   1.0000"]
-    out = cli("estimate", "--design", "documents", "--set", frozen, "--sample", root / "sample", "--human", drawn,
-              "--llm", LLM, "--runs", runs[0], "--runs", runs[1])
+    out = cli("estimate", "run", "holes", "--set", frozen, "--sample", root / "sample", "--human", drawn,
+              "--llm", LLM, runs[0], runs[1])
     assert len(drawn.read_text().splitlines()) == 50  # of the 230 holes' pool
     lines = out.splitlines()
     assert [line.split()[:2] for line in lines if line.startswith(("bm25base_p ", "idst_bert_p1 "))][:3] == [
@@ -71,11 +71,11 @@ def test_a_quarter_of_the_holes_gives_the_score_every_hole_judged_would(workflow
 @pytest.mark.slow
 def test_a_sample_that_does_not_match_the_set_or_the_runs_is_refused(workflow, tmp_path):
     root, frozen, runs, drawn, _ = workflow
-    estimate = ["estimate", "--design", "documents", "--set", frozen, "--human", drawn, "--llm", LLM,
-                "--runs", runs[0], "--runs", runs[1]]
+    estimate = ["estimate", "run", "holes", "--set", frozen, "--human", drawn, "--llm", LLM,
+                runs[0], runs[1]]
     cli("estimate", "select", "documents", root / "holes", "--budget", "60%", "-o", tmp_path / "no-set")
     assert "the sample was drawn for no set, not this one" in cli(*estimate, "--sample", tmp_path / "no-set", code=2)
-    out = cli(*estimate, "--sample", root / "sample", "--runs", RUNS / "p_bert.run.gz", code=2)
+    out = cli(*estimate, "--sample", root / "sample", RUNS / "p_bert.run.gz", code=2)
     assert "holes in the top 10 that the sample could not draw (not in its pool): p_bert (" in out
     assert "holds 791 pairs the set judges" in cli("estimate", "select", "holes", root / "bm25-pool", "--budget", "25%",
                                                     "--set", frozen, "-o", tmp_path / "x", code=2)
@@ -112,8 +112,8 @@ def test_a_sample_sized_for_a_precision_reaches_it_on_the_run_with_holes(workflo
     assert record["source"]["precision"] == 0.01
     assert record["source"]["runs"]["idst_bert_p1"]["se"] == pytest.approx(0.01)
     drawn = nist_grades(read_pool_pairs(sized / "pool.tsv"), tmp_path / "sized.qrels")
-    lines = cli("estimate", "--design", "documents", "--set", frozen, "--sample", sized, "--human", drawn,
-                "--llm", LLM, "--runs", runs[0], "--runs", runs[1]).splitlines()
+    lines = cli("estimate", "run", "holes", "--set", frozen, "--sample", sized, "--human", drawn,
+                "--llm", LLM, runs[0], runs[1]).splitlines()
     row = next(line.split() for line in lines if line.startswith("idst_bert_p1 "))
     assert row[:4] == ["idst_bert_p1", "0.8574", "[0.8384,", "0.8763]"]
 

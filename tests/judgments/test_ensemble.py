@@ -104,21 +104,24 @@ def test_estimate_with_ensemble_is_the_estimate_with_the_ensemble_calibrated_on_
     human = tmp_path / "human.qrels"
     human.write_text("".join(line for line in Path(NIST).read_text().splitlines(keepends=True)
                              if line.split()[0] in queries))
-    runs = ["--runs", "data/dl19/runs/bm25base_p.run.gz", "--runs", "data/dl19/runs/idst_bert_p1.run.gz"]
+    runs = ["data/dl19/runs/bm25base_p.run.gz", "data/dl19/runs/idst_bert_p1.run.gz"]
     llm = [arg for path in JUDGES for arg in ("--llm", path)]
-    direct = invoke("estimate", *runs, *llm, "--human", human, "--slice", chosen, "--ensemble", "--format", "json")
+    direct = invoke("estimate", "run", "slice", *runs, *llm, "--human", human, "--slice", chosen, "--ensemble",
+                    "--format", "json")
     assert direct.exit_code == 0, direct.output
     assert invoke("judge", "ensemble", *JUDGES, "--human", human, "-o", tmp_path / "e.tsv").exit_code == 0
-    through_file = invoke("estimate", *runs, "--llm", tmp_path / "e.tsv", "--human", human, "--slice", chosen,
+    through_file = invoke("estimate", "run", "slice", *runs, "--llm", tmp_path / "e.tsv", "--human", human,
+                          "--slice", chosen,
                           "--format", "json")
     assert json.loads(direct.stdout)["runs"] == json.loads(through_file.stdout)["runs"]
     notes = json.loads(direct.stdout)["notes"]
     assert any(note.startswith("ensemble(") and "pairs of 10 queries" in note for note in notes)
-    simulated = invoke("estimate", *runs, *llm, "--human", NIST, "--simulate", 2, "--size", 10, "--ensemble",
+    simulated = invoke("estimate", "validate", "slice", *runs, *llm, "--human", NIST, "--resamples", 2, "--size", 10,
+                       "--ensemble",
                        "--format", "json")
     assert simulated.exit_code == 0, simulated.output
     assert json.loads(simulated.stdout)["settings"]["ensemble"] is True
-    refused = invoke("estimate", *runs, *llm, "--set", tmp_path, "--ensemble")
+    refused = invoke("estimate", "run", "set", *runs, *llm, "--set", tmp_path, "--ensemble")
     assert refused.exit_code == 2
 
 

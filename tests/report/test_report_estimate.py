@@ -71,7 +71,7 @@ def test_the_estimates_are_those_of_evalset_estimate_on_the_human_graded_slice(s
     assert estimate.record.design == "as frozen" and estimate.record.slice == record.slice
     assert len(estimate.record.queries) == 43 and estimate.settings["slice"] == 10
     result = CliRunner().invoke(main, [
-        "estimate", *(arg for name in RUNS for arg in ("--runs", str(DL19 / "runs" / f"{name}.run.gz"))),
+        "estimate", "run", "slice", *(str(DL19 / "runs" / f"{name}.run.gz") for name in RUNS),
         "--llm", str(LLM),
         "--human", str(human), "--slice", str(slice_json), "--planned", "2", "--format", "json",
         *(arg for baseline, candidate in PLANNED for arg in ("--compare", f"{baseline}:{candidate}"))])

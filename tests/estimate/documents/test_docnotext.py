@@ -62,8 +62,8 @@ def test_the_estimate_reads_the_judges_labels_and_counts_the_pair_left_out(judge
     assert len(record.pairs) == pooled and record.source["no_text"] == [pair_id(*NO_TEXT)]
     drawn = list(zip(record.drawn["query_id"], record.drawn["doc_id"], strict=True))
     human = write_qrels(root / "human.qrels", drawn, judged["nist"])
-    common = ("estimate", "--design", "documents", "--sample", root / "sample", "--human", human, "--llm",
-              root / "llm.tsv", *[a for run in RUNS for a in ("--runs", run)], "--compare",
+    common = ("estimate", "run", "documents", "--sample", root / "sample", "--human", human, "--llm",
+              root / "llm.tsv", *RUNS, "--compare",
               "bm25base_p:UNH_exDL_bm25")
     result = invoke(*common)
     assert result.exit_code == 0, result.output  # before: "the LLM has no grade of the pooled pair 87181 8732212"

@@ -37,8 +37,8 @@ def _rows(output):
 
 
 def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
-    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
-                    "--llm", data["llm"], "--runs", "data/dl19/runs/", "--compare", "bm25base_p:p_exp_rm3_bert",
+    result = invoke("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--llm", data["llm"], "data/dl19/runs/", "--compare", "bm25base_p:p_exp_rm3_bert",
                     "--compare", "idst_bert_p1:TUW19-p3-f")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -74,8 +74,8 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
 def test_the_library_call_gives_what_the_command_prints(data):
     report = make_estimate(runs=FEW, design="documents", sample_path=data["sample"], human=[data["human"]],
                            llm=[data["llm"]], pairs=[("bm25base_p", "p_exp_rm3_bert")], exploratory=True)
-    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
-                    "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)],
+    result = invoke("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--llm", data["llm"], *FEW,
                     "--compare", "bm25base_p:p_exp_rm3_bert", "--exploratory")
     assert result.exit_code == 0, result.output
     assert result.output == report.to_text() + "\n"
@@ -90,8 +90,8 @@ def test_the_library_call_gives_what_the_command_prints(data):
 
 
 def test_without_an_llm_the_output_says_rely_on_new_queries(data):
-    result = invoke("estimate", "--design", "documents", "--sample", data["sample"], "--human", data["human"],
-                    "--no-llm", *[a for run in FEW for a in ("--runs", run)], "--compare", "bm25base_p:p_exp_rm3_bert")
+    result = invoke("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"],
+                    "--no-llm", *FEW, "--compare", "bm25base_p:p_exp_rm3_bert")
     assert result.exit_code == 0, result.output
     assert "(Horvitz-Thompson, no LLM)" in result.output.splitlines()[1]
     assert "judges: none (Horvitz-Thompson)" in result.output.splitlines()[0]
@@ -100,8 +100,8 @@ def test_without_an_llm_the_output_says_rely_on_new_queries(data):
 
 
 def test_the_simulation_prints_both_designs_at_one_budget(data):
-    result = invoke("estimate", "--design", "documents", "--simulate", 3, "--budget", 1000, "--human", data["full"],
-                    "--llm", data["llm"], *[a for run in FEW for a in ("--runs", run)])
+    result = invoke("estimate", "validate", "documents", "--resamples", 3, "--budget", 1000, "--human", data["full"],
+                    "--llm", data["llm"], *FEW)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("3 document samples of 1000 expected of 2494 pairs (43 queries, 3 runs, seed ")
@@ -109,9 +109,9 @@ def test_the_simulation_prints_both_designs_at_one_budget(data):
     assert [line.split()[:2] for line in lines[2:4]] == [["ndcg@10", "means"], ["ndcg@10", "differences"]]
 
 
-def _bad(data, tmp_path, *args):
+def _bad(data, tmp_path, verb, *args):
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = invoke("estimate", "--design", "documents", *[a for run in FEW for a in ("--runs", run)], *args)
+    result = invoke("estimate", verb, "documents", *FEW, *args)
     assert result.exit_code == 2, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     return result.output.strip()
@@ -133,26 +133,26 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
     (zero / "sample.json").write_text((sample / "sample.json").read_text())
     cases = {
         (f"a human grade of {unsampled[0]} {unsampled[1]}, which was not sampled", str(extra)):
-            ("--sample", sample, "--human", extra, "--llm", llm),
+            ("run", "--sample", sample, "--human", extra, "--llm", llm),
         (f"the sampled pair {drawn[0][0]} {drawn[0][1]} has no human grade", str(short)):
-            ("--sample", sample, "--human", short, "--llm", llm),
+            ("run", "--sample", sample, "--human", short, "--llm", llm),
         (f"the LLM has no grade of the pooled pair {keys[-1][0]} {keys[-1][1]} (1 such pairs)", str(partial)):
-            ("--sample", sample, "--human", human, "--llm", partial),
-        ("pi", "zero"): ("--sample", zero, "--human", human, "--llm", llm),
+            ("run", "--sample", sample, "--human", human, "--llm", partial),
+        ("pi", "zero"): ("run", "--sample", zero, "--human", human, "--llm", llm),
         ("the budget must be above 0 and below the 2,494 graded pairs", str(data["full"])):
-            ("--simulate", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
-        ("not a slice: give no --slice or --size", ""):
-            ("--sample", sample, "--slice", sample, "--human", human, "--llm", llm),
-        ("give no --slice or --size", " "):
-            ("--simulate", 2, "--budget", 500, "--size", 5, "--human", data["full"], "--llm", llm),
+            ("validate", "--resamples", 2, "--budget", 3000, "--human", data["full"], "--llm", llm),
+        ("No such option '--slice'", ""):
+            ("run", "--sample", sample, "--slice", sample, "--human", human, "--llm", llm),
+        ("No such option '--size'", " "):
+            ("validate", "--resamples", 2, "--budget", 500, "--size", 5, "--human", data["full"], "--llm", llm),
         ("or --no-llm for Horvitz-Thompson's estimator: one of them", "  "):
-            ("--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
+            ("run", "--sample", sample, "--human", human, "--llm", llm, "--no-llm"),
         ("rr does not decompose over a query's documents, so a document sample cannot estimate it", "   "):
-            ("--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
+            ("run", "--sample", sample, "--human", human, "--llm", llm, "-m", "recip_rank"),
         ("ap cannot be estimated from a document sample under ties=expected", "     "):
-            ("--sample", sample, "--human", human, "--llm", llm, "-m", "map", "-c", "ties=expected"),
-        ("its own (\"this set\" and \"new queries\"): give no --interval", "    "):
-            ("--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
+            ("run", "--sample", sample, "--human", human, "--llm", llm, "-m", "map", "-c", "ties=expected"),
+        ("No such option '--interval'", "    "):
+            ("run", "--sample", sample, "--human", human, "--llm", llm, "--interval", "normal"),
     }
     for (cause, where), args in cases.items():
         message = _bad(data, tmp_path, *args)
@@ -160,8 +160,8 @@ def test_bad_input_is_one_line_exit_2_nothing_written(data, tmp_path):
         assert cause in message and where.strip() in message, message
 
 
-def test_the_slice_options_without_the_document_design_are_refused(data, tmp_path):
-    result = invoke("estimate", "--sample", data["sample"], "--slice", data["sample"], "--human", data["human"],
-                    "--llm", data["llm"], "--runs", FEW[0])
+def test_the_document_designs_options_are_not_the_slices(data, tmp_path):
+    result = invoke("estimate", "run", "slice", "--sample", data["sample"], "--slice", data["sample"], "--human",
+                    data["human"], "--llm", data["llm"], FEW[0])
     assert result.exit_code == 2
-    assert "go with the document design (--design documents)" in result.output
+    assert "No such option '--sample'" in result.output

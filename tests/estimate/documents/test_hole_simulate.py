@@ -171,8 +171,8 @@ def small_set(tmp_path_factory):
 
 
 def command(root, *more: str) -> list[str]:
-    return ["estimate", "--design", "documents", "--set", str(root / "sets" / "small" / "v1"), "--runs",
-            str(root / "runs"), "--llm", str(root / "llm.qrels"), "--simulate", "30", "-m", "p@3", "-m", "ndcg@3",
+    return ["estimate", "validate", "holes", "--set", str(root / "sets" / "small" / "v1"),
+            str(root / "runs"), "--llm", str(root / "llm.qrels"), "--resamples", "30", "-m", "p@3", "-m", "ndcg@3",
             "--depth", "3", *more]
 
 
@@ -193,19 +193,18 @@ def test_the_command_prints_the_table_and_its_json_is_the_same_each_time(small_s
 def test_bad_command_lines_are_one_line_exit_2(small_set, case):
     groups = str(small_set / "groups.tsv")
     if case == "percentage":
-        assert refusal(["estimate"], "--fraction", "150%") == (
+        assert refusal(["estimate", "validate", "holes"], "--fraction", "150%") == (
             "must be a number in (0, 1), or a percentage (25%), got 150%")
         return
     args, message = {
         "no group": (command(small_set, "--groups", groups, "--fraction", "25%"),
                      f"{groups}: run c1 has no group (1 such run): give every run's group"),
-        "no set": (["estimate", "--design", "documents", "--runs", "r", "--simulate", "5", "--groups", groups,
+        "no set": (["estimate", "validate", "holes", "r", "--resamples", "5", "--groups", groups,
                     "--fraction", "25%", "--llm", "l"],
-                   "--groups, --fraction, --precision and --depth simulate a sample of a set's holes: "
-                   "give them with --design documents --set SET --simulate R"),
+                   "Missing option '--set'"),
         "no fraction": (command(small_set, "--groups", groups), "--groups needs one of --fraction P"),
         "a sample too": (command(small_set, "--groups", groups, "--fraction", "25%", "--budget", "10"),
-                         "the simulation of a set's hole sample takes the set's judgments as the full ones"),
+                         "No such option '--budget'"),
     }[case]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
