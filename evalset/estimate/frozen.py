@@ -45,6 +45,7 @@ from evalset.comparing.setlog import set_family
 from evalset.contract import ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.report import DocumentReport, sample_report
+from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
 from evalset.estimate.spec import DOCUMENT_INTERVALS, EstimateSpec, check_pairs
@@ -153,10 +154,7 @@ def _sample_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], split:
                      given: dict) -> DocumentReport:
     """The document design's estimate of a set that records its sample (module docstring)."""
     queries = select_split(frozen.queries, split)
-    if frozen.contract.weighting == "traffic" and queries["stratum"].nunique() > 1:
-        raise InputError(f"the document design weights every query alike, but this set weights its "
-                         f"{queries['stratum'].nunique()} strata by traffic: estimate each stratum's set apart",
-                         str(frozen.path))
+    refuse_traffic_strata(frozen.contract.weighting, queries["stratum"].nunique(), str(frozen.path))
     record = frozen.sample
     keep = set(queries["query_id"])
     record = replace(record, pairs=record.pairs[record.pairs["query_id"].isin(keep)].reset_index(drop=True))

@@ -27,6 +27,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.holes import holes_estimate
 from evalset.estimate.documents.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
 from evalset.estimate.documents.report import DocumentReport, document_estimate, document_validation, read_judges
+from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
@@ -130,9 +131,8 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
 def _hole_simulation(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]) -> HoleSimulation:
     """Each group of ``spec.runs`` left out of the set's pool in turn, its runs' holes sampled (module docstring)."""
     evaluation = Evaluation.on_set(spec.set_path, spec.split, spec.options, override_contract=spec.override_contract)
-    if evaluation.weighted and evaluation.queries["stratum"].nunique() > 1:
-        raise InputError("the document design weights every query alike, but this set weights its strata by "
-                         "traffic: simulate each stratum's set apart", os.fspath(spec.set_path))
+    refuse_traffic_strata(evaluation.frozen.contract.weighting, evaluation.queries["stratum"].nunique(),
+                          os.fspath(spec.set_path), "simulate")
     groups = read_run_groups(spec.groups_path)
     named, sources = _read(spec.runs)
     llm = None

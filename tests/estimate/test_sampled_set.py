@@ -149,3 +149,22 @@ def test_a_set_without_a_sample_or_an_llm_graded_part_is_refused_and_a_sampled_s
     assert "the set has no LLM-graded part" in result.output and "score the set instead" in result.output
     given = invoke("estimate", "run", "set", "--set", data["set"], "--human", data["human"], *_runs_args())
     assert given.exit_code == 2 and "No such option '--human'" in given.output
+
+
+def test_a_set_weighting_its_strata_by_traffic_is_refused_by_the_document_design(data, tmp_path):
+    """The document design weights every query alike: a sampled set whose two strata are weighted by traffic is
+    refused in one line naming it (documents.sample.refuse_traffic_strata, as the hole designs refuse it)."""
+    topics = Path("data/dl19/topics.tsv").read_text().splitlines()
+    strata = tmp_path / "queries.tsv"
+    strata.write_text("query_id\tquery\tstratum\tstratum_share\n" + "".join(
+        f"{line.split(chr(9))[0]}\t{line.split(chr(9))[1]}\t{'head' if i < 10 else 'tail'}\t{0.6 if i < 10 else 0.4}\n"
+        for i, line in enumerate(topics)))
+    frozen = invoke("freeze", data["human"], "--llm", data["llm"], "--queries", strata, "--guideline",
+                    "guidelines/relevance-v2.md", "--name", "strata", "--sets-dir", tmp_path / "sets", "--sample",
+                    data["root"] / "sample")
+    assert frozen.exit_code == 0, frozen.output
+    version = tmp_path / "sets" / "strata" / "v1"
+    result = invoke("estimate", "run", "set", "--set", version, *_runs_args())
+    assert result.exit_code == 2
+    assert result.output == (f"evalset: error: {version}: the document design weights every query alike, but this "
+                             "set weights its 2 strata by traffic: estimate each stratum's set apart\n")

@@ -46,7 +46,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
 from evalset.estimate.documents.report import DocumentReport, read_judges, sample_report
 from evalset.estimate.documents.rules import HOLE_SAMPLE
-from evalset.estimate.documents.sample import poisson_sample
+from evalset.estimate.documents.sample import poisson_sample, refuse_traffic_strata
 from evalset.estimate.inputs import read_grades
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES
 from evalset.evaluation import Evaluation
@@ -119,9 +119,7 @@ def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathL
     grades of every pair of the set and of the holes (module docstring, "From the command line")."""
     evaluation = Evaluation.on_set(set_path, split, options, override_contract=override_contract)
     frozen, contract = evaluation.frozen, evaluation.contract
-    if frozen.contract.weighting == "traffic" and evaluation.queries["stratum"].nunique() > 1:
-        raise InputError("the document design weights every query alike, but this set weights its strata by "
-                         "traffic: estimate each stratum's set apart", os.fspath(set_path))
+    refuse_traffic_strata(frozen.contract.weighting, evaluation.queries["stratum"].nunique(), os.fspath(set_path))
     record = read_sample(sample_path)
     if record.source.get("set_manifest_sha256") != file_sha256(frozen.path / MANIFEST_FILE):
         drawn_for = record.source.get("set")

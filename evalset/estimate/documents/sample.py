@@ -67,6 +67,14 @@ def check_sample_size(drawn: float, queries: int, advice: str = "draw a larger s
                          f"a query on average ({need:,} here); {advice}", source)
 
 
+def refuse_traffic_strata(weighting: str, strata: int, source: str, doing: str = "estimate") -> None:
+    """Refuse a set that weights ``strata`` (more than one) by traffic: the document design weights every query
+    alike (one line naming the set's folder ``source``; ``doing``: what to do with each stratum's set instead)."""
+    if weighting == "traffic" and strata > 1:
+        raise InputError(f"the document design weights every query alike, but this set weights its {strata} strata "
+                         f"by traffic: {doing} each stratum's set apart", source)
+
+
 def document_prior(pairs: pd.DataFrame, sources: pd.DataFrame, depth: int,
                    floor: float = PRIOR_FLOOR, power: float = PRIOR_POWER) -> np.ndarray:
     """The prior of each of ``pairs`` (``query_id, doc_id``), in their order, from ``sources`` (``query_id, doc_id,
