@@ -58,6 +58,7 @@ from evalset.params import rules_of, validate_params
 from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means, quantile
+from evalset.stats.quantiles import around
 from evalset.stats.verdicts import Evidence, bounded, decide
 
 FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se", "df",
@@ -132,11 +133,11 @@ def _named(table: pd.DataFrame, level: float, interval: str, bounds: tuple[float
         return table.assign(named="", outside=False)
     width = bounds[1] - bounds[0]
     limits = (-width, width) if difference else bounds
-    half = quantile(level, interval, table["df"].to_numpy(float)) * table["se"].to_numpy(float)
+    lows, highs = around(table["estimate"].to_numpy(float), table["se"].to_numpy(float),
+                         quantile(level, interval, table["df"].to_numpy(float)))
     several = table["stratum"].nunique() > 1
-    kept = [bounded(row.estimate, row.estimate - spread, row.estimate + spread, limits,
-                    f"{row.column} (PPI++{', ' + row.stratum if several else ''})")
-            for row, spread in zip(table.itertuples(), half, strict=True)]
+    kept = [bounded(row.estimate, low, high, limits, f"{row.column} (PPI++{', ' + row.stratum if several else ''})")
+            for row, low, high in zip(table.itertuples(), lows, highs, strict=True)]
     named = [k.clipped for k in kept]
     # the interval was clipped by stats.ppi already; bounded names it, and clips the estimate
     estimate = np.array([k.estimate for k in kept], dtype=float)

@@ -45,6 +45,7 @@ from evalset.params import POSITIVE_INT, check
 from evalset.render import number, records, text_table
 from evalset.seeds import generator
 from evalset.stats.ppi import classical_columns, ppi_columns, quantile
+from evalset.stats.quantiles import around
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,9 @@ def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: 
                           interval=interval, bounds=bounds, difference=difference)
         classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
                                       difference=difference, reference=predicted)
-        estimate, half = ppi["estimate"], normal * ppi["se"]
-        tally.add(estimate, {"ppi": (ppi["low"], ppi["high"]), "ppi_normal": (estimate - half, estimate + half),
-                             "human": (classical["low"], classical["high"])})
+        tally.add(ppi["estimate"], {"ppi": (ppi["low"], ppi["high"]),
+                                    "ppi_normal": around(ppi["estimate"], ppi["se"], normal),
+                                    "human": (classical["low"], classical["high"])})
     figures = tally.figures()
     width_of_range = bounds[1] - bounds[0]
     lowest, highest = (-width_of_range, width_of_range) if difference else bounds

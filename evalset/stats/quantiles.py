@@ -1,6 +1,7 @@
 """The quantiles every interval uses, in one place: two-sided, of Student's t on a number of degrees of freedom, or of
-the normal where that number is infinite (scipy's ``ppf``). No module outside :mod:`evalset.stats` asks scipy for a
-quantile (``tests/test_architecture.py``)."""
+the normal where that number is infinite (scipy's ``ppf``); and the interval a quantile makes of an estimate and its
+standard error (:func:`around`). No module outside :mod:`evalset.stats` asks scipy for a quantile
+(``tests/test_architecture.py``)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,10 @@ def two_sided(level: float, df: float | np.ndarray = math.inf) -> float | np.nda
     finite = np.isfinite(degrees)
     value = np.where(finite, stats.t.ppf(upper, np.where(finite, degrees, 1.0)), stats.norm.ppf(upper))
     return float(value) if value.ndim == 0 else value
+
+
+def around(estimate, se, quantile) -> tuple:
+    """The interval ``estimate -+ quantile * se`` (its low and high ends), numbers or arrays alike (a quantile per
+    column, :func:`two_sided`'s)."""
+    half = quantile * se
+    return estimate - half, estimate + half

@@ -70,7 +70,7 @@ from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
 from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
 from evalset.render import number, records, text_table
-from evalset.stats.quantiles import two_sided
+from evalset.stats.quantiles import around, two_sided
 from evalset.stats.verdicts import NO_VERDICT, bounded
 
 SMALL_SAMPLE = 15.0
@@ -382,12 +382,12 @@ def estimate_documents(pairs: pd.DataFrame, human: pd.DataFrame, llm: pd.DataFra
             clipped.append(f"note: {measure}: {undefined} of {len(pool.query_ids)} queries undefined (no "
                            f"{'relevant pair' if measure.form.normaliser == 'relevant' else 'gain'} estimated) and "
                            "left out of its means (undefined=skip)")
+        (set_low, set_high), (new_low, new_high) = (around(got["estimate"], got["se_set"], got["z"]),
+                                                    around(got["estimate"], got["se_new"], got["t"]))
         frame, notes = bounded_rows(pd.DataFrame({
             "measure": str(measure), "kind": kinds, "name": labels, "estimate": got["estimate"],
-            "se_set": got["se_set"], "set_low": got["estimate"] - got["z"] * got["se_set"],
-            "set_high": got["estimate"] + got["z"] * got["se_set"], "se_new": got["se_new"],
-            "new_low": got["estimate"] - got["t"] * got["se_new"],
-            "new_high": got["estimate"] + got["t"] * got["se_new"]}), ranges[str(measure)])
+            "se_set": got["se_set"], "set_low": set_low, "set_high": set_high, "se_new": got["se_new"],
+            "new_low": new_low, "new_high": new_high}), ranges[str(measure)])
         frames.append(frame)
         clipped += notes
     table = pd.concat(frames, ignore_index=True)

@@ -78,6 +78,7 @@ from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED,
 from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 from evalset.render import json_safe, number, records, text_table
 from evalset.seeds import generator
+from evalset.stats.quantiles import around
 
 MEASURES = ("ndcg@10", "P(rel=2)@10")
 """The measures by default: nDCG@10 and precision at 10 counting grades 2 and up (DL19's binary relevance)."""
@@ -325,9 +326,10 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float)
             values, z, answered = pool.estimate(terms, sample)
             columns = mean_intervals(values, z, sample.variance_factor, pi, level, [(0, 1)], answered, sample.query,
                                      pool.floor(terms, sample), pool.rules)
-            centre, half = columns["estimate"][1:], (columns["z"] * columns["se_set"])[1:]
+            centre = columns["estimate"][1:]
             low, high = limits[str(terms)]
-            got[str(terms)][:, draw] = np.clip([centre, centre - half, centre + half], low, high)
+            got[str(terms)][:, draw] = np.clip([centre, *around(centre, columns["se_set"][1:], columns["z"][1:])],
+                                               low, high)
     return {"values": got, "shares": shares}
 
 

@@ -52,7 +52,7 @@ from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.metrics.documents import document_terms
 from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
-from evalset.stats.quantiles import two_sided
+from evalset.stats.quantiles import around, two_sided
 from evalset.stats.verdicts import Evidence, bounded, decide
 
 FilePath = str | os.PathLike
@@ -140,10 +140,8 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
             t = two_sided(1 - threshold, answered - 1) if answered > 1 else np.nan
             centre = row["estimate"]
             # a centre clipped to the range (named in the table's row) takes its intervals out of it: no verdict
-            this = bounded(np.nan, centre - z * row["se_set"], centre + z * row["se_set"], within,
-                           f'"this set" at {1 - threshold:.4g}')
-            new = bounded(np.nan, centre - t * row["se_new"], centre + t * row["se_new"], within,
-                          f'"new queries" at {1 - threshold:.4g}')
+            this = bounded(np.nan, *around(centre, row["se_set"], z), within, f'"this set" at {1 - threshold:.4g}')
+            new = bounded(np.nan, *around(centre, row["se_new"], t), within, f'"new queries" at {1 - threshold:.4g}')
             clipped = "; ".join(text for text in (this.clipped, new.clipped) if text)
             rests = new if rely_on_new else this
             decided = decide(Evidence(estimate=centre, threshold=threshold, kind=kind, split=split, low=rests.low,

@@ -47,6 +47,7 @@ from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
 from evalset.render import number, records, text_table
 from evalset.seeds import generator
+from evalset.stats.quantiles import around
 from evalset.stats.rankings import kendall_tau
 
 MEASURES = ("ndcg@10", "p@10", "ap")
@@ -102,9 +103,9 @@ class _Tally:
         self.taus: list[float] = []
 
     def add(self, got: dict[str, np.ndarray]) -> None:
-        estimate, half_set, half_new = got["estimate"], got["z"] * got["se_set"], got["t"] * got["se_new"]
-        self.draws.add(estimate, {"set": (estimate - half_set, estimate + half_set),
-                                  "new": (estimate - half_new, estimate + half_new)})
+        estimate = got["estimate"]
+        self.draws.add(estimate, {"set": around(estimate, got["se_set"], got["z"]),
+                                  "new": around(estimate, got["se_new"], got["t"])})
         self.se.append(got["se_set"])
         self.taus.append(kendall_tau(estimate[:self.runs], self.draws.truth[:self.runs])[0])
 
