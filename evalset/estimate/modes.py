@@ -24,9 +24,9 @@ from typing import Any
 
 from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
-from evalset.estimate.documents.holes import holes_estimate
+from evalset.estimate.documents.holes import hole_sample_report
 from evalset.estimate.documents.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
-from evalset.estimate.documents.report import DocumentReport, document_estimate, document_validation, read_judges
+from evalset.estimate.documents.report import DocumentReport, document_sample_report, document_validation, read_judges
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.documents.simulate import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
@@ -102,7 +102,7 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
         return _hole_simulation(spec, progress)
     if spec.set_path and spec.sample_path:
         named, sources = _read(spec.runs)
-        return holes_estimate(named, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
+        return hole_sample_report(named, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
                               llm=spec.llm, no_llm=spec.no_llm, split=spec.split, metrics=spec.metrics,
                               pairs=spec.pairs, planned=spec.planned, exploratory=spec.exploratory, alpha=spec.alpha,
                               level=spec.level, conflicting_grades=spec.conflicting_grades, options=spec.options,
@@ -124,7 +124,7 @@ def _documents(spec: EstimateSpec, progress: Callable[[Iterable], Iterable]
     if spec.draws is not None:
         return document_validation(named, draws=spec.draws, budget=spec.budget, seed=spec.seed, progress=progress,
                                    **common)
-    return document_estimate(named, sample_path=spec.sample_path, pairs=spec.pairs, planned=spec.planned,
+    return document_sample_report(named, sample_path=spec.sample_path, pairs=spec.pairs, planned=spec.planned,
                              exploratory=spec.exploratory, alpha=spec.alpha, **common)
 
 

@@ -23,7 +23,7 @@ Conventions
 - Bad input is an :class:`~evalset.errors.InputError`: a run without a judged query, no hole in any run (nothing
   to judge), a budget of every hole or more (judge them all), a human grade for an undrawn hole or a pair outside
   the pool, a drawn hole without one, an LLM grade missing for a pair of the pool (the document design's checks).
-- **From the command line** (:func:`holes_estimate`: ``evalset estimate --design documents --set SET --sample
+- **From the command line** (:func:`hole_sample_report`: ``evalset estimate run holes RUN... --set SET --sample
   OUT``), the holes are the pool of ``evalset holes --set ... -o DIR`` and the sample the record of ``estimate
   select holes DIR --set SET --budget B|P%`` (its own inclusion probabilities, the runs' ranks as priors): every
   pair of the record must be a hole of the set (a pair the set judges is refused: not a sample of its holes), and
@@ -108,12 +108,12 @@ def estimate_holes(holes: Holes, pairs: pd.DataFrame, hole_grades: pd.DataFrame,
                               strata=hole_strata(pairs, holes))
 
 
-def holes_estimate(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathLike, sample_path: str | os.PathLike,
-                   human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = (), no_llm: bool = False,
-                   split: str = "test", metrics: Sequence[str] = (), pairs: Sequence[tuple[str, str]] = (),
-                   planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
-                   conflicting_grades: str = "refuse", options: ContractOptions | None = None,
-                   override_contract: bool = False, sources: Mapping[str, str] | None = None) -> DocumentReport:
+def hole_sample_report(runs: Mapping[str, pd.DataFrame], *, set_path: str | os.PathLike, sample_path: str | os.PathLike,
+                       human: Sequence[str | os.PathLike], llm: Sequence[str | os.PathLike] = (), no_llm: bool = False,
+                       split: str = "test", metrics: Sequence[str] = (), pairs: Sequence[tuple[str, str]] = (),
+                       planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
+                       conflicting_grades: str = "refuse", options: ContractOptions | None = None,
+                       override_contract: bool = False, sources: Mapping[str, str] | None = None) -> DocumentReport:
     """The runs' full-judgment estimate on the set at ``set_path`` (its ``split``, under its contract) from the
     record at ``sample_path`` of a sample of its holes, the ``human`` grades of the drawn holes and the ``llm``
     grades of every pair of the set and of the holes (module docstring, "From the command line")."""

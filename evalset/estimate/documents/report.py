@@ -1,6 +1,6 @@
-"""The document design's two ways from the inputs of ``evalset estimate --design documents``: the estimate from a
-drawn sample's record, its human grades and every pooled pair's LLM grades (:func:`document_estimate`), and the
-validation on fully human-graded data (:func:`document_validation`).
+"""The document design's two ways from the inputs of ``evalset estimate run documents`` and ``estimate validate
+documents``: the estimate from a drawn sample's record, its human grades and every pooled pair's LLM grades
+(:func:`document_sample_report`), and the validation on fully human-graded data (:func:`document_validation`).
 
 Conventions
 -----------
@@ -158,12 +158,12 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
     return pd.DataFrame(rows, columns=columns)
 
 
-def document_estimate(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath, human: Sequence[FilePath],
-                      llm: Sequence[FilePath] = (), no_llm: bool = False, metrics: Sequence[str] = (),
-                      pairs: Sequence[tuple[str, str]] = (), planned: int | None = None, exploratory: bool = False,
-                      alpha: float = 0.05, level: float = 0.95, conflicting_grades: str = "refuse",
-                      contract: EvaluationContract | None = None, chosen: Collection[str] | None = None,
-                      sources: Mapping[str, str] | None = None) -> DocumentReport:
+def document_sample_report(runs: Mapping[str, pd.DataFrame], *, sample_path: FilePath, human: Sequence[FilePath],
+                           llm: Sequence[FilePath] = (), no_llm: bool = False, metrics: Sequence[str] = (),
+                           pairs: Sequence[tuple[str, str]] = (), planned: int | None = None, exploratory: bool = False,
+                           alpha: float = 0.05, level: float = 0.95, conflicting_grades: str = "refuse",
+                           contract: EvaluationContract | None = None, chosen: Collection[str] | None = None,
+                           sources: Mapping[str, str] | None = None) -> DocumentReport:
     """The estimate of ``runs`` from the record at ``sample_path``, the ``human`` grades of its sampled pairs and
     the ``llm`` grades of every pooled pair (``no_llm``: none; Horvitz-Thompson), with the verdicts of ``pairs``
     (module docstring)."""
