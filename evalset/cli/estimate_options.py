@@ -55,12 +55,14 @@ def compared(command):
         ruled(EstimateSpec, "alpha", "--alpha", help="Family-wise error rate.")])
 
 
-def grades(human: str, llm: str, no_llm: bool = True):
-    """--human and --llm (and --no-llm, Horvitz-Thompson's estimator, where the design has it)."""
-    options = [click.option("--human", "human", multiple=True, required=True, type=click.Path(dir_okay=False),
-                            help=human),
-               click.option("--llm", "llm", multiple=True, required=not no_llm, type=click.Path(dir_okay=False),
+def grades(human: str | None, llm: str, no_llm: bool = True):
+    """--human (``human`` None: the design's human grades are a set's) and --llm, and --no-llm (Horvitz-Thompson's
+    estimator) where the design has it."""
+    options = [click.option("--llm", "llm", multiple=True, required=not no_llm, type=click.Path(dir_okay=False),
                             help=llm)]
+    if human is not None:
+        options.insert(0, click.option("--human", "human", multiple=True, required=True,
+                                       type=click.Path(dir_okay=False), help=human))
     if no_llm:
         options.append(click.option("--no-llm", is_flag=True, help="Horvitz-Thompson's estimator from the human "
                                                                    "sample alone (no --llm)."))

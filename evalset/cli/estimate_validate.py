@@ -77,9 +77,7 @@ def validate_documents(**settings):
 @click.option("--groups", "groups_path", required=True, type=click.Path(dir_okay=False),
               help="Each run's group (a TSV with a header: run and group, or TREC's run_metadata.tsv runid and "
                    "participant, or two columns): each group is left out of the set's pool in turn.")
-@click.option("--llm", "llm", multiple=True, type=click.Path(dir_okay=False),
-              help="LLM grades of every pair the set judges; repeatable, each file one judge.")
-@click.option("--no-llm", is_flag=True, help="Horvitz-Thompson's estimator from the drawn holes alone (no --llm).")
+@grades(None, "LLM grades of every pair the set judges; repeatable, each file one judge.")
 @draws("a sample of each run's holes")
 @ruled(EstimateSpec, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
        help="The share of each run's holes a draw takes.")

@@ -45,10 +45,9 @@ class Tally:
     def of(cls, truth: np.ndarray, estimate: np.ndarray, intervals: Mapping[str, Interval],
            labels: Sequence[str] = ()) -> Tally:
         """The tally of draws given whole: ``estimate`` and each interval's ends ``draws x columns``."""
-        tally = cls(np.asarray(truth, dtype=np.float64), labels)
-        for draw, value in enumerate(estimate):
-            tally.add(value, {name: (low[draw], high[draw]) for name, (low, high) in intervals.items()})
-        return tally
+        ends = {name: list(zip(np.asarray(low, np.float64), np.asarray(high, np.float64), strict=True))
+                for name, (low, high) in intervals.items()}
+        return cls(np.asarray(truth, dtype=np.float64), labels, list(np.asarray(estimate, np.float64)), ends)
 
     def add(self, estimate: np.ndarray, intervals: Mapping[str, Interval]) -> None:
         """One draw: each column's estimate, and each named interval's ends."""
@@ -63,11 +62,6 @@ class Tally:
     def estimate(self) -> np.ndarray:
         """The estimates, ``draws x columns``."""
         return np.vstack(self.estimates)
-
-    def covered(self, name: str) -> np.ndarray:
-        """Whether interval ``name`` covers the truth, ``draws x columns`` (the module's rule)."""
-        low, high = self.ends(name)
-        return (low - TOLERANCE <= self.truth) & (self.truth <= high + TOLERANCE)
 
     def ends(self, name: str) -> Interval:
         """Interval ``name``'s low and high ends, each ``draws x columns``."""
@@ -90,14 +84,14 @@ class Tally:
                    "bias": error.mean(axis=0), "bias_mc": error.std(axis=0) / root, "rmse": rmse,
                    "rmse_mc": np.divide(spread, 2 * rmse * root, out=np.zeros_like(rmse), where=rmse > 0)}
         for name in self.intervals:
-            coverage = self.covered(name).mean(axis=0)
             low, high = self.ends(name)
+            coverage = ((low - TOLERANCE <= self.truth) & (self.truth <= high + TOLERANCE)).mean(axis=0)
             width = high - low
-            columns |= {f"coverage_{name}": coverage, f"coverage_{name}_mc": np.sqrt(coverage * (1 - coverage) / draws),
+            columns |= {f"coverage_{name}": coverage, f"coverage_{name}_mc": coverage_error(coverage, draws),
                         f"width_{name}": width.mean(axis=0), f"width_{name}_mc": width.std(axis=0) / root}
         return pd.DataFrame(columns)
 
 
-def coverage_error(coverage: float, draws: int) -> float:
-    """The Monte Carlo error of a coverage over ``draws`` draws: sqrt(c (1 - c) / R)."""
-    return float(np.sqrt(coverage * (1 - coverage) / draws))
+def coverage_error(coverage, draws: int):
+    """The Monte Carlo error of a coverage over ``draws`` draws: sqrt(c (1 - c) / R), a number or a column each."""
+    return np.sqrt(coverage * (1 - coverage) / draws)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -109,10 +110,15 @@ class _Tally:
         self.se.append(got["se_set"])
         self.taus.append(kendall_tau(estimate[:self.runs], self.draws.truth[:self.runs])[0])
 
+    @cached_property
+    def figures(self) -> pd.DataFrame:
+        """Each column's figures over the draws (computed once, when every draw is in)."""
+        return self.draws.figures()
+
     def kinds(self) -> dict[str, dict[str, float]]:
         """Per kind (``means``, ``differences``): coverage and width of each interval, averaged over its columns;
         for the means also the bias (largest, mean of absolute), the mean of the runs' RMSE, Kendall's tau."""
-        figures = self.draws.figures()
+        figures = self.figures
         parts = {"means": figures.iloc[:self.runs], "differences": figures.iloc[self.runs:]}
         found = {kind: {f"{what}_{name}": float(part[f"{what}_{name}"].mean()) for what in ("coverage", "width")
                         for name in ("set", "new")} for kind, part in parts.items()}
@@ -124,7 +130,7 @@ class _Tally:
 
     def columns(self, measure: str, labels: Sequence[str]) -> pd.DataFrame:
         """The per-column figures (:attr:`DocumentSimulation.columns`)."""
-        figures = self.draws.figures()
+        figures = self.figures
         low, high = self.draws.ends("set")
         se = np.vstack(self.se).mean(axis=0)
         sd = figures["estimate_sd"].to_numpy()
