@@ -70,8 +70,6 @@ CORRECTIONS = ("tukey", "holm", "bonferroni")
 
 # The choices and defaults of estimate and plan (evalset.estimate.spec, evalset.planning.spec), here so that their
 # options read them without loading the statistics
-ESTIMATE_DESIGNS = ("queries", "documents")
-"""What humans grade for an estimate: a random slice of queries, or a document sample of every query."""
 PPI_INTERVALS = ("t", "normal")
 """The interval of a prediction-powered mean: Student's t quantile, or ppi_py's normal one
 (:mod:`evalset.stats.ppi`)."""

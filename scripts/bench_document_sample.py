@@ -6,14 +6,14 @@ official runs (``data/dl19/runs``, all 666 pairs of them); as the control variat
 recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each budget, ``--draws`` document
 samples for nDCG@10, P@10 and AP at relevance level 2, the query-slice PPI++ design at the same human budget beside
 (with an LLM). The data are read, and the simulation run, by the command's own path
-(:func:`evalset.estimate.make_estimate` with ``design="documents"``: the same files, pair order and judge names), so
-that a seed gives exactly the figures of ``evalset estimate validate documents data/dl19/runs --resamples R --budget B
---human data/dl19/nist.qrels --llm ... -c rel_level=2 --seed S``. It prints the date, the load
-average, each configuration's table and wall time, the run means' "this set" standard error over the spread of
-their estimates across the draws (median and range over runs), for each ``--pair`` the share of draws whose "this
-set" interval of the difference excluded 0 and its least width, and the targets checked ("this set" coverage
-0.94-0.975 of run means and paired differences; |bias| of run means <= 0.015; paired-difference width <= 0.30x the
-query slice's and tau >= 0.88 at B = 1000).
+(:func:`evalset.estimate.make_estimate` of a :class:`~evalset.estimate.DocumentValidation`: the same files, pair
+order and judge names), so that a seed gives exactly the figures of ``evalset estimate validate documents
+data/dl19/runs --resamples R --budget B --human data/dl19/nist.qrels --llm ... -c rel_level=2 --seed S``. It prints
+the date, the load average, each configuration's table and wall time, the run means' "this set" standard error over
+the spread of their estimates across the draws (median and range over runs), for each ``--pair`` the share of draws
+whose "this set" interval of the difference excluded 0 and its least width, and the targets checked ("this set"
+coverage 0.94-0.975 of run means and paired differences; |bias| of run means <= 0.015; paired-difference width <=
+0.30x the query slice's and tau >= 0.88 at B = 1000).
 
     python scripts/bench_document_sample.py [--draws 200] [--budgets 1000,2150] [--judges all|70b|none|every]
         [--prior-power G] [--llm-weights W0,W1,W2,W3] [--run FILE ...] [--pair BASELINE,CANDIDATE ...]
@@ -183,13 +183,13 @@ def main() -> None:
     use_prior_shape(args.prior_power, args.llm_weights)
 
     from evalset.contract import ContractOptions
-    from evalset.estimate import make_estimate, read_grades
+    from evalset.estimate import DocumentValidation, make_estimate, read_grades
     from evalset.io.trec import expand_run_paths, read_run
 
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.draws} draws; prior power {args.prior_power:g}"
           f"{f'; LLM weights {args.llm_weights}' if args.llm_weights else ''}")
-    # read as `evalset estimate --design documents --simulate` reads (evalset.estimate.make_estimate): the same
+    # read as `evalset estimate validate documents` reads (evalset.estimate.make_estimate): the same
     # files, pair order and judge names, so that a seed gives the command's draws and figures
     import tempfile
 
@@ -205,10 +205,10 @@ def main() -> None:
         names = JUDGES[key]
         for budget in (float(b) for b in args.budgets.split(",")):
             start = time.perf_counter()
-            result = make_estimate(runs=run_paths, human=[DATA / "nist.qrels"],
-                                   llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names], no_llm=not names,
-                                   design="documents", draws=args.draws, budget=budget,
-                                   metrics=args.measures.split(","), options=options, seed=args.seed)
+            result = make_estimate(DocumentValidation(
+                runs=run_paths, human=[DATA / "nist.qrels"], llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names],
+                no_llm=not names, draws=args.draws, budget=budget, metrics=args.measures.split(","), options=options,
+                seed=args.seed))
             seconds = time.perf_counter() - start
             record.add(f"judges {key}, B = {budget:g}: wall time", seconds, "s")
             print(f"\n== {key}, B = {budget:g} ({seconds:.0f} s; mean sample "

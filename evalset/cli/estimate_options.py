@@ -11,7 +11,7 @@ from evalset.cli.emit import emit
 from evalset.cli.options import apply_options, conflicting_grades_option, run_pairs, set_evaluation_options
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC
-from evalset.estimate.spec import EstimateSpec
+from evalset.estimate.spec import Compared, EstimateSettings, SetEstimate, SliceEstimate
 
 SEE = "See docs/estimate.md and docs/reusability.md."
 
@@ -20,15 +20,18 @@ def example(command: str) -> str:
     return f"\b\nExample:\n  {command}\n\n{SEE}"
 
 
-def estimated(unit: str, output_format: str, contract, comparisons=(), design: str = "queries", **fields) -> None:
-    """The one library call of every estimate command: the spec of its options (``fields``: the spec's own names;
-    ``comparisons`` as ``--compare`` gives them), its estimate (or validation, whose draws show progress by
-    ``unit``), printed."""
+def estimated(kind: type[EstimateSettings], unit: str, output_format: str, contract, comparisons=None,
+              **fields) -> None:
+    """The one library call of every estimate command: its spec (``kind``, of :mod:`evalset.estimate.spec`) of its
+    options (``fields``: the spec's own names; ``comparisons`` as ``--compare`` gives them), its estimate (or
+    validation, whose draws show progress by ``unit``), printed."""
     from tqdm import tqdm
 
     from evalset.estimate import make_estimate
 
-    spec = EstimateSpec(options=contract, pairs=run_pairs(comparisons, "--compare"), design=design, **fields)
+    if comparisons is not None:
+        fields["pairs"] = run_pairs(comparisons, "--compare")
+    spec = kind(options=contract, **fields)
     emit(make_estimate(spec, progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None,
                                                          file=sys.stderr, leave=False)), output_format)
 
@@ -39,7 +42,7 @@ def common(command):
         click.argument("runs", nargs=-1, required=True, type=click.Path()),
         click.option("-m", "--metric", "metrics", multiple=True,
                      help=f"A metric to estimate; repeatable [default: {DEFAULT_METRIC}, or the set's headline]."),
-        ruled(EstimateSpec, "level", "--level", help="Confidence level of the run means."),
+        ruled(EstimateSettings, "level", "--level", help="Confidence level of the run means."),
         conflicting_grades_option, set_evaluation_options, format_option()])
 
 
@@ -48,11 +51,11 @@ def compared(command):
     return apply_options(command, [
         click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
                      help="A paired difference to estimate (run names); repeatable."),
-        ruled(EstimateSpec, "planned", "--planned", help="Planned comparisons for the Bonferroni threshold "
+        ruled(Compared, "planned", "--planned", help="Planned comparisons for the Bonferroni threshold "
                                                          "[default: the --compare pairs]."),
         click.option("--exploratory", is_flag=True,
                      help="The comparisons were not planned: reported as leads, never as differences."),
-        ruled(EstimateSpec, "alpha", "--alpha", help="Family-wise error rate.")])
+        ruled(Compared, "alpha", "--alpha", help="Family-wise error rate.")])
 
 
 def grades(human: str | None, llm: str, no_llm: bool = True):
@@ -69,14 +72,14 @@ def grades(human: str | None, llm: str, no_llm: bool = True):
     return lambda command: apply_options(command, options)
 
 
-interval_option = ruled(EstimateSpec, "interval", "--interval",
+interval_option = ruled(SliceEstimate, "interval", "--interval",
                         help="t: Student's t quantile on (human queries - 1) df, for small slices; normal: ppi_py's.")
 ensemble_option = click.option("--ensemble", is_flag=True, help="Combine the --llm files' judges into one prediction "
                                "calibrated on the human slice (per combination of their grades, cross-fitted by "
                                "query) instead of their median.")
 set_option = click.option("--set", "set_path", required=True, type=click.Path(file_okay=False),
                           help="The frozen set (sets/NAME/vN).")
-split_option = ruled(EstimateSpec, "split", "--split", help="The set's queries estimated.")
+split_option = ruled(SetEstimate, "split", "--split", help="The set's queries estimated.")
 override_option = click.option("--override-contract", is_flag=True,
                                help="Allow contract options that contradict the set's contract (the output says so).")
 

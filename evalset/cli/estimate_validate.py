@@ -20,14 +20,14 @@ from evalset.cli.estimate_options import (
     split_option,
 )
 from evalset.cli.ruled import ruled
-from evalset.estimate.spec import EstimateSpec
+from evalset.estimate.spec import DocumentValidation, Drawn, HoleValidation, SliceValidation
 
 
 def draws(drawn: str):
     """--resamples R and --seed: the draws of a validation (simulated designs, as the vocabulary spells them), each
     ``drawn``."""
-    return lambda command: ruled(EstimateSpec, "draws", "--resamples", "draws", metavar="R", required=True,
-                                 help=f"Draws, each {drawn}.")(ruled(EstimateSpec, "seed", "--seed",
+    return lambda command: ruled(Drawn, "draws", "--resamples", "draws", metavar="R", required=True,
+                                 help=f"Draws, each {drawn}.")(ruled(Drawn, "seed", "--seed",
                                                                      help="Seed of the draws.")(command))
 
 
@@ -42,7 +42,7 @@ def validate_group():
 @grades("Human grades of every query (labels or qrels).",
         "LLM grades of every query; repeatable (merged by median).", no_llm=False)
 @draws("a random slice of --size queries")
-@ruled(EstimateSpec, "slice_size", "--size", "slice_size", metavar="N", required=True,
+@ruled(SliceValidation, "slice_size", "--size", "slice_size", metavar="N", required=True,
        help="Human-graded queries per slice.")
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A paired difference to validate; repeatable [default: every pair of runs].")
@@ -52,7 +52,7 @@ def validate_group():
 def validate_slice(**settings):
     """Draw R random slices of N of the queries humans graded, estimate RUNs' means and paired differences from
     each, and report how often the intervals cover the means under the full human grades."""
-    estimated("slice", **settings)
+    estimated(SliceValidation, "slice", **settings)
 
 
 @validate_group.command("documents", short_help="Document samples of every query.",
@@ -61,13 +61,13 @@ def validate_slice(**settings):
 @grades("Human grades of every pooled pair (labels or qrels).",
         "LLM grades of every pooled pair; repeatable, each file one judge.")
 @draws("a document sample of --budget judgments expected")
-@ruled(EstimateSpec, "budget", "--budget", metavar="B", required=True,
+@ruled(DocumentValidation, "budget", "--budget", metavar="B", required=True,
        help="Human judgments expected per sample.")
 @common
 def validate_documents(**settings):
     """Draw R document samples of B judgments expected from the pairs humans graded, estimate RUNs from each, and
     report coverage, widths, bias, RMSE and Kendall's tau against the full grades (the query slice beside)."""
-    estimated("sample", design="documents", **settings)
+    estimated(DocumentValidation, "sample", **settings)
 
 
 @validate_group.command("holes", short_help="Samples of a set's holes, each group left out in turn.",
@@ -79,12 +79,12 @@ def validate_documents(**settings):
                    "participant, or two columns): each group is left out of the set's pool in turn.")
 @grades(None, "LLM grades of every pair the set judges; repeatable, each file one judge.")
 @draws("a sample of each run's holes")
-@ruled(EstimateSpec, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
+@ruled(HoleValidation, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
        help="The share of each run's holes a draw takes.")
-@ruled(EstimateSpec, "holes_precision", "--precision", "holes_precision", metavar="SE",
+@ruled(HoleValidation, "holes_precision", "--precision", "holes_precision", metavar="SE",
        help="Instead of --fraction: each run's share sized for this standard error of its mean (as estimate select "
             "holes --precision sizes it).")
-@ruled(EstimateSpec, "depth", "--depth", metavar="K", help="The depth of the set's pool and of each run's holes "
+@ruled(HoleValidation, "depth", "--depth", metavar="K", help="The depth of the set's pool and of each run's holes "
                                                           "[default: 10].")
 @split_option
 @override_option
@@ -92,4 +92,4 @@ def validate_documents(**settings):
 def validate_holes(**settings):
     """Leave each group of RUNs out of the frozen set's pool in turn, draw R samples of its runs' holes, and report
     each run's bias, RMSE, coverage and width against the set's judgments."""
-    estimated("run", design="documents", **settings)
+    estimated(HoleValidation, "run", **settings)

@@ -1,8 +1,11 @@
 """``evalset estimate``: trustworthy means and paired differences from LLM grades on every query plus human grades
 on a random slice (prediction-powered inference, PPI++ through ppi_py).
 
-- :mod:`~evalset.estimate.spec`: what an estimate is asked (:class:`EstimateSpec`), its rules declared once;
-- :mod:`~evalset.estimate.modes`: the estimate from the command's inputs (a set, a slice, or a validation);
+- :mod:`~evalset.estimate.spec`: what an estimate or a validation is asked, one spec per command (verb and design),
+  its rules declared once;
+- :mod:`~evalset.estimate.designs`: the three designs (:data:`QUERY_SLICE`, :data:`DOCUMENT_SAMPLE`,
+  :data:`HOLE_SAMPLE`), each with ``select``, ``estimate`` and ``validate``, and :func:`make_estimate`, which answers
+  a spec by its design;
 - :mod:`~evalset.estimate.slicing`: draw the human slice from a pool, write its pool folder and record (the record
   is read and written by :mod:`evalset.io.slicerecord`);
 - :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
@@ -26,11 +29,13 @@ _EXPORTS = {
     "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
     "evalset.estimate.documents.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
-    "evalset.estimate.modes": ("make_estimate",),
+    "evalset.estimate.designs": ("DESIGNS", "DOCUMENT_SAMPLE", "Design", "DocumentSample", "HOLE_SAMPLE",
+                                 "HoleSample", "QUERY_SLICE", "QuerySlice", "make_estimate"),
     "evalset.estimate.simulate": ("Simulation",),
     "evalset.estimate.slicing": ("SliceSelection", "select_from_pool", "select_slice", "select_slice_pool",
                                  "write_slice_pool"),
-    "evalset.estimate.spec": ("EstimateSpec",),
+    "evalset.estimate.spec": ("DocumentEstimate", "DocumentValidation", "EstimateSettings", "HoleEstimate",
+                              "HoleValidation", "SetEstimate", "SliceEstimate", "SliceValidation"),
     "evalset.estimate.validation": ("Tally",),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)

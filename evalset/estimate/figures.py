@@ -51,7 +51,7 @@ from evalset.estimate.inputs import (
     query_values,
     values_by_run,
 )
-from evalset.estimate.spec import EstimateSpec, check_pairs
+from evalset.estimate.spec import EstimateSettings, check_pairs
 from evalset.io.slicerecord import SliceRecord
 from evalset.metrics.measures import measure_bounds
 from evalset.params import rules_of, validate_params
@@ -219,7 +219,7 @@ def _differences(values: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.D
                          for baseline, candidate in pairs}, index=values.index)
 
 
-@validate_params(rules_of(EstimateSpec, "alpha", "level", "interval"))
+@validate_params(rules_of(EstimateSettings, "alpha", "level", "interval"))
 def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, record: SliceRecord, *,
                   metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
                   pairs: Sequence[tuple[str, str]] = (), family: ComparisonFamily | None = None,

@@ -48,7 +48,7 @@ from evalset.estimate.documents.report import DocumentReport, sample_report
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.inputs import grades_of
-from evalset.estimate.spec import DOCUMENT_INTERVALS, EstimateSpec, check_pairs
+from evalset.estimate.spec import EstimateSettings, check_pairs
 from evalset.io.samplerecord import RECORD_NAME
 from evalset.io.setfiles import LABELS_FILE, QRELS_FILE
 from evalset.io.setfolder import FrozenSet, select_split
@@ -57,6 +57,9 @@ from evalset.judgments.identity import judge_identities, recorded_judges
 from evalset.params import rules_of, validate_params
 
 DESIGN = "as frozen"
+DOCUMENT_INTERVALS = ("the document design's intervals are its own (\"this set\" and \"new queries\"): give no "
+                      "--interval")
+"""The refusal of ``--interval`` on a set frozen with a document sample (the set, not the command, says its design)."""
 
 
 def set_slice(frozen: FrozenSet, split: str = "test", labels: pd.DataFrame | None = None) -> SliceRecord | None:
@@ -79,7 +82,7 @@ def set_slice(frozen: FrozenSet, split: str = "test", labels: pd.DataFrame | Non
     return SliceRecord(DESIGN, None, table, tuple(in_slice), {}, source)
 
 
-@validate_params(rules_of(EstimateSpec, "split", "planned", "alpha", "level", "interval"))
+@validate_params(rules_of(EstimateSettings, "split", "planned", "alpha", "level", "interval"))
 def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: str = "test",
                  metrics: list[str] | None = None, pairs: list[tuple[str, str]] | None = None,
                  planned: int | None = None, exploratory: bool = False, alpha: float = 0.05, level: float = 0.95,
@@ -103,6 +106,9 @@ def set_estimate(frozen: FrozenSet, runs: Mapping[str, pd.DataFrame], *, split: 
     if frozen.sample is not None:
         if interval != "t":
             raise InputError(DOCUMENT_INTERVALS, str(frozen.path))
+        if llm_labels is not None:
+            raise InputError("the set was frozen with a document sample and holds its LLM grades: give no --llm",
+                             str(frozen.path))
         return _sample_estimate(frozen, runs, split, metrics, pairs, planned, exploratory, alpha, level, contract,
                                 overridden, given)
     files = (str(frozen.path / LABELS_FILE),)

@@ -14,7 +14,7 @@ Conventions
   of the pool predicts "not relevant" for the rest, and its mean moves), with a warning when they are more than a
   tenth of the human-graded pairs. Grades that could dominate a score are noted as ``score`` notes them
   (:func:`evalset.evaluation.unusual_grades_note`): above 10 for grades read from files.
-- The settings are checked before any work, by the rules :class:`evalset.estimate.spec.EstimateSpec` declares.
+- The settings are checked before any work, by the rules :class:`evalset.estimate.spec.EstimateSettings` declares.
 - A run's value under a set of grades follows the evaluation contract. A slice query whose human value is
   undefined for some run (no relevant document under the human grades) leaves the labelled set and is counted.
   The other queries cannot be screened the same way (they have no human grade), so the estimate is then of the

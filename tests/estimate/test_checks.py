@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.estimate import check_coverage, estimate_runs, grades_of, make_estimate, select_slice
+from evalset.estimate import SliceEstimate, check_coverage, estimate_runs, grades_of, select_slice
 from evalset.estimate.frozen import set_estimate
 from evalset.io.queries import read_queries
 from evalset.judgments.merging import merge_grades
@@ -40,7 +40,7 @@ def refused(result, message):
 ])
 def test_estimate_settings_are_checked_by_every_estimate_function(settings, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
-        make_estimate(runs=["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
+        SliceEstimate(runs=["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         set_estimate(None, {}, **settings)
     if "planned" not in settings:

@@ -1,33 +1,53 @@
-"""EstimateSpec (evalset.estimate.spec): each field's declared rule and each rule between fields refuses in one line
-naming the option, alike from the spec and from the library call's keywords (make_estimate); the commands, one per
-verb and design, offer only their design's options, so that the rules a command line can still break are few, and
-refuse in one line too (exit 2, ``evalset: error: ...``); every check comes before a file is read (the paths here
-do not exist)."""
+"""The estimate specs (evalset.estimate.spec), one per command: each field's declared rule and each rule between
+fields refuses in one line naming the option; a spec holds only its design's settings, its required ones without a
+default, so that no mode is chosen by which settings are present and none can be filled wrongly; the commands, one
+per verb and design, offer only their design's options and refuse in one line too (exit 2, ``evalset: error:
+...``); every check comes before a file is read (the paths here do not exist)."""
 
 import dataclasses
+import inspect
 
 import pytest
 from click.testing import CliRunner
 
+import evalset.estimate.spec
 from evalset.cli import main
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
-from evalset.estimate import EstimateSpec, estimate_runs, make_estimate
+from evalset.estimate import (
+    DocumentEstimate,
+    DocumentValidation,
+    EstimateSettings,
+    HoleEstimate,
+    HoleValidation,
+    SetEstimate,
+    SliceEstimate,
+    SliceValidation,
+    estimate_runs,
+    make_estimate,
+)
 from evalset.estimate.frozen import set_estimate
 
-SLICE = {"runs": ("run",), "llm": ("llm.qrels",), "human": ("human.qrels",), "slice_path": "slice.json"}
-"""An estimate from a slice: settings that pass every rule."""
-SAMPLE = {"runs": ("run",), "design": "documents", "sample_path": "sample", "human": ("human.qrels",),
-          "llm": ("llm.qrels",)}
-"""The document design's estimate from a sample record."""
+VALID = {
+    SliceEstimate: {"runs": ("run",), "llm": ("llm.qrels",), "human": ("human.qrels",), "slice_path": "slice.json"},
+    SetEstimate: {"runs": ("run",), "set_path": "set"},
+    DocumentEstimate: {"runs": ("run",), "sample_path": "sample", "human": ("human.qrels",), "llm": ("llm.qrels",)},
+    HoleEstimate: {"runs": ("run",), "set_path": "set", "sample_path": "sample", "human": ("h.qrels",), "no_llm": True},
+    SliceValidation: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "slice_size": 3},
+    DocumentValidation: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "budget": 10.0},
+    HoleValidation: {"runs": ("run",), "set_path": "set", "groups_path": "groups.tsv", "llm": ("l.qrels",),
+                     "draws": 5, "holes_fraction": 0.25},
+}
+"""Each spec with settings that pass every rule."""
+COMMANDS = {SliceEstimate: "run slice", SetEstimate: "run set", DocumentEstimate: "run documents",
+            HoleEstimate: "run holes", SliceValidation: "validate slice", DocumentValidation: "validate documents",
+            HoleValidation: "validate holes"}
 
 
-def refused(message, **settings):
-    """Both the spec and the library call refuse ``settings`` with exactly ``message``."""
-    for build in (EstimateSpec, make_estimate):
-        with pytest.raises(InputError) as caught:
-            build(**settings)
-        assert str(caught.value) == message
+def refused(kind, message, **settings):
+    with pytest.raises(InputError) as caught:
+        kind(**{**VALID[kind], **settings})
+    assert str(caught.value) == message
 
 
 def invoke(*args):
@@ -40,23 +60,83 @@ def one_line(result, message):
     assert result.stderr == f"evalset: error: {message}\n"
 
 
-@pytest.mark.parametrize(("name", "value", "message"), [
-    ("design", "slice", "design must be one of queries, documents, got 'slice'"),
-    ("split", "train", "split must be one of test, dev, all, got 'train'"),
-    ("planned", 0, "planned must be a positive integer, got 0"),
-    ("alpha", 1.5, "alpha must be a number in (0, 1), got 1.5"),
-    ("level", 0.0, "level must be a number in (0, 1), got 0.0"),
-    ("interval", "z", "interval must be one of t, normal, got 'z'"),
-    ("draws", 0, "draws must be an integer in [1, 1000000], got 0"),
-    ("draws", 1_000_001, "draws must be an integer in [1, 1000000], got 1000001"),
-    ("slice_size", 0, "slice_size must be a positive integer, got 0"),
-    ("seed", -1, "seed must be a non-negative integer, got -1"),
-    ("conflicting_grades", "last", "conflicting_grades must be one of refuse, latest, first, got 'last'"),
-    ("budget", 0.0, "budget must be a number > 0, got 0.0"),
+@pytest.mark.parametrize("kind", VALID, ids=lambda kind: kind.__name__)
+def test_each_spec_passes_its_valid_settings_and_names_its_design_and_verb(kind):
+    spec = kind(**VALID[kind])
+    verb, design = COMMANDS[kind].split()
+    assert (spec.verb, spec.design) == ({"run": "estimate"}.get(verb, verb), design)
+
+
+@pytest.mark.parametrize(("kind", "name", "value", "message"), [
+    (SetEstimate, "split", "train", "split must be one of test, dev, all, got 'train'"),
+    (SliceEstimate, "planned", 0, "planned must be a positive integer, got 0"),
+    (DocumentEstimate, "alpha", 1.5, "alpha must be a number in (0, 1), got 1.5"),
+    (HoleEstimate, "level", 0.0, "level must be a number in (0, 1), got 0.0"),
+    (SliceEstimate, "interval", "z", "interval must be one of t, normal, got 'z'"),
+    (SliceValidation, "draws", 0, "draws must be an integer in [1, 1000000], got 0"),
+    (DocumentValidation, "draws", 1_000_001, "draws must be an integer in [1, 1000000], got 1000001"),
+    (SliceValidation, "slice_size", 0, "slice_size must be a positive integer, got 0"),
+    (HoleValidation, "seed", -1, "seed must be a non-negative integer, got -1"),
+    (SliceEstimate, "conflicting_grades", "last",
+     "conflicting_grades must be one of refuse, latest, first, got 'last'"),
+    (DocumentValidation, "budget", 0.0, "budget must be a number > 0, got 0.0"),
+    (HoleValidation, "holes_fraction", 1.5, "holes_fraction must be a number in (0, 1), got 1.5"),
+    (HoleValidation, "depth", 0, "depth must be an integer in [1, 1000000], got 0"),
 ])
-def test_each_fields_rule_refuses_in_one_line(name, value, message):
-    EstimateSpec(**SLICE)  # the base passes
-    refused(message, **SLICE, **{name: value})
+def test_each_fields_rule_refuses_in_one_line(kind, name, value, message):
+    refused(kind, message, **{name: value})
+
+
+RULES_BETWEEN = [
+    (SliceEstimate, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
+    (SliceValidation, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
+    (DocumentEstimate, {"runs": ()}, "give RUN: the run files or folders to estimate"),
+    (SetEstimate, {"other_judge": True}, "--other-judge goes with --llm: LLM labels of another judge than the set's"),
+    (DocumentEstimate, {"no_llm": True}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
+                                         "Horvitz-Thompson's estimator: one of them"),
+    (DocumentValidation, {"llm": ()}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
+                                      "Horvitz-Thompson's estimator: one of them"),
+    (HoleEstimate, {"no_llm": False}, "give the LLM grades of every pair of the set and of the holes (--llm), or "
+                                      "--no-llm for Horvitz-Thompson's estimator: one of them"),
+    (HoleValidation, {"no_llm": True}, "give the LLM grades of every pair the set judges (--llm), or --no-llm for "
+                                       "Horvitz-Thompson's estimator: one of them"),
+    (HoleValidation, {"holes_precision": 0.01}, "give one of --fraction P (the share of each run's holes a draw "
+                                                "takes: 0.25 or 25%) or --precision SE (each run's share sized for "
+                                                "it)"),
+    (HoleValidation, {"holes_fraction": None}, "give one of --fraction P (the share of each run's holes a draw takes: "
+                                               "0.25 or 25%) or --precision SE (each run's share sized for it)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "settings", "message"), RULES_BETWEEN, ids=lambda value: str(value)[:40])
+def test_each_rule_between_fields_refuses_in_one_line(kind, settings, message):
+    refused(kind, message, **settings)
+
+
+def test_no_spec_chooses_a_mode_by_the_settings_present():
+    """A spec's rules between fields are choices between two ways to give one thing, or a dependency: none says "give
+    no --X" (a setting its design cannot take is not a field of its spec)."""
+    assert "give no" not in inspect.getsource(evalset.estimate.spec)
+    for kind, settings in VALID.items():
+        fields = {field.name for field in dataclasses.fields(kind)}
+        others = set().union(*(dataclasses.fields(other) for other in VALID if other is not kind))
+        assert {"runs", "metrics", "level", "conflicting_grades", "options"} <= fields
+        required = {field.name for field in dataclasses.fields(kind) if field.default is dataclasses.MISSING
+                    and field.default_factory is dataclasses.MISSING}
+        assert required <= set(settings), kind.__name__
+        for name in required:
+            with pytest.raises(TypeError, match=f"missing 1 required keyword-only argument: '{name}'"):
+                kind(**{key: value for key, value in settings.items() if key != name})
+        assert others  # every spec is one of seven
+
+
+def test_a_setting_of_another_design_is_no_field_of_the_spec():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        SliceEstimate(**VALID[SliceEstimate], budget=100.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'slice_path'"):
+        DocumentEstimate(**VALID[DocumentEstimate], slice_path="slice.json")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'human'"):
+        SetEstimate(**VALID[SetEstimate], human=("h.qrels",))
 
 
 BASES = {"run slice": ["run", "--llm", "llm.qrels", "--human", "human.qrels", "--slice", "slice.json"],
@@ -79,61 +159,6 @@ def test_the_commands_take_their_options_types_from_the_declared_rules(command, 
     one_line(invoke(*command.split(), *BASES[command], *option), message)
 
 
-RULES_BETWEEN = [
-    ({**SLICE, "pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
-    ({**SLICE, "override_contract": True},
-     "--override-contract goes with --set: it allows contract options that contradict the set's contract"),
-    ({**SLICE, "other_judge": True},
-     "--other-judge goes with --set and --llm: LLM labels of another judge than the set's"),
-    ({"runs": ("run",), "set_path": "set", "ensemble": True},
-     "--ensemble calibrates the LLM files' judges on the human slice: give it with --llm, --human and --slice or "
-     "--simulate (the document design calibrates its judges itself)"),
-    ({**SLICE, "budget": 100.0}, "--sample, --no-llm and --budget go with the document design (--design documents)"),
-    ({**SLICE, "runs": ()}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, --human "
-                            "and --simulate R --size N (a validation)"),
-    ({**SLICE, "set_path": "set"}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
-                                   "--human and --simulate R --size N (a validation)"),
-    ({**SLICE, "human": ()}, "give --runs and one of: --set; --llm, --human and --slice (an estimate); --llm, "
-                             "--human and --simulate R --size N (a validation)"),
-    ({"runs": ("run",), "set_path": "set", "human": ("human.qrels",)},
-     "with --set, its labels are the grades: give no --human (--llm: another judge's)"),
-    ({**SLICE, "slice_path": None, "draws": 10},
-     "--simulate needs --size: the human-graded queries of each simulated slice"),
-    ({**SLICE, "slice_size": 5}, "--size is the size of the slices --simulate draws: give --simulate R too"),
-    ({**SAMPLE, "runs": ()}, "give --runs: the run files or folders to estimate"),
-    ({**SAMPLE, "interval": "normal"},
-     "the document design's intervals are its own (\"this set\" and \"new queries\"): give no --interval"),
-    ({"runs": ("run",), "design": "documents", "set_path": "set", "budget": 100.0},
-     "a set frozen with a document sample holds its record and its grades: give the set alone (no --simulate, "
-     "--budget, --slice, --size, --llm, --human or --no-llm), or with --sample, a sample of its holes, and "
-     "their grades"),
-    ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "budget": 100.0},
-     "--set with --sample estimates from a sample of the set's holes: give no --simulate, --budget, --slice or "
-     "--size"),
-    ({"runs": ("run",), "design": "documents", "set_path": "set", "sample_path": "sample", "llm": ("llm",)},
-     "the document design needs the human grades (--human): of the sampled pairs, or of every pair with "
-     "--simulate"),
-    ({**SAMPLE, "slice_path": "slice.json"},
-     "the document design reads a sample record (--sample), not a slice: give no --slice or --size"),
-    ({**SAMPLE, "draws": 10, "budget": 100.0},
-     "give the document design one of: --sample (an estimate); --simulate R and --budget B (a validation)"),
-    ({**SAMPLE, "budget": 100.0}, "--budget goes with --simulate (the sample record holds its own budget)"),
-    ({**SAMPLE, "sample_path": None, "draws": 10},
-     "--simulate needs --budget B with the document design: the human judgments expected per simulated sample"),
-    ({**SAMPLE, "human": ()}, "the document design needs the human grades (--human): of the sampled pairs, or of "
-                              "every pair with --simulate"),
-    ({**SAMPLE, "no_llm": True}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
-                                 "Horvitz-Thompson's estimator: one of them"),
-    ({**SAMPLE, "llm": ()}, "give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's "
-                            "estimator: one of them"),
-]
-
-
-@pytest.mark.parametrize(("settings", "message"), RULES_BETWEEN, ids=lambda value: str(value)[:40])
-def test_each_rule_between_fields_refuses_in_one_line(settings, message):
-    refused(message, **settings)
-
-
 @pytest.mark.parametrize(("line", "message"), [
     (["run", "slice", "a", "--llm", "l", "--human", "h", "--slice", "s", "--compare", "a:a"],
      "comparison a:a compares a run with itself: give two different runs"),
@@ -142,10 +167,10 @@ def test_each_rule_between_fields_refuses_in_one_line(settings, message):
     (["validate", "documents", "a", "--human", "h", "--llm", "l", "--no-llm", "--resamples", "5", "--budget", "10"],
      "give the LLM grades of every pooled pair (--llm), or --no-llm for Horvitz-Thompson's estimator: one of them"),
     (["run", "set", "a", "--set", "s", "--other-judge"],
-     "--other-judge goes with --set and --llm: LLM labels of another judge than the set's"),
+     "--other-judge goes with --llm: LLM labels of another judge than the set's"),
     (["validate", "holes", "a", "--set", "s", "--groups", "g", "--llm", "l", "--resamples", "5"],
-     "--groups needs one of --fraction P (the share of each run's holes a simulated sample draws: 0.25 or 25%) or "
-     "--precision SE (each run's share sized for it)"),
+     "give one of --fraction P (the share of each run's holes a draw takes: 0.25 or 25%) or --precision SE (each "
+     "run's share sized for it)"),
 ], ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else None)
 def test_the_rules_a_command_line_can_still_break_refuse_in_one_line(line, message):
     one_line(invoke(*line), message)
@@ -183,8 +208,8 @@ def test_the_old_command_line_is_refused_naming_the_new_commands():
 
 
 def test_the_spec_is_frozen_holds_tuples_and_the_default_contract_options():
-    spec = EstimateSpec(runs=["a", "b"], llm="llm.qrels", human=["human.qrels"], slice_path="slice.json",
-                        pairs=[["a", "b"]], metrics=["ndcg@10"])
+    spec = SliceEstimate(runs=["a", "b"], llm="llm.qrels", human=["human.qrels"], slice_path="slice.json",
+                         pairs=[["a", "b"]], metrics=["ndcg@10"])
     assert (spec.runs, spec.llm, spec.pairs, spec.metrics) == (("a", "b"), ("llm.qrels",), (("a", "b"),),
                                                                ("ndcg@10",))
     assert spec.options == ContractOptions()
@@ -192,17 +217,15 @@ def test_the_spec_is_frozen_holds_tuples_and_the_default_contract_options():
         spec.alpha = 0.1  # type: ignore[misc]
 
 
-def test_the_settings_are_given_as_a_spec_or_as_keywords_never_both():
-    with pytest.raises(TypeError, match="not both"):
-        make_estimate(EstimateSpec(**SLICE), alpha=0.1)
-    with pytest.raises(TypeError, match=r"^spec: expected EstimateSpec or None, got list \(give the settings as "
-                                        r"keywords\)$"):
-        make_estimate(["run"], llm=["llm.qrels"])  # the runs were the first argument before the spec
+def test_make_estimate_answers_a_spec_and_nothing_else():
+    with pytest.raises(TypeError, match=r"^spec: expected one of evalset.estimate.spec's settings \(SliceEstimate, "
+                                        r"...\), got list$"):
+        make_estimate(["run"])
 
 
-def test_the_lower_estimate_functions_declare_their_rules_from_the_spec():
+def test_the_lower_estimate_functions_declare_their_rules_from_the_settings():
     for function in (estimate_runs, set_estimate):
-        assert function.RULES.items() <= EstimateSpec.RULES.items()
+        assert function.RULES.items() <= EstimateSettings.RULES.items()
     with pytest.raises(InputError, match=r"^interval must be one of t, normal, got 'z'$"):
         estimate_runs({}, None, None, None, interval="z")
     with pytest.raises(InputError, match=r"^split must be one of test, dev, all, got 'train'$"):

@@ -13,7 +13,7 @@ Conventions
   two files share a name); the judges are kept apart, each a column of the calibration
   (:mod:`evalset.judgments.calibration`), never merged. Each must grade every pooled pair: the first file that
   misses one is named. ``no_llm``: Horvitz-Thompson's estimator, and no LLM file. Which of them, and the human
-  grades and the budget a validation needs, are the settings' rules (:class:`evalset.estimate.spec.EstimateSpec`).
+  grades and the budget a validation needs, are the settings' rules (:mod:`evalset.estimate.spec`).
 - The measures default to :data:`~evalset.contract.DEFAULT_METRIC`, spelt as ``evalset score`` takes them; the
   design estimates those that decompose over a query's documents (:func:`evalset.metrics.documents.document_terms`:
   p@k, dcg@k, ndcg@k, ap@k); any other, or a convention it does not cover, is refused before a file is read. The

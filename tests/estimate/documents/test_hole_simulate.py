@@ -202,7 +202,7 @@ def test_bad_command_lines_are_one_line_exit_2(small_set, case):
         "no set": (["estimate", "validate", "holes", "r", "--resamples", "5", "--groups", groups,
                     "--fraction", "25%", "--llm", "l"],
                    "Missing option '--set'"),
-        "no fraction": (command(small_set, "--groups", groups), "--groups needs one of --fraction P"),
+        "no fraction": (command(small_set, "--groups", groups), "give one of --fraction P"),
         "a sample too": (command(small_set, "--groups", groups, "--fraction", "25%", "--budget", "10"),
                          "No such option '--budget'"),
     }[case]
