@@ -6,7 +6,7 @@ official runs (``data/dl19/runs``, all 666 pairs of them); as the control variat
 recorded LLM judges together, and no LLM (Horvitz-Thompson). For each and each budget, ``--draws`` document
 samples for nDCG@10, P@10 and AP at relevance level 2, the query-slice PPI++ design at the same human budget beside
 (with an LLM). The data are read, and the simulation run, by the command's own path
-(:func:`evalset.estimate.make_estimate` of a :class:`~evalset.estimate.DocumentValidation`: the same files, pair
+(:func:`evalset.estimate.make_estimate` of a :class:`~evalset.estimate.ValidateDocuments`: the same files, pair
 order and judge names), so that a seed gives exactly the figures of ``evalset estimate validate documents
 data/dl19/runs --resamples R --budget B --human data/dl19/nist.qrels --llm ... -c rel_level=2 --seed S``. It prints
 the date, the load average, each configuration's table and wall time, the run means' "this set" standard error over
@@ -105,13 +105,13 @@ def use_prior_shape(power: float, llm_weights: str | None) -> None:
 
     import numpy as np
 
-    from evalset.estimate.documents import simulate as docsimulate
+    from evalset.estimate.documents import validation as docvalidation
     from evalset.estimate.documents.sample import document_prior
 
-    docsimulate.document_prior = functools.partial(document_prior, power=power)
+    docvalidation.document_prior = functools.partial(document_prior, power=power)
     if llm_weights:
-        weights, by_ranks = np.array([float(w) for w in llm_weights.split(",")]), docsimulate.pool_prior
-        docsimulate.pool_prior = lambda pool, depth: by_ranks(pool, depth) * weights[pool.llm[:, 0]]
+        weights, by_ranks = np.array([float(w) for w in llm_weights.split(",")]), docvalidation.pool_prior
+        docvalidation.pool_prior = lambda pool, depth: by_ranks(pool, depth) * weights[pool.llm[:, 0]]
 
 
 def swapped_copy(name: str, folder: Path) -> Path:
@@ -183,7 +183,7 @@ def main() -> None:
     use_prior_shape(args.prior_power, args.llm_weights)
 
     from evalset.contract import ContractOptions
-    from evalset.estimate import DocumentValidation, make_estimate, read_grades
+    from evalset.estimate import ValidateDocuments, make_estimate, read_grades
     from evalset.io.trec import expand_run_paths, read_run
 
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}; load average "
@@ -205,7 +205,7 @@ def main() -> None:
         names = JUDGES[key]
         for budget in (float(b) for b in args.budgets.split(",")):
             start = time.perf_counter()
-            result = make_estimate(DocumentValidation(
+            result = make_estimate(ValidateDocuments(
                 runs=run_paths, human=[DATA / "nist.qrels"], llm=[DATA / "llm_labels" / f"{n}.qrels" for n in names],
                 no_llm=not names, draws=args.draws, budget=budget, metrics=args.measures.split(","), options=options,
                 seed=args.seed))

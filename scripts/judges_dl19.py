@@ -20,7 +20,7 @@ import pandas as pd
 
 from evalset.agreement.recheck import recheck
 from evalset.estimate.inputs import read_grades
-from evalset.estimate.simulate import simulate
+from evalset.estimate.slicevalidation import simulate_slices
 from evalset.io.trec import read_runs
 from evalset.judgments.ensemble import ensemble_grades
 from evalset.judgments.reading import read_grades as read_judgments
@@ -54,7 +54,7 @@ def main() -> None:
     started, widths = time.monotonic(), {}
     for name in labels:
         judges = [paths[name.split()[0]]] if name.split()[0] in JUDGES else list(paths.values())
-        result = simulate(runs, human, read_grades(judges, "llm"), slice_size=args.slice_size, draws=args.draws,
+        result = simulate_slices(runs, human, read_grades(judges, "llm"), slice_size=args.slice_size, draws=args.draws,
                           metric="ndcg@10", ensemble=name not in JUDGES)
         widths[name] = result.table.set_index("kind")[["width_ppi", "coverage_ppi"]]
     base = max(JUDGES, key=lambda name: _kappa(labels[name], humans))

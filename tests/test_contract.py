@@ -14,7 +14,7 @@ from evalset.cli.freeze import freeze
 from evalset.cli.holes import holes
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED
 from evalset.estimate import estimate_runs, select_from_pool, select_slice
-from evalset.estimate.simulate import simulate
+from evalset.estimate.slicevalidation import simulate_slices
 from evalset.evaluation import Evaluation
 from evalset.holes import holes_pool
 from evalset.io.setfolder import SetContract
@@ -31,7 +31,7 @@ def option_default(command, name: str):
 
 def test_a_library_function_defaults_to_the_value_its_command_shows():
     pairs = [(select_slice, "seed", slice_command, "seed"), (select_from_pool, "seed", slice_command, "seed"),
-             (simulate, "seed", validate_slice, "seed"), (holes_pool, "seed", holes, "seed"),
+             (simulate_slices, "seed", validate_slice, "seed"), (holes_pool, "seed", holes, "seed"),
              (agreement_report, "seed", agreement_command, "seed"),
              (agreement_report, "measure", agreement_command, "measure"),
              (SetContract, "headline", freeze, "headline")]
@@ -51,7 +51,7 @@ def test_the_slice_is_drawn_with_the_default_seed_of_every_resampling():
 
 def test_the_default_metric_is_the_one_every_command_and_function_falls_back_to():
     assert DEFAULT_METRIC == "ndcg@10"
-    assert default(estimate_runs, "metrics") == default(simulate, "metrics") == (DEFAULT_METRIC,)
+    assert default(estimate_runs, "metrics") == default(simulate_slices, "metrics") == (DEFAULT_METRIC,)
     assert default(compare_paired, "metric") == DEFAULT_METRIC
     assert Evaluation(SetContract().evaluation, None).headline == SetContract().headline == DEFAULT_METRIC
     for command in (["estimate", "run", "slice"], ["estimate", "validate", "slice"], ["compare"], ["plan", "power"],

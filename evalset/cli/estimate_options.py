@@ -11,7 +11,7 @@ from evalset.cli.emit import emit
 from evalset.cli.options import apply_options, conflicting_grades_option, run_pairs, set_evaluation_options
 from evalset.cli.ruled import format_option, ruled
 from evalset.contract import DEFAULT_METRIC
-from evalset.estimate.spec import Compared, EstimateSettings, SetEstimate, SliceEstimate
+from evalset.estimate.spec import Compared, EstimateSettings, RunSet, RunSlice
 
 SEE = "See docs/estimate.md and docs/reusability.md."
 
@@ -72,14 +72,14 @@ def grades(human: str | None, llm: str, no_llm: bool = True):
     return lambda command: apply_options(command, options)
 
 
-interval_option = ruled(SliceEstimate, "interval", "--interval",
+interval_option = ruled(RunSlice, "interval", "--interval",
                         help="t: Student's t quantile on (human queries - 1) df, for small slices; normal: ppi_py's.")
 ensemble_option = click.option("--ensemble", is_flag=True, help="Combine the --llm files' judges into one prediction "
                                "calibrated on the human slice (per combination of their grades, cross-fitted by "
                                "query) instead of their median.")
 set_option = click.option("--set", "set_path", required=True, type=click.Path(file_okay=False),
                           help="The frozen set (sets/NAME/vN).")
-split_option = ruled(SetEstimate, "split", "--split", help="The set's queries estimated.")
+split_option = ruled(RunSet, "split", "--split", help="The set's queries estimated.")
 override_option = click.option("--override-contract", is_flag=True,
                                help="Allow contract options that contradict the set's contract (the output says so).")
 

@@ -1,6 +1,6 @@
 """The ``evalset estimate validate`` commands, one per design: many seeded draws of the design on fully graded data,
 each estimated as ``evalset estimate run`` would, held against the full grades (the one harness,
-:mod:`evalset.estimate.validation`): ``slice``, ``documents`` and ``holes`` (each group of runs left out of a set's
+:mod:`evalset.estimate.simulate`): ``slice``, ``documents`` and ``holes`` (each group of runs left out of a set's
 pool in turn)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from evalset.cli.estimate_options import (
     split_option,
 )
 from evalset.cli.ruled import ruled
-from evalset.estimate.spec import DocumentValidation, Drawn, HoleValidation, SliceValidation
+from evalset.estimate.spec import Drawn, ValidateDocuments, ValidateHoles, ValidateSlice
 
 
 def draws(drawn: str):
@@ -42,7 +42,7 @@ def validate_group():
 @grades("Human grades of every query (labels or qrels).",
         "LLM grades of every query; repeatable (merged by median).", no_llm=False)
 @draws("a random slice of --size queries")
-@ruled(SliceValidation, "slice_size", "--size", "slice_size", metavar="N", required=True,
+@ruled(ValidateSlice, "slice_size", "--size", "slice_size", metavar="N", required=True,
        help="Human-graded queries per slice.")
 @click.option("--compare", "comparisons", multiple=True, metavar="BASELINE:CANDIDATE",
               help="A paired difference to validate; repeatable [default: every pair of runs].")
@@ -52,7 +52,7 @@ def validate_group():
 def validate_slice(**settings):
     """Draw R random slices of N of the queries humans graded, estimate RUNs' means and paired differences from
     each, and report how often the intervals cover the means under the full human grades."""
-    estimated(SliceValidation, "slice", **settings)
+    estimated(ValidateSlice, "slice", **settings)
 
 
 @validate_group.command("documents", short_help="Document samples of every query.",
@@ -61,13 +61,13 @@ def validate_slice(**settings):
 @grades("Human grades of every pooled pair (labels or qrels).",
         "LLM grades of every pooled pair; repeatable, each file one judge.")
 @draws("a document sample of --budget judgments expected")
-@ruled(DocumentValidation, "budget", "--budget", metavar="B", required=True,
+@ruled(ValidateDocuments, "budget", "--budget", metavar="B", required=True,
        help="Human judgments expected per sample.")
 @common
 def validate_documents(**settings):
     """Draw R document samples of B judgments expected from the pairs humans graded, estimate RUNs from each, and
     report coverage, widths, bias, RMSE and Kendall's tau against the full grades (the query slice beside)."""
-    estimated(DocumentValidation, "sample", **settings)
+    estimated(ValidateDocuments, "sample", **settings)
 
 
 @validate_group.command("holes", short_help="Samples of a set's holes, each group left out in turn.",
@@ -79,12 +79,12 @@ def validate_documents(**settings):
                    "participant, or two columns): each group is left out of the set's pool in turn.")
 @grades(None, "LLM grades of every pair the set judges; repeatable, each file one judge.")
 @draws("a sample of each run's holes")
-@ruled(HoleValidation, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
+@ruled(ValidateHoles, "holes_fraction", "--fraction", "holes_fraction", metavar="P", percent=True,
        help="The share of each run's holes a draw takes.")
-@ruled(HoleValidation, "holes_precision", "--precision", "holes_precision", metavar="SE",
+@ruled(ValidateHoles, "holes_precision", "--precision", "holes_precision", metavar="SE",
        help="Instead of --fraction: each run's share sized for this standard error of its mean (as estimate select "
             "holes --precision sizes it).")
-@ruled(HoleValidation, "depth", "--depth", metavar="K", help="The depth of the set's pool and of each run's holes "
+@ruled(ValidateHoles, "depth", "--depth", metavar="K", help="The depth of the set's pool and of each run's holes "
                                                           "[default: 10].")
 @split_option
 @override_option
@@ -92,4 +92,4 @@ def validate_documents(**settings):
 def validate_holes(**settings):
     """Leave each group of RUNs out of the frozen set's pool in turn, draw R samples of its runs' holes, and report
     each run's bias, RMSE, coverage and width against the set's judgments."""
-    estimated(HoleValidation, "run", **settings)
+    estimated(ValidateHoles, "run", **settings)

@@ -10,10 +10,10 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
   is read and written by :mod:`evalset.io.slicerecord`);
 - :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
-- :mod:`~evalset.estimate.simulate`: coverage of the intervals over many slices, on fully graded data (its function
-  :func:`~evalset.estimate.simulate.simulate` is reached through the module, whose name it shares);
-- :mod:`~evalset.estimate.validation`: the one harness every design's validation tallies its draws with (bias, RMSE,
-  coverage and width per column, each with its Monte Carlo error);
+- :mod:`~evalset.estimate.simulate`: the one simulation of every design's validation: its loop of seeded draws (each
+  the design's ``simulate_one``) and its harness (bias, RMSE, coverage and width per column, each with its Monte Carlo
+  error);
+- :mod:`~evalset.estimate.slicevalidation`: the query slice's validation (random slices on fully graded data);
 - :mod:`evalset.estimate.documents`: the document design's room (a sample of every query's pooled pairs; a sample
   of a frozen set's holes, the set's pairs known, is one of them).
 
@@ -27,16 +27,16 @@ _EXPORTS = {
     "evalset.estimate.figures": ("Estimate", "estimate_runs"),
     "evalset.estimate.documents.holes": ("draw_holes", "estimate_holes"),
     "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
-    "evalset.estimate.documents.holesimulate": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
+    "evalset.estimate.documents.holevalidation": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
     "evalset.estimate.designs": ("DESIGNS", "DOCUMENT_SAMPLE", "Design", "DocumentSample", "HOLE_SAMPLE",
                                  "HoleSample", "QUERY_SLICE", "QuerySlice", "make_estimate"),
-    "evalset.estimate.simulate": ("Simulation",),
+    "evalset.estimate.slicevalidation": ("Simulation",),
     "evalset.estimate.slicing": ("SliceSelection", "select_from_pool", "select_slice", "select_slice_pool",
                                  "write_slice_pool"),
-    "evalset.estimate.spec": ("DocumentEstimate", "DocumentValidation", "EstimateSettings", "HoleEstimate",
-                              "HoleValidation", "SetEstimate", "SliceEstimate", "SliceValidation"),
-    "evalset.estimate.validation": ("Tally",),
+    "evalset.estimate.spec": ("RunDocuments", "ValidateDocuments", "EstimateSettings", "RunHoles",
+                              "ValidateHoles", "RunSet", "RunSlice", "ValidateSlice"),
+    "evalset.estimate.simulate": ("Tally",),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

@@ -29,25 +29,25 @@ from typing import Any, Protocol
 from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
 from evalset.estimate.documents.holes import hole_sample_report
-from evalset.estimate.documents.holesimulate import MEASURES, HoleSimulation, simulate_holes, sized_by
+from evalset.estimate.documents.holevalidation import MEASURES, HoleSimulation, simulate_holes, sized_by
 from evalset.estimate.documents.report import DocumentReport, document_sample_report, document_validation, read_judges
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.documents.select import DocumentSelection, select_document_pool
-from evalset.estimate.documents.simulate import DocumentSimulation
+from evalset.estimate.documents.validation import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
 from evalset.estimate.inputs import ensemble_of, read_grades
-from evalset.estimate.simulate import Simulation, simulate
+from evalset.estimate.slicevalidation import Simulation, simulate_slices
 from evalset.estimate.slicing import SliceSelection, select_slice_pool
 from evalset.estimate.spec import (
-    DocumentEstimate,
-    DocumentValidation,
     EstimateSettings,
-    HoleEstimate,
-    HoleValidation,
-    SetEstimate,
-    SliceEstimate,
-    SliceValidation,
+    RunDocuments,
+    RunHoles,
+    RunSet,
+    RunSlice,
+    ValidateDocuments,
+    ValidateHoles,
+    ValidateSlice,
 )
 from evalset.evaluation import Evaluation
 from evalset.holes.find import judged_pairs
@@ -75,7 +75,8 @@ class Design(Protocol):
         """The runs' means and paired differences with intervals (a spec of ``estimate run``)."""
 
     def validate(self, spec: Any, progress: Progress = iter) -> Any:
-        """Bias, RMSE, coverage and width over ``spec.draws`` seeded draws on fully graded data."""
+        """Bias, RMSE, coverage and width over ``spec.draws`` seeded draws on fully graded data: the one simulation
+        (:func:`evalset.estimate.simulate.simulate`) of the design's ``simulate_one`` (one draw, estimated)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class QuerySlice:
     def select(self, pool_dir: FilePath, output: FilePath, **settings: Any) -> SliceSelection:
         return select_slice_pool(pool_dir, output, **settings)
 
-    def estimate(self, spec: SliceEstimate) -> Estimate:
+    def estimate(self, spec: RunSlice) -> Estimate:
         ppi_py_module()  # a missing extra is said before any work
         runs, sources = read_runs(spec.runs)
         human = read_grades(spec.human, "human", spec.conflicting_grades)
@@ -103,10 +104,10 @@ class QuerySlice:
                              chosen=tuple(spec.options.given()), sources=sources, exploratory=spec.exploratory,
                              alpha=spec.alpha, level=spec.level, interval=spec.interval)
 
-    def validate(self, spec: SliceValidation, progress: Progress = iter) -> Simulation:
+    def validate(self, spec: ValidateSlice, progress: Progress = iter) -> Simulation:
         ppi_py_module()
         runs, sources = read_runs(spec.runs)
-        return simulate(runs, read_grades(spec.human, "human", spec.conflicting_grades),
+        return simulate_slices(runs, read_grades(spec.human, "human", spec.conflicting_grades),
                         read_grades(spec.llm, "llm", spec.conflicting_grades), slice_size=spec.slice_size,
                         draws=spec.draws, metrics=spec.metrics or (DEFAULT_METRIC,),
                         contract=spec.options.applied_to()[0], pairs=list(spec.pairs) or None, level=spec.level,
@@ -123,13 +124,13 @@ class DocumentSample:
     def select(self, pool_dir: FilePath, output: FilePath, **settings: Any) -> DocumentSelection:
         return select_document_pool(pool_dir, output, **settings)
 
-    def estimate(self, spec: DocumentEstimate) -> DocumentReport:
+    def estimate(self, spec: RunDocuments) -> DocumentReport:
         runs, sources = read_runs(spec.runs)
         return document_sample_report(runs, sample_path=spec.sample_path, pairs=spec.pairs, planned=spec.planned,
                                       exploratory=spec.exploratory, alpha=spec.alpha, **_document_settings(spec),
                                       sources=sources)
 
-    def validate(self, spec: DocumentValidation, progress: Progress = iter) -> DocumentSimulation:
+    def validate(self, spec: ValidateDocuments, progress: Progress = iter) -> DocumentSimulation:
         runs, sources = read_runs(spec.runs)
         return document_validation(runs, draws=spec.draws, budget=spec.budget, seed=spec.seed, progress=progress,
                                    **_document_settings(spec), sources=sources)
@@ -146,7 +147,7 @@ class HoleSample:
                **settings: Any) -> DocumentSelection:
         return select_document_pool(pool_dir, output, frozen_set=frozen_set, **settings)
 
-    def estimate(self, spec: HoleEstimate) -> DocumentReport:
+    def estimate(self, spec: RunHoles) -> DocumentReport:
         runs, sources = read_runs(spec.runs)
         return hole_sample_report(runs, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
                                   llm=spec.llm, no_llm=spec.no_llm, split=spec.split, metrics=spec.metrics,
@@ -154,9 +155,9 @@ class HoleSample:
                                   alpha=spec.alpha, level=spec.level, conflicting_grades=spec.conflicting_grades,
                                   options=spec.options, override_contract=spec.override_contract, sources=sources)
 
-    def validate(self, spec: HoleValidation, progress: Progress = iter) -> HoleSimulation:
+    def validate(self, spec: ValidateHoles, progress: Progress = iter) -> HoleSimulation:
         """Each group of the spec's runs left out of the set's pool in turn, its runs' holes sampled
-        (:mod:`evalset.estimate.documents.holesimulate`: the set's judgments on its split are the full ones; the
+        (:mod:`evalset.estimate.documents.holevalidation`: the set's judgments on its split are the full ones; the
         LLM files, one judge each, grade every pair the set judges)."""
         evaluation = Evaluation.on_set(spec.set_path, spec.split, spec.options,
                                        override_contract=spec.override_contract)
@@ -185,15 +186,15 @@ def make_estimate(spec: EstimateSettings, *, progress: Progress = iter
     frozen set's estimate by the design it was frozen with. ``progress`` wraps a validation's draws. Raises
     :class:`~evalset.errors.InputError` when the inputs break the design's rules as they are read."""
     if not isinstance(spec, EstimateSettings):
-        raise TypeError(f"spec: expected one of evalset.estimate.spec's settings (SliceEstimate, ...), got "
+        raise TypeError(f"spec: expected one of evalset.estimate.spec's settings (RunSlice, ...), got "
                         f"{type(spec).__name__}")
-    if isinstance(spec, SetEstimate):
+    if isinstance(spec, RunSet):
         return _set_estimate(spec)
     design = DESIGNS[spec.design]
     return design.estimate(spec) if spec.verb == "estimate" else design.validate(spec, progress)
 
 
-def _set_estimate(spec: SetEstimate) -> Estimate | DocumentReport:
+def _set_estimate(spec: RunSet) -> Estimate | DocumentReport:
     """A frozen set's estimate by the design it was frozen with (its human slice, or its document sample)."""
     frozen = load_set(spec.set_path, check_headline=parse_measure)
     if frozen.sample is None:
@@ -209,7 +210,7 @@ def _set_estimate(spec: SetEstimate) -> Estimate | DocumentReport:
     return result
 
 
-def _document_settings(spec: DocumentEstimate | DocumentValidation) -> dict[str, Any]:
+def _document_settings(spec: RunDocuments | ValidateDocuments) -> dict[str, Any]:
     return {"human": spec.human, "llm": spec.llm, "no_llm": spec.no_llm, "metrics": spec.metrics,
             "level": spec.level, "conflicting_grades": spec.conflicting_grades,
             "contract": spec.options.applied_to()[0], "chosen": tuple(spec.options.given())}

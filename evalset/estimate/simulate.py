@@ -1,218 +1,128 @@
-"""Does the estimate hold on the user's own data? With human grades for every query (a pilot, or public data),
-draw many random slices, estimate from each as ``estimate`` would, and count how often the intervals cover the
-mean under the full human grades.
+"""The one simulation of every design's validation (``estimate validate``): ``R`` draws on fully graded data, each
+estimated by the design's ``simulate_one`` (:func:`simulate`, the one loop), and for each column (a run's mean, a
+paired difference) its bias, RMSE, coverage and width against the estimand the design can reach, each figure with
+its Monte Carlo error (:class:`Tally`, the one harness). The designs' validations prepare their data and write their
+tables: :mod:`evalset.estimate.slicevalidation`, :mod:`evalset.estimate.documents.validation`,
+:mod:`evalset.estimate.documents.holevalidation`.
 
 Conventions
 -----------
-- The set is the queries with a defined value under the full human grades for every run (the others are left
-  out and counted). Each draw is a uniform slice of ``slice_size`` of them, without replacement, from one seeded
-  ``numpy`` Generator; the other queries are the unlabelled set, graded by the LLM only.
-- The truth of a column (a run, or a paired difference) is its mean over the set under the full human grades.
-- Reported per metric (each on the same slices) and kind (single-run means; paired differences, by default every
-  pair of runs): the observed coverage of the PPI++ interval (as ``estimate`` computes it, and with the normal
-  quantile, same centre and standard error), of the human-only interval, their mean widths and the width ratio,
-  averaged over columns and draws; in the JSON also ``outside_range``, the share of intervals reaching outside the
-  measure's range (0: they are clipped to it, :mod:`evalset.stats.ppi`).
-- A query a run lacks follows the missing-queries rule as the estimate's (:class:`evalset.estimate.inputs.Missing`;
-  ``chosen`` and ``sources`` as :func:`evalset.estimate.estimate_runs`'): refused unless chosen; ``zero`` scores it
-  0, said in a note; ``skip`` is refused (a simulation's columns are over every query of the set).
+- A draw gives each column an estimate and one interval or more, by name (``low``, ``high``), and any per-draw
+  figure the design's table needs beside them (``extra``: its standard errors, its sample's size); the truth of a
+  column is its value under the full grades (the design's estimand). :class:`Tally` keeps every draw: the figures
+  are computed once, at the end, from the whole ``draws x columns`` arrays.
+- An interval covers the truth when ``low - TOLERANCE <= truth <= high + TOLERANCE``: a truth equal to an end up to
+  rounding is covered (a column whose every unit is known has an interval of width 0 on its truth).
+- Per column, over the ``R`` draws (``e`` the error, estimate minus truth): ``bias`` = mean(e), its Monte Carlo
+  error sd(e) / sqrt(R); ``rmse`` = sqrt(mean(e^2)), its error by the delta method sd(e^2) / (2 rmse sqrt(R));
+  per interval, ``coverage`` c = the share of draws that cover, its error sqrt(c (1 - c) / R), and ``width`` = the
+  mean of high - low, its error sd(width) / sqrt(R). The sds are over draws (ddof 0, the figures' own spread).
+- A design's table is its own (which columns, which intervals, what it sums over the columns); the figures are
+  this module's, so that a coverage means one thing in every design.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
-from evalset.errors import InputError
-from evalset.estimate.inputs import (
-    Grades,
-    chosen_conventions,
-    ensemble_of,
-    missing_rule,
-    query_values,
-    refuse_skip,
-    values_by_run,
-)
-from evalset.estimate.validation import Tally
-from evalset.metrics.measures import measure_bounds
-from evalset.params import POSITIVE_INT, check
-from evalset.render import number, records, text_table
-from evalset.seeds import generator
-from evalset.stats.ppi import classical_columns, ppi_columns, quantile
-from evalset.stats.quantiles import around
+TOLERANCE = 1e-9
+"""An interval covers a truth equal to an end up to rounding (see the module's conventions)."""
+
+Interval = tuple[np.ndarray, np.ndarray]
+"""An interval of every column: its low ends and its high ends."""
 
 
-@dataclass(frozen=True)
-class Simulation:
-    """Coverage and widths per kind (``means``, ``differences``): one row each, the settings, and the ``caveats``
-    (what was left out), said after the table and in its JSON (``notes``)."""
+@dataclass
+class Tally:
+    """The draws of one design on one measure: each column's truth, and per draw its estimate and intervals."""
 
-    table: pd.DataFrame
-    settings: dict[str, Any]
-    caveats: list[str] = field(default_factory=list)
+    truth: np.ndarray
+    labels: Sequence[str] = ()
+    estimates: list[np.ndarray] = field(default_factory=list, repr=False)
+    intervals: dict[str, list[Interval]] = field(default_factory=dict, repr=False)
+    extras: dict[str, list[Any]] = field(default_factory=dict, repr=False)
 
-    def to_text(self) -> str:
-        """The validation as ``evalset estimate validate slice`` prints it: the settings, coverage and widths per kind,
-        the caveats."""
-        return _text(self)
+    @classmethod
+    def of(cls, truth: np.ndarray, estimate: np.ndarray, intervals: Mapping[str, Interval],
+           labels: Sequence[str] = ()) -> Tally:
+        """The tally of draws given whole: ``estimate`` and each interval's ends ``draws x columns``."""
+        ends = {name: list(zip(np.asarray(low, np.float64), np.asarray(high, np.float64), strict=True))
+                for name, (low, high) in intervals.items()}
+        return cls(np.asarray(truth, dtype=np.float64), labels, list(np.asarray(estimate, np.float64)), ends)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON of ``evalset estimate validate slice --format json``."""
-        return {"settings": self.settings, "kinds": records(self.table),
-                "notes": self.caveats}
+    def add(self, estimate: np.ndarray, intervals: Mapping[str, Interval],
+            extra: Mapping[str, Any] | None = None) -> None:
+        """One draw: each column's estimate, each named interval's ends, and the draw's ``extra`` figures."""
+        self.estimates.append(np.asarray(estimate, dtype=np.float64))
+        for name, (low, high) in intervals.items():
+            self.intervals.setdefault(name, []).append((np.asarray(low, np.float64), np.asarray(high, np.float64)))
+        for name, value in (extra or {}).items():
+            self.extras.setdefault(name, []).append(value)
 
+    @property
+    def draws(self) -> int:
+        return len(self.estimates)
 
-Predicted = np.ndarray | Callable[[np.ndarray], np.ndarray]
-"""The LLM's per-query values (queries x columns), or the map from a slice (row indices) to them (an ensemble
-calibrated on the slice)."""
+    def estimate(self) -> np.ndarray:
+        """The estimates, ``draws x columns``."""
+        return np.vstack(self.estimates)
 
+    def extra(self, name: str) -> np.ndarray:
+        """The draws' extra figure ``name``, one row (or value) per draw."""
+        return np.asarray(self.extras[name])
 
-def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: np.random.Generator, level: float,
-           interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
-           difference: bool) -> dict[str, float]:
-    """One kind's figures over ``draws`` slices, tallied by the one harness (:class:`~evalset.estimate.validation.
-    Tally`): PPI++'s interval, the same centre and standard error with the normal quantile, the human slice's."""
-    tally = Tally(human.mean(axis=0))
-    normal = float(quantile(level, "normal", np.inf))
-    for _ in progress(range(draws)):
-        order = rng.permutation(len(human))
-        labelled, unlabelled = order[:slice_size], order[slice_size:]
-        predicted = llm(labelled) if callable(llm) else llm
-        ppi = ppi_columns(human[labelled], predicted[labelled], predicted[unlabelled], level=level,
-                          interval=interval, bounds=bounds, difference=difference)
-        classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
-                                      difference=difference, reference=predicted)
-        tally.add(ppi["estimate"], {"ppi": (ppi["low"], ppi["high"]),
-                                    "ppi_normal": around(ppi["estimate"], ppi["se"], normal),
-                                    "human": (classical["low"], classical["high"])})
-    figures = tally.figures()
-    width_of_range = bounds[1] - bounds[0]
-    lowest, highest = (-width_of_range, width_of_range) if difference else bounds
-    outside = [np.mean((low < lowest) | (high > highest)) for low, high in map(tally.ends, ("ppi", "human"))]
-    return {"columns": human.shape[1], **{f"coverage_{name}": float(figures[f"coverage_{name}"].mean())
-                                          for name in ("ppi", "ppi_normal", "human")},
-            "width_ppi": float(figures["width_ppi"].mean()), "width_human": float(figures["width_human"].mean()),
-            "width_ratio": float(figures["width_ppi"].mean() / figures["width_human"].mean()),
-            "outside_range": float(np.mean(outside))}
+    def ends(self, name: str) -> Interval:
+        """Interval ``name``'s low and high ends, each ``draws x columns``."""
+        ends = self.intervals[name]
+        return np.vstack([low for low, _ in ends]), np.vstack([high for _, high in ends])
 
-
-def simulate(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
-             metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
-             pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
-             seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
-             ensemble: bool = False, chosen: Collection[str] | None = None,
-             sources: Mapping[str, object] | None = None) -> Simulation:
-    """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
-    ``slice_size`` queries (module docstring), for each of ``metrics`` on the same slices (one Generator from
-    ``seed`` each); ``pairs`` (baseline, candidate) default to every pair of runs. ``progress`` wraps the draws of
-    each kind (e.g. ``tqdm``). With ``ensemble``, the LLM files' judges are combined into an ensemble calibrated on
-    each drawn slice's human grades (:func:`~evalset.estimate.inputs.ensemble_of`)."""
-    chosen = chosen_conventions(contract, chosen)
-    contract = contract or EvaluationContract()
-    check("the number of simulated slices", draws, POSITIVE_INT)
-    if not metrics:
-        raise InputError("no metric to simulate")
-    for metric in metrics:
-        measure_bounds(metric)  # an unbounded measure refused before any work
-    tables, caveats, settings = [], [], {}
-    for metric in metrics:
-        table, said, first = _simulate_metric(
-            runs, human, llm, slice_size=slice_size, draws=draws, metric=metric, contract=contract, pairs=pairs,
-            level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble, chosen=chosen,
-            sources=sources)
-        tables.append(table.assign(metric=metric))
-        caveats += [line for line in said if line not in caveats]
-        settings = settings or first  # the first metric's queries: each row counts its own
-    settings = {**settings, "metrics": list(metrics)}
-    settings.pop("metric")
-    table = pd.concat(tables, ignore_index=True)
-    return Simulation(table[["metric", *[c for c in table.columns if c != "metric"]]], settings, caveats)
+    def figures(self) -> pd.DataFrame:
+        """One row per column: truth, the estimate's mean and sd, bias, RMSE, and per interval its coverage and
+        width, each figure beside its Monte Carlo error (``*_mc``)."""
+        draws = self.draws
+        if draws == 0:
+            raise ValueError("no draw to tally")
+        estimate = self.estimate()
+        error = estimate - self.truth
+        rmse = np.sqrt(np.mean(error ** 2, axis=0))
+        root = np.sqrt(draws)
+        spread = np.std(error ** 2, axis=0)
+        columns = {"name": list(self.labels) or list(range(len(self.truth))), "truth": self.truth,
+                   "estimate_mean": estimate.mean(axis=0), "estimate_sd": estimate.std(axis=0),
+                   "bias": error.mean(axis=0), "bias_mc": error.std(axis=0) / root, "rmse": rmse,
+                   "rmse_mc": np.divide(spread, 2 * rmse * root, out=np.zeros_like(rmse), where=rmse > 0)}
+        for name in self.intervals:
+            low, high = self.ends(name)
+            coverage = ((low - TOLERANCE <= self.truth) & (self.truth <= high + TOLERANCE)).mean(axis=0)
+            width = high - low
+            columns |= {f"coverage_{name}": coverage, f"coverage_{name}_mc": coverage_error(coverage, draws),
+                        f"width_{name}": width.mean(axis=0), f"width_{name}_mc": width.std(axis=0) / root}
+        return pd.DataFrame(columns)
 
 
-def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int,
-                     metric: str, contract: EvaluationContract, pairs: Sequence[tuple[str, str]] | None,
-                     level: float, interval: str, seed: int, progress: Callable[[Iterable], Iterable],
-                     ensemble: bool, chosen: Collection[str],
-                     sources: Mapping[str, object] | None) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
-    """One metric's rows (a kind each), caveats and settings (:func:`simulate`)."""
-    bounds = measure_bounds(metric)
-    query_ids = sorted(human.query_ids)
-    scored = query_values(runs, human.qrels, query_ids, metric, contract, chosen)
-    caveats = refuse_skip(missing_rule(scored, query_ids, sources)).notes()
-    human_values = scored.values(metric).reindex(query_ids)
-    undefined = human_values.index[human_values.isna().any(axis=1)]
-    if len(undefined):
-        caveats.append(f"{metric}: {len(undefined)} queries have no defined value under the human grades and were "
-                       "left out")
-        human_values = human_values.drop(index=undefined)
-    missing = sorted(set(human_values.index) - llm.query_ids)
-    if missing:
-        raise InputError(f"{len(missing)} human-graded queries have no LLM grade (e.g. {', '.join(missing[:3])}): "
-                         "the LLM must grade every query", llm.files[0] if llm.files else None)
-    if not 2 <= slice_size < len(human_values):
-        raise InputError(f"--size {slice_size}: a slice of {slice_size} queries out of {len(human_values)}; give at "
-                         "least 2 and fewer than all")
-    llm_values = values_by_run(runs, llm.qrels, list(human_values.index), metric, contract).fillna(0.0)
-    names = list(human_values.columns)
-    pairs = list(pairs) if pairs is not None else list(itertools.combinations(names, 2))
-    unknown = sorted({name for pair in pairs for name in pair} - set(names))
-    if unknown:
-        pair = next(pair for pair in pairs if unknown[0] in pair)
-        raise InputError(f"no run named {unknown[0]} to compare in {pair[0]}:{pair[1]} (runs: "
-                         f"{', '.join(sorted(names))})")
-    rng = generator(seed)
-    predicted: Predicted = llm_values.to_numpy(float)
-    if ensemble:
-        predicted = _ensemble_values(runs, human, llm, list(human_values.index), names, metric, contract)
-        caveats.append("the LLM files' judges are one ensemble, calibrated on each simulated slice's human grades")
-    kinds = {"means": (human_values.to_numpy(float), predicted)}
-    if pairs:
-        base = [names.index(b) for b, _ in pairs]
-        cand = [names.index(c) for _, c in pairs]
-        kinds["differences"] = (kinds["means"][0][:, cand] - kinds["means"][0][:, base],
-                                _columns_difference(predicted, base, cand))
-    rows = [{"kind": kind, "queries": len(human_values),
-             **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds, kind == "differences")}
-            for kind, (h, y) in kinds.items()]
-    settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
-                "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
-                "human": list(human.files), "llm": list(llm.files), "ensemble": ensemble,
-                "contract": contract.to_dict()}
-    return pd.DataFrame(rows), caveats, settings
+Drawn = tuple[np.ndarray, Mapping[str, Interval], Mapping[str, Any]]
+"""A design's answer on one key (a measure, a kind) for one draw: every column's estimate, its intervals by name, and
+its ``extra`` figures (may be empty), as :meth:`Tally.add` takes them."""
 
 
-def _ensemble_values(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, query_ids: list[str],
-                     names: list[str], metric: str, contract: EvaluationContract) -> Callable[[np.ndarray], np.ndarray]:
-    """The map from a slice (indices into ``query_ids``) to the runs' values under the ensemble calibrated on it."""
-    def values(labelled: np.ndarray) -> np.ndarray:
-        chosen = {query_ids[i] for i in labelled}
-        on_slice = replace(human, judgments=human.judgments[human.judgments["query_id"].isin(chosen)])
-        grades, _ = ensemble_of(llm, on_slice)
-        return values_by_run(runs, grades.qrels, query_ids, metric, contract).fillna(0.0)[names].to_numpy(float)
-    return values
+def simulate(simulate_one: Callable[[Any], Mapping[Hashable, Drawn]], draws: Iterable,
+             truths: Mapping[Hashable, np.ndarray], progress: Callable[[Iterable], Iterable] = iter
+             ) -> dict[Hashable, Tally]:
+    """The one loop of every design's validation: each of ``draws`` (a seed, or a draw's number) estimated by the
+    design's ``simulate_one``, its answer on each key of ``truths`` tallied against that key's truth; ``progress``
+    wraps the draws. The design's ``simulate_one`` is its only random step, so the same draws give the same tallies."""
+    tallies = {key: Tally(np.asarray(truth, dtype=np.float64)) for key, truth in truths.items()}
+    for draw in progress(draws):
+        for key, (estimate, intervals, extra) in simulate_one(draw).items():
+            tallies[key].add(estimate, intervals, extra)
+    return tallies
 
 
-def _columns_difference(predicted: Predicted, base: list[int], cand: list[int]) -> Predicted:
-    if callable(predicted):
-        return lambda labelled: _columns_difference(predicted(labelled), base, cand)
-    return predicted[:, cand] - predicted[:, base]
-
-
-def _text(result: Simulation) -> str:
-    s = result.settings
-    lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
-             f"{', '.join(s['metrics'])}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
-             f"human: {', '.join(s['human'])}; LLM: {', '.join(s['llm'])}"]
-    header = ["metric", "", "columns", f"PPI++ coverage ({s['interval']})", "PPI++ (normal)",
-              "human-only coverage", "PPI++ width", "human-only width", "width ratio"]
-    names = {"means": "run means", "differences": "paired differences"}
-    rows = [[row.metric, names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
-             number(row.coverage_human, 3), number(row.width_ppi, 3), number(row.width_human, 3),
-             number(row.width_ratio, 2)] for row in result.table.itertuples()]
-    return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])
+def coverage_error(coverage, draws: int):
+    """The Monte Carlo error of a coverage over ``draws`` draws: sqrt(c (1 - c) / R), a number or a column each."""
+    return np.sqrt(coverage * (1 - coverage) / draws)

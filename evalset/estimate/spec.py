@@ -2,11 +2,11 @@
 design's settings, its required ones without a default, so that none can be filled wrongly; the keyword arguments of
 the library's :func:`evalset.estimate.make_estimate` are the same objects.
 
-- :class:`SliceEstimate`: ``estimate run slice`` (a slice of whole queries, PPI++);
-- :class:`DocumentEstimate`: ``estimate run documents`` (a document sample of every query);
-- :class:`HoleEstimate`: ``estimate run holes`` (a sample of a frozen set's holes, the set's pairs known);
-- :class:`SetEstimate`: ``estimate run set`` (a frozen set, by the design it was frozen with);
-- :class:`SliceValidation`, :class:`DocumentValidation`, :class:`HoleValidation`: ``estimate validate slice``,
+- :class:`RunSlice`: ``estimate run slice`` (a slice of whole queries, PPI++);
+- :class:`RunDocuments`: ``estimate run documents`` (a document sample of every query);
+- :class:`RunHoles`: ``estimate run holes`` (a sample of a frozen set's holes, the set's pairs known);
+- :class:`RunSet`: ``estimate run set`` (a frozen set, by the design it was frozen with);
+- :class:`ValidateSlice`, :class:`ValidateDocuments`, :class:`ValidateHoles`: ``estimate validate slice``,
   ``documents`` and ``holes`` (seeded draws of the design on fully graded data).
 
 Each spec names its design (:mod:`evalset.estimate.designs`, which answers it) and its verb. Each field's rule is
@@ -140,7 +140,7 @@ class Drawn(EstimateSettings):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SliceEstimate(Compared):
+class RunSlice(Compared):
     """``estimate run slice``: the LLM's grades of every query (``llm``, repeatable, merged by median) corrected by
     the humans' of a slice (``human``) that ``slice_path`` records (PPI++); ``interval`` ``t`` or ``normal``;
     ``ensemble`` combines the LLM files' judges into one calibrated on the slice."""
@@ -154,7 +154,7 @@ class SliceEstimate(Compared):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SetEstimate(Compared):
+class RunSet(Compared):
     """``estimate run set``: a frozen set with an LLM-graded part (``set_path``, its ``split``), estimated by the
     design it was frozen with; ``llm``: its judge's labels again, or with ``other_judge`` another judge's;
     ``override_contract`` allows contract options that contradict the set's."""
@@ -173,7 +173,7 @@ class SetEstimate(Compared):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentEstimate(Compared):
+class RunDocuments(Compared):
     """``estimate run documents``: a document sample of every query (``sample_path``, the record of ``estimate
     select documents``), the humans' grades of its pairs (``human``), the LLM's of every pooled pair (``llm``, each
     file one judge) or none (``no_llm``: Horvitz-Thompson's estimator)."""
@@ -189,10 +189,10 @@ class DocumentEstimate(Compared):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HoleEstimate(Compared):
+class RunHoles(Compared):
     """``estimate run holes``: a sample of a frozen set's holes (``sample_path``, the record of ``estimate select
     holes``; ``set_path``, its ``split``), the humans' grades of the drawn holes, the LLM's of every pair of the set
-    and of the holes (or ``no_llm``); ``override_contract`` as :class:`SetEstimate`'s."""
+    and of the holes (or ``no_llm``); ``override_contract`` as :class:`RunSet`'s."""
 
     set_path: FilePath
     sample_path: FilePath
@@ -208,10 +208,10 @@ class HoleEstimate(Compared):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SliceValidation(Drawn):
+class ValidateSlice(Drawn):
     """``estimate validate slice``: ``draws`` random slices of ``slice_size`` of the queries humans graded in full
     (``human``), the LLM's grades of every query (``llm``); ``pairs``: the differences validated (none: every pair
-    of runs); ``interval`` and ``ensemble`` as :class:`SliceEstimate`'s."""
+    of runs); ``interval`` and ``ensemble`` as :class:`RunSlice`'s."""
 
     human: Sequence[FilePath]
     llm: Sequence[FilePath]
@@ -223,9 +223,9 @@ class SliceValidation(Drawn):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentValidation(Drawn):
+class ValidateDocuments(Drawn):
     """``estimate validate documents``: ``draws`` document samples of ``budget`` judgments expected from the pairs
-    humans graded in full (``human``); ``llm`` or ``no_llm`` as :class:`DocumentEstimate`'s."""
+    humans graded in full (``human``); ``llm`` or ``no_llm`` as :class:`RunDocuments`'s."""
 
     human: Sequence[FilePath]
     budget: float
@@ -238,8 +238,8 @@ class DocumentValidation(Drawn):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HoleValidation(Drawn):
-    """``estimate validate holes`` (:mod:`evalset.estimate.documents.holesimulate`): each group of runs
+class ValidateHoles(Drawn):
+    """``estimate validate holes`` (:mod:`evalset.estimate.documents.holevalidation`): each group of runs
     (``groups_path``, :func:`evalset.io.groups.read_run_groups`) left out of the set's depth-``depth`` pool (None:
     10) in turn, ``draws`` samples of its runs' holes, each the share ``holes_fraction`` of a run's holes or the
     share sized for the standard error ``holes_precision`` (one of them); the set's judgments on its ``split`` are the

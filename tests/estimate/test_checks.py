@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.estimate import SliceEstimate, check_coverage, estimate_runs, grades_of, select_slice
+from evalset.estimate import RunSlice, check_coverage, estimate_runs, grades_of, select_slice
 from evalset.estimate.frozen import set_estimate
 from evalset.io.queries import read_queries
 from evalset.judgments.merging import merge_grades
@@ -40,7 +40,7 @@ def refused(result, message):
 ])
 def test_estimate_settings_are_checked_by_every_estimate_function(settings, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
-        SliceEstimate(runs=["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
+        RunSlice(runs=["run"], llm=["llm"], human=["human"], slice_path="slice", **settings)
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         set_estimate(None, {}, **settings)
     if "planned" not in settings:
@@ -224,13 +224,13 @@ def test_the_notes_reach_the_json_and_the_table(tmp_path):
 # --- a measure without an upper bound (issue 31): an interval kept inside its range has no range to keep inside
 @pytest.mark.parametrize("metric", ["NumRet", "dcg@10"])
 def test_a_measure_without_an_upper_bound_is_refused_before_any_work(metric):
-    from evalset.estimate.simulate import simulate
+    from evalset.estimate.slicevalidation import simulate_slices
 
     message = r"has no upper bound \(its values are in \[0, inf\)\): estimates are made for measures with a bounded"
     with pytest.raises(InputError, match=message):
         estimate_runs({}, None, None, None, metrics=[metric])
     with pytest.raises(InputError, match=message):
-        simulate({}, None, None, slice_size=2, metrics=[metric])
+        simulate_slices({}, None, None, slice_size=2, metrics=[metric])
 
 
 def test_a_slice_keeps_a_task_whose_text_holds_a_unicode_line_separator(tmp_path):

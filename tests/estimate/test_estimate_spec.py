@@ -15,33 +15,33 @@ from evalset.cli import main
 from evalset.contract import ContractOptions
 from evalset.errors import InputError
 from evalset.estimate import (
-    DocumentEstimate,
-    DocumentValidation,
     EstimateSettings,
-    HoleEstimate,
-    HoleValidation,
-    SetEstimate,
-    SliceEstimate,
-    SliceValidation,
+    RunDocuments,
+    RunHoles,
+    RunSet,
+    RunSlice,
+    ValidateDocuments,
+    ValidateHoles,
+    ValidateSlice,
     estimate_runs,
     make_estimate,
 )
 from evalset.estimate.frozen import set_estimate
 
 VALID = {
-    SliceEstimate: {"runs": ("run",), "llm": ("llm.qrels",), "human": ("human.qrels",), "slice_path": "slice.json"},
-    SetEstimate: {"runs": ("run",), "set_path": "set"},
-    DocumentEstimate: {"runs": ("run",), "sample_path": "sample", "human": ("human.qrels",), "llm": ("llm.qrels",)},
-    HoleEstimate: {"runs": ("run",), "set_path": "set", "sample_path": "sample", "human": ("h.qrels",), "no_llm": True},
-    SliceValidation: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "slice_size": 3},
-    DocumentValidation: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "budget": 10.0},
-    HoleValidation: {"runs": ("run",), "set_path": "set", "groups_path": "groups.tsv", "llm": ("l.qrels",),
+    RunSlice: {"runs": ("run",), "llm": ("llm.qrels",), "human": ("human.qrels",), "slice_path": "slice.json"},
+    RunSet: {"runs": ("run",), "set_path": "set"},
+    RunDocuments: {"runs": ("run",), "sample_path": "sample", "human": ("human.qrels",), "llm": ("llm.qrels",)},
+    RunHoles: {"runs": ("run",), "set_path": "set", "sample_path": "sample", "human": ("h.qrels",), "no_llm": True},
+    ValidateSlice: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "slice_size": 3},
+    ValidateDocuments: {"runs": ("run",), "human": ("h.qrels",), "llm": ("l.qrels",), "draws": 5, "budget": 10.0},
+    ValidateHoles: {"runs": ("run",), "set_path": "set", "groups_path": "groups.tsv", "llm": ("l.qrels",),
                      "draws": 5, "holes_fraction": 0.25},
 }
 """Each spec with settings that pass every rule."""
-COMMANDS = {SliceEstimate: "run slice", SetEstimate: "run set", DocumentEstimate: "run documents",
-            HoleEstimate: "run holes", SliceValidation: "validate slice", DocumentValidation: "validate documents",
-            HoleValidation: "validate holes"}
+COMMANDS = {RunSlice: "run slice", RunSet: "run set", RunDocuments: "run documents",
+            RunHoles: "run holes", ValidateSlice: "validate slice", ValidateDocuments: "validate documents",
+            ValidateHoles: "validate holes"}
 
 
 def refused(kind, message, **settings):
@@ -68,42 +68,42 @@ def test_each_spec_passes_its_valid_settings_and_names_its_design_and_verb(kind)
 
 
 @pytest.mark.parametrize(("kind", "name", "value", "message"), [
-    (SetEstimate, "split", "train", "split must be one of test, dev, all, got 'train'"),
-    (SliceEstimate, "planned", 0, "planned must be a positive integer, got 0"),
-    (DocumentEstimate, "alpha", 1.5, "alpha must be a number in (0, 1), got 1.5"),
-    (HoleEstimate, "level", 0.0, "level must be a number in (0, 1), got 0.0"),
-    (SliceEstimate, "interval", "z", "interval must be one of t, normal, got 'z'"),
-    (SliceValidation, "draws", 0, "draws must be an integer in [1, 1000000], got 0"),
-    (DocumentValidation, "draws", 1_000_001, "draws must be an integer in [1, 1000000], got 1000001"),
-    (SliceValidation, "slice_size", 0, "slice_size must be a positive integer, got 0"),
-    (HoleValidation, "seed", -1, "seed must be a non-negative integer, got -1"),
-    (SliceEstimate, "conflicting_grades", "last",
+    (RunSet, "split", "train", "split must be one of test, dev, all, got 'train'"),
+    (RunSlice, "planned", 0, "planned must be a positive integer, got 0"),
+    (RunDocuments, "alpha", 1.5, "alpha must be a number in (0, 1), got 1.5"),
+    (RunHoles, "level", 0.0, "level must be a number in (0, 1), got 0.0"),
+    (RunSlice, "interval", "z", "interval must be one of t, normal, got 'z'"),
+    (ValidateSlice, "draws", 0, "draws must be an integer in [1, 1000000], got 0"),
+    (ValidateDocuments, "draws", 1_000_001, "draws must be an integer in [1, 1000000], got 1000001"),
+    (ValidateSlice, "slice_size", 0, "slice_size must be a positive integer, got 0"),
+    (ValidateHoles, "seed", -1, "seed must be a non-negative integer, got -1"),
+    (RunSlice, "conflicting_grades", "last",
      "conflicting_grades must be one of refuse, latest, first, got 'last'"),
-    (DocumentValidation, "budget", 0.0, "budget must be a number > 0, got 0.0"),
-    (HoleValidation, "holes_fraction", 1.5, "holes_fraction must be a number in (0, 1), got 1.5"),
-    (HoleValidation, "depth", 0, "depth must be an integer in [1, 1000000], got 0"),
+    (ValidateDocuments, "budget", 0.0, "budget must be a number > 0, got 0.0"),
+    (ValidateHoles, "holes_fraction", 1.5, "holes_fraction must be a number in (0, 1), got 1.5"),
+    (ValidateHoles, "depth", 0, "depth must be an integer in [1, 1000000], got 0"),
 ])
 def test_each_fields_rule_refuses_in_one_line(kind, name, value, message):
     refused(kind, message, **{name: value})
 
 
 RULES_BETWEEN = [
-    (SliceEstimate, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
-    (SliceValidation, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
-    (DocumentEstimate, {"runs": ()}, "give RUN: the run files or folders to estimate"),
-    (SetEstimate, {"other_judge": True}, "--other-judge goes with --llm: LLM labels of another judge than the set's"),
-    (DocumentEstimate, {"no_llm": True}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
+    (RunSlice, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
+    (ValidateSlice, {"pairs": [("a", "a")]}, "comparison a:a compares a run with itself: give two different runs"),
+    (RunDocuments, {"runs": ()}, "give RUN: the run files or folders to estimate"),
+    (RunSet, {"other_judge": True}, "--other-judge goes with --llm: LLM labels of another judge than the set's"),
+    (RunDocuments, {"no_llm": True}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
                                          "Horvitz-Thompson's estimator: one of them"),
-    (DocumentValidation, {"llm": ()}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
+    (ValidateDocuments, {"llm": ()}, "give the LLM grades of every pooled pair (--llm), or --no-llm for "
                                       "Horvitz-Thompson's estimator: one of them"),
-    (HoleEstimate, {"no_llm": False}, "give the LLM grades of every pair of the set and of the holes (--llm), or "
+    (RunHoles, {"no_llm": False}, "give the LLM grades of every pair of the set and of the holes (--llm), or "
                                       "--no-llm for Horvitz-Thompson's estimator: one of them"),
-    (HoleValidation, {"no_llm": True}, "give the LLM grades of every pair the set judges (--llm), or --no-llm for "
+    (ValidateHoles, {"no_llm": True}, "give the LLM grades of every pair the set judges (--llm), or --no-llm for "
                                        "Horvitz-Thompson's estimator: one of them"),
-    (HoleValidation, {"holes_precision": 0.01}, "give one of --fraction P (the share of each run's holes a draw "
+    (ValidateHoles, {"holes_precision": 0.01}, "give one of --fraction P (the share of each run's holes a draw "
                                                 "takes: 0.25 or 25%) or --precision SE (each run's share sized for "
                                                 "it)"),
-    (HoleValidation, {"holes_fraction": None}, "give one of --fraction P (the share of each run's holes a draw takes: "
+    (ValidateHoles, {"holes_fraction": None}, "give one of --fraction P (the share of each run's holes a draw takes: "
                                                "0.25 or 25%) or --precision SE (each run's share sized for it)"),
 ]
 
@@ -132,11 +132,11 @@ def test_no_spec_chooses_a_mode_by_the_settings_present():
 
 def test_a_setting_of_another_design_is_no_field_of_the_spec():
     with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
-        SliceEstimate(**VALID[SliceEstimate], budget=100.0)
+        RunSlice(**VALID[RunSlice], budget=100.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'slice_path'"):
-        DocumentEstimate(**VALID[DocumentEstimate], slice_path="slice.json")
+        RunDocuments(**VALID[RunDocuments], slice_path="slice.json")
     with pytest.raises(TypeError, match="unexpected keyword argument 'human'"):
-        SetEstimate(**VALID[SetEstimate], human=("h.qrels",))
+        RunSet(**VALID[RunSet], human=("h.qrels",))
 
 
 BASES = {"run slice": ["run", "--llm", "llm.qrels", "--human", "human.qrels", "--slice", "slice.json"],
@@ -208,7 +208,7 @@ def test_the_old_command_line_is_refused_naming_the_new_commands():
 
 
 def test_the_spec_is_frozen_holds_tuples_and_the_default_contract_options():
-    spec = SliceEstimate(runs=["a", "b"], llm="llm.qrels", human=["human.qrels"], slice_path="slice.json",
+    spec = RunSlice(runs=["a", "b"], llm="llm.qrels", human=["human.qrels"], slice_path="slice.json",
                          pairs=[["a", "b"]], metrics=["ndcg@10"])
     assert (spec.runs, spec.llm, spec.pairs, spec.metrics) == (("a", "b"), ("llm.qrels",), (("a", "b"),),
                                                                ("ndcg@10",))
@@ -218,7 +218,7 @@ def test_the_spec_is_frozen_holds_tuples_and_the_default_contract_options():
 
 
 def test_make_estimate_answers_a_spec_and_nothing_else():
-    with pytest.raises(TypeError, match=r"^spec: expected one of evalset.estimate.spec's settings \(SliceEstimate, "
+    with pytest.raises(TypeError, match=r"^spec: expected one of evalset.estimate.spec's settings \(RunSlice, "
                                         r"...\), got list$"):
         make_estimate(["run"])
 

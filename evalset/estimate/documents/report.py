@@ -28,7 +28,7 @@ Conventions
 - The missing-queries rule and the sample's minimum are the estimate's (:mod:`evalset.estimate.documents.estimate`):
   ``chosen`` the contract's conventions the user gave, ``sources`` run name -> file, named in a refusal.
 - The validation's pool is the human qrels' pairs (every one graded); it draws ``draws`` samples of ``budget``
-  expected judgments (:func:`evalset.estimate.documents.simulate.simulate_documents`, the query slice beside).
+  expected judgments (:func:`evalset.estimate.documents.validation.simulate_documents`, the query slice beside).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
 from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, DesignRules
-from evalset.estimate.documents.simulate import DocumentSimulation, simulate_documents
+from evalset.estimate.documents.validation import DocumentSimulation, simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
 from evalset.metrics.documents import document_terms

@@ -9,7 +9,7 @@ from evalset.contract import EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import estimate_documents, prepare_pool
 from evalset.estimate.documents.sample import inclusion_probabilities, poisson_sample
-from evalset.estimate.documents.simulate import pool_prior
+from evalset.estimate.documents.validation import pool_prior
 from evalset.estimate.inputs import values_by_run
 from evalset.io.trec import read_qrels, read_runs
 

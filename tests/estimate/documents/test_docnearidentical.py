@@ -12,7 +12,7 @@ import pytest
 
 from evalset.contract import EvaluationContract
 from evalset.estimate.documents.report import read_judges
-from evalset.estimate.documents.simulate import simulate_documents
+from evalset.estimate.documents.validation import simulate_documents
 from evalset.estimate.inputs import read_grades
 from evalset.io.trec import read_run
 from evalset.metrics.ranking import top_k

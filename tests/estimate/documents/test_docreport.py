@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalset.estimate import DocumentEstimate, make_estimate
+from evalset.estimate import RunDocuments, make_estimate
 from evalset.estimate.documents.estimate import estimate_documents
 from tests.support.dl19files import LLAMA, drawn_sample, invoke, qrels_grades, write_qrels
 
@@ -72,7 +72,7 @@ def test_the_estimate_of_the_37_runs_covers_the_full_judgment_truth(data):
 
 
 def test_the_library_call_gives_what_the_command_prints(data):
-    report = make_estimate(DocumentEstimate(runs=FEW, sample_path=data["sample"], human=[data["human"]],
+    report = make_estimate(RunDocuments(runs=FEW, sample_path=data["sample"], human=[data["human"]],
                                             llm=[data["llm"]], pairs=[("bm25base_p", "p_exp_rm3_bert")],
                                             exploratory=True))
     result = invoke("estimate", "run", "documents", "--sample", data["sample"], "--human", data["human"],

@@ -1,13 +1,14 @@
-"""The one validation harness (evalset.estimate.validation): each column's bias, RMSE, coverage and width with their
-Monte Carlo errors, worked by hand; and each design tallied by it gives the figures its own harness gave before
-(measured on the same draws on 2026-12-06, to 1e-12), the query slice, the document sample and the hole sample."""
+"""The one simulation (evalset.estimate.simulate): its loop tallies each draw of a design's ``simulate_one`` by key, in
+order; its harness gives each column's bias, RMSE, coverage and width with their Monte Carlo errors, worked by hand;
+and each design simulated by it gives the figures its own loop and harness gave before (measured on the same draws
+on 2026-12-06, to 1e-12), the query slice, the document sample and the hole sample."""
 
 import numpy as np
 import pytest
 
 from evalset.estimate.inputs import read_grades
-from evalset.estimate.simulate import simulate
-from evalset.estimate.validation import TOLERANCE, Tally, coverage_error
+from evalset.estimate.simulate import TOLERANCE, Tally, coverage_error, simulate
+from evalset.estimate.slicevalidation import simulate_slices
 from evalset.io.trec import read_qrels, read_runs
 
 
@@ -50,6 +51,25 @@ def test_a_tally_given_whole_is_the_tally_of_its_draws():
     assert coverage_error(0.95, 500) == pytest.approx(0.00975, abs=1e-5)
 
 
+def test_the_loop_tallies_each_draw_of_the_design_by_key_in_order_with_its_extra_figures():
+    seen = []
+
+    def simulate_one(draw):
+        seen.append(draw)
+        return {"p@10": (np.array([draw, -draw]), {"a": (np.array([draw - 1, -draw - 1]), np.array([draw + 1, 0]))},
+                         {"size": 10 * draw}),
+                "ap": (np.array([0.5]), {"a": (np.array([0.0]), np.array([1.0]))}, {})}
+
+    tallies = simulate(simulate_one, [3, 1, 2], {"p@10": np.array([2.5, -2.5]), "ap": np.array([0.5])},
+                       progress=lambda draws: iter(list(draws)[:2]))  # progress may even cut the draws
+    assert seen == [3, 1]
+    assert tallies["p@10"].estimate().tolist() == [[3, -3], [1, -1]]
+    assert tallies["p@10"].extra("size").tolist() == [30, 10]
+    figures = tallies["p@10"].figures()
+    assert figures["coverage_a"].tolist() == [0.5, 0.5]  # 2.5 in [2, 4], not in [0, 2]; -2.5 in [-4, 0] only
+    assert figures["bias"].tolist() == [-0.5, 0.5] and tallies["ap"].figures()["rmse"].tolist() == [0.0]
+
+
 def test_a_tally_of_no_draw_is_a_bug_not_a_figure():
     with pytest.raises(ValueError, match="no draw"):
         Tally(np.zeros(2)).figures()
@@ -64,7 +84,7 @@ def dl19_few() -> dict:
 
 
 def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
-    result = simulate(dl19_few(), read_grades(["data/dl19/nist.qrels"], "human"),
+    result = simulate_slices(dl19_few(), read_grades(["data/dl19/nist.qrels"], "human"),
                       read_grades(["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"], "llm"), slice_size=10,
                       draws=30, metrics=["ndcg@10"], seed=7)
     rows = result.table.set_index("kind")
@@ -79,7 +99,7 @@ def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
 
 
 def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before():
-    from evalset.estimate.documents.simulate import simulate_documents
+    from evalset.estimate.documents.validation import simulate_documents
 
     judge = read_qrels("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels").assign(judge="llama")
     result = simulate_documents(dl19_few(), read_qrels("data/dl19/nist.qrels"), judge, budget=1000, draws=8,
@@ -98,7 +118,7 @@ def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before(
 
 
 def test_the_hole_sample_tallied_by_the_harness_gives_its_figures_of_before():
-    from tests.estimate.documents.test_hole_simulate import simulate as simulate_holes
+    from tests.estimate.documents.test_hole_validation import simulate as simulate_holes
 
     result = simulate_holes()
     run = result.per_run.set_index(["run", "measure", "kind"])

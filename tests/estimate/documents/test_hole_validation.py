@@ -1,4 +1,4 @@
-"""The hole sample's leave-one-group-out simulation (evalset.estimate.documents.holesimulate): on a small set whose
+"""The hole sample's leave-one-group-out simulation (evalset.estimate.documents.holevalidation): on a small set whose
 figures are worked by hand (a run without a hole, every hole drawn, a per-run fraction), its determinism, its refusals,
 the command, and TREC DL 2019 with groups left out."""
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from evalset.cli import main
 from evalset.errors import InputError
-from evalset.estimate.documents.holesimulate import simulate_holes
+from evalset.estimate.documents.holevalidation import simulate_holes
 from evalset.metrics import evaluate
 from tests.support.options import refusal
 
@@ -245,8 +245,8 @@ def test_on_dl19_two_groups_left_out():
 def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
     """--precision: the simulation's share of a run's holes is holesizing's, from the same design (the set
     without the run's group, the run and the best run beside it)."""
-    from evalset.estimate.documents.holesimulate import sized_by
     from evalset.estimate.documents.holesizing import size_holes
+    from evalset.estimate.documents.holevalidation import sized_by
     from evalset.holes import find_holes
     from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 

@@ -5,7 +5,7 @@ as the humans, the 37 runs, all 666 pairs): the figures measured, with slack for
 import pandas as pd
 import pytest
 
-from evalset.estimate.documents.simulate import simulate_documents
+from evalset.estimate.documents.validation import simulate_documents
 from evalset.io.trec import read_qrels, read_runs
 
 pytestmark = pytest.mark.slow

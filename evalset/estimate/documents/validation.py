@@ -17,9 +17,9 @@ Conventions
   bias (mean over draws of estimate - truth; the largest |bias| over runs and their mean), the RMSE (mean over
   runs) and Kendall's tau of the ranking of the runs by estimated mean against the truth's (mean over draws;
   ``tau_sd`` its standard deviation over draws, in the table and ``to_dict``, not in ``to_text``). The
-  query slice (:func:`evalset.estimate.simulate.simulate`: ``round(budget / (pairs / queries))`` queries, at least
-  2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and the ratio of the
-  "this set" width to it.
+  query slice (:func:`evalset.estimate.slicevalidation.simulate_slices`: ``round(budget / (pairs / queries))``
+  queries, at least 2, the judges' median grade as its LLM, t intervals) beside: its PPI++ coverage and width, and
+  the ratio of the "this set" width to it.
 - A budget below the design's minimum (:func:`evalset.estimate.documents.sample.check_sample_size`, in expected pairs)
   is refused. A query a run lacks follows the missing-queries rule (:class:`evalset.estimate.inputs.Missing`, ``chosen``
   and ``sources`` as the estimate's): refused unless chosen; ``zero`` scores it 0, said in a note; ``skip`` is for
@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
-from evalset.estimate.validation import Tally
+from evalset.estimate.simulate import Drawn, Tally, simulate
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
@@ -94,53 +93,33 @@ def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
     return document_prior(pool.pairs, sources, depth)
 
 
-class _Tally:
-    """One measure's draws (the one harness, :class:`~evalset.estimate.validation.Tally`, with "this set"'s and "new
-    queries"' intervals), its standard errors and each draw's Kendall's tau of the run means."""
+def _kinds(tally: Tally, figures: pd.DataFrame, runs: int) -> dict[str, dict[str, float]]:
+    """Per kind (``means``, ``differences``): coverage and width of "this set"'s and "new queries"' intervals,
+    averaged over its columns; for the means also the bias (largest, mean of absolute), the mean of the runs' RMSE,
+    Kendall's tau of the runs' ranking by estimate against the truth's (mean and sd over the draws); ``figures``:
+    the tally's."""
+    parts = {"means": figures.iloc[:runs], "differences": figures.iloc[runs:]}
+    found = {kind: {f"{what}_{name}": float(part[f"{what}_{name}"].mean()) for what in ("coverage", "width")
+                    for name in ("set", "new")} for kind, part in parts.items()}
+    means = parts["means"]
+    taus = [kendall_tau(estimate[:runs], tally.truth[:runs])[0] for estimate in tally.estimate()]
+    found["means"] |= {"bias_max": float(means["bias"].abs().max()), "bias_mean": float(means["bias"].abs().mean()),
+                       "rmse": float(means["rmse"].mean()), "tau": float(np.mean(taus)), "tau_sd": float(np.std(taus))}
+    return found
 
-    def __init__(self, truth: np.ndarray, runs: int) -> None:
-        self.draws, self.runs = Tally(truth), runs
-        self.se: list[np.ndarray] = []
-        self.taus: list[float] = []
 
-    def add(self, got: dict[str, np.ndarray]) -> None:
-        estimate = got["estimate"]
-        self.draws.add(estimate, {"set": around(estimate, got["se_set"], got["z"]),
-                                  "new": around(estimate, got["se_new"], got["t"])})
-        self.se.append(got["se_set"])
-        self.taus.append(kendall_tau(estimate[:self.runs], self.draws.truth[:self.runs])[0])
-
-    @cached_property
-    def figures(self) -> pd.DataFrame:
-        """Each column's figures over the draws (computed once, when every draw is in)."""
-        return self.draws.figures()
-
-    def kinds(self) -> dict[str, dict[str, float]]:
-        """Per kind (``means``, ``differences``): coverage and width of each interval, averaged over its columns;
-        for the means also the bias (largest, mean of absolute), the mean of the runs' RMSE, Kendall's tau."""
-        figures = self.figures
-        parts = {"means": figures.iloc[:self.runs], "differences": figures.iloc[self.runs:]}
-        found = {kind: {f"{what}_{name}": float(part[f"{what}_{name}"].mean()) for what in ("coverage", "width")
-                        for name in ("set", "new")} for kind, part in parts.items()}
-        means = parts["means"]
-        found["means"] |= {"bias_max": float(means["bias"].abs().max()), "bias_mean": float(means["bias"].abs().mean()),
-                           "rmse": float(means["rmse"].mean()), "tau": float(np.mean(self.taus)),
-                           "tau_sd": float(np.std(self.taus))}
-        return found
-
-    def columns(self, measure: str, labels: Sequence[str]) -> pd.DataFrame:
-        """The per-column figures (:attr:`DocumentSimulation.columns`)."""
-        figures = self.figures
-        low, high = self.draws.ends("set")
-        se = np.vstack(self.se).mean(axis=0)
-        sd = figures["estimate_sd"].to_numpy()
-        kinds = ["mean"] * self.runs + ["difference"] * (len(sd) - self.runs)
-        return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": self.draws.truth,
-                             "estimate_mean": figures["estimate_mean"], "estimate_sd": sd, "se_set_mean": se,
-                             "se_ratio": np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
-                             "coverage_set": figures["coverage_set"],
-                             "excludes_zero": ((low > 0) | (high < 0)).mean(axis=0),
-                             "least_width": (high - low).min(axis=0)})
+def _columns(tally: Tally, figures: pd.DataFrame, runs: int, measure: str, labels: Sequence[str]) -> pd.DataFrame:
+    """The per-column figures (:attr:`DocumentSimulation.columns`); ``figures``: the tally's."""
+    low, high = tally.ends("set")
+    se = tally.extra("se_set").mean(axis=0)
+    sd = figures["estimate_sd"].to_numpy()
+    kinds = ["mean"] * runs + ["difference"] * (len(sd) - runs)
+    return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": tally.truth,
+                         "estimate_mean": figures["estimate_mean"], "estimate_sd": sd, "se_set_mean": se,
+                         "se_ratio": np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
+                         "coverage_set": figures["coverage_set"],
+                         "excludes_zero": ((low > 0) | (high < 0)).mean(axis=0),
+                         "least_width": (high - low).min(axis=0)})
 
 
 def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None, *,
@@ -169,24 +148,31 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     index = list(itertools.combinations(range(len(names)), 2))
     scored = per_query_values(Evaluation.on_qrels(qrels[["query_id", "doc_id", "grade"]], contract),
                               {name: runs[name] for name in names}, [str(m) for m in parsed])
-    tallies = [_Tally(_truth(scored, str(measure), names, pool.query_ids, index), len(names)) for measure in parsed]
-    seeds = generator(seed).integers(2 ** 32, size=draws)
-    sizes = []
-    for draw_seed in progress(seeds):
+    truths = {str(m): _truth(scored, str(m), names, pool.query_ids, index) for m in parsed}
+
+    def simulate_one(draw_seed: int) -> dict[str, Drawn]:
         sampled = poisson_sample(pi, int(draw_seed))
-        sizes.append(int(sampled.sum()))
         sample = pool.sample(pi, sampled, np.where(sampled, grade, 0), scale)
-        for measure, tally in zip(parsed, tallies, strict=True):
+        drawn = {}
+        for measure in parsed:
             values, z, answered = pool.estimate(measure, sample)
-            tally.add(mean_intervals(values, z, sample.variance_factor, pi, level, index, answered, sample.query,
-                                     pool.floor(measure, sample), pool.rules))
+            got = mean_intervals(values, z, sample.variance_factor, pi, level, index, answered, sample.query,
+                                 pool.floor(measure, sample), pool.rules)
+            drawn[str(measure)] = (got["estimate"], {"set": around(got["estimate"], got["se_set"], got["z"]),
+                                                     "new": around(got["estimate"], got["se_new"], got["t"])},
+                                   {"se_set": got["se_set"], "size": int(sampled.sum())})
+        return drawn
+
+    tallies = simulate(simulate_one, generator(seed).integers(2 ** 32, size=draws), truths, progress)
+    figures = {measure: tally.figures() for measure, tally in tallies.items()}
     queries = len(pool.query_ids)
     slice_size = max(2, round(budget / (len(pairs) / queries)))
     rows = []
-    for measure, tally in zip(parsed, tallies, strict=True):
+    for measure in parsed:
+        tally = tallies[str(measure)]
         slices = _slices(runs, qrels, llm, measure, slice_size, draws, contract, seed, level) if compare_slices \
             else {}
-        for kind, found in tally.kinds().items():
+        for kind, found in _kinds(tally, figures[str(measure)], len(names)).items():
             row = {"measure": str(measure), "kind": kind, "columns": len(names) if kind == "means" else len(index),
                    **{key: found[key] for key in ("coverage_set", "coverage_new", "width_set", "width_new")},
                    "slice_coverage": slices.get(kind, {}).get("coverage_ppi", np.nan),
@@ -195,7 +181,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
             row.update({key: found.get(key, np.nan) for key in ("bias_max", "bias_mean", "rmse", "tau", "tau_sd")})
             rows.append(row)
     labels = names + [f"{names[c]} - {names[b]}" for b, c in index]
-    columns = pd.concat([tally.columns(str(measure), labels) for measure, tally in zip(parsed, tallies, strict=True)],
+    columns = pd.concat([_columns(tallies[str(m)], figures[str(m)], len(names), str(m), labels) for m in parsed],
                         ignore_index=True)
     caveats = missing.notes()
     if budget / queries < SMALL_SAMPLE:
@@ -206,7 +192,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 "measures": [str(m) for m in parsed], "judges": list(pool.judges),
                 "estimator": "Horvitz-Thompson, no LLM" if llm is None else
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
-                "mean_sample": float(np.mean(sizes)), "contract": contract.to_dict(),
+                "mean_sample": float(tallies[str(parsed[0])].extra("size").mean()), "contract": contract.to_dict(),
                 "applied": {str(m): m.contract.to_dict() for m in parsed}}
     return DocumentSimulation(pd.DataFrame(rows), settings, caveats, columns)
 
@@ -225,12 +211,12 @@ def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataF
             measure: DocumentTerms, slice_size: int, draws: int, contract: EvaluationContract, seed: int,
             level: float) -> dict[str, dict[str, float]]:
     """The query slice's PPI++ figures at the same budget (its LLM: the judges' median grade)."""
-    from evalset.estimate.simulate import simulate
+    from evalset.estimate.slicevalidation import simulate_slices
 
     if llm is None:
         return {}
     human = grades_of(qrels.assign(annotator="human")[["query_id", "doc_id", "annotator", "grade"]])
     judged = grades_of(llm.rename(columns={"judge": "annotator"})[["query_id", "doc_id", "annotator", "grade"]])
-    result = simulate(runs, human, judged, slice_size=slice_size, draws=draws, metrics=[str(measure)],
+    result = simulate_slices(runs, human, judged, slice_size=slice_size, draws=draws, metrics=[str(measure)],
                       contract=contract, level=level, seed=seed)
     return {row["kind"]: row for row in result.table.to_dict(orient="records")}

@@ -36,7 +36,7 @@ Conventions
 - **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in
   :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over the
   draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
-  :data:`~evalset.estimate.validation.TOLERANCE`), its mean width, the frozen-only error. The summary
+  :data:`~evalset.estimate.simulate.TOLERANCE`), its mean width, the frozen-only error. The summary
   (:attr:`HoleSimulation.table`), per measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and
   its run), the coverage's least (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the
   mean width, the frozen-only RMSE over the runs.
@@ -69,7 +69,7 @@ from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
-from evalset.estimate.validation import Tally, coverage_error
+from evalset.estimate.simulate import Drawn, Tally, coverage_error, simulate
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
@@ -229,9 +229,9 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         grades = known.copy()
         grades[hole] = grade_of.reindex(pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64)
         seeds = generator(seed, zlib.crc32(name.encode())).integers(2 ** 32, size=draws)
-        drawn = _draws(replace(design, known=grades), share, seeds, level)
-        rows += [_row({**facts, "fraction": share}, t, kind, truth[t], base[t], drawn, column)
-                 for t in spellings for column, kind in enumerate(("run", "difference"))]
+        drawn = _draws(replace(design, known=grades), share, seeds, level, truth)
+        rows += [_row({**facts, "fraction": share}, t, kind, truth[t], base[t], drawn)
+                 for t in spellings for kind in ("run", "difference")]
     per_run = pd.DataFrame(rows)
     if not (per_run["holes"] > 0).any():
         raise InputError(f"no run of any group has a hole in its top {depth} on the set without its group: every "
@@ -304,9 +304,11 @@ def _means(scored: PerQuery, measure: str, names: Sequence[str], query_ids: Sequ
     return np.array([means[1], means[1] - means[0]])
 
 
-def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float) -> dict[str, Any]:
-    """Per measure the clipped estimates and "this set" ends of the run's mean and of the difference (draws x 2),
-    and the share of the holes each draw took (module docstring)."""
+def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
+           truth: Mapping[str, np.ndarray]) -> dict[str, Tally]:
+    """Per measure the tally (the one simulation, :func:`~evalset.estimate.simulate.simulate`) of the clipped
+    estimates and "this set" ends of the run's mean and of the difference against their ``truth``, with the share of
+    the holes each draw took (its ``share``; module docstring)."""
     pool, hole = design.pool, design.hole
     pi = np.where(hole, fraction, 1.0)
     uniform = np.full(int(hole.sum()), fraction)
@@ -314,27 +316,28 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float)
     for terms in design.measures:
         low, high = terms.bounds(design.scale, pool.ranking(terms.ranking).depth)
         limits[str(terms)] = (np.array([low, low - high]), np.array([high, high - low]))
-    got = {str(terms): np.empty((3, len(seeds), 2)) for terms in design.measures}
-    shares = np.empty(len(seeds))
-    for draw, draw_seed in enumerate(seeds):
+
+    def simulate_one(draw_seed: int) -> dict[str, Drawn]:
         drawn = poisson_sample(uniform, int(draw_seed))
         sampled = ~hole
         sampled[hole] = drawn
-        shares[draw] = drawn.mean()
         sample = pool.sample(pi, sampled, np.where(sampled, design.known, 0), design.scale)
+        found = {}
         for terms in design.measures:
             values, z, answered = pool.estimate(terms, sample)
             columns = mean_intervals(values, z, sample.variance_factor, pi, level, [(0, 1)], answered, sample.query,
                                      pool.floor(terms, sample), pool.rules)
             centre = columns["estimate"][1:]
             low, high = limits[str(terms)]
-            got[str(terms)][:, draw] = np.clip([centre, *around(centre, columns["se_set"][1:], columns["z"][1:])],
-                                               low, high)
-    return {"values": got, "shares": shares}
+            estimate, *ends = np.clip([centre, *around(centre, columns["se_set"][1:], columns["z"][1:])], low, high)
+            found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean()})
+        return found
+
+    return simulate(simulate_one, seeds, truth)
 
 
 def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, frozen: np.ndarray,
-         drawn: dict[str, Any] | None, column: int | None = None) -> dict[str, Any]:
+         drawn: dict[str, Tally] | None) -> dict[str, Any]:
     """One per-run row (module docstring); ``drawn`` None: a run without a hole, estimated as the set scores it."""
     at = 0 if kind == "run" else 1
     error = float(frozen[at] - truth[at])
@@ -343,10 +346,10 @@ def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, froz
     if drawn is None:
         return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "rmse": abs(error),
                 "coverage": np.nan, "width": np.nan, "frozen_error": error}
-    estimate, low, high = drawn["values"][measure][:, :, column]
-    figures = Tally.of([truth[at]], estimate[:, None], {"set": (low[:, None], high[:, None])}).figures().iloc[0]
-    return {**row, "share": float(drawn["shares"].mean()), "mean_estimate": float(figures["estimate_mean"]),
-            "bias": float(figures["bias"]), "rmse": float(figures["rmse"]), "coverage": float(figures["coverage_set"]),
+    figures = drawn[measure].figures().iloc[at]
+    return {**row, "share": float(drawn[measure].extra("share").mean()),
+            "mean_estimate": float(figures["estimate_mean"]), "bias": float(figures["bias"]),
+            "rmse": float(figures["rmse"]), "coverage": float(figures["coverage_set"]),
             "width": float(figures["width_set"]), "frozen_error": error}
 
 
