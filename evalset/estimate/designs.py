@@ -175,7 +175,12 @@ class HoleSample:
                               sources=sources, **depth, **sized)
 
 
-QUERY_SLICE, DOCUMENT_SAMPLE, HOLE_SAMPLE = QuerySlice(), DocumentSample(), HoleSample()
+QUERY_SLICE = QuerySlice()
+"""Humans grade a random slice of whole queries (``estimate select|run|validate slice``)."""
+DOCUMENT_SAMPLE = DocumentSample()
+"""Humans grade a sample of every query's pooled pairs (``estimate select|run|validate documents``)."""
+HOLE_SAMPLE = HoleSample()
+"""Humans grade a sample of a frozen set's holes (``estimate select|run|validate holes``)."""
 DESIGNS: dict[str, Design] = {design.name: design for design in (QUERY_SLICE, DOCUMENT_SAMPLE, HOLE_SAMPLE)}
 """The designs by name (a spec's ``design``)."""
 
