@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from evalset.agreement.recheck import recheck
-from evalset.estimate.inputs import read_grades
 from evalset.estimate.slicevalidation import simulate_slices
+from evalset.estimate.sources import read_grades
 from evalset.io.trec import read_runs
 from evalset.judgments.ensemble import ensemble_grades
 from evalset.judgments.reading import read_grades as read_judgments

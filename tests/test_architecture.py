@@ -329,6 +329,18 @@ def test_only_the_decision_module_writes_a_verdict():
     assert not found, offenders(found)
 
 
+def test_an_estimates_differences_become_evidence_in_one_place():
+    """Every design's paired differences reach the decision module through evalset.estimate.differences (the
+    family's kind and threshold, the interval at 1 - threshold): no other module of the estimate room decides."""
+    found = {name(path): "decides itself: take a PairedDifference (evalset.estimate.differences) and its decided()"
+             for path in MODULES if name(path).startswith("evalset.estimate.") and name(path) != ESTIMATE_EVIDENCE
+             and {"decide", "Evidence"} & called_or_imported(tree(path))}
+    assert not found, offenders(found)
+
+
+ESTIMATE_EVIDENCE = "evalset.estimate.differences"
+
+
 # --- measures only in metrics/: what a measure is (its ranking under the contract, its gains and discounts, its
 # spelling) is computed there and nowhere else; an analysis asks the engine (evalset.metrics.documents for the
 # document design) for what it needs

@@ -8,8 +8,11 @@ on a random slice (prediction-powered inference, PPI++ through ppi_py).
   a spec by its design;
 - :mod:`~evalset.estimate.slicing`: draw the human slice from a pool, write its pool folder and record (the record
   is read and written by :mod:`evalset.io.slicerecord`);
-- :mod:`~evalset.estimate.inputs`: the grades, checked against the slice, and the per-query values;
+- :mod:`~evalset.estimate.sources`: where grades and runs come from (files; a set's are its own);
+- :mod:`~evalset.estimate.inputs`: the grades checked against the slice, and the per-query values;
 - :mod:`~evalset.estimate.figures`: the estimates (human-only, PPI++, LLM-only), paired differences, strata;
+- :mod:`~evalset.estimate.differences`: where every design's paired differences become evidence for the one decision
+  module (the family's kind and threshold, the interval at 1 - threshold);
 - :mod:`~evalset.estimate.simulate`: the one simulation of every design's validation: its loop of seeded draws (each
   the design's ``simulate_one``) and its harness (bias, RMSE, coverage and width per column, each with its Monte Carlo
   error);
@@ -28,7 +31,8 @@ _EXPORTS = {
     "evalset.estimate.documents.holes": ("draw_holes", "estimate_holes"),
     "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
     "evalset.estimate.documents.holevalidation": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
-    "evalset.estimate.inputs": ("Grades", "check_coverage", "grades_of", "read_grades"),
+    "evalset.estimate.inputs": ("check_coverage",),
+    "evalset.estimate.sources": ("Grades", "grades_of", "read_grades", "read_judges", "read_runs"),
     "evalset.estimate.designs": ("DESIGNS", "DOCUMENT_SAMPLE", "Design", "DocumentSample", "HOLE_SAMPLE",
                                  "HoleSample", "QUERY_SLICE", "QuerySlice", "make_estimate"),
     "evalset.estimate.slicevalidation": ("Simulation",),

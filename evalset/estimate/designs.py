@@ -22,7 +22,7 @@ unless the options chose the contract's ``missing`` (:mod:`evalset.estimate.inpu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,15 +30,16 @@ from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
 from evalset.estimate.documents.holes import hole_sample_report
 from evalset.estimate.documents.holevalidation import MEASURES, HoleSimulation, simulate_holes, sized_by
-from evalset.estimate.documents.report import DocumentReport, document_sample_report, document_validation, read_judges
+from evalset.estimate.documents.report import DocumentReport, document_sample_report, document_validation
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.documents.select import DocumentSelection, select_document_pool
 from evalset.estimate.documents.validation import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
-from evalset.estimate.inputs import ensemble_of, read_grades
+from evalset.estimate.inputs import ensemble_of
 from evalset.estimate.slicevalidation import Simulation, simulate_slices
 from evalset.estimate.slicing import SliceSelection, select_slice_pool
+from evalset.estimate.sources import read_grades, read_judges, read_runs
 from evalset.estimate.spec import (
     EstimateSettings,
     RunDocuments,
@@ -54,7 +55,6 @@ from evalset.holes.find import judged_pairs
 from evalset.io.groups import read_run_groups
 from evalset.io.setfolder import load_set
 from evalset.io.slicerecord import read_slice
-from evalset.io.trec import expand_run_paths, read_run
 from evalset.metrics import parse_measure
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import ppi_py_module
@@ -219,9 +219,3 @@ def _document_settings(spec: RunDocuments | ValidateDocuments) -> dict[str, Any]
     return {"human": spec.human, "llm": spec.llm, "no_llm": spec.no_llm, "metrics": spec.metrics,
             "level": spec.level, "conflicting_grades": spec.conflicting_grades,
             "contract": spec.options.applied_to()[0], "chosen": tuple(spec.options.given())}
-
-
-def read_runs(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:
-    """The runs (files or folders) read, by name, and each one's file (named when a run is refused)."""
-    files = {name: os.fspath(path) for name, path in expand_run_paths(runs).items()}
-    return {name: read_run(path) for name, path in files.items()}, files

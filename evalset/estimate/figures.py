@@ -43,14 +43,15 @@ import pandas as pd
 from evalset.agreement.favouritism import Favouritism, favouritism
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
+from evalset.estimate.differences import DECIDED, PairedDifference
 from evalset.estimate.inputs import (
-    Grades,
     check_coverage,
     chosen_conventions,
     missing_rule,
     query_values,
     values_by_run,
 )
+from evalset.estimate.sources import Grades
 from evalset.estimate.spec import EstimateSettings, check_pairs
 from evalset.io.slicerecord import SliceRecord
 from evalset.metrics.measures import measure_bounds
@@ -59,7 +60,7 @@ from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.ppi import classical_means, combine_strata, ppi_means, quantile
 from evalset.stats.quantiles import around
-from evalset.stats.verdicts import Evidence, bounded, decide
+from evalset.stats.verdicts import bounded
 
 FIGURES = ("stratum", "n", "N", "human_mean", "human_low", "human_high", "estimate", "low", "high", "se", "df",
            "effective_n", "llm_mean")
@@ -275,27 +276,24 @@ def estimate_runs(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, 
         caveats += _range_caveats(metric, table, bounds)
         run_rows.append(table.rename(columns={"column": "run"}).assign(metric=metric))
         for baseline, candidate in pairs:
-            threshold = alpha / family.size(baseline, candidate, metric)
-            kind = family.kind(baseline, candidate, exploratory, metric)
-            name = f"{candidate} - {baseline}"
+            pair = PairedDifference.of(baseline, candidate, metric, family, alpha=alpha, exploratory=exploratory)
             differences = estimate_columns(_differences(human_values, [(baseline, candidate)]),
                                            _differences(llm_values, [(baseline, candidate)]), record,
-                                           level=1 - threshold, interval=interval, bounds=bounds, difference=True,
-                                           left_out={name: missing.of_pair(baseline, candidate)})
+                                           level=pair.level, interval=interval, bounds=bounds, difference=True,
+                                           left_out={pair.name: missing.of_pair(baseline, candidate)})
             caveats += _range_caveats(metric, differences, bounds, difference=True)
             final = differences.iloc[-1]
             strata = differences[differences["stratum"] != WEIGHTED]
-            decided = decide(Evidence(
-                estimate=final["estimate"], threshold=threshold, kind=kind, split=split, low=final["low"],
-                high=final["high"], interval="PPI++ interval", n=int(final["n"]), clipped=final["named"],
-                strata=dict(zip(strata["stratum"], strata["n"].astype(int), strict=True)) if len(strata) > 1 else {}))
-            comparison_rows.append(differences.assign(
-                baseline=baseline, candidate=candidate, metric=metric, kind=kind, threshold=threshold,
-                level=1 - threshold, verdict=decided.text, rule=decided.rule))
+            decided = pair.decided(final["estimate"], final["low"], final["high"], interval="PPI++ interval",
+                                   n=int(final["n"]), clipped=final["named"], split=split,
+                                   strata=dict(zip(strata["stratum"], strata["n"].astype(int), strict=True))
+                                   if len(strata) > 1 else None)
+            comparison_rows.append(differences.assign(baseline=baseline, candidate=candidate, metric=metric,
+                                                      **decided))
     runs_table = pd.concat(run_rows, ignore_index=True)[["run", "metric", *FIGURES]]
     comparisons = (pd.concat(comparison_rows, ignore_index=True) if comparison_rows else pd.DataFrame())
-    comparisons = comparisons.reindex(columns=["baseline", "candidate", "metric", "kind", "threshold", "level",
-                                               *FIGURES, "verdict", "rule"])
+    comparisons = comparisons.reindex(columns=["baseline", "candidate", "metric", *DECIDED[:3], *FIGURES,
+                                               *DECIDED[3:]])
     settings = {"metrics": list(metrics), "interval": interval, "level": level, "alpha": alpha,
                 "contract": contract.to_dict(), "human": list(human.files), "llm": list(llm.files),
                 "queries": len(query_ids), "slice": len(record.slice), "missing": contract.missing,

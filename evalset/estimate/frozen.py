@@ -47,7 +47,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.report import DocumentReport, sample_report
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.figures import Estimate, estimate_runs
-from evalset.estimate.inputs import grades_of
+from evalset.estimate.sources import grades_of
 from evalset.estimate.spec import EstimateSettings, check_pairs
 from evalset.io.samplerecord import RECORD_NAME
 from evalset.io.setfiles import LABELS_FILE, QRELS_FILE

@@ -3,10 +3,7 @@ the per-query values of each run under each.
 
 Conventions
 -----------
-- Grades are read from labels tables or qrels by :func:`evalset.judgments.read_grades`; one annotator's repeats
-  are settled by ``conflicting_grades``. Several annotators of one pair (two humans, or several LLM files) give the
-  pair their grade under the rule ``median`` with ties settled low (:mod:`evalset.judgments.rules`): of an even
-  number, the lower of the two middle grades; the pairs so merged, and the ties, are counted.
+- Grades come from :mod:`evalset.estimate.sources` (labels tables or qrels, one grade per pair).
 - The human grades must cover every query of the slice and no query outside it; the LLM grades must cover every
   query of the set (the record's queries). LLM grades of queries outside the set are left out and counted.
 - Only labels of the kind asked for count (a labels table may hold human and LLM rows); the others are counted.
@@ -31,7 +28,6 @@ Conventions
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -39,6 +35,7 @@ import pandas as pd
 
 from evalset.contract import EvaluationContract
 from evalset.errors import InputError
+from evalset.estimate.sources import Grades
 from evalset.evaluation import (
     Evaluation,
     PerQuery,
@@ -48,43 +45,10 @@ from evalset.evaluation import (
     unusual_grades_note,
 )
 from evalset.io.annotations import grade_line
-from evalset.judgments import reading
 from evalset.judgments.ensemble import ensemble_grades
-from evalset.judgments.rules import pair_grades
 
 LLM_GAP_WARNING = 0.1
 """The share of the slice's human-graded pairs without an LLM grade above which the note is a warning."""
-
-
-@dataclass(frozen=True)
-class Grades:
-    """One grade per pair (``query_id, doc_id, grade``), the judgments they came from (with ``file``), and
-    counts for the notes."""
-
-    qrels: pd.DataFrame
-    judgments: pd.DataFrame
-    merged_pairs: int = 0
-    tied_pairs: int = 0
-    files: tuple[str, ...] = ()
-    other_kind: int = 0  # labels of the other kind (human, llm) in the files, left out
-
-    @property
-    def query_ids(self) -> set[str]:
-        return set(self.qrels["query_id"])
-
-
-def read_grades(paths: Sequence[str | os.PathLike], kind: str, conflicting_grades: str = "refuse") -> Grades:
-    """The grades of ``paths`` (labels tables or qrels; a qrels file is one annotator of ``kind``), one per pair
-    (module docstring). A file without a judgment is refused, naming it."""
-    files = tuple(os.fspath(path) for path in paths)
-    read = reading.read_grades([(path, kind) for path in files], conflicting_grades, kind=kind)
-    return replace(grades_of(read.judgments, files), other_kind=read.other_kind)
-
-
-def grades_of(judgments: pd.DataFrame, files: tuple[str, ...] = ()) -> Grades:
-    """One grade per pair of ``judgments`` (``query_id, doc_id, annotator, grade``): the median, ties settled low."""
-    merged = pair_grades(judgments, "median", ties="low")
-    return Grades(merged.qrels(), judgments, int((merged.table["n"] > 1).sum()), merged.tied, files)
 
 
 def ensemble_of(llm: Grades, human: Grades) -> tuple[Grades, str]:

@@ -31,7 +31,6 @@ import pandas as pd
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.inputs import (
-    Grades,
     chosen_conventions,
     ensemble_of,
     missing_rule,
@@ -40,6 +39,7 @@ from evalset.estimate.inputs import (
     values_by_run,
 )
 from evalset.estimate.simulate import Drawn, simulate
+from evalset.estimate.sources import Grades
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
 from evalset.render import number, records, text_table

@@ -6,9 +6,9 @@ on 2026-12-06, to 1e-12), the query slice, the document sample and the hole samp
 import numpy as np
 import pytest
 
-from evalset.estimate.inputs import read_grades
 from evalset.estimate.simulate import TOLERANCE, Tally, coverage_error, simulate
 from evalset.estimate.slicevalidation import simulate_slices
+from evalset.estimate.sources import read_grades
 from evalset.io.trec import read_qrels, read_runs
 
 

@@ -44,10 +44,10 @@ from evalset.comparing.setlog import set_family
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, ContractOptions, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentEstimate, estimate_documents
-from evalset.estimate.documents.report import DocumentReport, read_judges, sample_report
+from evalset.estimate.documents.report import DocumentReport, sample_report
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample, refuse_traffic_strata
-from evalset.estimate.inputs import read_grades
+from evalset.estimate.sources import read_grades, read_judges
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES
 from evalset.evaluation import Evaluation
 from evalset.holes.find import Holes, find_holes, holes_outside, judged_pairs, refuse_judged

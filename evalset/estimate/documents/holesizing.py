@@ -31,8 +31,8 @@ from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.holes import hole_strata
-from evalset.estimate.documents.report import read_judges
 from evalset.estimate.documents.rules import HOLE_SAMPLE
+from evalset.estimate.sources import read_judges
 from evalset.estimate.spec import HOLE_SIZING_RULES
 from evalset.evaluation import Evaluation
 from evalset.holes.find import Holes, find_holes, holes_outside

@@ -6,7 +6,7 @@ Conventions
 -----------
 - The record is ``sample.json`` or ``sample.tsv`` of ``evalset estimate select documents`` (or their folder),
   read checked by :func:`evalset.io.samplerecord.sample_frame`: every pooled pair's ``pi`` (in (0, 1]) and draw.
-- Human grades are read as the slice design reads them (:func:`evalset.estimate.inputs.read_grades`: labels of
+- Human grades are read as the slice design reads them (:func:`evalset.estimate.sources.read_grades`: labels of
   ``evalset pull`` or qrels, one grade per pair, several annotators' median with ties settled low); they must be
   exactly the sampled pairs' (:func:`evalset.estimate.documents.estimate.sample_arrays`).
 - Each LLM file is one judge (its own annotators' median, as above), named by the file's name (by its path when
@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,16 +43,17 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
+from evalset.estimate.differences import PairedDifference
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
 from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, DesignRules
 from evalset.estimate.documents.validation import DocumentSimulation, simulate_documents
-from evalset.estimate.inputs import read_grades
-from evalset.io.samplerecord import SampleRecord, read_sample, refuse_ungraded
+from evalset.estimate.sources import read_grades, read_judges
+from evalset.io.samplerecord import SampleRecord, read_sample
 from evalset.metrics.documents import document_terms
 from evalset.render import number, records, text_table
 from evalset.stats.family import ComparisonFamily
 from evalset.stats.quantiles import around, two_sided
-from evalset.stats.verdicts import Evidence, bounded, decide
+from evalset.stats.verdicts import bounded
 
 FilePath = str | os.PathLike
 
@@ -90,25 +90,6 @@ class DocumentReport:
                 "comparisons": records(self.comparisons)}
 
 
-def _judge_names(paths: Sequence[str]) -> list[str]:
-    names = [Path(path).name for path in paths]
-    return [path if names.count(name) > 1 else name for path, name in zip(paths, names, strict=True)]
-
-
-def read_judges(paths: Sequence[FilePath], conflicting_grades: str = "refuse",
-                pool: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The LLM grades of ``paths``, one judge per file (module docstring): ``query_id, doc_id, judge, grade``;
-    with ``pool`` (``query_id, doc_id``), refuse a file that misses a pooled pair, naming it."""
-    files = [os.fspath(path) for path in paths]
-    frames = []
-    for path, judge in zip(files, _judge_names(files), strict=True):
-        qrels = read_grades([path], "llm", conflicting_grades).qrels
-        if pool is not None:
-            refuse_ungraded(pool, qrels, "the LLM", path)
-        frames.append(qrels[["query_id", "doc_id", "grade"]].assign(judge=judge))
-    return pd.concat(frames, ignore_index=True)[["query_id", "doc_id", "judge", "grade"]]
-
-
 def _checked_measures(metrics: Sequence[str], contract: EvaluationContract | None) -> list[str]:
     """The measures (default the default metric), each refused before any file is read if the design cannot
     estimate it under the contract (:func:`evalset.metrics.documents.document_terms`)."""
@@ -129,30 +110,24 @@ def _comparisons(estimate: DocumentEstimate, pairs: Sequence[tuple[str, str]], f
     rows = []
     for baseline, candidate in pairs:
         for measure in estimate.settings["measures"]:
-            name = f"{candidate} - {baseline}"
-            row = table[(table["measure"] == measure) & (table["name"] == name)].iloc[0]
-            kind = family.kind(baseline, candidate, exploratory, measure)
-            threshold = alpha / family.size(baseline, candidate, measure)
+            pair = PairedDifference.of(baseline, candidate, measure, family, alpha=alpha, exploratory=exploratory)
+            row = table[(table["measure"] == measure) & (table["name"] == pair.name)].iloc[0]
             lowest, highest = settings["ranges"][measure]
             within = (lowest - highest, highest - lowest)
             answered = queries - len(estimate.left_out(baseline, candidate))
-            z = two_sided(1 - threshold)
-            t = two_sided(1 - threshold, answered - 1) if answered > 1 else np.nan
+            z = two_sided(pair.level)
+            t = two_sided(pair.level, answered - 1) if answered > 1 else np.nan
             centre = row["estimate"]
             # a centre clipped to the range (named in the table's row) takes its intervals out of it: no verdict
-            this = bounded(np.nan, *around(centre, row["se_set"], z), within, f'"this set" at {1 - threshold:.4g}')
-            new = bounded(np.nan, *around(centre, row["se_new"], t), within, f'"new queries" at {1 - threshold:.4g}')
+            this = bounded(np.nan, *around(centre, row["se_set"], z), within, f'"this set" at {pair.level:.4g}')
+            new = bounded(np.nan, *around(centre, row["se_new"], t), within, f'"new queries" at {pair.level:.4g}')
             clipped = "; ".join(text for text in (this.clipped, new.clipped) if text)
             rests = new if rely_on_new else this
-            decided = decide(Evidence(estimate=centre, threshold=threshold, kind=kind, split=split, low=rests.low,
-                                      high=rests.high, n=answered, clipped=clipped,
-                                      interval="\"new queries\" interval" if rely_on_new else
-                                      "\"this set\" interval"))
-            rows.append({"baseline": baseline, "candidate": candidate, "measure": measure, "kind": kind,
-                         "threshold": threshold, "level": 1 - threshold, "estimate": centre,
-                         "set_low": this.low, "set_high": this.high, "new_low": new.low, "new_high": new.high,
-                         "interval": "new queries" if rely_on_new else "this set", "verdict": decided.text,
-                         "rule": decided.rule})
+            decided = pair.decided(centre, rests.low, rests.high, n=answered, clipped=clipped, split=split,
+                                   interval="\"new queries\" interval" if rely_on_new else "\"this set\" interval")
+            rows.append({"baseline": baseline, "candidate": candidate, "measure": measure, **decided,
+                         "estimate": centre, "set_low": this.low, "set_high": this.high, "new_low": new.low,
+                         "new_high": new.high, "interval": "new queries" if rely_on_new else "this set"})
     columns = ["baseline", "candidate", "measure", "kind", "threshold", "level", "estimate", "set_low", "set_high",
                "new_low", "new_high", "interval", "verdict", "rule"]
     return pd.DataFrame(rows, columns=columns)

@@ -40,8 +40,9 @@ from evalset.contract import DEFAULT_SEED, EvaluationContract
 from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
-from evalset.estimate.inputs import chosen_conventions, grades_of, refuse_skip
+from evalset.estimate.inputs import chosen_conventions, refuse_skip
 from evalset.estimate.simulate import Drawn, Tally, simulate
+from evalset.estimate.sources import grades_of
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from evalset.contract import EvaluationContract
-from evalset.estimate.documents.report import read_judges
 from evalset.estimate.documents.validation import simulate_documents
-from evalset.estimate.inputs import read_grades
+from evalset.estimate.sources import read_grades, read_judges
 from evalset.io.trec import read_run
 from evalset.metrics.ranking import top_k
 
