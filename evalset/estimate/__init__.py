@@ -30,17 +30,17 @@ _EXPORTS = {
     "evalset.estimate.figures": ("Estimate", "estimate_runs"),
     "evalset.estimate.documents.holes": ("draw_holes", "estimate_holes"),
     "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
-    "evalset.estimate.documents.holevalidation": ("HoleDesign", "HoleSimulation", "simulate_holes", "sized_by"),
+    "evalset.estimate.documents.holevalidation": ("HoleDesign", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("check_coverage",),
     "evalset.estimate.sources": ("Grades", "grades_of", "read_grades", "read_judges", "read_runs"),
     "evalset.estimate.designs": ("DESIGNS", "DOCUMENT_SAMPLE", "Design", "DocumentSample", "HOLE_SAMPLE",
                                  "HoleSample", "QUERY_SLICE", "QuerySlice", "make_estimate"),
-    "evalset.estimate.slicevalidation": ("Simulation",),
+    "evalset.estimate.slicevalidation": ("simulate_slices",),
     "evalset.estimate.slicing": ("SliceSelection", "select_from_pool", "select_slice", "select_slice_pool",
                                  "write_slice_pool"),
     "evalset.estimate.spec": ("RunDocuments", "ValidateDocuments", "EstimateSettings", "RunHoles",
                               "ValidateHoles", "RunSet", "RunSlice", "ValidateSlice"),
-    "evalset.estimate.simulate": ("Tally",),
+    "evalset.estimate.simulate": ("Tally", "Validation"),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = names(_EXPORTS)

@@ -29,17 +29,17 @@ from typing import Any, Protocol
 from evalset.contract import DEFAULT_METRIC
 from evalset.errors import InputError
 from evalset.estimate.documents.holes import hole_sample_report
-from evalset.estimate.documents.holevalidation import MEASURES, HoleSimulation, simulate_holes, sized_by
+from evalset.estimate.documents.holevalidation import MEASURES, simulate_holes, sized_by
 from evalset.estimate.documents.report import DocumentReport, document_sample_report, document_validation
 from evalset.estimate.documents.sample import refuse_traffic_strata
 from evalset.estimate.documents.select import DocumentSelection, select_document_pool
-from evalset.estimate.documents.validation import DocumentSimulation
 from evalset.estimate.figures import Estimate, estimate_runs
 from evalset.estimate.frozen import NO_LLM_PART, set_estimate
 from evalset.estimate.inputs import ensemble_of
-from evalset.estimate.slicevalidation import Simulation, simulate_slices
+from evalset.estimate.simulate import Validation
+from evalset.estimate.slicevalidation import simulate_slices
 from evalset.estimate.slicing import SliceSelection, select_slice_pool
-from evalset.estimate.sources import read_grades, read_judges, read_runs
+from evalset.estimate.sources import Grades, read_grades, read_judges, read_runs
 from evalset.estimate.spec import (
     EstimateSettings,
     RunDocuments,
@@ -89,10 +89,7 @@ class QuerySlice:
         return select_slice_pool(pool_dir, output, **settings)
 
     def estimate(self, spec: RunSlice) -> Estimate:
-        ppi_py_module()  # a missing extra is said before any work
-        runs, sources = read_runs(spec.runs)
-        human = read_grades(spec.human, "human", spec.conflicting_grades)
-        llm = read_grades(spec.llm, "llm", spec.conflicting_grades)
+        runs, sources, human, llm = _slice_inputs(spec)
         caveats = []
         if spec.ensemble:
             llm, note = ensemble_of(llm, human)
@@ -104,15 +101,22 @@ class QuerySlice:
                              chosen=tuple(spec.options.given()), sources=sources, exploratory=spec.exploratory,
                              alpha=spec.alpha, level=spec.level, interval=spec.interval)
 
-    def validate(self, spec: ValidateSlice, progress: Progress = iter) -> Simulation:
-        ppi_py_module()
-        runs, sources = read_runs(spec.runs)
-        return simulate_slices(runs, read_grades(spec.human, "human", spec.conflicting_grades),
-                        read_grades(spec.llm, "llm", spec.conflicting_grades), slice_size=spec.slice_size,
-                        draws=spec.draws, metrics=spec.metrics or (DEFAULT_METRIC,),
-                        contract=spec.options.applied_to()[0], pairs=list(spec.pairs) or None, level=spec.level,
-                        interval=spec.interval, seed=spec.seed, progress=progress, ensemble=spec.ensemble,
-                        chosen=tuple(spec.options.given()), sources=sources)
+    def validate(self, spec: ValidateSlice, progress: Progress = iter) -> Validation:
+        runs, sources, human, llm = _slice_inputs(spec)
+        return simulate_slices(runs, human, llm, slice_size=spec.slice_size, draws=spec.draws,
+                               metrics=spec.metrics or (DEFAULT_METRIC,), contract=spec.options.applied_to()[0],
+                               pairs=list(spec.pairs) or None, level=spec.level, interval=spec.interval,
+                               seed=spec.seed, progress=progress, ensemble=spec.ensemble,
+                               chosen=tuple(spec.options.given()), sources=sources)
+
+
+def _slice_inputs(spec: RunSlice | ValidateSlice) -> tuple[dict, dict[str, str], Grades, Grades]:
+    """The query slice's runs (and their files), human grades and LLM grades; ppi_py asked for first, so that a
+    missing extra is said before any work."""
+    ppi_py_module()
+    runs, sources = read_runs(spec.runs)
+    return (runs, sources, read_grades(spec.human, "human", spec.conflicting_grades),
+            read_grades(spec.llm, "llm", spec.conflicting_grades))
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ class DocumentSample:
                                       exploratory=spec.exploratory, alpha=spec.alpha, **_document_settings(spec),
                                       sources=sources)
 
-    def validate(self, spec: ValidateDocuments, progress: Progress = iter) -> DocumentSimulation:
+    def validate(self, spec: ValidateDocuments, progress: Progress = iter) -> Validation:
         runs, sources = read_runs(spec.runs)
         return document_validation(runs, draws=spec.draws, budget=spec.budget, seed=spec.seed, progress=progress,
                                    **_document_settings(spec), sources=sources)
@@ -155,7 +159,7 @@ class HoleSample:
                                   alpha=spec.alpha, level=spec.level, conflicting_grades=spec.conflicting_grades,
                                   options=spec.options, override_contract=spec.override_contract, sources=sources)
 
-    def validate(self, spec: ValidateHoles, progress: Progress = iter) -> HoleSimulation:
+    def validate(self, spec: ValidateHoles, progress: Progress = iter) -> Validation:
         """Each group of the spec's runs left out of the set's pool in turn, its runs' holes sampled
         (:mod:`evalset.estimate.documents.holevalidation`: the set's judgments on its split are the full ones; the
         LLM files, one judge each, grade every pair the set judges)."""
@@ -186,7 +190,7 @@ DESIGNS: dict[str, Design] = {design.name: design for design in (QUERY_SLICE, DO
 
 
 def make_estimate(spec: EstimateSettings, *, progress: Progress = iter
-                  ) -> Estimate | Simulation | DocumentReport | DocumentSimulation | HoleSimulation:
+                  ) -> Estimate | DocumentReport | Validation:
     """The answer to ``spec`` (one of :mod:`evalset.estimate.spec`'s): its design's estimate or validation, or a
     frozen set's estimate by the design it was frozen with. ``progress`` wraps a validation's draws. Raises
     :class:`~evalset.errors.InputError` when the inputs break the design's rules as they are read."""

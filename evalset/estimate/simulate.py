@@ -17,8 +17,10 @@ Conventions
   error sd(e) / sqrt(R); ``rmse`` = sqrt(mean(e^2)), its error by the delta method sd(e^2) / (2 rmse sqrt(R));
   per interval, ``coverage`` c = the share of draws that cover, its error sqrt(c (1 - c) / R), and ``width`` = the
   mean of high - low, its error sd(width) / sqrt(R). The sds are over draws (ddof 0, the figures' own spread).
-- A design's table is its own (which columns, which intervals, what it sums over the columns); the figures are
-  this module's, so that a coverage means one thing in every design.
+- Every design's validation is one :class:`Validation`: its summary per measure and kind (``table``), each column's
+  figures (``columns``), its settings and caveats. What the summary sums over the columns, and the design's own
+  figures beside (the query slice at the same budget, Kendall's tau, the share of holes drawn), are the design's;
+  the figures are this module's, so that a coverage means one thing in every design.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from evalset.render import json_safe, records
 
 TOLERANCE = 1e-9
 """An interval covers a truth equal to an end up to rounding (see the module's conventions)."""
@@ -103,6 +107,42 @@ class Tally:
             columns |= {f"coverage_{name}": coverage, f"coverage_{name}_mc": coverage_error(coverage, draws),
                         f"width_{name}": width.mean(axis=0), f"width_{name}_mc": width.std(axis=0) / root}
         return pd.DataFrame(columns)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What every design's validation gives (``estimate validate slice|documents|holes``).
+
+    design
+        ``slice``, ``documents`` or ``holes`` (:mod:`evalset.estimate.designs`).
+    table
+        The design's summary: one row per measure and kind (run means, paired differences), its figures averaged
+        over the kind's columns.
+    columns
+        Each column's figures over the draws (a run's mean, a paired difference; for the hole sample, each run's
+        and its difference with the best run): its truth, and :meth:`Tally.figures`' bias, RMSE, coverage and width
+        with their Monte Carlo errors, beside the design's own.
+    settings, caveats
+        What was validated, and what was left out or should be known (said after the table; the JSON's ``notes``).
+    text
+        The design's rendering: what its command prints (:meth:`to_text`).
+    """
+
+    design: str
+    table: pd.DataFrame
+    columns: pd.DataFrame
+    settings: dict[str, Any]
+    caveats: list[str]
+    text: Callable[[Validation], str] = field(repr=False, compare=False)
+
+    def to_text(self) -> str:
+        return self.text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``estimate validate ... --format json``: the design, its settings, the summary's rows
+        (``table``), each column's (``columns``) and the notes."""
+        return {"design": self.design, "settings": json_safe(self.settings), "table": records(self.table),
+                "columns": records(self.columns), "notes": self.caveats}
 
 
 Drawn = tuple[np.ndarray, Mapping[str, Interval], Mapping[str, Any]]

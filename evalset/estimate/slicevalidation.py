@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,35 +38,14 @@ from evalset.estimate.inputs import (
     refuse_skip,
     values_by_run,
 )
-from evalset.estimate.simulate import Drawn, simulate
+from evalset.estimate.simulate import Drawn, Validation, simulate
 from evalset.estimate.sources import Grades
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
-from evalset.render import number, records, text_table
+from evalset.render import number, text_table
 from evalset.seeds import generator
 from evalset.stats.ppi import classical_columns, ppi_columns, quantile
 from evalset.stats.quantiles import around
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """Coverage and widths per kind (``means``, ``differences``): one row each, the settings, and the ``caveats``
-    (what was left out), said after the table and in its JSON (``notes``)."""
-
-    table: pd.DataFrame
-    settings: dict[str, Any]
-    caveats: list[str] = field(default_factory=list)
-
-    def to_text(self) -> str:
-        """The validation as ``evalset estimate validate slice`` prints it: the settings, coverage and widths per kind,
-        the caveats."""
-        return _text(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON of ``evalset estimate validate slice --format json``."""
-        return {"settings": self.settings, "kinds": records(self.table),
-                "notes": self.caveats}
-
 
 Predicted = np.ndarray | Callable[[np.ndarray], np.ndarray]
 """The LLM's per-query values (queries x columns), or the map from a slice (row indices) to them (an ensemble
@@ -75,9 +54,10 @@ calibrated on the slice)."""
 
 def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: np.random.Generator, level: float,
            interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
-           difference: bool) -> dict[str, float]:
-    """One kind's figures over ``draws`` slices (the one simulation, :func:`~evalset.estimate.simulate.simulate`):
-    PPI++'s interval, the same centre and standard error with the normal quantile, the human slice's."""
+           difference: bool) -> tuple[dict[str, float], pd.DataFrame]:
+    """One kind's summary and its columns' figures over ``draws`` slices (the one simulation,
+    :func:`~evalset.estimate.simulate.simulate`): PPI++'s interval, the same centre and standard error with the
+    normal quantile, the human slice's."""
     normal = float(quantile(level, "normal", np.inf))
 
     def simulate_one(_: int) -> dict[str, Drawn]:
@@ -101,15 +81,15 @@ def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: 
                                           for name in ("ppi", "ppi_normal", "human")},
             "width_ppi": float(figures["width_ppi"].mean()), "width_human": float(figures["width_human"].mean()),
             "width_ratio": float(figures["width_ppi"].mean() / figures["width_human"].mean()),
-            "outside_range": float(np.mean(outside))}
+            "outside_range": float(np.mean(outside))}, figures
 
 
 def simulate_slices(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
-             metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
-             pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
-             seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
-             ensemble: bool = False, chosen: Collection[str] | None = None,
-             sources: Mapping[str, object] | None = None) -> Simulation:
+                    metrics: Sequence[str] = (DEFAULT_METRIC,), contract: EvaluationContract | None = None,
+                    pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95, interval: str = "t",
+                    seed: int = DEFAULT_SEED, progress: Callable[[Iterable], Iterable] = iter,
+                    ensemble: bool = False, chosen: Collection[str] | None = None,
+                    sources: Mapping[str, object] | None = None) -> Validation:
     """Coverage of the full-human mean by the PPI++ and human-only intervals over ``draws`` random slices of
     ``slice_size`` queries (module docstring), for each of ``metrics`` on the same slices (one Generator from
     ``seed`` each); ``pairs`` (baseline, candidate) default to every pair of runs. ``progress`` wraps the draws of
@@ -122,27 +102,30 @@ def simulate_slices(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades
         raise InputError("no metric to simulate")
     for metric in metrics:
         measure_bounds(metric)  # an unbounded measure refused before any work
-    tables, caveats, settings = [], [], {}
+    tables, columns, caveats, settings = [], [], [], {}
     for metric in metrics:
-        table, said, first = _simulate_metric(
+        table, figures, said, first = _simulate_metric(
             runs, human, llm, slice_size=slice_size, draws=draws, metric=metric, contract=contract, pairs=pairs,
             level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble, chosen=chosen,
             sources=sources)
         tables.append(table.assign(metric=metric))
+        columns.append(figures)
         caveats += [line for line in said if line not in caveats]
         settings = settings or first  # the first metric's queries: each row counts its own
     settings = {**settings, "metrics": list(metrics)}
     settings.pop("metric")
     table = pd.concat(tables, ignore_index=True)
-    return Simulation(table[["metric", *[c for c in table.columns if c != "metric"]]], settings, caveats)
+    return Validation("slice", table[["metric", *[c for c in table.columns if c != "metric"]]],
+                      pd.concat(columns, ignore_index=True), settings, caveats, _text)
 
 
 def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int,
                      metric: str, contract: EvaluationContract, pairs: Sequence[tuple[str, str]] | None,
                      level: float, interval: str, seed: int, progress: Callable[[Iterable], Iterable],
                      ensemble: bool, chosen: Collection[str],
-                     sources: Mapping[str, object] | None) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
-    """One metric's rows (a kind each), caveats and settings (:func:`simulate`)."""
+                     sources: Mapping[str, object] | None
+                     ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, Any]]:
+    """One metric's rows (a kind each), its columns' figures, caveats and settings (:func:`simulate_slices`)."""
     bounds = measure_bounds(metric)
     query_ids = sorted(human.query_ids)
     scored = query_values(runs, human.qrels, query_ids, metric, contract, chosen)
@@ -179,14 +162,19 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
         cand = [names.index(c) for _, c in pairs]
         kinds["differences"] = (kinds["means"][0][:, cand] - kinds["means"][0][:, base],
                                 _columns_difference(predicted, base, cand))
-    rows = [{"kind": kind, "queries": len(human_values),
-             **_draws(h, y, slice_size, draws, rng, level, interval, progress, bounds, kind == "differences")}
-            for kind, (h, y) in kinds.items()]
+    labels = {"means": names, "differences": [f"{c} - {b}" for b, c in pairs]}
+    rows, columns = [], []
+    for kind, (h, y) in kinds.items():
+        summary, figures = _draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
+                                  kind == "differences")
+        rows.append({"kind": kind, "queries": len(human_values), **summary})
+        columns.append(figures.assign(metric=metric, kind=kind, name=labels[kind]))
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
                 "human": list(human.files), "llm": list(llm.files), "ensemble": ensemble,
                 "contract": contract.to_dict()}
-    return pd.DataFrame(rows), caveats, settings
+    columns = pd.concat(columns, ignore_index=True)
+    return pd.DataFrame(rows), columns[["metric", "kind", *columns.columns[:-2]]], caveats, settings
 
 
 def _ensemble_values(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, query_ids: list[str],
@@ -206,7 +194,7 @@ def _columns_difference(predicted: Predicted, base: list[int], cand: list[int]) 
     return predicted[:, cand] - predicted[:, base]
 
 
-def _text(result: Simulation) -> str:
+def _text(result: Validation) -> str:
     s = result.settings
     lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
              f"{', '.join(s['metrics'])}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",

@@ -57,7 +57,7 @@ for."""
 
 
 NO_LLM = "give the LLM grades of every {pairs} (--llm), or --no-llm for Horvitz-Thompson's estimator: one of them"
-"""The one choice of the document designs' grades: the LLM's files, or none."""
+"""The one choice of the document designs' grades (:class:`Judges`): the LLM's files, or none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +140,20 @@ class Drawn(EstimateSettings):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Judges(EstimateSettings):
+    """The document designs' LLM: ``llm``, grade files of every pair the design needs (:attr:`graded`), each file one
+    judge; or ``no_llm``, Horvitz-Thompson's estimator from the human sample alone. One of them."""
+
+    llm: Sequence[FilePath] = ()
+    no_llm: bool = False
+    graded: ClassVar[str] = "pooled pair"
+
+    def check(self) -> None:
+        if bool(self.llm) == self.no_llm:
+            raise InputError(NO_LLM.format(pairs=self.graded))
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunSlice(Compared):
     """``estimate run slice``: the LLM's grades of every query (``llm``, repeatable, merged by median) corrected by
     the humans' of a slice (``human``) that ``slice_path`` records (PPI++); ``interval`` ``t`` or ``normal``;
@@ -173,38 +187,29 @@ class RunSet(Compared):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunDocuments(Compared):
+class RunDocuments(Compared, Judges):
     """``estimate run documents``: a document sample of every query (``sample_path``, the record of ``estimate
-    select documents``), the humans' grades of its pairs (``human``), the LLM's of every pooled pair (``llm``, each
-    file one judge) or none (``no_llm``: Horvitz-Thompson's estimator)."""
+    select documents``), the humans' grades of its pairs (``human``), the LLM's of every pooled pair
+    (:class:`Judges`)."""
 
     sample_path: FilePath
     human: Sequence[FilePath]
-    llm: Sequence[FilePath] = ()
-    no_llm: bool = False
     design: ClassVar[str] = "documents"
-
-    def check(self) -> None:
-        check_llm(self.llm, self.no_llm, "pooled pair")
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunHoles(Compared):
+class RunHoles(Compared, Judges):
     """``estimate run holes``: a sample of a frozen set's holes (``sample_path``, the record of ``estimate select
     holes``; ``set_path``, its ``split``), the humans' grades of the drawn holes, the LLM's of every pair of the set
-    and of the holes (or ``no_llm``); ``override_contract`` as :class:`RunSet`'s."""
+    and of the holes (:class:`Judges`); ``override_contract`` as :class:`RunSet`'s."""
 
     set_path: FilePath
     sample_path: FilePath
     human: Sequence[FilePath]
-    llm: Sequence[FilePath] = ()
-    no_llm: bool = False
     split: str = "test"
     override_contract: bool = False
     design: ClassVar[str] = "holes"
-
-    def check(self) -> None:
-        check_llm(self.llm, self.no_llm, "pair of the set and of the holes")
+    graded: ClassVar[str] = "pair of the set and of the holes"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,50 +228,38 @@ class ValidateSlice(Drawn):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ValidateDocuments(Drawn):
+class ValidateDocuments(Drawn, Judges):
     """``estimate validate documents``: ``draws`` document samples of ``budget`` judgments expected from the pairs
-    humans graded in full (``human``); ``llm`` or ``no_llm`` as :class:`RunDocuments`'s."""
+    humans graded in full (``human``), the LLM's of every pooled pair (:class:`Judges`)."""
 
     human: Sequence[FilePath]
     budget: float
-    llm: Sequence[FilePath] = ()
-    no_llm: bool = False
     design: ClassVar[str] = "documents"
-
-    def check(self) -> None:
-        check_llm(self.llm, self.no_llm, "pooled pair")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ValidateHoles(Drawn):
+class ValidateHoles(Drawn, Judges):
     """``estimate validate holes`` (:mod:`evalset.estimate.documents.holevalidation`): each group of runs
     (``groups_path``, :func:`evalset.io.groups.read_run_groups`) left out of the set's depth-``depth`` pool (None:
     10) in turn, ``draws`` samples of its runs' holes, each the share ``holes_fraction`` of a run's holes or the
     share sized for the standard error ``holes_precision`` (one of them); the set's judgments on its ``split`` are the
-    full ones; ``llm`` (every pair the set judges) or ``no_llm``."""
+    full ones, the LLM's of every pair the set judges (:class:`Judges`)."""
 
     set_path: FilePath
     groups_path: FilePath
-    llm: Sequence[FilePath] = ()
-    no_llm: bool = False
     holes_fraction: float | None = None
     holes_precision: float | None = None
     depth: int | None = None
     split: str = "test"
     override_contract: bool = False
     design: ClassVar[str] = "holes"
+    graded: ClassVar[str] = "pair the set judges"
 
     def check(self) -> None:
         if (self.holes_fraction is None) == (self.holes_precision is None):
             raise InputError("give one of --fraction P (the share of each run's holes a draw takes: 0.25 or 25%) or "
                              "--precision SE (each run's share sized for it)")
-        check_llm(self.llm, self.no_llm, "pair the set judges")
-
-
-def check_llm(llm: Sequence[FilePath], no_llm: bool, pairs: str) -> None:
-    """The document designs' one choice of grades: the LLM's files, or ``no_llm`` (:data:`NO_LLM`)."""
-    if bool(llm) == no_llm:
-        raise InputError(NO_LLM.format(pairs=pairs))
+        super().check()
 
 
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> None:

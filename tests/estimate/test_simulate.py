@@ -6,7 +6,7 @@ on 2026-12-06, to 1e-12), the query slice, the document sample and the hole samp
 import numpy as np
 import pytest
 
-from evalset.estimate.simulate import TOLERANCE, Tally, coverage_error, simulate
+from evalset.estimate.simulate import TOLERANCE, Tally, Validation, coverage_error, simulate
 from evalset.estimate.slicevalidation import simulate_slices
 from evalset.estimate.sources import read_grades
 from evalset.io.trec import read_qrels, read_runs
@@ -83,10 +83,25 @@ def dl19_few() -> dict:
     return {name: runs[name] for name in sorted(runs)[:DL19_FEW]}
 
 
+def one_validation(result, design: str, intervals: tuple[str, ...], columns: int) -> None:
+    """Every design's validation is one result type: its summary, and each column's figures with their Monte Carlo
+    errors (an interval's ``coverage_NAME``; the hole sample's one interval, "this set", unnamed), in one JSON."""
+    assert isinstance(result, Validation) and result.design == design
+    assert len(result.columns) == columns
+    for interval in intervals:
+        suffix = f"_{interval}" if interval else ""
+        assert {"truth", "bias", "bias_mc", "rmse", "rmse_mc", f"coverage{suffix}", f"coverage{suffix}_mc",
+                f"width{suffix}", f"width{suffix}_mc"} <= set(result.columns.columns)
+    document = result.to_dict()
+    assert list(document) == ["design", "settings", "table", "columns", "notes"] and document["design"] == design
+    assert len(document["columns"]) == columns and result.to_text().splitlines()[0]
+
+
 def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
     result = simulate_slices(dl19_few(), read_grades(["data/dl19/nist.qrels"], "human"),
-                      read_grades(["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"], "llm"), slice_size=10,
-                      draws=30, metrics=["ndcg@10"], seed=7)
+                             read_grades(["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"], "llm"),
+                             slice_size=10, draws=30, metrics=["ndcg@10"], seed=7)
+    one_validation(result, "slice", ("ppi", "ppi_normal", "human"), columns=6 + 15)
     rows = result.table.set_index("kind")
     before = {"means": (0.9888888888888889, 0.9722222222222222, 0.9944444444444446, 0.2596393441234779,
                         0.33808036458530816),
@@ -104,6 +119,7 @@ def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before(
     judge = read_qrels("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels").assign(judge="llama")
     result = simulate_documents(dl19_few(), read_qrels("data/dl19/nist.qrels"), judge, budget=1000, draws=8,
                                 measures=["ndcg@10", "p@10"], compare_slices=False, seed=7)
+    one_validation(result, "documents", ("set", "new"), columns=2 * (6 + 15))
     rows = result.table.set_index(["measure", "kind"])
     before = {("ndcg@10", "means"): (0.9375, 1.0, 0.08920442457397615, 0.16292191311095636),
               ("ndcg@10", "differences"): (0.95, 1.0, 0.1002738699831298, 0.14962865728121455),
@@ -121,7 +137,8 @@ def test_the_hole_sample_tallied_by_the_harness_gives_its_figures_of_before():
     from tests.estimate.documents.test_hole_validation import simulate as simulate_holes
 
     result = simulate_holes()
-    run = result.per_run.set_index(["run", "measure", "kind"])
+    one_validation(result, "holes", ("",), columns=len(result.columns))
+    run = result.columns.set_index(["run", "measure", "kind"])
     assert tuple(run.loc[("a2", "ndcg@3", "difference"), ["coverage", "width", "bias", "rmse"]]) == pytest.approx(
         (1.0, 0.29840136371456416, -0.011425111113419716, 0.05788565717063484), abs=1e-12)
     summary = result.table.set_index(["measure", "kind"])

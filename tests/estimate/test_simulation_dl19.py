@@ -24,7 +24,7 @@ def simulate(llm_labels: str, *extra) -> dict:
 @pytest.mark.parametrize("judge", ["llama-3-70b.fourprompts", "flan-t5-large.fourprompts", "llama-3-8b.baseline"])
 def test_coverage_at_nominal_095_is_between_092_and_098_for_means_and_differences(judge):
     document = simulate(f"data/dl19/llm_labels/{judge}.qrels")
-    kinds = {row["kind"]: row for row in document["kinds"]}
+    kinds = {row["kind"]: row for row in document["table"]}
     assert kinds["means"]["columns"] == 37 and kinds["differences"]["columns"] == 37 * 36 // 2
     assert document["settings"]["queries"] == 43 and document["settings"]["interval"] == "t"
     for row in kinds.values():
@@ -46,7 +46,7 @@ def test_ceiling_measures_hold_their_level_with_every_interval_in_range(metric):
     floor and Welch-Satterthwaite's degrees of freedom 0.976 and 0.959 (p@10: 0.931 and 0.938), and no interval
     leaves the measure's range."""
     document = simulate("data/dl19/llm_labels/llama-3-70b.fourprompts.qrels", "-m", metric)
-    for row in document["kinds"]:
+    for row in document["table"]:
         assert 0.92 <= row["coverage_ppi"] <= 0.98, row
         assert 0.92 <= row["coverage_human"] <= 0.98, row
         assert row["outside_range"] == 0, row
@@ -63,11 +63,11 @@ def test_every_requested_metric_is_reported_on_the_same_slices():
     assert both.exit_code == 0, both.output
     document = json.loads(both.output)
     assert document["settings"]["metrics"] == ["ndcg@10", "p@10"]
-    assert [(row["metric"], row["kind"]) for row in document["kinds"]] == [
+    assert [(row["metric"], row["kind"]) for row in document["table"]] == [
         ("ndcg@10", "means"), ("ndcg@10", "differences"), ("p@10", "means"), ("p@10", "differences")]
     for metric in ("ndcg@10", "p@10"):
         alone = CliRunner().invoke(main, ["estimate", "validate", "slice", "data/dl19/runs", "--human",
                                           "data/dl19/nist.qrels",
                                           "--llm", llm, *short, "--size", "10", "--format", "json", "-m",
                                           metric])
-        assert [row for row in document["kinds"] if row["metric"] == metric] == json.loads(alone.output)["kinds"]
+        assert [row for row in document["table"] if row["metric"] == metric] == json.loads(alone.output)["table"]

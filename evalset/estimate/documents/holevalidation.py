@@ -33,13 +33,13 @@ Conventions
   difference, the difference of the truths. The **frozen-only error** is the run's score on the frozen set (also
   the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
   other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
-- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in
-  :attr:`HoleSimulation.per_run`: its holes, fraction and mean share drawn, the truth, the bias (mean error over the
-  draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the truth, within
-  :data:`~evalset.estimate.simulate.TOLERANCE`), its mean width, the frozen-only error. The summary
-  (:attr:`HoleSimulation.table`), per measure and kind: the runs, the mean share drawn, the mean and worst RMSE (and
-  its run), the coverage's least (and its run), mean and largest, the runs covering under :data:`COVERAGE_CARE`, the
-  mean width, the frozen-only RMSE over the runs.
+- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in the validation's
+  ``columns`` (:class:`~evalset.estimate.simulate.Validation`): its holes, fraction and mean share drawn, the truth,
+  the bias (mean error over the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding
+  the truth, within :data:`~evalset.estimate.simulate.TOLERANCE`), its mean width, each with its Monte Carlo error,
+  and the frozen-only error. The summary (its ``table``), per measure and kind: the runs, the mean share drawn, the
+  mean and worst RMSE (and its run), the coverage's least (and its run), mean and largest, the runs covering under
+  :data:`COVERAGE_CARE`, the mean width, the frozen-only RMSE over the runs.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -69,14 +69,14 @@ from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
-from evalset.estimate.simulate import Drawn, Tally, coverage_error, simulate
+from evalset.estimate.simulate import Drawn, Tally, Validation, coverage_error, simulate
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED, check, validate_params
 from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
-from evalset.render import json_safe, number, records, text_table
+from evalset.render import number, text_table
 from evalset.seeds import generator
 from evalset.stats.quantiles import around
 
@@ -122,44 +122,6 @@ def sized_by(precision: float) -> FractionRule:
     return rule
 
 
-@dataclass(frozen=True)
-class HoleSimulation:
-    """The summary (one row per measure and kind), the per-run rows, the settings and the caveats (module
-    docstring)."""
-
-    table: pd.DataFrame
-    per_run: pd.DataFrame
-    settings: dict[str, Any]
-    caveats: list[str] = field(default_factory=list)
-
-    def to_text(self) -> str:
-        s = self.settings
-        share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else s["fractions"]
-        lines = [f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
-                 f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
-                 f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; difference: the run minus the best "
-                 "run outside its group"]
-        header = ["measure", "kind", "runs", "share", "RMSE", "worst RMSE", "coverage min", "mean", "max",
-                  f"< {COVERAGE_CARE:g}", "width", "frozen-only RMSE"]
-        rows = [[row.measure, row.kind, f"{row.runs} ({row.with_holes})", number(row.share, 3), number(row.rmse, 4),
-                 f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}",
-                 f"{number(row.coverage_min, 3)} {row.coverage_min_run}", number(row.coverage_mean, 3),
-                 number(row.coverage_max, 3), row.below, number(row.width, 4), number(row.frozen_rmse, 4)]
-                for row in self.table.itertuples()]
-        lines += text_table([header, *rows])
-        lines.append("runs: all (those with a hole, over which coverage, share and width are)")
-        for (measure, kind), rows in self.per_run.groupby(["measure", "kind"], sort=False):
-            low = rows[rows["coverage"] < COVERAGE_CARE].sort_values(["coverage", "run"])
-            if len(low):
-                lines.append(f"under {COVERAGE_CARE:g}: {measure} {kind}: " + ", ".join(
-                    f"{row.run} {number(row.coverage, 3)} ({row.holes} holes)" for row in low.itertuples()))
-        return "\n".join([*lines, *self.caveats])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"settings": json_safe(self.settings), "rows": records(self.table),
-                "per_run": records(self.per_run), "notes": self.caveats}
-
-
 @validate_params(RULES)
 def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
                    groups: Mapping[str, str], *, depth: int = 10, fraction: float | None = None,
@@ -167,7 +129,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
                    measures: Sequence[str] = MEASURES, contract: EvaluationContract | None = None,
                    level: float = 0.95, progress: Callable[[Iterable], Iterable] = iter,
                    chosen: Collection[str] | None = None, sources: Mapping[str, object] | None = None,
-                   left_out: Collection[str] | None = None) -> HoleSimulation:
+                   left_out: Collection[str] | None = None) -> Validation:
     """Leave each group of ``runs`` out of the pool of the full judgments ``qrels`` and estimate each of its runs
     from ``draws`` samples of its holes (module docstring); ``llm`` (``query_id, doc_id, judge, grade`` of every
     pair ``qrels`` judge; ``None``: Horvitz-Thompson's estimator), ``groups`` run -> group, ``left_out`` the
@@ -250,7 +212,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
                 "calibrated LLM: " + ", ".join(sorted(llm["judge"].unique())), "design": HOLE_SAMPLE.name,
                 "this_set": HOLE_SAMPLE.this_set, "contract": contract.to_dict(),
                 "best": {group: best_of[group] for group in sorted(frozen)}}
-    return HoleSimulation(_summary(per_run), per_run, settings, [*missing.notes(), *notes])
+    return Validation("holes", _summary(per_run), per_run, settings, [*missing.notes(), *notes], _text)
 
 
 def _members(order: Sequence[str], owner: Mapping[str, str], group: str) -> list[str]:
@@ -344,13 +306,15 @@ def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, froz
     row = {**facts, "fraction": facts.get("fraction", np.nan), "measure": measure, "kind": kind,
            "name": facts["run"] if kind == "run" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at])}
     if drawn is None:
-        return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "rmse": abs(error),
-                "coverage": np.nan, "width": np.nan, "frozen_error": error}
+        return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "bias_mc": 0.0,
+                "rmse": abs(error), "rmse_mc": 0.0, "coverage": np.nan, "coverage_mc": np.nan, "width": np.nan,
+                "width_mc": np.nan, "frozen_error": error}
     figures = drawn[measure].figures().iloc[at]
     return {**row, "share": float(drawn[measure].extra("share").mean()),
-            "mean_estimate": float(figures["estimate_mean"]), "bias": float(figures["bias"]),
-            "rmse": float(figures["rmse"]), "coverage": float(figures["coverage_set"]),
-            "width": float(figures["width_set"]), "frozen_error": error}
+            "mean_estimate": float(figures["estimate_mean"]),
+            **{key: float(figures[key]) for key in ("bias", "bias_mc", "rmse", "rmse_mc")},
+            "coverage": float(figures["coverage_set"]), "coverage_mc": float(figures["coverage_set_mc"]),
+            "width": float(figures["width_set"]), "width_mc": float(figures["width_set_mc"]), "frozen_error": error}
 
 
 def _summary(per_run: pd.DataFrame) -> pd.DataFrame:
@@ -369,3 +333,28 @@ def _summary(per_run: pd.DataFrame) -> pd.DataFrame:
                      "below": int((drawn["coverage"] < COVERAGE_CARE).sum()), "width": float(drawn["width"].mean()),
                      "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2)))})
     return pd.DataFrame(rows)
+
+
+def _text(result: Validation) -> str:
+    """The validation as ``estimate validate holes`` prints it (module docstring)."""
+    s = result.settings
+    share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else s["fractions"]
+    lines = [f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
+             f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
+             f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; difference: the run minus the best "
+             "run outside its group"]
+    header = ["measure", "kind", "runs", "share", "RMSE", "worst RMSE", "coverage min", "mean", "max",
+              f"< {COVERAGE_CARE:g}", "width", "frozen-only RMSE"]
+    rows = [[row.measure, row.kind, f"{row.runs} ({row.with_holes})", number(row.share, 3), number(row.rmse, 4),
+             f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}",
+             f"{number(row.coverage_min, 3)} {row.coverage_min_run}", number(row.coverage_mean, 3),
+             number(row.coverage_max, 3), row.below, number(row.width, 4), number(row.frozen_rmse, 4)]
+            for row in result.table.itertuples()]
+    lines += text_table([header, *rows])
+    lines.append("runs: all (those with a hole, over which coverage, share and width are)")
+    for (measure, kind), rows in result.columns.groupby(["measure", "kind"], sort=False):
+        low = rows[rows["coverage"] < COVERAGE_CARE].sort_values(["coverage", "run"])
+        if len(low):
+            lines.append(f"under {COVERAGE_CARE:g}: {measure} {kind}: " + ", ".join(
+                f"{row.run} {number(row.coverage, 3)} ({row.holes} holes)" for row in low.itertuples()))
+    return "\n".join([*lines, *result.caveats])

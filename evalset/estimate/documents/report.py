@@ -46,7 +46,8 @@ from evalset.errors import InputError
 from evalset.estimate.differences import PairedDifference
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentEstimate, estimate_documents
 from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, DesignRules
-from evalset.estimate.documents.validation import DocumentSimulation, simulate_documents
+from evalset.estimate.documents.validation import simulate_documents
+from evalset.estimate.simulate import Validation
 from evalset.estimate.sources import read_grades, read_judges
 from evalset.io.samplerecord import SampleRecord, read_sample
 from evalset.metrics.documents import document_terms
@@ -184,7 +185,7 @@ def document_validation(runs: Mapping[str, pd.DataFrame], *, human: Sequence[Fil
                         level: float = 0.95, seed: int = DEFAULT_SEED, conflicting_grades: str = "refuse",
                         contract: EvaluationContract | None = None,
                         progress: Callable[[Iterable], Iterable] = iter, chosen: Collection[str] | None = None,
-                        sources: Mapping[str, str] | None = None) -> DocumentSimulation:
+                        sources: Mapping[str, str] | None = None) -> Validation:
     """``draws`` document samples of ``budget`` expected judgments from the fully graded ``human`` pairs, with
     the ``llm`` judges (or ``no_llm``), the query slice beside (module docstring)."""
     measures = _checked_measures(metrics, contract)

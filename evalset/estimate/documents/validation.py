@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,48 +39,18 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, refuse_skip
-from evalset.estimate.simulate import Drawn, Tally, simulate
+from evalset.estimate.simulate import Drawn, Tally, Validation, simulate
 from evalset.estimate.sources import grades_of
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
 from evalset.params import POSITIVE_INT, check
-from evalset.render import number, records, text_table
+from evalset.render import number, text_table
 from evalset.seeds import generator
 from evalset.stats.quantiles import around
 from evalset.stats.rankings import kendall_tau
 
 MEASURES = ("ndcg@10", "p@10", "ap")
 """The measures of the issue's must-show."""
-
-
-@dataclass(frozen=True)
-class DocumentSimulation:
-    """One row per measure and kind (``means``, ``differences``), the settings and the caveats."""
-
-    table: pd.DataFrame
-    settings: dict[str, Any]
-    caveats: list[str] = field(default_factory=list)
-    columns: pd.DataFrame | None = None
-    """Per measure and column (each run's mean, each paired difference): its truth, the mean and standard deviation
-    of its estimate over the draws, the mean "this set" standard error and its ratio to that deviation, the
-    coverage, the share of draws whose "this set" interval excluded 0, and the least width (module docstring)."""
-
-    def to_text(self) -> str:
-        s = self.settings
-        lines = [f"{s['draws']} document samples of {s['budget']:g} expected of {s['pairs']} pairs ({s['queries']} "
-                 f"queries, {s['runs']} runs, seed {s['seed']}; {s['estimator']}), level {s['level']:.4g}; "
-                 f"beside: the query slice of {s['slice_size']} queries (PPI++)"]
-        header = ["measure", "kind", "this set cov", "new q cov", "this set width", "new q width", "slice cov",
-                  "slice width", "ratio", "max |bias|", "RMSE", "tau"]
-        rows = [[row.measure, row.kind, number(row.coverage_set, 3), number(row.coverage_new, 3),
-                 number(row.width_set, 4), number(row.width_new, 4), number(row.slice_coverage, 3),
-                 number(row.slice_width, 4), number(row.width_ratio, 3), number(row.bias_max, 4),
-                 number(row.rmse, 4), number(row.tau, 3)] for row in self.table.itertuples()]
-        return "\n".join([*lines, *text_table([header, *rows]), *self.caveats])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "rows": records(self.table),
-                "notes": self.caveats}
 
 
 def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
@@ -110,17 +78,17 @@ def _kinds(tally: Tally, figures: pd.DataFrame, runs: int) -> dict[str, dict[str
 
 
 def _columns(tally: Tally, figures: pd.DataFrame, runs: int, measure: str, labels: Sequence[str]) -> pd.DataFrame:
-    """The per-column figures (:attr:`DocumentSimulation.columns`); ``figures``: the tally's."""
+    """Each column's figures (:attr:`~evalset.estimate.simulate.Validation.columns`): the harness's, the mean "this
+    set" standard error and its ratio to the estimate's spread over the draws, the share of draws whose "this set"
+    interval excluded 0, and its least width; ``figures``: the tally's."""
     low, high = tally.ends("set")
     se = tally.extra("se_set").mean(axis=0)
     sd = figures["estimate_sd"].to_numpy()
     kinds = ["mean"] * runs + ["difference"] * (len(sd) - runs)
-    return pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels), "truth": tally.truth,
-                         "estimate_mean": figures["estimate_mean"], "estimate_sd": sd, "se_set_mean": se,
-                         "se_ratio": np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
-                         "coverage_set": figures["coverage_set"],
-                         "excludes_zero": ((low > 0) | (high < 0)).mean(axis=0),
-                         "least_width": (high - low).min(axis=0)})
+    named = pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels)})
+    return named.join(figures.drop(columns="name")).assign(
+        se_set_mean=se, se_ratio=np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
+        excludes_zero=((low > 0) | (high < 0)).mean(axis=0), least_width=(high - low).min(axis=0))
 
 
 def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None, *,
@@ -128,7 +96,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                        contract: EvaluationContract | None = None, level: float = 0.95, seed: int = DEFAULT_SEED,
                        prior_depth: int = 10, compare_slices: bool = True,
                        progress: Callable[[Iterable], Iterable] = iter, chosen: Collection[str] | None = None,
-                       sources: Mapping[str, object] | None = None) -> DocumentSimulation:
+                       sources: Mapping[str, object] | None = None) -> Validation:
     """Coverage, widths, bias, RMSE and tau of the document design over ``draws`` samples at ``budget`` on fully
     graded ``qrels``, the query slice beside (module docstring); ``llm=None``: Horvitz-Thompson's estimator."""
     chosen = chosen_conventions(contract, chosen)
@@ -195,7 +163,7 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
                 "mean_sample": float(tallies[str(parsed[0])].extra("size").mean()), "contract": contract.to_dict(),
                 "applied": {str(m): m.contract.to_dict() for m in parsed}}
-    return DocumentSimulation(pd.DataFrame(rows), settings, caveats, columns)
+    return Validation("documents", pd.DataFrame(rows), columns, settings, caveats, _text)
 
 
 def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence[str],
@@ -219,5 +187,20 @@ def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataF
     human = grades_of(qrels.assign(annotator="human")[["query_id", "doc_id", "annotator", "grade"]])
     judged = grades_of(llm.rename(columns={"judge": "annotator"})[["query_id", "doc_id", "annotator", "grade"]])
     result = simulate_slices(runs, human, judged, slice_size=slice_size, draws=draws, metrics=[str(measure)],
-                      contract=contract, level=level, seed=seed)
+                             contract=contract, level=level, seed=seed)
     return {row["kind"]: row for row in result.table.to_dict(orient="records")}
+
+
+def _text(result: Validation) -> str:
+    """The validation as ``estimate validate documents`` prints it."""
+    s = result.settings
+    lines = [f"{s['draws']} document samples of {s['budget']:g} expected of {s['pairs']} pairs ({s['queries']} "
+             f"queries, {s['runs']} runs, seed {s['seed']}; {s['estimator']}), level {s['level']:.4g}; "
+             f"beside: the query slice of {s['slice_size']} queries (PPI++)"]
+    header = ["measure", "kind", "this set cov", "new q cov", "this set width", "new q width", "slice cov",
+              "slice width", "ratio", "max |bias|", "RMSE", "tau"]
+    rows = [[row.measure, row.kind, number(row.coverage_set, 3), number(row.coverage_new, 3),
+             number(row.width_set, 4), number(row.width_new, 4), number(row.slice_coverage, 3),
+             number(row.slice_width, 4), number(row.width_ratio, 3), number(row.bias_max, 4),
+             number(row.rmse, 4), number(row.tau, 3)] for row in result.table.itertuples()]
+    return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])

@@ -44,7 +44,7 @@ def simulate(**options):
 
 
 def rows(result) -> pd.DataFrame:
-    return result.per_run.set_index(["run", "measure", "kind"])
+    return result.columns.set_index(["run", "measure", "kind"])
 
 
 def test_a_run_without_a_hole_is_said_its_error_the_frozen_one_and_left_out_of_coverage():
@@ -75,7 +75,7 @@ def test_with_every_hole_drawn_the_estimate_is_the_score_on_the_set_and_the_runs
     the judgments without d6, 0.033 over the truth, a bias no draw removes."""
     result = simulate(fraction=0.999999, draws=20)
     table = rows(result)
-    drawn = result.per_run[result.per_run["holes"] > 0]
+    drawn = result.columns[result.columns["holes"] > 0]
     assert drawn["share"].tolist() == [1.0] * len(drawn)
     assert drawn.loc[drawn["measure"] == "p@3", "rmse"].max() < 1e-6
     local = float(evaluate(RUNS["a1"], QRELS[QRELS["doc_id"] != "d6"], ["ndcg@3"])["ndcg@3"].mean())
@@ -96,7 +96,7 @@ def test_a_fraction_rule_gives_each_run_its_own_share():
 
     result = simulate(fraction=None, fractions=by_run, draws=40)
     assert asked == {"a1": (4, 4, "b1", 28), "a2": (8, 8, "b1", 32), "c1": (4, 4, "a1", 32)}
-    shares = result.per_run.drop_duplicates("run").set_index("run")
+    shares = result.columns.drop_duplicates("run").set_index("run")
     assert shares["fraction"].dropna().to_dict() == {"a1": 0.25, "a2": 0.75, "c1": 0.5}
     assert shares.loc[["a1", "a2", "c1"], "share"].tolist() == pytest.approx([0.25, 0.75, 0.5], abs=0.08)
     assert result.to_text().startswith("leave-one-group-out: 40 draws of each run's fraction (3 groups, 4 runs, "
@@ -109,7 +109,7 @@ def test_the_same_inputs_give_byte_identical_output_and_another_seed_other_draws
     assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
     assert json.dumps(first.to_dict()) != json.dumps(other.to_dict())
     document = json.loads(json.dumps(first.to_dict(), allow_nan=False))
-    assert len(document["per_run"]) == 16 and document["rows"][0]["measure"] == "p@3"
+    assert len(document["columns"]) == 16 and document["table"][0]["measure"] == "p@3"
 
 
 def test_without_an_llm_it_is_horvitz_thompsons_estimate():
@@ -226,7 +226,7 @@ def test_on_dl19_two_groups_left_out():
     result = simulate_holes(runs, read_qrels(dl19 / "nist.qrels"), llm, read_run_groups(dl19 / "run_metadata.tsv"),
                             fraction=0.25, draws=20, seed=55, left_out=["TU-Vienna", "TUA1"])
     table = rows(result)
-    ndcg = result.per_run[(result.per_run["measure"] == "ndcg@10") & (result.per_run["kind"] == "run")]
+    ndcg = result.columns[(result.columns["measure"] == "ndcg@10") & (result.columns["kind"] == "run")]
     assert ndcg.set_index("run")["holes"].to_dict() == {
         "TUW19-p1-f": 56, "TUW19-p1-re": 40, "TUW19-p2-f": 38, "TUW19-p2-re": 32, "TUW19-p3-f": 57, "TUW19-p3-re": 40,
         "TUA1-1": 0}
