@@ -48,10 +48,11 @@ JUDGES = {"70b": ["llama-3-70b.fourprompts"],
           "all": ["llama-3-70b.fourprompts", "llama-3-8b.baseline", "flan-t5-large.fourprompts"], "none": []}
 
 
-def targets(table: pd.DataFrame, budget: float) -> list[str]:
+def targets(result, budget: float) -> list[str]:
     lines = []
-    for row in table.itertuples():
-        checks = [("this set coverage in [0.94, 0.975]", 0.94 <= row.coverage_set <= 0.975)]
+    this_set = result.table[result.table["interval"] == '"this set"']
+    for row in this_set.merge(result.beside, on=["measure", "kind"]).itertuples():
+        checks = [("this set coverage in [0.94, 0.975]", 0.94 <= row.coverage <= 0.975)]
         if row.kind == "means":
             checks.append(("|bias| <= 0.015", row.bias_max <= 0.015))
             if budget == 1000:
@@ -144,7 +145,7 @@ def per_column(columns: pd.DataFrame, pairs: list[tuple[str, str]]) -> list[str]
     share of draws whose "this set" interval excluded 0 and least width."""
     lines = []
     for measure, rows in columns.groupby("measure", sort=False):
-        ratio = rows.loc[rows["kind"] == "mean", "se_ratio"]
+        ratio = rows.loc[rows["kind"] == "means", "se_ratio"]
         lines.append(f"  {measure}: run means' mean \"this set\" SE over the sd of the estimates: median "
                      f"{ratio.median():.2f}, range {ratio.min():.2f}-{ratio.max():.2f}")
         for baseline, candidate in pairs:
@@ -214,20 +215,21 @@ def main() -> None:
             print(f"\n== {key}, B = {budget:g} ({seconds:.0f} s; mean sample "
                   f"{result.settings['mean_sample']:.0f})")
             print(result.to_text())
-            means = result.table[result.table["kind"] == "means"]
-            differences = result.table[result.table["kind"] == "differences"]
+            means = result.beside[result.beside["kind"] == "means"]
+            differences = result.table[(result.table["kind"] == "differences")
+                                       & (result.table["interval"] == '"this set"')]
             print("tau over draws: " + "; ".join(f"{r.measure} {r.tau:.3f} (sd {r.tau_sd:.3f})"
                                                  for r in means.itertuples()))
             print("per column:")
             print("\n".join(per_column(result.columns, pairs)))
             print("targets:")
-            print("\n".join(targets(result.table, budget)))
+            print("\n".join(targets(result, budget)))
             if budget == 1000:
                 runs = {name: read_run(path) for name, path in expand_run_paths(run_paths).items()}
                 qrels = read_grades([DATA / "nist.qrels"], "human").qrels
                 print("ranking stability:")
                 print("\n".join(ranking_stability(runs, qrels, contract, args.measures.split(","), args.seed,
-                                                   dict(zip(differences["measure"], differences["width_set"],
+                                                   dict(zip(differences["measure"], differences["width"],
                                                             strict=True)))))
     print(f"\ntotal {time.perf_counter() - total:.0f} s")
     record.add("total wall time", time.perf_counter() - total, "s")

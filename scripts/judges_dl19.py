@@ -55,8 +55,8 @@ def main() -> None:
     for name in labels:
         judges = [paths[name.split()[0]]] if name.split()[0] in JUDGES else list(paths.values())
         result = simulate_slices(runs, human, read_grades(judges, "llm"), slice_size=args.slice_size, draws=args.draws,
-                          metric="ndcg@10", ensemble=name not in JUDGES)
-        widths[name] = result.table.set_index("kind")[["width_ppi", "coverage_ppi"]]
+                                 metrics=["ndcg@10"], ensemble=name not in JUDGES)
+        widths[name] = result.table[result.table["interval"] == "PPI++ (t)"].set_index("kind")[["width", "coverage"]]
     base = max(JUDGES, key=lambda name: _kappa(labels[name], humans))
     table = [["judge", "quadratic kappa", f"vs {base}: change [95%]", "PPI width: means (coverage)",
               "differences (coverage)"]]
@@ -69,8 +69,8 @@ def main() -> None:
         means, differences = widths[name].loc["means"], widths[name].loc["differences"]
         table.append([name, f"{kappa:.3f}",
                       f"{quadratic.difference:+.3f} [{quadratic.low:+.3f}, {quadratic.high:+.3f}]" if quadratic else "",
-                      f"{means['width_ppi']:.3f} ({means['coverage_ppi']:.3f})",
-                      f"{differences['width_ppi']:.3f} ({differences['coverage_ppi']:.3f})"])
+                      f"{means['width']:.3f} ({means['coverage']:.3f})",
+                      f"{differences['width']:.3f} ({differences['coverage']:.3f})"])
     print(f"DL19: {len(runs)} runs, nDCG@10, {args.draws} simulated slices of {args.slice_size} of 43 queries; "
           f"kappa intervals: {args.resamples} query resamples")
     print("\n".join(text_table(table)))

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalset.render import json_safe, records
+from evalset.render import json_safe, number, records, text_table
 
 TOLERANCE = 1e-9
 """An interval covers a truth equal to an end up to rounding (see the module's conventions)."""
@@ -109,40 +109,80 @@ class Tally:
         return pd.DataFrame(columns)
 
 
+KINDS = {"means": "run means", "differences": "paired differences"}
+"""A validation's kinds of column and how its table names them."""
+SUMMARY = ["measure", "kind", "interval", "columns", "coverage", "coverage_least", "least", "width", "bias_max",
+           "rmse"]
+"""The one summary's columns (:func:`summarize`)."""
+
+
+def summarize(columns: pd.DataFrame, intervals: Mapping[str, str], estimates: Mapping[str, str] | None = None
+              ) -> pd.DataFrame:
+    """The one summary of every design's validation: per measure, kind and interval (``intervals``: each interval's
+    name in the columns' figures, ``coverage_NAME``, to its name in the table) the columns with a coverage (a column
+    never drawn has none), their mean coverage, the least (``coverage_least``) and its column (``least``, the first
+    in the columns' order on a tie), their mean width, and over every column of the kind the largest |bias| and the
+    mean RMSE of the estimate the interval is centred on (``estimates``: an interval's suffix of its estimate's
+    figures, ``bias_human``; none, ``bias``)."""
+    estimates = estimates or {}
+    rows = []
+    for (measure, kind), part in columns.groupby(["measure", "kind"], sort=False):
+        for name, label in intervals.items():
+            drawn = part.dropna(subset=[f"coverage_{name}"])
+            least = drawn.loc[drawn[f"coverage_{name}"].idxmin()]
+            own = estimates.get(name, "")
+            rows.append({"measure": measure, "kind": kind, "interval": label, "columns": len(drawn),
+                         "coverage": float(drawn[f"coverage_{name}"].mean()),
+                         "coverage_least": float(least[f"coverage_{name}"]), "least": least["name"],
+                         "width": float(drawn[f"width_{name}"].mean()),
+                         "bias_max": float(part[f"bias{own}"].abs().max()), "rmse": float(part[f"rmse{own}"].mean())})
+    return pd.DataFrame(rows, columns=SUMMARY)
+
+
 @dataclass(frozen=True)
 class Validation:
-    """What every design's validation gives (``estimate validate slice|documents|holes``).
+    """What every design's validation gives (``estimate validate slice|documents|holes``), in one shape.
 
     design
         ``slice``, ``documents`` or ``holes`` (:mod:`evalset.estimate.designs`).
     table
-        The design's summary: one row per measure and kind (run means, paired differences), its figures averaged
-        over the kind's columns.
+        The one summary (:func:`summarize`): per measure, kind (:data:`KINDS`) and interval, the coverage (mean and
+        least, with its column), the mean width, the largest |bias| and the mean RMSE over the kind's columns.
     columns
-        Each column's figures over the draws (a run's mean, a paired difference; for the hole sample, each run's
-        and its difference with the best run): its truth, and :meth:`Tally.figures`' bias, RMSE, coverage and width
-        with their Monte Carlo errors, beside the design's own.
-    settings, caveats
-        What was validated, and what was left out or should be known (said after the table; the JSON's ``notes``).
-    text
-        The design's rendering: what its command prints (:meth:`to_text`).
+        Each column's figures over the draws (a run's mean; a paired difference, for the hole sample each run's with
+        the best run outside its group): ``measure, kind, name``, its truth, and :meth:`Tally.figures`' bias, RMSE,
+        and per interval coverage and width, each with its Monte Carlo error, beside the design's own.
+    beside
+        The design's own figures per measure and kind (the query slice at the same budget, Kendall's tau, the
+        share of holes drawn, ...), and ``said``, the lines its command prints them in after the table.
+    heading, settings, caveats
+        The lines saying what was drawn and against what truth; the settings; what was left out or should be known
+        (said last; the JSON's ``notes``).
     """
 
     design: str
+    heading: tuple[str, ...]
     table: pd.DataFrame
     columns: pd.DataFrame
+    beside: pd.DataFrame
+    said: tuple[str, ...]
     settings: dict[str, Any]
     caveats: list[str]
-    text: Callable[[Validation], str] = field(repr=False, compare=False)
 
     def to_text(self) -> str:
-        return self.text(self)
+        """What ``estimate validate ...`` prints: the heading, the one summary, the design's own lines, the
+        caveats."""
+        header = ["measure", "kind", "interval", "columns", "coverage", "least", "width", "max |bias|", "RMSE"]
+        rows = [[row.measure, KINDS[row.kind], row.interval, row.columns, number(row.coverage, 3),
+                 f"{number(row.coverage_least, 3)} {row.least}", number(row.width, 4), number(row.bias_max, 4),
+                 number(row.rmse, 4)] for row in self.table.itertuples()]
+        return "\n".join([*self.heading, *text_table([header, *rows]), *self.said, *self.caveats])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``estimate validate ... --format json``: the design, its settings, the summary's rows
-        (``table``), each column's (``columns``) and the notes."""
+        (``table``), the design's own (``beside``), each column's (``columns``) and the notes."""
         return {"design": self.design, "settings": json_safe(self.settings), "table": records(self.table),
-                "columns": records(self.columns), "notes": self.caveats}
+                "beside": records(self.beside), "columns": records(self.columns), "notes": self.caveats}
 
 
 Drawn = tuple[np.ndarray, Mapping[str, Interval], Mapping[str, Any]]

@@ -8,11 +8,13 @@ Conventions
   out and counted). Each draw is a uniform slice of ``slice_size`` of them, without replacement, from one seeded
   ``numpy`` Generator; the other queries are the unlabelled set, graded by the LLM only.
 - The truth of a column (a run, or a paired difference) is its mean over the set under the full human grades.
-- Reported per metric (each on the same slices) and kind (single-run means; paired differences, by default every
-  pair of runs): the observed coverage of the PPI++ interval (as ``estimate`` computes it, and with the normal
-  quantile, same centre and standard error), of the human-only interval, their mean widths and the width ratio,
-  averaged over columns and draws; in the JSON also ``outside_range``, the share of intervals reaching outside the
-  measure's range (0: they are clipped to it, :mod:`evalset.stats.ppi`).
+- Reported (:class:`~evalset.estimate.simulate.Validation`) per metric (each on the same slices) and kind
+  (single-run means; paired differences, by default every pair of runs), for three intervals: PPI++'s (as
+  ``estimate`` computes it), the same centre and standard error with the normal quantile, and the human slice's
+  alone, with the bias and RMSE of the estimate each is centred on (PPI++'s; the slice's mean, ``bias_human``).
+  Beside (``beside``): per metric and kind, the PPI++ width over the human-only width (their mean widths' ratio),
+  and ``outside_range``, the share of intervals reaching outside the measure's range (0: they are clipped to it,
+  :mod:`evalset.stats.ppi`).
 - A query a run lacks follows the missing-queries rule as the estimate's (:class:`evalset.estimate.inputs.Missing`;
   ``chosen`` and ``sources`` as :func:`evalset.estimate.estimate_runs`'): refused unless chosen; ``zero`` scores it
   0, said in a note; ``skip`` is refused (a simulation's columns are over every query of the set).
@@ -38,11 +40,10 @@ from evalset.estimate.inputs import (
     refuse_skip,
     values_by_run,
 )
-from evalset.estimate.simulate import Drawn, Validation, simulate
+from evalset.estimate.simulate import KINDS, Drawn, Validation, simulate, summarize
 from evalset.estimate.sources import Grades
 from evalset.metrics.measures import measure_bounds
 from evalset.params import POSITIVE_INT, check
-from evalset.render import number, text_table
 from evalset.seeds import generator
 from evalset.stats.ppi import classical_columns, ppi_columns, quantile
 from evalset.stats.quantiles import around
@@ -54,10 +55,10 @@ calibrated on the slice)."""
 
 def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: np.random.Generator, level: float,
            interval: str, progress: Callable[[Iterable], Iterable], bounds: tuple[float, float],
-           difference: bool) -> tuple[dict[str, float], pd.DataFrame]:
-    """One kind's summary and its columns' figures over ``draws`` slices (the one simulation,
+           difference: bool) -> tuple[pd.DataFrame, dict[str, float]]:
+    """One kind's columns' figures over ``draws`` slices (the one simulation,
     :func:`~evalset.estimate.simulate.simulate`): PPI++'s interval, the same centre and standard error with the
-    normal quantile, the human slice's."""
+    normal quantile, the human slice's; and the kind's own figures (module docstring)."""
     normal = float(quantile(level, "normal", np.inf))
 
     def simulate_one(_: int) -> dict[str, Drawn]:
@@ -69,19 +70,20 @@ def _draws(human: np.ndarray, llm: Predicted, slice_size: int, draws: int, rng: 
         classical = classical_columns(human[labelled], level=level, interval=interval, bounds=bounds,
                                       difference=difference, reference=predicted)
         return {"ppi": (ppi["estimate"], {"ppi": (ppi["low"], ppi["high"]),
-                                          "ppi_normal": around(ppi["estimate"], ppi["se"], normal),
-                                          "human": (classical["low"], classical["high"])}, {})}
+                                          "ppi_normal": around(ppi["estimate"], ppi["se"], normal)}, {}),
+                "human": (classical["estimate"], {"human": (classical["low"], classical["high"])}, {})}
 
-    tally = simulate(simulate_one, range(draws), {"ppi": human.mean(axis=0)}, progress)["ppi"]
-    figures = tally.figures()
+    truth = human.mean(axis=0)
+    tallies = simulate(simulate_one, range(draws), {"ppi": truth, "human": truth}, progress)
+    human_only = tallies["human"].figures().drop(columns=["name", "truth"])
+    own = ["estimate_mean", "estimate_sd", "bias", "bias_mc", "rmse", "rmse_mc"]
+    figures = tallies["ppi"].figures().join(human_only[own].add_suffix("_human")).join(human_only.drop(columns=own))
     width_of_range = bounds[1] - bounds[0]
     lowest, highest = (-width_of_range, width_of_range) if difference else bounds
-    outside = [np.mean((low < lowest) | (high > highest)) for low, high in map(tally.ends, ("ppi", "human"))]
-    return {"columns": human.shape[1], **{f"coverage_{name}": float(figures[f"coverage_{name}"].mean())
-                                          for name in ("ppi", "ppi_normal", "human")},
-            "width_ppi": float(figures["width_ppi"].mean()), "width_human": float(figures["width_human"].mean()),
-            "width_ratio": float(figures["width_ppi"].mean() / figures["width_human"].mean()),
-            "outside_range": float(np.mean(outside))}, figures
+    outside = [np.mean((low < lowest) | (high > highest)) for low, high in (tallies["ppi"].ends("ppi"),
+                                                                          tallies["human"].ends("human"))]
+    return figures, {"width_ratio": float(figures["width_ppi"].mean() / figures["width_human"].mean()),
+                     "outside_range": float(np.mean(outside))}
 
 
 def simulate_slices(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int = 1000,
@@ -102,21 +104,23 @@ def simulate_slices(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades
         raise InputError("no metric to simulate")
     for metric in metrics:
         measure_bounds(metric)  # an unbounded measure refused before any work
-    tables, columns, caveats, settings = [], [], [], {}
+    besides, columns, caveats, settings = [], [], [], {}
     for metric in metrics:
-        table, figures, said, first = _simulate_metric(
+        beside, figures, said, first = _simulate_metric(
             runs, human, llm, slice_size=slice_size, draws=draws, metric=metric, contract=contract, pairs=pairs,
             level=level, interval=interval, seed=seed, progress=progress, ensemble=ensemble, chosen=chosen,
             sources=sources)
-        tables.append(table.assign(metric=metric))
+        besides.append(beside)
         columns.append(figures)
         caveats += [line for line in said if line not in caveats]
         settings = settings or first  # the first metric's queries: each row counts its own
     settings = {**settings, "metrics": list(metrics)}
     settings.pop("metric")
-    table = pd.concat(tables, ignore_index=True)
-    return Validation("slice", table[["metric", *[c for c in table.columns if c != "metric"]]],
-                      pd.concat(columns, ignore_index=True), settings, caveats, _text)
+    beside = pd.concat(besides, ignore_index=True)
+    columns = pd.concat(columns, ignore_index=True)
+    table = summarize(columns, {"ppi": f"PPI++ ({interval})", "ppi_normal": "PPI++ (normal)", "human": "human-only"},
+                      {"human": "_human"})
+    return Validation("slice", _heading(settings), table, columns, beside, _said(beside), settings, caveats)
 
 
 def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, *, slice_size: int, draws: int,
@@ -125,7 +129,7 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
                      ensemble: bool, chosen: Collection[str],
                      sources: Mapping[str, object] | None
                      ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, Any]]:
-    """One metric's rows (a kind each), its columns' figures, caveats and settings (:func:`simulate_slices`)."""
+    """One metric's own figures (a kind each), its columns' figures, caveats and settings (:func:`simulate_slices`)."""
     bounds = measure_bounds(metric)
     query_ids = sorted(human.query_ids)
     scored = query_values(runs, human.qrels, query_ids, metric, contract, chosen)
@@ -165,16 +169,15 @@ def _simulate_metric(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grade
     labels = {"means": names, "differences": [f"{c} - {b}" for b, c in pairs]}
     rows, columns = [], []
     for kind, (h, y) in kinds.items():
-        summary, figures = _draws(h, y, slice_size, draws, rng, level, interval, progress, bounds,
-                                  kind == "differences")
-        rows.append({"kind": kind, "queries": len(human_values), **summary})
-        columns.append(figures.assign(metric=metric, kind=kind, name=labels[kind]))
+        figures, own = _draws(h, y, slice_size, draws, rng, level, interval, progress, bounds, kind == "differences")
+        rows.append({"measure": metric, "kind": kind, **own})
+        columns.append(figures.assign(measure=metric, kind=kind, name=labels[kind]))
     settings = {"metric": metric, "slice_size": slice_size, "queries": len(human_values), "draws": draws,
                 "seed": seed, "level": level, "interval": interval, "runs": len(names), "pairs": len(pairs),
                 "human": list(human.files), "llm": list(llm.files), "ensemble": ensemble,
                 "contract": contract.to_dict()}
     columns = pd.concat(columns, ignore_index=True)
-    return pd.DataFrame(rows), columns[["metric", "kind", *columns.columns[:-2]]], caveats, settings
+    return pd.DataFrame(rows), columns[["measure", "kind", *columns.columns[:-2]]], caveats, settings
 
 
 def _ensemble_values(runs: Mapping[str, pd.DataFrame], human: Grades, llm: Grades, query_ids: list[str],
@@ -194,15 +197,12 @@ def _columns_difference(predicted: Predicted, base: list[int], cand: list[int]) 
     return predicted[:, cand] - predicted[:, base]
 
 
-def _text(result: Validation) -> str:
-    s = result.settings
-    lines = [f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
-             f"{', '.join(s['metrics'])}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
-             f"human: {', '.join(s['human'])}; LLM: {', '.join(s['llm'])}"]
-    header = ["metric", "", "columns", f"PPI++ coverage ({s['interval']})", "PPI++ (normal)",
-              "human-only coverage", "PPI++ width", "human-only width", "width ratio"]
-    names = {"means": "run means", "differences": "paired differences"}
-    rows = [[row.metric, names[row.kind], row.columns, number(row.coverage_ppi, 3), number(row.coverage_ppi_normal, 3),
-             number(row.coverage_human, 3), number(row.width_ppi, 3), number(row.width_human, 3),
-             number(row.width_ratio, 2)] for row in result.table.itertuples()]
-    return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])
+def _heading(s: dict[str, Any]) -> tuple[str, ...]:
+    return (f"{s['draws']} random slices of {s['slice_size']} of {s['queries']} queries (seed {s['seed']}), "
+            f"{', '.join(s['metrics'])}, nominal level {s['level']:.4g}; truth: the mean under the full human grades",
+            f"human: {', '.join(s['human'])}; LLM: {', '.join(s['llm'])}")
+
+
+def _said(beside: pd.DataFrame) -> tuple[str, ...]:
+    return ("PPI++ width over human-only: " + ", ".join(f"{row.measure} {KINDS[row.kind]} {row.width_ratio:.2f}"
+                                                       for row in beside.itertuples()),)

@@ -6,7 +6,7 @@ on 2026-12-06, to 1e-12), the query slice, the document sample and the hole samp
 import numpy as np
 import pytest
 
-from evalset.estimate.simulate import TOLERANCE, Tally, Validation, coverage_error, simulate
+from evalset.estimate.simulate import KINDS, SUMMARY, TOLERANCE, Tally, Validation, coverage_error, simulate
 from evalset.estimate.slicevalidation import simulate_slices
 from evalset.estimate.sources import read_grades
 from evalset.io.trec import read_qrels, read_runs
@@ -93,8 +93,11 @@ def one_validation(result, design: str, intervals: tuple[str, ...], columns: int
         assert {"truth", "bias", "bias_mc", "rmse", "rmse_mc", f"coverage{suffix}", f"coverage{suffix}_mc",
                 f"width{suffix}", f"width{suffix}_mc"} <= set(result.columns.columns)
     document = result.to_dict()
-    assert list(document) == ["design", "settings", "table", "columns", "notes"] and document["design"] == design
-    assert len(document["columns"]) == columns and result.to_text().splitlines()[0]
+    assert list(document) == ["design", "settings", "table", "beside", "columns", "notes"]
+    assert document["design"] == design and len(document["columns"]) == columns
+    assert list(result.table.columns) == SUMMARY and set(result.table["kind"]) == set(KINDS)
+    header = "measure  kind                interval"
+    assert [line for line in result.to_text().splitlines() if line.startswith(header)], result.to_text()
 
 
 def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
@@ -102,15 +105,17 @@ def test_the_query_slice_tallied_by_the_harness_gives_its_figures_of_before():
                              read_grades(["data/dl19/llm_labels/llama-3-70b.fourprompts.qrels"], "llm"),
                              slice_size=10, draws=30, metrics=["ndcg@10"], seed=7)
     one_validation(result, "slice", ("ppi", "ppi_normal", "human"), columns=6 + 15)
-    rows = result.table.set_index("kind")
+    rows = result.table.set_index(["kind", "interval"])
     before = {"means": (0.9888888888888889, 0.9722222222222222, 0.9944444444444446, 0.2596393441234779,
                         0.33808036458530816),
               "differences": (0.9755555555555556, 0.9622222222222223, 0.9755555555555556, 0.1694169577497631,
                               0.2525978443124083)}
-    for kind, figures in before.items():
-        assert tuple(rows.loc[kind, ["coverage_ppi", "coverage_ppi_normal", "coverage_human", "width_ppi",
-                                     "width_human"]]) == pytest.approx(figures, abs=1e-12)
-        assert rows.loc[kind, "outside_range"] == 0.0
+    for kind, (ppi, normal, human, width_ppi, width_human) in before.items():
+        assert [rows.loc[(kind, interval), "coverage"] for interval in ("PPI++ (t)", "PPI++ (normal)", "human-only")
+                ] == pytest.approx([ppi, normal, human], abs=1e-12)
+        assert [rows.loc[(kind, "PPI++ (t)"), "width"], rows.loc[(kind, "human-only"), "width"]] == pytest.approx(
+            [width_ppi, width_human], abs=1e-12)
+    assert result.beside["outside_range"].tolist() == [0.0, 0.0]
 
 
 def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before():
@@ -120,29 +125,32 @@ def test_the_document_sample_tallied_by_the_harness_gives_its_figures_of_before(
     result = simulate_documents(dl19_few(), read_qrels("data/dl19/nist.qrels"), judge, budget=1000, draws=8,
                                 measures=["ndcg@10", "p@10"], compare_slices=False, seed=7)
     one_validation(result, "documents", ("set", "new"), columns=2 * (6 + 15))
-    rows = result.table.set_index(["measure", "kind"])
+    rows = result.table.set_index(["measure", "kind", "interval"])
     before = {("ndcg@10", "means"): (0.9375, 1.0, 0.08920442457397615, 0.16292191311095636),
               ("ndcg@10", "differences"): (0.95, 1.0, 0.1002738699831298, 0.14962865728121455),
               ("p@10", "means"): (0.9791666666666666, 1.0, 0.08882953853825545, 0.18241598560312972),
               ("p@10", "differences"): (0.9833333333333334, 0.9916666666666667, 0.11603550618760382,
                                         0.1521096269077721)}
-    for key, figures in before.items():
-        assert tuple(rows.loc[key, ["coverage_set", "coverage_new", "width_set", "width_new"]]) == pytest.approx(
-            figures, abs=1e-12)
-    assert tuple(rows.loc[("ndcg@10", "means"), ["rmse", "tau"]]) == pytest.approx(
-        (0.021622166572344326, 0.8166666666666667), abs=1e-12)
+    for (measure, kind), (this_set, new, width_set, width_new) in before.items():
+        assert [rows.loc[(measure, kind, '"this set"'), "coverage"], rows.loc[(measure, kind, '"new queries"'),
+                "coverage"], rows.loc[(measure, kind, '"this set"'), "width"],
+                rows.loc[(measure, kind, '"new queries"'), "width"]] == pytest.approx(
+            [this_set, new, width_set, width_new], abs=1e-12)
+    assert rows.loc[("ndcg@10", "means", '"this set"'), "rmse"] == pytest.approx(0.021622166572344326, abs=1e-12)
+    assert result.beside.set_index(["measure", "kind"]).loc[("ndcg@10", "means"), "tau"] == pytest.approx(
+        0.8166666666666667, abs=1e-12)
 
 
 def test_the_hole_sample_tallied_by_the_harness_gives_its_figures_of_before():
     from tests.estimate.documents.test_hole_validation import simulate as simulate_holes
 
     result = simulate_holes()
-    one_validation(result, "holes", ("",), columns=len(result.columns))
+    one_validation(result, "holes", ("set",), columns=len(result.columns))
     run = result.columns.set_index(["run", "measure", "kind"])
-    assert tuple(run.loc[("a2", "ndcg@3", "difference"), ["coverage", "width", "bias", "rmse"]]) == pytest.approx(
-        (1.0, 0.29840136371456416, -0.011425111113419716, 0.05788565717063484), abs=1e-12)
+    assert tuple(run.loc[("a2", "ndcg@3", "differences"), ["coverage_set", "width_set", "bias", "rmse"]]
+                 ) == pytest.approx((1.0, 0.29840136371456416, -0.011425111113419716, 0.05788565717063484), abs=1e-12)
     summary = result.table.set_index(["measure", "kind"])
-    assert tuple(summary.loc[("p@3", "run"), ["coverage_mean", "width"]]) == pytest.approx(
+    assert tuple(summary.loc[("p@3", "means"), ["coverage", "width"]]) == pytest.approx(
         (0.9733333333333333, 0.3421986289621915), abs=1e-12)
-    assert tuple(summary.loc[("ndcg@3", "difference"), ["coverage_mean", "width"]]) == pytest.approx(
+    assert tuple(summary.loc[("ndcg@3", "differences"), ["coverage", "width"]]) == pytest.approx(
         (1.0, 0.222094441573461), abs=1e-12)

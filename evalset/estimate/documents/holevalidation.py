@@ -33,13 +33,14 @@ Conventions
   difference, the difference of the truths. The **frozen-only error** is the run's score on the frozen set (also
   the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
   other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
-- **Reported** per run, measure and kind (``run``: its mean; ``difference``: ``R - best``), in the validation's
-  ``columns`` (:class:`~evalset.estimate.simulate.Validation`): its holes, fraction and mean share drawn, the truth,
-  the bias (mean error over the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding
-  the truth, within :data:`~evalset.estimate.simulate.TOLERANCE`), its mean width, each with its Monte Carlo error,
-  and the frozen-only error. The summary (its ``table``), per measure and kind: the runs, the mean share drawn, the
-  mean and worst RMSE (and its run), the coverage's least (and its run), mean and largest, the runs covering under
-  :data:`COVERAGE_CARE`, the mean width, the frozen-only RMSE over the runs.
+- **Reported** (:class:`~evalset.estimate.simulate.Validation`) per run, measure and kind (``means``: its mean;
+  ``differences``: ``R - best``), in its ``columns``: its holes, fraction and mean share drawn, the truth, the bias
+  (mean error over the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the
+  truth, within :data:`~evalset.estimate.simulate.TOLERANCE`) and its mean width, each with its Monte Carlo error,
+  and the frozen-only error. Its ``table`` is every design's summary (:func:`~evalset.estimate.simulate.summarize`:
+  coverage and width over the runs with a hole, bias and RMSE over every run); ``beside``, per measure and kind: the
+  runs (with a hole), the mean share drawn, the worst RMSE (and its run), the largest coverage, the runs covering
+  under :data:`COVERAGE_CARE`, the frozen-only RMSE over the runs.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
@@ -69,7 +70,7 @@ from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
-from evalset.estimate.simulate import Drawn, Tally, Validation, coverage_error, simulate
+from evalset.estimate.simulate import KINDS, Drawn, Tally, Validation, coverage_error, simulate, summarize
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
@@ -183,7 +184,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
             notes.append(f"note: {name} ({group}) has no hole in its top {depth} on the set without its group: its "
                          "estimate is the set's own score (no draw); its error counts in the RMSE, and it is left "
                          "out of the coverage, width and share figures")
-            rows += [_row(facts, t, kind, truth[t], base[t], None) for t in spellings for kind in ("run", "difference")]
+            rows += [_row(facts, t, kind, truth[t], base[t], None) for t in spellings for kind in KINDS]
             continue
         design = HoleDesign(group, name, best, pool, known, hole, parsed, scale)
         share = fraction if fractions is None else fractions(holes, design)[name]
@@ -193,7 +194,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         seeds = generator(seed, zlib.crc32(name.encode())).integers(2 ** 32, size=draws)
         drawn = _draws(replace(design, known=grades), share, seeds, level, truth)
         rows += [_row({**facts, "fraction": share}, t, kind, truth[t], base[t], drawn)
-                 for t in spellings for kind in ("run", "difference")]
+                 for t in spellings for kind in KINDS]
     per_run = pd.DataFrame(rows)
     if not (per_run["holes"] > 0).any():
         raise InputError(f"no run of any group has a hole in its top {depth} on the set without its group: every "
@@ -212,7 +213,9 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
                 "calibrated LLM: " + ", ".join(sorted(llm["judge"].unique())), "design": HOLE_SAMPLE.name,
                 "this_set": HOLE_SAMPLE.this_set, "contract": contract.to_dict(),
                 "best": {group: best_of[group] for group in sorted(frozen)}}
-    return Validation("holes", _summary(per_run), per_run, settings, [*missing.notes(), *notes], _text)
+    beside = _beside(per_run)
+    return Validation("holes", _heading(settings), summarize(per_run, {"set": '"this set"'}), per_run, beside,
+                      _said(beside, per_run), settings, [*missing.notes(), *notes])
 
 
 def _members(order: Sequence[str], owner: Mapping[str, str], group: str) -> list[str]:
@@ -301,60 +304,55 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
 def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, frozen: np.ndarray,
          drawn: dict[str, Tally] | None) -> dict[str, Any]:
     """One per-run row (module docstring); ``drawn`` None: a run without a hole, estimated as the set scores it."""
-    at = 0 if kind == "run" else 1
+    at = 0 if kind == "means" else 1
     error = float(frozen[at] - truth[at])
     row = {**facts, "fraction": facts.get("fraction", np.nan), "measure": measure, "kind": kind,
-           "name": facts["run"] if kind == "run" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at])}
+           "name": facts["run"] if kind == "means" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at])}
     if drawn is None:
         return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "bias_mc": 0.0,
-                "rmse": abs(error), "rmse_mc": 0.0, "coverage": np.nan, "coverage_mc": np.nan, "width": np.nan,
-                "width_mc": np.nan, "frozen_error": error}
+                "rmse": abs(error), "rmse_mc": 0.0, "coverage_set": np.nan, "coverage_set_mc": np.nan,
+                "width_set": np.nan, "width_set_mc": np.nan, "frozen_error": error}
     figures = drawn[measure].figures().iloc[at]
     return {**row, "share": float(drawn[measure].extra("share").mean()),
             "mean_estimate": float(figures["estimate_mean"]),
             **{key: float(figures[key]) for key in ("bias", "bias_mc", "rmse", "rmse_mc")},
-            "coverage": float(figures["coverage_set"]), "coverage_mc": float(figures["coverage_set_mc"]),
-            "width": float(figures["width_set"]), "width_mc": float(figures["width_set_mc"]), "frozen_error": error}
+            **{key: float(figures[key]) for key in ("coverage_set", "coverage_set_mc", "width_set", "width_set_mc")},
+            "frozen_error": error}
 
 
-def _summary(per_run: pd.DataFrame) -> pd.DataFrame:
-    """One row per measure and kind over the runs (module docstring)."""
+def _beside(per_run: pd.DataFrame) -> pd.DataFrame:
+    """The design's own figures per measure and kind over the runs (module docstring)."""
     rows = []
     for (measure, kind), runs in per_run.groupby(["measure", "kind"], sort=False):
         drawn = runs[runs["holes"] > 0]
         worst = runs.loc[runs["rmse"].idxmax()]
-        least = drawn.loc[drawn["coverage"].idxmin()]
         rows.append({"measure": measure, "kind": kind, "runs": len(runs), "with_holes": len(drawn),
-                     "share": float(drawn["share"].mean()), "rmse": float(runs["rmse"].mean()),
-                     "rmse_worst": float(worst["rmse"]), "rmse_worst_run": worst["run"],
-                     "bias_mean": float(runs["bias"].abs().mean()), "coverage_min": float(least["coverage"]),
-                     "coverage_min_run": least["run"], "coverage_mean": float(drawn["coverage"].mean()),
-                     "coverage_max": float(drawn["coverage"].max()),
-                     "below": int((drawn["coverage"] < COVERAGE_CARE).sum()), "width": float(drawn["width"].mean()),
+                     "share": float(drawn["share"].mean()), "rmse_worst": float(worst["rmse"]),
+                     "rmse_worst_run": worst["run"], "coverage_max": float(drawn["coverage_set"].max()),
+                     "below": int((drawn["coverage_set"] < COVERAGE_CARE).sum()),
                      "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2)))})
     return pd.DataFrame(rows)
 
 
-def _text(result: Validation) -> str:
-    """The validation as ``estimate validate holes`` prints it (module docstring)."""
-    s = result.settings
+def _heading(s: dict[str, Any]) -> tuple[str, ...]:
     share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else s["fractions"]
-    lines = [f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
-             f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
-             f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; difference: the run minus the best "
-             "run outside its group"]
-    header = ["measure", "kind", "runs", "share", "RMSE", "worst RMSE", "coverage min", "mean", "max",
-              f"< {COVERAGE_CARE:g}", "width", "frozen-only RMSE"]
-    rows = [[row.measure, row.kind, f"{row.runs} ({row.with_holes})", number(row.share, 3), number(row.rmse, 4),
-             f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}",
-             f"{number(row.coverage_min, 3)} {row.coverage_min_run}", number(row.coverage_mean, 3),
-             number(row.coverage_max, 3), row.below, number(row.width, 4), number(row.frozen_rmse, 4)]
-            for row in result.table.itertuples()]
-    lines += text_table([header, *rows])
-    lines.append("runs: all (those with a hole, over which coverage, share and width are)")
-    for (measure, kind), rows in result.columns.groupby(["measure", "kind"], sort=False):
-        low = rows[rows["coverage"] < COVERAGE_CARE].sort_values(["coverage", "run"])
+    return (f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
+            f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
+            f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; truth: the scores under the set's judgments",
+            "paired differences: each run minus the best run outside its group; columns: the runs with a hole (bias "
+            "and RMSE: every run)")
+
+
+def _said(beside: pd.DataFrame, per_run: pd.DataFrame) -> tuple[str, ...]:
+    header = ["measure", "kind", "runs (with holes)", "share", "worst RMSE", "coverage max", f"< {COVERAGE_CARE:g}",
+              "frozen-only RMSE"]
+    rows = [[row.measure, KINDS[row.kind], f"{row.runs} ({row.with_holes})", number(row.share, 3),
+             f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}", number(row.coverage_max, 3), row.below,
+             number(row.frozen_rmse, 4)] for row in beside.itertuples()]
+    lines = text_table([header, *rows])
+    for (measure, kind), rows in per_run.groupby(["measure", "kind"], sort=False):
+        low = rows[rows["coverage_set"] < COVERAGE_CARE].sort_values(["coverage_set", "run"])
         if len(low):
-            lines.append(f"under {COVERAGE_CARE:g}: {measure} {kind}: " + ", ".join(
-                f"{row.run} {number(row.coverage, 3)} ({row.holes} holes)" for row in low.itertuples()))
-    return "\n".join([*lines, *result.caveats])
+            lines.append(f"under {COVERAGE_CARE:g}: {measure} {KINDS[kind]}: " + ", ".join(
+                f"{row.run} {number(row.coverage_set, 3)} ({row.holes} holes)" for row in low.itertuples()))
+    return tuple(lines)

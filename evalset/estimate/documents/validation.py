@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import SMALL_SAMPLE, DocumentPool, mean_intervals, pool_missing, prepare_pool
 from evalset.estimate.documents.sample import check_sample_size, document_prior, inclusion_probabilities, poisson_sample
 from evalset.estimate.inputs import chosen_conventions, refuse_skip
-from evalset.estimate.simulate import Drawn, Tally, Validation, simulate
+from evalset.estimate.simulate import KINDS, Drawn, Tally, Validation, simulate, summarize
 from evalset.estimate.sources import grades_of
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.metrics.documents import DocumentTerms, document_terms
@@ -62,19 +63,10 @@ def pool_prior(pool: DocumentPool, depth: int) -> np.ndarray:
     return document_prior(pool.pairs, sources, depth)
 
 
-def _kinds(tally: Tally, figures: pd.DataFrame, runs: int) -> dict[str, dict[str, float]]:
-    """Per kind (``means``, ``differences``): coverage and width of "this set"'s and "new queries"' intervals,
-    averaged over its columns; for the means also the bias (largest, mean of absolute), the mean of the runs' RMSE,
-    Kendall's tau of the runs' ranking by estimate against the truth's (mean and sd over the draws); ``figures``:
-    the tally's."""
-    parts = {"means": figures.iloc[:runs], "differences": figures.iloc[runs:]}
-    found = {kind: {f"{what}_{name}": float(part[f"{what}_{name}"].mean()) for what in ("coverage", "width")
-                    for name in ("set", "new")} for kind, part in parts.items()}
-    means = parts["means"]
+def _tau(tally: Tally, runs: int) -> tuple[float, float]:
+    """Kendall's tau of the runs' ranking by estimate against the truth's: its mean and sd over the draws."""
     taus = [kendall_tau(estimate[:runs], tally.truth[:runs])[0] for estimate in tally.estimate()]
-    found["means"] |= {"bias_max": float(means["bias"].abs().max()), "bias_mean": float(means["bias"].abs().mean()),
-                       "rmse": float(means["rmse"].mean()), "tau": float(np.mean(taus)), "tau_sd": float(np.std(taus))}
-    return found
+    return float(np.mean(taus)), float(np.std(taus))
 
 
 def _columns(tally: Tally, figures: pd.DataFrame, runs: int, measure: str, labels: Sequence[str]) -> pd.DataFrame:
@@ -84,7 +76,7 @@ def _columns(tally: Tally, figures: pd.DataFrame, runs: int, measure: str, label
     low, high = tally.ends("set")
     se = tally.extra("se_set").mean(axis=0)
     sd = figures["estimate_sd"].to_numpy()
-    kinds = ["mean"] * runs + ["difference"] * (len(sd) - runs)
+    kinds = ["means"] * runs + ["differences"] * (len(sd) - runs)
     named = pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels)})
     return named.join(figures.drop(columns="name")).assign(
         se_set_mean=se, se_ratio=np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
@@ -138,17 +130,15 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
     slice_size = max(2, round(budget / (len(pairs) / queries)))
     rows = []
     for measure in parsed:
-        tally = tallies[str(measure)]
         slices = _slices(runs, qrels, llm, measure, slice_size, draws, contract, seed, level) if compare_slices \
             else {}
-        for kind, found in _kinds(tally, figures[str(measure)], len(names)).items():
-            row = {"measure": str(measure), "kind": kind, "columns": len(names) if kind == "means" else len(index),
-                   **{key: found[key] for key in ("coverage_set", "coverage_new", "width_set", "width_new")},
-                   "slice_coverage": slices.get(kind, {}).get("coverage_ppi", np.nan),
-                   "slice_width": slices.get(kind, {}).get("width_ppi", np.nan)}
-            row["width_ratio"] = row["width_set"] / row["slice_width"] if compare_slices else np.nan
-            row.update({key: found.get(key, np.nan) for key in ("bias_max", "bias_mean", "rmse", "tau", "tau_sd")})
-            rows.append(row)
+        tau, tau_sd = _tau(tallies[str(measure)], len(names))
+        widths = figures[str(measure)]["width_set"]
+        for kind, width in (("means", widths[:len(names)].mean()), ("differences", widths[len(names):].mean())):
+            ppi = slices.get(kind, {"coverage": np.nan, "width": np.nan})
+            rows.append({"measure": str(measure), "kind": kind, "slice_coverage": ppi["coverage"],
+                         "slice_width": ppi["width"], "width_ratio": float(width) / ppi["width"],
+                         "tau": tau if kind == "means" else np.nan, "tau_sd": tau_sd if kind == "means" else np.nan})
     labels = names + [f"{names[c]} - {names[b]}" for b, c in index]
     columns = pd.concat([_columns(tallies[str(m)], figures[str(m)], len(names), str(m), labels) for m in parsed],
                         ignore_index=True)
@@ -163,7 +153,10 @@ def simulate_documents(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, ll
                 f"calibrated LLM: {', '.join(pool.judges)}", "prior_depth": prior_depth,
                 "mean_sample": float(tallies[str(parsed[0])].extra("size").mean()), "contract": contract.to_dict(),
                 "applied": {str(m): m.contract.to_dict() for m in parsed}}
-    return Validation("documents", pd.DataFrame(rows), columns, settings, caveats, _text)
+    beside = pd.DataFrame(rows)
+    table = summarize(columns, {"set": '"this set"', "new": '"new queries"'})
+    return Validation("documents", _heading(settings), table, columns, beside, _said(beside, slice_size), settings,
+                      caveats)
 
 
 def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence[str],
@@ -179,7 +172,7 @@ def _truth(scored: PerQuery, measure: str, names: list[str], query_ids: Sequence
 def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataFrame | None,
             measure: DocumentTerms, slice_size: int, draws: int, contract: EvaluationContract, seed: int,
             level: float) -> dict[str, dict[str, float]]:
-    """The query slice's PPI++ figures at the same budget (its LLM: the judges' median grade)."""
+    """The query slice's PPI++ coverage and width per kind at the same budget (its LLM: the judges' median grade)."""
     from evalset.estimate.slicevalidation import simulate_slices
 
     if llm is None:
@@ -188,19 +181,19 @@ def _slices(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: pd.DataF
     judged = grades_of(llm.rename(columns={"judge": "annotator"})[["query_id", "doc_id", "annotator", "grade"]])
     result = simulate_slices(runs, human, judged, slice_size=slice_size, draws=draws, metrics=[str(measure)],
                              contract=contract, level=level, seed=seed)
-    return {row["kind"]: row for row in result.table.to_dict(orient="records")}
+    ppi = result.table[result.table["interval"] == "PPI++ (t)"]
+    return {row.kind: {"coverage": row.coverage, "width": row.width} for row in ppi.itertuples()}
 
 
-def _text(result: Validation) -> str:
-    """The validation as ``estimate validate documents`` prints it."""
-    s = result.settings
-    lines = [f"{s['draws']} document samples of {s['budget']:g} expected of {s['pairs']} pairs ({s['queries']} "
-             f"queries, {s['runs']} runs, seed {s['seed']}; {s['estimator']}), level {s['level']:.4g}; "
-             f"beside: the query slice of {s['slice_size']} queries (PPI++)"]
-    header = ["measure", "kind", "this set cov", "new q cov", "this set width", "new q width", "slice cov",
-              "slice width", "ratio", "max |bias|", "RMSE", "tau"]
-    rows = [[row.measure, row.kind, number(row.coverage_set, 3), number(row.coverage_new, 3),
-             number(row.width_set, 4), number(row.width_new, 4), number(row.slice_coverage, 3),
-             number(row.slice_width, 4), number(row.width_ratio, 3), number(row.bias_max, 4),
-             number(row.rmse, 4), number(row.tau, 3)] for row in result.table.itertuples()]
-    return "\n".join([*lines, *text_table([header, *rows]), *result.caveats])
+def _heading(s: dict[str, Any]) -> tuple[str, ...]:
+    return (f"{s['draws']} document samples of {s['budget']:g} expected of {s['pairs']} pairs ({s['queries']} "
+            f"queries, {s['runs']} runs, seed {s['seed']}; {s['estimator']}), level {s['level']:.4g}; truth: the "
+            "scores under the full grades",)
+
+
+def _said(beside: pd.DataFrame, slice_size: int) -> tuple[str, ...]:
+    header = ["measure", "kind", "slice coverage", "slice width", '"this set" width / slice', "tau"]
+    rows = [[row.measure, KINDS[row.kind], number(row.slice_coverage, 3), number(row.slice_width, 4),
+             number(row.width_ratio, 3), number(row.tau, 3)] for row in beside.itertuples()]
+    return (f"beside: the query slice of {slice_size} queries (PPI++) at the same human budget; Kendall's tau of the "
+            "runs' ranking", *text_table([header, *rows]))

@@ -25,16 +25,17 @@ def test_this_set_covers_the_full_judgments_mean_at_a_thousand_judgments(judges)
     llm = pd.concat([read_qrels(f"data/dl19/llm_labels/{name}.qrels").assign(judge=name) for name in JUDGES[judges]])
     result = simulate_documents(runs, qrels, llm, budget=1000, draws=20, measures=["ndcg@10"], compare_slices=False)
     assert result.settings["applied"]["ndcg@10"] == result.settings["contract"]
-    rows = result.table.set_index("kind")
-    means, differences = rows.loc["means"], rows.loc["differences"]
+    rows = result.table.set_index(["kind", "interval"])
+    means, differences = rows.loc[("means", '"this set"')], rows.loc[("differences", '"this set"')]
     assert (means["columns"], differences["columns"]) == (37, 666)
     cover_means, cover_differences, width_means, width_differences = MEASURED[judges]
-    assert means["coverage_set"] == pytest.approx(cover_means, abs=0.01)
-    assert differences["coverage_set"] == pytest.approx(cover_differences, abs=0.01)
-    assert means["width_set"] == pytest.approx(width_means, abs=0.005)
-    assert differences["width_set"] == pytest.approx(width_differences, abs=0.005)
-    assert differences["width_new"] > differences["width_set"]  # new queries add the between-query variance
-    assert means["bias_max"] <= 0.03 and means["tau"] >= 0.88
+    assert means["coverage"] == pytest.approx(cover_means, abs=0.01)
+    assert differences["coverage"] == pytest.approx(cover_differences, abs=0.01)
+    assert means["width"] == pytest.approx(width_means, abs=0.005)
+    assert differences["width"] == pytest.approx(width_differences, abs=0.005)
+    # new queries add the between-query variance
+    assert rows.loc[("differences", '"new queries"'), "width"] > differences["width"]
+    assert means["bias_max"] <= 0.03 and result.beside.set_index("kind").loc["means", "tau"] >= 0.88
     assert result.settings["slice_size"] == 5 and not result.caveats
     alike = result.columns.set_index("name").loc["test1 - TUA1-1"]  # true nDCG@10 difference 0
     assert alike["excludes_zero"] == 0 and alike["least_width"] > 0

@@ -47,26 +47,31 @@ def rows(result) -> pd.DataFrame:
     return result.columns.set_index(["run", "measure", "kind"])
 
 
+def summary(result) -> pd.DataFrame:
+    """The one summary (one interval, "this set") beside the design's own figures, by measure and kind."""
+    return result.table.merge(result.beside, on=["measure", "kind"]).set_index(["measure", "kind"])
+
+
 def test_a_run_without_a_hole_is_said_its_error_the_frozen_one_and_left_out_of_coverage():
     result = simulate()
     table = rows(result)
-    assert table.loc[("b1", "p@3", "run"), ["holes", "best", "truth", "bias", "rmse"]].tolist() == [
+    assert table.loc[("b1", "p@3", "means"), ["holes", "best", "truth", "bias", "rmse"]].tolist() == [
         0, "a1", pytest.approx(2 / 3), 0.0, 0.0]
-    assert np.isnan(table.loc[("b1", "ndcg@3", "run"), "coverage"])
+    assert np.isnan(table.loc[("b1", "ndcg@3", "means"), "coverage_set"])
     assert ("note: b1 (B) has no hole in its top 3 on the set without its group: its estimate is the set's own "
             "score (no draw)") in result.to_text()
-    summary = result.table.set_index(["measure", "kind"])
-    assert summary.loc[("p@3", "run"), ["runs", "with_holes"]].tolist() == [4, 3]
+    summed = summary(result)
+    assert summed.loc[("p@3", "means"), ["runs", "with_holes", "columns"]].tolist() == [4, 3, 3]
     # by hand: without A's pairs a1 loses d5 (relevant on q1, q2, q4), a2 loses d5 and d6 (5 relevant pairs)
-    assert table.loc[("a1", "p@3", "run"), ["holes", "best", "truth", "frozen_error"]].tolist() == [
+    assert table.loc[("a1", "p@3", "means"), ["holes", "best", "truth", "frozen_error"]].tolist() == [
         4, "b1", pytest.approx(0.75), pytest.approx(-0.25)]
-    assert table.loc[("a2", "p@3", "difference"), "frozen_error"] == pytest.approx(-5 / 12)
-    assert table.loc[("c1", "p@3", "run"), ["holes", "best"]].tolist() == [4, "a1"]
-    assert table.loc[("a1", "p@3", "run"), ["share", "rmse", "coverage"]].tolist() == pytest.approx(
+    assert table.loc[("a2", "p@3", "differences"), "frozen_error"] == pytest.approx(-5 / 12)
+    assert table.loc[("c1", "p@3", "means"), ["holes", "best"]].tolist() == [4, "a1"]
+    assert table.loc[("a1", "p@3", "means"), ["share", "rmse", "coverage_set"]].tolist() == pytest.approx(
         [0.48, 0.03934, 1.0], abs=1e-5)
-    assert summary.loc[("p@3", "run"), ["rmse_worst_run", "coverage_min_run", "coverage_min", "below"]].tolist() == [
+    assert summed.loc[("p@3", "means"), ["rmse_worst_run", "least", "coverage_least", "below"]].tolist() == [
         "c1", "c1", 0.92, 1]
-    assert summary.loc[("ndcg@3", "run"), ["rmse_worst_run", "coverage_min", "below"]].tolist() == ["a1", 1.0, 0]
+    assert summed.loc[("ndcg@3", "means"), ["rmse_worst_run", "coverage_least", "below"]].tolist() == ["a1", 1.0, 0]
 
 
 def test_with_every_hole_drawn_the_estimate_is_the_score_on_the_set_and_the_runs_holes():
@@ -80,11 +85,11 @@ def test_with_every_hole_drawn_the_estimate_is_the_score_on_the_set_and_the_runs
     assert drawn.loc[drawn["measure"] == "p@3", "rmse"].max() < 1e-6
     local = float(evaluate(RUNS["a1"], QRELS[QRELS["doc_id"] != "d6"], ["ndcg@3"])["ndcg@3"].mean())
     truth = float(evaluate(RUNS["a1"], QRELS, ["ndcg@3"])["ndcg@3"].mean())
-    assert table.loc[("a1", "ndcg@3", "run"), ["truth", "mean_estimate"]].tolist() == pytest.approx(
+    assert table.loc[("a1", "ndcg@3", "means"), ["truth", "mean_estimate"]].tolist() == pytest.approx(
         [truth, local], abs=1e-6)
     assert local - truth == pytest.approx(0.0331, abs=1e-4)
-    assert table.loc[("a1", "ndcg@3", "run"), "coverage"] == 0.0
-    assert table.loc[("a2", "ndcg@3", "run"), "rmse"] < 1e-6  # a2 holds every hole of its group
+    assert table.loc[("a1", "ndcg@3", "means"), "coverage_set"] == 0.0
+    assert table.loc[("a2", "ndcg@3", "means"), "rmse"] < 1e-6  # a2 holds every hole of its group
 
 
 def test_a_fraction_rule_gives_each_run_its_own_share():
@@ -115,7 +120,7 @@ def test_the_same_inputs_give_byte_identical_output_and_another_seed_other_draws
 def test_without_an_llm_it_is_horvitz_thompsons_estimate():
     result = simulate(llm=None)
     assert result.settings["estimator"] == "Horvitz-Thompson, no LLM"
-    assert rows(result).loc[("a1", "p@3", "run"), ["bias", "rmse"]].tolist() == pytest.approx([-0.0033, 0.15],
+    assert rows(result).loc[("a1", "p@3", "means"), ["bias", "rmse"]].tolist() == pytest.approx([-0.0033, 0.15],
                                                                                               abs=1e-4)
 
 
@@ -226,19 +231,19 @@ def test_on_dl19_two_groups_left_out():
     result = simulate_holes(runs, read_qrels(dl19 / "nist.qrels"), llm, read_run_groups(dl19 / "run_metadata.tsv"),
                             fraction=0.25, draws=20, seed=55, left_out=["TU-Vienna", "TUA1"])
     table = rows(result)
-    ndcg = result.columns[(result.columns["measure"] == "ndcg@10") & (result.columns["kind"] == "run")]
+    ndcg = result.columns[(result.columns["measure"] == "ndcg@10") & (result.columns["kind"] == "means")]
     assert ndcg.set_index("run")["holes"].to_dict() == {
         "TUW19-p1-f": 56, "TUW19-p1-re": 40, "TUW19-p2-f": 38, "TUW19-p2-re": 32, "TUW19-p3-f": 57, "TUW19-p3-re": 40,
         "TUA1-1": 0}
     assert set(ndcg["best"]) == {"idst_bert_p1"}
-    assert table.loc[("TUW19-p3-f", "ndcg@10", "run"), "frozen_error"] == pytest.approx(-0.0424, abs=1e-4)
-    assert table.loc[("TUA1-1", "ndcg@10", "run"), ["bias", "rmse"]].tolist() == [0.0, 0.0]
-    summary = result.table.set_index(["measure", "kind"])
-    assert summary.loc[("ndcg@10", "run"), ["runs", "with_holes"]].tolist() == [7, 6]
+    assert table.loc[("TUW19-p3-f", "ndcg@10", "means"), "frozen_error"] == pytest.approx(-0.0424, abs=1e-4)
+    assert table.loc[("TUA1-1", "ndcg@10", "means"), ["bias", "rmse"]].tolist() == [0.0, 0.0]
+    summed = summary(result)
+    assert summed.loc[("ndcg@10", "means"), ["runs", "with_holes"]].tolist() == [7, 6]
     # a quarter of the holes: the RMSE a fifth of the frozen set's (20 draws: a figure, not a rate)
-    assert summary.loc[("ndcg@10", "run"), ["rmse", "frozen_rmse"]].tolist() == pytest.approx([0.00571, 0.02604],
-                                                                                               abs=1e-5)
-    assert summary.loc[("p(rel=2)@10", "run"), ["rmse", "coverage_mean"]].tolist() == pytest.approx(
+    assert summed.loc[("ndcg@10", "means"), ["rmse", "frozen_rmse"]].tolist() == pytest.approx([0.00571, 0.02604],
+                                                                                              abs=1e-5)
+    assert summed.loc[("p(rel=2)@10", "means"), ["rmse", "coverage"]].tolist() == pytest.approx(
         [0.00824, 0.98333], abs=1e-5)
 
 
@@ -256,4 +261,4 @@ def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it
     sized = size_holes(find_holes(frozen, pair, 3), NOISY, pair, precision=0.1, measures=MEASURES)
     expected = sized.set_index("run").loc["a1", "fraction"]
     assert 0.05 < expected < 1
-    assert result.loc[("a1", "p@3", "run"), "fraction"] == pytest.approx(expected)
+    assert result.loc[("a1", "p@3", "means"), "fraction"] == pytest.approx(expected)
