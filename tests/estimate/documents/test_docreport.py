@@ -106,8 +106,12 @@ def test_the_simulation_prints_both_designs_at_one_budget(data):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("3 document samples of 1000 expected of 2494 pairs (43 queries, 3 runs, seed ")
-    assert "beside: the query slice of 17 queries (PPI++)" in lines[0]
-    assert [line.split()[:2] for line in lines[2:4]] == [["ndcg@10", "means"], ["ndcg@10", "differences"]]
+    assert [line.split()[:4] for line in lines[2:6:2]] == [["ndcg@10", "run", "means", '"this'],
+                                                          ["ndcg@10", "paired", "differences", '"this']]
+    beside = lines.index("beside: the query slice of 17 queries (PPI++) at the same human budget; Kendall's tau of "
+                         "the runs' ranking")
+    assert [line.split()[:3] for line in lines[beside + 2:beside + 4]] == [["ndcg@10", "run", "means"],
+                                                                          ["ndcg@10", "paired", "differences"]]
 
 
 def _bad(data, tmp_path, verb, *args):
