@@ -110,15 +110,6 @@ class QuerySlice:
                                chosen=tuple(spec.options.given()), sources=sources)
 
 
-def _slice_inputs(spec: RunSlice | ValidateSlice) -> tuple[dict, dict[str, str], Grades, Grades]:
-    """The query slice's runs (and their files), human grades and LLM grades; ppi_py asked for first, so that a
-    missing extra is said before any work."""
-    ppi_py_module()
-    runs, sources = read_runs(spec.runs)
-    return (runs, sources, read_grades(spec.human, "human", spec.conflicting_grades),
-            read_grades(spec.llm, "llm", spec.conflicting_grades))
-
-
 @dataclass(frozen=True)
 class DocumentSample:
     """Humans grade a sample of every query's pooled pairs (:mod:`evalset.estimate.documents`)."""
@@ -217,6 +208,15 @@ def _set_estimate(spec: RunSet) -> Estimate | DocumentReport:
     if result is None:
         raise InputError(NO_LLM_PART, os.fspath(spec.set_path))
     return result
+
+
+def _slice_inputs(spec: RunSlice | ValidateSlice) -> tuple[dict, dict[str, str], Grades, Grades]:
+    """The query slice's runs (and their files), human grades and LLM grades; ppi_py asked for first, so that a
+    missing extra is said before any work."""
+    ppi_py_module()
+    runs, sources = read_runs(spec.runs)
+    return (runs, sources, read_grades(spec.human, "human", spec.conflicting_grades),
+            read_grades(spec.llm, "llm", spec.conflicting_grades))
 
 
 def _document_settings(spec: RunDocuments | ValidateDocuments) -> dict[str, Any]:
