@@ -67,8 +67,8 @@ class EstimateSettings:
     runs
         Run files or folders of runs (at least one).
     metrics
-        The metrics (none: :data:`~evalset.contract.DEFAULT_METRIC`, or a set's headline; a validation of the document
-        or hole designs: their must-show measures).
+        The metrics (none: :data:`~evalset.contract.DEFAULT_METRIC`, or a set's headline; the hole sample's
+        validation: nDCG@10 and P(rel=2)@10, :data:`evalset.estimate.documents.holevalidation.MEASURES`).
     level
         The run means' confidence level.
     conflicting_grades
