@@ -20,11 +20,10 @@ def example(command: str) -> str:
     return f"\b\nExample:\n  {command}\n\n{SEE}"
 
 
-def estimated(kind: type[EstimateSettings], unit: str, output_format: str, contract, comparisons=None,
-              **fields) -> None:
+def estimated(kind: type[EstimateSettings], output_format: str, contract, comparisons=None, **fields) -> None:
     """The one library call of every estimate command: its spec (``kind``, of :mod:`evalset.estimate.spec`) of its
     options (``fields``: the spec's own names; ``comparisons`` as ``--compare`` gives them), its estimate (or
-    validation, whose draws show progress by ``unit``), printed."""
+    validation, whose draws show progress, counted in the spec's ``unit``), printed."""
     from tqdm import tqdm
 
     from evalset.estimate import make_estimate
@@ -32,7 +31,7 @@ def estimated(kind: type[EstimateSettings], unit: str, output_format: str, contr
     if comparisons is not None:
         fields["pairs"] = run_pairs(comparisons, "--compare")
     spec = kind(options=contract, **fields)
-    emit(make_estimate(spec, progress=lambda draws: tqdm(draws, desc=f"{unit}s", unit=unit, disable=None,
+    emit(make_estimate(spec, progress=lambda draws: tqdm(draws, desc=f"{kind.unit}s", unit=kind.unit, disable=None,
                                                          file=sys.stderr, leave=False)), output_format)
 
 

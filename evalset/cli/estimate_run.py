@@ -41,7 +41,7 @@ def run_group():
 def run_slice(**settings):
     """Estimate RUNs (files or folders) from LLM grades on every query corrected by human grades on a random slice
     of them (PPI++ with ppi_py), beside the human slice alone and the LLM alone."""
-    estimated(RunSlice, "slice", **settings)
+    estimated(RunSlice, **settings)
 
 
 @run_group.command("documents", short_help="From a document sample of every query.",
@@ -56,7 +56,7 @@ def run_slice(**settings):
 def run_documents(**settings):
     """Estimate RUNs from a document sample of every query graded by humans, the LLM grading every pooled pair
     (Horvitz-Thompson's estimator with --no-llm): "this set"'s interval and "new queries"'."""
-    estimated(RunDocuments, "sample", **settings)
+    estimated(RunDocuments, **settings)
 
 
 @run_group.command("holes", short_help="From a sample of a frozen set's holes.",
@@ -74,7 +74,7 @@ def run_documents(**settings):
 def run_holes(**settings):
     """Estimate RUNs' scores under full judgments on a frozen set from a sample of their holes graded by humans,
     the set's judgments known."""
-    estimated(RunHoles, "sample", **settings)
+    estimated(RunHoles, **settings)
 
 
 @run_group.command("set", short_help="On a frozen set that estimates itself.",
@@ -92,4 +92,4 @@ def run_holes(**settings):
 def run_set(**settings):
     """Estimate RUNs on a frozen set with an LLM-graded part, by the design it was frozen with (its human slice,
     or its document sample); its contract and planned comparisons apply."""
-    estimated(RunSet, "slice", **settings)
+    estimated(RunSet, **settings)

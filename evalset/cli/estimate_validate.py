@@ -52,7 +52,7 @@ def validate_group():
 def validate_slice(**settings):
     """Draw R random slices of N of the queries humans graded, estimate RUNs' means and paired differences from
     each, and report how often the intervals cover the means under the full human grades."""
-    estimated(ValidateSlice, "slice", **settings)
+    estimated(ValidateSlice, **settings)
 
 
 @validate_group.command("documents", short_help="Document samples of every query.",
@@ -67,7 +67,7 @@ def validate_slice(**settings):
 def validate_documents(**settings):
     """Draw R document samples of B judgments expected from the pairs humans graded, estimate RUNs from each, and
     report coverage, widths, bias, RMSE and Kendall's tau against the full grades (the query slice beside)."""
-    estimated(ValidateDocuments, "sample", **settings)
+    estimated(ValidateDocuments, **settings)
 
 
 @validate_group.command("holes", short_help="Samples of a set's holes, each group left out in turn.",
@@ -92,4 +92,4 @@ def validate_documents(**settings):
 def validate_holes(**settings):
     """Leave each group of RUNs out of the frozen set's pool in turn, draw R samples of its runs' holes, and report
     each run's bias, RMSE, coverage and width against the set's judgments."""
-    estimated(ValidateHoles, "run", **settings)
+    estimated(ValidateHoles, **settings)

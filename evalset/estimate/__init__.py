@@ -32,7 +32,7 @@ _EXPORTS = {
     "evalset.estimate.documents.holesizing": ("hole_probabilities", "size_holes"),
     "evalset.estimate.documents.holevalidation": ("HoleDesign", "simulate_holes", "sized_by"),
     "evalset.estimate.inputs": ("check_coverage",),
-    "evalset.estimate.sources": ("Grades", "grades_of", "read_grades", "read_judges", "read_runs"),
+    "evalset.estimate.sources": ("Grades", "grades_of", "read_grades", "read_judges", "read_runs_and_files"),
     "evalset.estimate.designs": ("DESIGNS", "DOCUMENT_SAMPLE", "Design", "DocumentSample", "HOLE_SAMPLE",
                                  "HoleSample", "QUERY_SLICE", "QuerySlice", "make_estimate"),
     "evalset.estimate.slicevalidation": ("simulate_slices",),

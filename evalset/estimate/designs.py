@@ -39,7 +39,7 @@ from evalset.estimate.inputs import ensemble_of
 from evalset.estimate.simulate import Validation
 from evalset.estimate.slicevalidation import simulate_slices
 from evalset.estimate.slicing import SliceSelection, select_slice_pool
-from evalset.estimate.sources import Grades, read_grades, read_judges, read_runs
+from evalset.estimate.sources import Grades, read_grades, read_judges, read_runs_and_files
 from evalset.estimate.spec import (
     EstimateSettings,
     RunDocuments,
@@ -120,13 +120,13 @@ class DocumentSample:
         return select_document_pool(pool_dir, output, **settings)
 
     def estimate(self, spec: RunDocuments) -> DocumentReport:
-        runs, sources = read_runs(spec.runs)
+        runs, sources = read_runs_and_files(spec.runs)
         return document_sample_report(runs, sample_path=spec.sample_path, pairs=spec.pairs, planned=spec.planned,
                                       exploratory=spec.exploratory, alpha=spec.alpha, **_document_settings(spec),
                                       sources=sources)
 
     def validate(self, spec: ValidateDocuments, progress: Progress = iter) -> Validation:
-        runs, sources = read_runs(spec.runs)
+        runs, sources = read_runs_and_files(spec.runs)
         return document_validation(runs, draws=spec.draws, budget=spec.budget, seed=spec.seed, progress=progress,
                                    **_document_settings(spec), sources=sources)
 
@@ -143,7 +143,7 @@ class HoleSample:
         return select_document_pool(pool_dir, output, frozen_set=frozen_set, **settings)
 
     def estimate(self, spec: RunHoles) -> DocumentReport:
-        runs, sources = read_runs(spec.runs)
+        runs, sources = read_runs_and_files(spec.runs)
         return hole_sample_report(runs, set_path=spec.set_path, sample_path=spec.sample_path, human=spec.human,
                                   llm=spec.llm, no_llm=spec.no_llm, split=spec.split, metrics=spec.metrics,
                                   pairs=spec.pairs, planned=spec.planned, exploratory=spec.exploratory,
@@ -159,7 +159,7 @@ class HoleSample:
         refuse_traffic_strata(evaluation.frozen.contract.weighting, evaluation.queries["stratum"].nunique(),
                               os.fspath(spec.set_path), "simulate")
         groups = read_run_groups(spec.groups_path)
-        runs, sources = read_runs(spec.runs)
+        runs, sources = read_runs_and_files(spec.runs)
         llm = None if spec.no_llm else read_judges(spec.llm, spec.conflicting_grades,
                                                     judged_pairs(evaluation.qrels)[["query_id", "doc_id"]])
         depth = {} if spec.depth is None else {"depth": spec.depth}
@@ -199,7 +199,7 @@ def _set_estimate(spec: RunSet) -> Estimate | DocumentReport:
     frozen = load_set(spec.set_path, check_headline=parse_measure)
     if frozen.sample is None:
         ppi_py_module()
-    runs, sources = read_runs(spec.runs)
+    runs, sources = read_runs_and_files(spec.runs)
     llm = read_grades(spec.llm, "llm", spec.conflicting_grades).judgments if spec.llm else None
     result = set_estimate(frozen, runs, split=spec.split, metrics=list(spec.metrics), pairs=list(spec.pairs) or None,
                           planned=spec.planned, exploratory=spec.exploratory, alpha=spec.alpha, level=spec.level,
@@ -214,7 +214,7 @@ def _slice_inputs(spec: RunSlice | ValidateSlice) -> tuple[dict, dict[str, str],
     """The query slice's runs (and their files), human grades and LLM grades; ppi_py asked for first, so that a
     missing extra is said before any work."""
     ppi_py_module()
-    runs, sources = read_runs(spec.runs)
+    runs, sources = read_runs_and_files(spec.runs)
     return (runs, sources, read_grades(spec.human, "human", spec.conflicting_grades),
             read_grades(spec.llm, "llm", spec.conflicting_grades))
 

@@ -80,7 +80,8 @@ def read_judges(paths: Sequence[FilePath], conflicting_grades: str = "refuse",
     return pd.concat(frames, ignore_index=True)[["query_id", "doc_id", "judge", "grade"]]
 
 
-def read_runs(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:
-    """The runs (files or folders) read, by name, and each one's file (named when a run is refused)."""
+def read_runs_and_files(runs: Sequence[FilePath]) -> tuple[dict, dict[str, str]]:
+    """The runs (files or folders) read, by name, as :func:`evalset.io.trec.read_runs` reads them, and each one's
+    file (named when a run is refused)."""
     files = {name: os.fspath(path) for name, path in expand_run_paths(runs).items()}
     return {name: read_run(path) for name, path in files.items()}, files

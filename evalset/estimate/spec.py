@@ -88,6 +88,8 @@ class EstimateSettings:
     or ``set`` (the design a set was frozen with)."""
     verb: ClassVar[str] = ""
     """``estimate`` or ``validate``."""
+    unit: ClassVar[str] = "draw"
+    """What a validation's progress counts (a slice, a sample, a run whose holes are drawn)."""
     RULES: ClassVar[dict[str, Constraint]] = {
         "split": Choice(SPLITS), "planned": POSITIVE_INT, "alpha": PROBABILITY, "level": PROBABILITY,
         "interval": Choice(PPI_INTERVALS), "draws": RESAMPLES, "slice_size": POSITIVE_INT, "seed": NON_NEGATIVE_INT,
@@ -225,6 +227,7 @@ class ValidateSlice(Drawn):
     interval: str = "t"
     ensemble: bool = False
     design: ClassVar[str] = "slice"
+    unit: ClassVar[str] = "slice"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,6 +238,7 @@ class ValidateDocuments(Drawn, Judges):
     human: Sequence[FilePath]
     budget: float
     design: ClassVar[str] = "documents"
+    unit: ClassVar[str] = "sample"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,6 +258,7 @@ class ValidateHoles(Drawn, Judges):
     override_contract: bool = False
     design: ClassVar[str] = "holes"
     graded: ClassVar[str] = "pair the set judges"
+    unit: ClassVar[str] = "run"
 
     def check(self) -> None:
         if (self.holes_fraction is None) == (self.holes_precision is None):

@@ -70,7 +70,7 @@ from evalset.estimate.documents.holesizing import shares, unit_variances
 from evalset.estimate.documents.rules import HOLE_SAMPLE
 from evalset.estimate.documents.sample import poisson_sample
 from evalset.estimate.inputs import chosen_conventions, missing_rule, query_values, refuse_skip
-from evalset.estimate.simulate import KINDS, Drawn, Tally, Validation, coverage_error, simulate, summarize
+from evalset.estimate.simulate import KINDS, Drawn, Validation, coverage_error, simulate, summarize
 from evalset.evaluation import Evaluation, PerQuery, per_query_values
 from evalset.holes.find import Holes, find_holes, judged_pairs
 from evalset.io.samplerecord import refuse_ungraded
@@ -270,10 +270,10 @@ def _means(scored: PerQuery, measure: str, names: Sequence[str], query_ids: Sequ
 
 
 def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
-           truth: Mapping[str, np.ndarray]) -> dict[str, Tally]:
-    """Per measure the tally (the one simulation, :func:`~evalset.estimate.simulate.simulate`) of the clipped
-    estimates and "this set" ends of the run's mean and of the difference against their ``truth``, with the share of
-    the holes each draw took (its ``share``; module docstring)."""
+           truth: Mapping[str, np.ndarray]) -> dict[str, pd.DataFrame]:
+    """Per measure the figures (the one simulation, :func:`~evalset.estimate.simulate.simulate`) of the clipped
+    estimates and "this set" ends of the run's mean and of the difference against their ``truth``, each row with the
+    mean share of the holes the draws took (``share``; module docstring)."""
     pool, hole = design.pool, design.hole
     pi = np.where(hole, fraction, 1.0)
     uniform = np.full(int(hole.sum()), fraction)
@@ -298,11 +298,12 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
             found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean()})
         return found
 
-    return simulate(simulate_one, seeds, truth)
+    return {measure: tally.figures().assign(share=tally.extra("share").mean())
+            for measure, tally in simulate(simulate_one, seeds, truth).items()}
 
 
 def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, frozen: np.ndarray,
-         drawn: dict[str, Tally] | None) -> dict[str, Any]:
+         drawn: dict[str, pd.DataFrame] | None) -> dict[str, Any]:
     """One per-run row (module docstring); ``drawn`` None: a run without a hole, estimated as the set scores it."""
     at = 0 if kind == "means" else 1
     error = float(frozen[at] - truth[at])
@@ -312,9 +313,8 @@ def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, froz
         return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "bias_mc": 0.0,
                 "rmse": abs(error), "rmse_mc": 0.0, "coverage_set": np.nan, "coverage_set_mc": np.nan,
                 "width_set": np.nan, "width_set_mc": np.nan, "frozen_error": error}
-    figures = drawn[measure].figures().iloc[at]
-    return {**row, "share": float(drawn[measure].extra("share").mean()),
-            "mean_estimate": float(figures["estimate_mean"]),
+    figures = drawn[measure].iloc[at]
+    return {**row, "share": float(figures["share"]), "mean_estimate": float(figures["estimate_mean"]),
             **{key: float(figures[key]) for key in ("bias", "bias_mc", "rmse", "rmse_mc")},
             **{key: float(figures[key]) for key in ("coverage_set", "coverage_set_mc", "width_set", "width_set_mc")},
             "frozen_error": error}

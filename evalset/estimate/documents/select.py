@@ -51,7 +51,6 @@ from evalset.estimate.documents.sample import (
     inclusion_probabilities,
     poisson_sample,
 )
-from evalset.estimate.sources import read_runs
 from evalset.estimate.spec import DOCUMENT_SAMPLE_RULES, HOLE_SIZING_RULES
 from evalset.holes.find import judged_pairs, refuse_judged
 from evalset.io.digests import file_sha256
@@ -70,6 +69,7 @@ from evalset.io.poolfiles import (
 from evalset.io.samplerecord import RECORD_NAME, TABLE_NAME, SampleRecord, record_texts
 from evalset.io.setfiles import MANIFEST_FILE as SET_MANIFEST_FILE
 from evalset.io.setfolder import load_set
+from evalset.io.trec import read_runs
 from evalset.metrics import parse_measure
 from evalset.params import POSITIVE_INT, check, validate_params
 
@@ -131,7 +131,7 @@ def select_documents(pool_dir: str | os.PathLike, *, budget: int | None = None, 
     if no_text:
         source["no_text"] = no_text
     if precision is not None:
-        named, _ = read_runs(runs)
+        named = read_runs(runs)
         pi, sized = sized_probabilities(pairs, frozen_set, named, llm, precision=precision, depth=depth,
                                         measures=measures, source=str(pool_tsv))
         prior, expected, power = pi, float(pi.sum()), 1.0
