@@ -291,7 +291,9 @@ class ReadAhead:
             self._pieces.put_nowait(_END)
 
     def __del__(self):
-        self._stop.set()
+        stop = getattr(self, "_stop", None)  # an interrupt may land in __init__, before the stop exists
+        if stop is not None:
+            stop.set()
 
 
 _PRODUCERS: weakref.WeakKeyDictionary[threading.Thread, threading.Event] = weakref.WeakKeyDictionary()
