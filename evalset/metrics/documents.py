@@ -164,6 +164,14 @@ class DocumentTerms:
         place = np.arange(ranking.depth)
         return pairwise_numerator(x, within(place, self.measure.cutoff) / (place + 1.0))
 
+    def cross(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The numerator's coefficient of ``x_a x_b`` for two different 0-based places (arrays alike): 0 for a linear
+        numerator; AP's, the rank weight of the later place within the cutoff."""
+        if self.form.numerator == "linear":
+            return np.zeros(np.broadcast(first, second).shape)
+        later = np.maximum(first, second)
+        return within(later, self.measure.cutoff) / (later + 1.0)
+
     def sorted_numerator(self, values: np.ndarray, query: np.ndarray, queries: int) -> np.ndarray:
         """Per query (``query``: each value's query code): the linear numerator over the query's ``values`` sorted
         from the highest (nDCG's ideal of fractional gains)."""

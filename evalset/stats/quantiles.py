@@ -28,3 +28,11 @@ def around(estimate, se, quantile) -> tuple:
     column, :func:`two_sided`'s)."""
     half = quantile * se
     return estimate - half, estimate + half
+
+
+def chi_square_tail(statistic: float, df: int) -> float:
+    """``P(X >= statistic)`` for ``X`` chi-square on ``df`` degrees of freedom: the p-value of a sum of ``df``
+    squared standard normal deviates (a simulation's per-column bias over its Monte Carlo error, summed)."""
+    from scipy import stats
+
+    return float(stats.chi2.sf(statistic, df))

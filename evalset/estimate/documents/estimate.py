@@ -61,10 +61,16 @@ import pandas as pd
 
 from evalset.contract import DEFAULT_METRIC, EvaluationContract
 from evalset.errors import InputError
-from evalset.estimate.documents.estimators import Sample, estimate_measure
+from evalset.estimate.documents.estimators import Sample, estimate_measure, expanded_floor
 from evalset.estimate.documents.rules import DOCUMENT_SAMPLE, STRATUM_PSEUDO_COUNT, DesignRules
 from evalset.estimate.documents.sample import check_sample_size
-from evalset.estimate.documents.variance import column_weights, columns_of, floor_variance, floored, sampled_variance
+from evalset.estimate.documents.variance import (
+    column_weights,
+    columns_of,
+    floor_variance,
+    sampled_variance,
+    with_floor,
+)
 from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
 from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
@@ -113,16 +119,23 @@ class DocumentPool:
         """The per-query estimates of ``terms``' measure (runs x queries), their linearised residuals (runs x
         pairs) and the queries each run's mean is over: ``answered`` (default every one) less, under
         ``undefined=skip``, the queries whose estimated normaliser is 0 (undefined; 0 under ``zero``)."""
-        values, z = estimate_measure(terms, self.ranking(terms.ranking), sample, self.rules.normaliser_floor)
+        values, z = estimate_measure(terms, self.ranking(terms.ranking), sample, self.rules.normaliser_floor,
+                                     self.rules.ratio)
         answered = np.ones(values.shape, dtype=bool) if answered is None else answered
         if self.contract.undefined == "skip":
             answered = answered & ~np.isnan(values)
         return np.nan_to_num(values), z, answered
 
-    def floor(self, terms: DocumentTerms, sample: Sample) -> tuple[np.ndarray, np.ndarray]:
-        """The runs' weights of each pair and the pairs' variance of the quantity, for the floor of "this set"'s
-        variance (:func:`evalset.estimate.documents.variance.column_weights`)."""
-        return column_weights(terms, self.ranking(terms.ranking), sample)
+    def floor(self, terms: DocumentTerms, sample: Sample) -> Floor:
+        """The floor's terms of "this set"'s variance (:mod:`evalset.estimate.documents.variance`): the runs' weights
+        of each term, its variance of the quantity, its ``pi`` and its query code: a pair's
+        (:func:`~evalset.estimate.documents.variance.column_weights`), or under the expanded estimator of a ratio
+        with a prediction each pair and grade's change (:func:`~evalset.estimate.documents.estimators.
+        expanded_floor`)."""
+        ranking = self.ranking(terms.ranking)
+        if self.rules.ratio == "expanded" and terms.form.normaliser != "none" and sample.predicted is not None:
+            return expanded_floor(terms, ranking, sample)
+        return (*column_weights(terms, ranking, sample), sample.pi, sample.query)
 
     def sample(self, pi: np.ndarray, sampled: np.ndarray, grade: np.ndarray, scale: np.ndarray | None = None,
                use_llm: bool = True) -> Sample:
@@ -139,6 +152,11 @@ class DocumentPool:
             predicted, _ = calibrated_distribution(self.llm, self.query, len(self.query_ids), sampled, grade, pi,
                                                    scale, models)
         return Sample(self.query, len(self.query_ids), pi, sampled, grade, np.asarray(scale), predicted)
+
+
+Floor = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""The floor's terms (:meth:`DocumentPool.floor`): the columns' weights of each term, its variance of the quantity,
+its ``pi`` and its query code."""
 
 
 def _source(frame: pd.DataFrame, default: str) -> str:
@@ -202,13 +220,13 @@ def sample_arrays(pool: DocumentPool, pairs: pd.DataFrame, human: pd.DataFrame) 
 def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np.ndarray, level: float,
                    pairs: Sequence[tuple[int, int]] = (), answered: np.ndarray | None = None,
                    query: np.ndarray | None = None,
-                   floor: tuple[np.ndarray, np.ndarray] | None = None,
+                   floor: Floor | None = None,
                    rules: DesignRules = DOCUMENT_SAMPLE) -> dict[str, np.ndarray]:
     """Means over queries of ``values`` (columns x queries) and of the paired differences (``pairs`` of column
     indexes: candidate minus baseline), with the standard errors and quantiles of both intervals (module
     docstring): ``z`` the linearised residuals (columns x pairs), ``factor`` each pair's ``(1 - pi) / pi^2`` where
-    sampled (0 elsewhere), ``pi`` its inclusion probability, ``floor`` the runs' pair weights and the pairs' variance
-    of the quantity (:func:`evalset.estimate.documents.variance.column_weights`; ``None``: no floor);
+    sampled (0 elsewhere), ``pi`` its inclusion probability, ``floor`` the floor's terms (:meth:`DocumentPool.floor`;
+    ``None``: no floor);
     ``answered`` (columns x queries, with ``query``, each pair's query code): the queries each column's mean is
     over (a difference's: those both runs answered; default every one). ``z`` is the "this set" quantile per
     column (the design's ``rules``: Student's t on ``df_set`` degrees of freedom, or the normal's), ``t`` the "new
@@ -219,11 +237,13 @@ def mean_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np
     queries = values.shape[1]
     used = np.flatnonzero(factor)  # the sampled pairs with pi < 1: the others add nothing
     per_query = columns_of(values, pairs)
-    set_variance, df = sampled_variance(columns_of(z[:, used], pairs), factor[used], pi[used])
+    residual = columns_of(z[:, used], pairs)
+    set_variance, df = sampled_variance(residual, factor[used], pi[used])
     estimate = per_query.mean(axis=1)
     if floor is not None:
         weights = columns_of(floor[0], pairs)
-        set_variance, df = floored(set_variance, df, *floor_variance(weights, floor[1], pi), rules.floor_share)
+        set_variance, df = with_floor(set_variance, df, *floor_variance(weights, floor[1], floor[2]),
+                                      (residual != 0).sum(axis=1), rules)
         alike = ~np.any(weights != 0, axis=1) & (np.arange(len(estimate)) >= len(values))
         estimate = np.where(alike, 0.0, estimate)  # two runs that weigh every pair alike: exactly 0
     student = two_sided(level, queries - 1)
@@ -242,12 +262,11 @@ def set_quantile(df: np.ndarray, level: float, rules: DesignRules = DOCUMENT_SAM
 
 def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi: np.ndarray, level: float,
                       pairs: Sequence[tuple[int, int]], answered: np.ndarray, query: np.ndarray,
-                      floor: tuple[np.ndarray, np.ndarray] | None, rules: DesignRules) -> dict[str, np.ndarray]:
+                      floor: Floor | None, rules: DesignRules) -> dict[str, np.ndarray]:
     """:func:`mean_intervals` with each column over its own queries (``answered``), one column at a time."""
 
     used = np.flatnonzero(factor)
-    weights = np.zeros_like(z) if floor is None else floor[0]
-    spread = np.zeros(len(pi)) if floor is None else floor[1]
+    weights, spread, floor_pi, floor_query = floor or (np.zeros_like(z), np.zeros(len(pi)), pi, query)
     rows = [(values[c], z[c], weights[c], answered[c]) for c in range(len(values))]
     rows += [(values[c] - values[b], z[c] - z[b], weights[c] - weights[b], answered[b] & answered[c])
              for b, c in pairs]
@@ -256,10 +275,12 @@ def _masked_intervals(values: np.ndarray, z: np.ndarray, factor: np.ndarray, pi:
         count = int(mask.sum())
         kept = per_query[mask]
         inside = mask[query]
-        variance, df = sampled_variance((residual * inside)[None, used], factor[used], pi[used])
-        variance, df = floored(variance, df, *floor_variance((weight * inside)[None, :], spread, pi),
-                               rules.floor_share)
-        alike = floor is not None and len(got["estimate"]) >= len(values) and not np.any(weight * inside)
+        kept_residual = (residual * inside)[None, used]
+        variance, df = sampled_variance(kept_residual, factor[used], pi[used])
+        floor_weight = weight * mask[floor_query]
+        variance, df = with_floor(variance, df, *floor_variance(floor_weight[None, :], spread, floor_pi),
+                                  (kept_residual != 0).sum(axis=1), rules)
+        alike = floor is not None and len(got["estimate"]) >= len(values) and not np.any(floor_weight)
         got["estimate"].append(0.0 if alike and count else float(kept.mean()) if count else math.nan)
         got["se_set"].append(math.sqrt(float(variance[0])) / count if count else math.nan)
         got["df_set"].append(float(df[0]))

@@ -32,6 +32,7 @@ from evalset.errors import InputError
 from evalset.estimate.documents.estimate import DocumentPool, prepare_pool
 from evalset.estimate.documents.holes import hole_strata
 from evalset.estimate.documents.rules import HOLE_SAMPLE
+from evalset.estimate.documents.variance import column_weights
 from evalset.estimate.sources import read_judges
 from evalset.estimate.spec import HOLE_SIZING_RULES
 from evalset.evaluation import Evaluation
@@ -76,7 +77,7 @@ def unit_variances(pool: DocumentPool, known: np.ndarray, hole: np.ndarray,
     sample = pool.sample(np.where(hole, 0.5, 1.0), ~hole, np.where(hole, 0, known), scale)
     unit = np.zeros(len(pool.names))
     for terms in measures:
-        weights, spread = pool.floor(terms, sample)
+        weights, spread = column_weights(terms, pool.ranking(terms.ranking), sample)
         per_run = (weights[:, hole] ** 2 * spread[hole][None, :]).sum(axis=1) / len(pool.query_ids) ** 2
         unit = np.maximum(unit, per_run)
     return unit

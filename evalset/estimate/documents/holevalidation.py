@@ -28,19 +28,27 @@ Conventions
   The same inputs give byte-identical output.
 - **A hole no one judged** (in the top k, graded by no line of ``qrels``) has no grade to draw: it is left out of
   the design, where it scores as the truth scores it (unjudged), and counted in a note.
-- **The truth** of a run is its mean over the design's queries under the full ``qrels`` from the evaluation room
-  (:func:`evalset.evaluation.per_query_values`, the contract's conventions), never from the design's code; of the
-  difference, the difference of the truths. The **frozen-only error** is the run's score on the frozen set (also
-  the evaluation room's) minus the truth. nDCG's ideal under the full qrels counts the relevant pairs only ``G``'s
-  other runs found, which ``R``'s design does not hold: a bias of nDCG that no draw removes (DL19: at most 0.002).
+- **The truth** of a run is what a sample of its holes can reach: its mean over the design's queries on the set
+  with its own holes judged (the frozen set's qrels and the full judgments' grades of the holes of ``R`` and the
+  best run, which has none), from the evaluation room (:func:`evalset.evaluation.per_query_values`, the contract's
+  conventions), never from the design's code; of the difference, the difference of the truths. Under the full
+  ``qrels`` nDCG's ideal also counts the relevant pairs only ``G``'s other runs found, which no sample of ``R``'s
+  holes holds: that gap, the full judgments' score minus the truth, is the row's **completeness** (the pool's, not
+  the estimator's; DL19: at most 0.0021). The **frozen-only error** is the run's score on the frozen set (also the
+  evaluation room's) minus the truth.
 - **Reported** (:class:`~evalset.estimate.simulate.Validation`) per run, measure and kind (``means``: its mean;
-  ``differences``: ``R - best``), in its ``columns``: its holes, fraction and mean share drawn, the truth, the bias
-  (mean error over the draws), the RMSE, the coverage of "this set"'s interval (the share of draws holding the
-  truth, within :data:`~evalset.estimate.simulate.TOLERANCE`) and its mean width, each with its Monte Carlo error,
-  and the frozen-only error. Its ``table`` is every design's summary (:func:`~evalset.estimate.simulate.summarize`:
-  coverage and width over the runs with a hole, bias and RMSE over every run); ``beside``, per measure and kind: the
-  runs (with a hole), the mean share drawn, the worst RMSE (and its run), the largest coverage, the runs covering
-  under :data:`COVERAGE_CARE`, the frozen-only RMSE over the runs.
+  ``differences``: ``R - best``), in its ``columns``: its holes, fraction and mean share drawn, the truth, the
+  completeness, the bias (mean error over the draws), the RMSE, the coverage of "this set"'s interval (the share of
+  draws holding the truth, within :data:`~evalset.estimate.simulate.TOLERANCE`) and its mean width, each with its
+  Monte Carlo error, ``se_ratio`` (the mean standard error of the draws over their estimates' spread), the best
+  run's bias in the same design (``best_bias``, ``best_bias_mc``: its numerator is known, its ideal estimated) and the
+  frozen-only error. Its ``table`` is every design's summary (:func:`~evalset.estimate.simulate.summarize`:
+  coverage and width over the runs with a hole, bias and RMSE over every run); ``beside``, per measure and kind over
+  the runs with a hole: the mean share drawn and the share weighted by holes (all holes drawn over all holes), the
+  median and least ``se_ratio``, the bias test (the sum of the squared ``bias / bias_mc`` and its chi-square
+  p-value on as many degrees of freedom as runs), the largest ``|bias|`` over the draws' spread, the best run's
+  largest ``|bias| / bias_mc``, the worst RMSE (and its run; over every run), the largest coverage, the runs
+  covering under :data:`COVERAGE_CARE`, the frozen-only RMSE and the largest completeness gap over the runs.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
@@ -79,7 +87,7 @@ from evalset.params import DEPTH, POSITIVE_NUMBER, PROBABILITY, RESAMPLES, SEED,
 from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
 from evalset.render import number, text_table
 from evalset.seeds import generator
-from evalset.stats.quantiles import around
+from evalset.stats.quantiles import around, chi_square_tail
 
 MEASURES = ("ndcg@10", "P(rel=2)@10")
 """The measures by default: nDCG@10 and precision at 10 counting grades 2 and up (DL19's binary relevance)."""
@@ -177,14 +185,19 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         pool = prepare_pool(pairs, llm, pair, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
         hole = np.r_[np.zeros(len(holes.judged), bool), np.ones(len(kept), bool)]
         known = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(kept), np.int64)]
-        truth = {t: _means(scored, t, [best, name], pool.query_ids) for t in spellings}
+        own = pd.concat([frozen[group][["query_id", "doc_id", "grade"]],
+                         kept[["query_id", "doc_id"]].assign(grade=grade_of.reindex(
+                             pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64))])
+        reachable = per_query_values(Evaluation.on_qrels(own, contract), pair, spellings)
+        truth = {t: _means(reachable, t, [best, name], pool.query_ids) for t in spellings}
+        full = {t: _means(scored, t, [best, name], pool.query_ids) for t in spellings}
         base = {t: _means(frozen_scores[group], t, [best, name], pool.query_ids) for t in spellings}
         facts = {"group": group, "run": name, "best": best, "holes": len(kept)}
         if not len(kept):
             notes.append(f"note: {name} ({group}) has no hole in its top {depth} on the set without its group: its "
                          "estimate is the set's own score (no draw); its error counts in the RMSE, and it is left "
                          "out of the coverage, width and share figures")
-            rows += [_row(facts, t, kind, truth[t], base[t], None) for t in spellings for kind in KINDS]
+            rows += [_row(facts, t, kind, truth[t], full[t], base[t], None) for t in spellings for kind in KINDS]
             continue
         design = HoleDesign(group, name, best, pool, known, hole, parsed, scale)
         share = fraction if fractions is None else fractions(holes, design)[name]
@@ -193,7 +206,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         grades[hole] = grade_of.reindex(pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64)
         seeds = generator(seed, zlib.crc32(name.encode())).integers(2 ** 32, size=draws)
         drawn = _draws(replace(design, known=grades), share, seeds, level, truth)
-        rows += [_row({**facts, "fraction": share}, t, kind, truth[t], base[t], drawn)
+        rows += [_row({**facts, "fraction": share}, t, kind, truth[t], full[t], base[t], drawn)
                  for t in spellings for kind in KINDS]
     per_run = pd.DataFrame(rows)
     if not (per_run["holes"] > 0).any():
@@ -263,10 +276,10 @@ def _llm_of(llm: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
 
 
 def _means(scored: PerQuery, measure: str, names: Sequence[str], query_ids: Sequence[str]) -> np.ndarray:
-    """The runs' means of ``measure`` over ``query_ids`` (undefined queries left out, as a score does), then the
-    difference of the second minus the first."""
-    means = [float(scored.column(name, measure).reindex(list(query_ids)).mean()) for name in names]
-    return np.array([means[1], means[1] - means[0]])
+    """The runs' means of ``measure`` over ``query_ids`` (undefined queries left out, as a score does): the best
+    run's, the run's, and the difference of the run minus the best."""
+    best, run = (float(scored.column(name, measure).reindex(list(query_ids)).mean()) for name in names)
+    return np.array([best, run, run - best])
 
 
 def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
@@ -280,7 +293,7 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
     limits = {}
     for terms in design.measures:
         low, high = terms.bounds(design.scale, pool.ranking(terms.ranking).depth)
-        limits[str(terms)] = (np.array([low, low - high]), np.array([high, high - low]))
+        limits[str(terms)] = (np.array([low, low, low - high]), np.array([high, high, high - low]))
 
     def simulate_one(draw_seed: int) -> dict[str, Drawn]:
         drawn = poisson_sample(uniform, int(draw_seed))
@@ -292,32 +305,40 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
             values, z, answered = pool.estimate(terms, sample)
             columns = mean_intervals(values, z, sample.variance_factor, pi, level, [(0, 1)], answered, sample.query,
                                      pool.floor(terms, sample), pool.rules)
-            centre = columns["estimate"][1:]
+            centre = columns["estimate"]
             low, high = limits[str(terms)]
-            estimate, *ends = np.clip([centre, *around(centre, columns["se_set"][1:], columns["z"][1:])], low, high)
-            found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean()})
+            estimate, *ends = np.clip([centre, *around(centre, columns["se_set"], columns["z"])], low, high)
+            found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean(), "se": columns["se_set"]})
         return found
 
-    return {measure: tally.figures().assign(share=tally.extra("share").mean())
-            for measure, tally in simulate(simulate_one, seeds, truth).items()}
+    figures = {}
+    for measure, tally in simulate(simulate_one, seeds, truth).items():
+        table = tally.figures()
+        spread = table["estimate_sd"].to_numpy()
+        se = tally.extra("se").mean(axis=0)
+        figures[measure] = table.assign(share=tally.extra("share").mean(), se_ratio=np.divide(
+            se, spread, out=np.full(len(se), np.nan), where=spread > 0))
+    return figures
 
 
-def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, frozen: np.ndarray,
+def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, full: np.ndarray, frozen: np.ndarray,
          drawn: dict[str, pd.DataFrame] | None) -> dict[str, Any]:
     """One per-run row (module docstring); ``drawn`` None: a run without a hole, estimated as the set scores it."""
-    at = 0 if kind == "means" else 1
+    at = 1 if kind == "means" else 2
     error = float(frozen[at] - truth[at])
     row = {**facts, "fraction": facts.get("fraction", np.nan), "measure": measure, "kind": kind,
-           "name": facts["run"] if kind == "means" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at])}
+           "name": facts["run"] if kind == "means" else f"{facts['run']} - {facts['best']}", "truth": float(truth[at]),
+           "completeness": float(full[at] - truth[at])}
     if drawn is None:
         return {**row, "share": np.nan, "mean_estimate": float(frozen[at]), "bias": error, "bias_mc": 0.0,
                 "rmse": abs(error), "rmse_mc": 0.0, "coverage_set": np.nan, "coverage_set_mc": np.nan,
-                "width_set": np.nan, "width_set_mc": np.nan, "frozen_error": error}
-    figures = drawn[measure].iloc[at]
+                "width_set": np.nan, "width_set_mc": np.nan, "se_ratio": np.nan, "best_bias": np.nan,
+                "best_bias_mc": np.nan, "frozen_error": error}
+    figures, best = drawn[measure].iloc[at], drawn[measure].iloc[0]
     return {**row, "share": float(figures["share"]), "mean_estimate": float(figures["estimate_mean"]),
-            **{key: float(figures[key]) for key in ("bias", "bias_mc", "rmse", "rmse_mc")},
-            **{key: float(figures[key]) for key in ("coverage_set", "coverage_set_mc", "width_set", "width_set_mc")},
-            "frozen_error": error}
+            **{key: float(figures[key]) for key in ("bias", "bias_mc", "rmse", "rmse_mc", "coverage_set",
+                                                     "coverage_set_mc", "width_set", "width_set_mc", "se_ratio")},
+            "best_bias": float(best["bias"]), "best_bias_mc": float(best["bias_mc"]), "frozen_error": error}
 
 
 def _beside(per_run: pd.DataFrame) -> pd.DataFrame:
@@ -326,11 +347,24 @@ def _beside(per_run: pd.DataFrame) -> pd.DataFrame:
     for (measure, kind), runs in per_run.groupby(["measure", "kind"], sort=False):
         drawn = runs[runs["holes"] > 0]
         worst = runs.loc[runs["rmse"].idxmax()]
+        z = drawn["bias"] / drawn["bias_mc"]
+        spread = np.sqrt(np.maximum(drawn["rmse"] ** 2 - drawn["bias"] ** 2, 0.0))
+        statistic = float((z ** 2).sum())
         rows.append({"measure": measure, "kind": kind, "runs": len(runs), "with_holes": len(drawn),
-                     "share": float(drawn["share"].mean()), "rmse_worst": float(worst["rmse"]),
-                     "rmse_worst_run": worst["run"], "coverage_max": float(drawn["coverage_set"].max()),
+                     "share": float(drawn["share"].mean()),
+                     "share_weighted": float((drawn["share"] * drawn["holes"]).sum() / drawn["holes"].sum()),
+                     "se_ratio_median": float(drawn["se_ratio"].median()),
+                     "se_ratio_min": float(drawn["se_ratio"].min()),
+                     "bias_chi2": statistic, "bias_p": chi_square_tail(statistic, len(drawn)),
+                     "bias_sd_max": float((drawn["bias"].abs() / spread).max()),
+                     "best_z_max": float(np.abs(np.divide(drawn["best_bias"], drawn["best_bias_mc"],
+                                                          out=np.zeros(len(drawn)),
+                                                          where=drawn["best_bias_mc"] > 0)).max()),
+                     "rmse_worst": float(worst["rmse"]), "rmse_worst_run": worst["run"],
+                     "coverage_max": float(drawn["coverage_set"].max()),
                      "below": int((drawn["coverage_set"] < COVERAGE_CARE).sum()),
-                     "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2)))})
+                     "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2))),
+                     "completeness_max": float(runs["completeness"].abs().max())})
     return pd.DataFrame(rows)
 
 
@@ -338,17 +372,23 @@ def _heading(s: dict[str, Any]) -> tuple[str, ...]:
     share = f"{s['fraction']:.0%} of each run's holes" if s["fraction"] is not None else s["fractions"]
     return (f"leave-one-group-out: {s['draws']} draws of {share} ({s['groups']} groups, {s['runs']} runs, "
             f"{s['holes']:,} holes in their top {s['depth']}, {s['queries']} queries; seed {s['seed']}; "
-            f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; truth: the scores under the set's judgments",
+            f"{s['estimator']}); \"this set\" at level {s['level']:.4g}; truth: each run's score on the set with its "
+            "own holes judged (completeness: the full judgments' score minus it)",
             "paired differences: each run minus the best run outside its group; columns: the runs with a hole (bias "
             "and RMSE: every run)")
 
 
 def _said(beside: pd.DataFrame, per_run: pd.DataFrame) -> tuple[str, ...]:
-    header = ["measure", "kind", "runs (with holes)", "share", "worst RMSE", "coverage max", f"< {COVERAGE_CARE:g}",
-              "frozen-only RMSE"]
-    rows = [[row.measure, KINDS[row.kind], f"{row.runs} ({row.with_holes})", number(row.share, 3),
+    header = ["measure", "kind", "runs (with holes)", "share (by holes)", "SE/spread median (min)",
+              "bias: sum z^2 (p)", "|bias|/sd max", "best |z| max", "worst RMSE", "coverage max",
+              f"< {COVERAGE_CARE:g}", "frozen-only RMSE", "completeness max"]
+    rows = [[row.measure, KINDS[row.kind], f"{row.runs} ({row.with_holes})",
+             f"{number(row.share, 3)} ({number(row.share_weighted, 3)})",
+             f"{number(row.se_ratio_median, 2)} ({number(row.se_ratio_min, 2)})",
+             f"{number(row.bias_chi2, 1)} ({number(row.bias_p, 2)})", number(row.bias_sd_max, 2),
+             number(row.best_z_max, 1) if row.kind == "means" else "-",
              f"{number(row.rmse_worst, 4)} {row.rmse_worst_run}", number(row.coverage_max, 3), row.below,
-             number(row.frozen_rmse, 4)] for row in beside.itertuples()]
+             number(row.frozen_rmse, 4), number(row.completeness_max, 4)] for row in beside.itertuples()]
     lines = text_table([header, *rows])
     for (measure, kind), rows in per_run.groupby(["measure", "kind"], sort=False):
         low = rows[rows["coverage_set"] < COVERAGE_CARE].sort_values(["coverage_set", "run"])

@@ -29,6 +29,10 @@ Conventions
   the estimate being right on average: on DL19 (Llama-3-70B, 200 draws) ``F`` was 1.2-1.3x the mean of ``V`` for
   P@10's columns, and the whole floor took P@10's run means' coverage to 0.983-0.987, half of it to 0.967-0.972, a
   quarter to 0.957-0.962.
+- **Thin and drawn columns** (the design's ``thin_below`` and ``blend``; :func:`with_floor`): a sample of a set's
+  holes takes ``max(V, F)`` only for a column drawn from fewer than ``thin_below`` units (its drawn pairs of
+  ``pi < 1`` with a residual), and ``(1 - b) V + b F`` for any other (the measurements:
+  :mod:`evalset.estimate.documents.rules`); a document sample floors every column as above.
 - **The quantile** is Student's t on Satterthwaite's effective degrees of freedom of the terms the variance rests
   on, for the Poisson draw: each sampled term ``b = (1 - pi) / pi^2 z^2`` is a fixed amount times whether the pair
   was drawn, so ``V``'s variance is ``sum pi (1 - pi) b^2``, estimated by ``sum over sampled of (1 - pi) b^2``, and
@@ -50,6 +54,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evalset.estimate.documents.estimators import Sample, point_normaliser, scattered
+from evalset.estimate.documents.rules import DesignRules
 from evalset.metrics.documents import DocumentTerms, PoolRanking
 
 
@@ -111,14 +116,17 @@ def floor_variance(weights: np.ndarray, spread: np.ndarray, pi: np.ndarray) -> t
     return terms.sum(axis=1), _satterthwaite(terms, odds[None, :] * terms)
 
 
-def floored(variance: np.ndarray, df: np.ndarray, floor: np.ndarray, floor_df: np.ndarray,
-            share: float) -> tuple[np.ndarray, np.ndarray]:
-    """The column's variance never below ``share`` of its floor (the design's:
-    :attr:`evalset.estimate.documents.rules.DesignRules.floor_share`), with the degrees of freedom of the one taken
-    (module docstring)."""
-    low = share * floor
-    taken = low > variance
-    return np.where(taken, low, variance), np.where(taken, floor_df, df)
+def with_floor(variance: np.ndarray, df: np.ndarray, floor: np.ndarray, floor_df: np.ndarray, units: np.ndarray,
+               rules: DesignRules) -> tuple[np.ndarray, np.ndarray]:
+    """The column's variance from the sampled one ``variance`` and its ``floor`` under the design's ``rules``
+    (module docstring): a column drawn from fewer than ``rules.thin_below`` units (``units``: its drawn pairs of
+    ``pi < 1`` with a residual) never below ``rules.floor_share`` of its floor, with the degrees of freedom of the one
+    taken; any other, ``(1 - b) V + b F`` (``b`` the design's ``blend``) with the sampled one's."""
+    thin = units < rules.thin_below
+    low = rules.floor_share * floor
+    taken = thin & (low > variance)
+    blended = (1.0 - rules.blend) * variance + rules.blend * floor
+    return np.where(taken, low, np.where(thin, variance, blended)), np.where(taken, floor_df, df)
 
 
 def _satterthwaite(terms: np.ndarray, weighted: np.ndarray) -> np.ndarray:

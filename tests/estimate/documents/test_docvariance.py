@@ -21,13 +21,14 @@ SAMPLED = np.array([True, True, False, False])
 FACTOR = np.where(SAMPLED, (1 - PI) / PI ** 2, 0.0)
 WEIGHTS = np.array([[0.5, 0.5, 0.5, 0.0], [0.5, 0.5, 0.0, 0.5], [0.5, 0.5, 0.5, 0.0]])
 SPREAD = np.full(4, 0.25)  # each pair's variance of the quantity (the Bernoulli bound of an indicator)
+FLOOR = (WEIGHTS, SPREAD, PI, np.zeros(4, dtype=np.int64))  # the floor's terms: weights, spread, pi, query
 
 
 def intervals(pairs):
     residual = np.array([0.3, -0.2, 0.0, 0.0])  # e where drawn, 0 elsewhere
     z = WEIGHTS * residual[None, :]
     values = np.array([[0.6], [0.6], [0.6]])
-    return mean_intervals(values, z, FACTOR, PI, 0.95, pairs, floor=(WEIGHTS, SPREAD))
+    return mean_intervals(values, z, FACTOR, PI, 0.95, pairs, floor=FLOOR)
 
 
 def test_runs_that_agree_on_every_drawn_pair_but_differ_on_undrawn_ones_get_the_floors_width():
@@ -72,18 +73,28 @@ def test_the_secant_counts_the_window_below_zero_at_slope_zero():
 def test_a_difference_of_runs_weighing_every_pair_alike_is_exactly_zero_not_a_rounding():
     values = np.array([[0.1 + 0.2 + 0.3], [0.3 + 0.2 + 0.1]])  # the same sum in another order: 1e-16 apart
     z = np.zeros((2, 4))
-    got = mean_intervals(values, z, FACTOR, PI, 0.95, [(0, 1)], floor=(WEIGHTS[[0, 2]], SPREAD))
+    got = mean_intervals(values, z, FACTOR, PI, 0.95, [(0, 1)], floor=(WEIGHTS[[0, 2]], *FLOOR[1:]))
     assert values[1, 0] - values[0, 0] != 0.0
     assert got["estimate"][2] == 0.0 and got["se_set"][2] == 0.0
 
 
-def test_a_sample_of_a_sets_holes_takes_the_whole_floor_on_the_normal_quantile():
-    """The hole design's rule (evalset/estimate/documents/rules.py): max(V, F), whatever the degrees of freedom."""
+def test_a_sample_of_a_sets_holes_takes_the_whole_floor_below_its_units_and_a_blend_above():
+    """The hole design's rule (evalset/estimate/documents/rules.py), on the normal quantile: a column drawn from fewer
+    than HOLE_SAMPLE.thin_below units is max(V, F); one drawn from more, (1 - b) V + b F."""
+    from dataclasses import replace
+
     from evalset.estimate.documents.rules import HOLE_SAMPLE
 
-    got = mean_intervals(np.array([[0.6], [0.6], [0.6]]), WEIGHTS * np.array([0.3, -0.2, 0.0, 0.0])[None, :], FACTOR,
-                         PI, 0.95, [(0, 1)], floor=(WEIGHTS, SPREAD), rules=HOLE_SAMPLE)
-    assert got["se_set"][3] == pytest.approx(np.sqrt(2 * 0.25 * 0.25))  # the whole floor, not a quarter
+    z = WEIGHTS * np.array([0.3, -0.2, 0.0, 0.0])[None, :]
+    got = mean_intervals(np.array([[0.6], [0.6], [0.6]]), z, FACTOR, PI, 0.95, [(0, 1)], floor=FLOOR, rules=HOLE_SAMPLE)
+    assert got["se_set"][3] == pytest.approx(np.sqrt(2 * 0.25 * 0.25))  # b - a: no drawn unit, the whole floor
     assert got["z"][3] == pytest.approx(stats.norm.ppf(0.975))  # not t on its 4 degrees of freedom
-    assert HOLE_SAMPLE.this_set == "normal, within-query sampling variance never below its floor"
+    sampled = (1 - 0.5) / 0.5 ** 2 * 0.5 ** 2 * (0.3 ** 2 + 0.2 ** 2)  # run a: two drawn units, V
+    assert got["se_set"][0] == pytest.approx(np.sqrt(max(sampled, 3 * 0.25 * 0.25)))
+    thick = replace(HOLE_SAMPLE, thin_below=2)
+    got = mean_intervals(np.array([[0.6], [0.6], [0.6]]), z, FACTOR, PI, 0.95, [(0, 1)], floor=FLOOR, rules=thick)
+    blend = (1 - HOLE_SAMPLE.blend) * sampled + HOLE_SAMPLE.blend * 3 * 0.25 * 0.25
+    assert got["se_set"][0] == pytest.approx(np.sqrt(blend))
+    assert HOLE_SAMPLE.this_set == ("normal, within-query sampling variance: never below its floor under 6 drawn "
+                                    "units, else 0.6 of the sampled one and 0.4 of the floor")
     assert DOCUMENT_SAMPLE.this_set == "Student's t, within-query sampling variance never below 0.25 of its floor"

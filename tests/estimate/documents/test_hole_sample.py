@@ -99,7 +99,7 @@ def test_on_dl19_a_quarter_of_a_left_out_groups_holes_puts_its_runs_within_a_hun
     """TREC DL 2019 with TU-Vienna left out of the depth-10 pool (as `evalset reusability` leaves a group out): its
     six runs' holes are NIST-judged, so the truth is known. Frozen only, they are scored 0.009-0.042 nDCG@10 low;
     a quarter of their holes graded (NIST standing in for the annotators) and Llama-3-70B's grades of every pair
-    put them within 0.0064 (RMSE over 20 draws of the six runs), the 95% intervals covering 118 of the 120 truths."""
+    put them within 0.0061 (RMSE over 20 draws of the six runs), the 95% intervals covering 118 of the 120 truths."""
     from evalset.io.trec import read_qrels, read_run
     from evalset.pooling.contributions import pool_of_runs, reduced_qrels, unique_contributions
     from tests.conftest import REPO
@@ -131,5 +131,5 @@ def test_on_dl19_a_quarter_of_a_left_out_groups_holes_puts_its_runs_within_a_hun
         for name in new:
             errors.append(table.loc[name, "estimate"] - truth[name])
             covered.append(table.loc[name, "set_low"] <= truth[name] <= table.loc[name, "set_high"])
-    assert float(np.sqrt(np.mean(np.square(errors)))) == pytest.approx(0.0064, abs=5e-5)
+    assert float(np.sqrt(np.mean(np.square(errors)))) == pytest.approx(0.0061, abs=5e-5)
     assert float(np.mean(covered)) == pytest.approx(0.9833, abs=1e-4)  # 118 of 120: few draws, no rate
