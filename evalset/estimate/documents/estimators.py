@@ -192,7 +192,7 @@ def estimate_measure(terms: DocumentTerms, ranking: PoolRanking, sample: Sample,
     z = scattered(slope, ranking.position, size) * residual[None, :size]
     if terms.form.normaliser == "none":
         return numerator, z
-    depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
+    depth = area_depth(ranking, sample)
     if ratio == "expanded":
         return expanded_ratio(terms, ranking, sample, depth)
     normaliser, slope_residual = _normaliser(terms, sample, depth, normaliser_floor)
@@ -308,13 +308,17 @@ def expanded_floor(terms: DocumentTerms, ranking: PoolRanking,
     ``pi < 1`` and each grade of the scale, the measure's change were the pair of that grade (runs x (pairs x
     grades)), the grade's predicted probability, the pair's ``pi`` and its query code: ``sum (1 - pi) / pi p
     Delta^2`` is the draw's variance were the grades drawn from their predictions."""
-    depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
-    point = BasePoint.of(terms, ranking, sample, depth)
+    point = BasePoint.of(terms, ranking, sample, area_depth(ranking, sample))
     rows = np.flatnonzero(sample.pi < 1.0)
     changes = [point.changes([(rows, lambda values, g=g: np.full(len(rows), values[g]))])[0]
                for g in range(len(sample.scale))]
     return (np.concatenate(changes, axis=1), sample.predicted[rows].T.ravel(),
             np.tile(sample.pi[rows], len(sample.scale)), np.tile(sample.query[rows], len(sample.scale)))
+
+
+def area_depth(ranking: PoolRanking, sample: Sample) -> int:
+    """The longest list a normaliser's area may reach without a cutoff: the runs' depth or a query's pairs."""
+    return max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
 
 
 def scattered(slope: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:

@@ -185,9 +185,9 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         pool = prepare_pool(pairs, llm, pair, contract, HOLE_SAMPLE, hole_strata(pairs, holes))
         hole = np.r_[np.zeros(len(holes.judged), bool), np.ones(len(kept), bool)]
         known = np.r_[holes.judged["grade"].to_numpy(dtype=np.int64), np.zeros(len(kept), np.int64)]
+        hole_grades = grade_of.reindex(pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64)
         own = pd.concat([frozen[group][["query_id", "doc_id", "grade"]],
-                         kept[["query_id", "doc_id"]].assign(grade=grade_of.reindex(
-                             pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64))])
+                         kept[["query_id", "doc_id"]].assign(grade=hole_grades)])
         reachable = per_query_values(Evaluation.on_qrels(own, contract), pair, spellings)
         truth = {t: _means(reachable, t, [best, name], pool.query_ids) for t in spellings}
         full = {t: _means(scored, t, [best, name], pool.query_ids) for t in spellings}
@@ -203,7 +203,7 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         share = fraction if fractions is None else fractions(holes, design)[name]
         share = check(f"the fraction of {name}'s holes", share, PROBABILITY)
         grades = known.copy()
-        grades[hole] = grade_of.reindex(pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])).to_numpy(np.int64)
+        grades[hole] = hole_grades
         seeds = generator(seed, zlib.crc32(name.encode())).integers(2 ** 32, size=draws)
         drawn = _draws(replace(design, known=grades), share, seeds, level, truth)
         rows += [_row({**facts, "fraction": share}, t, kind, truth[t], full[t], base[t], drawn)

@@ -53,7 +53,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalset.estimate.documents.estimators import Sample, point_normaliser, scattered
+from evalset.estimate.documents.estimators import Sample, area_depth, point_normaliser, scattered
 from evalset.estimate.documents.rules import DesignRules
 from evalset.metrics.documents import DocumentTerms, PoolRanking
 
@@ -78,7 +78,7 @@ def column_weights(terms: DocumentTerms, ranking: PoolRanking, sample: Sample) -
     _, rise = terms.numerator(np.zeros(ranking.position.shape), ranking)  # the numerator's slopes at no relevance
     normaliser = np.ones(sample.queries)
     if terms.form.normaliser == "relevant":
-        depth = max(ranking.depth, int(np.bincount(sample.query).max(initial=1)))
+        depth = area_depth(ranking, sample)
         normaliser = point_normaliser(terms, sample, depth)
     elif terms.form.normaliser == "ideal":
         normaliser = terms.sorted_numerator(sample.plug_in(quantity)[:-1], sample.query, sample.queries)
