@@ -48,7 +48,10 @@ Conventions
   median and least ``se_ratio``, the bias test (the sum of the squared ``bias / bias_mc`` and its chi-square
   p-value on as many degrees of freedom as runs), the largest ``|bias|`` over the draws' spread, the best run's
   largest ``|bias| / bias_mc``, the worst RMSE (and its run; over every run), the largest coverage, the runs
-  covering under :data:`COVERAGE_CARE`, the frozen-only RMSE and the largest completeness gap over the runs.
+  covering under :data:`COVERAGE_CARE`, the frozen-only RMSE (its mean over the runs, as the table's RMSE is
+  the mean of the runs' RMSEs: a frozen-only error is the same in every draw, its RMSE its size) and the largest
+  completeness gap over the runs. Where no hole moves the best run's estimate (P@10: it has none), a paired
+  difference is its run's estimate less a known score: a note says its figures repeat the run means'.
 - **A run without a hole** (its top k judged in full on the set without its group) is said in a note: its
   estimate is the set's own score, drawn never; its error (the frozen-only one) counts in the RMSE, and it is left
   out of the coverage, width and share figures.
@@ -216,6 +219,10 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         notes.append(f"note: {len(unjudged):,} {'hole' if len(unjudged) == 1 else 'holes'} in the runs' top "
                      f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
                      "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
+    for measure, rows in per_run[(per_run["kind"] == "means") & (per_run["holes"] > 0)].groupby("measure", sort=False):
+        if (rows["best_bias_mc"] == 0).all():
+            notes.append(f"note: {measure}'s paired differences repeat its run means: no hole moves the best run's "
+                         "estimate (the same in every draw), so a difference's coverage and width are its run's")
     notes.append(f"note: a coverage over {draws} draws is within about {2 * coverage_error(0.95, draws):.3f} of "
                  "the rate (two Monte Carlo errors at 0.95)")
     settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
@@ -363,7 +370,7 @@ def _beside(per_run: pd.DataFrame) -> pd.DataFrame:
                      "rmse_worst": float(worst["rmse"]), "rmse_worst_run": worst["run"],
                      "coverage_max": float(drawn["coverage_set"].max()),
                      "below": int((drawn["coverage_set"] < COVERAGE_CARE).sum()),
-                     "frozen_rmse": float(np.sqrt(np.mean(runs["frozen_error"] ** 2))),
+                     "frozen_rmse": float(runs["frozen_error"].abs().mean()),
                      "completeness_max": float(runs["completeness"].abs().max())})
     return pd.DataFrame(rows)
 

@@ -248,11 +248,17 @@ def test_on_dl19_two_groups_left_out():
     assert table.loc[("TUA1-1", "ndcg@10", "means"), ["bias", "rmse"]].tolist() == [0.0, 0.0]
     summed = summary(result)
     assert summed.loc[("ndcg@10", "means"), ["runs", "with_holes"]].tolist() == [7, 6]
-    # a quarter of the holes: the RMSE a fifth of the frozen set's (20 draws: a figure, not a rate)
-    assert summed.loc[("ndcg@10", "means"), ["rmse", "frozen_rmse"]].tolist() == pytest.approx([0.00530, 0.02644],
+    # a quarter of the holes: the RMSE under a quarter of the frozen set's, both means over the runs (20 draws: a
+    # figure, not a rate)
+    assert summed.loc[("ndcg@10", "means"), ["rmse", "frozen_rmse"]].tolist() == pytest.approx([0.00530, 0.02284],
                                                                                               abs=1e-5)
+    assert summed.loc[("ndcg@10", "means"), "frozen_rmse"] == pytest.approx(ndcg["frozen_error"].abs().mean())
     assert summed.loc[("p(rel=2)@10", "means"), ["rmse", "coverage"]].tolist() == pytest.approx(
         [0.00824, 0.98333], abs=1e-5)
+    # the best run has no hole: P@10's differences are its runs' estimates less a known score, and say so
+    repeat = [line for line in result.caveats if "paired differences repeat" in line]
+    assert repeat == ["note: p(rel=2)@10's paired differences repeat its run means: no hole moves the best run's "
+                      "estimate (the same in every draw), so a difference's coverage and width are its run's"]
 
 
 def test_sized_for_a_precision_each_run_draws_the_share_estimate_select_gives_it():
