@@ -54,6 +54,7 @@ import itertools
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -73,7 +74,7 @@ from evalset.estimate.documents.variance import (
 )
 from evalset.estimate.inputs import Missing, chosen_conventions, missing_rule, query_values
 from evalset.io.samplerecord import refuse_ungraded, sampled_grades
-from evalset.judgments.calibration import calibrated_distribution, candidate_models, stratified_models
+from evalset.judgments.calibration import Model, calibrated_distribution, candidate_models, stratified_models
 from evalset.metrics.documents import DocumentTerms, PoolRanking, document_terms, rank_pool
 from evalset.render import number, records, text_table
 from evalset.stats.quantiles import around, two_sided
@@ -114,6 +115,15 @@ class DocumentPool:
             self._rankings[conventions] = rank_pool(self.runs, self.pairs, self.query_ids, *conventions)
         return self._rankings[conventions]
 
+    @cached_property
+    def models(self) -> list[Model] | None:
+        """The calibration's candidate models (:func:`evalset.judgments.calibration.candidate_models`), each split by
+        stratum under the design's rule: the pool's cells, learnt afresh on every sample (None without a judge)."""
+        if self.llm is None:
+            return None
+        models = candidate_models(self.llm, self.judges)
+        return stratified_models(models, self.strata, STRATUM_PSEUDO_COUNT) if self.rules.stratified else models
+
     def estimate(self, terms: DocumentTerms, sample: Sample,
                  answered: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The per-query estimates of ``terms``' measure (runs x queries), their linearised residuals (runs x
@@ -145,12 +155,8 @@ class DocumentPool:
             scale = np.union1d(np.concatenate(seen).astype(np.int64), [0])
         predicted = None
         if use_llm and self.llm is not None:
-            models = None
-            if self.rules.stratified:
-                models = stratified_models(candidate_models(self.llm, self.judges), self.strata,
-                                           STRATUM_PSEUDO_COUNT)
             predicted, _ = calibrated_distribution(self.llm, self.query, len(self.query_ids), sampled, grade, pi,
-                                                   scale, models)
+                                                   scale, self.models)
         return Sample(self.query, len(self.query_ids), pi, sampled, grade, np.asarray(scale), predicted)
 
 
