@@ -220,11 +220,11 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
                      f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
                      "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
     for measure, rows in per_run[(per_run["kind"] == "means") & (per_run["holes"] > 0)].groupby("measure", sort=False):
-        if (rows["best_bias_mc"] == 0).all():
+        if draws > 1 and (rows["best_bias_mc"] == 0).all():
             notes.append(f"note: {measure}'s paired differences repeat its run means: no hole moves the best run's "
                          "estimate (the same in every draw), so a difference's coverage and width are its run's")
-    notes.append(f"note: a coverage over {draws} draws is within about {2 * coverage_error(0.95, draws):.3f} of "
-                 "the rate (two Monte Carlo errors at 0.95)")
+    notes.append(f"note: a coverage over {draws} draw{'s' if draws > 1 else ''} is within about "
+                 f"{2 * coverage_error(0.95, draws):.3f} of the rate (two Monte Carlo errors at 0.95)")
     settings = {"draws": draws, "seed": seed, "level": level, "depth": depth, "fraction": fraction,
                 "fractions": None if fractions is None else getattr(fractions, "text", "each run's fraction"),
                 "groups": len(frozen), "runs": len(order), "holes": int(per_run.drop_duplicates("run")["holes"].sum()),

@@ -52,6 +52,17 @@ def summary(result) -> pd.DataFrame:
     return result.table.merge(result.beside, on=["measure", "kind"]).set_index(["measure", "kind"])
 
 
+def test_differences_that_repeat_the_run_means_are_said_where_every_draw_shows_it():
+    """P@3's best run has no hole: its estimate is the same in every draw, and a note says the differences repeat
+    the run means; nDCG@3's best run has its ideal estimated (no note); one draw cannot tell (none)."""
+    repeat = [line for line in simulate().caveats if "repeat" in line]
+    assert repeat == ["note: p@3's paired differences repeat its run means: no hole moves the best run's estimate (the "
+                      "same in every draw), so a difference's coverage and width are its run's"]
+    once = simulate(draws=1).caveats
+    assert not [line for line in once if "repeat" in line]
+    assert once[-1].startswith("note: a coverage over 1 draw is within about")
+
+
 def test_a_run_without_a_hole_is_said_its_error_the_frozen_one_and_left_out_of_coverage():
     result = simulate()
     table = rows(result)
