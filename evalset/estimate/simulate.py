@@ -80,6 +80,13 @@ class Tally:
         """The draws' extra figure ``name``, one row (or value) per draw."""
         return np.asarray(self.extras[name])
 
+    def se_ratio(self, name: str) -> np.ndarray:
+        """Per column the draws' mean of their extra standard error ``name`` over the estimates' spread across the
+        draws (NaN where they do not spread): 1 when an interval's width is what the estimate moves by."""
+        se = self.extra(name).mean(axis=0)
+        spread = self.estimate().std(axis=0)
+        return np.divide(se, spread, out=np.full(len(se), np.nan), where=spread > 0)
+
     def ends(self, name: str) -> Interval:
         """Interval ``name``'s low and high ends, each ``draws x columns``."""
         ends = self.intervals[name]

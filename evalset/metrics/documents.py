@@ -161,16 +161,18 @@ class DocumentTerms:
         if self.form.numerator == "linear":
             weight = self.weights(ranking)
             return (x * weight).sum(axis=2), weight
-        place = np.arange(ranking.depth)
-        return pairwise_numerator(x, within(place, self.measure.cutoff) / (place + 1.0))
+        return pairwise_numerator(x, self._rank_weight(np.arange(ranking.depth)))
 
     def cross(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The numerator's coefficient of ``x_a x_b`` for two different 0-based places (arrays alike): 0 for a linear
         numerator; AP's, the rank weight of the later place within the cutoff."""
         if self.form.numerator == "linear":
             return np.zeros(np.broadcast(first, second).shape)
-        later = np.maximum(first, second)
-        return within(later, self.measure.cutoff) / (later + 1.0)
+        return self._rank_weight(np.maximum(first, second))
+
+    def _rank_weight(self, place: np.ndarray) -> np.ndarray:
+        """AP's weight of a 0-based place: ``1 / rank`` within the cutoff, 0 beyond."""
+        return within(place, self.measure.cutoff) / (place + 1.0)
 
     def sorted_numerator(self, values: np.ndarray, query: np.ndarray, queries: int) -> np.ndarray:
         """Per query (``query``: each value's query code): the linear numerator over the query's ``values`` sorted

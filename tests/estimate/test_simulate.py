@@ -43,6 +43,15 @@ def test_the_figures_of_each_column_are_those_worked_by_hand():
     assert second["width_a"] == pytest.approx((0.4 + 0.1 + 0.1 + 0.2) / 4)
 
 
+def test_the_standard_error_over_the_spread_is_the_draws_mean_error_over_their_estimates_sd():
+    tally = Tally(np.array([0.0, 0.0]))
+    for estimate, se in [([1.0, 2.0], [1.0, 0.5]), ([-1.0, 2.0], [3.0, 0.5])]:
+        tally.add(np.array(estimate), {}, {"se": np.array(se)})
+    # the first column's estimates spread by 1 (sd of 1 and -1) at a mean error of 2; the second does not move
+    ratio = tally.se_ratio("se")
+    assert ratio[0] == 2.0 and np.isnan(ratio[1])
+
+
 def test_a_tally_given_whole_is_the_tally_of_its_draws():
     tally = hand_tally()
     low, high = tally.ends("a")

@@ -174,14 +174,11 @@ class Sample:
         variance = np.bincount(self.query, weights=self.variance_factor * residual[:-1] ** 2, minlength=self.queries)
         return count, np.sqrt(variance), seen, residual
 
-    def expansion(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The expanded estimator's base point of the quantity (a pair of ``pi`` 1 at its grade's value, any other
-        at its prediction; with index ``N``) and each drawn pair's change from it (its grade's value minus its
-        prediction; 0 elsewhere) (module docstring)."""
+    def base_values(self, values: np.ndarray) -> np.ndarray:
+        """The expanded estimator's base point of the quantity (module docstring): a pair of ``pi`` 1 at its grade's
+        value, any other at its prediction; with index ``N``."""
         m, truth = self._parts(values)
-        certain = self.pi >= 1.0
-        return (np.r_[np.where(certain, truth, m), 0.0],
-                np.where(self.sampled & ~certain, truth - m, 0.0))
+        return np.r_[np.where(self.pi >= 1.0, truth, m), 0.0]
 
     @property
     def variance_factor(self) -> np.ndarray:
@@ -239,11 +236,11 @@ class BasePoint:
 
     @classmethod
     def of(cls, terms: DocumentTerms, ranking: PoolRanking, sample: Sample, depth: int) -> BasePoint:
-        base = sample.expansion(terms.quantity(sample.scale))[0]
+        base = sample.base_values(terms.quantity(sample.scale))
         numerator, slope = terms.numerator(base[ranking.position], ranking)
         levels, normaliser = [], np.zeros(sample.queries)
         for indicator, step in terms.levels(sample.scale):
-            level = sample.expansion(indicator)[0]
+            level = sample.base_values(indicator)
             count = np.bincount(sample.query, weights=level[:-1], minlength=sample.queries)
             normaliser += step * terms.area(count, depth)
             levels.append((level, count, step))

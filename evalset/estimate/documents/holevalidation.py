@@ -219,8 +219,8 @@ def simulate_holes(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, llm: p
         notes.append(f"note: {len(unjudged):,} {'hole' if len(unjudged) == 1 else 'holes'} in the runs' top "
                      f"{depth} {'is' if len(unjudged) == 1 else 'are'} judged by no line of the full judgments "
                      "either: no grade to draw; left out of the designs, scored as the truth scores it (unjudged)")
-    for measure, rows in per_run[(per_run["kind"] == "means") & (per_run["holes"] > 0)].groupby("measure", sort=False):
-        if draws > 1 and (rows["best_bias_mc"] == 0).all():
+    for measure, means in per_run[(per_run["kind"] == "means") & (per_run["holes"] > 0)].groupby("measure", sort=False):
+        if draws > 1 and (means["best_bias_mc"] == 0).all():
             notes.append(f"note: {measure}'s paired differences repeat its run means: no hole moves the best run's "
                          "estimate (the same in every draw), so a difference's coverage and width are its run's")
     notes.append(f"note: a coverage over {draws} draw{'s' if draws > 1 else ''} is within about "
@@ -315,17 +315,11 @@ def _draws(design: HoleDesign, fraction: float, seeds: np.ndarray, level: float,
             centre = columns["estimate"]
             low, high = limits[str(terms)]
             estimate, *ends = np.clip([centre, *around(centre, columns["se_set"], columns["z"])], low, high)
-            found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean(), "se": columns["se_set"]})
+            found[str(terms)] = (estimate, {"set": tuple(ends)}, {"share": drawn.mean(), "se_set": columns["se_set"]})
         return found
 
-    figures = {}
-    for measure, tally in simulate(simulate_one, seeds, truth).items():
-        table = tally.figures()
-        spread = table["estimate_sd"].to_numpy()
-        se = tally.extra("se").mean(axis=0)
-        figures[measure] = table.assign(share=tally.extra("share").mean(), se_ratio=np.divide(
-            se, spread, out=np.full(len(se), np.nan), where=spread > 0))
-    return figures
+    return {measure: tally.figures().assign(share=tally.extra("share").mean(), se_ratio=tally.se_ratio("se_set"))
+            for measure, tally in simulate(simulate_one, seeds, truth).items()}
 
 
 def _row(facts: dict[str, Any], measure: str, kind: str, truth: np.ndarray, full: np.ndarray, frozen: np.ndarray,

@@ -74,12 +74,10 @@ def _columns(tally: Tally, figures: pd.DataFrame, runs: int, measure: str, label
     set" standard error and its ratio to the estimate's spread over the draws, the share of draws whose "this set"
     interval excluded 0, and its least width; ``figures``: the tally's."""
     low, high = tally.ends("set")
-    se = tally.extra("se_set").mean(axis=0)
-    sd = figures["estimate_sd"].to_numpy()
-    kinds = ["means"] * runs + ["differences"] * (len(sd) - runs)
+    kinds = ["means"] * runs + ["differences"] * (len(figures) - runs)
     named = pd.DataFrame({"measure": measure, "kind": kinds, "name": list(labels)})
     return named.join(figures.drop(columns="name")).assign(
-        se_set_mean=se, se_ratio=np.divide(se, sd, out=np.full(len(sd), np.nan), where=sd > 0),
+        se_set_mean=tally.extra("se_set").mean(axis=0), se_ratio=tally.se_ratio("se_set"),
         excludes_zero=((low > 0) | (high < 0)).mean(axis=0), least_width=(high - low).min(axis=0))
 
 
