@@ -91,5 +91,5 @@ def validate_documents(**settings):
 @common
 def validate_holes(**settings):
     """Leave each group of RUNs out of the frozen set's pool in turn, draw R samples of its runs' holes, and report
-    each run's bias, RMSE, coverage and width against the set's judgments."""
+    each run's bias, RMSE, coverage and width against its score on the set with its own holes judged."""
     estimated(ValidateHoles, **settings)
